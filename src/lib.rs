@@ -1,0 +1,11 @@
+//! memperf: measures and explains the memory system of a Linux machine.
+//!
+//! Data flows one way: CLI → experiment → (memory, kernels, timing,
+//! counters) → result document → exporters. Nothing below the experiment
+//! layer prints.
+
+pub mod counters;
+pub mod error;
+pub mod machine;
+pub mod timing;
+pub mod units;

@@ -1,0 +1,247 @@
+//! What the CPU says of itself through CPUID: identity, vector ISA, caches
+//! (leaf 4 on Intel, 0x8000001D on AMD), data TLBs per page size (Intel
+//! leaf 0x18; AMD leaves 0x80000005/6/19) and the prefetch instructions it
+//! implements. A TLB the CPU does not describe is `None` ("unknown"), never 0.
+
+use crate::units::Bytes;
+use serde::{Deserialize, Serialize};
+
+/// CPU identity.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuIdentity {
+    pub vendor: String,
+    pub model_name: String,
+    pub family: u32,
+    pub model: u32,
+    pub stepping: u32,
+    pub hypervisor: Option<String>,
+    /// Vector extensions relevant to the kernels, widest first.
+    pub vector_isa: Vec<String>,
+    /// Base frequency CPUID reports (leaf 0x16), in Hz.
+    pub base_frequency_hz: Option<f64>,
+}
+
+/// A cache as CPUID describes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuidCache {
+    pub level: u8,
+    pub kind: String,
+    pub size_bytes: Bytes,
+    pub line_bytes: u64,
+    pub ways: u64,
+}
+
+/// One TLB structure for one page size, as CPUID describes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TlbLevel {
+    /// 1 for the first-level (L1) TLB, 2 for the second level.
+    pub level: u8,
+    /// `data`, `load`, `store` or `unified` (instruction TLBs are left out).
+    pub kind: String,
+    pub page_size_bytes: Bytes,
+    /// Entries usable for this page size; `None` when the CPU does not say.
+    pub entries: Option<u32>,
+    /// Whether the same entries also hold other page sizes.
+    pub shared_with_other_sizes: bool,
+}
+
+impl TlbLevel {
+    /// Memory this TLB maps when full: entries × page size.
+    pub fn reach(&self) -> Option<Bytes> {
+        self.entries.map(|e| Bytes(e as u64 * self.page_size_bytes.0))
+    }
+}
+
+pub const PAGE_4K: Bytes = Bytes(4096);
+pub const PAGE_2M: Bytes = Bytes(2 << 20);
+pub const PAGE_1G: Bytes = Bytes(1 << 30);
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::*;
+    use raw_cpuid::{CacheType, CpuId, DatType};
+
+    pub fn identity() -> CpuIdentity {
+        let c = CpuId::new();
+        let fi = c.get_feature_info();
+        let ext = c.get_extended_feature_info();
+        let mut isa = Vec::new();
+        if ext.as_ref().is_some_and(|e| e.has_avx512f()) && std::arch::is_x86_feature_detected!("avx512f") {
+            isa.push("avx512f".to_string());
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            isa.push("avx2".to_string());
+        }
+        if std::arch::is_x86_feature_detected!("sse2") {
+            isa.push("sse2".to_string());
+        }
+        CpuIdentity {
+            vendor: c.get_vendor_info().map(|v| v.as_str().to_string()).unwrap_or_default(),
+            model_name: c.get_processor_brand_string().map(|b| b.as_str().trim().to_string()).unwrap_or_default(),
+            family: fi.as_ref().map(|f| f.family_id() as u32).unwrap_or(0),
+            model: fi.as_ref().map(|f| f.model_id() as u32).unwrap_or(0),
+            stepping: fi.as_ref().map(|f| f.stepping_id() as u32).unwrap_or(0),
+            hypervisor: c.get_hypervisor_info().map(|h| format!("{:?}", h.identify())),
+            vector_isa: isa,
+            base_frequency_hz: c
+                .get_processor_frequency_info()
+                .map(|f| f.processor_base_frequency() as f64 * 1e6)
+                .filter(|&hz| hz > 0.0),
+        }
+    }
+
+    pub fn caches() -> Vec<CpuidCache> {
+        let Some(params) = CpuId::new().get_cache_parameters() else { return Vec::new() };
+        params
+            .map(|p| CpuidCache {
+                level: p.level(),
+                kind: match p.cache_type() {
+                    CacheType::Data => "Data",
+                    CacheType::Instruction => "Instruction",
+                    CacheType::Unified => "Unified",
+                    _ => "Other",
+                }
+                .to_string(),
+                size_bytes: Bytes(
+                    (p.associativity() * p.physical_line_partitions() * p.coherency_line_size() * p.sets()) as u64,
+                ),
+                line_bytes: p.coherency_line_size() as u64,
+                ways: p.associativity() as u64,
+            })
+            .collect()
+    }
+
+    pub fn tlbs() -> Vec<TlbLevel> {
+        let c = CpuId::new();
+        if let Some(dat) = c.get_deterministic_address_translation_info() {
+            let mut out = Vec::new();
+            for d in dat {
+                let kind = match d.cache_type() {
+                    DatType::DataTLB => "data",
+                    DatType::LoadOnly => "load",
+                    DatType::StoreOnly => "store",
+                    DatType::UnifiedTLB => "unified",
+                    _ => continue,
+                };
+                let entries = d.ways() as u32 * d.sets();
+                let sizes =
+                    [(d.has_4k_entries(), PAGE_4K), (d.has_2mb_entries(), PAGE_2M), (d.has_1gb_entries(), PAGE_1G)];
+                let n_sizes = sizes.iter().filter(|s| s.0).count();
+                for (has, size) in sizes {
+                    if has {
+                        out.push(TlbLevel {
+                            level: d.cache_level(),
+                            kind: kind.into(),
+                            page_size_bytes: size,
+                            entries: (entries > 0).then_some(entries),
+                            shared_with_other_sizes: n_sizes > 1,
+                        });
+                    }
+                }
+            }
+            if !out.is_empty() {
+                return out;
+            }
+        }
+        amd_tlbs(&c)
+    }
+
+    fn amd_tlbs(c: &CpuId<raw_cpuid::CpuIdReaderNative>) -> Vec<TlbLevel> {
+        let mut out = Vec::new();
+        let mut push = |level: u8, page: Bytes, entries: u32| {
+            out.push(TlbLevel {
+                level,
+                kind: "data".into(),
+                page_size_bytes: page,
+                entries: (entries > 0).then_some(entries),
+                shared_with_other_sizes: false,
+            })
+        };
+        if let Some(l1) = c.get_l1_cache_and_tlb_info() {
+            push(1, PAGE_4K, l1.dtlb_4k_size() as u32);
+            push(1, PAGE_2M, l1.dtlb_2m_4m_size() as u32);
+        }
+        if let Some(l2) = c.get_l2_l3_cache_and_tlb_info() {
+            push(2, PAGE_4K, l2.dtlb_4k_size() as u32);
+            push(2, PAGE_2M, l2.dtlb_2m_4m_size() as u32);
+        }
+        if let Some(g) = c.get_tlb_1gb_page_info() {
+            push(1, PAGE_1G, g.dtlb_l1_1gb_size() as u32);
+            push(2, PAGE_1G, g.dtlb_l2_1gb_size() as u32);
+        }
+        out
+    }
+
+    pub fn prefetch_instructions() -> Vec<String> {
+        let c = CpuId::new();
+        let mut v = Vec::new();
+        if c.get_feature_info().is_some_and(|f| f.has_sse()) {
+            v.extend(["prefetcht0", "prefetcht1", "prefetcht2", "prefetchnta"].map(String::from));
+        }
+        // PREFETCHW is advertised by the 3DNowPrefetch bit on Intel and AMD.
+        if c.get_extended_processor_and_feature_identifiers().is_some_and(|e| e.has_prefetchw()) {
+            v.push("prefetchw".into());
+        }
+        if c.get_extended_feature_info().is_some_and(|e| e.has_prefetchwt1()) {
+            v.push("prefetchwt1".into());
+        }
+        v
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+pub use x86::{caches, identity, prefetch_instructions, tlbs};
+
+#[cfg(not(target_arch = "x86_64"))]
+pub fn identity() -> CpuIdentity {
+    CpuIdentity { vendor: std::env::consts::ARCH.into(), ..Default::default() }
+}
+#[cfg(not(target_arch = "x86_64"))]
+pub fn caches() -> Vec<CpuidCache> {
+    Vec::new()
+}
+#[cfg(not(target_arch = "x86_64"))]
+pub fn tlbs() -> Vec<TlbLevel> {
+    Vec::new()
+}
+#[cfg(target_arch = "aarch64")]
+pub fn prefetch_instructions() -> Vec<String> {
+    ["prfm pldl1keep", "prfm pldl2keep", "prfm pldl3keep", "prfm pldl1strm", "prfm pstl1keep"]
+        .map(String::from)
+        .to_vec()
+}
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+pub fn prefetch_instructions() -> Vec<String> {
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reach_is_entries_times_page() {
+        let t = TlbLevel {
+            level: 2,
+            kind: "unified".into(),
+            page_size_bytes: PAGE_2M,
+            entries: Some(1024),
+            shared_with_other_sizes: true,
+        };
+        assert_eq!(t.reach(), Some(Bytes(2 << 30)));
+        let unknown = TlbLevel { entries: None, ..t };
+        assert_eq!(unknown.reach(), None);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn this_cpu_describes_itself() {
+        let id = identity();
+        assert!(!id.vendor.is_empty());
+        assert!(id.vector_isa.contains(&"sse2".to_string()));
+        assert!(prefetch_instructions().contains(&"prefetcht0".to_string()));
+        for t in tlbs() {
+            assert_ne!(t.entries, Some(0), "zero entries must be reported as unknown");
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! Clocks, repetitions and statistics.
+//!
+//! Every measurement goes through a [`Clock`] so that tests can substitute a
+//! deterministic double; the real clock is CLOCK_MONOTONIC (`Instant`).
+//! Samples are never thrown away: the document keeps each one, and the
+//! summary ([`Summary`]) is min, median, MAD, CV over them.
+
+pub mod clock;
+pub mod stats;
+pub mod team;
+
+pub use clock::{Clock, FakeClock, MonotonicClock};
+pub use stats::Summary;
+pub use team::{pin_current_thread, Team};

@@ -1,0 +1,117 @@
+//! Summary statistics over raw samples: min, max, mean, median, MAD, CV, and
+//! a MAD-based modified Z-score for outliers (Iglewicz & Hoaglin, as
+//! hyperfine uses).
+
+use serde::{Deserialize, Serialize};
+
+/// Summary of a set of samples, in the samples' own unit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub count: usize,
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+    pub median: f64,
+    /// Median absolute deviation from the median (unscaled).
+    pub mad: f64,
+    /// Coefficient of variation: standard deviation / mean.
+    pub cv: f64,
+    /// Samples whose modified Z-score exceeds 3.5.
+    pub outliers: usize,
+}
+
+impl Summary {
+    /// Summarises `samples`; `None` when there are none or any is not finite.
+    pub fn of(samples: &[f64]) -> Option<Summary> {
+        if samples.is_empty() || samples.iter().any(|x| !x.is_finite()) {
+            return None;
+        }
+        let mut sorted = samples.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        let mean = sorted.iter().sum::<f64>() / n as f64;
+        let median = median_sorted(&sorted);
+        let mut deviations: Vec<f64> = sorted.iter().map(|x| (x - median).abs()).collect();
+        deviations.sort_by(f64::total_cmp);
+        let mad = median_sorted(&deviations);
+        let variance =
+            if n > 1 { sorted.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64 } else { 0.0 };
+        let cv = if mean != 0.0 { variance.sqrt() / mean.abs() } else { 0.0 };
+        let outliers =
+            if mad > 0.0 { sorted.iter().filter(|x| (0.6745 * (*x - median) / mad).abs() > 3.5).count() } else { 0 };
+        Some(Summary { count: n, min: sorted[0], max: sorted[n - 1], mean, median, mad, cv, outliers })
+    }
+}
+
+fn median_sorted(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    }
+}
+
+/// Median of unsorted values (NaN-free); `None` when empty.
+pub fn median(values: &[f64]) -> Option<f64> {
+    Summary::of(values).map(|s| s.median)
+}
+
+/// The q-quantile (0..=1) by linear interpolation between order statistics.
+pub fn quantile(values: &[f64], q: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let pos = q.clamp(0.0, 1.0) * (v.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    Some(v[lo] + (v[hi] - v[lo]) * (pos - lo as f64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_of_known_samples() {
+        let s = Summary::of(&[1.0, 2.0, 3.0, 4.0, 100.0]).unwrap();
+        assert_eq!(s.count, 5);
+        assert_eq!(s.min, 1.0);
+        assert_eq!(s.max, 100.0);
+        assert_eq!(s.median, 3.0);
+        assert_eq!(s.mean, 22.0);
+        assert_eq!(s.mad, 1.0);
+        assert_eq!(s.outliers, 1);
+    }
+
+    #[test]
+    fn even_count_median_and_zero_spread() {
+        let s = Summary::of(&[2.0, 2.0, 2.0, 2.0]).unwrap();
+        assert_eq!(s.median, 2.0);
+        assert_eq!(s.cv, 0.0);
+        assert_eq!(s.outliers, 0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+    }
+
+    #[test]
+    fn cv_is_sample_sd_over_mean() {
+        let s = Summary::of(&[9.0, 11.0]).unwrap();
+        assert!((s.cv - (2f64.sqrt() / 10.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn quantiles_interpolate() {
+        let v: Vec<f64> = (0..=100).map(f64::from).collect();
+        assert_eq!(quantile(&v, 0.9), Some(90.0));
+        assert_eq!(quantile(&[1.0, 2.0], 0.5), Some(1.5));
+        assert_eq!(quantile(&[], 0.5), None);
+    }
+
+    #[test]
+    fn empty_or_nan_has_no_summary() {
+        assert!(Summary::of(&[]).is_none());
+        assert!(Summary::of(&[1.0, f64::NAN]).is_none());
+    }
+}

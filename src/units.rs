@@ -1,0 +1,205 @@
+//! Units as types: `Bytes` and `Nanos` in code, SI base units (with a unit
+//! suffix on the key) in JSON. Also the shared parsers for the command-line
+//! conventions: IEC sizes (`4KiB`, `512MiB`, plain numbers are bytes) and
+//! ranges `START:END:STEP`.
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A count of bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[serde(transparent)]
+pub struct Bytes(pub u64);
+
+/// A duration in nanoseconds, as a float: per-operation figures are fractional.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize, Default)]
+#[serde(transparent)]
+pub struct Nanos(pub f64);
+
+pub const KIB: u64 = 1024;
+pub const MIB: u64 = 1024 * KIB;
+pub const GIB: u64 = 1024 * MIB;
+pub const TIB: u64 = 1024 * GIB;
+
+impl Bytes {
+    pub const fn kib(n: u64) -> Self {
+        Bytes(n * KIB)
+    }
+    pub const fn mib(n: u64) -> Self {
+        Bytes(n * MIB)
+    }
+    pub const fn gib(n: u64) -> Self {
+        Bytes(n * GIB)
+    }
+    pub fn get(self) -> u64 {
+        self.0
+    }
+    /// Rounds up to a multiple of `to` (a power of two or any non-zero value).
+    pub fn round_up(self, to: u64) -> Bytes {
+        Bytes(self.0.div_ceil(to) * to)
+    }
+}
+
+impl fmt::Display for Bytes {
+    /// Exact IEC form when the value is a whole number of a unit, else one decimal.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let units = [(TIB, "TiB"), (GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")];
+        for (scale, name) in units {
+            if self.0 >= scale {
+                return if self.0 % scale == 0 {
+                    write!(f, "{}{}", self.0 / scale, name)
+                } else {
+                    write!(f, "{:.1}{}", self.0 as f64 / scale as f64, name)
+                };
+            }
+        }
+        write!(f, "{}B", self.0)
+    }
+}
+
+impl Nanos {
+    pub fn from_secs(s: f64) -> Self {
+        Nanos(s * 1e9)
+    }
+    pub fn secs(self) -> f64 {
+        self.0 * 1e-9
+    }
+}
+
+/// Parses `4KiB`, `512MiB`, `2GiB`, `1TiB`, `4k`, `2m`, `1g`, `64K` or a
+/// plain number of bytes. Units are always powers of 1024.
+pub fn parse_size(text: &str) -> Result<Bytes> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    if digits.is_empty() {
+        return Err(Error::usage(format!(
+            "malformed size '{text}': expected a number with an optional IEC unit, e.g. 512MiB"
+        )));
+    }
+    let number: u64 = digits.parse().map_err(|_| Error::usage(format!("size '{text}' is too large")))?;
+    let scale = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => KIB,
+        "m" | "mib" => MIB,
+        "g" | "gib" => GIB,
+        "t" | "tib" => TIB,
+        other => {
+            return Err(Error::usage(format!("unknown size unit '{other}' in '{text}': use B, KiB, MiB, GiB or TiB")))
+        }
+    };
+    number.checked_mul(scale).map(Bytes).ok_or_else(|| Error::usage(format!("size '{text}' is too large")))
+}
+
+/// Parses a size that must be at least one byte.
+pub fn parse_nonzero_size(text: &str) -> Result<Bytes> {
+    let b = parse_size(text)?;
+    if b.0 == 0 {
+        return Err(Error::usage(format!("size '{text}' must be greater than zero")));
+    }
+    Ok(b)
+}
+
+/// An inclusive arithmetic range `START:END:STEP` of non-negative integers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sweep {
+    pub start: u64,
+    pub end: u64,
+    pub step: u64,
+}
+
+impl Sweep {
+    pub fn single(value: u64) -> Self {
+        Sweep { start: value, end: value, step: 1 }
+    }
+    pub fn values(&self) -> Vec<u64> {
+        (self.start..=self.end).step_by(self.step as usize).collect()
+    }
+}
+
+impl fmt::Display for Sweep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.start, self.end, self.step)
+    }
+}
+
+/// Parses `START:END:STEP`, `START:END` (step 1) or a single value.
+pub fn parse_sweep(text: &str) -> Result<Sweep> {
+    let bad =
+        |why: &str| Error::usage(format!("malformed range '{text}': {why} (expected START:END:STEP, e.g. 0:1024:32)"));
+    let parts: Vec<&str> = text.trim().split(':').collect();
+    let num = |s: &str| s.trim().parse::<u64>().map_err(|_| bad(&format!("'{s}' is not a non-negative integer")));
+    let sweep = match parts.as_slice() {
+        [v] => Sweep::single(num(v)?),
+        [a, b] => Sweep { start: num(a)?, end: num(b)?, step: 1 },
+        [a, b, c] => Sweep { start: num(a)?, end: num(b)?, step: num(c)? },
+        _ => return Err(bad("too many ':'")),
+    };
+    if sweep.step == 0 {
+        return Err(bad("STEP must be greater than zero"));
+    }
+    if sweep.end < sweep.start {
+        return Err(bad("END is below START"));
+    }
+    if sweep.values().len() > 100_000 {
+        return Err(bad("more than 100000 points"));
+    }
+    Ok(sweep)
+}
+
+/// Splits a comma-separated list, dropping empty items, and parses each.
+pub fn parse_list<T>(text: &str, item: impl Fn(&str) -> Result<T>) -> Result<Vec<T>> {
+    let items: Vec<T> = text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(item).collect::<Result<_>>()?;
+    if items.is_empty() {
+        return Err(Error::usage(format!("empty list '{text}'")));
+    }
+    Ok(items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_iec_units() {
+        assert_eq!(parse_size("4KiB").unwrap(), Bytes(4096));
+        assert_eq!(parse_size("512MiB").unwrap(), Bytes(512 * MIB));
+        assert_eq!(parse_size("2GiB").unwrap(), Bytes(2 * GIB));
+        assert_eq!(parse_size("2g").unwrap(), Bytes(2 * GIB));
+        assert_eq!(parse_size("1000").unwrap(), Bytes(1000));
+        assert_eq!(parse_size(" 64 K ").unwrap(), Bytes(64 * KIB));
+    }
+
+    #[test]
+    fn malformed_sizes_are_usage_errors() {
+        for bad in ["", "GiB", "12XB", "-4KiB", "1.5GiB", "99999999999999999999", "18446744073709551615GiB"] {
+            let e = parse_size(bad).unwrap_err();
+            assert_eq!(e.kind, crate::error::ErrorKind::Usage, "{bad}");
+        }
+        assert!(parse_nonzero_size("0").is_err());
+    }
+
+    #[test]
+    fn display_is_exact_when_whole() {
+        assert_eq!(Bytes(2 * MIB).to_string(), "2MiB");
+        assert_eq!(Bytes(1536 * KIB).to_string(), "1.5MiB");
+        assert_eq!(Bytes(100).to_string(), "100B");
+    }
+
+    #[test]
+    fn sweeps_parse_and_expand() {
+        assert_eq!(parse_sweep("0:1024:256").unwrap().values(), vec![0, 256, 512, 768, 1024]);
+        assert_eq!(parse_sweep("5").unwrap().values(), vec![5]);
+        assert_eq!(parse_sweep("1:3").unwrap().values(), vec![1, 2, 3]);
+        for bad in ["", "a:b:c", "0:10:0", "10:0:1", "1:2:3:4", "0:100000000:1"] {
+            assert!(parse_sweep(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn lists_split_on_commas() {
+        assert_eq!(parse_list("4k, 2m,", |s| Ok(s.to_string())).unwrap(), vec!["4k", "2m"]);
+        assert!(parse_list(" , ", |s| Ok(s.to_string())).is_err());
+    }
+}
