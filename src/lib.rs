@@ -7,5 +7,6 @@
 pub mod counters;
 pub mod error;
 pub mod machine;
+pub mod memory;
 pub mod timing;
 pub mod units;

@@ -1,0 +1,126 @@
+//! Memory regions under a page policy, the read-back of what the kernel
+//! gave, and hugetlb reservations.
+
+pub mod policy;
+pub mod region;
+pub mod reserve;
+pub mod smaps;
+
+pub use policy::PagePolicy;
+pub use region::{Backing, Region};
+pub use reserve::Reservation;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::{Bytes, MIB};
+
+    #[test]
+    fn small_pages_are_touched_and_not_huge() {
+        let r = Region::new(PagePolicy::Small, Bytes(10 * MIB + 5)).unwrap();
+        assert_eq!(r.len(), 10 * MIB as usize + 4096);
+        assert!(r.as_slice::<u8>().iter().step_by(4096).all(|&b| b == 0x5a));
+        assert_eq!(r.backing().huge_bytes, Some(Bytes(0)));
+        assert_eq!(r.backing().page_size_bytes, Bytes(4096));
+    }
+
+    #[test]
+    fn thp_region_reports_its_real_coverage() {
+        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+        let r = Region::new(PagePolicy::Thp, Bytes(64 * MIB)).unwrap();
+        assert_eq!(r.as_ptr() as usize % (2 * MIB as usize), 0, "THP regions are 2 MiB aligned");
+        let frac = r.backing().huge_fraction.expect("smaps readable");
+        if thp.contains("[never]") {
+            assert_eq!(frac, 0.0);
+        } else {
+            // Coverage depends on fragmentation; it must be a real fraction.
+            assert!((0.0..=1.0).contains(&frac));
+            eprintln!("THP coverage of a 64 MiB region: {:.0}%", frac * 100.0);
+        }
+    }
+
+    #[test]
+    fn zero_size_is_a_usage_error() {
+        assert_eq!(Region::new(PagePolicy::Small, Bytes(0)).err().unwrap().kind, crate::error::ErrorKind::Usage);
+    }
+
+    fn is_root() -> bool {
+        // SAFETY: geteuid has no preconditions.
+        unsafe { libc::geteuid() == 0 }
+    }
+
+    /// Runs `f` with `pages` reserved huge pages, or prints why it skips.
+    fn with_reserved(page: Bytes, pages: u64, f: impl FnOnce()) {
+        if !is_root() {
+            eprintln!("skipped: reserving {page} hugetlb pages needs root");
+            return;
+        }
+        match Reservation::ensure(page, pages) {
+            Ok(_guard) => f(),
+            Err(e) => eprintln!("skipped: {e}"),
+        }
+    }
+
+    #[test]
+    fn hugetlb_2m_region_is_all_huge() {
+        with_reserved(Bytes(2 * MIB), 8, || {
+            let r = Region::new(PagePolicy::Huge2M, Bytes(16 * MIB)).unwrap();
+            assert_eq!(r.backing().huge_bytes, Some(Bytes(16 * MIB)));
+            assert_eq!(r.backing().page_size_bytes, Bytes(2 * MIB));
+        });
+    }
+
+    #[test]
+    fn shm_region_is_huge_and_removed_at_once() {
+        with_reserved(Bytes(2 * MIB), 4, || {
+            let r = Region::new(PagePolicy::Shm, Bytes(8 * MIB)).unwrap();
+            assert_eq!(r.backing().huge_bytes, Some(Bytes(8 * MIB)));
+            // IPC_RMID at attach: the segment shows as "(deleted)" in maps.
+            let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+            let line = maps.lines().find(|l| l.starts_with(&format!("{:x}-", r.as_ptr() as usize))).unwrap();
+            assert!(line.contains("SYSV") && line.contains("(deleted)"), "{line}");
+        });
+    }
+
+    #[test]
+    fn hugetlb_1g_region_when_a_page_can_be_reserved() {
+        with_reserved(Bytes(1 << 30), 1, || {
+            let r = Region::new(PagePolicy::Huge1G, Bytes(1)).unwrap();
+            assert_eq!(r.len(), 1 << 30);
+            assert_eq!(r.backing().huge_bytes, Some(Bytes(1 << 30)));
+        });
+    }
+
+    #[test]
+    fn missing_pool_pages_give_a_typed_error_with_the_fix() {
+        // Ask for more 1 GiB pages than any pool here holds free.
+        let free = std::fs::read_to_string("/sys/kernel/mm/hugepages/hugepages-1048576kB/free_hugepages")
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok());
+        let Some(free) = free else {
+            eprintln!("skipped: no 1 GiB hugetlb pool on this kernel");
+            return;
+        };
+        let _serialise = reserve::Reservation::ensure(Bytes(1 << 30), 0);
+        let e = Region::new(PagePolicy::Huge1G, Bytes((free + 1) << 30)).err().unwrap();
+        assert_eq!(e.kind.exit_code(), 2);
+        assert!(e.fix.unwrap().contains("nr_hugepages"));
+    }
+
+    #[test]
+    fn reservation_restores_the_old_value() {
+        let path = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages";
+        if !is_root() {
+            eprintln!("skipped: needs root");
+            return;
+        }
+        let before = std::fs::read_to_string(path).unwrap();
+        {
+            let r = Reservation::ensure(Bytes(2 * MIB), 3);
+            if let Ok(r) = r {
+                assert!(r.obtained_free >= 3);
+            }
+        }
+        assert_eq!(std::fs::read_to_string(path).unwrap(), before);
+    }
+}

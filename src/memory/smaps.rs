@@ -1,0 +1,92 @@
+//! Reading back what the kernel actually gave a mapping, from
+//! /proc/self/smaps: how many bytes sit on huge pages.
+
+use crate::units::Bytes;
+
+/// The fields of one smaps entry that tell page sizes, in bytes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SmapsEntry {
+    pub start: usize,
+    pub end: usize,
+    pub size: u64,
+    pub rss: u64,
+    pub anon_huge: u64,
+    pub kernel_page_size: u64,
+    pub private_hugetlb: u64,
+    pub shared_hugetlb: u64,
+}
+
+impl SmapsEntry {
+    /// Bytes of this mapping that are backed by huge pages (THP or hugetlb).
+    pub fn huge_bytes(&self) -> Bytes {
+        Bytes(self.anon_huge + self.private_hugetlb + self.shared_hugetlb)
+    }
+}
+
+/// Parses smaps text and returns the entry that starts at `start`.
+pub fn entry_at(text: &str, start: usize) -> Option<SmapsEntry> {
+    let mut current: Option<SmapsEntry> = None;
+    for line in text.lines() {
+        if let Some((range, _)) = line.split_once(' ') {
+            if let Some((a, b)) = range.split_once('-') {
+                if let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) {
+                    if current.as_ref().is_some_and(|c| c.start == start) {
+                        break;
+                    }
+                    current = Some(SmapsEntry { start: a, end: b, ..Default::default() });
+                    continue;
+                }
+            }
+        }
+        let Some(entry) = current.as_mut() else { continue };
+        let Some((key, rest)) = line.split_once(':') else { continue };
+        let kb = rest.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) * 1024;
+        match key {
+            "Size" => entry.size = kb,
+            "Rss" => entry.rss = kb,
+            "AnonHugePages" => entry.anon_huge = kb,
+            "KernelPageSize" => entry.kernel_page_size = kb,
+            "Private_Hugetlb" => entry.private_hugetlb = kb,
+            "Shared_Hugetlb" => entry.shared_hugetlb = kb,
+            _ => {}
+        }
+    }
+    current.filter(|c| c.start == start)
+}
+
+/// The entry of this process's smaps that starts at `start`.
+pub fn self_entry_at(start: usize) -> Option<SmapsEntry> {
+    entry_at(&std::fs::read_to_string("/proc/self/smaps").ok()?, start)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIXTURE: &str = "\
+7f0000000000-7f0000200000 rw-p 00000000 00:00 0
+Size:               2048 kB
+KernelPageSize:        4 kB
+Rss:                2048 kB
+AnonHugePages:      2048 kB
+7f0000400000-7f0040400000 rw-s 00000000 00:10 12 /SYSV00000000 (deleted)
+Size:            1048576 kB
+KernelPageSize:     2048 kB
+Rss:                   0 kB
+AnonHugePages:         0 kB
+Shared_Hugetlb:   1048576 kB
+Private_Hugetlb:       0 kB
+";
+
+    #[test]
+    fn finds_the_entry_and_its_huge_bytes() {
+        let thp = entry_at(FIXTURE, 0x7f0000000000).unwrap();
+        assert_eq!(thp.huge_bytes(), Bytes(2 << 20));
+        assert_eq!(thp.kernel_page_size, 4096);
+        let shm = entry_at(FIXTURE, 0x7f0000400000).unwrap();
+        assert_eq!(shm.huge_bytes(), Bytes(1 << 30));
+        assert_eq!(shm.kernel_page_size, 2 << 20);
+        assert_eq!(shm.end - shm.start, 1 << 30);
+        assert!(entry_at(FIXTURE, 0x1000).is_none());
+    }
+}
