@@ -6,6 +6,7 @@
 
 pub mod counters;
 pub mod error;
+pub mod kernels;
 pub mod machine;
 pub mod memory;
 pub mod timing;

@@ -1,0 +1,19 @@
+//! The measured inner loops, and nothing else.
+//!
+//! One ABI for every kernel: `unsafe fn(iters, &Arg) -> checksum`. A kernel
+//! runs `iters` passes and returns a checksum that the experiment compares
+//! with a closed-form expectation. Metadata (bytes read and written, flops
+//! per element) sits beside each kernel in [`StreamKernelInfo`], and tests
+//! check it against what the kernel does.
+
+pub mod portable;
+pub mod stream;
+#[cfg(target_arch = "x86_64")]
+pub mod x86_64;
+
+pub use stream::{
+    pattern_sum, pattern_value, stream_kernel, Hint, StreamArg, StreamKernel, StreamKernelInfo, StreamShape,
+};
+
+#[cfg(all(test, target_arch = "x86_64"))]
+pub mod disasm;
