@@ -4,10 +4,13 @@
 //! counters) → result document → exporters. Nothing below the experiment
 //! layer prints.
 
+pub mod cli;
 pub mod counters;
 pub mod error;
+pub mod experiments;
 pub mod kernels;
 pub mod machine;
 pub mod memory;
+pub mod report;
 pub mod timing;
 pub mod units;

@@ -47,7 +47,7 @@ impl fmt::Display for Bytes {
         let units = [(TIB, "TiB"), (GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")];
         for (scale, name) in units {
             if self.0 >= scale {
-                return if self.0 % scale == 0 {
+                return if self.0.is_multiple_of(scale) {
                     write!(f, "{}{}", self.0 / scale, name)
                 } else {
                     write!(f, "{:.1}{}", self.0 as f64 / scale as f64, name)

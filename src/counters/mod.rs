@@ -269,7 +269,7 @@ mod tests {
     #[test]
     fn probe_with_a_working_pmu() {
         let ok = Ok(reading(5, 1, 1));
-        let backend = ScriptedBackend { results: [(Event::Cycles, ok.clone()), (Event::PageFaults, ok)].into() };
+        let backend = ScriptedBackend { results: [(Event::Cycles, ok), (Event::PageFaults, ok)].into() };
         let s = probe(&backend, Some(1));
         assert!(s.hardware_counters && s.reason.is_none());
     }

@@ -143,6 +143,10 @@ mod x86 {
                 return out;
             }
         }
+        let leaf2: Vec<TlbLevel> = c.get_cache_info().into_iter().flatten().flat_map(|d| leaf2_dtlb(d.num)).collect();
+        if !leaf2.is_empty() {
+            return leaf2;
+        }
         amd_tlbs(&c)
     }
 
@@ -189,6 +193,57 @@ mod x86 {
     }
 }
 
+/// Data-TLB descriptors of Intel CPUID leaf 2 (SDM vol. 2, table 3-12):
+/// (descriptor, level, kind, [(page size, entries)]). 4 MiB entries are
+/// listed as 2 MiB, the size long mode uses.
+/// (descriptor byte, TLB level, kind, entries per page size)
+type Leaf2Dtlb = (u8, u8, &'static str, &'static [(Bytes, u32)]);
+
+const LEAF2_DTLB: &[Leaf2Dtlb] = &[
+    (0x03, 1, "data", &[(PAGE_4K, 64)]),
+    (0x04, 1, "data", &[(PAGE_2M, 8)]),
+    (0x56, 1, "data", &[(PAGE_2M, 16)]),
+    (0x57, 1, "data", &[(PAGE_4K, 16)]),
+    (0x59, 1, "data", &[(PAGE_4K, 16)]),
+    (0x5A, 1, "data", &[(PAGE_2M, 32)]),
+    (0x5B, 1, "data", &[(PAGE_4K, 64), (PAGE_2M, 64)]),
+    (0x5C, 1, "data", &[(PAGE_4K, 128), (PAGE_2M, 128)]),
+    (0x5D, 1, "data", &[(PAGE_4K, 256), (PAGE_2M, 256)]),
+    (0x63, 1, "data", &[(PAGE_2M, 32), (PAGE_1G, 4)]),
+    (0x64, 1, "data", &[(PAGE_4K, 512)]),
+    (0x6B, 1, "data", &[(PAGE_4K, 256)]),
+    (0x6C, 1, "data", &[(PAGE_2M, 128)]),
+    (0x6D, 1, "data", &[(PAGE_1G, 16)]),
+    (0xA0, 1, "data", &[(PAGE_4K, 32)]),
+    (0xB3, 1, "data", &[(PAGE_4K, 128)]),
+    (0xB4, 1, "data", &[(PAGE_4K, 256)]),
+    (0xBA, 1, "data", &[(PAGE_4K, 64)]),
+    (0xC0, 1, "data", &[(PAGE_4K, 8), (PAGE_2M, 8)]),
+    (0xC1, 2, "unified", &[(PAGE_4K, 1024), (PAGE_2M, 1024)]),
+    (0xC2, 1, "data", &[(PAGE_2M, 16)]),
+    (0xC3, 2, "unified", &[(PAGE_4K, 1536), (PAGE_2M, 1536), (PAGE_1G, 16)]),
+    (0xC4, 1, "data", &[(PAGE_2M, 32)]),
+    (0xCA, 2, "unified", &[(PAGE_4K, 512)]),
+];
+
+/// The data TLBs one leaf-2 descriptor byte describes (none for others).
+pub fn leaf2_dtlb(descriptor: u8) -> Vec<TlbLevel> {
+    LEAF2_DTLB
+        .iter()
+        .filter(|d| d.0 == descriptor)
+        .flat_map(|&(_, level, kind, sizes)| {
+            let shared = sizes.iter().filter(|s| s.0 != PAGE_1G).count() > 1;
+            sizes.iter().map(move |&(page, entries)| TlbLevel {
+                level,
+                kind: kind.into(),
+                page_size_bytes: page,
+                entries: Some(entries),
+                shared_with_other_sizes: shared && page != PAGE_1G,
+            })
+        })
+        .collect()
+}
+
 #[cfg(target_arch = "x86_64")]
 pub use x86::{caches, identity, prefetch_instructions, tlbs};
 
@@ -231,6 +286,16 @@ mod tests {
         assert_eq!(t.reach(), Some(Bytes(2 << 30)));
         let unknown = TlbLevel { entries: None, ..t };
         assert_eq!(unknown.reach(), None);
+    }
+
+    #[test]
+    fn leaf2_descriptors_decode() {
+        let c3 = leaf2_dtlb(0xC3);
+        assert_eq!(c3.len(), 3);
+        assert_eq!(c3[2].page_size_bytes, PAGE_1G);
+        assert_eq!(c3[2].entries, Some(16));
+        assert!(c3[0].shared_with_other_sizes && !c3[2].shared_with_other_sizes);
+        assert!(leaf2_dtlb(0xFF).is_empty());
     }
 
     #[cfg(target_arch = "x86_64")]

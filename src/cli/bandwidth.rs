@@ -1,0 +1,85 @@
+//! Options of `memperf bandwidth`.
+
+use super::{list_or, positive, CommonArgs, PresetArgs};
+use crate::error::{Error, Result};
+use crate::experiments::bandwidth::{Params, Preset};
+use crate::kernels::{Hint, StreamShape};
+use crate::machine::Fingerprint;
+use crate::memory::PagePolicy;
+use crate::units::{parse_nonzero_size, parse_sweep, Bytes};
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct BandwidthArgs {
+    /// Loop shapes: sum1, sum4, simd, simd-prefetch (comma-separated) [default: all]
+    #[arg(long, value_name = "LIST")]
+    pub kernel: Option<String>,
+    /// Page policies: 4k, thp, 2m, 1g, shm (comma-separated) [default: 4k]
+    #[arg(long, value_name = "LIST")]
+    pub pages: Option<String>,
+    /// Thread counts, pinned one per CPU; `all` for every CPU [default: 1,all]
+    #[arg(long, value_name = "LIST")]
+    pub threads: Option<String>,
+    /// Array size [default: max(1GiB, 8 × last-level cache)]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub size: Option<String>,
+    /// Prefetch distances in 8-byte elements, START:END:STEP [default: 0:1024:32]
+    #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
+    pub distance: Option<String>,
+    /// Prefetch hints: t0, t1, t2, nta, w, or all [default: t0,nta]
+    #[arg(long, value_name = "LIST")]
+    pub hint: Option<String>,
+    /// Samples per variant.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub repetitions: Option<String>,
+    #[command(flatten)]
+    pub preset: PresetArgs,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+impl BandwidthArgs {
+    pub fn params(&self, machine: &Fingerprint) -> Result<Params> {
+        let mut p = Params::preset(self.preset.preset(Preset::Default), machine);
+        p.kernels = list_or(&self.kernel, p.kernels, StreamShape::parse)?;
+        p.pages = list_or(&self.pages, p.pages, PagePolicy::parse)?;
+        let cpus = crate::timing::team::allowed_cpus().len();
+        p.threads =
+            list_or(&self.threads, p.threads, |t| if t == "all" { Ok(cpus) } else { positive("--threads", t) })?;
+        p.threads.dedup();
+        if let Some(s) = &self.size {
+            p.size_bytes = parse_nonzero_size(s)?;
+        }
+        if let Some(d) = &self.distance {
+            p.distance_elements = parse_sweep(d)?;
+        }
+        p.hints = match self.hint.as_deref() {
+            Some("all") => Hint::ALL.to_vec(),
+            _ => list_or(&self.hint, p.hints, Hint::parse)?,
+        };
+        if let Some(r) = &self.repetitions {
+            p.repetitions = positive("--repetitions", r)?;
+        }
+        check_memory(&p, machine)?;
+        Ok(p)
+    }
+}
+
+/// The arrays of all base-page policies must fit in available memory.
+fn check_memory(p: &Params, machine: &Fingerprint) -> Result<()> {
+    let arrays = p.pages.iter().filter(|pol| !pol.uses_hugetlb_pool()).count() as u64;
+    if let Some(avail) = machine.memory_available_bytes {
+        let need = p.size_bytes.0.saturating_mul(arrays);
+        if need > avail.0 {
+            return Err(Error::unsatisfiable(
+                format!(
+                    "--size {} × {arrays} array(s) needs {} but only {avail} is available",
+                    p.size_bytes,
+                    Bytes(need)
+                ),
+                format!("use --size {} or less", Bytes(avail.0 / arrays.max(1) / 2)),
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,147 @@
+//! The command line: clap definitions (one file per subcommand's options)
+//! and their translation into a [`Plan`] of experiments. Values are taken
+//! as text and parsed here, so every bad value gets one clear line and exit
+//! status 2.
+
+pub mod bandwidth;
+pub mod progress;
+
+use crate::error::{Error, Result};
+use crate::experiments::bandwidth::Preset;
+use crate::experiments::plan::{Job, Output, Plan};
+use crate::machine::Fingerprint;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(name = "memperf", version, about = "Measures and explains the memory system of a Linux machine")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Machine fingerprint: CPU, caches, TLBs, huge pages, THP, PMU, prefetch instructions.
+    Info(CommonArgs),
+    /// Read bandwidth per loop shape, single- and all-thread, with a software-prefetch distance sweep.
+    Bandwidth(bandwidth::BandwidthArgs),
+    /// The whole suite: one results folder with JSON, SVG plots and an HTML report.
+    Run(RunArgs),
+}
+
+/// Output options every measuring subcommand shares.
+#[derive(Debug, Clone, Args, Default)]
+pub struct CommonArgs {
+    /// Write the result document (JSON) to FILE; `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write a results folder: results.json and one SVG per plot.
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Reserve the hugetlb pages the run needs (root), and give them back at the end.
+    #[arg(long)]
+    pub reserve_hugepages: bool,
+}
+
+/// `--quick` / `--full`.
+#[derive(Debug, Clone, Args, Default)]
+pub struct PresetArgs {
+    /// The quick parameter set (the suite's default).
+    #[arg(long, conflicts_with = "full")]
+    pub quick: bool,
+    /// The full parameter set.
+    #[arg(long)]
+    pub full: bool,
+}
+
+impl PresetArgs {
+    pub fn preset(&self, default: Preset) -> Preset {
+        if self.quick {
+            Preset::Quick
+        } else if self.full {
+            Preset::Full
+        } else {
+            default
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub preset: PresetArgs,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+impl Command {
+    /// The plan this command asks for, against this machine.
+    pub fn plan(&self, machine: &Fingerprint) -> Result<Plan> {
+        match self {
+            Command::Info(c) => Ok(plan_of(vec![Job::Info], c, true)),
+            Command::Bandwidth(b) => Ok(plan_of(vec![Job::Bandwidth(b.params(machine)?)], &b.common, true)),
+            Command::Run(r) => {
+                let preset = r.preset.preset(Preset::Quick);
+                let jobs =
+                    vec![Job::Info, Job::Bandwidth(crate::experiments::bandwidth::Params::preset(preset, machine))];
+                let mut common = r.common.clone();
+                if common.output.is_none() {
+                    common.output = Some(default_results_dir(machine));
+                }
+                Ok(plan_of(jobs, &common, false))
+            }
+        }
+    }
+
+    pub fn common(&self) -> &CommonArgs {
+        match self {
+            Command::Info(c) => c,
+            Command::Bandwidth(b) => &b.common,
+            Command::Run(r) => &r.common,
+        }
+    }
+}
+
+fn plan_of(jobs: Vec<Job>, c: &CommonArgs, strict: bool) -> Plan {
+    Plan {
+        jobs,
+        output: Output {
+            json: c.json.clone(),
+            dir: c.output.clone(),
+            table: c.json.as_deref() != Some(std::path::Path::new("-")),
+        },
+        strict,
+        reserve_hugepages: c.reserve_hugepages,
+    }
+}
+
+/// `memperf-results/<host>-<UTC time>/`.
+pub fn default_results_dir(machine: &Fingerprint) -> PathBuf {
+    let stamp = crate::report::document::utc_timestamp(crate::report::document::now_secs()).replace(':', "");
+    let host: String = machine
+        .hostname
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
+        .collect();
+    PathBuf::from("memperf-results").join(format!("{host}-{stamp}"))
+}
+
+/// Parses a list option, or returns `default` when it was not given.
+pub fn list_or<T>(text: &Option<String>, default: Vec<T>, item: impl Fn(&str) -> Result<T>) -> Result<Vec<T>> {
+    match text {
+        Some(t) => crate::units::parse_list(t, item),
+        None => Ok(default),
+    }
+}
+
+/// Parses a positive integer option value.
+pub fn positive(name: &str, text: &str) -> Result<usize> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(Error::usage(format!("{name} '{text}' must be a positive integer"))),
+    }
+}

@@ -1,0 +1,153 @@
+//! Experiments: one module each, `Params → run(&Context) → Outcome`.
+//!
+//! An experiment never prints. It reports progress through the context's
+//! progress handle, records what the machine refused as warnings, checks
+//! the interrupt flag between samples, and returns a serialisable outcome
+//! that says whether its results passed validation.
+
+pub mod bandwidth;
+pub mod info;
+pub mod plan;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::machine::Fingerprint;
+use crate::report::document::{ExperimentRecord, Status, Warning};
+use crate::timing::Clock;
+use serde::{de::DeserializeOwned, Serialize};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+/// Set by the SIGINT handler; experiments stop after the current sample.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Progress of the running experiment (a bar on a terminal, or nothing).
+pub trait Progress: Sync {
+    fn start(&self, label: &str, total: u64);
+    fn advance(&self, n: u64);
+    fn finish(&self);
+}
+
+pub struct NoProgress;
+impl Progress for NoProgress {
+    fn start(&self, _: &str, _: u64) {}
+    fn advance(&self, _: u64) {}
+    fn finish(&self) {}
+}
+
+/// What an experiment may use: the machine, a clock, progress, warnings.
+pub struct Context<'a> {
+    pub machine: &'a Fingerprint,
+    pub clock: &'a dyn Clock,
+    pub progress: &'a dyn Progress,
+    warnings: Mutex<Vec<Warning>>,
+}
+
+impl<'a> Context<'a> {
+    pub fn new(machine: &'a Fingerprint, clock: &'a dyn Clock, progress: &'a dyn Progress) -> Self {
+        Context { machine, clock, progress, warnings: Mutex::new(Vec::new()) }
+    }
+
+    pub fn warn(&self, w: Warning) {
+        let mut all = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
+        if !all.contains(&w) {
+            all.push(w);
+        }
+    }
+
+    fn take_warnings(&self) -> Vec<Warning> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Err(interrupted) once the user pressed Ctrl-C.
+    pub fn check_interrupt(&self) -> Result<()> {
+        if INTERRUPTED.load(Ordering::Relaxed) {
+            Err(Error::interrupted())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// An experiment: parameters in, outcome out.
+pub trait Experiment {
+    const NAME: &'static str;
+    type Params: Serialize + DeserializeOwned;
+    type Outcome: Serialize + DeserializeOwned;
+    fn run(params: &Self::Params, ctx: &Context) -> Result<Self::Outcome>;
+    /// Whether every result in the outcome passed validation.
+    fn valid(outcome: &Self::Outcome) -> bool;
+}
+
+/// Runs an experiment and turns whatever happened into a document record.
+/// With `strict`, an unsatisfiable request is an error (the user asked for
+/// it explicitly); otherwise it becomes a skipped record with the fix.
+pub fn record<E: Experiment>(params: &E::Params, ctx: &Context, strict: bool) -> Result<ExperimentRecord> {
+    let start = std::time::Instant::now();
+    let params_json = serde_json::to_value(params).expect("params serialise");
+    let result = E::run(params, ctx);
+    ctx.progress.finish();
+    let mut rec = ExperimentRecord {
+        name: E::NAME.into(),
+        status: Status::Completed,
+        skip_reason: None,
+        params: params_json,
+        outcome: None,
+        warnings: Vec::new(),
+        valid: true,
+        duration_s: start.elapsed().as_secs_f64(),
+    };
+    match result {
+        Ok(outcome) => {
+            rec.valid = E::valid(&outcome);
+            rec.outcome = Some(serde_json::to_value(&outcome).expect("outcomes serialise"));
+        }
+        Err(e) if e.kind == ErrorKind::Interrupted => {
+            rec.status = Status::Interrupted;
+            rec.skip_reason = Some("skipped: interrupted".into());
+        }
+        Err(e) if e.kind == ErrorKind::Unsatisfiable && !strict => {
+            rec.status = Status::Skipped;
+            rec.skip_reason = Some(e.message.clone());
+            ctx.warn(Warning::new(&format!("{}-skipped", E::NAME), e.message, e.fix));
+        }
+        Err(e) => return Err(e),
+    }
+    rec.warnings = ctx.take_warnings();
+    Ok(rec)
+}
+
+/// CPU time stolen by the hypervisor, from the `cpu` line of /proc/stat,
+/// in clock ticks: (steal, total).
+pub fn steal_ticks() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+    Some((*v.get(7)?, v.iter().take(8).sum()))
+}
+
+/// A warning if more than 2 % of CPU time was stolen between two readings.
+pub fn steal_warning(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> Option<Warning> {
+    let ((s0, t0), (s1, t1)) = (before?, after?);
+    let total = t1.saturating_sub(t0);
+    let frac = s1.saturating_sub(s0) as f64 / total.max(1) as f64;
+    (frac > 0.02).then(|| {
+        Warning::new(
+            "steal-time",
+            format!("the hypervisor stole {:.1}% of CPU time during the measurement", frac * 100.0),
+            Some("rerun when the host is quieter, or on dedicated cores".into()),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steal_over_two_percent_warns() {
+        assert!(steal_warning(Some((0, 0)), Some((3, 100))).is_some());
+        assert!(steal_warning(Some((0, 0)), Some((1, 100))).is_none());
+        assert!(steal_warning(None, Some((1, 100))).is_none());
+        assert!(steal_ticks().is_some());
+    }
+}

@@ -1,0 +1,162 @@
+//! A plan: the experiments a command asks for, run one after another into
+//! one result document.
+
+use super::{bandwidth, info, record, Context, Experiment, Progress};
+use crate::error::Result;
+use crate::machine::Fingerprint;
+use crate::memory::{PagePolicy, Reservation};
+use crate::report::document::{self, Build, Document, ExperimentRecord, Origin, Warning};
+use crate::timing::Clock;
+use crate::units::Bytes;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone)]
+pub enum Job {
+    Info,
+    Bandwidth(bandwidth::Params),
+}
+
+/// Where the document goes.
+#[derive(Debug, Clone, Default)]
+pub struct Output {
+    pub json: Option<PathBuf>,
+    pub dir: Option<PathBuf>,
+    /// Print tables to stdout (off when the JSON goes to stdout).
+    pub table: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub jobs: Vec<Job>,
+    pub output: Output,
+    /// An experiment the machine cannot satisfy is an error (a subcommand
+    /// asked for it) rather than a skipped record (the suite).
+    pub strict: bool,
+    pub reserve_hugepages: bool,
+}
+
+impl Plan {
+    /// Huge pages each pool must have free for the plan: (page size, pages).
+    pub fn hugepage_needs(&self) -> Vec<(Bytes, u64)> {
+        let mut needs: Vec<(Bytes, u64)> = Vec::new();
+        let mut add = |policy: PagePolicy, size: Bytes| {
+            if policy.uses_hugetlb_pool() {
+                let page = policy.page_size();
+                let pages = size.0.div_ceil(page.0);
+                match needs.iter_mut().find(|n| n.0 == page) {
+                    Some(n) => n.1 = n.1.max(pages),
+                    None => needs.push((page, pages)),
+                }
+            }
+        };
+        for job in &self.jobs {
+            if let Job::Bandwidth(p) = job {
+                let per_size: Vec<PagePolicy> = p.pages.iter().copied().filter(|p| p.uses_hugetlb_pool()).collect();
+                for pol in per_size {
+                    // Policies sharing a pool (2m and shm) are held at once.
+                    let same_pool =
+                        p.pages.iter().filter(|q| q.uses_hugetlb_pool() && q.page_size() == pol.page_size()).count();
+                    add(pol, Bytes(p.size_bytes.round_up(pol.page_size().0).0 * same_pool as u64));
+                }
+            }
+        }
+        needs
+    }
+}
+
+/// A new document for this machine and command line.
+pub fn new_document(machine: Fingerprint) -> Document {
+    let started = document::now_secs();
+    let (rank, launcher) = document::launcher_rank();
+    let run_id = format!("{}-{}-{}", machine.hostname, started, std::process::id());
+    Document {
+        schema_version: document::SCHEMA_VERSION,
+        build: Build::current(),
+        command_line: std::env::args().collect(),
+        origin: Origin {
+            hostname: machine.hostname.clone(),
+            run_id,
+            started_utc: document::utc_timestamp(started),
+            rank,
+            launcher,
+        },
+        warnings: info::machine_warnings(&machine),
+        machine,
+        experiments: Vec::new(),
+    }
+}
+
+/// Runs every job of the plan; `on_record` sees each record as it is made
+/// (the suite journals them).
+pub fn execute(
+    plan: &Plan,
+    doc: &mut Document,
+    clock: &dyn Clock,
+    progress: &dyn Progress,
+    mut on_record: impl FnMut(&ExperimentRecord),
+) -> Result<()> {
+    let _reservations = reserve(plan, doc)?;
+    let machine = doc.machine.clone();
+    for job in &plan.jobs {
+        let ctx = Context::new(&machine, clock, progress);
+        let before = super::steal_ticks();
+        let mut rec = if super::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+            interrupted_record(job)
+        } else {
+            match job {
+                Job::Info => record::<info::Info>(&info::Params {}, &ctx, plan.strict)?,
+                Job::Bandwidth(p) => record::<bandwidth::Bandwidth>(p, &ctx, plan.strict)?,
+            }
+        };
+        if let Some(w) = super::steal_warning(before, super::steal_ticks()) {
+            rec.warnings.push(w);
+        }
+        on_record(&rec);
+        doc.experiments.push(rec);
+    }
+    Ok(())
+}
+
+fn job_name(job: &Job) -> &'static str {
+    match job {
+        Job::Info => info::Info::NAME,
+        Job::Bandwidth(_) => bandwidth::Bandwidth::NAME,
+    }
+}
+
+fn interrupted_record(job: &Job) -> ExperimentRecord {
+    ExperimentRecord {
+        name: job_name(job).into(),
+        status: document::Status::Interrupted,
+        skip_reason: Some("skipped: interrupted".into()),
+        params: serde_json::Value::Null,
+        outcome: None,
+        warnings: Vec::new(),
+        valid: true,
+        duration_s: 0.0,
+    }
+}
+
+/// With `--reserve-hugepages`, reserves what the plan needs; failures are
+/// warnings (the experiments then say what they could not measure).
+fn reserve(plan: &Plan, doc: &mut Document) -> Result<Vec<Reservation>> {
+    let mut held = Vec::new();
+    if !plan.reserve_hugepages {
+        return Ok(held);
+    }
+    for (page, pages) in plan.hugepage_needs() {
+        match Reservation::ensure(page, pages) {
+            Ok(r) => held.push(r),
+            Err(e) if plan.strict => return Err(e),
+            Err(e) => doc.warnings.push(Warning::new("reserve-hugepages", e.message, e.fix)),
+        }
+    }
+    // The pools changed: the fingerprint shows what the run had.
+    doc.machine.hugepage_pools =
+        crate::machine::sysfs::hugepage_pools(std::path::Path::new("/sys/kernel/mm/hugepages"));
+    doc.warnings = info::machine_warnings(&doc.machine)
+        .into_iter()
+        .chain(doc.warnings.iter().filter(|w| w.code == "reserve-hugepages").cloned())
+        .collect();
+    Ok(held)
+}

@@ -1,0 +1,232 @@
+//! The result document: the contract between measuring and rendering.
+//!
+//! Every table, plot, HTML page and comparison is rendered from a
+//! [`Document`] alone. It carries `schema_version`, the memperf version and
+//! git revision, the command line, host identity and run id (so fleets can
+//! be merged), the machine fingerprint, and for each experiment its exact
+//! parameters, raw samples, warnings (each with its fix) and validity.
+//! JSON keys carry their unit (`bytes_per_s`, `latency_ns`).
+
+use crate::error::{Error, Result};
+use crate::machine::Fingerprint;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::Path;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A condition that weakens or limits a result, and what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    /// Stable identifier, e.g. `no-pmu`, `noisy`, `thp-partial`.
+    pub code: String,
+    pub message: String,
+    pub fix: Option<String>,
+}
+
+impl Warning {
+    pub fn new(code: &str, message: impl Into<String>, fix: impl Into<Option<String>>) -> Self {
+        Warning { code: code.into(), message: message.into(), fix: fix.into() }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Completed,
+    /// The machine could not run it (reason in `skip_reason`).
+    Skipped,
+    /// Interrupted by the user before it finished.
+    Interrupted,
+    /// It failed with an error.
+    Failed,
+}
+
+/// One experiment in the document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentRecord {
+    pub name: String,
+    pub status: Status,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub skip_reason: Option<String>,
+    pub params: serde_json::Value,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub outcome: Option<serde_json::Value>,
+    pub warnings: Vec<Warning>,
+    /// False when any result failed validation.
+    pub valid: bool,
+    pub duration_s: f64,
+}
+
+/// Who produced the document: host, run id, and launcher rank if any.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Origin {
+    pub hostname: String,
+    pub run_id: String,
+    pub started_utc: String,
+    /// Rank from Slurm, Open MPI or PMI, when launched by one.
+    pub rank: Option<u64>,
+    pub launcher: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Build {
+    pub memperf_version: String,
+    pub git_revision: String,
+    /// `release` or `debug`; figures from a debug build are not meaningful.
+    pub profile: String,
+    pub target: String,
+}
+
+impl Build {
+    pub fn current() -> Build {
+        Build {
+            memperf_version: env!("CARGO_PKG_VERSION").into(),
+            git_revision: env!("MEMPERF_GIT_REVISION").into(),
+            profile: if cfg!(debug_assertions) { "debug" } else { "release" }.into(),
+            target: format!("{}-{}", std::env::consts::ARCH, std::env::consts::OS),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Document {
+    pub schema_version: u32,
+    pub build: Build,
+    pub command_line: Vec<String>,
+    pub origin: Origin,
+    pub machine: Fingerprint,
+    /// Warnings about the whole run (debug build, no PMU, steal time …).
+    pub warnings: Vec<Warning>,
+    pub experiments: Vec<ExperimentRecord>,
+}
+
+impl Document {
+    /// Valid when every experiment that ran is valid.
+    pub fn valid(&self) -> bool {
+        self.experiments.iter().all(|e| e.valid)
+    }
+
+    pub fn experiment(&self, name: &str) -> Option<&ExperimentRecord> {
+        self.experiments.iter().find(|e| e.name == name && e.status == Status::Completed)
+    }
+
+    /// The typed outcome of experiment `name`, if it completed.
+    pub fn outcome<T: serde::de::DeserializeOwned>(&self, name: &str) -> Option<T> {
+        self.experiment(name).and_then(|e| serde_json::from_value(e.outcome.clone()?).ok())
+    }
+
+    pub fn from_json(text: &str) -> Result<Document> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| Error::usage(format!("not a memperf result document: {e}")))?;
+        let version = value.get("schema_version").and_then(|v| v.as_u64());
+        if version != Some(SCHEMA_VERSION as u64) {
+            return Err(Error::usage(format!(
+                "unsupported schema_version {}: this memperf reads version {SCHEMA_VERSION}",
+                version.map(|v| v.to_string()).unwrap_or_else(|| "(missing)".into())
+            )));
+        }
+        serde_json::from_value(value).map_err(|e| Error::usage(format!("malformed result document: {e}")))
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("documents serialise")
+    }
+}
+
+/// Rank and launcher from the environment of Slurm, Open MPI or PMI.
+pub fn launcher_rank() -> (Option<u64>, Option<String>) {
+    for (var, name) in [("SLURM_PROCID", "slurm"), ("OMPI_COMM_WORLD_RANK", "openmpi"), ("PMI_RANK", "pmi")] {
+        if let Some(rank) = std::env::var(var).ok().and_then(|v| v.parse().ok()) {
+            return (Some(rank), Some(name.into()));
+        }
+    }
+    (None, None)
+}
+
+/// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn utc_timestamp(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil-from-days (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+pub fn now_secs() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// Writes `contents` to `path` atomically: a temporary file in the same
+/// folder, flushed, then renamed over the target. `-` means stdout.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    if path == Path::new("-") {
+        let mut out = std::io::stdout().lock();
+        return out.write_all(contents).and_then(|_| out.flush()).map_err(|e| Error::io("stdout", e));
+    }
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().ok_or_else(|| Error::usage(format!("'{}' is not a file path", path.display())))?;
+    let tmp = dir.join(format!(".{}.tmp.{}", name.to_string_lossy(), std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(contents)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(Error::io(format!("cannot write {}", path.display()), e));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_utc_civil_dates() {
+        assert_eq!(utc_timestamp(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_timestamp(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(utc_timestamp(1_795_312_861), "2026-11-22T02:01:01Z");
+    }
+
+    #[test]
+    fn atomic_write_replaces_whole_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.json");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "two");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn write_into_a_missing_folder_fails_cleanly() {
+        let e = write_atomic(Path::new("/nonexistent-dir/x.json"), b"x").unwrap_err();
+        assert_eq!(e.kind, crate::error::ErrorKind::Io);
+    }
+
+    #[test]
+    fn wrong_schema_version_is_refused() {
+        let e = Document::from_json(r#"{"schema_version": 99}"#).unwrap_err();
+        assert!(e.message.contains("schema_version 99"));
+        assert!(Document::from_json("not json").is_err());
+    }
+
+    #[test]
+    fn rank_comes_from_the_launcher() {
+        // Only reads the environment; the test process has none of these set
+        // unless launched by one, in which case a rank must parse.
+        let (rank, launcher) = launcher_rank();
+        assert_eq!(rank.is_some(), launcher.is_some());
+    }
+}

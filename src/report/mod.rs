@@ -1,0 +1,11 @@
+//! The result document and everything rendered from it: terminal tables,
+//! SVG plots, and the files written to disk.
+
+pub mod document;
+pub mod export;
+pub mod plots;
+pub mod svg;
+pub mod table;
+pub mod text;
+
+pub use document::{Document, Warning};

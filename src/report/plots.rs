@@ -1,0 +1,75 @@
+//! The plots of a document, each rendered from the document alone.
+
+use super::document::Document;
+use super::svg::{line_chart, Chart, Series};
+use crate::error::Result;
+use crate::experiments::bandwidth;
+
+/// A rendered plot and the file name it is saved under.
+pub struct Plot {
+    pub file_name: String,
+    pub title: String,
+    pub experiment: String,
+    pub svg: String,
+}
+
+/// Every plot the document's experiments call for.
+pub fn all(doc: &Document) -> Result<Vec<Plot>> {
+    let mut out = Vec::new();
+    if let Some(o) = doc.outcome::<bandwidth::Outcome>("bandwidth") {
+        out.extend(bandwidth_plots(&o)?);
+    }
+    Ok(out)
+}
+
+/// Bandwidth against prefetch distance, one line per hint, with the `simd`
+/// figure as a reference line; one chart per page policy and thread count.
+fn bandwidth_plots(o: &bandwidth::Outcome) -> Result<Vec<Plot>> {
+    let mut keys: Vec<_> =
+        o.results.iter().filter(|r| r.variant.hint.is_some()).map(|r| (r.variant.pages, r.variant.threads)).collect();
+    keys.dedup();
+    let mut plots = Vec::new();
+    for (pages, threads) in keys {
+        let of = |r: &&bandwidth::VariantResult| r.variant.pages == pages && r.variant.threads == threads;
+        let mut hints: Vec<_> = o.results.iter().filter(of).filter_map(|r| r.variant.hint).collect();
+        hints.sort();
+        hints.dedup();
+        let series = hints
+            .iter()
+            .map(|h| {
+                let mut points: Vec<(f64, f64)> = o
+                    .results
+                    .iter()
+                    .filter(of)
+                    .filter(|r| r.variant.hint == Some(*h))
+                    .map(|r| (r.variant.distance_elements.unwrap_or(0) as f64, r.bytes_per_s.median / 1e9))
+                    .collect();
+                points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                Series { name: format!("simd-prefetch {h}"), points }
+            })
+            .collect();
+        let references = o
+            .results
+            .iter()
+            .filter(of)
+            .filter(|r| r.variant.kernel == crate::kernels::StreamShape::Simd)
+            .map(|r| (format!("simd (no prefetch) {:.2}", r.bytes_per_s.median / 1e9), r.bytes_per_s.median / 1e9))
+            .collect();
+        let title = format!("Read bandwidth vs prefetch distance — {pages} pages, {threads} thread(s), {}", o.isa);
+        let chart = Chart {
+            title: title.clone(),
+            x_label: "prefetch distance D (8-byte elements)".into(),
+            y_label: "GB/s (median)".into(),
+            log_x: false,
+            series,
+            references,
+        };
+        plots.push(Plot {
+            file_name: format!("bandwidth-{pages}-{threads}t.svg"),
+            title,
+            experiment: "bandwidth".into(),
+            svg: line_chart(&chart)?,
+        });
+    }
+    Ok(plots)
+}

@@ -1,0 +1,230 @@
+//! Terminal rendering of a document: one section per experiment, each a
+//! table plus the sentences a user acts on. Rendered from the document alone.
+
+use super::document::{Document, Status, Warning};
+use super::table::{gbps, Table};
+use crate::experiments::{bandwidth, info};
+use crate::machine::Fingerprint;
+use crate::units::Bytes;
+
+pub fn render(doc: &Document) -> String {
+    let mut out = String::new();
+    for rec in &doc.experiments {
+        match rec.status {
+            Status::Completed => {}
+            _ => {
+                out.push_str(&format!(
+                    "{}: {}\n\n",
+                    rec.name,
+                    rec.skip_reason.clone().unwrap_or_else(|| format!("{:?}", rec.status).to_lowercase())
+                ));
+                continue;
+            }
+        }
+        match rec.name.as_str() {
+            "info" => out.push_str(&machine(&doc.machine, doc.outcome::<info::Outcome>("info").as_ref())),
+            "bandwidth" => {
+                if let Some(o) = doc.outcome::<bandwidth::Outcome>("bandwidth") {
+                    out.push_str(&bandwidth_text(&o));
+                }
+            }
+            _ => {}
+        }
+        if !rec.valid {
+            out.push_str(&format!("{}: INVALID — a result failed validation (see the warnings)\n", rec.name));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Warnings, one per line with the fix, for stderr.
+pub fn warnings(doc: &Document) -> String {
+    let all = doc.warnings.iter().chain(doc.experiments.iter().flat_map(|e| e.warnings.iter()));
+    all.map(warning_line).collect()
+}
+
+pub fn warning_line(w: &Warning) -> String {
+    match &w.fix {
+        Some(fix) => format!("warning: {} (fix: {fix})\n", w.message),
+        None => format!("warning: {}\n", w.message),
+    }
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_else(|| "unknown".into())
+}
+
+pub fn machine(m: &Fingerprint, info: Option<&info::Outcome>) -> String {
+    let mut t = Table::new(["", ""]);
+    let c = &m.cpu;
+    t.row(["host".into(), m.hostname.clone()]);
+    t.row(["kernel".into(), format!("{} ({})", m.kernel, m.arch)]);
+    t.row([
+        "cpu".into(),
+        format!(
+            "{} {} (family {}, model {}, stepping {})",
+            c.identity.vendor, c.identity.model_name, c.identity.family, c.identity.model, c.identity.stepping
+        ),
+    ]);
+    t.row([
+        "cores".into(),
+        format!("{} logical, {} physical, {} socket(s)", c.logical_cpus, c.physical_cores, c.sockets),
+    ]);
+    t.row(["hypervisor".into(), c.identity.hypervisor.clone().unwrap_or_else(|| "none".into())]);
+    t.row([
+        "frequency".into(),
+        c.nominal_frequency_hz.map(|f| format!("{:.2} GHz nominal", f / 1e9)).unwrap_or_else(|| "unknown".into()),
+    ]);
+    t.row(["vector isa".into(), c.identity.vector_isa.join(", ")]);
+    t.row([
+        "memory".into(),
+        format!("{} total, {} available", opt(m.memory_total_bytes), opt(m.memory_available_bytes)),
+    ]);
+    t.row(["prefetch".into(), m.prefetch_instructions.join(", ")]);
+    t.row(["thp".into(), format!("enabled={}, defrag={}", m.thp.enabled, m.thp.defrag)]);
+    t.row([
+        "counters".into(),
+        if m.pmu.hardware_counters {
+            "hardware counters available".to_string()
+        } else {
+            format!("no hardware counters: {}", opt(m.pmu.reason.clone()))
+        },
+    ]);
+    let mut out = t.render().lines().skip(1).map(|l| format!("{l}\n")).collect::<String>();
+
+    let mut caches = Table::new(["cache", "size", "line", "ways", "shared by", "CPUID says"]);
+    for k in &m.caches {
+        caches.row([
+            format!("L{} {}", k.level, k.kind),
+            k.size_bytes.to_string(),
+            format!("{}B", k.line_bytes),
+            opt(k.ways),
+            format!("{} cpu", k.shared_by_cpus),
+            k.cpuid_size_bytes
+                .map(|s| if s == k.size_bytes { "same".to_string() } else { s.to_string() })
+                .unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    out.push('\n');
+    out.push_str(&caches.render());
+
+    if let Some(info) = info {
+        let mut tlb = Table::new(["dTLB", "page", "entries", "reach"]);
+        for r in &info.tlb_reach {
+            tlb.row([
+                format!("L{} {}", r.level, r.kind),
+                r.page_size_bytes.to_string(),
+                opt(r.entries),
+                opt(r.reach_bytes),
+            ]);
+        }
+        out.push('\n');
+        out.push_str(&tlb.render());
+    }
+
+    let mut pools = Table::new(["hugetlb pool", "total", "free", "reserved", "surplus"]);
+    for p in &m.hugepage_pools {
+        pools.row([
+            p.page_size_bytes.to_string(),
+            p.total.to_string(),
+            p.free.to_string(),
+            p.reserved.to_string(),
+            p.surplus.to_string(),
+        ]);
+    }
+    if !pools.is_empty() {
+        out.push('\n');
+        out.push_str(&pools.render());
+    }
+    out
+}
+
+fn bandwidth_text(o: &bandwidth::Outcome) -> String {
+    let mut out = format!("read bandwidth over {} ({}), GB/s = 1e9 B/s\n", o.size_bytes, o.isa);
+    for r in &o.regions {
+        out.push_str(&format!(
+            "  {} array: {} on huge pages\n",
+            r.requested,
+            r.huge_fraction.map(|f| format!("{:.0}%", f * 100.0)).unwrap_or_else(|| "unknown".into())
+        ));
+    }
+    let mut t = Table::new(["pages", "threads", "kernel", "median", "min", "max", "CV", "check"]);
+    for r in o.results.iter().filter(|r| r.variant.hint.is_none()) {
+        let s = &r.bytes_per_s;
+        t.row([
+            r.variant.pages.to_string(),
+            r.variant.threads.to_string(),
+            r.variant.label(),
+            gbps(s.median),
+            gbps(s.min),
+            gbps(s.max),
+            format!("{:.1}%", s.cv * 100.0),
+            if r.checksum_ok { "ok" } else { "FAIL" }.into(),
+        ]);
+    }
+    out.push('\n');
+    out.push_str(&t.render());
+
+    // The distance sweep: one column per hint.
+    let mut keys: Vec<_> =
+        o.results.iter().filter_map(|r| r.variant.hint.map(|_| (r.variant.pages, r.variant.threads))).collect();
+    keys.dedup();
+    for (pages, threads) in keys {
+        let mut hints: Vec<_> = o.results.iter().filter_map(|r| r.variant.hint).collect();
+        hints.sort();
+        hints.dedup();
+        let mut header = vec!["D (elements)".to_string(), "bytes".into()];
+        header.extend(hints.iter().map(|h| format!("{h} GB/s")));
+        let mut sweep = Table::new(header);
+        let mut ds: Vec<u64> = o.results.iter().filter_map(|r| r.variant.distance_elements).collect();
+        ds.sort();
+        ds.dedup();
+        for d in ds {
+            let mut row = vec![d.to_string(), Bytes(d * 8).to_string()];
+            for h in &hints {
+                let r = o.results.iter().find(|r| {
+                    r.variant.pages == pages
+                        && r.variant.threads == threads
+                        && r.variant.hint == Some(*h)
+                        && r.variant.distance_elements == Some(d)
+                });
+                row.push(r.map(|r| gbps(r.bytes_per_s.median)).unwrap_or_else(|| "-".into()));
+            }
+            sweep.row(row);
+        }
+        out.push_str(&format!("\nprefetch distance sweep, {pages} pages, {threads} thread(s):\n"));
+        out.push_str(&sweep.render());
+    }
+    if !o.plateaus.is_empty() {
+        out.push('\n');
+    }
+    for p in &o.plateaus {
+        out.push_str(&format!(
+            "best plateau {} pages, {} thread(s), hint {}: D = {}..{}: {} GB/s\n",
+            p.pages,
+            p.threads,
+            p.hint,
+            p.start_elements,
+            p.end_elements,
+            gbps(p.bytes_per_s)
+        ));
+    }
+    for e in &o.prefetch_effects {
+        out.push_str(&format!(
+            "prefetch {} at D = {} vs simd, {} pages, {} thread(s): ×{:.3} (paired range ×{:.3}..×{:.3}): {}\n",
+            e.hint, e.distance_elements, e.pages, e.threads, e.ratio_median, e.ratio_min, e.ratio_max, e.verdict
+        ));
+    }
+    out.push('\n');
+    for h in &o.headlines {
+        out.push_str(&format!(
+            "best {} pages, {} thread(s): {} GB/s ({})\n",
+            h.pages,
+            h.threads,
+            gbps(h.bytes_per_s),
+            h.best
+        ));
+    }
+    out
+}

@@ -1,0 +1,164 @@
+//! The command line as a user meets it: exit codes, one-line errors, no
+//! partial files, and the result document of real (small) runs.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn memperf(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_memperf")).args(args).output().expect("memperf runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Small and fast: 8 MiB, two distances, two samples.
+const SMALL: &[&str] = &["bandwidth", "--quiet", "--size", "8MiB", "--distance", "0:64:64", "--repetitions", "2"];
+
+#[test]
+fn bad_input_is_one_line_exit_2_and_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let out_s = out.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["--size", "0"], "greater than zero"),
+        (&["--size", "12XB"], "unknown size unit"),
+        (&["--size", "abc"], "malformed size"),
+        (&["--size", "100TiB"], "available"),
+        (&["--distance", "10:0:1"], "END is below START"),
+        (&["--distance", "0:1024:0"], "STEP"),
+        (&["--threads", "4096"], "--threads"),
+        (&["--threads", "0"], "positive integer"),
+        (&["--kernel", "sum8"], "unknown kernel"),
+        (&["--hint", "t9"], "unknown prefetch hint"),
+        (&["--pages", "8k"], "unknown page policy"),
+        (&["--repetitions", "-1"], "positive integer"),
+    ];
+    for (extra, needle) in cases {
+        let mut args = vec!["bandwidth", "--json", out_s];
+        args.extend_from_slice(extra);
+        let o = memperf(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains(needle), "{extra:?}: {err}");
+        assert!(err.starts_with("memperf: error: ") && err.trim_end().lines().count() == 1, "{extra:?}: {err}");
+        assert!(!err.contains("panicked"), "{extra:?}");
+        assert!(!out.exists(), "{extra:?} left a file");
+    }
+}
+
+#[test]
+fn unknown_subcommand_is_usage_error() {
+    assert_eq!(memperf(&["frobnicate"]).status.code(), Some(2));
+}
+
+#[test]
+fn info_writes_a_schema_1_document_to_stdout() {
+    let o = memperf(&["info", "--json", "-"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["schema_version"], 1);
+    assert!(doc["build"]["git_revision"].is_string());
+    assert!(doc["origin"]["run_id"].is_string());
+    assert!(doc["machine"]["caches"].as_array().unwrap().len() >= 2);
+    assert_eq!(doc["experiments"][0]["name"], "info");
+    let reach = doc["experiments"][0]["outcome"]["tlb_reach"].as_array().unwrap();
+    assert_eq!(reach.len(), 6, "L1 and L2 for 4 KiB, 2 MiB, 1 GiB");
+    // "unknown" is null, never 0.
+    assert!(reach.iter().all(|r| r["entries"].is_null() || r["entries"].as_u64().unwrap() > 0));
+}
+
+#[test]
+fn small_bandwidth_run_validates_and_writes_a_results_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("res");
+    let mut args = SMALL.to_vec();
+    args.extend(["--hint", "t0,w", "-o", folder.to_str().unwrap()]);
+    let o = memperf(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("best plateau") && table.contains("simd-prefetch"), "{table}");
+    let doc = json(&folder.join("results.json"));
+    let bw = &doc["experiments"][0];
+    assert_eq!(bw["name"], "bandwidth");
+    assert_eq!(bw["valid"], true);
+    let results = bw["outcome"]["results"].as_array().unwrap();
+    // 1 thread and all threads × (sum1, sum4, simd + 2 hints × 2 distances).
+    assert_eq!(results.len() % 7, 0);
+    for r in results {
+        assert_eq!(r["checksum_ok"], true);
+        assert_eq!(r["samples_s"].as_array().unwrap().len(), 2, "every raw sample is kept");
+        assert!(r["bytes_per_s"]["median"].as_f64().unwrap() > 0.0);
+    }
+    // 8 MiB fits in this cache: the document must say so, with a fix.
+    let warnings = bw["warnings"].as_array().unwrap();
+    let w = warnings.iter().find(|w| w["code"] == "working-set-in-cache").expect("cache warning");
+    assert!(w["fix"].as_str().unwrap().contains("--size"));
+    let svgs: Vec<_> = std::fs::read_dir(&folder).unwrap().filter_map(|e| e.ok()).filter(|e| e.path().extension().is_some_and(|x| x == "svg")).collect();
+    assert!(!svgs.is_empty(), "a distance curve is drawn");
+}
+
+#[test]
+fn writing_into_a_missing_folder_fails_cleanly() {
+    let mut args = SMALL.to_vec();
+    args.extend(["--kernel", "simd", "--threads", "1", "--json", "/nonexistent-dir/r.json"]);
+    let o = memperf(&args);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("cannot write /nonexistent-dir/r.json"));
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .map(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")))
+        .unwrap_or(false)
+}
+
+#[test]
+fn hugetlb_pages_reserved_for_the_run_and_given_back() {
+    if !is_root() {
+        eprintln!("skipped: --reserve-hugepages needs root");
+        return;
+    }
+    let pool = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages";
+    let before = std::fs::read_to_string(pool).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let mut args = SMALL.to_vec();
+    args.extend(["--kernel", "simd", "--threads", "1", "--pages", "2m,shm,4k", "--reserve-hugepages"]);
+    args.extend(["--json", out.to_str().unwrap()]);
+    let o = memperf(&args);
+    assert_eq!(std::fs::read_to_string(pool).unwrap(), before, "pool restored");
+    if o.status.code() == Some(2) && stderr(&o).contains("fragmented") {
+        eprintln!("skipped: {}", stderr(&o));
+        return;
+    }
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc = json(&out);
+    let regions = doc["experiments"][0]["outcome"]["regions"].as_array().unwrap().clone();
+    let frac = |name: &str| regions.iter().find(|r| r["requested"] == name).unwrap()["huge_fraction"].as_f64().unwrap();
+    assert_eq!(frac("2m"), 1.0);
+    assert_eq!(frac("shm"), 1.0);
+    assert_eq!(frac("4k"), 0.0);
+}
+
+#[test]
+fn unsatisfiable_policy_names_the_fix() {
+    let free: u64 = std::fs::read_to_string("/sys/kernel/mm/hugepages/hugepages-1048576kB/free_hugepages")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0);
+    if free > 0 {
+        eprintln!("skipped: 1 GiB pages are reserved on this machine");
+        return;
+    }
+    let mut args = SMALL.to_vec();
+    args.extend(["--pages", "1g", "--kernel", "simd"]);
+    let o = memperf(&args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("fix: echo") && err.contains("hugepages-1048576kB/nr_hugepages"), "{err}");
+}
