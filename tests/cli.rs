@@ -98,7 +98,11 @@ fn small_bandwidth_run_validates_and_writes_a_results_folder() {
     let warnings = bw["warnings"].as_array().unwrap();
     let w = warnings.iter().find(|w| w["code"] == "working-set-in-cache").expect("cache warning");
     assert!(w["fix"].as_str().unwrap().contains("--size"));
-    let svgs: Vec<_> = std::fs::read_dir(&folder).unwrap().filter_map(|e| e.ok()).filter(|e| e.path().extension().is_some_and(|x| x == "svg")).collect();
+    let svgs: Vec<_> = std::fs::read_dir(&folder)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "svg"))
+        .collect();
     assert!(!svgs.is_empty(), "a distance curve is drawn");
 }
 

@@ -4,6 +4,7 @@
 //! status 2.
 
 pub mod bandwidth;
+pub mod latency;
 pub mod progress;
 
 use crate::error::{Error, Result};
@@ -26,6 +27,8 @@ pub enum Command {
     Info(CommonArgs),
     /// Read bandwidth per loop shape, single- and all-thread, with a software-prefetch distance sweep.
     Bandwidth(bandwidth::BandwidthArgs),
+    /// Load-to-use latency from L1 to DRAM per page policy, its knees, and memory-level parallelism.
+    Latency(latency::LatencyArgs),
     /// The whole suite: one results folder with JSON, SVG plots and an HTML report.
     Run(RunArgs),
 }
@@ -84,6 +87,7 @@ impl Command {
         match self {
             Command::Info(c) => Ok(plan_of(vec![Job::Info], c, true)),
             Command::Bandwidth(b) => Ok(plan_of(vec![Job::Bandwidth(b.params(machine)?)], &b.common, true)),
+            Command::Latency(l) => Ok(plan_of(vec![Job::Latency(l.params(machine)?)], &l.common, true)),
             Command::Run(r) => {
                 let preset = r.preset.preset(Preset::Quick);
                 let jobs =
@@ -101,6 +105,7 @@ impl Command {
         match self {
             Command::Info(c) => c,
             Command::Bandwidth(b) => &b.common,
+            Command::Latency(l) => &l.common,
             Command::Run(r) => &r.common,
         }
     }

@@ -7,6 +7,8 @@
 
 pub mod bandwidth;
 pub mod info;
+pub mod knees;
+pub mod latency;
 pub mod plan;
 
 use crate::error::{Error, ErrorKind, Result};

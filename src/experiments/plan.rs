@@ -1,7 +1,7 @@
 //! A plan: the experiments a command asks for, run one after another into
 //! one result document.
 
-use super::{bandwidth, info, record, Context, Experiment, Progress};
+use super::{bandwidth, info, latency, record, Context, Experiment, Progress};
 use crate::error::Result;
 use crate::machine::Fingerprint;
 use crate::memory::{PagePolicy, Reservation};
@@ -14,6 +14,7 @@ use std::path::PathBuf;
 pub enum Job {
     Info,
     Bandwidth(bandwidth::Params),
+    Latency(latency::Params),
 }
 
 /// Where the document goes.
@@ -106,6 +107,7 @@ pub fn execute(
             match job {
                 Job::Info => record::<info::Info>(&info::Params {}, &ctx, plan.strict)?,
                 Job::Bandwidth(p) => record::<bandwidth::Bandwidth>(p, &ctx, plan.strict)?,
+                Job::Latency(p) => record::<latency::Latency>(p, &ctx, plan.strict)?,
             }
         };
         if let Some(w) = super::steal_warning(before, super::steal_ticks()) {
@@ -121,6 +123,7 @@ fn job_name(job: &Job) -> &'static str {
     match job {
         Job::Info => info::Info::NAME,
         Job::Bandwidth(_) => bandwidth::Bandwidth::NAME,
+        Job::Latency(_) => latency::Latency::NAME,
     }
 }
 

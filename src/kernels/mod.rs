@@ -6,6 +6,7 @@
 //! per element) sits beside each kernel in [`StreamKernelInfo`], and tests
 //! check it against what the kernel does.
 
+pub mod chase;
 pub mod portable;
 pub mod stream;
 #[cfg(target_arch = "x86_64")]

@@ -1,6 +1,7 @@
 //! The result document and everything rendered from it: terminal tables,
 //! SVG plots, and the files written to disk.
 
+pub mod derived;
 pub mod document;
 pub mod export;
 pub mod plots;

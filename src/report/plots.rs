@@ -3,7 +3,7 @@
 use super::document::Document;
 use super::svg::{line_chart, Chart, Series};
 use crate::error::Result;
-use crate::experiments::bandwidth;
+use crate::experiments::{bandwidth, latency};
 
 /// A rendered plot and the file name it is saved under.
 pub struct Plot {
@@ -18,6 +18,9 @@ pub fn all(doc: &Document) -> Result<Vec<Plot>> {
     let mut out = Vec::new();
     if let Some(o) = doc.outcome::<bandwidth::Outcome>("bandwidth") {
         out.extend(bandwidth_plots(&o)?);
+    }
+    if let Some(o) = doc.outcome::<latency::Outcome>("latency") {
+        out.push(latency_plot(&o)?);
     }
     Ok(out)
 }
@@ -72,4 +75,34 @@ fn bandwidth_plots(o: &bandwidth::Outcome) -> Result<Vec<Plot>> {
         });
     }
     Ok(plots)
+}
+
+/// Latency against working set (log x), one line per page policy and order.
+fn latency_plot(o: &latency::Outcome) -> Result<Plot> {
+    let mut keys: Vec<(crate::memory::PagePolicy, String)> =
+        o.points.iter().map(|p| (p.pages, p.order.clone())).collect();
+    keys.sort();
+    keys.dedup();
+    let series = keys
+        .iter()
+        .map(|(pol, order)| Series {
+            name: format!("{pol} {order}"),
+            points: o
+                .points
+                .iter()
+                .filter(|p| p.pages == *pol && &p.order == order)
+                .map(|p| (p.size_bytes.0 as f64, p.latency_ns.median))
+                .collect(),
+        })
+        .collect();
+    let title = "Load-to-use latency vs working set".to_string();
+    let chart = Chart {
+        title: title.clone(),
+        x_label: "working set (bytes, log scale)".into(),
+        y_label: "ns per load (median)".into(),
+        log_x: true,
+        series,
+        references: vec![],
+    };
+    Ok(Plot { file_name: "latency.svg".into(), title, experiment: "latency".into(), svg: line_chart(&chart)? })
 }

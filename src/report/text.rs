@@ -3,7 +3,7 @@
 
 use super::document::{Document, Status, Warning};
 use super::table::{gbps, Table};
-use crate::experiments::{bandwidth, info};
+use crate::experiments::{bandwidth, info, latency};
 use crate::machine::Fingerprint;
 use crate::units::Bytes;
 
@@ -28,6 +28,11 @@ pub fn render(doc: &Document) -> String {
                     out.push_str(&bandwidth_text(&o));
                 }
             }
+            "latency" => {
+                if let Some(o) = doc.outcome::<latency::Outcome>("latency") {
+                    out.push_str(&latency_text(&o));
+                }
+            }
             _ => {}
         }
         if !rec.valid {
@@ -35,6 +40,21 @@ pub fn render(doc: &Document) -> String {
         }
         out.push('\n');
     }
+    out.push_str(&derived(doc));
+    out
+}
+
+/// Little's law, where the document has both a bandwidth and a latency.
+pub fn derived(doc: &Document) -> String {
+    let c = super::derived::concurrency(doc);
+    if c.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("effective concurrency (Little's law: bandwidth × latency / line size)\n");
+    for x in c {
+        out.push_str(&format!("  {} pages, {} thread(s): {}\n", x.pages, x.threads, x.formula));
+    }
+    out.push('\n');
     out
 }
 
@@ -225,6 +245,84 @@ fn bandwidth_text(o: &bandwidth::Outcome) -> String {
             gbps(h.bytes_per_s),
             h.best
         ));
+    }
+    out
+}
+
+fn cycles(ns: f64, ghz: Option<f64>) -> String {
+    ghz.map(|g| format!("{:.0}", ns * g)).unwrap_or_else(|| "-".into())
+}
+
+fn latency_text(o: &latency::Outcome) -> String {
+    let mut out = format!("load-to-use latency, dependent random chase (seed {:#x})\n", o.seed);
+    for r in &o.regions {
+        out.push_str(&format!(
+            "  {} region: {} on huge pages\n",
+            r.requested,
+            r.huge_fraction.map(|f| format!("{:.0}%", f * 100.0)).unwrap_or_else(|| "unknown".into())
+        ));
+    }
+    let mut pols: Vec<_> = o.points.iter().map(|p| p.pages).collect();
+    pols.dedup();
+    pols.sort();
+    pols.dedup();
+    let mut header = vec!["working set".to_string()];
+    for p in &pols {
+        header.push(format!("{p} ns"));
+        header.push(format!("{p} p90"));
+        header.push(format!("{p} local"));
+    }
+    let mut t = Table::new(header);
+    let mut sizes: Vec<Bytes> = o.points.iter().map(|p| p.size_bytes).collect();
+    sizes.sort();
+    sizes.dedup();
+    for size in sizes {
+        let mut row = vec![size.to_string()];
+        for pol in &pols {
+            let get =
+                |order: &str| o.points.iter().find(|p| p.size_bytes == size && p.pages == *pol && p.order == order);
+            row.push(get("random").map(|p| format!("{:.1}", p.latency_ns.median)).unwrap_or_else(|| "-".into()));
+            row.push(get("random").map(|p| format!("{:.1}", p.p90_ns)).unwrap_or_else(|| "-".into()));
+            row.push(get("page-local").map(|p| format!("{:.1}", p.latency_ns.median)).unwrap_or_else(|| "-".into()));
+        }
+        t.row(row);
+    }
+    out.push('\n');
+    out.push_str(&t.render());
+    if !o.levels.is_empty() {
+        let mut lv = Table::new(["pages", "level", "latency ns", "cycles", "up to", "cache size"]);
+        for l in &o.levels {
+            lv.row([
+                l.pages.to_string(),
+                l.name.clone(),
+                format!("{:.1}", l.latency_ns),
+                cycles(l.latency_ns, o.nominal_ghz),
+                l.up_to_bytes.to_string(),
+                l.cache_bytes.map(|b| b.to_string()).unwrap_or_else(|| "-".into()),
+            ]);
+        }
+        out.push_str("\nknees (cycles at the nominal frequency):\n");
+        out.push_str(&lv.render());
+    }
+    if let Some(last) = o.ratios.iter().max_by_key(|r| r.size_bytes) {
+        out.push_str(&format!(
+            "\n{} / {} latency at {}: ×{:.3} (per-round range ×{:.3}..×{:.3}, measured alternately)\n",
+            last.b, last.a, last.size_bytes, last.ratio_median, last.ratio_min, last.ratio_max
+        ));
+    }
+    if !o.mlp.is_empty() {
+        let mut m = Table::new(["pages", "working set", "chains", "ns per load", "speed-up"]);
+        for x in &o.mlp {
+            m.row([
+                x.pages.to_string(),
+                x.size_bytes.to_string(),
+                x.chains.to_string(),
+                format!("{:.1}", x.ns_per_load),
+                format!("{:.2}", x.speedup),
+            ]);
+        }
+        out.push_str("\nmemory-level parallelism (independent chases in flight):\n");
+        out.push_str(&m.render());
     }
     out
 }

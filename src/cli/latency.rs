@@ -1,0 +1,105 @@
+//! Options of `memperf latency`.
+
+use super::{list_or, positive, CommonArgs, PresetArgs};
+use crate::error::{Error, Result};
+use crate::experiments::bandwidth::Preset;
+use crate::experiments::latency::{size_sweep, Params};
+use crate::machine::Fingerprint;
+use crate::memory::PagePolicy;
+use crate::units::{parse_list, parse_nonzero_size, parse_sweep, Bytes};
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct LatencyArgs {
+    /// Page policies, measured alternately: 4k, thp, 2m, 1g, shm [default: 4k,thp]
+    #[arg(long, value_name = "LIST")]
+    pub pages: Option<String>,
+    /// Working sets: a list (4KiB,1MiB) or START:END[:POINTS_PER_OCTAVE] [default: 4KiB:1GiB]
+    #[arg(long, value_name = "SIZES", allow_hyphen_values = true)]
+    pub sizes: Option<String>,
+    /// Independent chases in flight for the parallelism sweep: a list or START:END (1..16)
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub chains: Option<String>,
+    /// Skip the page-local (TLB-friendly) variant.
+    #[arg(long)]
+    pub no_page_local: bool,
+    /// Seed of the random chase order.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<String>,
+    #[command(flatten)]
+    pub preset: PresetArgs,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// `4KiB:1GiB`, `4KiB:1GiB:2` or `4KiB,64KiB,1GiB`.
+pub fn parse_sizes(text: &str) -> Result<Vec<Bytes>> {
+    if text.contains(':') {
+        let parts: Vec<&str> = text.split(':').collect();
+        let (min, max) = match parts.as_slice() {
+            [a, b] | [a, b, _] => (parse_nonzero_size(a)?, parse_nonzero_size(b)?),
+            _ => return Err(Error::usage(format!("malformed --sizes '{text}': use START:END[:POINTS_PER_OCTAVE]"))),
+        };
+        let per_octave = match parts.get(2) {
+            Some(n) => positive("points per octave", n)? as u32,
+            None => 1,
+        };
+        if max < min {
+            return Err(Error::usage(format!("malformed --sizes '{text}': END is below START")));
+        }
+        return Ok(size_sweep(min, max, per_octave));
+    }
+    parse_list(text, parse_nonzero_size)
+}
+
+impl LatencyArgs {
+    pub fn params(&self, machine: &Fingerprint) -> Result<Params> {
+        let mut p = Params::preset(self.preset.preset(Preset::Default), machine);
+        p.pages = list_or(&self.pages, p.pages, PagePolicy::parse)?;
+        if let Some(s) = &self.sizes {
+            p.sizes_bytes = parse_sizes(s)?;
+        }
+        if let Some(c) = &self.chains {
+            p.chains = if c.contains(':') {
+                parse_sweep(c)?.values().into_iter().map(|v| v as usize).collect()
+            } else {
+                parse_list(c, |t| {
+                    t.trim().parse::<usize>().map_err(|_| Error::usage(format!("--chains '{t}' is not a number")))
+                })?
+            };
+            if let Some(k) = p.chains.iter().find(|&&k| !(1..=16).contains(&k)) {
+                return Err(Error::usage(format!("--chains {k} is out of range: use 1 to 16 chains")));
+            }
+        }
+        p.page_local = !self.no_page_local;
+        if let Some(s) = &self.seed {
+            p.seed = s.trim().parse().map_err(|_| Error::usage(format!("--seed '{s}' is not a number")))?;
+        }
+        let max = p.sizes_bytes.iter().max().copied().unwrap_or_default();
+        let arrays = p.pages.iter().filter(|x| !x.uses_hugetlb_pool()).count() as u64;
+        if let Some(avail) = machine.memory_available_bytes {
+            if max.0.saturating_mul(arrays) > avail.0 {
+                return Err(Error::unsatisfiable(
+                    format!("working sets up to {max} on {arrays} policies need more than the {avail} available"),
+                    "use smaller --sizes or fewer --pages",
+                ));
+            }
+        }
+        Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_as_sweeps_or_lists() {
+        assert_eq!(parse_sizes("4KiB:16KiB").unwrap(), vec![Bytes(4096), Bytes(8192), Bytes(16384)]);
+        assert_eq!(parse_sizes("4KiB,1MiB").unwrap(), vec![Bytes(4096), Bytes(1 << 20)]);
+        assert!(parse_sizes("1MiB:4KiB").is_err());
+        assert!(parse_sizes("0:4KiB").is_err());
+        assert!(parse_sizes("4KiB:1MiB:0").is_err());
+        assert!(parse_sizes("x").is_err());
+    }
+}

@@ -1,0 +1,120 @@
+//! Finding the knees of a latency curve: where a working set stops fitting
+//! a cache level (or a TLB level) and the cost per access steps up.
+//!
+//! Method: the jumps between consecutive points are compared in log space;
+//! the largest ones (above a minimum ratio) are the knees, and two jumps on
+//! neighbouring intervals are one knee spread over two points (a working
+//! set that half fits). Between knees lie the levels; a level's figure is
+//! the median of its points, except the last level, whose figure is the
+//! value at the largest working set (the cost that does not go away).
+
+use serde::{Deserialize, Serialize};
+
+/// One level of a stepped curve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Level {
+    /// Smallest and largest x of the points in this level.
+    pub from_x: f64,
+    pub to_x: f64,
+    /// Typical y in the level.
+    pub value: f64,
+}
+
+/// Splits `points` (sorted by x, y > 0) into at most `max_levels` levels at
+/// jumps of at least `min_ratio`.
+pub fn levels(points: &[(f64, f64)], max_levels: usize, min_ratio: f64) -> Vec<Level> {
+    if points.is_empty() || max_levels == 0 {
+        return Vec::new();
+    }
+    let jumps: Vec<(usize, f64)> = points
+        .windows(2)
+        .enumerate()
+        .map(|(i, w)| (i, (w[1].1 / w[0].1).ln()))
+        .filter(|j| j.1 > min_ratio.ln())
+        .collect();
+    let mut by_size = jumps.clone();
+    by_size.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let mut knees: Vec<usize> = Vec::new();
+    for (i, _) in by_size {
+        if knees.len() + 1 >= max_levels {
+            break;
+        }
+        if knees.iter().any(|&k| k.abs_diff(i) <= 1) {
+            continue;
+        }
+        knees.push(i);
+    }
+    knees.sort();
+    // A knee's split: after point i; for a knee spread over i-1..i+1, the
+    // middle point belongs to the lower level (it mostly still fits).
+    let mut bounds: Vec<usize> = knees.iter().map(|&i| i + 1).collect();
+    bounds.push(points.len());
+    let mut out = Vec::new();
+    let mut start = 0;
+    let last = bounds.len() - 1;
+    for (n, &end) in bounds.iter().enumerate() {
+        let seg = &points[start..end];
+        if seg.is_empty() {
+            continue;
+        }
+        let value = if n == last {
+            seg[seg.len() - 1].1
+        } else {
+            let mut v: Vec<f64> = seg.iter().map(|p| p.1).collect();
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        out.push(Level { from_x: seg[0].0, to_x: seg[seg.len() - 1].0, value });
+        start = end;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn curve(steps: &[(f64, f64)]) -> Vec<(f64, f64)> {
+        // sizes 4 KiB .. 1 GiB doubling; latency = first step whose bound >= size.
+        (12..=30)
+            .map(|e| {
+                let x = (1u64 << e) as f64;
+                (x, steps.iter().find(|s| x <= s.0).map(|s| s.1).unwrap_or(steps.last().unwrap().1))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn finds_three_knees_of_a_cache_hierarchy() {
+        let pts = curve(&[
+            (32768.0, 1.2),
+            (1048576.0, 4.0),
+            (2097152.0, 10.0),
+            (67108864.0, 30.0),
+            (134217728.0, 60.0),
+            (f64::MAX, 100.0),
+        ]);
+        let l = levels(&pts, 4, 1.25);
+        assert_eq!(l.len(), 4, "{l:?}");
+        assert_eq!((l[0].to_x, l[0].value), (32768.0, 1.2));
+        assert_eq!(l[1].value, 4.0);
+        assert!(l[1].to_x >= 1048576.0 && l[1].to_x <= 2097152.0);
+        assert_eq!(l[2].value, 30.0);
+        assert_eq!(l[3].value, 100.0, "the last level is the value at the largest set");
+    }
+
+    #[test]
+    fn flat_curve_is_one_level_and_noise_is_no_knee() {
+        let pts: Vec<(f64, f64)> = (0..10).map(|i| (i as f64, if i % 2 == 0 { 10.0 } else { 11.0 })).collect();
+        let l = levels(&pts, 4, 1.25);
+        assert_eq!(l.len(), 1);
+        assert!(levels(&[], 4, 1.25).is_empty());
+    }
+
+    #[test]
+    fn at_most_max_levels() {
+        let pts = curve(&[(8192.0, 1.0), (65536.0, 2.0), (524288.0, 4.0), (4194304.0, 8.0), (f64::MAX, 16.0)]);
+        assert_eq!(levels(&pts, 3, 1.25).len(), 3);
+        assert_eq!(levels(&pts, 5, 1.25).len(), 5);
+    }
+}

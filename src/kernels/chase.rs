@@ -1,0 +1,285 @@
+//! Dependent-load pointer chase: the latency kernel.
+//!
+//! Each slot (one cache line, or one line per page for the TLB sweep) holds
+//! the address of the next slot. The visiting order is one random cycle
+//! through every slot, built from a recorded seed, so hardware prefetchers
+//! cannot predict it and the chase is verifiably a single cycle. A windowed
+//! order shuffles slots only inside windows of a few pages (like multichase
+//! `-T`), so TLB misses vanish while cache misses stay.
+//!
+//! `K` chains run interleaved from evenly spaced points of the cycle; their
+//! speed-up over one chain is the memory-level parallelism the core reaches.
+//! The checksum is where each chain ends, which the order gives in closed form.
+
+/// A deterministic 64-bit generator (SplitMix64): small, fast, seedable.
+pub struct SplitMix64(pub u64);
+
+impl SplitMix64 {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (n > 0), by multiply-shift.
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.next_u64() as u128 * n as u128) >> 64) as usize
+    }
+
+    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = self.below(i + 1);
+            v.swap(i, j);
+        }
+    }
+}
+
+/// The order in which slots `0..n` are visited: a random permutation, or,
+/// with `window` = w, the slots grouped in windows of w consecutive slots,
+/// windows in random order and slots in random order inside each window.
+pub fn visit_order(n: usize, window: Option<usize>, seed: u64) -> Vec<usize> {
+    let mut rng = SplitMix64(seed);
+    match window {
+        None => {
+            let mut order: Vec<usize> = (0..n).collect();
+            rng.shuffle(&mut order);
+            order
+        }
+        Some(w) => {
+            let w = w.max(1);
+            let mut windows: Vec<usize> = (0..n.div_ceil(w)).collect();
+            rng.shuffle(&mut windows);
+            let mut order = Vec::with_capacity(n);
+            for win in windows {
+                let start = order.len();
+                order.extend(win * w..((win + 1) * w).min(n));
+                rng.shuffle(&mut order[start..]);
+            }
+            order
+        }
+    }
+}
+
+/// Links `order` into one cycle in `base`: slot `order[i]`, at byte offset
+/// `offset(order[i])`, holds the address of slot `order[i + 1]`.
+///
+/// # Safety
+/// `base + offset(s) .. + 8` must be writable and 8-byte aligned for every slot.
+pub unsafe fn link(base: *mut u8, order: &[usize], offset: impl Fn(usize) -> usize) {
+    for (i, &s) in order.iter().enumerate() {
+        let next = order[(i + 1) % order.len()];
+        // SAFETY: guaranteed by the caller.
+        unsafe { (base.add(offset(s)) as *mut usize).write(base.add(offset(next)) as usize) };
+    }
+}
+
+/// Follows the chain from `start` until it returns; the cycle length, or
+/// `None` if it does not return within `limit` steps.
+///
+/// # Safety
+/// The chain from `start` must have been built by [`link`] in live memory.
+pub unsafe fn cycle_length(start: *const usize, limit: usize) -> Option<usize> {
+    let mut p = start;
+    for steps in 1..=limit {
+        // SAFETY: guaranteed by the caller.
+        p = unsafe { *p } as *const usize;
+        if p == start {
+            return Some(steps);
+        }
+    }
+    None
+}
+
+/// Where `K` chains are and go: their current positions, updated in place.
+pub struct ChaseArg {
+    pub heads: [*const usize; 16],
+}
+
+/// The chase ABI: `iters` dependent loads on each of K chains; returns the
+/// XOR of the final positions (and leaves them in `arg.heads`).
+///
+/// # Safety
+/// Each of the first K heads must point into a cycle built by [`link`].
+pub type ChaseKernel = unsafe fn(iters: u64, arg: &mut ChaseArg) -> u64;
+
+/// K interleaved chains; the positions live in registers for the loop.
+///
+/// # Safety
+/// See [`ChaseKernel`].
+#[inline(never)]
+pub unsafe fn chase<const K: usize>(iters: u64, arg: &mut ChaseArg) -> u64 {
+    let mut p: [*const usize; K] = [std::ptr::null(); K];
+    p.copy_from_slice(&arg.heads[..K]);
+    for _ in 0..iters {
+        for q in p.iter_mut() {
+            // SAFETY: every head is inside a linked cycle (caller's contract).
+            *q = unsafe { std::ptr::read_volatile(*q) } as *const usize;
+        }
+    }
+    arg.heads[..K].copy_from_slice(&p);
+    p.iter().fold(0, |x, q| x ^ *q as u64)
+}
+
+/// The kernel for `k` chains (1..=16).
+pub fn chase_kernel(k: usize) -> Option<ChaseKernel> {
+    Some(match k {
+        1 => chase::<1>,
+        2 => chase::<2>,
+        3 => chase::<3>,
+        4 => chase::<4>,
+        5 => chase::<5>,
+        6 => chase::<6>,
+        7 => chase::<7>,
+        8 => chase::<8>,
+        9 => chase::<9>,
+        10 => chase::<10>,
+        11 => chase::<11>,
+        12 => chase::<12>,
+        13 => chase::<13>,
+        14 => chase::<14>,
+        15 => chase::<15>,
+        16 => chase::<16>,
+        _ => return None,
+    })
+}
+
+/// A linked chase over a set of slots, with what validation needs.
+pub struct Chase {
+    base: *mut u8,
+    order: Vec<usize>,
+    /// Byte offset of each slot in visit order (`offsets[i]` = offset of order[i]).
+    offsets: Vec<usize>,
+    /// Position in `order` of each chain's head.
+    positions: Vec<usize>,
+    pub arg: ChaseArg,
+}
+
+impl Chase {
+    /// Links `order` in `base` and places `chains` heads evenly along it.
+    ///
+    /// # Safety
+    /// As for [`link`]; the memory must outlive the Chase.
+    pub unsafe fn new(base: *mut u8, order: Vec<usize>, offset: impl Fn(usize) -> usize, chains: usize) -> Chase {
+        // SAFETY: guaranteed by the caller.
+        unsafe { link(base, &order, &offset) };
+        let offsets: Vec<usize> = order.iter().map(|&s| offset(s)).collect();
+        let mut c =
+            Chase { base, order, offsets, positions: Vec::new(), arg: ChaseArg { heads: [std::ptr::null(); 16] } };
+        c.set_chains(chains);
+        c
+    }
+
+    /// Places `chains` (1..=16) heads evenly along the cycle, starting where
+    /// the first head is now, so that successive runs keep visiting new
+    /// slots instead of replaying a segment that is now cached.
+    pub fn set_chains(&mut self, chains: usize) {
+        let n = self.order.len();
+        let chains = chains.clamp(1, 16);
+        let from = self.positions.first().copied().unwrap_or(0);
+        self.positions = (0..chains).map(|c| (from + c * n / chains) % n).collect();
+        for (h, &pos) in self.arg.heads.iter_mut().zip(&self.positions) {
+            *h = self.base.wrapping_add(self.offsets[pos]) as *const usize;
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// Runs `kernel` for `iters` steps per chain and checks that every chain
+    /// ended where the order says it must.
+    ///
+    /// # Safety
+    /// The memory behind the chase must still be live and unmodified.
+    pub unsafe fn run(&mut self, kernel: ChaseKernel, iters: u64) -> bool {
+        // SAFETY: heads are inside the linked cycle.
+        let x = unsafe { kernel(iters, &mut self.arg) };
+        let n = self.order.len();
+        let mut expect = 0u64;
+        for (c, pos) in self.positions.iter_mut().enumerate() {
+            *pos = (*pos + (iters % n as u64) as usize) % n;
+            let addr = self.base as usize + self.offsets[*pos];
+            expect ^= addr as u64;
+            if self.arg.heads[c] as usize != addr {
+                return false;
+            }
+        }
+        x == expect
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_is_a_permutation_and_the_link_one_cycle() {
+        for (n, window) in [(1usize, None), (1000, None), (4096, Some(64)), (1000, Some(7))] {
+            let order = visit_order(n, window, 42);
+            let mut sorted = order.clone();
+            sorted.sort();
+            assert_eq!(sorted, (0..n).collect::<Vec<_>>());
+            let mut mem = vec![0usize; n * 8];
+            let base = mem.as_mut_ptr() as *mut u8;
+            // SAFETY: slot s is at s*64 bytes, inside n*64 bytes.
+            unsafe { link(base, &order, |s| s * 64) };
+            // SAFETY: linked above.
+            let len = unsafe { cycle_length(base as *const usize, n + 1) };
+            assert_eq!(len, Some(n), "one cycle through all {n} slots");
+        }
+    }
+
+    #[test]
+    fn windowed_order_never_leaves_its_window() {
+        let w = 64;
+        let order = visit_order(64 * 50, Some(w), 7);
+        for chunk in order.chunks(w) {
+            let win = chunk[0] / w;
+            assert!(chunk.iter().all(|s| s / w == win), "{chunk:?}");
+        }
+        // and it is not the identity inside windows
+        assert_ne!(&order[..w], &(order[0] / w * w..order[0] / w * w + w).collect::<Vec<_>>()[..]);
+    }
+
+    #[test]
+    fn seed_makes_the_order_reproducible() {
+        assert_eq!(visit_order(100, None, 9), visit_order(100, None, 9));
+        assert_ne!(visit_order(100, None, 9), visit_order(100, None, 10));
+    }
+
+    #[test]
+    fn chains_end_where_the_order_says() {
+        let n = 1000;
+        let mut mem = vec![0usize; n * 8];
+        for k in [1, 3, 16] {
+            // SAFETY: slots at s*64 inside mem.
+            let mut c = unsafe { Chase::new(mem.as_mut_ptr() as *mut u8, visit_order(n, None, 1), |s| s * 64, k) };
+            for iters in [1, 999, 1000, 2500] {
+                // SAFETY: mem is live.
+                assert!(unsafe { c.run(chase_kernel(k).unwrap(), iters) }, "k={k} iters={iters}");
+            }
+        }
+        assert!(chase_kernel(17).is_none());
+    }
+
+    #[test]
+    fn new_chains_start_where_the_first_head_stopped() {
+        let n = 1000;
+        let mut mem = vec![0usize; n * 8];
+        // SAFETY: slots at s*64 inside mem.
+        let mut c = unsafe { Chase::new(mem.as_mut_ptr() as *mut u8, visit_order(n, None, 3), |s| s * 64, 1) };
+        // SAFETY: mem is live.
+        assert!(unsafe { c.run(chase_kernel(1).unwrap(), 300) });
+        let head = c.arg.heads[0];
+        c.set_chains(4);
+        assert_eq!(c.arg.heads[0], head);
+        // SAFETY: mem is live.
+        assert!(unsafe { c.run(chase_kernel(4).unwrap(), 10) });
+    }
+}
