@@ -29,6 +29,8 @@ pub enum Command {
     Bandwidth(bandwidth::BandwidthArgs),
     /// Load-to-use latency from L1 to DRAM per page policy, its knees, and memory-level parallelism.
     Latency(latency::LatencyArgs),
+    /// TLB reach per page size and the cost of a page walk.
+    Tlb(TlbArgs),
     /// The whole suite: one results folder with JSON, SVG plots and an HTML report.
     Run(RunArgs),
 }
@@ -74,6 +76,37 @@ impl PresetArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct TlbArgs {
+    /// Page policies, measured alternately: 4k, thp, 2m, 1g, shm [default: 4k,thp]
+    #[arg(long, value_name = "LIST")]
+    pub pages: Option<String>,
+    /// Most pages per policy [default: 65536]
+    #[arg(long, value_name = "N")]
+    pub max_pages: Option<String>,
+    /// Most memory per policy [default: 2GiB]
+    #[arg(long, value_name = "SIZE")]
+    pub max_bytes: Option<String>,
+    #[command(flatten)]
+    pub preset: PresetArgs,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+impl TlbArgs {
+    pub fn params(&self) -> Result<crate::experiments::tlb::Params> {
+        let mut p = crate::experiments::tlb::Params::preset(self.preset.preset(Preset::Default));
+        p.pages = list_or(&self.pages, p.pages, crate::memory::PagePolicy::parse)?;
+        if let Some(n) = &self.max_pages {
+            p.max_pages = positive("--max-pages", n)? as u64;
+        }
+        if let Some(b) = &self.max_bytes {
+            p.max_bytes = crate::units::parse_nonzero_size(b)?;
+        }
+        Ok(p)
+    }
+}
+
+#[derive(Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
     pub preset: PresetArgs,
@@ -88,6 +121,7 @@ impl Command {
             Command::Info(c) => Ok(plan_of(vec![Job::Info], c, true)),
             Command::Bandwidth(b) => Ok(plan_of(vec![Job::Bandwidth(b.params(machine)?)], &b.common, true)),
             Command::Latency(l) => Ok(plan_of(vec![Job::Latency(l.params(machine)?)], &l.common, true)),
+            Command::Tlb(t) => Ok(plan_of(vec![Job::Tlb(t.params()?)], &t.common, true)),
             Command::Run(r) => {
                 let preset = r.preset.preset(Preset::Quick);
                 let jobs =
@@ -106,6 +140,7 @@ impl Command {
             Command::Info(c) => c,
             Command::Bandwidth(b) => &b.common,
             Command::Latency(l) => &l.common,
+            Command::Tlb(t) => &t.common,
             Command::Run(r) => &r.common,
         }
     }

@@ -1,7 +1,7 @@
 //! A plan: the experiments a command asks for, run one after another into
 //! one result document.
 
-use super::{bandwidth, info, latency, record, Context, Experiment, Progress};
+use super::{bandwidth, info, latency, record, tlb, Context, Experiment, Progress};
 use crate::error::Result;
 use crate::machine::Fingerprint;
 use crate::memory::{PagePolicy, Reservation};
@@ -15,6 +15,7 @@ pub enum Job {
     Info,
     Bandwidth(bandwidth::Params),
     Latency(latency::Params),
+    Tlb(tlb::Params),
 }
 
 /// Where the document goes.
@@ -108,6 +109,7 @@ pub fn execute(
                 Job::Info => record::<info::Info>(&info::Params {}, &ctx, plan.strict)?,
                 Job::Bandwidth(p) => record::<bandwidth::Bandwidth>(p, &ctx, plan.strict)?,
                 Job::Latency(p) => record::<latency::Latency>(p, &ctx, plan.strict)?,
+                Job::Tlb(p) => record::<tlb::Tlb>(p, &ctx, plan.strict)?,
             }
         };
         if let Some(w) = super::steal_warning(before, super::steal_ticks()) {
@@ -124,6 +126,7 @@ fn job_name(job: &Job) -> &'static str {
         Job::Info => info::Info::NAME,
         Job::Bandwidth(_) => bandwidth::Bandwidth::NAME,
         Job::Latency(_) => latency::Latency::NAME,
+        Job::Tlb(_) => tlb::Tlb::NAME,
     }
 }
 

@@ -3,7 +3,7 @@
 use super::document::Document;
 use super::svg::{line_chart, Chart, Series};
 use crate::error::Result;
-use crate::experiments::{bandwidth, latency};
+use crate::experiments::{bandwidth, latency, tlb};
 
 /// A rendered plot and the file name it is saved under.
 pub struct Plot {
@@ -21,6 +21,9 @@ pub fn all(doc: &Document) -> Result<Vec<Plot>> {
     }
     if let Some(o) = doc.outcome::<latency::Outcome>("latency") {
         out.push(latency_plot(&o)?);
+    }
+    if let Some(o) = doc.outcome::<tlb::Outcome>("tlb") {
+        out.push(tlb_plot(&o)?);
     }
     Ok(out)
 }
@@ -105,4 +108,33 @@ fn latency_plot(o: &latency::Outcome) -> Result<Plot> {
         references: vec![],
     };
     Ok(Plot { file_name: "latency.svg".into(), title, experiment: "latency".into(), svg: line_chart(&chart)? })
+}
+
+/// ns per access against the memory the pages span (log x), one line per policy.
+fn tlb_plot(o: &tlb::Outcome) -> Result<Plot> {
+    let mut keys: Vec<_> = o.points.iter().map(|p| (p.pages, p.stride_bytes)).collect();
+    keys.sort();
+    keys.dedup();
+    let series = keys
+        .iter()
+        .map(|(pol, stride)| Series {
+            name: format!("{pol} pages, a line every {stride}"),
+            points: o
+                .points
+                .iter()
+                .filter(|p| p.pages == *pol && p.stride_bytes == *stride)
+                .map(|p| (p.page_count as f64, p.ns_per_access.median))
+                .collect(),
+        })
+        .collect();
+    let title = "TLB: ns per access vs pages touched (one line per page)".to_string();
+    let chart = Chart {
+        title: title.clone(),
+        x_label: "pages (or 4 KiB strides) touched, log scale".into(),
+        y_label: "ns per access (median)".into(),
+        log_x: true,
+        series,
+        references: vec![],
+    };
+    Ok(Plot { file_name: "tlb.svg".into(), title, experiment: "tlb".into(), svg: line_chart(&chart)? })
 }

@@ -3,7 +3,7 @@
 
 use super::document::{Document, Status, Warning};
 use super::table::{gbps, Table};
-use crate::experiments::{bandwidth, info, latency};
+use crate::experiments::{bandwidth, info, latency, tlb};
 use crate::machine::Fingerprint;
 use crate::units::Bytes;
 
@@ -26,6 +26,11 @@ pub fn render(doc: &Document) -> String {
             "bandwidth" => {
                 if let Some(o) = doc.outcome::<bandwidth::Outcome>("bandwidth") {
                     out.push_str(&bandwidth_text(&o));
+                }
+            }
+            "tlb" => {
+                if let Some(o) = doc.outcome::<tlb::Outcome>("tlb") {
+                    out.push_str(&tlb_text(&o));
                 }
             }
             "latency" => {
@@ -323,6 +328,69 @@ fn latency_text(o: &latency::Outcome) -> String {
         }
         out.push_str("\nmemory-level parallelism (independent chases in flight):\n");
         out.push_str(&m.render());
+    }
+    out
+}
+
+fn tlb_text(o: &tlb::Outcome) -> String {
+    let mut out = String::from("TLB reach: one line per page, pages in random order\n");
+    let mut pols: Vec<_> = o.points.iter().map(|p| (p.pages, p.stride_bytes)).collect();
+    pols.sort();
+    pols.dedup();
+    let mut header = vec!["pages".to_string()];
+    for (p, stride) in &pols {
+        let name = if stride.0 == 4096 && p.page_size().0 > 4096 { format!("{p}@4KiB") } else { p.to_string() };
+        header.push(format!("{name} span"));
+        header.push(format!("{name} ns"));
+    }
+    header.push("walk ns (4k − huge)".into());
+    let mut t = Table::new(header);
+    let mut counts: Vec<u64> = o.points.iter().map(|p| p.page_count).collect();
+    counts.sort();
+    counts.dedup();
+    for c in counts {
+        let mut row = vec![c.to_string()];
+        for (pol, stride) in &pols {
+            let pt = o.points.iter().find(|p| p.page_count == c && p.pages == *pol && p.stride_bytes == *stride);
+            row.push(pt.map(|p| p.span_bytes.to_string()).unwrap_or_else(|| "-".into()));
+            row.push(pt.map(|p| format!("{:.1}", p.ns_per_access.median)).unwrap_or_else(|| "-".into()));
+        }
+        row.push(
+            o.walk_costs
+                .iter()
+                .find(|w| w.page_count == c)
+                .map(|w| format!("{:.1}", w.ns_median))
+                .unwrap_or_else(|| "-".into()),
+        );
+        t.row(row);
+    }
+    out.push_str(&t.render());
+    if !o.reaches.is_empty() {
+        let mut r =
+            Table::new(["pages", "TLB", "measured entries", "reach", "CPUID entries", "ns within", "ns beyond"]);
+        for x in &o.reaches {
+            r.row([
+                x.pages.to_string(),
+                x.level.clone(),
+                x.measured_entries.to_string(),
+                x.measured_reach_bytes.to_string(),
+                x.cpuid_entries.map(|e| e.to_string()).unwrap_or_else(|| "unknown".into()),
+                format!("{:.1}", x.ns_within),
+                format!("{:.1}", x.ns_beyond),
+            ]);
+        }
+        out.push('\n');
+        out.push_str(&r.render());
+    }
+    if let Some(w) = o.walk_ns {
+        out.push_str(&format!(
+            "\npage walk beyond the 4 KiB reach: {:.1} ns{}\n",
+            w,
+            o.walk_cycles.map(|c| format!(" ({c:.0} cycles at nominal frequency)")).unwrap_or_default()
+        ));
+    }
+    for a in &o.advice {
+        out.push_str(&format!("{a}\n"));
     }
     out
 }
