@@ -166,3 +166,47 @@ fn unsatisfiable_policy_names_the_fix() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("fix: echo") && err.contains("hugepages-1048576kB/nr_hugepages"), "{err}");
 }
+
+#[test]
+fn latency_and_tlb_bad_input() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["latency", "--sizes", "1MiB:4KiB"], "END is below START"),
+        (&["latency", "--sizes", "0"], "greater than zero"),
+        (&["latency", "--sizes", "64"], "below two cache lines"),
+        (&["latency", "--sizes", "4KiB:1MiB:0"], "positive integer"),
+        (&["latency", "--chains", "17"], "out of range"),
+        (&["latency", "--chains", "0:4"], "out of range"),
+        (&["latency", "--chains", "x"], "not a number"),
+        (&["tlb", "--max-pages", "0"], "positive integer"),
+        (&["tlb", "--pages", "huge"], "unknown page policy"),
+    ];
+    for (args, needle) in cases {
+        let o = memperf(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle) && err.trim_end().lines().count() == 1, "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn small_latency_and_tlb_runs_validate() {
+    let o = memperf(&["latency", "--quiet", "--sizes", "4KiB:1MiB", "--chains", "1,2", "--pages", "4k", "--json", "-"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let lat = &doc["experiments"][0];
+    assert_eq!(lat["valid"], true);
+    let points = lat["outcome"]["points"].as_array().unwrap();
+    assert_eq!(points.len(), 9 * 2, "9 sizes × (random, page-local)");
+    assert!(points.iter().all(|p| p["valid"] == true && p["latency_ns"]["median"].as_f64().unwrap() > 0.0));
+    assert_eq!(lat["outcome"]["mlp"].as_array().unwrap().len(), 2);
+
+    let o = memperf(&["tlb", "--quiet", "--max-pages", "256", "--max-bytes", "64MiB", "--json", "-"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let tlb = &doc["experiments"][0]["outcome"];
+    assert!(tlb["points"].as_array().unwrap().iter().all(|p| p["valid"] == true));
+    // 4 KiB pages, and THP pages both at their own stride and at 4 KiB.
+    let strides: std::collections::BTreeSet<u64> =
+        tlb["points"].as_array().unwrap().iter().map(|p| p["stride_bytes"].as_u64().unwrap()).collect();
+    assert_eq!(strides.into_iter().collect::<Vec<_>>(), vec![4096, 2 << 20]);
+}
