@@ -31,6 +31,8 @@ pub enum Command {
     Latency(latency::LatencyArgs),
     /// TLB reach per page size and the cost of a page walk.
     Tlb(TlbArgs),
+    /// What a prefetch of NULL, an unmapped, PROT_NONE or kernel address costs; whether a prefetch survives a TLB miss.
+    PrefetchFault(PrefetchFaultArgs),
     /// The whole suite: one results folder with JSON, SVG plots and an HTML report.
     Run(RunArgs),
 }
@@ -107,6 +109,50 @@ impl TlbArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct PrefetchFaultArgs {
+    /// Prefetch hints: t0, t1, t2, nta, w [default: all]
+    #[arg(long, value_name = "LIST")]
+    pub hint: Option<String>,
+    /// Targets: mapped, null, unmapped, prot-none, kernel, non-canonical [default: all]
+    #[arg(long, value_name = "LIST")]
+    pub targets: Option<String>,
+    /// Linked-list lengths [default: 1,2,4,8,16,32,64]
+    #[arg(long, value_name = "LIST")]
+    pub lengths: Option<String>,
+    /// Pages ahead for the TLB-miss walk [default: 2,8,32]
+    #[arg(long, value_name = "LIST")]
+    pub ahead: Option<String>,
+    /// Samples per variant.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub repetitions: Option<String>,
+    #[command(flatten)]
+    pub preset: PresetArgs,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+impl PrefetchFaultArgs {
+    pub fn params(&self) -> Result<crate::experiments::prefetch_fault::Params> {
+        use crate::experiments::prefetch_fault::{Params, Target};
+        let mut p = Params::preset(self.preset.preset(Preset::Default));
+        p.instructions = list_or(&self.hint, p.instructions, crate::kernels::Hint::parse)?;
+        p.targets = list_or(&self.targets, p.targets, |t| {
+            serde_json::from_value::<Target>(serde_json::Value::String(t.to_string())).map_err(|_| {
+                Error::usage(format!(
+                    "unknown target '{t}': use mapped, null, unmapped, prot-none, kernel or non-canonical"
+                ))
+            })
+        })?;
+        p.list_lengths = list_or(&self.lengths, p.list_lengths, |t| positive("--lengths", t))?;
+        p.stride_ahead_pages = list_or(&self.ahead, p.stride_ahead_pages, |t| positive("--ahead", t))?;
+        if let Some(r) = &self.repetitions {
+            p.repetitions = positive("--repetitions", r)?;
+        }
+        Ok(p)
+    }
+}
+
+#[derive(Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
     pub preset: PresetArgs,
@@ -122,6 +168,7 @@ impl Command {
             Command::Bandwidth(b) => Ok(plan_of(vec![Job::Bandwidth(b.params(machine)?)], &b.common, true)),
             Command::Latency(l) => Ok(plan_of(vec![Job::Latency(l.params(machine)?)], &l.common, true)),
             Command::Tlb(t) => Ok(plan_of(vec![Job::Tlb(t.params()?)], &t.common, true)),
+            Command::PrefetchFault(a) => Ok(plan_of(vec![Job::PrefetchFault(a.params()?)], &a.common, true)),
             Command::Run(r) => {
                 let preset = r.preset.preset(Preset::Quick);
                 let jobs =
@@ -141,6 +188,7 @@ impl Command {
             Command::Bandwidth(b) => &b.common,
             Command::Latency(l) => &l.common,
             Command::Tlb(t) => &t.common,
+            Command::PrefetchFault(a) => &a.common,
             Command::Run(r) => &r.common,
         }
     }

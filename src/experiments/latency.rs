@@ -76,7 +76,7 @@ impl Params {
             min_time_s: time,
             rounds: 4,
             chunk_s: 50e-6,
-            seed: 0x6d65_6d70_6572_66,
+            seed: 0x006d_656d_7065_7266,
         }
     }
 }

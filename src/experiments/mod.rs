@@ -10,6 +10,7 @@ pub mod info;
 pub mod knees;
 pub mod latency;
 pub mod plan;
+pub mod prefetch_fault;
 pub mod tlb;
 
 use crate::error::{Error, ErrorKind, Result};

@@ -1,7 +1,7 @@
 //! A plan: the experiments a command asks for, run one after another into
 //! one result document.
 
-use super::{bandwidth, info, latency, record, tlb, Context, Experiment, Progress};
+use super::{bandwidth, info, latency, prefetch_fault, record, tlb, Context, Experiment, Progress};
 use crate::error::Result;
 use crate::machine::Fingerprint;
 use crate::memory::{PagePolicy, Reservation};
@@ -16,6 +16,7 @@ pub enum Job {
     Bandwidth(bandwidth::Params),
     Latency(latency::Params),
     Tlb(tlb::Params),
+    PrefetchFault(prefetch_fault::Params),
 }
 
 /// Where the document goes.
@@ -110,6 +111,7 @@ pub fn execute(
                 Job::Bandwidth(p) => record::<bandwidth::Bandwidth>(p, &ctx, plan.strict)?,
                 Job::Latency(p) => record::<latency::Latency>(p, &ctx, plan.strict)?,
                 Job::Tlb(p) => record::<tlb::Tlb>(p, &ctx, plan.strict)?,
+                Job::PrefetchFault(p) => record::<prefetch_fault::PrefetchFault>(p, &ctx, plan.strict)?,
             }
         };
         if let Some(w) = super::steal_warning(before, super::steal_ticks()) {
@@ -127,6 +129,7 @@ fn job_name(job: &Job) -> &'static str {
         Job::Bandwidth(_) => bandwidth::Bandwidth::NAME,
         Job::Latency(_) => latency::Latency::NAME,
         Job::Tlb(_) => tlb::Tlb::NAME,
+        Job::PrefetchFault(_) => prefetch_fault::PrefetchFault::NAME,
     }
 }
 

@@ -149,8 +149,11 @@ fn slot_offset(s: usize, page: usize) -> usize {
     s * page + (h % (page as u64 / 64)) as usize * 64
 }
 
-/// The sweeps of a policy: (stride, page counts).
-fn sweeps(p: &Params, pol: PagePolicy) -> Vec<(Bytes, Vec<u64>)> {
+/// Sweeps of one policy: (stride, page counts).
+type Sweeps = Vec<(Bytes, Vec<u64>)>;
+
+/// The sweeps of a policy: its own page size, plus the 4 KiB control.
+fn sweeps(p: &Params, pol: PagePolicy) -> Sweeps {
     let mut v = vec![(pol.page_size(), p.counts(pol.page_size()))];
     if pol.page_size().0 > 4096 && p.pages.contains(&PagePolicy::Small) {
         v.push((Bytes(4096), p.counts(Bytes(4096))));
@@ -164,7 +167,7 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     }
     let cpu = crate::timing::team::allowed_cpus().first().copied().unwrap_or(0);
     let _ = crate::timing::pin_current_thread(cpu);
-    let mut regions: Vec<(PagePolicy, Region, Vec<(Bytes, Vec<u64>)>)> = p
+    let mut regions: Vec<(PagePolicy, Region, Sweeps)> = p
         .pages
         .iter()
         .map(|&pol| {

@@ -8,6 +8,8 @@
 
 pub mod chase;
 pub mod portable;
+#[cfg(target_arch = "x86_64")]
+pub mod prefetch;
 pub mod stream;
 #[cfg(target_arch = "x86_64")]
 pub mod x86_64;

@@ -1,0 +1,180 @@
+//! Kernels of the prefetch-fault experiment (x86_64): a prefetch of one
+//! address in a throughput loop and in a latency-bound loop, a linked-list
+//! walk with a look-ahead prefetch, and a page-stride walk with a prefetch
+//! D pages ahead. All generic over the prefetch instruction, and over
+//! `NoPrefetch` for the baselines.
+
+use super::x86_64::Prefetcher;
+
+/// The address to prefetch and a small mapped cycle for dependent loads.
+#[derive(Debug, Clone, Copy)]
+pub struct TargetArg {
+    pub target: usize,
+    /// Head of a pointer cycle in mapped, cached memory.
+    pub chase: *const usize,
+    /// Always 0, but opaque to the compiler, to make an address depend on a load.
+    pub zero: usize,
+}
+
+/// `iters` × 8 prefetches of the target; returns iters (nothing to check).
+///
+/// # Safety
+/// Prefetches never fault on x86_64; `arg` needs nothing else.
+#[inline(never)]
+pub unsafe fn target_throughput<P: Prefetcher>(iters: u64, arg: &TargetArg) -> u64 {
+    let t = std::hint::black_box(arg.target) as *const f64;
+    for _ in 0..iters {
+        for _ in 0..8 {
+            // SAFETY: a prefetch is a hint and never faults.
+            unsafe { P::prefetch(t) };
+        }
+        std::hint::black_box(());
+    }
+    iters
+}
+
+/// `iters` steps of: prefetch the target (its address depending on the
+/// previous load), then load the next element of a cached cycle. Returns
+/// the final cycle position (the caller checks it is still in the cycle).
+///
+/// # Safety
+/// `arg.chase` must head a cycle of valid pointers.
+#[inline(never)]
+pub unsafe fn target_latency<P: Prefetcher>(iters: u64, arg: &TargetArg) -> u64 {
+    let mut p = arg.chase;
+    let zero = std::hint::black_box(arg.zero);
+    for _ in 0..iters {
+        let addr = arg.target | (p as usize & zero);
+        // SAFETY: a prefetch never faults.
+        unsafe { P::prefetch(addr as *const f64) };
+        // SAFETY: p is in the caller's cycle.
+        p = unsafe { std::ptr::read_volatile(p) } as *const usize;
+    }
+    p as u64
+}
+
+/// A list node: one per cache line.
+#[repr(C, align(64))]
+pub struct Node {
+    pub next: *const Node,
+    /// The node `k` ahead in the same list, or null near its end.
+    pub ahead: *const Node,
+    pub value: u64,
+}
+
+/// How the list walk prefetches `ahead`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guard {
+    /// No prefetch.
+    None,
+    /// Prefetch `ahead` even when it is null.
+    Unguarded,
+    /// Prefetch `ahead` only when it is not null.
+    Guarded,
+}
+
+/// Walks every list in `heads`; returns the sum of node values.
+///
+/// # Safety
+/// Every head must start a null-terminated list of valid nodes.
+#[inline(never)]
+pub unsafe fn walk_lists<P: Prefetcher, const G: u8>(heads: &[*const Node]) -> u64 {
+    let mut sum = 0u64;
+    for &h in heads {
+        let mut p = h;
+        while !p.is_null() {
+            // SAFETY: p is a valid node of the list (caller's contract).
+            let n = unsafe { &*p };
+            if G == 1 || (G == 2 && !n.ahead.is_null()) {
+                // SAFETY: a prefetch never faults, even of null.
+                unsafe { P::prefetch(n.ahead as *const f64) };
+            }
+            sum += n.value;
+            p = n.next;
+        }
+    }
+    sum
+}
+
+/// Visits pages in the order `pages` (page indices), loading the line at
+/// `line_offset` of each; each load's address depends on the previous load
+/// (so the walk is latency-bound and the pages' order defeats the hardware
+/// prefetchers), and the line of the page `ahead` steps further on is
+/// prefetched. Returns the sum of the first word of each line loaded.
+///
+/// # Safety
+/// `base + page × page_bytes + line_offset + 8` must be readable for every page listed.
+#[inline(never)]
+pub unsafe fn page_walk<P: Prefetcher>(
+    base: *const u8,
+    page_bytes: usize,
+    pages: &[u32],
+    line_offset: usize,
+    ahead: usize,
+) -> u64 {
+    let mut sum = 0u64;
+    let mut prev = 0u64;
+    let zero = std::hint::black_box(0u64);
+    let n = pages.len();
+    for i in 0..n {
+        if ahead > 0 {
+            let far = pages[(i + ahead) % n] as usize;
+            // SAFETY: a prefetch never faults.
+            unsafe { P::prefetch(base.wrapping_add(far * page_bytes + line_offset) as *const f64) };
+        }
+        let at = pages[i] as usize * page_bytes + line_offset + (prev & zero) as usize;
+        // SAFETY: inside the caller's region (prev & zero is 0).
+        prev = unsafe { std::ptr::read_volatile(base.add(at) as *const u64) };
+        sum = sum.wrapping_add(prev);
+    }
+    sum
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::disasm::mnemonics;
+    use crate::kernels::x86_64::*;
+
+    fn has(m: &[String], ins: &str) -> bool {
+        m.iter().any(|x| x == ins)
+    }
+
+    #[test]
+    fn each_kernel_contains_the_instruction_it_claims() {
+        fn check<P: Prefetcher>(ins: &str) {
+            for f in [
+                target_throughput::<P> as *const u8,
+                target_latency::<P> as *const u8,
+                walk_lists::<P, 1> as *const u8,
+                walk_lists::<P, 2> as *const u8,
+                page_walk::<P> as *const u8,
+            ] {
+                let m = mnemonics(f);
+                assert!(has(&m, ins), "{ins} missing: {m:?}");
+            }
+        }
+        check::<PrefetchT0>("prefetcht0");
+        check::<PrefetchT1>("prefetcht1");
+        check::<PrefetchT2>("prefetcht2");
+        check::<PrefetchNta>("prefetchnta");
+        check::<PrefetchW>("prefetchw");
+        for f in [target_throughput::<NoPrefetch> as *const u8, walk_lists::<PrefetchT0, 0> as *const u8] {
+            assert!(mnemonics(f).iter().all(|m| !m.starts_with("prefetch")));
+        }
+    }
+
+    /// In the guarded walk the instruction before each prefetch is the
+    /// conditional branch of the null test; in the unguarded one, never.
+    #[test]
+    fn guarded_walk_tests_for_null_before_prefetching() {
+        let guarded_before = |f: *const u8| -> Vec<bool> {
+            let m = mnemonics(f);
+            m.windows(2).filter(|w| w[1] == "prefetcht0").map(|w| w[0].starts_with('j') && w[0] != "jmp").collect()
+        };
+        let g = guarded_before(walk_lists::<PrefetchT0, 2> as *const u8);
+        let u = guarded_before(walk_lists::<PrefetchT0, 1> as *const u8);
+        assert!(!g.is_empty() && g.iter().all(|&b| b), "{g:?}");
+        assert!(!u.is_empty() && u.iter().all(|&b| !b), "{u:?}");
+    }
+}
