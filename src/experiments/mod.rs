@@ -9,6 +9,7 @@ pub mod bandwidth;
 pub mod info;
 pub mod knees;
 pub mod latency;
+pub mod page_init;
 pub mod plan;
 pub mod prefetch_fault;
 pub mod tlb;

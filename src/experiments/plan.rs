@@ -1,7 +1,7 @@
 //! A plan: the experiments a command asks for, run one after another into
 //! one result document.
 
-use super::{bandwidth, info, latency, prefetch_fault, record, tlb, Context, Experiment, Progress};
+use super::{bandwidth, info, latency, page_init, prefetch_fault, record, tlb, Context, Experiment, Progress};
 use crate::error::Result;
 use crate::machine::Fingerprint;
 use crate::memory::{PagePolicy, Reservation};
@@ -17,6 +17,7 @@ pub enum Job {
     Latency(latency::Params),
     Tlb(tlb::Params),
     PrefetchFault(prefetch_fault::Params),
+    PageInit(page_init::Params),
 }
 
 /// Where the document goes.
@@ -112,6 +113,7 @@ pub fn execute(
                 Job::Latency(p) => record::<latency::Latency>(p, &ctx, plan.strict)?,
                 Job::Tlb(p) => record::<tlb::Tlb>(p, &ctx, plan.strict)?,
                 Job::PrefetchFault(p) => record::<prefetch_fault::PrefetchFault>(p, &ctx, plan.strict)?,
+                Job::PageInit(p) => record::<page_init::PageInit>(p, &ctx, plan.strict)?,
             }
         };
         if let Some(w) = super::steal_warning(before, super::steal_ticks()) {
@@ -130,6 +132,7 @@ fn job_name(job: &Job) -> &'static str {
         Job::Latency(_) => latency::Latency::NAME,
         Job::Tlb(_) => tlb::Tlb::NAME,
         Job::PrefetchFault(_) => prefetch_fault::PrefetchFault::NAME,
+        Job::PageInit(_) => page_init::PageInit::NAME,
     }
 }
 

@@ -7,6 +7,7 @@
 //! check it against what the kernel does.
 
 pub mod chase;
+pub mod page_init;
 pub mod portable;
 #[cfg(target_arch = "x86_64")]
 pub mod prefetch;

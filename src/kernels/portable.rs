@@ -84,3 +84,19 @@ pub unsafe fn simd8(iters: u64, arg: &StreamArg) -> f64 {
     }
     total
 }
+
+/// Writes `value` to `len` u64 words at `ptr`: the plain store kernel that
+/// sets the store-bandwidth limit (stores allocate their lines, as the
+/// descriptor writes do).
+///
+/// # Safety
+/// `ptr` must be valid for writing `len` u64.
+#[inline(never)]
+pub unsafe fn store_fill(ptr: *mut u64, len: usize, value: u64) -> u64 {
+    // SAFETY: guaranteed by the caller.
+    let a = unsafe { std::slice::from_raw_parts_mut(std::hint::black_box(ptr), len) };
+    for x in a.iter_mut() {
+        *x = value;
+    }
+    len as u64
+}

@@ -223,6 +223,48 @@ pub unsafe fn simd_sse2<P: Prefetcher>(iters: u64, arg: &StreamArg) -> f64 {
     total
 }
 
+/// Stores `value` over `len` u64 words (a multiple of 8) with PREFETCHW
+/// `ahead` lines ahead, so every line is owned before it is written.
+///
+/// # Safety
+/// `ptr` must be valid for writing `len` u64, 64-byte aligned.
+#[inline(never)]
+pub unsafe fn store_prefetchw(ptr: *mut u64, len: usize, value: u64) -> u64 {
+    const AHEAD: usize = 16 * 8;
+    let p = std::hint::black_box(ptr);
+    let mut i = 0;
+    while i + 8 <= len {
+        // SAFETY: a prefetch never faults; the stores are inside the buffer.
+        unsafe {
+            PrefetchW::prefetch(p.wrapping_add(i + AHEAD) as *const f64);
+            for k in 0..8 {
+                p.add(i + k).write(value);
+            }
+        }
+        i += 8;
+    }
+    len as u64
+}
+
+/// Non-temporal stores of `value` over `len` u64 words (a multiple of 2):
+/// the write bandwidth without read-for-ownership.
+///
+/// # Safety
+/// `ptr` must be valid for writing `len` u64, 16-byte aligned.
+#[inline(never)]
+pub unsafe fn store_nontemporal(ptr: *mut u64, len: usize, value: u64) -> u64 {
+    let p = std::hint::black_box(ptr) as *mut __m128i;
+    // SAFETY: SSE2 is baseline on x86_64; stores stay inside the buffer.
+    unsafe {
+        let v = _mm_set1_epi64x(value as i64);
+        for i in 0..len / 2 {
+            _mm_stream_si128(p.add(i), v);
+        }
+        _mm_sfence();
+    }
+    len as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
