@@ -2,11 +2,12 @@
 //! one result document → export it (table, JSON, results folder).
 
 use clap::Parser;
-use memperf::cli::{progress::TerminalProgress, Cli};
+use memperf::cli::{progress::TerminalProgress, Cli, Command};
 use memperf::error::{Error, Result};
 use memperf::experiments::{plan, NoProgress, INTERRUPTED};
 use memperf::machine::Fingerprint;
 use memperf::report::export;
+use memperf::report::journal::Journal;
 use memperf::timing::MonotonicClock;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -23,6 +24,11 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<u8> {
+    match &cli.command {
+        Command::Report(a) => return export::rebuild(&a.path, a.output.as_deref()).map(|_| 0),
+        Command::Compare(a) => return export::compare(&a.a, &a.b).map(|_| 0),
+        _ => {}
+    }
     install_interrupt_handler();
     let machine = Fingerprint::collect();
     let plan = cli.command.plan(&machine)?;
@@ -32,7 +38,17 @@ fn run(cli: Cli) -> Result<u8> {
         Some(b) => b,
         None => &NoProgress,
     };
-    plan::execute(&plan, &mut doc, &MonotonicClock::new(), progress, |_| {})?;
+    let mut journal = match (&plan.output.dir, plan.journal) {
+        (Some(dir), true) => Some(Journal::create(dir, &doc)?),
+        _ => None,
+    };
+    plan::execute(&plan, &mut doc, &MonotonicClock::new(), progress, |rec| {
+        if let Some(j) = journal.as_mut() {
+            if let Err(e) = j.append(rec) {
+                eprintln!("memperf: warning: {e}");
+            }
+        }
+    })?;
     export::export(&doc, &plan.output)?;
     Ok(if INTERRUPTED.load(Ordering::Relaxed) {
         130

@@ -37,7 +37,31 @@ pub enum Command {
     PageInit(PageInitArgs),
     /// The whole suite: one results folder with JSON, SVG plots and an HTML report.
     Run(RunArgs),
+    /// Rebuild the HTML report and plots from a results.json, a journal, or their folder.
+    Report(ReportArgs),
+    /// Headline metrics of two result documents side by side, with ratios and a noise test.
+    Compare(CompareArgs),
 }
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// results.json, journal.jsonl, or a results folder.
+    pub path: PathBuf,
+    /// Where to write the report [default: the folder of PATH].
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline: results.json, journal.jsonl, or a results folder.
+    pub a: PathBuf,
+    /// The other run.
+    pub b: PathBuf,
+}
+
+/// Names of the experiments the suite runs, in order.
+pub const SUITE: [&str; 6] = ["info", "bandwidth", "latency", "tlb", "prefetch-fault", "page-init"];
 
 /// Output options every measuring subcommand shares.
 #[derive(Debug, Clone, Args, Default)]
@@ -220,6 +244,12 @@ impl PageInitArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    /// Run only these experiments (info, bandwidth, latency, tlb, prefetch-fault, page-init).
+    #[arg(long, value_name = "LIST")]
+    pub only: Option<String>,
+    /// Skip these experiments.
+    #[arg(long, value_name = "LIST")]
+    pub skip: Option<String>,
     #[command(flatten)]
     pub preset: PresetArgs,
     #[command(flatten)]
@@ -236,16 +266,8 @@ impl Command {
             Command::Tlb(t) => Ok(plan_of(vec![Job::Tlb(t.params()?)], &t.common, true)),
             Command::PrefetchFault(a) => Ok(plan_of(vec![Job::PrefetchFault(a.params()?)], &a.common, true)),
             Command::PageInit(a) => Ok(plan_of(vec![Job::PageInit(a.params()?)], &a.common, true)),
-            Command::Run(r) => {
-                let preset = r.preset.preset(Preset::Quick);
-                let jobs =
-                    vec![Job::Info, Job::Bandwidth(crate::experiments::bandwidth::Params::preset(preset, machine))];
-                let mut common = r.common.clone();
-                if common.output.is_none() {
-                    common.output = Some(default_results_dir(machine));
-                }
-                Ok(plan_of(jobs, &common, false))
-            }
+            Command::Run(r) => r.plan(machine),
+            Command::Report(_) | Command::Compare(_) => Err(Error::usage("report and compare do not measure")),
         }
     }
 
@@ -258,12 +280,78 @@ impl Command {
             Command::PrefetchFault(a) => &a.common,
             Command::PageInit(a) => &a.common,
             Command::Run(r) => &r.common,
+            Command::Report(_) | Command::Compare(_) => &NO_COMMON,
         }
+    }
+}
+
+static NO_COMMON: CommonArgs = CommonArgs { json: None, output: None, quiet: true, reserve_hugepages: false };
+
+fn suite_names(text: &Option<String>) -> Result<Option<Vec<String>>> {
+    let Some(t) = text else { return Ok(None) };
+    crate::units::parse_list(t, |n| {
+        SUITE
+            .iter()
+            .find(|s| **s == n)
+            .map(|s| s.to_string())
+            .ok_or_else(|| Error::usage(format!("unknown experiment '{n}': use {}", SUITE.join(", "))))
+    })
+    .map(Some)
+}
+
+impl RunArgs {
+    /// The suite: every experiment with the preset's parameters, filtered by
+    /// --only/--skip; hugetlb 2 MiB pages join the latency sweep when the
+    /// pool has them (or --reserve-hugepages), else a warning says how.
+    pub fn plan(&self, machine: &Fingerprint) -> Result<Plan> {
+        use crate::experiments::{bandwidth, latency, page_init, prefetch_fault, tlb};
+        let preset = self.preset.preset(Preset::Quick);
+        let only = suite_names(&self.only)?;
+        let skip = suite_names(&self.skip)?.unwrap_or_default();
+        let wanted = |n: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == n)) && !skip.iter().any(|x| x == n);
+        let mut notes = Vec::new();
+        let mut lat = latency::Params::preset(preset, machine);
+        let max = lat.sizes_bytes.iter().max().copied().unwrap_or_default();
+        let need = max.0.div_ceil(2 << 20);
+        let free = machine.pool(crate::units::Bytes(2 << 20)).map(|p| p.available()).unwrap_or(0);
+        if self.common.reserve_hugepages || free >= need {
+            lat.pages.push(crate::memory::PagePolicy::Huge2M);
+        } else if wanted("latency") {
+            notes.push(crate::report::document::Warning::new(
+                "suite-no-hugetlb",
+                format!("latency on hugetlb 2 MiB pages needs {need} free pages ({free} free): measured on 4 KiB and THP only"),
+                Some(format!("echo {need} > /proc/sys/vm/nr_hugepages (as root), or memperf run --reserve-hugepages")),
+            ));
+        }
+        let mut jobs = Vec::new();
+        for name in SUITE.iter().filter(|n| wanted(n)) {
+            jobs.push(match *name {
+                "info" => Job::Info,
+                "bandwidth" => Job::Bandwidth(bandwidth::Params::preset(preset, machine)),
+                "latency" => Job::Latency(lat.clone()),
+                "tlb" => Job::Tlb(tlb::Params::preset(preset)),
+                "prefetch-fault" => Job::PrefetchFault(prefetch_fault::Params::preset(preset)),
+                _ => Job::PageInit(page_init::Params::preset(preset)),
+            });
+        }
+        if jobs.is_empty() {
+            return Err(Error::usage("--only and --skip leave no experiment to run"));
+        }
+        let mut common = self.common.clone();
+        if common.output.is_none() {
+            common.output = Some(default_results_dir(machine));
+        }
+        let mut plan = plan_of(jobs, &common, false);
+        plan.notes = notes;
+        plan.journal = true;
+        Ok(plan)
     }
 }
 
 fn plan_of(jobs: Vec<Job>, c: &CommonArgs, strict: bool) -> Plan {
     Plan {
+        notes: Vec::new(),
+        journal: false,
         jobs,
         output: Output {
             json: c.json.clone(),

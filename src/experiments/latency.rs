@@ -211,8 +211,7 @@ fn check(p: &Params) -> Result<()> {
 
 fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     check(p)?;
-    let cpu = crate::timing::team::allowed_cpus().first().copied().unwrap_or(0);
-    let _ = crate::timing::pin_current_thread(cpu);
+    let _pin = crate::timing::team::PinGuard::first_cpu();
     let max = *p.sizes_bytes.iter().max().expect("checked non-empty");
     let mut regions: Vec<(PagePolicy, Region)> =
         p.pages.iter().map(|&pol| Region::new(pol, max).map(|r| (pol, r))).collect::<Result<_>>()?;

@@ -37,6 +37,10 @@ pub struct Plan {
     /// asked for it) rather than a skipped record (the suite).
     pub strict: bool,
     pub reserve_hugepages: bool,
+    /// Warnings the planning itself raised (what the suite leaves out, and why).
+    pub notes: Vec<Warning>,
+    /// Journal each record into the results folder as it finishes.
+    pub journal: bool,
 }
 
 impl Plan {
@@ -99,6 +103,7 @@ pub fn execute(
     progress: &dyn Progress,
     mut on_record: impl FnMut(&ExperimentRecord),
 ) -> Result<()> {
+    doc.warnings.extend(plan.notes.iter().cloned());
     let _reservations = reserve(plan, doc)?;
     let machine = doc.machine.clone();
     for job in &plan.jobs {
@@ -166,9 +171,9 @@ fn reserve(plan: &Plan, doc: &mut Document) -> Result<Vec<Reservation>> {
     // The pools changed: the fingerprint shows what the run had.
     doc.machine.hugepage_pools =
         crate::machine::sysfs::hugepage_pools(std::path::Path::new("/sys/kernel/mm/hugepages"));
-    doc.warnings = info::machine_warnings(&doc.machine)
-        .into_iter()
-        .chain(doc.warnings.iter().filter(|w| w.code == "reserve-hugepages").cloned())
-        .collect();
+    let machine_codes = ["no-pmu", "no-hugepages", "thp-off", "cache-size-disagreement", "debug-build"];
+    let kept: Vec<Warning> =
+        doc.warnings.iter().filter(|w| !machine_codes.contains(&w.code.as_str())).cloned().collect();
+    doc.warnings = info::machine_warnings(&doc.machine).into_iter().chain(kept).collect();
     Ok(held)
 }

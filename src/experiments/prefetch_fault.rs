@@ -626,8 +626,7 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
             "prefetch-fault needs instructions, targets, repetitions and list lengths above zero",
         ));
     }
-    let cpu = crate::timing::team::allowed_cpus().first().copied().unwrap_or(0);
-    let _ = crate::timing::pin_current_thread(cpu);
+    let _pin = crate::timing::team::PinGuard::first_cpu();
     let mut targets = Targets::new()?;
     if let Some(bad) = targets.checks.iter().find(|c| !c.ok) {
         return Err(Error::validation(format!(

@@ -165,8 +165,7 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     if p.pages.is_empty() || p.min_pages < 2 {
         return Err(Error::usage("tlb needs at least one page policy and at least 2 pages"));
     }
-    let cpu = crate::timing::team::allowed_cpus().first().copied().unwrap_or(0);
-    let _ = crate::timing::pin_current_thread(cpu);
+    let _pin = crate::timing::team::PinGuard::first_cpu();
     let mut regions: Vec<(PagePolicy, Region, Sweeps)> = p
         .pages
         .iter()

@@ -1,9 +1,10 @@
 //! Writing a document out: the table to stdout, warnings to stderr, the
-//! JSON document, and a results folder (results.json and the SVG plots).
+//! JSON document, and a results folder (results.json, the SVG plots and
+//! report.html).
 //! Every file is written atomically.
 
 use super::document::{write_atomic, Document};
-use super::{plots, text};
+use super::{html, plots, text};
 use crate::error::{Error, Result};
 use crate::experiments::plan::Output;
 use std::path::Path;
@@ -25,12 +26,80 @@ pub fn export(doc: &Document, out: &Output) -> Result<()> {
     Ok(())
 }
 
-/// results.json and every plot, in `dir` (created if needed).
+/// results.json, every plot and report.html, in `dir` (created if needed).
 pub fn write_folder(doc: &Document, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
     write_atomic(&dir.join("results.json"), doc.to_json().as_bytes())?;
-    for p in plots::all(doc)? {
+    let plots = plots::all(doc)?;
+    for p in &plots {
         write_atomic(&dir.join(&p.file_name), p.svg.as_bytes())?;
     }
+    write_atomic(&dir.join("report.html"), html::render(doc, &plots).as_bytes())
+}
+
+/// `memperf report PATH`: re-renders the plots and report.html (and a
+/// results.json) from a document or a journal alone.
+pub fn rebuild(path: &Path, out: Option<&Path>) -> Result<()> {
+    let doc = super::journal::load(path)?;
+    let dir = match out {
+        Some(d) => d.to_path_buf(),
+        None if path.is_dir() => path.to_path_buf(),
+        None => path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf(),
+    };
+    write_folder(&doc, &dir)?;
+    println!("report written to {}", dir.join("report.html").display());
     Ok(())
+}
+
+/// `memperf compare A B`: headline metrics side by side, B over A, and
+/// whether each difference is beyond the noise of the raw samples.
+pub fn compare(a: &Path, b: &Path) -> Result<()> {
+    let (da, db) = (super::journal::load(a)?, super::journal::load(b)?);
+    print!("{}", compare_text(&da, &db));
+    Ok(())
+}
+
+pub fn compare_text(a: &Document, b: &Document) -> String {
+    use super::headlines::{differ, metrics};
+    let (ma, mb) = (metrics(a), metrics(b));
+    let mut t = super::table::Table::new(["metric", "unit", "A", "B", "B/A", "verdict"]);
+    for x in &ma {
+        let Some(y) = mb.iter().find(|y| y.name == x.name) else { continue };
+        let ratio = y.value / x.value;
+        let better = if x.higher_is_better { ratio > 1.0 } else { ratio < 1.0 };
+        let verdict = match differ(&x.samples, &y.samples) {
+            Some(true) => {
+                if better {
+                    "B better, beyond the noise"
+                } else {
+                    "B worse, beyond the noise"
+                }
+            }
+            Some(false) => "within the noise",
+            None => "too few samples to tell",
+        };
+        t.row([
+            x.name.clone(),
+            x.unit.clone(),
+            format!("{:.2}", x.value),
+            format!("{:.2}", y.value),
+            format!("×{ratio:.3}"),
+            verdict.to_string(),
+        ]);
+    }
+    let mut out = format!(
+        "A: {} ({}, run {})\nB: {} ({}, run {})\n\n",
+        a.origin.hostname,
+        a.origin.started_utc,
+        a.origin.run_id,
+        b.origin.hostname,
+        b.origin.started_utc,
+        b.origin.run_id
+    );
+    if t.is_empty() {
+        out.push_str("no headline metric is in both documents\n");
+    } else {
+        out.push_str(&t.render());
+    }
+    out
 }

@@ -4,6 +4,9 @@
 pub mod derived;
 pub mod document;
 pub mod export;
+pub mod headlines;
+pub mod html;
+pub mod journal;
 pub mod plots;
 pub mod svg;
 pub mod table;

@@ -10,52 +10,37 @@ use crate::units::Bytes;
 pub fn render(doc: &Document) -> String {
     let mut out = String::new();
     for rec in &doc.experiments {
-        match rec.status {
-            Status::Completed => {}
-            _ => {
-                out.push_str(&format!(
-                    "{}: {}\n\n",
-                    rec.name,
-                    rec.skip_reason.clone().unwrap_or_else(|| format!("{:?}", rec.status).to_lowercase())
-                ));
-                continue;
-            }
-        }
-        match rec.name.as_str() {
-            "info" => out.push_str(&machine(&doc.machine, doc.outcome::<info::Outcome>("info").as_ref())),
-            "bandwidth" => {
-                if let Some(o) = doc.outcome::<bandwidth::Outcome>("bandwidth") {
-                    out.push_str(&bandwidth_text(&o));
-                }
-            }
-            "tlb" => {
-                if let Some(o) = doc.outcome::<tlb::Outcome>("tlb") {
-                    out.push_str(&tlb_text(&o));
-                }
-            }
-            "prefetch-fault" => {
-                if let Some(o) = doc.outcome::<prefetch_fault::Outcome>("prefetch-fault") {
-                    out.push_str(&prefetch_fault_text(&o));
-                }
-            }
-            "page-init" => {
-                if let Some(o) = doc.outcome::<page_init::Outcome>("page-init") {
-                    out.push_str(&page_init_text(&o));
-                }
-            }
-            "latency" => {
-                if let Some(o) = doc.outcome::<latency::Outcome>("latency") {
-                    out.push_str(&latency_text(&o));
-                }
-            }
-            _ => {}
-        }
-        if !rec.valid {
-            out.push_str(&format!("{}: INVALID — a result failed validation (see the warnings)\n", rec.name));
-        }
+        out.push_str(&experiment(doc, rec));
         out.push('\n');
     }
     out.push_str(&derived(doc));
+    out
+}
+
+/// The text of one experiment's record (its status when it did not complete).
+pub fn experiment(doc: &Document, rec: &super::document::ExperimentRecord) -> String {
+    if rec.status != Status::Completed {
+        return format!(
+            "{}: {}\n",
+            rec.name,
+            rec.skip_reason.clone().unwrap_or_else(|| format!("{:?}", rec.status).to_lowercase())
+        );
+    }
+    let mut out = match rec.name.as_str() {
+        "info" => machine(&doc.machine, doc.outcome::<info::Outcome>("info").as_ref()),
+        "bandwidth" => doc.outcome::<bandwidth::Outcome>("bandwidth").map(|o| bandwidth_text(&o)).unwrap_or_default(),
+        "latency" => doc.outcome::<latency::Outcome>("latency").map(|o| latency_text(&o)).unwrap_or_default(),
+        "tlb" => doc.outcome::<tlb::Outcome>("tlb").map(|o| tlb_text(&o)).unwrap_or_default(),
+        "prefetch-fault" => doc
+            .outcome::<prefetch_fault::Outcome>("prefetch-fault")
+            .map(|o| prefetch_fault_text(&o))
+            .unwrap_or_default(),
+        "page-init" => doc.outcome::<page_init::Outcome>("page-init").map(|o| page_init_text(&o)).unwrap_or_default(),
+        _ => String::new(),
+    };
+    if !rec.valid {
+        out.push_str(&format!("{}: INVALID — a result failed validation (see the warnings)\n", rec.name));
+    }
     out
 }
 
@@ -506,7 +491,7 @@ fn page_init_text(o: &page_init::Outcome) -> String {
         o.store_kernels.iter().map(|(k, t, bw)| format!("{k} {t}t {} GB/s", gbps(*bw))).collect();
     out.push_str(&format!("store kernels over the same array: {}\n", kernels.join(", ")));
     out.push_str(&format!(
-        "store-bandwidth limit (best kernel): {} GB/s one thread → {:.2} ns/page; {} GB/s all threads → {:.2} ns/page\n\n",
+        "store-bandwidth limit (best store kernel): {} GB/s one thread → {:.2} ns/page; {} GB/s all threads → {:.2} ns/page\n\n",
         gbps(o.store_bytes_per_s_1t),
         o.limit_ns_per_page_1t,
         gbps(o.store_bytes_per_s_all),

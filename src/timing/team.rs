@@ -97,6 +97,38 @@ pub fn allowed_cpus() -> Vec<usize> {
     }
 }
 
+/// Pins the calling thread to one CPU until dropped, then restores the
+/// affinity it had (so later teams still see every CPU).
+pub struct PinGuard {
+    saved: Option<libc::cpu_set_t>,
+}
+
+impl PinGuard {
+    pub fn pin(cpu: usize) -> PinGuard {
+        // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it.
+        let saved = unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0).then_some(set)
+        };
+        let _ = pin_current_thread(cpu);
+        PinGuard { saved }
+    }
+
+    /// Pins to the first CPU this thread may use.
+    pub fn first_cpu() -> PinGuard {
+        PinGuard::pin(allowed_cpus().first().copied().unwrap_or(0))
+    }
+}
+
+impl Drop for PinGuard {
+    fn drop(&mut self) {
+        if let Some(set) = &self.saved {
+            // SAFETY: restoring a mask read by sched_getaffinity.
+            unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) };
+        }
+    }
+}
+
 /// Pins the calling thread to one CPU.
 pub fn pin_current_thread(cpu: usize) -> std::io::Result<()> {
     // SAFETY: cpu_set_t is plain data initialised by CPU_ZERO/CPU_SET; the
@@ -138,6 +170,16 @@ mod tests {
         let mut seen = run.results.clone();
         seen.dedup();
         assert_eq!(seen.len(), n, "cpus {:?}", run.results);
+    }
+
+    #[test]
+    fn pin_guard_restores_the_affinity() {
+        let before = allowed_cpus();
+        {
+            let _g = PinGuard::first_cpu();
+            assert_eq!(allowed_cpus().len(), 1);
+        }
+        assert_eq!(allowed_cpus(), before);
     }
 
     #[test]

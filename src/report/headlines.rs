@@ -1,0 +1,209 @@
+//! The figures a reader wants first, derived from the document alone: the
+//! headline metrics (with their raw samples, for `compare`) and the advice
+//! they imply (for the top of the report).
+
+use super::document::Document;
+use crate::experiments::{bandwidth, latency, page_init, prefetch_fault, tlb};
+use crate::memory::PagePolicy;
+use serde::{Deserialize, Serialize};
+
+/// One headline metric and the raw samples behind it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    pub name: String,
+    pub unit: String,
+    pub value: f64,
+    pub samples: Vec<f64>,
+    pub higher_is_better: bool,
+}
+
+fn metric(name: String, unit: &str, samples: Vec<f64>, value: f64, higher: bool) -> Metric {
+    Metric { name, unit: unit.into(), value, samples, higher_is_better: higher }
+}
+
+/// Every headline metric of the document.
+pub fn metrics(doc: &Document) -> Vec<Metric> {
+    let mut out = Vec::new();
+    if let Some(bw) = doc.outcome::<bandwidth::Outcome>("bandwidth") {
+        for h in &bw.headlines {
+            let best = bw
+                .results
+                .iter()
+                .find(|r| r.variant.pages == h.pages && r.variant.threads == h.threads && r.variant.label() == h.best);
+            let samples = best
+                .map(|r| r.samples_s.iter().map(|s| r.bytes_per_sample as f64 / s / 1e9).collect())
+                .unwrap_or_default();
+            out.push(metric(
+                format!("bandwidth {} pages, {} thread(s), best", h.pages, h.threads),
+                "GB/s",
+                samples,
+                h.bytes_per_s / 1e9,
+                true,
+            ));
+        }
+    }
+    if let Some(lat) = doc.outcome::<latency::Outcome>("latency") {
+        let mut pols: Vec<PagePolicy> = lat.points.iter().map(|p| p.pages).collect();
+        pols.sort();
+        pols.dedup();
+        for pol in pols {
+            if let Some(p) =
+                lat.points.iter().filter(|p| p.pages == pol && p.order == "random").max_by_key(|p| p.size_bytes)
+            {
+                out.push(metric(
+                    format!("latency {} pages at {}", pol, p.size_bytes),
+                    "ns",
+                    p.chunk_latency_ns.clone(),
+                    p.latency_ns.median,
+                    false,
+                ));
+            }
+        }
+    }
+    if let Some(t) = doc.outcome::<tlb::Outcome>("tlb") {
+        if let Some(w) = t.walk_ns {
+            let samples: Vec<f64> = t.walk_costs.iter().filter(|c| c.ns_median > 0.0).map(|c| c.ns_median).collect();
+            out.push(metric("page walk beyond the 4 KiB reach".into(), "ns", samples, w, false));
+        }
+    }
+    if let Some(pi) = doc.outcome::<page_init::Outcome>("page-init") {
+        if let Some(b) = pi.results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median)) {
+            let samples = b.samples_s.iter().map(|s| s * 1e9 / pi.pages as f64).collect();
+            out.push(metric(
+                format!("page-init best ({})", b.variant),
+                "ns/page",
+                samples,
+                b.ns_per_page.median,
+                false,
+            ));
+        }
+    }
+    out
+}
+
+/// Advice sentences for the top of the report.
+pub fn advice(doc: &Document) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(bw) = doc.outcome::<bandwidth::Outcome>("bandwidth") {
+        for e in bw.prefetch_effects.iter().filter(|e| e.threads == 1) {
+            let plateau = bw.plateaus.iter().find(|p| p.pages == e.pages && p.threads == e.threads && p.hint == e.hint);
+            out.push(match (e.verdict.as_str(), plateau) {
+                ("helps", Some(p)) => format!(
+                    "Software prefetch ({}) helps streaming reads on {} pages by ×{:.2}: prefetch {}..{} elements ({}..{} bytes) ahead.",
+                    e.hint, e.pages, e.ratio_median, p.start_elements, p.end_elements, p.start_elements * 8, p.end_elements * 8
+                ),
+                ("hurts", _) => format!(
+                    "Software prefetch ({}) slows streaming reads on {} pages (×{:.2} at best): leave streaming to the hardware prefetchers.",
+                    e.hint, e.pages, e.ratio_median
+                ),
+                _ => format!(
+                    "Software prefetch ({}) makes no difference beyond the noise to streaming reads on {} pages (×{:.2}): the hardware prefetchers already keep up.",
+                    e.hint, e.pages, e.ratio_median
+                ),
+            });
+        }
+    }
+    if let Some(lat) = doc.outcome::<latency::Outcome>("latency") {
+        if let Some(r) = lat.ratios.iter().max_by_key(|r| r.size_bytes) {
+            let gain = 1.0 - r.ratio_median;
+            let pays_from = lat.ratios.iter().filter(|x| x.ratio_max < 0.95).map(|x| x.size_bytes).min();
+            out.push(if gain > 0.05 {
+                format!(
+                    "Huge pages ({}) cut random-access latency by {:.0}% at {} (per-round range ×{:.2}..×{:.2}){}.",
+                    r.b,
+                    gain * 100.0,
+                    r.size_bytes,
+                    r.ratio_min,
+                    r.ratio_max,
+                    pays_from.map(|s| format!("; they pay off from a working set of about {s}")).unwrap_or_default()
+                )
+            } else {
+                format!(
+                    "Huge pages ({}) change random-access latency by no more than the noise here (×{:.2} at {}).",
+                    r.b, r.ratio_median, r.size_bytes
+                )
+            });
+        }
+    }
+    for c in super::derived::concurrency(doc).iter().filter(|c| c.threads == 1) {
+        out.push(format!("Effective concurrency of one core on {} pages: {} (Little's law).", c.pages, c.formula));
+    }
+    if let Some(t) = doc.outcome::<tlb::Outcome>("tlb") {
+        for a in &t.advice {
+            let mut s = a.clone();
+            if let Some(c) = s.get_mut(0..1) {
+                c.make_ascii_uppercase();
+            }
+            out.push(format!("{s}."));
+        }
+    }
+    if let Some(pf) = doc.outcome::<prefetch_fault::Outcome>("prefetch-fault") {
+        let traps: Vec<&str> =
+            pf.verdicts.iter().filter(|v| v.verdict.starts_with("traps")).map(|v| v.instruction.as_str()).collect();
+        out.push(if traps.is_empty() {
+            "No prefetch instruction traps on a bad address here: prefetching NULL at the end of a list costs no system time.".into()
+        } else {
+            format!("{} trap to the kernel on bad addresses: guard prefetches of pointers that may be NULL.", traps.join(", "))
+        });
+        let mut v = pf.tlb_miss_verdict.clone();
+        if let Some(c) = v.get_mut(0..1) {
+            c.make_ascii_uppercase();
+        }
+        out.push(format!("{v}."));
+    }
+    if let Some(pi) = doc.outcome::<page_init::Outcome>("page-init") {
+        if let Some(b) = pi.results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median)) {
+            out.push(format!(
+                "Page-descriptor initialisation: {} reaches {:.2} ns/page, ×{:.2} over locked, {:.0}% of the store-bandwidth limit.",
+                pi.best, b.ns_per_page.median, b.speedup_vs_locked, b.fraction_of_store_limit * 100.0
+            ));
+        }
+    }
+    out
+}
+
+/// Mann–Whitney U test (normal approximation, two-sided): true when the
+/// two sample sets differ at the 5% level.
+pub fn differ(a: &[f64], b: &[f64]) -> Option<bool> {
+    if a.len() < 3 || b.len() < 3 {
+        return None;
+    }
+    let mut all: Vec<(f64, usize)> = a.iter().map(|&x| (x, 0)).chain(b.iter().map(|&x| (x, 1))).collect();
+    all.sort_by(|x, y| x.0.total_cmp(&y.0));
+    // Average ranks over ties.
+    let mut ranks = vec![0.0; all.len()];
+    let mut i = 0;
+    while i < all.len() {
+        let mut j = i;
+        while j + 1 < all.len() && all[j + 1].0 == all[i].0 {
+            j += 1;
+        }
+        let r = (i + j) as f64 / 2.0 + 1.0;
+        for k in ranks.iter_mut().take(j + 1).skip(i) {
+            *k = r;
+        }
+        i = j + 1;
+    }
+    let (n1, n2) = (a.len() as f64, b.len() as f64);
+    let r1: f64 = all.iter().zip(&ranks).filter(|(x, _)| x.1 == 0).map(|(_, r)| r).sum();
+    let u = r1 - n1 * (n1 + 1.0) / 2.0;
+    let mean = n1 * n2 / 2.0;
+    let sd = (n1 * n2 * (n1 + n2 + 1.0) / 12.0).sqrt();
+    let z = (u - mean).abs() / sd.max(1e-12);
+    Some(z > 1.96)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mann_whitney_separates_shifted_samples_only() {
+        let a: Vec<f64> = (0..10).map(|i| 10.0 + i as f64 * 0.1).collect();
+        let b: Vec<f64> = (0..10).map(|i| 20.0 + i as f64 * 0.1).collect();
+        assert_eq!(differ(&a, &b), Some(true));
+        let c: Vec<f64> = (0..10).map(|i| 10.05 + i as f64 * 0.1).collect();
+        assert_eq!(differ(&a, &c), Some(false));
+        assert_eq!(differ(&a[..2], &b), None);
+    }
+}

@@ -1,0 +1,226 @@
+//! `report.html`: one self-contained page (inline CSS and SVG, nothing
+//! fetched), rendered from the document alone. At the top the headline
+//! figures and the advice they imply; then one section per experiment with
+//! its question, the classic result it modernises, this machine's answer,
+//! its plots, its warnings with their fixes, and the command to reproduce
+//! it. Every string that comes from the machine or the command line is
+//! escaped.
+
+use super::document::{Document, ExperimentRecord, Status, Warning};
+use super::plots::Plot;
+use super::{headlines, text};
+
+/// Escapes text for HTML element content and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// (title, question, classic result) of each experiment.
+pub fn describe(name: &str) -> (&'static str, &'static str, &'static str) {
+    match name {
+        "info" => ("Machine", "What is this machine: CPU, caches, TLBs per page size, huge-page pools, THP, counters?", "—"),
+        "bandwidth" => (
+            "Read bandwidth and software prefetch",
+            "How fast can one core (and all cores) stream-read memory, and how much does software prefetch at distance D help? Which loop shape gets there?",
+            "McCalpin 2010: single-thread Opteron read rose from ~4.5 to ~6.08 GB/s with prefetch 96+ elements ahead; large pages +3%.",
+        ),
+        "latency" => (
+            "Load-to-use latency",
+            "What is the latency from L1 to DRAM for each page size, and how much memory-level parallelism does one core reach?",
+            "McCalpin 2010: 6.08 GB/s × 74 ns ≈ 450 B ≈ 7 lines in flight (Little's law).",
+        ),
+        "tlb" => (
+            "TLB reach and page walks",
+            "How much memory does each TLB level cover per page size, and what does a page walk cost?",
+            "UltraSPARC III: 512 entries × 8 KiB = 4 MiB reach; ~90 cycles per miss.",
+        ),
+        "prefetch-fault" => (
+            "Prefetching bad addresses",
+            "What does a prefetch of NULL, an unmapped, a PROT_NONE or a kernel address cost? Does a prefetch that misses the TLB walk the page table?",
+            "UltraSPARC IV+ strong prefetch of address 0: 1.34 s of system time per 10^6 prefetches; the weak variant cost nothing.",
+        ),
+        "page-init" => (
+            "Page-descriptor initialisation",
+            "How fast can a kernel-style array of 128-byte page descriptors be initialised and freed, and how close is that to the store-bandwidth limit?",
+            "Solaris 10 page_t init: 1.785 µs → 0.388 µs per page (4.6×) with prefetch and no locks.",
+        ),
+        _ => ("Experiment", "", ""),
+    }
+}
+
+/// The command that reproduces one experiment of this document.
+pub fn reproduce(doc: &Document, name: &str) -> String {
+    let args = &doc.command_line;
+    let exe = "memperf";
+    if args.get(1).map(String::as_str) == Some("run") {
+        let mut cmd = format!("{exe} run --only {name}");
+        for flag in ["--quick", "--full", "--reserve-hugepages"] {
+            if args.iter().any(|a| a == flag) {
+                cmd.push(' ');
+                cmd.push_str(flag);
+            }
+        }
+        cmd
+    } else {
+        std::iter::once(exe.to_string()).chain(args.iter().skip(1).cloned()).collect::<Vec<_>>().join(" ")
+    }
+}
+
+const CSS: &str = "
+body{font:15px/1.5 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2430;background:#f6f7f9}
+main{max-width:1100px;margin:0 auto;padding:24px}
+header{background:#1d2430;color:#fff;padding:20px 24px}
+header h1{margin:0 0 4px;font-size:24px}
+header p{margin:2px 0;color:#c8d0dc;font-size:13px}
+section{background:#fff;border:1px solid #dde2ea;border-radius:8px;padding:16px 20px;margin:18px 0}
+h2{margin:0 0 8px;font-size:20px}
+.question{font-weight:600}
+.classic{color:#555;font-style:italic}
+pre{background:#f3f5f8;border-radius:6px;padding:10px;overflow-x:auto;font-size:12px;line-height:1.35}
+figure{margin:12px 0}
+figure svg{max-width:100%;height:auto;border:1px solid #e5e8ee;border-radius:6px}
+figcaption{font-size:13px;color:#555}
+.warn{background:#fff7e0;border-left:4px solid #e0a800;padding:6px 10px;margin:6px 0;font-size:14px}
+.fix{color:#4a4a4a}
+.bad{background:#fde8e8;border-left:4px solid #c0392b;padding:6px 10px}
+table.metrics{border-collapse:collapse;font-size:14px}
+table.metrics td,table.metrics th{border-bottom:1px solid #e5e8ee;padding:4px 10px;text-align:left}
+code{background:#f3f5f8;padding:1px 5px;border-radius:4px}
+ul.advice li{margin:4px 0}
+";
+
+fn warnings_html(ws: &[Warning]) -> String {
+    ws.iter()
+        .map(|w| {
+            let fix = w
+                .fix
+                .as_ref()
+                .map(|f| format!("<br><span class=\"fix\">Fix: <code>{}</code></span>", escape(f)))
+                .unwrap_or_default();
+            format!("<div class=\"warn\"><strong>{}</strong>: {}{fix}</div>\n", escape(&w.code), escape(&w.message))
+        })
+        .collect()
+}
+
+fn section(doc: &Document, rec: &ExperimentRecord, plots: &[Plot]) -> String {
+    let (title, question, classic) = describe(&rec.name);
+    let mut s = format!("<section id=\"exp-{}\">\n<h2>{}</h2>\n", escape(&rec.name), escape(title));
+    if !question.is_empty() {
+        s.push_str(&format!("<p class=\"question\">{}</p>\n", escape(question)));
+    }
+    if classic != "—" && !classic.is_empty() {
+        s.push_str(&format!("<p class=\"classic\">Classic result: {}</p>\n", escape(classic)));
+    }
+    match rec.status {
+        Status::Completed => {
+            if !rec.valid {
+                s.push_str("<p class=\"bad\">A result of this experiment failed validation: its figures are not to be trusted.</p>\n");
+            }
+            s.push_str(&format!(
+                "<h3>This machine's answer</h3>\n<pre>{}</pre>\n",
+                escape(&text::experiment(doc, rec))
+            ));
+            for p in plots.iter().filter(|p| p.experiment == rec.name) {
+                s.push_str(&format!(
+                    "<figure class=\"plot\">{}<figcaption>{}</figcaption></figure>\n",
+                    strip_xml_decl(&p.svg),
+                    escape(&p.title)
+                ));
+            }
+        }
+        _ => s.push_str(&format!(
+            "<p class=\"bad\">Not measured: {}</p>\n",
+            escape(rec.skip_reason.as_deref().unwrap_or("skipped"))
+        )),
+    }
+    s.push_str(&warnings_html(&rec.warnings));
+    s.push_str(&format!("<p>Reproduce: <code>{}</code></p>\n</section>\n", escape(&reproduce(doc, &rec.name))));
+    s
+}
+
+fn strip_xml_decl(svg: &str) -> &str {
+    match svg.find("<svg") {
+        Some(i) => &svg[i..],
+        None => svg,
+    }
+}
+
+/// The whole page.
+pub fn render(doc: &Document, plots: &[Plot]) -> String {
+    let m = &doc.machine;
+    let mut h = String::from("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    h.push_str(&format!(
+        "<title>memperf — {}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        escape(&doc.origin.hostname)
+    ));
+    h.push_str(&format!(
+        "<header><h1>memperf report — {}</h1>\n<p>{} {} · {} logical CPUs · kernel {} · {}</p>\n<p>run {} · started {} · memperf {} ({}, {} build)</p>\n<p>command: <code>{}</code></p></header>\n<main>\n",
+        escape(&doc.origin.hostname),
+        escape(&m.cpu.identity.vendor),
+        escape(&m.cpu.identity.model_name),
+        m.cpu.logical_cpus,
+        escape(&m.kernel),
+        escape(m.cpu.identity.hypervisor.as_deref().unwrap_or("bare metal")),
+        escape(&doc.origin.run_id),
+        escape(&doc.origin.started_utc),
+        escape(&doc.build.memperf_version),
+        escape(&doc.build.git_revision),
+        escape(&doc.build.profile),
+        escape(&doc.command_line.join(" ")),
+    ));
+    h.push_str("<section id=\"summary\">\n<h2>What this machine tells you</h2>\n<ul class=\"advice\">\n");
+    for a in headlines::advice(doc) {
+        h.push_str(&format!("<li>{}</li>\n", escape(&a)));
+    }
+    h.push_str("</ul>\n");
+    let metrics = headlines::metrics(doc);
+    if !metrics.is_empty() {
+        h.push_str("<table class=\"metrics\"><tr><th>headline</th><th>value</th></tr>\n");
+        for x in metrics {
+            h.push_str(&format!("<tr><td>{}</td><td>{:.2} {}</td></tr>\n", escape(&x.name), x.value, escape(&x.unit)));
+        }
+        h.push_str("</table>\n");
+    }
+    let skipped: Vec<&ExperimentRecord> = doc.experiments.iter().filter(|e| e.status != Status::Completed).collect();
+    if !skipped.is_empty() {
+        h.push_str("<p class=\"bad\">Not measured: ");
+        let names: Vec<String> = skipped
+            .iter()
+            .map(|e| format!("{} ({})", escape(&e.name), escape(e.skip_reason.as_deref().unwrap_or("skipped"))))
+            .collect();
+        h.push_str(&names.join("; "));
+        h.push_str("</p>\n");
+    }
+    h.push_str(&warnings_html(&doc.warnings));
+    h.push_str("</section>\n");
+    for rec in &doc.experiments {
+        h.push_str(&section(doc, rec, plots));
+    }
+    h.push_str("</main>\n</body>\n</html>\n");
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_and_quotes() {
+        assert_eq!(
+            escape("<script>alert('x')</script> & \"q\""),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;"
+        );
+    }
+}
