@@ -1,0 +1,239 @@
+//! `memperf run`, `report` and `compare` end to end: the document validates
+//! against the JSON Schema kept in the repository, the report renders in a
+//! real browser with every plot visible and no console error, hostile
+//! strings come out escaped, and an interrupted run leaves a valid document
+//! and report that name what was skipped.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+fn exe() -> &'static str {
+    env!("CARGO_BIN_EXE_memperf")
+}
+
+fn memperf(args: &[&str]) -> Output {
+    Command::new(exe()).args(args).output().expect("memperf runs")
+}
+
+/// One quick suite run, shared by the tests of this file.
+fn suite() -> &'static Path {
+    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    &DIR.get_or_init(|| {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("results");
+        let o = memperf(&["run", "--quick", "--quiet", "-o", dir.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        (tmp, dir)
+    })
+    .1
+}
+
+fn read_json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
+    let schema = read_json(&Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/results.schema.json"));
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    validator.iter_errors(doc).map(|e| format!("{} at {}", e, e.instance_path)).collect()
+}
+
+#[test]
+fn suite_writes_a_folder_whose_document_validates() {
+    let dir = suite();
+    for f in ["results.json", "journal.jsonl", "report.html", "latency.svg", "tlb.svg"] {
+        assert!(dir.join(f).exists(), "{f} missing");
+    }
+    let doc = read_json(&dir.join("results.json"));
+    let errors = schema_errors(&doc);
+    assert!(errors.is_empty(), "{errors:#?}");
+    let names: Vec<&str> = doc["experiments"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["info", "bandwidth", "latency", "tlb", "prefetch-fault", "page-init"]);
+    assert!(doc["experiments"].as_array().unwrap().iter().all(|e| e["valid"] == true));
+}
+
+#[test]
+fn schema_rejects_a_broken_document() {
+    let mut doc = read_json(&suite().join("results.json"));
+    doc["schema_version"] = 2.into();
+    doc["experiments"][1]["outcome"]["results"][0]["samples_s"] = serde_json::json!([]);
+    let errors = schema_errors(&doc);
+    assert!(errors.len() >= 2, "{errors:#?}");
+}
+
+#[test]
+fn report_rebuilds_from_the_journal_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let journal = tmp.path().join("journal.jsonl");
+    std::fs::copy(suite().join("journal.jsonl"), &journal).unwrap();
+    // A torn last line, as a kill -9 mid-append would leave.
+    let mut text = std::fs::read_to_string(&journal).unwrap();
+    text.push_str("{\"record\": {\"name\": \"lat");
+    std::fs::write(&journal, text).unwrap();
+    let out = tmp.path().join("out");
+    let o = memperf(&["report", journal.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let rebuilt = read_json(&out.join("results.json"));
+    let original = read_json(&suite().join("results.json"));
+    assert_eq!(rebuilt["experiments"], original["experiments"]);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("Read bandwidth and software prefetch") && html.contains("<svg"));
+}
+
+#[test]
+fn compare_says_a_run_matches_itself() {
+    let d = suite().to_str().unwrap();
+    let o = memperf(&["compare", d, d]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("bandwidth 4k pages, 1 thread(s), best"), "{text}");
+    assert!(text.contains("×1.000") && text.contains("within the noise"), "{text}");
+    assert!(!text.contains("beyond the noise"), "{text}");
+    let bad = memperf(&["compare", d, "/nonexistent"]);
+    assert_eq!(bad.status.code(), Some(1));
+}
+
+#[test]
+fn hostile_host_name_and_arguments_are_escaped() {
+    let mut doc = read_json(&suite().join("results.json"));
+    let evil = "<script>alert('memperf')</script>";
+    doc["origin"]["hostname"] = evil.into();
+    doc["machine"]["hostname"] = evil.into();
+    doc["machine"]["cpu"]["model_name"] = evil.into();
+    doc["command_line"].as_array_mut().unwrap().push(evil.into());
+    doc["warnings"][0]["message"] = evil.into();
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("evil.json");
+    std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
+    let o = memperf(&["report", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(tmp.path().join("report.html")).unwrap();
+    assert!(!html.contains("<script"), "unescaped script tag");
+    assert!(html.contains("&lt;script&gt;alert(&#39;memperf&#39;)&lt;/script&gt;"));
+}
+
+fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser", "google-chrome"].into_iter().find(|c| {
+        Command::new(c).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+    })
+}
+
+/// Runs a headless browser with a deadline; returns its stdout.
+fn browser(bin: &str, profile: &Path, args: &[String]) -> String {
+    let mut child = Command::new(bin)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"])
+        .args(["--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Drain stdout while waiting: a full pipe would stall the browser.
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut s).ok();
+        s
+    });
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the browser did not finish in 90 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    reader.join().unwrap()
+}
+
+/// The report in a real browser: every plot has a non-empty box, nothing
+/// is fetched, nothing is logged as an error, and a screenshot is taken.
+#[test]
+fn report_renders_in_a_real_browser() {
+    let Some(bin) = chromium() else {
+        eprintln!("skipped: no chromium on this machine (apt-get install chromium; .ci/run installs it)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let html = std::fs::read_to_string(suite().join("report.html")).unwrap();
+    let probe = r#"<script>
+window.__errors = [];
+window.addEventListener('error', e => window.__errors.push(String(e.message || e)), true);
+const __err = console.error; console.error = (...a) => { window.__errors.push(a.join(' ')); __err(...a); };
+window.addEventListener('load', () => {
+  const boxes = [...document.querySelectorAll('figure.plot svg')].map(s => { const r = s.getBoundingClientRect(); return [r.width, r.height]; });
+  const fetched = performance.getEntriesByType('resource').map(r => r.name);
+  const out = document.createElement('pre'); out.id = 'memperf-check';
+  out.textContent = JSON.stringify({ plots: boxes, errors: window.__errors, fetched: fetched });
+  document.body.appendChild(out);
+});
+</script>"#;
+    let checked = tmp.path().join("check.html");
+    std::fs::write(&checked, html.replacen("<head>", &format!("<head>\n{probe}"), 1)).unwrap();
+    let url = format!("file://{}", checked.display());
+    let dom = browser(bin, &tmp.path().join("p1"), &["--virtual-time-budget=5000".into(), "--dump-dom".into(), url]);
+    let start = dom.find("<pre id=\"memperf-check\">").expect("the probe ran") + "<pre id=\"memperf-check\">".len();
+    let end = start + dom[start..].find("</pre>").unwrap();
+    let json = dom[start..end].replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">");
+    let check: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let plots = check["plots"].as_array().unwrap();
+    assert!(plots.len() >= 4, "{check}");
+    for p in plots {
+        assert!(p[0].as_f64().unwrap() > 100.0 && p[1].as_f64().unwrap() > 50.0, "empty plot box: {check}");
+    }
+    assert_eq!(check["errors"].as_array().unwrap().len(), 0, "console errors: {check}");
+    assert_eq!(check["fetched"].as_array().unwrap().len(), 0, "the report fetched something: {check}");
+
+    let png = tmp.path().join("report.png");
+    let report_url = format!("file://{}", suite().join("report.html").display());
+    browser(
+        bin,
+        &tmp.path().join("p2"),
+        &["--window-size=1200,3000".into(), format!("--screenshot={}", png.display()), report_url],
+    );
+    let bytes = std::fs::read(&png).expect("a screenshot");
+    assert!(bytes.len() > 20_000 && bytes.starts_with(b"\x89PNG"), "{} bytes", bytes.len());
+}
+
+/// SIGINT during the suite: the current sample finishes, the document and
+/// the report are written with what completed, the rest is marked skipped,
+/// and the exit status is 130.
+#[test]
+fn interrupted_run_leaves_a_valid_document_and_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("r");
+    let mut child = Command::new(exe())
+        .args(["run", "--quick", "--quiet", "--only", "bandwidth,latency,tlb", "-o", dir.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the journal header: the run has started measuring.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !dir.join("journal.jsonl").exists() {
+        assert!(Instant::now() < deadline, "the run never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: sending SIGINT to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "the run did not stop after SIGINT");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(130));
+    let doc = read_json(&dir.join("results.json"));
+    assert!(schema_errors(&doc).is_empty(), "{:#?}", schema_errors(&doc));
+    let exps = doc["experiments"].as_array().unwrap();
+    assert_eq!(exps.len(), 3, "every planned experiment is named");
+    assert!(exps.iter().any(|e| e["status"] == "interrupted" && e["skip_reason"] == "skipped: interrupted"));
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("skipped: interrupted"));
+}
