@@ -165,10 +165,6 @@ impl Experiment for Bandwidth {
     fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         run(p, ctx)
     }
-
-    fn valid(o: &Outcome) -> bool {
-        o.valid
-    }
 }
 
 fn check(p: &Params) -> Result<()> {

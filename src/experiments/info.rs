@@ -42,10 +42,6 @@ impl Experiment for Info {
     fn run(_: &Params, ctx: &Context) -> Result<Outcome> {
         Ok(Outcome { tlb_reach: tlb_reach(ctx.machine) })
     }
-
-    fn valid(_: &Outcome) -> bool {
-        true
-    }
 }
 
 /// Data-TLB reach for L1 and L2 and each common page size.

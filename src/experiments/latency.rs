@@ -154,9 +154,6 @@ impl Experiment for Latency {
     fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         run(p, ctx)
     }
-    fn valid(o: &Outcome) -> bool {
-        o.valid
-    }
 }
 
 /// Loads per chunk so that one chunk lasts about `chunk_s`.

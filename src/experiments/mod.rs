@@ -73,14 +73,13 @@ impl<'a> Context<'a> {
     }
 }
 
-/// An experiment: parameters in, outcome out.
+/// An experiment: parameters in, outcome out. An outcome whose results can
+/// fail validation carries a `valid` field; the record copies it.
 pub trait Experiment {
     const NAME: &'static str;
     type Params: Serialize + DeserializeOwned;
     type Outcome: Serialize + DeserializeOwned;
     fn run(params: &Self::Params, ctx: &Context) -> Result<Self::Outcome>;
-    /// Whether every result in the outcome passed validation.
-    fn valid(outcome: &Self::Outcome) -> bool;
 }
 
 /// Runs an experiment and turns whatever happened into a document record.
@@ -103,8 +102,9 @@ pub fn record<E: Experiment>(params: &E::Params, ctx: &Context, strict: bool) ->
     };
     match result {
         Ok(outcome) => {
-            rec.valid = E::valid(&outcome);
-            rec.outcome = Some(serde_json::to_value(&outcome).expect("outcomes serialise"));
+            let value = serde_json::to_value(&outcome).expect("outcomes serialise");
+            rec.valid = value.get("valid").and_then(|v| v.as_bool()).unwrap_or(true);
+            rec.outcome = Some(value);
         }
         Err(e) if e.kind == ErrorKind::Interrupted => {
             rec.status = Status::Interrupted;
@@ -147,6 +147,52 @@ pub fn steal_warning(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    struct Broken;
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct BrokenOutcome {
+        valid: bool,
+    }
+    impl Experiment for Broken {
+        const NAME: &'static str = "broken";
+        type Params = ();
+        type Outcome = BrokenOutcome;
+        fn run(_: &(), ctx: &Context) -> Result<BrokenOutcome> {
+            ctx.warn(Warning::new("checksum", "checksum differs", None));
+            Ok(BrokenOutcome { valid: false })
+        }
+    }
+
+    struct Refused;
+    impl Experiment for Refused {
+        const NAME: &'static str = "refused";
+        type Params = ();
+        type Outcome = ();
+        fn run(_: &(), _: &Context) -> Result<()> {
+            Err(Error::unsatisfiable("no 2 MiB pages reserved", "echo 512 > /proc/sys/vm/nr_hugepages"))
+        }
+    }
+
+    #[test]
+    fn an_invalid_outcome_makes_the_record_invalid() {
+        let m = crate::machine::Fingerprint::collect();
+        let clock = crate::timing::FakeClock::stepping(vec![1]);
+        let ctx = Context::new(&m, &clock, &NoProgress);
+        let rec = record::<Broken>(&(), &ctx, true).unwrap();
+        assert!(!rec.valid);
+        assert_eq!(rec.warnings[0].code, "checksum");
+    }
+
+    #[test]
+    fn refusals_are_errors_when_asked_for_and_skips_in_the_suite() {
+        let m = crate::machine::Fingerprint::collect();
+        let clock = crate::timing::FakeClock::stepping(vec![1]);
+        let ctx = Context::new(&m, &clock, &NoProgress);
+        assert_eq!(record::<Refused>(&(), &ctx, true).unwrap_err().kind.exit_code(), 2);
+        let rec = record::<Refused>(&(), &ctx, false).unwrap();
+        assert_eq!(rec.status, Status::Skipped);
+        assert!(rec.warnings[0].fix.as_deref().unwrap().contains("nr_hugepages"));
+    }
 
     #[test]
     fn steal_over_two_percent_warns() {

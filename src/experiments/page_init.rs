@@ -159,9 +159,6 @@ impl Experiment for PageInit {
     fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         run(p, ctx)
     }
-    fn valid(o: &Outcome) -> bool {
-        o.valid
-    }
 }
 
 /// Pieces (segment, from, count) of thread `t` of `threads`, split at

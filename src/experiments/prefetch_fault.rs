@@ -202,9 +202,6 @@ impl Experiment for PrefetchFault {
     fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         run(p, ctx)
     }
-    fn valid(o: &Outcome) -> bool {
-        o.valid
-    }
 }
 
 #[cfg(not(target_arch = "x86_64"))]

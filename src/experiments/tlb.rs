@@ -134,9 +134,6 @@ impl Experiment for Tlb {
     fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         run(p, ctx)
     }
-    fn valid(o: &Outcome) -> bool {
-        o.valid
-    }
 }
 
 /// Byte offset of page `s`'s line. The line inside the page comes from a
