@@ -309,14 +309,15 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         })
         .collect();
     warn_results(&results, p, ctx);
+    let plateaus = plateaus(&results, p.plateau_tolerance);
     let outcome = Outcome {
         isa: kernels.iter().map(|k| k.1.clone()).find(|i| i != "scalar").unwrap_or_else(|| "scalar".into()),
         size_bytes: Bytes(len as u64 * 8),
         regions: arrays.iter().map(|(_, a)| a.region.backing().clone()).collect(),
         cpus: teams.last().map(|(_, t)| t.cpus().to_vec()).unwrap_or_default(),
         headlines: headlines(&results),
-        plateaus: plateaus(&results, p.plateau_tolerance),
-        prefetch_effects: prefetch_effects(&results),
+        prefetch_effects: prefetch_effects(&results, &plateaus),
+        plateaus,
         valid: checks.iter().all(|&c| c),
         results,
     };
@@ -456,8 +457,9 @@ fn plateaus(results: &[VariantResult], tolerance: f64) -> Vec<Plateau> {
         .collect()
 }
 
-/// Per-repetition ratio of prefetch (at the curve's best distance) to simd.
-fn prefetch_effects(results: &[VariantResult]) -> Vec<PrefetchEffect> {
+/// Per-repetition ratio of prefetch to simd, at the best distance inside
+/// the curve's best plateau (so a lone spike elsewhere is not chosen).
+fn prefetch_effects(results: &[VariantResult], plateaus: &[Plateau]) -> Vec<PrefetchEffect> {
     curve_keys(results)
         .into_iter()
         .filter_map(|(pages, threads, hint)| {

@@ -58,14 +58,28 @@ impl Plan {
             }
         };
         for job in &self.jobs {
-            if let Job::Bandwidth(p) = job {
-                let per_size: Vec<PagePolicy> = p.pages.iter().copied().filter(|p| p.uses_hugetlb_pool()).collect();
-                for pol in per_size {
-                    // Policies sharing a pool (2m and shm) are held at once.
-                    let same_pool =
-                        p.pages.iter().filter(|q| q.uses_hugetlb_pool() && q.page_size() == pol.page_size()).count();
-                    add(pol, Bytes(p.size_bytes.round_up(pol.page_size().0).0 * same_pool as u64));
+            // (policies of the job, bytes each hugetlb policy maps)
+            let (pages, bytes_of): (&[PagePolicy], Box<dyn Fn(PagePolicy) -> u64>) = match job {
+                Job::Bandwidth(p) => (&p.pages, Box::new(|pol: PagePolicy| p.size_bytes.round_up(pol.page_size().0).0)),
+                Job::Latency(p) => {
+                    let max = p.sizes_bytes.iter().max().copied().unwrap_or_default();
+                    (&p.pages, Box::new(move |pol: PagePolicy| max.round_up(pol.page_size().0).0))
                 }
+                Job::Tlb(p) => (
+                    &p.pages,
+                    Box::new(|pol: PagePolicy| {
+                        let own = p.counts(pol.page_size()).last().copied().unwrap_or(0) * pol.page_size().0;
+                        let control = p.counts(Bytes(4096)).last().copied().unwrap_or(0) * 4096;
+                        own.max(control).next_multiple_of(pol.page_size().0)
+                    }),
+                ),
+                Job::Info | Job::PrefetchFault(_) | Job::PageInit(_) => continue,
+            };
+            for &pol in pages.iter().filter(|p| p.uses_hugetlb_pool()) {
+                // Policies sharing a pool (2m and shm) hold their regions at once.
+                let sharing =
+                    pages.iter().filter(|q| q.uses_hugetlb_pool() && q.page_size() == pol.page_size()).count();
+                add(pol, Bytes(bytes_of(pol) * sharing as u64));
             }
         }
         needs
@@ -176,4 +190,34 @@ fn reserve(plan: &Plan, doc: &mut Document) -> Result<Vec<Reservation>> {
         doc.warnings.iter().filter(|w| !machine_codes.contains(&w.code.as_str())).cloned().collect();
     doc.warnings = info::machine_warnings(&doc.machine).into_iter().chain(kept).collect();
     Ok(held)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(jobs: Vec<Job>) -> Plan {
+        Plan { jobs, output: Output::default(), strict: true, reserve_hugepages: true, notes: vec![], journal: false }
+    }
+
+    #[test]
+    fn hugepage_needs_cover_every_job_that_maps_hugetlb_pages() {
+        let m = Fingerprint::collect();
+        let mut bw = bandwidth::Params::preset(bandwidth::Preset::Quick, &m);
+        bw.pages = vec![PagePolicy::Huge2M, PagePolicy::Shm, PagePolicy::Small];
+        bw.size_bytes = Bytes(64 << 20);
+        assert_eq!(plan(vec![Job::Bandwidth(bw)]).hugepage_needs(), vec![(Bytes(2 << 20), 64)]);
+
+        let mut lat = latency::Params::preset(bandwidth::Preset::Quick, &m);
+        lat.pages = vec![PagePolicy::Small, PagePolicy::Huge2M];
+        lat.sizes_bytes = vec![Bytes(4096), Bytes(64 << 20)];
+        assert_eq!(plan(vec![Job::Latency(lat)]).hugepage_needs(), vec![(Bytes(2 << 20), 32)]);
+
+        let mut t = tlb::Params::preset(bandwidth::Preset::Quick);
+        t.pages = vec![PagePolicy::Small, PagePolicy::Huge1G];
+        t.max_bytes = Bytes(2 << 30);
+        t.max_pages = 1 << 16;
+        // 1 GiB pages: 2 at their own stride, and the 4 KiB control needs 256 MiB.
+        assert_eq!(plan(vec![Job::Tlb(t), Job::Info]).hugepage_needs(), vec![(Bytes(1 << 30), 2)]);
+    }
 }

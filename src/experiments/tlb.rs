@@ -61,8 +61,10 @@ impl Params {
 
     /// Page counts for a sweep with one line every `stride` bytes.
     pub fn counts(&self, stride: Bytes) -> Vec<u64> {
-        let cap = self.max_pages.min(self.max_bytes.0 / stride.0).max(self.min_pages);
-        std::iter::successors(Some(self.min_pages.max(2)), |&p| Some(p * 2)).take_while(|&p| p <= cap).collect()
+        // Never past the memory cap: large pages start lower when it binds.
+        let cap = self.max_pages.min(self.max_bytes.0 / stride.0).max(2);
+        let first = self.min_pages.clamp(2, cap);
+        std::iter::successors(Some(first), |&p| Some(p * 2)).take_while(|&p| p <= cap).collect()
     }
 }
 
@@ -360,6 +362,8 @@ mod tests {
         assert_eq!(*p.counts(Bytes(4096)).last().unwrap(), 1 << 14);
         assert_eq!(sweeps(&p, PagePolicy::Thp).len(), 2, "huge pages get the 4 KiB control sweep");
         assert_eq!(sweeps(&p, PagePolicy::Small).len(), 1);
+        p.max_bytes = Bytes(2 << 30);
+        assert_eq!(p.counts(Bytes(1 << 30)), vec![2], "1 GiB pages stay within the cap");
     }
 
     #[test]
