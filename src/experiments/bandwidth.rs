@@ -466,8 +466,14 @@ fn prefetch_effects(results: &[VariantResult], plateaus: &[Plateau]) -> Vec<Pref
             let reference = results.iter().find(|r| {
                 r.variant.pages == pages && r.variant.threads == threads && r.variant.kernel == StreamShape::Simd
             })?;
+            let plateau = plateaus.iter().find(|p| p.pages == pages && p.threads == threads && p.hint == hint);
+            let in_plateau = |r: &&VariantResult| {
+                let d = r.variant.distance_elements.unwrap_or(0);
+                plateau.is_none_or(|p| (p.start_elements..=p.end_elements).contains(&d))
+            };
             let best = curve(results, pages, threads, hint)
                 .into_iter()
+                .filter(in_plateau)
                 .max_by(|a, b| median_bw(a).total_cmp(&median_bw(b)))?;
             // Same bytes per sample (same passes), so the time ratio inverts the bandwidth ratio.
             let ratios: Vec<f64> = reference.samples_s.iter().zip(&best.samples_s).map(|(r, b)| r / b).collect();
