@@ -15,7 +15,8 @@ static POOL_LOCK: Mutex<()> = Mutex::new(());
 
 pub struct Reservation {
     path: PathBuf,
-    previous: u64,
+    /// The pool size before this reservation (put back on drop).
+    pub previous: u64,
     pub obtained_free: u64,
     _lock: MutexGuard<'static, ()>,
 }
