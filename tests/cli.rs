@@ -81,7 +81,7 @@ fn small_bandwidth_run_validates_and_writes_a_results_folder() {
     let o = memperf(&args);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let table = String::from_utf8_lossy(&o.stdout);
-    assert!(table.contains("best plateau") && table.contains("simd-prefetch"), "{table}");
+    assert!(table.contains("best plateau") && table.contains("prefetch distance sweep"), "{table}");
     let doc = json(&folder.join("results.json"));
     let bw = &doc["experiments"][0];
     assert_eq!(bw["name"], "bandwidth");
