@@ -304,7 +304,9 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
                     "the best variant reaches {:.0}% of the store-bandwidth limit",
                     b.fraction_of_store_limit * 100.0
                 ),
-                Some("sweep --ahead 0:16 to find a better prefetch distance".into()),
+                Some(
+                    "sweep a wider prefetch range, e.g. --ahead 0:64:8, and more --threads where there are CPUs".into(),
+                ),
             ));
         }
     }

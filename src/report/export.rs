@@ -100,6 +100,11 @@ pub fn compare_text(a: &Document, b: &Document) -> String {
         out.push_str("no headline metric is in both documents\n");
     } else {
         out.push_str(&t.render());
+        out.push_str(
+            "\n\"beyond the noise\": a Mann-Whitney test (5%) on the raw samples, i.e. beyond the spread\n\
+             within each run. Drift of a shared host between two runs is not in that spread: compare\n\
+             runs made close in time, or several runs of each.\n",
+        );
     }
     out
 }

@@ -53,7 +53,7 @@ pub fn metrics(doc: &Document) -> Vec<Metric> {
                 out.push(metric(
                     format!("latency {} pages at {}", pol, p.size_bytes),
                     "ns",
-                    p.chunk_latency_ns.clone(),
+                    block_medians(&p.chunk_latency_ns, 8),
                     p.latency_ns.median,
                     false,
                 ));
@@ -79,6 +79,14 @@ pub fn metrics(doc: &Document) -> Vec<Metric> {
         }
     }
     out
+}
+
+/// Medians of `blocks` contiguous blocks of `samples`. Consecutive chunks
+/// of one chase are strongly correlated; blocks spread over the run vary
+/// as the run does, which is the noise a comparison must beat.
+pub fn block_medians(samples: &[f64], blocks: usize) -> Vec<f64> {
+    let size = samples.len().div_ceil(blocks.max(1)).max(1);
+    samples.chunks(size).filter_map(crate::timing::stats::median).collect()
 }
 
 /// Advice sentences for the top of the report.
@@ -196,6 +204,13 @@ pub fn differ(a: &[f64], b: &[f64]) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn block_medians_summarise_contiguous_blocks() {
+        let v: Vec<f64> = (0..16).map(f64::from).collect();
+        assert_eq!(block_medians(&v, 4), vec![1.5, 5.5, 9.5, 13.5]);
+        assert_eq!(block_medians(&v[..3], 8), vec![0.0, 1.0, 2.0]);
+    }
 
     #[test]
     fn mann_whitney_separates_shifted_samples_only() {
