@@ -58,10 +58,6 @@ impl Error {
     pub fn interrupted() -> Self {
         Self { kind: ErrorKind::Interrupted, message: "interrupted".into(), fix: None }
     }
-    pub fn with_fix(mut self, fix: impl Into<String>) -> Self {
-        self.fix = Some(fix.into());
-        self
-    }
 }
 
 impl fmt::Display for Error {

@@ -32,7 +32,8 @@ fn run(cli: Cli) -> Result<u8> {
     install_interrupt_handler();
     let machine = Fingerprint::collect();
     let plan = cli.command.plan(&machine)?;
-    let mut doc = plan::new_document(machine);
+    let clock = MonotonicClock::new();
+    let mut doc = plan::new_document(machine, &clock);
     let bar = TerminalProgress::for_stderr(cli.command.common().quiet);
     let progress: &dyn memperf::experiments::Progress = match &bar {
         Some(b) => b,
@@ -42,7 +43,7 @@ fn run(cli: Cli) -> Result<u8> {
         (Some(dir), true) => Some(Journal::create(dir, &doc)?),
         _ => None,
     };
-    plan::execute(&plan, &mut doc, &MonotonicClock::new(), progress, |rec| {
+    plan::execute(&plan, &mut doc, &clock, progress, |rec| {
         if let Some(j) = journal.as_mut() {
             if let Err(e) = j.append(rec) {
                 eprintln!("memperf: warning: {e}");

@@ -20,12 +20,6 @@ pub enum Event {
     TaskClock,
 }
 
-impl Event {
-    pub fn is_hardware(self) -> bool {
-        matches!(self, Event::Cycles | Event::Instructions | Event::CacheMisses)
-    }
-}
-
 /// One read of a counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reading {

@@ -86,14 +86,26 @@ impl Plan {
     }
 }
 
-/// A new document for this machine and command line.
-pub fn new_document(machine: Fingerprint) -> Document {
+/// A new document for this machine and command line, with the clock's
+/// granularity checked (and a warning when it is coarse: samples are tens
+/// of microseconds and longer, so a step above 1 µs would show in them).
+pub fn new_document(machine: Fingerprint, clock: &dyn Clock) -> Document {
+    let granularity = clock.granularity();
+    let mut warnings = info::machine_warnings(&machine);
+    if granularity.0 > 1000.0 {
+        warnings.push(Warning::new(
+            "timer-coarse",
+            format!("the monotonic clock advances in steps of {:.0} ns", granularity.0),
+            Some("use a kernel clocksource with fine resolution (tsc): cat /sys/devices/system/clocksource/clocksource0/current_clocksource".into()),
+        ));
+    }
     let started = document::now_secs();
     let (rank, launcher) = document::launcher_rank();
     let run_id = format!("{}-{}-{}", machine.hostname, started, std::process::id());
     Document {
         schema_version: document::SCHEMA_VERSION,
         build: Build::current(),
+        clock: document::ClockInfo { source: "CLOCK_MONOTONIC".into(), granularity_ns: granularity.0 },
         command_line: std::env::args().collect(),
         origin: Origin {
             hostname: machine.hostname.clone(),
@@ -102,7 +114,7 @@ pub fn new_document(machine: Fingerprint) -> Document {
             rank,
             launcher,
         },
-        warnings: info::machine_warnings(&machine),
+        warnings,
         machine,
         experiments: Vec::new(),
     }

@@ -89,10 +89,19 @@ impl Build {
     }
 }
 
+/// The clock every timed region uses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClockInfo {
+    pub source: String,
+    /// Smallest step seen between consecutive reads.
+    pub granularity_ns: f64,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Document {
     pub schema_version: u32,
     pub build: Build,
+    pub clock: ClockInfo,
     pub command_line: Vec<String>,
     pub origin: Origin,
     pub machine: Fingerprint,
