@@ -5,7 +5,10 @@
 
 pub mod bandwidth;
 pub mod latency;
+pub mod page_init;
+pub mod prefetch_fault;
 pub mod progress;
+pub mod tlb;
 
 use crate::error::{Error, Result};
 use crate::experiments::bandwidth::Preset;
@@ -30,11 +33,11 @@ pub enum Command {
     /// Load-to-use latency from L1 to DRAM per page policy, its knees, and memory-level parallelism.
     Latency(latency::LatencyArgs),
     /// TLB reach per page size and the cost of a page walk.
-    Tlb(TlbArgs),
+    Tlb(tlb::TlbArgs),
     /// What a prefetch of NULL, an unmapped, PROT_NONE or kernel address costs; whether a prefetch survives a TLB miss.
-    PrefetchFault(PrefetchFaultArgs),
+    PrefetchFault(prefetch_fault::PrefetchFaultArgs),
     /// Page-descriptor initialisation: locked, lock-free, prefetch, parallel, against the store-bandwidth limit.
-    PageInit(PageInitArgs),
+    PageInit(page_init::PageInitArgs),
     /// The whole suite: one results folder with JSON, SVG plots and an HTML report.
     Run(RunArgs),
     /// Rebuild the HTML report and plots from a results.json, a journal, or their folder.
@@ -100,145 +103,6 @@ impl PresetArgs {
         } else {
             default
         }
-    }
-}
-
-#[derive(Debug, Args)]
-pub struct TlbArgs {
-    /// Page policies, measured alternately: 4k, thp, 2m, 1g, shm [default: 4k,thp]
-    #[arg(long, value_name = "LIST")]
-    pub pages: Option<String>,
-    /// Most pages per policy [default: 65536]
-    #[arg(long, value_name = "N")]
-    pub max_pages: Option<String>,
-    /// Most memory per policy [default: 2GiB]
-    #[arg(long, value_name = "SIZE")]
-    pub max_bytes: Option<String>,
-    #[command(flatten)]
-    pub preset: PresetArgs,
-    #[command(flatten)]
-    pub common: CommonArgs,
-}
-
-impl TlbArgs {
-    pub fn params(&self) -> Result<crate::experiments::tlb::Params> {
-        let mut p = crate::experiments::tlb::Params::preset(self.preset.preset(Preset::Default));
-        p.pages = list_or(&self.pages, p.pages, crate::memory::PagePolicy::parse)?;
-        if let Some(n) = &self.max_pages {
-            p.max_pages = positive("--max-pages", n)? as u64;
-        }
-        if let Some(b) = &self.max_bytes {
-            p.max_bytes = crate::units::parse_nonzero_size(b)?;
-        }
-        Ok(p)
-    }
-}
-
-#[derive(Debug, Args)]
-pub struct PrefetchFaultArgs {
-    /// Prefetch hints: t0, t1, t2, nta, w [default: all]
-    #[arg(long, value_name = "LIST")]
-    pub hint: Option<String>,
-    /// Targets: mapped, null, unmapped, prot-none, kernel, non-canonical [default: all]
-    #[arg(long, value_name = "LIST")]
-    pub targets: Option<String>,
-    /// Linked-list lengths [default: 1,2,4,8,16,32,64]
-    #[arg(long, value_name = "LIST")]
-    pub lengths: Option<String>,
-    /// Pages ahead for the TLB-miss walk [default: 2,8,32]
-    #[arg(long, value_name = "LIST")]
-    pub ahead: Option<String>,
-    /// Samples per variant.
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub repetitions: Option<String>,
-    #[command(flatten)]
-    pub preset: PresetArgs,
-    #[command(flatten)]
-    pub common: CommonArgs,
-}
-
-impl PrefetchFaultArgs {
-    pub fn params(&self) -> Result<crate::experiments::prefetch_fault::Params> {
-        use crate::experiments::prefetch_fault::{Params, Target};
-        let mut p = Params::preset(self.preset.preset(Preset::Default));
-        p.instructions = list_or(&self.hint, p.instructions, crate::kernels::Hint::parse)?;
-        p.targets = list_or(&self.targets, p.targets, |t| {
-            serde_json::from_value::<Target>(serde_json::Value::String(t.to_string())).map_err(|_| {
-                Error::usage(format!(
-                    "unknown target '{t}': use mapped, null, unmapped, prot-none, kernel or non-canonical"
-                ))
-            })
-        })?;
-        p.list_lengths = list_or(&self.lengths, p.list_lengths, |t| positive("--lengths", t))?;
-        p.stride_ahead_pages = list_or(&self.ahead, p.stride_ahead_pages, |t| positive("--ahead", t))?;
-        if let Some(r) = &self.repetitions {
-            p.repetitions = positive("--repetitions", r)?;
-        }
-        Ok(p)
-    }
-}
-
-#[derive(Debug, Args)]
-pub struct PageInitArgs {
-    /// Physical memory to model [default: 32GiB]
-    #[arg(long, value_name = "SIZE")]
-    pub memory: Option<String>,
-    /// Base page size: 4KiB or 8KiB [default: 4KiB]
-    #[arg(long, value_name = "SIZE")]
-    pub base_page: Option<String>,
-    /// Large page size: 2MiB or 4MiB [default: 2MiB]
-    #[arg(long, value_name = "SIZE")]
-    pub large_page: Option<String>,
-    /// Memory layout, BASE:SIZE,… [default: generated from --memory, with holes]
-    #[arg(long, value_name = "LIST")]
-    pub layout: Option<String>,
-    /// Prefetch distances in descriptors, START:END:STEP [default: 8:24:8]
-    #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
-    pub ahead: Option<String>,
-    /// Threads of the parallel variant [default: all CPUs]
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub threads: Option<String>,
-    /// Samples per variant.
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub repetitions: Option<String>,
-    #[command(flatten)]
-    pub preset: PresetArgs,
-    #[command(flatten)]
-    pub common: CommonArgs,
-}
-
-impl PageInitArgs {
-    pub fn params(&self) -> Result<crate::experiments::page_init::Params> {
-        use crate::units::{parse_nonzero_size, parse_sweep};
-        let mut p = crate::experiments::page_init::Params::preset(self.preset.preset(Preset::Default));
-        if let Some(m) = &self.memory {
-            p.memory_bytes = parse_nonzero_size(m)?;
-        }
-        if let Some(b) = &self.base_page {
-            p.base_page_bytes = parse_nonzero_size(b)?;
-            if !matches!(p.base_page_bytes.0, 4096 | 8192) {
-                return Err(Error::usage(format!("--base-page {b}: use 4KiB or 8KiB")));
-            }
-        }
-        if let Some(l) = &self.large_page {
-            p.large_page_bytes = parse_nonzero_size(l)?;
-            if !matches!(p.large_page_bytes.0, 0x20_0000 | 0x40_0000) {
-                return Err(Error::usage(format!("--large-page {l}: use 2MiB or 4MiB")));
-            }
-        }
-        if let Some(l) = &self.layout {
-            p.layout = crate::experiments::page_init::parse_layout(l)?;
-        }
-        if let Some(a) = &self.ahead {
-            p.ahead = parse_sweep(a)?;
-        }
-        if let Some(t) = &self.threads {
-            p.threads = positive("--threads", t)?;
-        }
-        if let Some(r) = &self.repetitions {
-            p.repetitions = positive("--repetitions", r)?;
-        }
-        Ok(p)
     }
 }
 

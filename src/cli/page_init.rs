@@ -1,0 +1,70 @@
+//! Options of `memperf page-init`.
+
+use super::{positive, CommonArgs, PresetArgs};
+use crate::error::{Error, Result};
+use crate::experiments::bandwidth::Preset;
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct PageInitArgs {
+    /// Physical memory to model [default: 32GiB]
+    #[arg(long, value_name = "SIZE")]
+    pub memory: Option<String>,
+    /// Base page size: 4KiB or 8KiB [default: 4KiB]
+    #[arg(long, value_name = "SIZE")]
+    pub base_page: Option<String>,
+    /// Large page size: 2MiB or 4MiB [default: 2MiB]
+    #[arg(long, value_name = "SIZE")]
+    pub large_page: Option<String>,
+    /// Memory layout, BASE:SIZE,… [default: generated from --memory, with holes]
+    #[arg(long, value_name = "LIST")]
+    pub layout: Option<String>,
+    /// Prefetch distances in descriptors, START:END:STEP [default: 8:24:8]
+    #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
+    pub ahead: Option<String>,
+    /// Threads of the parallel variant [default: all CPUs]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub threads: Option<String>,
+    /// Samples per variant.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub repetitions: Option<String>,
+    #[command(flatten)]
+    pub preset: PresetArgs,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+impl PageInitArgs {
+    pub fn params(&self) -> Result<crate::experiments::page_init::Params> {
+        use crate::units::{parse_nonzero_size, parse_sweep};
+        let mut p = crate::experiments::page_init::Params::preset(self.preset.preset(Preset::Default));
+        if let Some(m) = &self.memory {
+            p.memory_bytes = parse_nonzero_size(m)?;
+        }
+        if let Some(b) = &self.base_page {
+            p.base_page_bytes = parse_nonzero_size(b)?;
+            if !matches!(p.base_page_bytes.0, 4096 | 8192) {
+                return Err(Error::usage(format!("--base-page {b}: use 4KiB or 8KiB")));
+            }
+        }
+        if let Some(l) = &self.large_page {
+            p.large_page_bytes = parse_nonzero_size(l)?;
+            if !matches!(p.large_page_bytes.0, 0x20_0000 | 0x40_0000) {
+                return Err(Error::usage(format!("--large-page {l}: use 2MiB or 4MiB")));
+            }
+        }
+        if let Some(l) = &self.layout {
+            p.layout = crate::experiments::page_init::parse_layout(l)?;
+        }
+        if let Some(a) = &self.ahead {
+            p.ahead = parse_sweep(a)?;
+        }
+        if let Some(t) = &self.threads {
+            p.threads = positive("--threads", t)?;
+        }
+        if let Some(r) = &self.repetitions {
+            p.repetitions = positive("--repetitions", r)?;
+        }
+        Ok(p)
+    }
+}

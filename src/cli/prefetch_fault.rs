@@ -1,0 +1,50 @@
+//! Options of `memperf prefetch-fault`.
+
+use super::{list_or, positive, CommonArgs, PresetArgs};
+use crate::error::{Error, Result};
+use crate::experiments::bandwidth::Preset;
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct PrefetchFaultArgs {
+    /// Prefetch hints: t0, t1, t2, nta, w [default: all]
+    #[arg(long, value_name = "LIST")]
+    pub hint: Option<String>,
+    /// Targets: mapped, null, unmapped, prot-none, kernel, non-canonical [default: all]
+    #[arg(long, value_name = "LIST")]
+    pub targets: Option<String>,
+    /// Linked-list lengths [default: 1,2,4,8,16,32,64]
+    #[arg(long, value_name = "LIST")]
+    pub lengths: Option<String>,
+    /// Pages ahead for the TLB-miss walk [default: 1,4,16]
+    #[arg(long, value_name = "LIST")]
+    pub ahead: Option<String>,
+    /// Samples per variant.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub repetitions: Option<String>,
+    #[command(flatten)]
+    pub preset: PresetArgs,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+impl PrefetchFaultArgs {
+    pub fn params(&self) -> Result<crate::experiments::prefetch_fault::Params> {
+        use crate::experiments::prefetch_fault::{Params, Target};
+        let mut p = Params::preset(self.preset.preset(Preset::Default));
+        p.instructions = list_or(&self.hint, p.instructions, crate::kernels::Hint::parse)?;
+        p.targets = list_or(&self.targets, p.targets, |t| {
+            serde_json::from_value::<Target>(serde_json::Value::String(t.to_string())).map_err(|_| {
+                Error::usage(format!(
+                    "unknown target '{t}': use mapped, null, unmapped, prot-none, kernel or non-canonical"
+                ))
+            })
+        })?;
+        p.list_lengths = list_or(&self.lengths, p.list_lengths, |t| positive("--lengths", t))?;
+        p.stride_ahead_pages = list_or(&self.ahead, p.stride_ahead_pages, |t| positive("--ahead", t))?;
+        if let Some(r) = &self.repetitions {
+            p.repetitions = positive("--repetitions", r)?;
+        }
+        Ok(p)
+    }
+}

@@ -1,0 +1,37 @@
+//! Options of `memperf tlb`.
+
+use super::{list_or, positive, CommonArgs, PresetArgs};
+use crate::error::Result;
+use crate::experiments::bandwidth::Preset;
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct TlbArgs {
+    /// Page policies, measured alternately: 4k, thp, 2m, 1g, shm [default: 4k,thp]
+    #[arg(long, value_name = "LIST")]
+    pub pages: Option<String>,
+    /// Most pages per policy [default: 65536]
+    #[arg(long, value_name = "N")]
+    pub max_pages: Option<String>,
+    /// Most memory per policy [default: 2GiB]
+    #[arg(long, value_name = "SIZE")]
+    pub max_bytes: Option<String>,
+    #[command(flatten)]
+    pub preset: PresetArgs,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+impl TlbArgs {
+    pub fn params(&self) -> Result<crate::experiments::tlb::Params> {
+        let mut p = crate::experiments::tlb::Params::preset(self.preset.preset(Preset::Default));
+        p.pages = list_or(&self.pages, p.pages, crate::memory::PagePolicy::parse)?;
+        if let Some(n) = &self.max_pages {
+            p.max_pages = positive("--max-pages", n)? as u64;
+        }
+        if let Some(b) = &self.max_bytes {
+            p.max_bytes = crate::units::parse_nonzero_size(b)?;
+        }
+        Ok(p)
+    }
+}
