@@ -61,10 +61,12 @@ fn run(cli: Cli) -> Result<u8> {
 }
 
 /// First Ctrl-C: finish the current sample, then write what completed.
-/// Second Ctrl-C: leave at once.
+/// Second Ctrl-C: give back reserved huge pages and leave at once.
 fn install_interrupt_handler() {
     let _ = ctrlc::set_handler(|| {
         if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            // Leaving without destructors: give reserved huge pages back first.
+            memperf::memory::reserve::restore_all();
             std::process::exit(130);
         }
         eprintln!("\nmemperf: interrupted; finishing the current sample (Ctrl-C again to quit now)");

@@ -130,4 +130,24 @@ mod tests {
         let now: u64 = std::fs::read_to_string(path).unwrap().trim().parse().unwrap();
         assert_eq!(now, previous);
     }
+
+    #[test]
+    fn restore_all_puts_back_a_live_reservation() {
+        let path = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages";
+        if !is_root() {
+            eprintln!("skipped: needs root");
+            return;
+        }
+        let r = match Reservation::ensure(Bytes(2 * MIB), 2) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("skipped: {e}");
+                return;
+            }
+        };
+        reserve::restore_all();
+        let now: u64 = std::fs::read_to_string(path).unwrap().trim().parse().unwrap();
+        assert_eq!(now, r.previous, "restored while the reservation is still held");
+        drop(r);
+    }
 }

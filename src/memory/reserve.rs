@@ -13,6 +13,19 @@ use std::sync::{Mutex, MutexGuard};
 
 static POOL_LOCK: Mutex<()> = Mutex::new(());
 
+/// Pools changed by live reservations, with the value to put back: read by
+/// [`restore_all`] when the process must leave at once (a second Ctrl-C).
+static TO_RESTORE: Mutex<Vec<(PathBuf, u64)>> = Mutex::new(Vec::new());
+
+/// Puts back every pool a live reservation changed. For an exit that will
+/// not run destructors; safe to call from the signal-handler thread.
+pub fn restore_all() {
+    let list = TO_RESTORE.lock().unwrap_or_else(|e| e.into_inner());
+    for (path, previous) in list.iter().rev() {
+        let _ = std::fs::write(path, previous.to_string());
+    }
+}
+
 pub struct Reservation {
     path: PathBuf,
     /// The pool size before this reservation (put back on drop).
@@ -50,6 +63,7 @@ impl Reservation {
             return Ok(r);
         }
         let target = total + (pages - available);
+        TO_RESTORE.lock().unwrap_or_else(|e| e.into_inner()).push((nr.clone(), total));
         if let Err(e) = std::fs::write(&nr, target.to_string()) {
             return Err(Error::unsatisfiable(
                 format!("cannot reserve {pages} pages of {page}: {e}"),
@@ -73,6 +87,10 @@ impl Drop for Reservation {
     fn drop(&mut self) {
         if read_u64(&self.path) != Some(self.previous) {
             let _ = std::fs::write(&self.path, self.previous.to_string());
+        }
+        let mut list = TO_RESTORE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = list.iter().rposition(|(p, v)| *p == self.path && *v == self.previous) {
+            list.remove(i);
         }
     }
 }
