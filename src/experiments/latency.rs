@@ -168,6 +168,37 @@ pub fn calibrate(chase: &mut Chase, kernel: ChaseKernel, clock: &dyn Clock, chun
     ((chunk_s * 1e9 / ns.max(0.1)) as u64).clamp(256, 1 << 22)
 }
 
+/// What [`alternate`] measured, per chase.
+pub struct Alternated {
+    /// ns per load of every chunk, in measurement order.
+    pub samples: Vec<Vec<f64>>,
+    /// The median of each round, for per-round ratios between chases.
+    pub round_medians: Vec<Vec<f64>>,
+    /// Whether every chunk ended where the order says.
+    pub ok: Vec<bool>,
+}
+
+/// Measures single-chain chases alternately (A B A B …): two untimed chunks
+/// each to reach the steady state of caches and TLB, then `rounds` rounds
+/// of `chunks` chunks of `loads` loads on each chase in turn.
+pub fn alternate(chases: &mut [&mut Chase], clock: &dyn Clock, loads: u64, rounds: usize, chunks: usize) -> Alternated {
+    let k1 = chase_kernel(1).expect("one chain");
+    for c in chases.iter_mut() {
+        time_chunks(c, k1, clock, loads, 2);
+    }
+    let n = chases.len();
+    let mut out = Alternated { samples: vec![Vec::new(); n], round_medians: vec![Vec::new(); n], ok: vec![true; n] };
+    for _ in 0..rounds {
+        for (i, c) in chases.iter_mut().enumerate() {
+            let (s, v) = time_chunks(c, k1, clock, loads, chunks);
+            out.round_medians[i].push(stats::median(&s).unwrap_or(f64::NAN));
+            out.samples[i].extend(s);
+            out.ok[i] &= v;
+        }
+    }
+    out
+}
+
 /// Chunks in one round: the point's time split over the rounds.
 fn chunks_per_round(p: &Params) -> usize {
     ((p.min_time_s / p.rounds as f64) / p.chunk_s).ceil().max(2.0) as usize
@@ -236,22 +267,9 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
                 })
                 .collect();
             let loads = calibrate(&mut chases[0], k1, ctx.clock, p.chunk_s);
-            let per_round = chunks_per_round(p);
-            // Warm-up: caches and TLB reach their steady state.
-            for c in chases.iter_mut() {
-                time_chunks(c, k1, ctx.clock, loads, 2);
-            }
-            let mut samples: Vec<Vec<f64>> = vec![Vec::new(); chases.len()];
-            let mut round_medians: Vec<Vec<f64>> = vec![Vec::new(); chases.len()];
-            let mut ok = vec![true; chases.len()];
-            for _ in 0..p.rounds {
-                for (i, c) in chases.iter_mut().enumerate() {
-                    let (s, v) = time_chunks(c, k1, ctx.clock, loads, per_round);
-                    round_medians[i].push(stats::median(&s).unwrap_or(f64::NAN));
-                    samples[i].extend(s);
-                    ok[i] &= v;
-                }
-            }
+            let mut refs: Vec<&mut Chase> = chases.iter_mut().collect();
+            let Alternated { samples, round_medians, ok } =
+                alternate(&mut refs, ctx.clock, loads, p.rounds, chunks_per_round(p));
             for (i, (pol, _)) in regions.iter().enumerate() {
                 let s = &samples[i];
                 points.push(Point {

@@ -16,7 +16,7 @@
 //! of that translation-only curve.
 
 use super::knees;
-use super::latency::{calibrate, time_chunks};
+use super::latency::{alternate, calibrate, Alternated};
 use super::{Context, Experiment};
 use crate::error::{Error, Result};
 use crate::kernels::chase::{chase_kernel, visit_order, Chase};
@@ -205,20 +205,9 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         }
         let loads = calibrate(&mut chases[0].2, k1, ctx.clock, p.chunk_s);
         let chunks = ((p.min_time_s / p.rounds as f64) / p.chunk_s).ceil().max(2.0) as usize;
-        for (_, _, c) in chases.iter_mut() {
-            time_chunks(c, k1, ctx.clock, loads, 2);
-        }
-        let mut samples = vec![Vec::new(); chases.len()];
-        let mut medians = vec![Vec::new(); chases.len()];
-        let mut ok = vec![true; chases.len()];
-        for _ in 0..p.rounds {
-            for (i, (_, _, c)) in chases.iter_mut().enumerate() {
-                let (s, v) = time_chunks(c, k1, ctx.clock, loads, chunks);
-                medians[i].push(stats::median(&s).unwrap_or(f64::NAN));
-                samples[i].extend(s);
-                ok[i] &= v;
-            }
-        }
+        let mut refs: Vec<&mut Chase> = chases.iter_mut().map(|c| &mut c.2).collect();
+        let Alternated { mut samples, round_medians: medians, ok } =
+            alternate(&mut refs, ctx.clock, loads, p.rounds, chunks);
         for (i, (pol, stride, _)) in chases.iter().enumerate() {
             points.push(Point {
                 pages: *pol,
