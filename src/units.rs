@@ -23,15 +23,6 @@ pub const GIB: u64 = 1024 * MIB;
 pub const TIB: u64 = 1024 * GIB;
 
 impl Bytes {
-    pub const fn kib(n: u64) -> Self {
-        Bytes(n * KIB)
-    }
-    pub const fn mib(n: u64) -> Self {
-        Bytes(n * MIB)
-    }
-    pub const fn gib(n: u64) -> Self {
-        Bytes(n * GIB)
-    }
     pub fn get(self) -> u64 {
         self.0
     }
@@ -55,15 +46,6 @@ impl fmt::Display for Bytes {
             }
         }
         write!(f, "{}B", self.0)
-    }
-}
-
-impl Nanos {
-    pub fn from_secs(s: f64) -> Self {
-        Nanos(s * 1e9)
-    }
-    pub fn secs(self) -> f64 {
-        self.0 * 1e-9
     }
 }
 

@@ -243,6 +243,8 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
                 lists
             });
             samples[i].push(run.elapsed_ns as f64 * 1e-9);
+            // Validating costs as much as a run: each variant's first run is
+            // validated in full, and all variants' lists are compared by digest.
             if checks[i].is_none() {
                 let mut all = FreeLists::default();
                 for l in &run.results {

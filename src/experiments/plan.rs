@@ -194,12 +194,12 @@ fn reserve(plan: &Plan, doc: &mut Document) -> Result<Vec<Reservation>> {
             Err(e) => doc.warnings.push(Warning::new("reserve-hugepages", e.message, e.fix)),
         }
     }
-    // The pools changed: the fingerprint shows what the run had.
+    // The pools changed: the fingerprint shows what the run had, and the
+    // warnings the old fingerprint implied give way to the new one's.
+    let stale = info::machine_warnings(&doc.machine);
     doc.machine.hugepage_pools =
         crate::machine::sysfs::hugepage_pools(std::path::Path::new("/sys/kernel/mm/hugepages"));
-    let machine_codes = ["no-pmu", "no-hugepages", "thp-off", "cache-size-disagreement", "debug-build"];
-    let kept: Vec<Warning> =
-        doc.warnings.iter().filter(|w| !machine_codes.contains(&w.code.as_str())).cloned().collect();
+    let kept: Vec<Warning> = doc.warnings.iter().filter(|w| !stale.contains(w)).cloned().collect();
     doc.warnings = info::machine_warnings(&doc.machine).into_iter().chain(kept).collect();
     Ok(held)
 }

@@ -85,11 +85,6 @@ impl Fingerprint {
         self.caches.iter().filter(|c| c.kind != "Instruction").max_by_key(|c| c.level).map(|c| c.size_bytes)
     }
 
-    /// The size of the data cache at `level`.
-    pub fn data_cache(&self, level: u8) -> Option<&Cache> {
-        self.caches.iter().find(|c| c.level == level && c.kind != "Instruction")
-    }
-
     pub fn line_bytes(&self) -> u64 {
         self.caches.first().map(|c| c.line_bytes).unwrap_or(64)
     }

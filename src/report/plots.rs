@@ -5,6 +5,25 @@ use super::svg::{line_chart, Chart, Series};
 use crate::error::Result;
 use crate::experiments::{bandwidth, latency, tlb};
 
+/// One series per distinct key of `points`, in key order, each sorted by x.
+fn series_by<P, K: Ord + Clone>(
+    points: &[P],
+    key: impl Fn(&P) -> K,
+    name: impl Fn(&K) -> String,
+    xy: impl Fn(&P) -> (f64, f64),
+) -> Vec<Series> {
+    let mut keys: Vec<K> = points.iter().map(&key).collect();
+    keys.sort();
+    keys.dedup();
+    keys.iter()
+        .map(|k| {
+            let mut pts: Vec<(f64, f64)> = points.iter().filter(|p| key(p) == *k).map(&xy).collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            Series { name: name(k), points: pts }
+        })
+        .collect()
+}
+
 /// A rendered plot and the file name it is saved under.
 pub struct Plot {
     pub file_name: String,
@@ -37,23 +56,14 @@ fn bandwidth_plots(o: &bandwidth::Outcome) -> Result<Vec<Plot>> {
     let mut plots = Vec::new();
     for (pages, threads) in keys {
         let of = |r: &&bandwidth::VariantResult| r.variant.pages == pages && r.variant.threads == threads;
-        let mut hints: Vec<_> = o.results.iter().filter(of).filter_map(|r| r.variant.hint).collect();
-        hints.sort();
-        hints.dedup();
-        let series = hints
-            .iter()
-            .map(|h| {
-                let mut points: Vec<(f64, f64)> = o
-                    .results
-                    .iter()
-                    .filter(of)
-                    .filter(|r| r.variant.hint == Some(*h))
-                    .map(|r| (r.variant.distance_elements.unwrap_or(0) as f64, r.bytes_per_s.median / 1e9))
-                    .collect();
-                points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                Series { name: format!("simd-prefetch {h}"), points }
-            })
-            .collect();
+        let curve: Vec<&bandwidth::VariantResult> =
+            o.results.iter().filter(of).filter(|r| r.variant.hint.is_some()).collect();
+        let series = series_by(
+            &curve,
+            |r| r.variant.hint,
+            |h| format!("simd-prefetch {}", h.map(|h| h.to_string()).unwrap_or_default()),
+            |r| (r.variant.distance_elements.unwrap_or(0) as f64, r.bytes_per_s.median / 1e9),
+        );
         let references = o
             .results
             .iter()
@@ -82,22 +92,12 @@ fn bandwidth_plots(o: &bandwidth::Outcome) -> Result<Vec<Plot>> {
 
 /// Latency against working set (log x), one line per page policy and order.
 fn latency_plot(o: &latency::Outcome) -> Result<Plot> {
-    let mut keys: Vec<(crate::memory::PagePolicy, String)> =
-        o.points.iter().map(|p| (p.pages, p.order.clone())).collect();
-    keys.sort();
-    keys.dedup();
-    let series = keys
-        .iter()
-        .map(|(pol, order)| Series {
-            name: format!("{pol} {order}"),
-            points: o
-                .points
-                .iter()
-                .filter(|p| p.pages == *pol && &p.order == order)
-                .map(|p| (p.size_bytes.0 as f64, p.latency_ns.median))
-                .collect(),
-        })
-        .collect();
+    let series = series_by(
+        &o.points,
+        |p| (p.pages, p.order.clone()),
+        |(pol, order)| format!("{pol} {order}"),
+        |p| (p.size_bytes.0 as f64, p.latency_ns.median),
+    );
     let title = "Load-to-use latency vs working set".to_string();
     let chart = Chart {
         title: title.clone(),
@@ -112,21 +112,12 @@ fn latency_plot(o: &latency::Outcome) -> Result<Plot> {
 
 /// ns per access against the memory the pages span (log x), one line per policy.
 fn tlb_plot(o: &tlb::Outcome) -> Result<Plot> {
-    let mut keys: Vec<_> = o.points.iter().map(|p| (p.pages, p.stride_bytes)).collect();
-    keys.sort();
-    keys.dedup();
-    let series = keys
-        .iter()
-        .map(|(pol, stride)| Series {
-            name: format!("{pol} pages, a line every {stride}"),
-            points: o
-                .points
-                .iter()
-                .filter(|p| p.pages == *pol && p.stride_bytes == *stride)
-                .map(|p| (p.page_count as f64, p.ns_per_access.median))
-                .collect(),
-        })
-        .collect();
+    let series = series_by(
+        &o.points,
+        |p| (p.pages, p.stride_bytes),
+        |(pol, stride)| format!("{pol} pages, a line every {stride}"),
+        |p| (p.page_count as f64, p.ns_per_access.median),
+    );
     let title = "TLB: ns per access vs pages touched (one line per page)".to_string();
     let chart = Chart {
         title: title.clone(),
