@@ -11,6 +11,7 @@ pub mod experiments;
 pub mod kernels;
 pub mod machine;
 pub mod memory;
+pub mod model;
 pub mod report;
 pub mod timing;
 pub mod units;

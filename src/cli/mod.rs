@@ -181,7 +181,7 @@ impl RunArgs {
         if self.common.reserve_hugepages || free >= need {
             lat.pages.push(crate::memory::PagePolicy::Huge2M);
         } else if wanted("latency") {
-            notes.push(crate::report::document::Warning::new(
+            notes.push(crate::model::document::Warning::new(
                 "suite-no-hugetlb",
                 format!("latency on hugetlb 2 MiB pages needs {need} free pages ({free} free): measured on 4 KiB and THP only"),
                 Some(format!("echo {need} > /proc/sys/vm/nr_hugepages (as root), or memperf run --reserve-hugepages")),
@@ -229,7 +229,7 @@ fn plan_of(jobs: Vec<Job>, c: &CommonArgs, strict: bool) -> Plan {
 
 /// `memperf-results/<host>-<UTC time>/`.
 pub fn default_results_dir(machine: &Fingerprint) -> PathBuf {
-    let stamp = crate::report::document::utc_timestamp(crate::report::document::now_secs()).replace(':', "");
+    let stamp = crate::model::document::utc_timestamp(crate::model::document::now_secs()).replace(':', "");
     let host: String = machine
         .hostname
         .chars()

@@ -2,35 +2,17 @@
 //! for every measurement (no PMU, no huge pages reserved, THP off, caches
 //! that CPUID and the OS disagree on).
 
+pub use crate::model::outcome::info::*;
 use super::{Context, Experiment};
 use crate::error::Result;
 use crate::machine::cpuid::{PAGE_1G, PAGE_2M, PAGE_4K};
 use crate::machine::Fingerprint;
-use crate::report::document::Warning;
+use crate::model::document::Warning;
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Params {}
-
-/// Memory one TLB level maps when full, for one page size.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TlbReach {
-    pub level: u8,
-    pub kind: String,
-    pub page_size_bytes: Bytes,
-    pub entries: Option<u32>,
-    pub reach_bytes: Option<Bytes>,
-}
-
-/// The fingerprint itself is the document's `machine`; the outcome is what
-/// follows from it. The machine's warnings are the document's own.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Outcome {
-    /// For L1 and L2 and each of 4 KiB, 2 MiB and 1 GiB pages; entries
-    /// `None` where the CPU does not say.
-    pub tlb_reach: Vec<TlbReach>,
-}
 
 pub struct Info;
 

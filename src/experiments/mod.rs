@@ -16,7 +16,7 @@ pub mod tlb;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::machine::Fingerprint;
-use crate::report::document::{ExperimentRecord, Status, Warning};
+use crate::model::document::{ExperimentRecord, Status, Warning};
 use crate::timing::Clock;
 use serde::{de::DeserializeOwned, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -78,7 +78,7 @@ impl<'a> Context<'a> {
 pub trait Experiment {
     const NAME: &'static str;
     type Params: Serialize + DeserializeOwned;
-    type Outcome: Serialize + DeserializeOwned;
+    type Outcome: Into<crate::model::Outcome>;
     fn run(params: &Self::Params, ctx: &Context) -> Result<Self::Outcome>;
 }
 
@@ -102,9 +102,9 @@ pub fn record<E: Experiment>(params: &E::Params, ctx: &Context, strict: bool) ->
     };
     match result {
         Ok(outcome) => {
-            let value = serde_json::to_value(&outcome).expect("outcomes serialise");
-            rec.valid = value.get("valid").and_then(|v| v.as_bool()).unwrap_or(true);
-            rec.outcome = Some(value);
+            let outcome: crate::model::Outcome = outcome.into();
+            rec.valid = outcome.valid();
+            rec.outcome = Some(outcome);
         }
         Err(e) if e.kind == ErrorKind::Interrupted => {
             rec.status = Status::Interrupted;
@@ -149,26 +149,29 @@ mod tests {
     use super::*;
 
     struct Broken;
-    #[derive(serde::Serialize, serde::Deserialize)]
-    struct BrokenOutcome {
-        valid: bool,
-    }
     impl Experiment for Broken {
         const NAME: &'static str = "broken";
         type Params = ();
-        type Outcome = BrokenOutcome;
-        fn run(_: &(), ctx: &Context) -> Result<BrokenOutcome> {
+        type Outcome = crate::model::outcome::page_init::Outcome;
+        fn run(_: &(), ctx: &Context) -> Result<Self::Outcome> {
             ctx.warn(Warning::new("checksum", "checksum differs", None));
-            Ok(BrokenOutcome { valid: false })
+            Ok(crate::model::outcome::page_init::Outcome { valid: false, ..page_init_outcome() })
         }
+    }
+
+    fn page_init_outcome() -> crate::model::outcome::page_init::Outcome {
+        let text = r#"{"segments":[],"pages":0,"large_pages":0,"descriptor_bytes":0,"store_kernels":[],
+            "store_bytes_per_s_1t":0,"store_bytes_per_s_all":0,"limit_ns_per_page_1t":0,"limit_ns_per_page_all":0,
+            "results":[],"best":"","valid":true}"#;
+        serde_json::from_str(text).expect("a minimal page-init outcome")
     }
 
     struct Refused;
     impl Experiment for Refused {
         const NAME: &'static str = "refused";
         type Params = ();
-        type Outcome = ();
-        fn run(_: &(), _: &Context) -> Result<()> {
+        type Outcome = crate::model::outcome::info::Outcome;
+        fn run(_: &(), _: &Context) -> Result<Self::Outcome> {
             Err(Error::unsatisfiable("no 2 MiB pages reserved", "echo 512 > /proc/sys/vm/nr_hugepages"))
         }
     }

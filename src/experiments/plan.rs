@@ -5,7 +5,7 @@ use super::{bandwidth, info, latency, page_init, prefetch_fault, record, tlb, Co
 use crate::error::Result;
 use crate::machine::Fingerprint;
 use crate::memory::{PagePolicy, Reservation};
-use crate::report::document::{self, Build, Document, ExperimentRecord, Origin, Warning};
+use crate::model::document::{self, Build, Document, ExperimentRecord, Origin, Warning};
 use crate::timing::Clock;
 use crate::units::Bytes;
 use std::path::PathBuf;

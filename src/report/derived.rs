@@ -4,8 +4,8 @@
 //! loop reaches is bandwidth × latency / line size, in lines in flight
 //! (McCalpin 2010: 6.08 GB/s × 74 ns ≈ 450 B ≈ 7 lines).
 
-use super::document::Document;
-use crate::experiments::{bandwidth, latency};
+use crate::model::document::Document;
+use crate::model::outcome::{bandwidth, latency};
 use crate::memory::PagePolicy;
 use serde::{Deserialize, Serialize};
 
@@ -30,7 +30,7 @@ pub fn lines_in_flight(bytes_per_s: f64, latency_ns: f64, line_bytes: u64) -> f6
 /// also has a DRAM latency in the document.
 pub fn concurrency(doc: &Document) -> Vec<Concurrency> {
     let (Some(bw), Some(lat)) =
-        (doc.outcome::<bandwidth::Outcome>("bandwidth"), doc.outcome::<latency::Outcome>("latency"))
+        (doc.outcome::<bandwidth::Outcome>(), doc.outcome::<latency::Outcome>())
     else {
         return Vec::new();
     };

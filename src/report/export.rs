@@ -3,7 +3,7 @@
 //! report.html).
 //! Every file is written atomically.
 
-use super::document::{write_atomic, Document};
+use crate::model::document::{write_atomic, Document};
 use super::{html, plots, text};
 use crate::error::{Error, Result};
 use crate::experiments::plan::Output;

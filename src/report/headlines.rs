@@ -2,8 +2,8 @@
 //! headline metrics (with their raw samples, for `compare`) and the advice
 //! they imply (for the top of the report).
 
-use super::document::Document;
-use crate::experiments::{bandwidth, latency, page_init, prefetch_fault, tlb};
+use crate::model::document::Document;
+use crate::model::outcome::{bandwidth, latency, page_init, prefetch_fault, tlb};
 use crate::memory::PagePolicy;
 use serde::{Deserialize, Serialize};
 
@@ -24,7 +24,7 @@ fn metric(name: String, unit: &str, samples: Vec<f64>, value: f64, higher: bool)
 /// Every headline metric of the document.
 pub fn metrics(doc: &Document) -> Vec<Metric> {
     let mut out = Vec::new();
-    if let Some(bw) = doc.outcome::<bandwidth::Outcome>("bandwidth") {
+    if let Some(bw) = doc.outcome::<bandwidth::Outcome>() {
         for h in &bw.headlines {
             let best = bw
                 .results
@@ -42,7 +42,7 @@ pub fn metrics(doc: &Document) -> Vec<Metric> {
             ));
         }
     }
-    if let Some(lat) = doc.outcome::<latency::Outcome>("latency") {
+    if let Some(lat) = doc.outcome::<latency::Outcome>() {
         let mut pols: Vec<PagePolicy> = lat.points.iter().map(|p| p.pages).collect();
         pols.sort();
         pols.dedup();
@@ -60,13 +60,13 @@ pub fn metrics(doc: &Document) -> Vec<Metric> {
             }
         }
     }
-    if let Some(t) = doc.outcome::<tlb::Outcome>("tlb") {
+    if let Some(t) = doc.outcome::<tlb::Outcome>() {
         if let Some(w) = t.walk_ns {
             let samples: Vec<f64> = t.walk_costs.iter().filter(|c| c.ns_median > 0.0).map(|c| c.ns_median).collect();
             out.push(metric("page walk beyond the 4 KiB reach".into(), "ns", samples, w, false));
         }
     }
-    if let Some(pi) = doc.outcome::<page_init::Outcome>("page-init") {
+    if let Some(pi) = doc.outcome::<page_init::Outcome>() {
         if let Some(b) = pi.results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median)) {
             let samples = b.samples_s.iter().map(|s| s * 1e9 / pi.pages as f64).collect();
             out.push(metric(
@@ -92,7 +92,7 @@ pub fn block_medians(samples: &[f64], blocks: usize) -> Vec<f64> {
 /// Advice sentences for the top of the report.
 pub fn advice(doc: &Document) -> Vec<String> {
     let mut out = Vec::new();
-    if let Some(bw) = doc.outcome::<bandwidth::Outcome>("bandwidth") {
+    if let Some(bw) = doc.outcome::<bandwidth::Outcome>() {
         for e in bw.prefetch_effects.iter().filter(|e| e.threads == 1) {
             let plateau = bw.plateaus.iter().find(|p| p.pages == e.pages && p.threads == e.threads && p.hint == e.hint);
             out.push(match (e.verdict.as_str(), plateau) {
@@ -111,7 +111,7 @@ pub fn advice(doc: &Document) -> Vec<String> {
             });
         }
     }
-    if let Some(lat) = doc.outcome::<latency::Outcome>("latency") {
+    if let Some(lat) = doc.outcome::<latency::Outcome>() {
         if let Some(r) = lat.ratios.iter().max_by_key(|r| r.size_bytes) {
             let gain = 1.0 - r.ratio_median;
             let pays_from = lat.ratios.iter().filter(|x| x.ratio_max < 0.95).map(|x| x.size_bytes).min();
@@ -136,7 +136,7 @@ pub fn advice(doc: &Document) -> Vec<String> {
     for c in super::derived::concurrency(doc).iter().filter(|c| c.threads == 1) {
         out.push(format!("Effective concurrency of one core on {} pages: {} (Little's law).", c.pages, c.formula));
     }
-    if let Some(t) = doc.outcome::<tlb::Outcome>("tlb") {
+    if let Some(t) = doc.outcome::<tlb::Outcome>() {
         for a in &t.advice {
             let mut s = a.clone();
             if let Some(c) = s.get_mut(0..1) {
@@ -145,7 +145,7 @@ pub fn advice(doc: &Document) -> Vec<String> {
             out.push(format!("{s}."));
         }
     }
-    if let Some(pf) = doc.outcome::<prefetch_fault::Outcome>("prefetch-fault") {
+    if let Some(pf) = doc.outcome::<prefetch_fault::Outcome>() {
         let traps: Vec<&str> =
             pf.verdicts.iter().filter(|v| v.verdict.starts_with("traps")).map(|v| v.instruction.as_str()).collect();
         out.push(if traps.is_empty() {
@@ -159,7 +159,7 @@ pub fn advice(doc: &Document) -> Vec<String> {
         }
         out.push(format!("{v}."));
     }
-    if let Some(pi) = doc.outcome::<page_init::Outcome>("page-init") {
+    if let Some(pi) = doc.outcome::<page_init::Outcome>() {
         if let Some(b) = pi.results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median)) {
             out.push(format!(
                 "Page-descriptor initialisation: {} reaches {:.2} ns/page, ×{:.2} over locked, {:.0}% of the store-bandwidth limit.",

@@ -6,7 +6,7 @@
 //! it. Every string that comes from the machine or the command line is
 //! escaped.
 
-use super::document::{Document, ExperimentRecord, Status, Warning};
+use crate::model::document::{Document, ExperimentRecord, Status, Warning};
 use super::plots::Plot;
 use super::{headlines, text};
 

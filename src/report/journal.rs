@@ -4,7 +4,7 @@
 //! `kill -9` leaves every experiment that finished, and `memperf report`
 //! rebuilds the document and the report from it.
 
-use super::document::{Document, ExperimentRecord};
+use crate::model::document::{Document, ExperimentRecord};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::io::Write;

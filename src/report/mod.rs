@@ -2,7 +2,6 @@
 //! SVG plots, and the files written to disk.
 
 pub mod derived;
-pub mod document;
 pub mod export;
 pub mod headlines;
 pub mod html;
@@ -12,4 +11,4 @@ pub mod svg;
 pub mod table;
 pub mod text;
 
-pub use document::{Document, Warning};
+pub use crate::model::{Document, Warning};

@@ -1,9 +1,9 @@
 //! The plots of a document, each rendered from the document alone.
 
-use super::document::Document;
+use crate::model::document::Document;
 use super::svg::{line_chart, Chart, Series};
 use crate::error::Result;
-use crate::experiments::{bandwidth, latency, tlb};
+use crate::model::outcome::{bandwidth, latency, tlb};
 
 /// One series per distinct key of `points`, in key order, each sorted by x.
 fn series_by<P, K: Ord + Clone>(
@@ -35,13 +35,13 @@ pub struct Plot {
 /// Every plot the document's experiments call for.
 pub fn all(doc: &Document) -> Result<Vec<Plot>> {
     let mut out = Vec::new();
-    if let Some(o) = doc.outcome::<bandwidth::Outcome>("bandwidth") {
+    if let Some(o) = doc.outcome::<bandwidth::Outcome>() {
         out.extend(bandwidth_plots(&o)?);
     }
-    if let Some(o) = doc.outcome::<latency::Outcome>("latency") {
+    if let Some(o) = doc.outcome::<latency::Outcome>() {
         out.push(latency_plot(&o)?);
     }
-    if let Some(o) = doc.outcome::<tlb::Outcome>("tlb") {
+    if let Some(o) = doc.outcome::<tlb::Outcome>() {
         out.push(tlb_plot(&o)?);
     }
     Ok(out)

@@ -1,9 +1,9 @@
 //! Terminal rendering of a document: one section per experiment, each a
 //! table plus the sentences a user acts on. Rendered from the document alone.
 
-use super::document::{Document, Status, Warning};
+use crate::model::document::{Document, Status, Warning};
 use super::table::{gbps, Table};
-use crate::experiments::{bandwidth, info, latency, page_init, prefetch_fault, tlb};
+use crate::model::outcome::{bandwidth, info, latency, page_init, prefetch_fault, tlb};
 use crate::machine::Fingerprint;
 use crate::units::Bytes;
 
@@ -18,7 +18,7 @@ pub fn render(doc: &Document) -> String {
 }
 
 /// The text of one experiment's record (its status when it did not complete).
-pub fn experiment(doc: &Document, rec: &super::document::ExperimentRecord) -> String {
+pub fn experiment(doc: &Document, rec: &crate::model::document::ExperimentRecord) -> String {
     if rec.status != Status::Completed {
         return format!(
             "{}: {}\n",
@@ -26,17 +26,15 @@ pub fn experiment(doc: &Document, rec: &super::document::ExperimentRecord) -> St
             rec.skip_reason.clone().unwrap_or_else(|| format!("{:?}", rec.status).to_lowercase())
         );
     }
-    let mut out = match rec.name.as_str() {
-        "info" => machine(&doc.machine, doc.outcome::<info::Outcome>("info").as_ref()),
-        "bandwidth" => doc.outcome::<bandwidth::Outcome>("bandwidth").map(|o| bandwidth_text(&o)).unwrap_or_default(),
-        "latency" => doc.outcome::<latency::Outcome>("latency").map(|o| latency_text(&o)).unwrap_or_default(),
-        "tlb" => doc.outcome::<tlb::Outcome>("tlb").map(|o| tlb_text(&o)).unwrap_or_default(),
-        "prefetch-fault" => doc
-            .outcome::<prefetch_fault::Outcome>("prefetch-fault")
-            .map(|o| prefetch_fault_text(&o))
-            .unwrap_or_default(),
-        "page-init" => doc.outcome::<page_init::Outcome>("page-init").map(|o| page_init_text(&o)).unwrap_or_default(),
-        _ => String::new(),
+    use crate::model::Outcome;
+    let mut out = match &rec.outcome {
+        Some(Outcome::Info(o)) => machine(&doc.machine, Some(o)),
+        Some(Outcome::Bandwidth(o)) => bandwidth_text(o),
+        Some(Outcome::Latency(o)) => latency_text(o),
+        Some(Outcome::Tlb(o)) => tlb_text(o),
+        Some(Outcome::PrefetchFault(o)) => prefetch_fault_text(o),
+        Some(Outcome::PageInit(o)) => page_init_text(o),
+        None => format!("{}: completed without an outcome\n", rec.name),
     };
     if !rec.valid {
         out.push_str(&format!("{}: INVALID — a result failed validation (see the warnings)\n", rec.name));

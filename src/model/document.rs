@@ -9,11 +9,13 @@
 
 use crate::error::{Error, Result};
 use crate::machine::Fingerprint;
+use crate::model::outcome::Outcome;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::Path;
 
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version 2: outcomes are typed and tagged by experiment.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A condition that weakens or limits a result, and what to do about it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,7 +53,7 @@ pub struct ExperimentRecord {
     pub skip_reason: Option<String>,
     pub params: serde_json::Value,
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub outcome: Option<serde_json::Value>,
+    pub outcome: Option<Outcome>,
     pub warnings: Vec<Warning>,
     /// False when any result failed validation.
     pub valid: bool,
@@ -120,9 +122,15 @@ impl Document {
         self.experiments.iter().find(|e| e.name == name && e.status == Status::Completed)
     }
 
-    /// The typed outcome of experiment `name`, if it completed.
-    pub fn outcome<T: serde::de::DeserializeOwned>(&self, name: &str) -> Option<T> {
-        self.experiment(name).and_then(|e| serde_json::from_value(e.outcome.clone()?).ok())
+    /// The outcome of type `T` (one experiment's), if that experiment completed.
+    pub fn outcome<'a, T>(&'a self) -> Option<&'a T>
+    where
+        &'a T: TryFrom<&'a Outcome>,
+    {
+        self.experiments
+            .iter()
+            .filter(|e| e.status == Status::Completed)
+            .find_map(|e| e.outcome.as_ref().and_then(|o| <&T>::try_from(o).ok()))
     }
 
     pub fn from_json(text: &str) -> Result<Document> {

@@ -1,0 +1,24 @@
+//! What `memperf info` derives from the fingerprint: TLB reach per level.
+
+use crate::units::Bytes;
+use serde::{Deserialize, Serialize};
+
+/// Memory one TLB level maps when full, for one page size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TlbReach {
+    pub level: u8,
+    pub kind: String,
+    pub page_size_bytes: Bytes,
+    pub entries: Option<u32>,
+    pub reach_bytes: Option<Bytes>,
+}
+
+/// The fingerprint itself is the document's `machine`; the outcome is what
+/// follows from it. The machine's warnings are the document's own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// For L1 and L2 and each of 4 KiB, 2 MiB and 1 GiB pages; entries
+    /// `None` where the CPU does not say.
+    pub tlb_reach: Vec<TlbReach>,
+}
+

@@ -1,0 +1,68 @@
+//! The typed outcome of each experiment: plain data, serialisable, and
+//! the only thing renderers read. One variant per experiment, tagged by the
+//! experiment's name in the document (`"experiment": "bandwidth"`), so a
+//! document that does not decode is refused as a whole instead of
+//! rendering an empty section.
+
+pub mod bandwidth;
+pub mod info;
+pub mod latency;
+pub mod page_init;
+pub mod prefetch_fault;
+pub mod tlb;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "experiment", rename_all = "kebab-case")]
+pub enum Outcome {
+    Info(info::Outcome),
+    Bandwidth(bandwidth::Outcome),
+    Latency(latency::Outcome),
+    Tlb(tlb::Outcome),
+    PrefetchFault(prefetch_fault::Outcome),
+    PageInit(page_init::Outcome),
+}
+
+impl Outcome {
+    /// The experiment's name, as the CLI and the document spell it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Outcome::Info(_) => "info",
+            Outcome::Bandwidth(_) => "bandwidth",
+            Outcome::Latency(_) => "latency",
+            Outcome::Tlb(_) => "tlb",
+            Outcome::PrefetchFault(_) => "prefetch-fault",
+            Outcome::PageInit(_) => "page-init",
+        }
+    }
+
+    /// False when any result failed validation.
+    pub fn valid(&self) -> bool {
+        match self {
+            Outcome::Info(_) => true,
+            Outcome::Bandwidth(o) => o.valid,
+            Outcome::Latency(o) => o.valid,
+            Outcome::Tlb(o) => o.valid,
+            Outcome::PrefetchFault(o) => o.valid,
+            Outcome::PageInit(o) => o.valid,
+        }
+    }
+}
+
+/// Conversions from each experiment's outcome into the enum, and back.
+macro_rules! outcome_conversions {
+    ($($variant:ident => $module:ident),*) => {$(
+        impl From<$module::Outcome> for Outcome {
+            fn from(o: $module::Outcome) -> Outcome { Outcome::$variant(o) }
+        }
+        impl<'a> TryFrom<&'a Outcome> for &'a $module::Outcome {
+            type Error = ();
+            fn try_from(o: &'a Outcome) -> Result<Self, ()> {
+                match o { Outcome::$variant(x) => Ok(x), _ => Err(()) }
+            }
+        }
+    )*};
+}
+outcome_conversions!(Info => info, Bandwidth => bandwidth, Latency => latency, Tlb => tlb,
+    PrefetchFault => prefetch_fault, PageInit => page_init);

@@ -1,0 +1,253 @@
+//! The warning catalogue: every condition that weakens or limits a result,
+//! with its stable code, its message, and a fix rendered for the command
+//! that is running — a subcommand's own option, or what `memperf run`
+//! accepts — so that no fix names a flag the user cannot pass.
+//!
+//! The document stores the rendered [`Warning`] (code, message, fix), so a
+//! renderer needs nothing but the document.
+
+use crate::model::document::Warning;
+use crate::units::Bytes;
+
+/// The command a fix is written for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    /// `memperf run` (the suite): its own options only.
+    Run,
+    /// A measuring subcommand, by its CLI name (`bandwidth`, `latency` …).
+    Sub(&'static str),
+}
+
+impl Command {
+    /// `memperf latency`, or `memperf run`.
+    pub fn invocation(self) -> String {
+        match self {
+            Command::Run => "memperf run".into(),
+            Command::Sub(s) => format!("memperf {s}"),
+        }
+    }
+}
+
+/// One entry of the catalogue.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Caution {
+    NoPmu { reason: String, fix: Option<String> },
+    NoHugepages { page: Bytes },
+    ThpOff { mode: String },
+    ThpPartial { what: &'static str, fraction: f64 },
+    CacheSizeDisagreement { level: u8, kind: String, os: Bytes, cpuid: Option<Bytes> },
+    DebugBuild,
+    TimerCoarse { step_ns: f64 },
+    StealTime { fraction: f64 },
+    ReserveFailed { message: String, fix: Option<String> },
+    /// The suite left out hugetlb pages for latency: too few free.
+    SuiteNoHugetlb { need: u64, free: u64 },
+    /// An experiment of the suite the machine could not run.
+    Skipped { experiment: &'static str, message: String, fix: Option<String> },
+    /// A streaming array below 4× the last-level cache.
+    WorkingSetInCache { size: Bytes, llc: Bytes },
+    /// The latency sweep stops below 4× the last-level cache.
+    LatencyMaxBelow4xLlc { max: Bytes, llc: Bytes },
+    Noisy { noisy: usize, total: usize, limit_cv: f64, worst_cv: f64 },
+    Checksum { what: &'static str },
+    /// Threads ran on CPUs other than those they were pinned to.
+    Migrated { threads: usize },
+    /// Pinning a thread failed; its CPU is unknown.
+    PinFailed { cpu: usize, error: String },
+    PageInitBelowLimit { fraction: f64 },
+    /// A variant ran faster than the measured store limit: the limit is broken.
+    PageInitAboveLimit { variant: String, fraction: f64 },
+    /// A figure whose system time lies below the clock-tick resolution.
+    SystemTimeBelowResolution { seconds: f64 },
+    /// Huge pages do not enlarge the TLB reach here (the host backs the
+    /// guest with small pages): the curves step at the same page count.
+    HugeSameReach { huge: String, pages: u64 },
+}
+
+/// How to get `pages` free hugetlb pages of `page` size for `cmd`.
+pub fn reserve_fix(page: Bytes, pages: u64, cmd: Command) -> String {
+    let sys = if page.0 == 2 << 20 {
+        format!("echo {pages} > /proc/sys/vm/nr_hugepages")
+    } else {
+        format!("echo {pages} > /sys/kernel/mm/hugepages/hugepages-{}kB/nr_hugepages", page.0 / 1024)
+    };
+    format!("{} --reserve-hugepages (as root), or {sys} (as root)", cmd.invocation())
+}
+
+impl Caution {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Caution::NoPmu { .. } => "no-pmu",
+            Caution::NoHugepages { .. } => "no-hugepages",
+            Caution::ThpOff { .. } => "thp-off",
+            Caution::ThpPartial { .. } => "thp-partial",
+            Caution::CacheSizeDisagreement { .. } => "cache-size-disagreement",
+            Caution::DebugBuild => "debug-build",
+            Caution::TimerCoarse { .. } => "timer-coarse",
+            Caution::StealTime { .. } => "steal-time",
+            Caution::ReserveFailed { .. } => "reserve-hugepages",
+            Caution::SuiteNoHugetlb { .. } => "suite-no-hugetlb",
+            Caution::Skipped { .. } => "skipped",
+            Caution::WorkingSetInCache { .. } => "working-set-in-cache",
+            Caution::LatencyMaxBelow4xLlc { .. } => "latency-max-below-4x-llc",
+            Caution::Noisy { .. } => "noisy",
+            Caution::Checksum { .. } => "checksum",
+            Caution::Migrated { .. } => "cpu-migration",
+            Caution::PinFailed { .. } => "pin-failed",
+            Caution::PageInitBelowLimit { .. } => "page-init-below-limit",
+            Caution::PageInitAboveLimit { .. } => "page-init-limit-broken",
+            Caution::SystemTimeBelowResolution { .. } => "system-time-below-resolution",
+            Caution::HugeSameReach { .. } => "huge-pages-same-tlb-reach",
+        }
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            Caution::NoPmu { reason, .. } => format!("hardware counters unavailable: {reason}"),
+            Caution::NoHugepages { page } => {
+                format!("no {page} hugetlb pages are free: hugetlb page policies cannot be measured")
+            }
+            Caution::ThpOff { mode } => format!("transparent huge pages are {mode}: the thp policy gets base pages"),
+            Caution::ThpPartial { what, fraction } => {
+                format!("only {:.0}% of the thp {what} is on huge pages", fraction * 100.0)
+            }
+            Caution::CacheSizeDisagreement { level, kind, os, cpuid } => format!(
+                "L{level} {kind} cache: the OS reports {os}, CPUID {}; memperf uses the OS figure (what this system may use)",
+                cpuid.map(|b| b.to_string()).unwrap_or_else(|| "nothing".into())
+            ),
+            Caution::DebugBuild => {
+                "this is a debug build: its kernels are not optimised and its figures are meaningless".into()
+            }
+            Caution::TimerCoarse { step_ns } => format!("the monotonic clock advances in steps of {step_ns:.0} ns"),
+            Caution::StealTime { fraction } => {
+                format!("the hypervisor stole {:.1}% of CPU time during the measurement", fraction * 100.0)
+            }
+            Caution::ReserveFailed { message, .. } | Caution::Skipped { message, .. } => message.clone(),
+            Caution::SuiteNoHugetlb { need, free } => format!(
+                "latency on hugetlb 2 MiB pages needs {need} free pages ({free} free): measured on 4 KiB and THP only"
+            ),
+            Caution::WorkingSetInCache { size, llc } => format!(
+                "the array ({size}) is less than 4× the last-level cache ({llc}): part of it is read from cache"
+            ),
+            Caution::LatencyMaxBelow4xLlc { max, llc } => format!(
+                "the largest working set ({max}) is less than 4× the last-level cache ({llc}): the DRAM figure still includes cache hits"
+            ),
+            Caution::Noisy { noisy, total, limit_cv, worst_cv } => format!(
+                "{noisy} of {total} variants vary by more than {:.0}% between samples (worst CV {:.0}%)",
+                limit_cv * 100.0,
+                worst_cv * 100.0
+            ),
+            Caution::Checksum { what } => {
+                format!("{what}: a checksum differs from its closed-form expectation, so these figures are invalid")
+            }
+            Caution::Migrated { threads } => format!(
+                "{threads} measuring thread(s) ran on a CPU other than the one they were pinned to: their samples mix CPUs"
+            ),
+            Caution::PinFailed { cpu, error } => format!("pinning a thread to CPU {cpu} failed: {error}"),
+            Caution::PageInitBelowLimit { fraction } => {
+                format!("the best variant reaches {:.0}% of the store-bandwidth limit", fraction * 100.0)
+            }
+            Caution::PageInitAboveLimit { variant, fraction } => format!(
+                "variant {variant} runs at {:.0}% of the measured store limit: the limit is not a limit, and the fractions are not meaningful",
+                fraction * 100.0
+            ),
+            Caution::SystemTimeBelowResolution { seconds } => format!(
+                "system time per cell is measured over {seconds:.2} s, below what clock ticks resolve: it is reported as below resolution"
+            ),
+            Caution::HugeSameReach { huge, pages } => format!(
+                "{huge} pages step at the same page count as 4 KiB pages (~{pages} pages): their translations use 4 KiB TLB entries here (a VM whose host backs it with small pages), so huge pages do not enlarge the TLB reach and no walk cost is derived from them"
+            ),
+        }
+    }
+
+    /// The fix, in terms the running command accepts.
+    pub fn fix(&self, cmd: Command) -> Option<String> {
+        let sub_or_run = |sub_opt: String, alone: &str| match cmd {
+            Command::Sub(_) => sub_opt,
+            Command::Run => format!("run `memperf {alone} {sub_opt}` on its own"),
+        };
+        match self {
+            Caution::NoPmu { fix, .. } | Caution::ReserveFailed { fix, .. } | Caution::Skipped { fix, .. } => {
+                fix.clone()
+            }
+            Caution::NoHugepages { page } => {
+                Some(reserve_fix(*page, if page.0 == 2 << 20 { 1024 } else { 2 }, cmd))
+            }
+            Caution::ThpOff { .. } => Some("echo madvise > /sys/kernel/mm/transparent_hugepage/enabled (as root)".into()),
+            Caution::ThpPartial { .. } => Some(format!(
+                "echo 1 > /proc/sys/vm/compact_memory (as root) and rerun, or {}",
+                match cmd {
+                    Command::Sub(_) => "use --pages 2m --reserve-hugepages".to_string(),
+                    Command::Run => "memperf run --reserve-hugepages".to_string(),
+                }
+            )),
+            Caution::CacheSizeDisagreement { .. } => None,
+            Caution::DebugBuild => Some("cargo run --release".into()),
+            Caution::TimerCoarse { .. } => Some("use a kernel clocksource with fine resolution (tsc): cat /sys/devices/system/clocksource/clocksource0/current_clocksource".into()),
+            Caution::StealTime { .. } => Some("rerun when the host is quieter, or on dedicated cores".into()),
+            Caution::SuiteNoHugetlb { need, .. } => Some(reserve_fix(Bytes(2 << 20), *need, Command::Run)),
+            Caution::WorkingSetInCache { llc, .. } => {
+                Some(sub_or_run(format!("--size {}", Bytes(4 * llc.0)), "bandwidth"))
+            }
+            Caution::LatencyMaxBelow4xLlc { llc, .. } => Some(match cmd {
+                Command::Run => "memperf run --full".into(),
+                Command::Sub(_) => format!("--sizes 4KiB:{}", Bytes((4 * llc.0).next_power_of_two())),
+            }),
+            Caution::Noisy { .. } => Some(match cmd {
+                Command::Run => "close other programs and rerun, or memperf run --full (more samples)".into(),
+                Command::Sub(_) => "close other programs, rerun with more --repetitions, or on an idle host".into(),
+            }),
+            Caution::Checksum { .. } => Some("report this as a bug, with the JSON document".into()),
+            Caution::Migrated { .. } | Caution::PinFailed { .. } => {
+                Some("check the CPU affinity memperf was given (taskset -p $$, cgroup cpusets) and rerun".into())
+            }
+            Caution::PageInitBelowLimit { .. } => Some(match cmd {
+                Command::Run => "run `memperf page-init --ahead 0:64:8` on its own to find the best distance".into(),
+                Command::Sub(_) => "sweep the prefetch distance wider: --ahead 0:64:8".into(),
+            }),
+            Caution::PageInitAboveLimit { .. } => {
+                Some("report this with the JSON document: the store kernels did not reach the machine's write bandwidth".into())
+            }
+            Caution::SystemTimeBelowResolution { .. } => Some(match cmd {
+                Command::Run => "run `memperf prefetch-fault --full` on its own for longer cells".into(),
+                Command::Sub(_) => "use --full for cells of at least a second".into(),
+            }),
+            Caution::HugeSameReach { .. } => {
+                Some("measure on bare metal, or on a VM whose host backs guest memory with huge pages".into())
+            }
+        }
+    }
+
+    /// The warning as the document stores it, with the fix for `cmd`.
+    pub fn render(&self, cmd: Command) -> Warning {
+        let code = match self {
+            Caution::Skipped { experiment, .. } => format!("{experiment}-skipped"),
+            _ => self.code().to_string(),
+        };
+        Warning { code, message: self.message(), fix: self.fix(cmd) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixes_name_only_options_the_running_command_accepts() {
+        let w = Caution::WorkingSetInCache { size: Bytes(1 << 20), llc: Bytes(32 << 20) };
+        assert_eq!(w.fix(Command::Sub("bandwidth")).unwrap(), "--size 128MiB");
+        let run = w.fix(Command::Run).unwrap();
+        assert!(run.starts_with("run `memperf bandwidth --size"), "{run}");
+        let hp = Caution::NoHugepages { page: Bytes(1 << 30) }.fix(Command::Sub("latency")).unwrap();
+        assert!(hp.starts_with("memperf latency --reserve-hugepages"), "{hp}");
+        assert!(hp.contains("hugepages-1048576kB/nr_hugepages"), "{hp}");
+        let suite = Caution::SuiteNoHugetlb { need: 16, free: 0 }.render(Command::Run);
+        assert!(suite.fix.unwrap().starts_with("memperf run --reserve-hugepages"));
+    }
+
+    #[test]
+    fn skipped_codes_name_the_experiment() {
+        let w = Caution::Skipped { experiment: "tlb", message: "no".into(), fix: None }.render(Command::Run);
+        assert_eq!(w.code, "tlb-skipped");
+    }
+}
