@@ -33,7 +33,7 @@ fn run(cli: Cli) -> Result<u8> {
     let machine = Fingerprint::collect();
     let plan = cli.command.plan(&machine)?;
     let clock = MonotonicClock::new();
-    let mut doc = plan::new_document(machine, &clock);
+    let mut doc = plan::new_document(machine, &clock, plan.command);
     let bar = TerminalProgress::for_stderr(cli.command.common().quiet);
     let progress: &dyn memperf::experiments::Progress = match &bar {
         Some(b) => b,

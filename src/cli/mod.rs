@@ -124,12 +124,14 @@ impl Command {
     /// The plan this command asks for, against this machine.
     pub fn plan(&self, machine: &Fingerprint) -> Result<Plan> {
         match self {
-            Command::Info(c) => Ok(plan_of(vec![Job::Info], c, true)),
-            Command::Bandwidth(b) => Ok(plan_of(vec![Job::Bandwidth(b.params(machine)?)], &b.common, true)),
-            Command::Latency(l) => Ok(plan_of(vec![Job::Latency(l.params(machine)?)], &l.common, true)),
-            Command::Tlb(t) => Ok(plan_of(vec![Job::Tlb(t.params()?)], &t.common, true)),
-            Command::PrefetchFault(a) => Ok(plan_of(vec![Job::PrefetchFault(a.params()?)], &a.common, true)),
-            Command::PageInit(a) => Ok(plan_of(vec![Job::PageInit(a.params()?)], &a.common, true)),
+            Command::Info(c) => Ok(plan_of(vec![Job::Info], c, Some("info"))),
+            Command::Bandwidth(b) => Ok(plan_of(vec![Job::Bandwidth(b.params(machine)?)], &b.common, Some("bandwidth"))),
+            Command::Latency(l) => Ok(plan_of(vec![Job::Latency(l.params(machine)?)], &l.common, Some("latency"))),
+            Command::Tlb(t) => Ok(plan_of(vec![Job::Tlb(t.params()?)], &t.common, Some("tlb"))),
+            Command::PrefetchFault(a) => {
+                Ok(plan_of(vec![Job::PrefetchFault(a.params()?)], &a.common, Some("prefetch-fault")))
+            }
+            Command::PageInit(a) => Ok(plan_of(vec![Job::PageInit(a.params()?)], &a.common, Some("page-init"))),
             Command::Run(r) => r.plan(machine),
             Command::Report(_) | Command::Compare(_) => Err(Error::usage("report and compare do not measure")),
         }
@@ -181,11 +183,7 @@ impl RunArgs {
         if self.common.reserve_hugepages || free >= need {
             lat.pages.push(crate::memory::PagePolicy::Huge2M);
         } else if wanted("latency") {
-            notes.push(crate::model::document::Warning::new(
-                "suite-no-hugetlb",
-                format!("latency on hugetlb 2 MiB pages needs {need} free pages ({free} free): measured on 4 KiB and THP only"),
-                Some(format!("echo {need} > /proc/sys/vm/nr_hugepages (as root), or memperf run --reserve-hugepages")),
-            ));
+            notes.push(crate::model::Caution::SuiteNoHugetlb { need, free }.render(crate::model::warnings::Command::Run));
         }
         let mut jobs = Vec::new();
         for name in SUITE.iter().filter(|n| wanted(n)) {
@@ -205,15 +203,20 @@ impl RunArgs {
         if common.output.is_none() {
             common.output = Some(default_results_dir(machine));
         }
-        let mut plan = plan_of(jobs, &common, false);
+        let mut plan = plan_of(jobs, &common, None);
         plan.notes = notes;
         plan.journal = true;
         Ok(plan)
     }
 }
 
-fn plan_of(jobs: Vec<Job>, c: &CommonArgs, strict: bool) -> Plan {
+/// A plan for a subcommand (`Some(name)`: strict, fixes name its options)
+/// or for the suite (`None`).
+fn plan_of(jobs: Vec<Job>, c: &CommonArgs, subcommand: Option<&'static str>) -> Plan {
+    let command = subcommand.map_or(crate::model::warnings::Command::Run, crate::model::warnings::Command::Sub);
     Plan {
+        command,
+        strict: subcommand.is_some(),
         notes: Vec::new(),
         journal: false,
         jobs,
@@ -222,7 +225,6 @@ fn plan_of(jobs: Vec<Job>, c: &CommonArgs, strict: bool) -> Plan {
             dir: c.output.clone(),
             table: c.json.as_deref() != Some(std::path::Path::new("-")),
         },
-        strict,
         reserve_hugepages: c.reserve_hugepages,
     }
 }

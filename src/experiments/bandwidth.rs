@@ -15,7 +15,7 @@ use super::{Context, Experiment};
 use crate::error::{Error, Result};
 use crate::kernels::{pattern_sum, pattern_value, stream_kernel, Hint, StreamArg, StreamKernel, StreamShape};
 use crate::memory::{Backing, PagePolicy, Region};
-use crate::model::document::Warning;
+use crate::model::Caution;
 use crate::timing::{stats, Summary, Team};
 use crate::units::{Bytes, Sweep, GIB};
 use serde::{Deserialize, Serialize};
@@ -247,14 +247,7 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
 fn warn_preconditions(p: &Params, ctx: &Context) {
     if let Some(llc) = ctx.machine.llc_bytes() {
         if p.size_bytes.0 < 4 * llc.0 {
-            ctx.warn(Warning::new(
-                "working-set-in-cache",
-                format!(
-                    "the array ({}) is less than 4× the last-level cache ({llc}): part of it is read from cache",
-                    p.size_bytes
-                ),
-                Some(format!("use --size {} or more", Bytes(4 * llc.0))),
-            ));
+            ctx.warn(Caution::WorkingSetInCache { size: p.size_bytes, llc });
         }
     }
 }
@@ -262,11 +255,7 @@ fn warn_preconditions(p: &Params, ctx: &Context) {
 fn warn_coverage(b: &Backing, ctx: &Context) {
     if b.requested == PagePolicy::Thp {
         if let Some(f) = b.huge_fraction.filter(|&f| f < 0.9) {
-            ctx.warn(Warning::new(
-                "thp-partial",
-                format!("only {:.0}% of the thp array is on huge pages", f * 100.0),
-                Some("compact memory (echo 1 > /proc/sys/vm/compact_memory) or use --pages 2m".into()),
-            ));
+            ctx.warn(Caution::ThpPartial { what: "array", fraction: f });
         }
     }
 }
@@ -275,24 +264,10 @@ fn warn_results(results: &[VariantResult], p: &Params, ctx: &Context) {
     let noisy: Vec<&VariantResult> = results.iter().filter(|r| r.bytes_per_s.cv > p.noise_cv).collect();
     if !noisy.is_empty() {
         let worst = noisy.iter().map(|r| r.bytes_per_s.cv).fold(0.0, f64::max);
-        ctx.warn(Warning::new(
-            "noisy",
-            format!(
-                "{} of {} variants vary by more than {:.0}% between samples (worst CV {:.0}%)",
-                noisy.len(),
-                results.len(),
-                p.noise_cv * 100.0,
-                worst * 100.0
-            ),
-            Some("close other programs, rerun with more --repetitions, or on an idle host".into()),
-        ));
+        ctx.warn(Caution::Noisy { noisy: noisy.len(), total: results.len(), limit_cv: p.noise_cv, worst_cv: worst });
     }
     if results.iter().any(|r| !r.checksum_ok) {
-        ctx.warn(Warning::new(
-            "checksum",
-            "a kernel's checksum differs from the closed-form sum of the array: its figures are invalid",
-            Some("report this as a bug, with the JSON document".into()),
-        ));
+        ctx.warn(Caution::Checksum { what: "bandwidth" });
     }
 }
 

@@ -7,7 +7,8 @@ use super::{Context, Experiment};
 use crate::error::Result;
 use crate::machine::cpuid::{PAGE_1G, PAGE_2M, PAGE_4K};
 use crate::machine::Fingerprint;
-use crate::model::document::Warning;
+use crate::model::warnings::{Caution, Command};
+use crate::model::Warning;
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 
@@ -22,6 +23,9 @@ impl Experiment for Info {
     type Outcome = Outcome;
 
     fn run(_: &Params, ctx: &Context) -> Result<Outcome> {
+        if let Some(c) = pmu_caution(ctx.machine) {
+            ctx.warn(c);
+        }
         Ok(Outcome { tlb_reach: tlb_reach(ctx.machine) })
     }
 }
@@ -46,62 +50,37 @@ pub fn tlb_reach(m: &Fingerprint) -> Vec<TlbReach> {
     out
 }
 
-/// What the machine refuses or hides, each with its fix.
-pub fn machine_warnings(m: &Fingerprint) -> Vec<Warning> {
+/// What the machine refuses or hides that every measurement should know,
+/// each with its fix for `cmd`. The missing PMU is not among them: it
+/// matters only where an experiment uses counters (and `info` says it).
+pub fn machine_warnings(m: &Fingerprint, cmd: Command) -> Vec<Warning> {
     let mut w = Vec::new();
-    if !m.pmu.hardware_counters {
-        w.push(Warning::new(
-            "no-pmu",
-            format!(
-                "hardware counters unavailable: {}",
-                m.pmu.reason.clone().unwrap_or_else(|| "unknown reason".into())
-            ),
-            m.pmu.fix.clone(),
-        ));
-    }
     for pool in &m.hugepage_pools {
         if pool.available() == 0 {
-            let fix = if pool.page_size_bytes.0 == 2 << 20 {
-                "echo 1024 > /proc/sys/vm/nr_hugepages (as root), or pass --reserve-hugepages".to_string()
-            } else {
-                format!(
-                    "echo 2 > /sys/kernel/mm/hugepages/hugepages-{}kB/nr_hugepages (as root)",
-                    pool.page_size_bytes.0 / 1024
-                )
-            };
-            w.push(Warning::new(
-                "no-hugepages",
-                format!("no {} hugetlb pages are free: hugetlb page policies cannot be measured", pool.page_size_bytes),
-                Some(fix),
-            ));
+            w.push(Caution::NoHugepages { page: pool.page_size_bytes });
         }
     }
     if m.thp.enabled == "never" || m.thp.enabled == "unavailable" {
-        w.push(Warning::new(
-            "thp-off",
-            format!("transparent huge pages are {}: the thp policy gets base pages", m.thp.enabled),
-            Some("echo madvise > /sys/kernel/mm/transparent_hugepage/enabled (as root)".into()),
-        ));
+        w.push(Caution::ThpOff { mode: m.thp.enabled.clone() });
     }
     for c in m.cache_disagreements() {
-        w.push(Warning::new(
-            "cache-size-disagreement",
-            format!(
-                "L{} {} cache: the OS reports {}, CPUID {}; memperf uses the OS figure (what this system may use)",
-                c.level,
-                c.kind,
-                c.size_bytes,
-                c.cpuid_size_bytes.map(|b| b.to_string()).unwrap_or_default()
-            ),
-            None,
-        ));
+        w.push(Caution::CacheSizeDisagreement {
+            level: c.level,
+            kind: c.kind.clone(),
+            os: c.size_bytes,
+            cpuid: c.cpuid_size_bytes,
+        });
     }
     if cfg!(debug_assertions) {
-        w.push(Warning::new(
-            "debug-build",
-            "this is a debug build: its kernels are not optimised and its figures are meaningless",
-            Some("cargo run --release".into()),
-        ));
+        w.push(Caution::DebugBuild);
     }
-    w
+    w.into_iter().map(|c| c.render(cmd)).collect()
+}
+
+/// The PMU warning, for experiments that use hardware counters (and `info`).
+pub fn pmu_caution(m: &Fingerprint) -> Option<Caution> {
+    (!m.pmu.hardware_counters).then(|| Caution::NoPmu {
+        reason: m.pmu.reason.clone().unwrap_or_else(|| "unknown reason".into()),
+        fix: m.pmu.fix.clone(),
+    })
 }

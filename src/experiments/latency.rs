@@ -17,7 +17,7 @@ use super::{Context, Experiment};
 use crate::error::{Error, Result};
 use crate::kernels::chase::{chase_kernel, visit_order, Chase, ChaseKernel};
 use crate::memory::{PagePolicy, Region};
-use crate::model::document::Warning;
+use crate::model::Caution;
 use crate::timing::{stats, Clock, Summary};
 use crate::units::{Bytes, GIB, KIB};
 use serde::{Deserialize, Serialize};
@@ -336,23 +336,12 @@ pub fn latency_levels(points: &[Point], m: &crate::machine::Fingerprint, max: By
 fn warn(p: &Params, ctx: &Context, regions: &[(PagePolicy, Region)], max: Bytes) {
     if let Some(llc) = ctx.machine.llc_bytes() {
         if max.0 < 4 * llc.0 {
-            ctx.warn(Warning::new(
-                "latency-max-below-4x-llc",
-                format!("the largest working set ({max}) is less than 4× the last-level cache ({llc}): the DRAM figure still includes cache hits"),
-                Some(format!("--sizes 4KiB:{}", Bytes((4 * llc.0).next_power_of_two()))),
-            ));
+            ctx.warn(Caution::LatencyMaxBelow4xLlc { max, llc });
         }
     }
     for (pol, r) in regions {
         if *pol == PagePolicy::Thp && r.backing().huge_fraction.is_some_and(|f| f < 0.9) {
-            ctx.warn(Warning::new(
-                "thp-partial",
-                format!(
-                    "only {:.0}% of the thp region is on huge pages",
-                    r.backing().huge_fraction.unwrap_or(0.0) * 100.0
-                ),
-                Some("echo 1 > /proc/sys/vm/compact_memory, or use --pages 2m".into()),
-            ));
+            ctx.warn(Caution::ThpPartial { what: "region", fraction: r.backing().huge_fraction.unwrap_or(0.0) });
         }
     }
     let _ = p;

@@ -16,7 +16,8 @@ pub mod tlb;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::machine::Fingerprint;
-use crate::model::document::{ExperimentRecord, Status, Warning};
+use crate::model::warnings::{Caution, Command};
+use crate::model::{ExperimentRecord, Status, Warning};
 use crate::timing::Clock;
 use serde::{de::DeserializeOwned, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,15 +45,24 @@ pub struct Context<'a> {
     pub machine: &'a Fingerprint,
     pub clock: &'a dyn Clock,
     pub progress: &'a dyn Progress,
+    /// The command running, so warnings name fixes it accepts.
+    pub command: Command,
     warnings: Mutex<Vec<Warning>>,
 }
 
 impl<'a> Context<'a> {
     pub fn new(machine: &'a Fingerprint, clock: &'a dyn Clock, progress: &'a dyn Progress) -> Self {
-        Context { machine, clock, progress, warnings: Mutex::new(Vec::new()) }
+        Context { machine, clock, progress, command: Command::Run, warnings: Mutex::new(Vec::new()) }
     }
 
-    pub fn warn(&self, w: Warning) {
+    /// The same context, for warnings rendered for `command`.
+    pub fn for_command(self, command: Command) -> Self {
+        Context { command, ..self }
+    }
+
+    /// Records a warning from the catalogue, its fix written for the running command.
+    pub fn warn(&self, c: Caution) {
+        let w = c.render(self.command);
         let mut all = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
         if !all.contains(&w) {
             all.push(w);
@@ -113,7 +123,7 @@ pub fn record<E: Experiment>(params: &E::Params, ctx: &Context, strict: bool) ->
         Err(e) if e.kind == ErrorKind::Unsatisfiable && !strict => {
             rec.status = Status::Skipped;
             rec.skip_reason = Some(e.message.clone());
-            ctx.warn(Warning::new(&format!("{}-skipped", E::NAME), e.message, e.fix));
+            ctx.warn(Caution::Skipped { experiment: E::NAME, message: e.message.clone(), fix: e.fix.clone() });
         }
         Err(e) => return Err(e),
     }
@@ -131,17 +141,11 @@ pub fn steal_ticks() -> Option<(u64, u64)> {
 }
 
 /// A warning if more than 2 % of CPU time was stolen between two readings.
-pub fn steal_warning(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> Option<Warning> {
+pub fn steal_warning(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> Option<Caution> {
     let ((s0, t0), (s1, t1)) = (before?, after?);
     let total = t1.saturating_sub(t0);
-    let frac = s1.saturating_sub(s0) as f64 / total.max(1) as f64;
-    (frac > 0.02).then(|| {
-        Warning::new(
-            "steal-time",
-            format!("the hypervisor stole {:.1}% of CPU time during the measurement", frac * 100.0),
-            Some("rerun when the host is quieter, or on dedicated cores".into()),
-        )
-    })
+    let fraction = s1.saturating_sub(s0) as f64 / total.max(1) as f64;
+    (fraction > 0.02).then_some(Caution::StealTime { fraction })
 }
 
 #[cfg(test)]
@@ -154,7 +158,7 @@ mod tests {
         type Params = ();
         type Outcome = crate::model::outcome::page_init::Outcome;
         fn run(_: &(), ctx: &Context) -> Result<Self::Outcome> {
-            ctx.warn(Warning::new("checksum", "checksum differs", None));
+            ctx.warn(Caution::Checksum { what: "broken" });
             Ok(crate::model::outcome::page_init::Outcome { valid: false, ..page_init_outcome() })
         }
     }

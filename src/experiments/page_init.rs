@@ -17,7 +17,7 @@ use super::{Context, Experiment};
 use crate::error::{Error, Result};
 use crate::kernels::page_init::{add_physmem, validate, FreeLists, Mode, PageDesc, Segment};
 use crate::memory::{PagePolicy, Region};
-use crate::model::document::Warning;
+use crate::model::Caution;
 use crate::timing::{stats, Summary, Team};
 use crate::units::{Bytes, Sweep, GIB, KIB, MIB, TIB};
 use serde::{Deserialize, Serialize};
@@ -263,16 +263,7 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         .unwrap_or_default();
     if let Some(b) = results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median)) {
         if b.fraction_of_store_limit < 0.6 {
-            ctx.warn(Warning::new(
-                "page-init-below-limit",
-                format!(
-                    "the best variant reaches {:.0}% of the store-bandwidth limit",
-                    b.fraction_of_store_limit * 100.0
-                ),
-                Some(
-                    "sweep a wider prefetch range, e.g. --ahead 0:64:8, and more --threads where there are CPUs".into(),
-                ),
-            ));
+            ctx.warn(Caution::PageInitBelowLimit { fraction: b.fraction_of_store_limit });
         }
     }
     let large_pages = segs.iter().map(|&s| crate::kernels::page_init::expected_counts(s, ratio).0).sum();

@@ -6,6 +6,7 @@ use crate::error::Result;
 use crate::machine::Fingerprint;
 use crate::memory::{PagePolicy, Reservation};
 use crate::model::document::{self, Build, Document, ExperimentRecord, Origin, Warning};
+use crate::model::warnings::{Caution, Command};
 use crate::timing::Clock;
 use crate::units::Bytes;
 use std::path::PathBuf;
@@ -41,6 +42,8 @@ pub struct Plan {
     pub notes: Vec<Warning>,
     /// Journal each record into the results folder as it finishes.
     pub journal: bool,
+    /// The command that made the plan (fixes in warnings are written for it).
+    pub command: Command,
 }
 
 impl Plan {
@@ -89,15 +92,11 @@ impl Plan {
 /// A new document for this machine and command line, with the clock's
 /// granularity checked (and a warning when it is coarse: samples are tens
 /// of microseconds and longer, so a step above 1 µs would show in them).
-pub fn new_document(machine: Fingerprint, clock: &dyn Clock) -> Document {
+pub fn new_document(machine: Fingerprint, clock: &dyn Clock, command: Command) -> Document {
     let granularity = clock.granularity();
-    let mut warnings = info::machine_warnings(&machine);
+    let mut warnings = info::machine_warnings(&machine, command);
     if granularity.0 > 1000.0 {
-        warnings.push(Warning::new(
-            "timer-coarse",
-            format!("the monotonic clock advances in steps of {:.0} ns", granularity.0),
-            Some("use a kernel clocksource with fine resolution (tsc): cat /sys/devices/system/clocksource/clocksource0/current_clocksource".into()),
-        ));
+        warnings.push(Caution::TimerCoarse { step_ns: granularity.0 }.render(command));
     }
     let started = document::now_secs();
     let (rank, launcher) = document::launcher_rank();
@@ -133,7 +132,7 @@ pub fn execute(
     let _reservations = reserve(plan, doc)?;
     let machine = doc.machine.clone();
     for job in &plan.jobs {
-        let ctx = Context::new(&machine, clock, progress);
+        let ctx = Context::new(&machine, clock, progress).for_command(plan.command);
         let before = super::steal_ticks();
         let mut rec = if super::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
             interrupted_record(job)
@@ -147,8 +146,8 @@ pub fn execute(
                 Job::PageInit(p) => record::<page_init::PageInit>(p, &ctx, plan.strict)?,
             }
         };
-        if let Some(w) = super::steal_warning(before, super::steal_ticks()) {
-            rec.warnings.push(w);
+        if let Some(c) = super::steal_warning(before, super::steal_ticks()) {
+            rec.warnings.push(c.render(plan.command));
         }
         on_record(&rec);
         doc.experiments.push(rec);
@@ -191,16 +190,16 @@ fn reserve(plan: &Plan, doc: &mut Document) -> Result<Vec<Reservation>> {
         match Reservation::ensure(page, pages) {
             Ok(r) => held.push(r),
             Err(e) if plan.strict => return Err(e),
-            Err(e) => doc.warnings.push(Warning::new("reserve-hugepages", e.message, e.fix)),
+            Err(e) => doc.warnings.push(Caution::ReserveFailed { message: e.message, fix: e.fix }.render(plan.command)),
         }
     }
     // The pools changed: the fingerprint shows what the run had, and the
     // warnings the old fingerprint implied give way to the new one's.
-    let stale = info::machine_warnings(&doc.machine);
+    let stale = info::machine_warnings(&doc.machine, plan.command);
     doc.machine.hugepage_pools =
         crate::machine::sysfs::hugepage_pools(std::path::Path::new("/sys/kernel/mm/hugepages"));
     let kept: Vec<Warning> = doc.warnings.iter().filter(|w| !stale.contains(w)).cloned().collect();
-    doc.warnings = info::machine_warnings(&doc.machine).into_iter().chain(kept).collect();
+    doc.warnings = info::machine_warnings(&doc.machine, plan.command).into_iter().chain(kept).collect();
     Ok(held)
 }
 
@@ -209,7 +208,15 @@ mod tests {
     use super::*;
 
     fn plan(jobs: Vec<Job>) -> Plan {
-        Plan { jobs, output: Output::default(), strict: true, reserve_hugepages: true, notes: vec![], journal: false }
+        Plan {
+            jobs,
+            output: Output::default(),
+            strict: true,
+            reserve_hugepages: true,
+            notes: vec![],
+            journal: false,
+            command: Command::Run,
+        }
     }
 
     #[test]

@@ -17,19 +17,14 @@ use std::path::Path;
 /// Version 2: outcomes are typed and tagged by experiment.
 pub const SCHEMA_VERSION: u32 = 2;
 
-/// A condition that weakens or limits a result, and what to do about it.
+/// A condition that weakens or limits a result, and what to do about it,
+/// as rendered from the catalogue ([`crate::model::Caution`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Warning {
     /// Stable identifier, e.g. `no-pmu`, `noisy`, `thp-partial`.
     pub code: String,
     pub message: String,
     pub fix: Option<String>,
-}
-
-impl Warning {
-    pub fn new(code: &str, message: impl Into<String>, fix: impl Into<Option<String>>) -> Self {
-        Warning { code: code.into(), message: message.into(), fix: fix.into() }
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
