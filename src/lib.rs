@@ -4,6 +4,7 @@
 //! counters) → result document → exporters. Nothing below the experiment
 //! layer prints.
 
+pub mod analysis;
 pub mod cli;
 pub mod counters;
 pub mod error;

@@ -12,7 +12,7 @@
 //! working set (A B A B …) and compared as ratios per round.
 
 pub use crate::model::outcome::latency::*;
-use super::knees;
+use crate::analysis::knees;
 use super::{Context, Experiment};
 use crate::error::{Error, Result};
 use crate::kernels::chase::{chase_kernel, visit_order, Chase, ChaseKernel};

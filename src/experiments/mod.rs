@@ -7,7 +7,6 @@
 
 pub mod bandwidth;
 pub mod info;
-pub mod knees;
 pub mod latency;
 pub mod page_init;
 pub mod plan;

@@ -16,7 +16,7 @@
 //! of that translation-only curve.
 
 pub use crate::model::outcome::tlb::*;
-use super::knees;
+use crate::analysis::knees;
 use super::latency::{alternate, calibrate, Alternated};
 use super::{Context, Experiment};
 use crate::error::{Error, Result};

@@ -133,7 +133,7 @@ pub fn advice(doc: &Document) -> Vec<String> {
             });
         }
     }
-    for c in super::derived::concurrency(doc).iter().filter(|c| c.threads == 1) {
+    for c in super::concurrency::concurrency(doc).iter().filter(|c| c.threads == 1) {
         out.push(format!("Effective concurrency of one core on {} pages: {} (Little's law).", c.pages, c.formula));
     }
     if let Some(t) = doc.outcome::<tlb::Outcome>() {

@@ -1,7 +1,7 @@
 //! The result document and everything rendered from it: terminal tables,
 //! SVG plots, and the files written to disk.
 
-pub mod derived;
+pub mod concurrency;
 pub mod export;
 pub mod headlines;
 pub mod html;

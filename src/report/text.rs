@@ -44,7 +44,7 @@ pub fn experiment(doc: &Document, rec: &crate::model::document::ExperimentRecord
 
 /// Little's law, where the document has both a bandwidth and a latency.
 pub fn derived(doc: &Document) -> String {
-    let c = super::derived::concurrency(doc);
+    let c = super::concurrency::concurrency(doc);
     if c.is_empty() {
         return String::new();
     }

@@ -6,9 +6,11 @@
 //! summary ([`Summary`]) is min, median, MAD, CV over them.
 
 pub mod clock;
+pub mod schedule;
 pub mod stats;
 pub mod team;
 
 pub use clock::{Clock, FakeClock, MonotonicClock};
+pub use schedule::{Ran, Ratio, Step};
 pub use stats::Summary;
 pub use team::{pin_current_thread, Team};

@@ -1,0 +1,45 @@
+//! Little's law for memory: Bandwidth = Concurrency / Latency, so the
+//! lines in flight a stream sustains are bandwidth × latency / line size
+//! (McCalpin 2010: 6.08 GB/s × 74 ns ≈ 450 B ≈ 7 lines of 64 B).
+//!
+//! The latency must be the one the stream pays: without page walks (huge
+//! pages: a sequential stream walks once per page, a random chase on 4 KiB
+//! pages almost every load), and the bandwidth per thread (lines in flight
+//! are a per-core resource). The figure counts demand and hardware-
+//! prefetch lines together; the K-chain sweep of `latency`, which has no
+//! prefetch, gives an independent bound on demand misses alone.
+
+/// Lines in flight for one bandwidth figure and one latency figure.
+pub fn lines_in_flight(bytes_per_s: f64, latency_ns: f64, line_bytes: u64) -> f64 {
+    bytes_per_s * latency_ns * 1e-9 / line_bytes as f64
+}
+
+/// The chain count where the K-chain speed-up stops growing: the first K
+/// whose speed-up is within `tolerance` of the best one.
+pub fn saturation(chains_speedup: &[(usize, f64)], tolerance: f64) -> Option<(usize, f64)> {
+    let best = chains_speedup.iter().map(|c| c.1).filter(|s| s.is_finite()).fold(f64::NEG_INFINITY, f64::max);
+    if !best.is_finite() {
+        return None;
+    }
+    let mut sorted = chains_speedup.to_vec();
+    sorted.sort_by_key(|c| c.0);
+    sorted.into_iter().find(|c| c.1 >= best * (1.0 - tolerance))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mccalpins_figures() {
+        let n = lines_in_flight(6.08e9, 74.0, 64);
+        assert!((n - 7.03).abs() < 0.01, "{n}");
+    }
+
+    #[test]
+    fn saturation_is_the_first_chain_count_near_the_best() {
+        let s = [(1, 1.0), (2, 1.9), (4, 3.6), (8, 6.1), (16, 6.2)];
+        assert_eq!(saturation(&s, 0.05), Some((8, 6.1)));
+        assert_eq!(saturation(&[], 0.05), None);
+    }
+}

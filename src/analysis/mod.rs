@@ -1,0 +1,11 @@
+//! Claims drawn from measured curves, made only when the data support
+//! them: knees of a stepped curve, plateaus within the measured noise, a
+//! knee attributed to a cache or TLB level only near that level's size,
+//! and Little's law. Each returns an explicit "no plateau" or
+//! "unattributed" instead of a guess. Pure functions over numbers: no
+//! experiment, no document.
+
+pub mod attribution;
+pub mod knees;
+pub mod littles_law;
+pub mod plateau;

@@ -1,0 +1,439 @@
+//! The one measurement method every experiment uses.
+//!
+//! Variants that will be compared are measured interleaved, because a
+//! shared machine drifts by tens of percent in minutes:
+//! 1. warm-up: each variant runs once untimed (one full pass over its
+//!    working set), and — where the variant asks for it — again before each
+//!    of its samples, so A and B evicting each other's data does not show;
+//! 2. calibration: each variant's iteration count grows until one sample
+//!    lasts at least `min_sample_s` (google/benchmark's rule);
+//! 3. repetitions: every variant once per repetition, in an order shuffled
+//!    anew each repetition (seeded, recorded); a reference variant, when
+//!    there is one, runs before every block of `reference_every` variants,
+//!    so each sample has a reference sample measured next to it.
+//!
+//! Comparisons are paired per repetition ([`Ratio`]), with an exact
+//! distribution-free interval for the median ratio; a "best of many" is
+//! picked on half of the repetitions and confirmed on the other half
+//! ([`holdout_best`]), so the winner's curse does not inflate it.
+//!
+//! The scheduler knows no experiment: variants are closures.
+
+use super::clock::Clock;
+use crate::error::Result;
+use serde::{Deserialize, Serialize};
+
+/// What a variant is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Untimed: bring caches and TLBs to the variant's steady state.
+    WarmUp,
+    /// Run this many iterations (timed by the scheduler unless the variant
+    /// reports its own time).
+    Run(u64),
+}
+
+/// What a variant reports after a step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ran {
+    /// The result validated (checksum, end position …).
+    pub ok: bool,
+    /// The variant's own timing of the step, when it has a better one than
+    /// the scheduler's (a team of threads times from the start barrier).
+    pub elapsed_ns: Option<u64>,
+}
+
+impl Ran {
+    pub fn valid(ok: bool) -> Ran {
+        Ran { ok, elapsed_ns: None }
+    }
+    pub fn timed(ok: bool, elapsed_ns: u64) -> Ran {
+        Ran { ok, elapsed_ns: Some(elapsed_ns) }
+    }
+}
+
+/// A variant to measure: called with each [`Step`].
+pub type Variant<'a> = Box<dyn FnMut(Step) -> Ran + 'a>;
+
+/// How to measure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub repetitions: usize,
+    /// One sample lasts at least this long (iterations grow until it does).
+    pub min_sample_s: f64,
+    /// Warm each variant again before each of its samples.
+    pub warm_each_sample: bool,
+    /// A variant to run next to every block of others, for paired ratios.
+    pub reference: Option<usize>,
+    /// Block size between two reference samples.
+    pub reference_every: usize,
+    /// Seed of the per-repetition shuffles.
+    pub seed: u64,
+    /// Most iterations per sample (guards calibration against a variant
+    /// that reports zero time).
+    pub max_iters: u64,
+}
+
+impl Plan {
+    pub fn new(repetitions: usize, min_sample_s: f64) -> Plan {
+        Plan {
+            repetitions,
+            min_sample_s,
+            warm_each_sample: false,
+            reference: None,
+            reference_every: 4,
+            seed: 0x7363_6865_6475_6c65,
+            max_iters: 1 << 40,
+        }
+    }
+}
+
+/// Everything measured for one variant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    /// Iterations per sample.
+    pub iters: u64,
+    /// Seconds per sample, one per repetition, in repetition order.
+    pub samples_s: Vec<f64>,
+    /// For each sample, the reference's seconds per iteration measured
+    /// next to it (empty without a reference, or for the reference itself).
+    pub adjacent_reference_s_per_iter: Vec<f64>,
+    /// Every step validated.
+    pub ok: bool,
+}
+
+impl Series {
+    /// Seconds per iteration of each sample.
+    pub fn per_iter_s(&self) -> Vec<f64> {
+        self.samples_s.iter().map(|s| s / self.iters as f64).collect()
+    }
+}
+
+/// The order each repetition measured (variant indices), for the record.
+pub type Orders = Vec<Vec<usize>>;
+
+/// Measures every variant under `plan`; `between` runs before each sample
+/// (progress, the interrupt check) and may stop the measurement.
+pub fn measure(
+    plan: &Plan,
+    clock: &dyn Clock,
+    variants: &mut [Variant],
+    between: &mut dyn FnMut() -> Result<()>,
+) -> Result<(Vec<Series>, Orders)> {
+    let n = variants.len();
+    let mut series: Vec<Series> = (0..n)
+        .map(|_| Series { iters: 1, samples_s: Vec::new(), adjacent_reference_s_per_iter: Vec::new(), ok: true })
+        .collect();
+    for (v, s) in variants.iter_mut().zip(series.iter_mut()) {
+        s.ok &= v(Step::WarmUp).ok;
+    }
+    for (v, s) in variants.iter_mut().zip(series.iter_mut()) {
+        s.iters = calibrate(plan, clock, v, &mut s.ok);
+    }
+    let mut rng = crate::kernels::chase::SplitMix64(plan.seed);
+    let mut orders = Vec::with_capacity(plan.repetitions);
+    for _ in 0..plan.repetitions {
+        let mut others: Vec<usize> = (0..n).filter(|&i| Some(i) != plan.reference).collect();
+        rng.shuffle(&mut others);
+        let order = with_reference(&others, plan.reference, plan.reference_every.max(1));
+        let mut last_ref: Option<f64> = None;
+        let mut pending: Vec<usize> = Vec::new();
+        for &i in &order {
+            between()?;
+            let secs = sample(plan, clock, &mut variants[i], &mut series[i]);
+            if Some(i) == plan.reference {
+                // A repetition keeps one sample per variant: the reference
+                // keeps its first; later ones serve only as neighbours.
+                if series[i].samples_s.len() < orders.len() + 1 {
+                    series[i].samples_s.push(secs);
+                }
+                last_ref = Some(secs / series[i].iters as f64);
+                for j in pending.drain(..) {
+                    series[j].adjacent_reference_s_per_iter.push(last_ref.unwrap_or(f64::NAN));
+                }
+            } else {
+                series[i].samples_s.push(secs);
+                if plan.reference.is_some() {
+                    match last_ref {
+                        Some(r) => series[i].adjacent_reference_s_per_iter.push(r),
+                        None => pending.push(i),
+                    }
+                }
+            }
+        }
+        orders.push(order);
+    }
+    Ok((series, orders))
+}
+
+/// The repetition's order with the reference before every block.
+fn with_reference(others: &[usize], reference: Option<usize>, every: usize) -> Vec<usize> {
+    let Some(r) = reference else { return others.to_vec() };
+    let mut out = Vec::with_capacity(others.len() + others.len() / every + 1);
+    for block in others.chunks(every) {
+        out.push(r);
+        out.extend_from_slice(block);
+    }
+    if others.is_empty() {
+        out.push(r);
+    }
+    out
+}
+
+/// One timed sample of `iters` iterations, in seconds.
+fn sample(plan: &Plan, clock: &dyn Clock, v: &mut Variant, s: &mut Series) -> f64 {
+    if plan.warm_each_sample {
+        s.ok &= v(Step::WarmUp).ok;
+    }
+    let (ns, ok) = timed(clock, v, s.iters);
+    s.ok &= ok;
+    ns as f64 / 1e9
+}
+
+fn timed(clock: &dyn Clock, v: &mut Variant, iters: u64) -> (u64, bool) {
+    let t0 = clock.now_ns();
+    let ran = v(Step::Run(iters));
+    let t1 = clock.now_ns();
+    (ran.elapsed_ns.unwrap_or(t1.saturating_sub(t0)), ran.ok)
+}
+
+/// Iterations per sample so that one lasts at least `min_sample_s`: run,
+/// and grow the count by the shortfall (at most ×10 per step, with a 10%
+/// margin) until a run is long enough.
+fn calibrate(plan: &Plan, clock: &dyn Clock, v: &mut Variant, ok: &mut bool) -> u64 {
+    let target_ns = plan.min_sample_s * 1e9;
+    let mut iters = 1u64;
+    loop {
+        let (ns, good) = timed(clock, v, iters);
+        *ok &= good;
+        if ns as f64 >= target_ns || iters >= plan.max_iters {
+            return iters;
+        }
+        let grow = if ns == 0 { 10.0 } else { (target_ns * 1.1 / ns as f64).clamp(1.1, 10.0) };
+        iters = ((iters as f64 * grow).ceil() as u64).clamp(iters + 1, plan.max_iters);
+    }
+}
+
+/// A paired comparison: the per-repetition ratios' median and an interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Ratio {
+    /// Pairs compared.
+    pub n: usize,
+    pub median: f64,
+    /// Distribution-free interval for the median ratio: order statistics
+    /// chosen so that it covers the true median with probability
+    /// `confidence` (exact, from the binomial distribution).
+    pub low: f64,
+    pub high: f64,
+    pub confidence: f64,
+}
+
+/// Which way a ratio points, when its interval says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Direction {
+    /// The whole interval lies above 1.
+    Above,
+    /// The whole interval lies below 1.
+    Below,
+    /// The interval contains 1: within the noise.
+    WithinNoise,
+    /// Too few pairs to make an interval of at least 90% confidence.
+    TooFewPairs,
+}
+
+impl Ratio {
+    /// Ratios `a[i] / b[i]` of paired samples (pairs with a non-finite or
+    /// non-positive member are left out). `None` without any pair.
+    pub fn paired(a: &[f64], b: &[f64]) -> Option<Ratio> {
+        let r: Vec<f64> =
+            a.iter().zip(b).filter(|(x, y)| x.is_finite() && y.is_finite() && **y > 0.0).map(|(x, y)| x / y).collect();
+        Ratio::of(&r)
+    }
+
+    /// The median of already-formed ratios, with its interval.
+    pub fn of(ratios: &[f64]) -> Option<Ratio> {
+        let mut v: Vec<f64> = ratios.iter().copied().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+        let (k, confidence) = median_interval(n, 0.95);
+        Some(Ratio { n, median, low: v[k], high: v[n - 1 - k], confidence })
+    }
+
+    pub fn direction(&self) -> Direction {
+        if self.confidence < 0.9 {
+            Direction::TooFewPairs
+        } else if self.low > 1.0 {
+            Direction::Above
+        } else if self.high < 1.0 {
+            Direction::Below
+        } else {
+            Direction::WithinNoise
+        }
+    }
+}
+
+/// The widest-k interval [x(k), x(n-1-k)] (0-based) whose coverage of the
+/// median is at least `level`; when even [min, max] falls short, k = 0 with
+/// the coverage it has (1 − 2 · 0.5^n).
+pub fn median_interval(n: usize, level: f64) -> (usize, f64) {
+    // P(x(k) <= m <= x(n-1-k)) = 1 - 2 P(Bin(n, 1/2) <= k).
+    let coverage = |k: usize| 1.0 - 2.0 * binomial_cdf_half(n, k);
+    let mut best = (0, coverage(0));
+    for k in 1..n / 2 {
+        let c = coverage(k);
+        if c >= level {
+            best = (k, c);
+        } else {
+            break;
+        }
+    }
+    best
+}
+
+/// P(Bin(n, 1/2) <= k), exactly enough for the n of a benchmark (≤ 1000).
+fn binomial_cdf_half(n: usize, k: usize) -> f64 {
+    let mut term = 0.5f64.powi(n as i32);
+    let mut sum = term;
+    for i in 0..k {
+        term *= (n - i) as f64 / (i + 1) as f64;
+        sum += term;
+    }
+    sum
+}
+
+/// A "best of many", chosen without the winner's curse.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Selection {
+    /// Index of the variant chosen on the even repetitions.
+    pub chosen: usize,
+    /// Chosen against the reference, on the odd repetitions only.
+    pub confirmed: Ratio,
+}
+
+/// Picks the variant with the highest median `score` (per-repetition
+/// values, higher is better) on even repetitions, among `candidates`, and
+/// measures its ratio to `reference` on the odd repetitions alone.
+pub fn holdout_best(score: &[Vec<f64>], candidates: &[usize], reference: &[f64]) -> Option<Selection> {
+    let half = |v: &[f64], parity: usize| -> Vec<f64> {
+        v.iter().enumerate().filter(|(i, _)| i % 2 == parity).map(|(_, x)| *x).collect()
+    };
+    let chosen = *candidates
+        .iter()
+        .filter_map(|&c| super::stats::median(&half(&score[c], 0)).map(|m| (c, m)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(c, _)| c)
+        .as_ref()?;
+    let confirmed = Ratio::paired(&half(&score[chosen], 1), &half(reference, 1))?;
+    Some(Selection { chosen, confirmed })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timing::FakeClock;
+    use std::cell::RefCell;
+
+    #[test]
+    fn interval_coverage_is_exact() {
+        // n = 5: [min, max] covers the median with 1 - 2/32 = 0.9375.
+        assert_eq!(median_interval(5, 0.95), (0, 0.9375));
+        // n = 10: k = 1 gives 1 - 2·11/1024 = 0.978515625; k = 2 gives 0.890625.
+        assert_eq!(median_interval(10, 0.95), (1, 1.0 - 2.0 * 11.0 / 1024.0));
+        let r = Ratio::of(&[1.0, 2.0, 3.0]).unwrap();
+        assert_eq!((r.low, r.median, r.high), (1.0, 2.0, 3.0));
+        assert_eq!(r.direction(), Direction::TooFewPairs, "n = 3 covers only 75%");
+    }
+
+    #[test]
+    fn direction_needs_the_whole_interval_on_one_side() {
+        let up: Vec<f64> = (0..12).map(|i| 1.05 + i as f64 * 0.01).collect();
+        assert_eq!(Ratio::of(&up).unwrap().direction(), Direction::Above);
+        let mixed: Vec<f64> = (0..12).map(|i| 0.95 + i as f64 * 0.01).collect();
+        assert_eq!(Ratio::of(&mixed).unwrap().direction(), Direction::WithinNoise);
+        assert_eq!(Ratio::paired(&[1.0, 2.0], &[2.0, 0.0]).unwrap().n, 1, "zero denominators are dropped");
+        assert!(Ratio::paired(&[], &[]).is_none());
+    }
+
+    /// Every read of the fake clock advances 1 ms; a variant's run reads it
+    /// `iters` more times, so a run of k iterations takes (k + 1) ms.
+    fn variant<'a>(clock: &'a FakeClock, log: &'a RefCell<Vec<(usize, Step)>>, id: usize) -> Variant<'a> {
+        Box::new(move |step| {
+            log.borrow_mut().push((id, step));
+            if let Step::Run(k) = step {
+                for _ in 0..k {
+                    clock.now_ns();
+                }
+            }
+            Ran::valid(true)
+        })
+    }
+
+    #[test]
+    fn calibrates_warms_interleaves_and_pairs_with_exact_times() {
+        let clock = FakeClock::stepping(vec![1_000_000]);
+        let log = RefCell::new(Vec::new());
+        let mut vs: Vec<Variant> = (0..3).map(|i| variant(&clock, &log, i)).collect();
+        let mut plan = Plan::new(4, 0.010);
+        plan.reference = Some(0);
+        plan.reference_every = 1;
+        plan.warm_each_sample = true;
+        let mut calls = 0;
+        let (series, orders) = measure(&plan, &clock, &mut vs, &mut || {
+            calls += 1;
+            Ok(())
+        })
+        .unwrap();
+        // Calibration: 1 iter = 2 ms → ×5.5 → 6 iters = 7 ms → ×1.57 → 10 iters = 11 ms ≥ 10 ms.
+        assert!(series.iter().all(|s| s.iters == 10), "{:?}", series.iter().map(|s| s.iters).collect::<Vec<_>>());
+        // Each sample: the scheduler's two reads plus ten in the run: 11 ms.
+        for s in &series {
+            assert_eq!(s.samples_s, vec![0.011; 4]);
+            assert!(s.ok);
+        }
+        // Reference before each of the two others, every repetition.
+        assert!(orders.iter().all(|o| o.len() == 4 && o[0] == 0 && o[2] == 0));
+        assert_eq!(calls, 16);
+        assert_eq!(series[1].adjacent_reference_s_per_iter, vec![0.011 / 10.0; 4]);
+        assert!(series[0].adjacent_reference_s_per_iter.is_empty());
+        // One warm-up each at the start and before each timed sample.
+        let warm = log.borrow().iter().filter(|(i, s)| *i == 1 && *s == Step::WarmUp).count();
+        assert_eq!(warm, 1 + 4);
+        // The order of the others is shuffled, not fixed.
+        let firsts: Vec<usize> = orders.iter().map(|o| o[1]).collect();
+        assert!(firsts.contains(&1) || firsts.contains(&2));
+    }
+
+    #[test]
+    fn an_invalid_step_marks_the_series() {
+        let clock = FakeClock::stepping(vec![1_000_000]);
+        let mut bad: Vec<Variant> = vec![Box::new(|_| Ran::valid(false))];
+        let (s, _) = measure(&Plan::new(2, 0.0), &clock, &mut bad, &mut || Ok(())).unwrap();
+        assert!(!s[0].ok);
+    }
+
+    #[test]
+    fn an_interrupt_stops_between_samples() {
+        let clock = FakeClock::stepping(vec![1_000_000]);
+        let mut vs: Vec<Variant> = vec![Box::new(|_| Ran::valid(true))];
+        let r = measure(&Plan::new(3, 0.0), &clock, &mut vs, &mut || Err(crate::error::Error::interrupted()));
+        assert!(r.is_err());
+    }
+
+    #[test]
+    fn holdout_picks_on_even_and_confirms_on_odd() {
+        // Variant 1 wins on even repetitions only (a lucky spike); variant 2
+        // is steadily better. Variant 2 is chosen... only if it wins on even.
+        let reference = vec![10.0; 10];
+        let v1: Vec<f64> = (0..10).map(|i| if i % 2 == 0 { 20.0 } else { 9.0 }).collect();
+        let v2 = vec![12.0; 10];
+        let s = holdout_best(&[reference.clone(), v1, v2], &[1, 2], &reference).unwrap();
+        assert_eq!(s.chosen, 1, "chosen on the even half");
+        assert_eq!(s.confirmed.median, 0.9, "and the odd half shows the spike was luck");
+        assert_eq!(s.confirmed.n, 5);
+    }
+}
