@@ -91,7 +91,8 @@ mod tests {
     use super::*;
 
     fn curve(medians: &[(u64, f64)], spread: f64) -> Vec<(u64, Vec<f64>)> {
-        medians.iter().map(|&(x, m)| (x, vec![m * (1.0 - spread), m, m * (1.0 + spread), m, m])).collect()
+        let f = [1.0 - spread, 1.0 - spread / 2.0, 1.0, 1.0 + spread / 2.0, 1.0 + spread];
+        medians.iter().map(|&(x, m)| (x, f.iter().map(|k| m * k).collect())).collect()
     }
 
     fn points(c: &[(u64, Vec<f64>)]) -> Vec<CurvePoint<'_>> {

@@ -8,9 +8,12 @@
 //! 2. calibration: each variant's iteration count grows until one sample
 //!    lasts at least `min_sample_s` (google/benchmark's rule);
 //! 3. repetitions: every variant once per repetition, in an order shuffled
-//!    anew each repetition (seeded, recorded); a reference variant, when
-//!    there is one, runs before every block of `reference_every` variants,
-//!    so each sample has a reference sample measured next to it.
+//!    anew each repetition (seeded, recorded). Variants may name a
+//!    reference (plain `simd` for the prefetch variants of the same page
+//!    policy and thread count): variants sharing a reference run as a
+//!    group, groups in shuffled order, and the reference runs before every
+//!    block of `reference_every` of them, so each sample has a reference
+//!    sample measured next to it.
 //!
 //! Comparisons are paired per repetition ([`Ratio`]), with an exact
 //! distribution-free interval for the median ratio; a "best of many" is
@@ -63,8 +66,9 @@ pub struct Plan {
     pub min_sample_s: f64,
     /// Warm each variant again before each of its samples.
     pub warm_each_sample: bool,
-    /// A variant to run next to every block of others, for paired ratios.
-    pub reference: Option<usize>,
+    /// For each variant, the variant it is compared with (measured next to
+    /// it); empty or `None`: no reference.
+    pub reference_of: Vec<Option<usize>>,
     /// Block size between two reference samples.
     pub reference_every: usize,
     /// Seed of the per-repetition shuffles.
@@ -80,7 +84,7 @@ impl Plan {
             repetitions,
             min_sample_s,
             warm_each_sample: false,
-            reference: None,
+            reference_of: Vec::new(),
             reference_every: 4,
             seed: 0x7363_6865_6475_6c65,
             max_iters: 1 << 40,
@@ -130,35 +134,28 @@ pub fn measure(
     for (v, s) in variants.iter_mut().zip(series.iter_mut()) {
         s.iters = calibrate(plan, clock, v, &mut s.ok);
     }
+    let reference_of = |i: usize| plan.reference_of.get(i).copied().flatten();
+    let is_reference: Vec<bool> = (0..n).map(|i| (0..n).any(|j| reference_of(j) == Some(i))).collect();
     let mut rng = crate::kernels::chase::SplitMix64(plan.seed);
     let mut orders = Vec::with_capacity(plan.repetitions);
-    for _ in 0..plan.repetitions {
-        let mut others: Vec<usize> = (0..n).filter(|&i| Some(i) != plan.reference).collect();
-        rng.shuffle(&mut others);
-        let order = with_reference(&others, plan.reference, plan.reference_every.max(1));
-        let mut last_ref: Option<f64> = None;
-        let mut pending: Vec<usize> = Vec::new();
+    for rep in 0..plan.repetitions {
+        let order = repetition_order(n, &is_reference, &reference_of, plan.reference_every.max(1), &mut rng);
+        let mut last_ref: Vec<Option<f64>> = vec![None; n];
         for &i in &order {
             between()?;
             let secs = sample(plan, clock, &mut variants[i], &mut series[i]);
-            if Some(i) == plan.reference {
-                // A repetition keeps one sample per variant: the reference
-                // keeps its first; later ones serve only as neighbours.
-                if series[i].samples_s.len() < orders.len() + 1 {
+            if is_reference[i] {
+                // One sample per repetition is kept: the reference's first;
+                // later ones serve only as neighbours.
+                if series[i].samples_s.len() == rep {
                     series[i].samples_s.push(secs);
                 }
-                last_ref = Some(secs / series[i].iters as f64);
-                for j in pending.drain(..) {
-                    series[j].adjacent_reference_s_per_iter.push(last_ref.unwrap_or(f64::NAN));
-                }
+                last_ref[i] = Some(secs / series[i].iters as f64);
             } else {
                 series[i].samples_s.push(secs);
-                if plan.reference.is_some() {
-                    match last_ref {
-                        Some(r) => series[i].adjacent_reference_s_per_iter.push(r),
-                        None => pending.push(i),
-                    }
-                }
+            }
+            if let Some(r) = reference_of(i) {
+                series[i].adjacent_reference_s_per_iter.push(last_ref[r].unwrap_or(f64::NAN));
             }
         }
         orders.push(order);
@@ -166,17 +163,36 @@ pub fn measure(
     Ok((series, orders))
 }
 
-/// The repetition's order with the reference before every block.
-fn with_reference(others: &[usize], reference: Option<usize>, every: usize) -> Vec<usize> {
-    let Some(r) = reference else { return others.to_vec() };
-    let mut out = Vec::with_capacity(others.len() + others.len() / every + 1);
-    for block in others.chunks(every) {
-        out.push(r);
-        out.extend_from_slice(block);
+/// One repetition's order: the variants shuffled, those sharing a
+/// reference kept together (groups in shuffled order), and each group's
+/// reference before every block of `every` of its members.
+fn repetition_order(
+    n: usize,
+    is_reference: &[bool],
+    reference_of: &dyn Fn(usize) -> Option<usize>,
+    every: usize,
+    rng: &mut crate::kernels::chase::SplitMix64,
+) -> Vec<usize> {
+    let mut others: Vec<usize> = (0..n).filter(|&i| !is_reference[i]).collect();
+    rng.shuffle(&mut others);
+    let mut group_rank: Vec<u64> = (0..=n as u64).collect();
+    rng.shuffle(&mut group_rank);
+    // Stable: the shuffled order survives inside each group.
+    others.sort_by_key(|&i| group_rank[reference_of(i).unwrap_or(n)]);
+    let mut out = Vec::with_capacity(2 * n);
+    let mut start = 0;
+    while start < others.len() {
+        let group = reference_of(others[start]);
+        let end = others[start..].iter().position(|&i| reference_of(i) != group).map_or(others.len(), |p| start + p);
+        for block in others[start..end].chunks(every) {
+            out.extend(group);
+            out.extend_from_slice(block);
+        }
+        start = end;
     }
-    if others.is_empty() {
-        out.push(r);
-    }
+    // A reference nobody was scheduled next to still gets its sample.
+    let unscheduled: Vec<usize> = (0..n).filter(|&r| is_reference[r] && !out.contains(&r)).collect();
+    out.extend(unscheduled);
     out
 }
 
@@ -379,7 +395,7 @@ mod tests {
         let log = RefCell::new(Vec::new());
         let mut vs: Vec<Variant> = (0..3).map(|i| variant(&clock, &log, i)).collect();
         let mut plan = Plan::new(4, 0.010);
-        plan.reference = Some(0);
+        plan.reference_of = vec![None, Some(0), Some(0)];
         plan.reference_every = 1;
         plan.warm_each_sample = true;
         let mut calls = 0;

@@ -22,6 +22,35 @@ pub struct TeamRun<R> {
     pub elapsed_ns: u64,
     /// One result per thread, in thread order.
     pub results: Vec<R>,
+    /// Per thread: the CPU it was pinned to, and the CPUs it was seen on
+    /// at the start and at the end of its work (`sched_getcpu`).
+    pub placement: Vec<Placement>,
+}
+
+/// Where one thread of a team ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    pub pinned_to: usize,
+    /// The error of pinning, if it failed (the thread then ran anywhere).
+    pub pin_error: Option<String>,
+    pub cpu_at_start: Option<usize>,
+    pub cpu_at_end: Option<usize>,
+}
+
+impl Placement {
+    /// The thread stayed on the CPU it was pinned to.
+    pub fn stayed(&self) -> bool {
+        self.pin_error.is_none()
+            && self.cpu_at_start.is_none_or(|c| c == self.pinned_to)
+            && self.cpu_at_end.is_none_or(|c| c == self.pinned_to)
+    }
+}
+
+/// The CPU the calling thread runs on now.
+pub fn current_cpu() -> Option<usize> {
+    // SAFETY: sched_getcpu has no preconditions.
+    let c = unsafe { libc::sched_getcpu() };
+    (c >= 0).then_some(c as usize)
 }
 
 impl Team {
@@ -57,7 +86,7 @@ impl Team {
         F: Fn(usize) -> R + Sync,
     {
         let barrier = Barrier::new(self.cpus.len());
-        let per_thread: Vec<(u64, u64, R)> = std::thread::scope(|s| {
+        let per_thread: Vec<(u64, u64, R, Placement)> = std::thread::scope(|s| {
             let handles: Vec<_> = self
                 .cpus
                 .iter()
@@ -65,14 +94,16 @@ impl Team {
                 .map(|(i, &cpu)| {
                     let (barrier, work) = (&barrier, &work);
                     s.spawn(move || {
-                        // Pinning can fail in a restricted cpuset; the run is
-                        // still valid, only less repeatable.
-                        let _ = pin_current_thread(cpu);
+                        // Pinning can fail in a restricted cpuset: recorded,
+                        // and the experiment warns.
+                        let pin_error = pin_current_thread(cpu).err().map(|e| e.to_string());
                         barrier.wait();
+                        let cpu_at_start = current_cpu();
                         let start = clock.now_ns();
                         let r = work(i);
                         let end = clock.now_ns();
-                        (start, end, r)
+                        let placement = Placement { pinned_to: cpu, pin_error, cpu_at_start, cpu_at_end: current_cpu() };
+                        (start, end, r, placement)
                     })
                 })
                 .collect();
@@ -80,7 +111,8 @@ impl Team {
         });
         let start = per_thread.iter().map(|t| t.0).min().unwrap_or(0);
         let end = per_thread.iter().map(|t| t.1).max().unwrap_or(0);
-        TeamRun { elapsed_ns: end.saturating_sub(start), results: per_thread.into_iter().map(|t| t.2).collect() }
+        let (results, placement) = per_thread.into_iter().map(|t| (t.2, t.3)).unzip();
+        TeamRun { elapsed_ns: end.saturating_sub(start), results, placement }
     }
 }
 
@@ -163,13 +195,16 @@ mod tests {
         let n = allowed_cpus().len();
         let team = Team::new(n).unwrap();
         let clock = crate::timing::MonotonicClock::new();
-        let run = team.run(&clock, |_| {
-            // SAFETY: sched_getcpu has no preconditions.
-            unsafe { libc::sched_getcpu() as usize }
-        });
+        let run = team.run(&clock, |_| current_cpu().expect("sched_getcpu"));
         let mut seen = run.results.clone();
+        seen.sort();
         seen.dedup();
         assert_eq!(seen.len(), n, "cpus {:?}", run.results);
+        // Each thread ran where it was pinned, and the record says so.
+        for (p, cpu) in run.placement.iter().zip(&run.results) {
+            assert_eq!(p.pinned_to, *cpu);
+            assert!(p.stayed(), "{p:?}");
+        }
     }
 
     #[test]
