@@ -15,8 +15,10 @@ use super::{Context, Experiment};
 use crate::error::{Error, Result};
 use crate::kernels::{pattern_sum, pattern_value, stream_kernel, Hint, StreamArg, StreamKernel, StreamShape};
 use crate::memory::{Backing, PagePolicy, Region};
+use crate::analysis::plateau;
 use crate::model::Caution;
-use crate::timing::{stats, Summary, Team};
+use crate::timing::schedule::{self, Ran, Ratio, Step};
+use crate::timing::{Clock, Summary, Team};
 use crate::units::{Bytes, Sweep, GIB};
 use serde::{Deserialize, Serialize};
 
@@ -29,14 +31,16 @@ pub struct Params {
     /// Prefetch distances, in 8-byte elements.
     pub distance_elements: Sweep,
     pub hints: Vec<Hint>,
-    /// Samples per variant (after one untimed warm-up pass).
+    /// Samples per variant (after one untimed warm-up pass). At least 10
+    /// lets the best distance be chosen on half and confirmed on the other
+    /// half with a 94% interval.
     pub repetitions: usize,
     /// Each sample runs enough passes to last at least this long.
     pub min_sample_s: f64,
     /// A variant whose bandwidth CV exceeds this is flagged noisy.
     pub noise_cv: f64,
-    /// Relative drop from the best that still counts as the best plateau.
-    pub plateau_tolerance: f64,
+    /// Seed of the shuffled measurement order.
+    pub seed: u64,
 }
 
 /// Parameter sets the suite picks from.
@@ -49,16 +53,16 @@ pub enum Preset {
 
 impl Params {
     pub fn preset(preset: Preset, machine: &crate::machine::Fingerprint) -> Params {
-        let llc = machine.llc_bytes().unwrap_or(Bytes(32 << 20)).0;
+        let llc = machine.llc_total_bytes().unwrap_or(Bytes(32 << 20)).0;
         let all = crate::timing::team::allowed_cpus().len().max(1);
         let mut threads = vec![1, all];
         threads.dedup();
         let (size, distances, hints, reps) = match preset {
-            Preset::Quick => (llc * 4, Sweep { start: 0, end: 1024, step: 128 }, vec![Hint::T0, Hint::Nta], 3),
+            Preset::Quick => (llc * 4, Sweep { start: 0, end: 1024, step: 128 }, vec![Hint::T0, Hint::Nta], 10),
             Preset::Default => {
-                ((8 * llc).max(GIB), Sweep { start: 0, end: 1024, step: 32 }, vec![Hint::T0, Hint::Nta], 5)
+                ((8 * llc).max(GIB), Sweep { start: 0, end: 1024, step: 64 }, vec![Hint::T0, Hint::Nta], 10)
             }
-            Preset::Full => ((8 * llc).max(GIB), Sweep { start: 0, end: 1024, step: 32 }, Hint::ALL.to_vec(), 7),
+            Preset::Full => ((8 * llc).max(GIB), Sweep { start: 0, end: 1024, step: 32 }, Hint::ALL.to_vec(), 14),
         };
         Params {
             kernels: StreamShape::ALL.to_vec(),
@@ -68,9 +72,9 @@ impl Params {
             distance_elements: distances,
             hints,
             repetitions: reps,
-            min_sample_s: 0.02,
+            min_sample_s: 0.01,
             noise_cv: 0.05,
-            plateau_tolerance: 0.02,
+            seed: 0x6261_6e64,
         }
     }
 }
@@ -103,12 +107,17 @@ fn check(p: &Params) -> Result<()> {
     Ok(())
 }
 
-/// Every variant, in the order each repetition measures them.
+/// Every variant; plain `simd` joins whenever prefetch variants are asked
+/// for, since each of them is compared with it.
 pub fn variants(p: &Params) -> Vec<Variant> {
+    let mut kernels = p.kernels.clone();
+    if kernels.contains(&StreamShape::SimdPrefetch) && !kernels.contains(&StreamShape::Simd) {
+        kernels.insert(0, StreamShape::Simd);
+    }
     let mut v = Vec::new();
     for &pages in &p.pages {
         for &threads in &p.threads {
-            for &kernel in &p.kernels {
+            for &kernel in &kernels {
                 let base = Variant { pages, threads, kernel, hint: None, distance_elements: None };
                 if kernel != StreamShape::SimdPrefetch {
                     v.push(base);
@@ -132,14 +141,24 @@ struct Array {
 }
 
 impl Array {
-    fn new(policy: PagePolicy, size: Bytes) -> Result<Array> {
-        let mut region = Region::new(policy, size)?;
-        let a = region.as_mut_slice::<f64>();
-        for (i, x) in a.iter_mut().enumerate() {
-            *x = pattern_value(i);
-        }
-        let len = a.len();
-        Ok(Array { region, len })
+    /// Each thread of `team` first-touches (fills) its own slice, so on a
+    /// NUMA machine its pages live on that thread's node.
+    fn new(policy: PagePolicy, size: Bytes, team: &Team, clock: &dyn Clock) -> Result<Array> {
+        let region = Region::untouched(policy, size)?;
+        let len = region.len() / 8;
+        let mut a = Array { region, len };
+        let slices = a.slices(team.threads(), 0);
+        let base = a.region.as_ptr() as usize;
+        team.run(clock, |t| {
+            let s = &slices[t];
+            let first = (s.ptr as usize - base) / 8;
+            for i in 0..s.len {
+                // SAFETY: i < s.len, inside this thread's slice.
+                unsafe { (s.ptr as *mut f64).add(i).write(pattern_value(first + i)) };
+            }
+        });
+        a.region.read_back();
+        Ok(a)
     }
 
     /// Per-thread slices, each a multiple of 64 elements (one AVX-512
@@ -156,6 +175,25 @@ impl Array {
             })
             .collect()
     }
+
+    /// NUMA node of the first page of each slice.
+    fn slice_nodes(&self, threads: usize) -> Vec<Option<i32>> {
+        self.slices(threads, 0).iter().map(|s| crate::memory::region::numa_node_of(s.ptr as *const u8)).collect()
+    }
+}
+
+/// For each variant, the index of plain `simd` of its policy and threads
+/// (prefetch variants only): the sample measured next to it.
+fn references(variants: &[Variant]) -> Vec<Option<usize>> {
+    variants
+        .iter()
+        .map(|v| {
+            v.hint?;
+            variants.iter().position(|r| {
+                r.kernel == StreamShape::Simd && r.pages == v.pages && r.threads == v.threads && r.hint.is_none()
+            })
+        })
+        .collect()
 }
 
 fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
@@ -163,89 +201,142 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     let teams: Vec<(usize, Team)> =
         p.threads.iter().map(|&t| Team::new(t).map(|team| (t, team))).collect::<Result<_>>()?;
     warn_preconditions(p, ctx);
-    let arrays: Vec<(PagePolicy, Array)> =
-        p.pages.iter().map(|&pol| Array::new(pol, p.size_bytes).map(|a| (pol, a))).collect::<Result<_>>()?;
-    for (_, a) in &arrays {
-        warn_coverage(a.region.backing(), ctx);
-    }
+    let widest = teams.iter().max_by_key(|t| t.0).map(|t| &t.1).expect("checked non-empty");
+    let mut arrays: Vec<(PagePolicy, Array)> = p
+        .pages
+        .iter()
+        .map(|&pol| Array::new(pol, p.size_bytes, widest, ctx.clock).map(|a| (pol, a)))
+        .collect::<Result<_>>()?;
     let len = arrays[0].1.len;
-    let expected_pass = pattern_sum(0, len);
     let variants = variants(p);
     let kernels: Vec<(StreamKernel, String)> = variants
         .iter()
         .map(|v| stream_kernel(v.kernel, v.hint).map(|(k, info)| (k, info.isa)))
         .collect::<Result<_>>()?;
-    let array_of = |pol: PagePolicy| &arrays.iter().find(|(p, _)| *p == pol).expect("allocated").1;
-    let team_of = |t: usize| &teams.iter().find(|(n, _)| *n == t).expect("built").1;
-
-    // Warm-up and calibration: one untimed pass per policy and thread count
-    // with the fastest kernel sets the passes per sample.
-    let (simd, _) = stream_kernel(StreamShape::Simd, None)?;
-    let mut passes = std::collections::HashMap::new();
-    for (pol, a) in &arrays {
-        for (t, team) in &teams {
-            let args = a.slices(*t, 0);
-            // SAFETY: every slice lies inside the array.
-            let run = team.run(ctx.clock, |i| unsafe { simd(1, &args[i]) });
-            let secs = run.elapsed_ns as f64 * 1e-9;
-            passes.insert((*pol, *t), ((p.min_sample_s / secs.max(1e-9)).ceil() as u64).max(1));
-        }
+    let (series, migrated) = measure(p, ctx, &variants, &kernels, &arrays, &teams)?;
+    let results = results(&variants, &kernels, &series, len);
+    for (_, a) in arrays.iter_mut() {
+        a.region.read_back();
+        warn_coverage(a.region.backing(), ctx);
     }
-
-    ctx.progress.start("bandwidth", (p.repetitions * variants.len()) as u64);
-    let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(p.repetitions); variants.len()];
-    let mut checks = vec![true; variants.len()];
-    for _rep in 0..p.repetitions {
-        for (i, v) in variants.iter().enumerate() {
-            ctx.check_interrupt()?;
-            let n = passes[&(v.pages, v.threads)];
-            let args = array_of(v.pages).slices(v.threads, v.distance_elements.unwrap_or(0) as usize);
-            let kernel = kernels[i].0;
-            // SAFETY: every slice lies inside the array.
-            let run = team_of(v.threads).run(ctx.clock, |t| unsafe { kernel(n, &args[t]) });
-            let sum: f64 = run.results.iter().sum();
-            checks[i] &= sum == expected_pass * n as f64;
-            samples[i].push(run.elapsed_ns as f64 * 1e-9);
-            ctx.progress.advance(1);
-        }
-    }
-
-    let results: Vec<VariantResult> = variants
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let n = passes[&(v.pages, v.threads)];
-            let bytes = len as u64 * 8 * n;
-            let bw: Vec<f64> = samples[i].iter().map(|s| bytes as f64 / s).collect();
-            VariantResult {
-                variant: v.clone(),
-                isa: kernels[i].1.clone(),
-                passes: n,
-                bytes_per_sample: bytes,
-                samples_s: samples[i].clone(),
-                bytes_per_s: Summary::of(&bw).expect("at least one finite sample"),
-                checksum_ok: checks[i],
-            }
-        })
-        .collect();
     warn_results(&results, p, ctx);
-    let plateaus = plateaus(&results, p.plateau_tolerance);
-    let outcome = Outcome {
+    if migrated.iter().any(|m| m.1 > 0) {
+        ctx.warn(Caution::Migrated { threads: migrated.iter().map(|m| m.1).sum() });
+    }
+    let plateaus = plateaus(&results);
+    Ok(Outcome {
         isa: kernels.iter().map(|k| k.1.clone()).find(|i| i != "scalar").unwrap_or_else(|| "scalar".into()),
         size_bytes: Bytes(len as u64 * 8),
         regions: arrays.iter().map(|(_, a)| a.region.backing().clone()).collect(),
-        cpus: teams.last().map(|(_, t)| t.cpus().to_vec()).unwrap_or_default(),
+        placement: teams
+            .iter()
+            .map(|(n, t)| Placement {
+                threads: *n,
+                cpus: t.cpus().to_vec(),
+                migrated_samples: migrated.iter().find(|m| m.0 == *n).map_or(0, |m| m.1),
+                slice_nodes: arrays[0].1.slice_nodes(*n),
+            })
+            .collect(),
+        order_seed: p.seed,
         headlines: headlines(&results),
         prefetch_effects: prefetch_effects(&results, &plateaus),
         plateaus,
-        valid: checks.iter().all(|&c| c),
+        valid: results.iter().all(|r| r.checksum_ok),
         results,
-    };
-    Ok(outcome)
+    })
+}
+
+/// Every variant through the scheduler: a warm-up pass, samples of at
+/// least `min_sample_s`, shuffled order, `simd` next to every block of
+/// prefetch variants. Returns the series and, per thread count, the
+/// samples in which a thread left its CPU.
+fn measure(
+    p: &Params,
+    ctx: &Context,
+    variants: &[Variant],
+    kernels: &[(StreamKernel, String)],
+    arrays: &[(PagePolicy, Array)],
+    teams: &[(usize, Team)],
+) -> Result<(Vec<schedule::Series>, Vec<(usize, usize)>)> {
+    let expected_pass = pattern_sum(0, arrays[0].1.len);
+    let migrated: Vec<(usize, std::cell::Cell<usize>)> = teams.iter().map(|t| (t.0, 0.into())).collect();
+    let mut closures: Vec<schedule::Variant> = variants
+        .iter()
+        .zip(kernels)
+        .map(|(v, (kernel, _))| {
+            let array = &arrays.iter().find(|(pol, _)| *pol == v.pages).expect("allocated").1;
+            let team = &teams.iter().find(|(n, _)| *n == v.threads).expect("built").1;
+            let moved = &migrated.iter().find(|m| m.0 == v.threads).expect("built").1;
+            let args = array.slices(v.threads, v.distance_elements.unwrap_or(0) as usize);
+            let kernel = *kernel;
+            Box::new(move |step: Step| {
+                let n = match step {
+                    Step::WarmUp => 1,
+                    Step::Run(k) => k,
+                };
+                // SAFETY: every slice lies inside the array, alive for the call.
+                let run = team.run(ctx.clock, |t| unsafe { kernel(n, &args[t]) });
+                if run.placement.iter().any(|pl| !pl.stayed()) {
+                    moved.set(moved.get() + 1);
+                }
+                let sum: f64 = run.results.iter().sum();
+                Ran::timed(sum == expected_pass * n as f64, run.elapsed_ns)
+            }) as schedule::Variant
+        })
+        .collect();
+    let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
+    plan.reference_of = references(variants);
+    plan.seed = p.seed;
+    let total = p.repetitions * schedule::samples_per_repetition(&plan, variants.len());
+    ctx.progress.start("bandwidth", total as u64);
+    let (series, _) = schedule::measure(&plan, ctx.clock, &mut closures, &mut || {
+        ctx.check_interrupt()?;
+        ctx.progress.advance(1);
+        Ok(())
+    })?;
+    drop(closures);
+    Ok((series, migrated.iter().map(|m| (m.0, m.1.get())).collect()))
+}
+
+fn results(
+    variants: &[Variant],
+    kernels: &[(StreamKernel, String)],
+    series: &[schedule::Series],
+    len: usize,
+) -> Vec<VariantResult> {
+    // Same bytes per pass: the bandwidth ratio is simd's time over ours.
+    let ratios: Vec<Vec<f64>> = references(variants)
+        .iter()
+        .zip(series)
+        .map(|(r, s)| match r {
+            Some(_) => s.adjacent_reference_s_per_iter.iter().zip(s.per_iter_s()).map(|(a, b)| a / b).collect(),
+            None => Vec::new(),
+        })
+        .collect();
+    variants
+        .iter()
+        .zip(series)
+        .enumerate()
+        .map(|(i, (v, s))| {
+            let bytes = len as u64 * 8 * s.iters;
+            let bw: Vec<f64> = s.samples_s.iter().map(|t| bytes as f64 / t).collect();
+            VariantResult {
+                variant: v.clone(),
+                isa: kernels[i].1.clone(),
+                passes: s.iters,
+                bytes_per_sample: bytes,
+                samples_s: s.samples_s.clone(),
+                bytes_per_s: Summary::of(&bw).expect("at least one finite sample"),
+                ratio_to_simd: Ratio::of(&ratios[i]),
+                ratios_to_simd: ratios[i].clone(),
+                checksum_ok: s.ok,
+            }
+        })
+        .collect()
 }
 
 fn warn_preconditions(p: &Params, ctx: &Context) {
-    if let Some(llc) = ctx.machine.llc_bytes() {
+    if let Some(llc) = ctx.machine.llc_total_bytes() {
         if p.size_bytes.0 < 4 * llc.0 {
             ctx.warn(Caution::WorkingSetInCache { size: p.size_bytes, llc });
         }
@@ -271,62 +362,45 @@ fn warn_results(results: &[VariantResult], p: &Params, ctx: &Context) {
     }
 }
 
-fn median_bw(r: &VariantResult) -> f64 {
-    r.bytes_per_s.median
+/// Bandwidth of each sample (one per repetition).
+fn per_rep_bw(r: &VariantResult) -> Vec<f64> {
+    r.samples_s.iter().map(|s| r.bytes_per_sample as f64 / s).collect()
 }
 
+/// Per policy and thread count: plain `simd` as the headline, and the best
+/// variant chosen on even repetitions, reported on the odd ones.
 fn headlines(results: &[VariantResult]) -> Vec<Headline> {
     let mut keys: Vec<(PagePolicy, usize)> = results.iter().map(|r| (r.variant.pages, r.variant.threads)).collect();
+    keys.sort();
     keys.dedup();
+    let scores: Vec<Vec<f64>> = results.iter().map(per_rep_bw).collect();
     keys.into_iter()
         .filter_map(|(pages, threads)| {
-            let best = results
-                .iter()
-                .filter(|r| r.variant.pages == pages && r.variant.threads == threads && r.checksum_ok)
-                .max_by(|a, b| median_bw(a).total_cmp(&median_bw(b)))?;
-            Some(Headline { pages, threads, best: best.variant.label(), bytes_per_s: median_bw(best) })
+            let of = |r: &VariantResult| r.variant.pages == pages && r.variant.threads == threads && r.checksum_ok;
+            let simd = results.iter().find(|r| of(r) && r.variant.kernel == StreamShape::Simd)?;
+            let candidates: Vec<usize> = (0..results.len()).filter(|&i| of(&results[i])).collect();
+            let best = schedule::holdout_best(&scores, &candidates);
+            Some(Headline {
+                pages,
+                threads,
+                simd_bytes_per_s: simd.bytes_per_s.median,
+                best: best.as_ref().map_or_else(|| "not measured".into(), |b| results[b.chosen].variant.label()),
+                best_holdout_bytes_per_s: best
+                    .and_then(|b| crate::timing::stats::median(&b.confirming))
+                    .unwrap_or(f64::NAN),
+            })
         })
         .collect()
 }
 
-/// The best plateau of a curve of (distance, bandwidth) points sorted by
-/// distance: of the contiguous runs whose values all stay within
-/// `tolerance` of the maximum, the longest (a lone spike is not a plateau;
-/// ties go to the higher median); its figure is the median over the run.
-pub fn best_plateau(points: &[(u64, f64)], tolerance: f64) -> Option<(u64, u64, f64)> {
-    let max = points.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
-    let floor = max * (1.0 - tolerance);
-    let mut best: Option<(usize, usize, f64)> = None;
-    let mut i = 0;
-    while i < points.len() {
-        if points[i].1 < floor {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i + 1 < points.len() && points[i + 1].1 >= floor {
-            i += 1;
-        }
-        let values: Vec<f64> = points[start..=i].iter().map(|p| p.1).collect();
-        let med = stats::median(&values)?;
-        let better = match best {
-            None => true,
-            Some((s, e, m)) => (i - start, med) > (e - s, m),
-        };
-        if better {
-            best = Some((start, i, med));
-        }
-        i += 1;
-    }
-    best.map(|(s, e, m)| (points[s].0, points[e].0, m))
-}
-
-fn curve(results: &[VariantResult], pages: PagePolicy, threads: usize, hint: Hint) -> Vec<&VariantResult> {
-    let mut c: Vec<&VariantResult> = results
-        .iter()
-        .filter(|r| r.variant.pages == pages && r.variant.threads == threads && r.variant.hint == Some(hint))
+fn curve(results: &[VariantResult], pages: PagePolicy, threads: usize, hint: Hint) -> Vec<usize> {
+    let mut c: Vec<usize> = (0..results.len())
+        .filter(|&i| {
+            let v = &results[i].variant;
+            v.pages == pages && v.threads == threads && v.hint == Some(hint)
+        })
         .collect();
-    c.sort_by_key(|r| r.variant.distance_elements);
+    c.sort_by_key(|&i| results[i].variant.distance_elements);
     c
 }
 
@@ -338,76 +412,63 @@ fn curve_keys(results: &[VariantResult]) -> Vec<(PagePolicy, usize, Hint)> {
     keys
 }
 
-fn plateaus(results: &[VariantResult], tolerance: f64) -> Vec<Plateau> {
+/// The best plateau of each prefetch-distance curve, within the measured
+/// noise (at least 1%), or "no plateau".
+fn plateaus(results: &[VariantResult]) -> Vec<Plateau> {
     curve_keys(results)
         .into_iter()
-        .filter_map(|(pages, threads, hint)| {
-            let pts: Vec<(u64, f64)> = curve(results, pages, threads, hint)
+        .map(|(pages, threads, hint)| {
+            let idx = curve(results, pages, threads, hint);
+            let values: Vec<Vec<f64>> = idx.iter().map(|&i| per_rep_bw(&results[i])).collect();
+            let points: Vec<plateau::CurvePoint> = idx
                 .iter()
-                .map(|r| (r.variant.distance_elements.unwrap_or(0), median_bw(r)))
+                .zip(&values)
+                .map(|(&i, v)| plateau::CurvePoint { x: results[i].variant.distance_elements.unwrap_or(0), values: v })
                 .collect();
-            let (start, end, bw) = best_plateau(&pts, tolerance)?;
-            Some(Plateau { pages, threads, hint, start_elements: start, end_elements: end, bytes_per_s: bw })
+            Plateau { pages, threads, hint, plateau: plateau::best(&points, 0.01) }
         })
         .collect()
 }
 
-/// Per-repetition ratio of prefetch to simd, at the best distance inside
-/// the curve's best plateau (so a lone spike elsewhere is not chosen).
+/// Per curve: the distance with the best ratio to adjacent `simd` on the
+/// even repetitions (inside the plateau when there is one), and its ratio
+/// on the odd repetitions, which did not choose it.
 fn prefetch_effects(results: &[VariantResult], plateaus: &[Plateau]) -> Vec<PrefetchEffect> {
     curve_keys(results)
         .into_iter()
         .filter_map(|(pages, threads, hint)| {
-            let reference = results.iter().find(|r| {
-                r.variant.pages == pages && r.variant.threads == threads && r.variant.kernel == StreamShape::Simd
-            })?;
-            let plateau = plateaus.iter().find(|p| p.pages == pages && p.threads == threads && p.hint == hint);
-            let in_plateau = |r: &&VariantResult| {
-                let d = r.variant.distance_elements.unwrap_or(0);
-                plateau.is_none_or(|p| (p.start_elements..=p.end_elements).contains(&d))
+            let span = plateaus.iter().find(|p| p.pages == pages && p.threads == threads && p.hint == hint);
+            let inside = |d: u64| match span.map(|p| &p.plateau) {
+                Some(plateau::Plateau::Found { start, end, .. }) => (*start..=*end).contains(&d),
+                _ => true,
             };
-            let best = curve(results, pages, threads, hint)
+            let idx: Vec<usize> = curve(results, pages, threads, hint)
                 .into_iter()
-                .filter(in_plateau)
-                .max_by(|a, b| median_bw(a).total_cmp(&median_bw(b)))?;
-            // Same bytes per sample (same passes), so the time ratio inverts the bandwidth ratio.
-            let ratios: Vec<f64> = reference.samples_s.iter().zip(&best.samples_s).map(|(r, b)| r / b).collect();
-            let s = Summary::of(&ratios)?;
-            let verdict = if s.min > 1.0 {
-                "helps"
-            } else if s.max < 1.0 {
-                "hurts"
-            } else {
-                "within noise"
-            };
+                .filter(|&i| inside(results[i].variant.distance_elements.unwrap_or(0)))
+                .collect();
+            let ratios: Vec<Vec<f64>> = results.iter().map(ratio_per_rep).collect();
+            let pick = schedule::holdout_best(&ratios, &idx)?;
+            let confirmed = Ratio::of(&pick.confirming)?;
             Some(PrefetchEffect {
                 pages,
                 threads,
                 hint,
-                distance_elements: best.variant.distance_elements.unwrap_or(0),
-                ratio_median: s.median,
-                ratio_min: s.min,
-                ratio_max: s.max,
-                verdict: verdict.into(),
+                distance_elements: results[pick.chosen].variant.distance_elements.unwrap_or(0),
+                verdict: Effect::of(&confirmed),
+                confirmed,
             })
         })
         .collect()
 }
 
+/// A variant's bandwidth over adjacent `simd`'s, per repetition.
+fn ratio_per_rep(r: &VariantResult) -> Vec<f64> {
+    r.ratios_to_simd.clone()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn plateau_of_a_synthetic_curve() {
-        let pts: Vec<(u64, f64)> =
-            vec![(0, 4.5), (32, 5.0), (64, 5.9), (96, 6.07), (128, 6.08), (160, 6.05), (192, 5.5), (224, 6.08)];
-        assert_eq!(best_plateau(&pts, 0.01), Some((96, 160, 6.07)));
-        // A flat curve is one plateau over all of it.
-        let flat = [(0, 1.0), (1, 1.0), (2, 1.0)];
-        assert_eq!(best_plateau(&flat, 0.0), Some((0, 2, 1.0)));
-        assert_eq!(best_plateau(&[], 0.1), None);
-    }
 
     #[test]
     fn variants_cover_the_sweep_in_order() {
@@ -421,7 +482,7 @@ mod tests {
             repetitions: 1,
             min_sample_s: 0.0,
             noise_cv: 0.05,
-            plateau_tolerance: 0.02,
+            seed: 1,
         };
         let v = variants(&p);
         assert_eq!(v.len(), 2 * (1 + 2 * 3));

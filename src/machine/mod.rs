@@ -85,6 +85,14 @@ impl Fingerprint {
         self.caches.iter().filter(|c| c.kind != "Instruction").max_by_key(|c| c.level).map(|c| c.size_bytes)
     }
 
+    /// The last-level cache of the whole machine: one instance's size times
+    /// the instances (logical CPUs over the CPUs sharing one).
+    pub fn llc_total_bytes(&self) -> Option<Bytes> {
+        let c = self.caches.iter().filter(|c| c.kind != "Instruction").max_by_key(|c| c.level)?;
+        let instances = (self.cpu.logical_cpus as u64).div_ceil(c.shared_by_cpus.max(1) as u64).max(1);
+        Some(Bytes(c.size_bytes.0 * instances))
+    }
+
     pub fn line_bytes(&self) -> u64 {
         self.caches.first().map(|c| c.line_bytes).unwrap_or(64)
     }

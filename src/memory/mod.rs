@@ -21,7 +21,7 @@ mod tests {
         assert_eq!(r.len(), 10 * MIB as usize + 4096);
         assert!(r.as_slice::<u8>().iter().step_by(4096).all(|&b| b == 0x5a));
         assert_eq!(r.backing().huge_bytes, Some(Bytes(0)));
-        assert_eq!(r.backing().page_size_bytes, Bytes(4096));
+        assert_eq!(r.backing().page_size_bytes, Some(Bytes(4096)));
     }
 
     #[test]
@@ -66,7 +66,7 @@ mod tests {
         with_reserved(Bytes(2 * MIB), 8, || {
             let r = Region::new(PagePolicy::Huge2M, Bytes(16 * MIB)).unwrap();
             assert_eq!(r.backing().huge_bytes, Some(Bytes(16 * MIB)));
-            assert_eq!(r.backing().page_size_bytes, Bytes(2 * MIB));
+            assert_eq!(r.backing().page_size_bytes, Some(Bytes(2 * MIB)));
         });
     }
 

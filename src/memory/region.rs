@@ -19,7 +19,9 @@ use serde::{Deserialize, Serialize};
 pub struct Backing {
     pub requested: PagePolicy,
     pub size_bytes: Bytes,
-    pub page_size_bytes: Bytes,
+    /// The page size of the whole region; `None` when it is partly on huge
+    /// pages (no single page size) or before it was read back.
+    pub page_size_bytes: Option<Bytes>,
     /// Bytes backed by huge pages, read back after touching; `None` if
     /// smaps could not be read.
     pub huge_bytes: Option<Bytes>,
@@ -55,6 +57,16 @@ impl Region {
     /// Allocates at least `size` bytes under `policy`, touches every page and
     /// reads back the backing obtained.
     pub fn new(policy: PagePolicy, size: Bytes) -> Result<Region> {
+        let mut region = Region::untouched(policy, size)?;
+        region.touch();
+        region.read_back();
+        Ok(region)
+    }
+
+    /// Allocates without touching: the caller writes every page (each
+    /// thread its own slice, so first touch places it on that thread's
+    /// NUMA node), then calls [`Region::read_back`].
+    pub fn untouched(policy: PagePolicy, size: Bytes) -> Result<Region> {
         if size.0 == 0 {
             return Err(Error::usage("region size must be greater than zero"));
         }
@@ -66,21 +78,18 @@ impl Region {
             PagePolicy::Huge2M | PagePolicy::Huge1G => map_hugetlb(policy, len)?,
             PagePolicy::Shm => attach_shm(len)?,
         };
-        let mut region = Region {
+        Ok(Region {
             ptr,
             len,
             mapping,
             backing: Backing {
                 requested: policy,
                 size_bytes: Bytes(len as u64),
-                page_size_bytes: policy.page_size(),
+                page_size_bytes: None,
                 huge_bytes: None,
                 huge_fraction: None,
             },
-        };
-        region.touch();
-        region.read_back();
-        Ok(region)
+        })
     }
 
     /// Writes a non-zero byte to every 4 KiB page.
@@ -91,16 +100,23 @@ impl Region {
         }
     }
 
-    fn read_back(&mut self) {
+    /// Reads the backing back from smaps: after touching, and again after a
+    /// measurement (THP pages can be split or collapsed meanwhile). A region
+    /// only partly on huge pages has no single page size (`None`).
+    pub fn read_back(&mut self) {
         let Some(entry) = smaps::self_entry_at(self.ptr as usize) else { return };
         // A VMA larger than the region would mix in someone else's pages.
         let exact = entry.end - entry.start == self.len;
         let huge = if exact { entry.huge_bytes() } else { Bytes(entry.huge_bytes().0.min(self.len as u64)) };
         self.backing.huge_bytes = Some(huge);
         self.backing.huge_fraction = Some(huge.0 as f64 / self.len as f64);
-        if self.backing.requested == PagePolicy::Small || huge.0 == 0 {
-            self.backing.page_size_bytes = Bytes(4096);
-        }
+        self.backing.page_size_bytes = if self.backing.requested == PagePolicy::Small || huge.0 == 0 {
+            Some(Bytes(4096))
+        } else if huge.0 == self.len as u64 {
+            Some(self.backing.requested.page_size())
+        } else {
+            None
+        };
     }
 
     pub fn backing(&self) -> &Backing {
@@ -292,4 +308,24 @@ fn attach_shm(len: usize) -> Result<(*mut u8, Mapping)> {
         return Err(Error::unsatisfiable(format!("cannot attach the SysV segment: {}", os_error()), "check ulimit -v"));
     }
     Ok((addr as *mut u8, Mapping::Shm { addr }))
+}
+
+/// The NUMA node holding the page at `addr` (touched), from get_mempolicy.
+pub fn numa_node_of(addr: *const u8) -> Option<i32> {
+    const MPOL_F_NODE: libc::c_ulong = 1;
+    const MPOL_F_ADDR: libc::c_ulong = 2;
+    let mut node: libc::c_int = -1;
+    // SAFETY: get_mempolicy writes one int to `node`; with a null nodemask
+    // and maxnode 0 it writes nothing else; addr is only looked up.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_get_mempolicy,
+            &mut node as *mut libc::c_int,
+            std::ptr::null_mut::<libc::c_ulong>(),
+            0 as libc::c_ulong,
+            addr,
+            MPOL_F_NODE | MPOL_F_ADDR,
+        )
+    };
+    (r == 0 && node >= 0).then_some(node)
 }

@@ -1,71 +1,80 @@
-//! Figures derived across experiments of one document.
-//!
-//! Little's law: Bandwidth = Concurrency / Latency, so the concurrency a
-//! loop reaches is bandwidth × latency / line size, in lines in flight
-//! (McCalpin 2010: 6.08 GB/s × 74 ns ≈ 450 B ≈ 7 lines).
+//! Little's law across two experiments of one document: the lines in
+//! flight that one thread's streaming bandwidth implies, with the DRAM
+//! latency measured on huge pages (a stream pays one walk per page, a
+//! random chase on 4 KiB pages one per load, so the 4 KiB figure would
+//! inflate the result), and the K-chain sweep's saturation beside it as a
+//! cross-check on demand misses alone.
 
+use crate::analysis::littles_law::{lines_in_flight, saturation};
+use crate::memory::PagePolicy;
 use crate::model::document::Document;
 use crate::model::outcome::{bandwidth, latency};
-use crate::memory::PagePolicy;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Concurrency {
+    /// Page policy of the bandwidth figure.
     pub pages: PagePolicy,
     pub threads: usize,
-    pub bytes_per_s: f64,
+    /// Plain `simd` bandwidth divided by the threads.
+    pub bytes_per_s_per_thread: f64,
+    /// Idle DRAM latency on huge pages (walk-free), and where it came from.
     pub latency_ns: f64,
+    pub latency_pages: PagePolicy,
     pub line_bytes: u64,
-    /// bytes_per_s × latency_ns × 1e-9 / line_bytes
+    /// Demand and hardware-prefetch lines in flight per thread.
     pub lines_in_flight: f64,
+    /// The chain count where the K-chain speed-up saturates (demand misses
+    /// only, no prefetch), on the same pages, when measured.
+    pub chase_saturation_chains: Option<usize>,
     pub formula: String,
 }
 
-/// Lines in flight for one bandwidth figure and one latency figure.
-pub fn lines_in_flight(bytes_per_s: f64, latency_ns: f64, line_bytes: u64) -> f64 {
-    bytes_per_s * latency_ns * 1e-9 / line_bytes as f64
+/// The DRAM-sized point of a huge-page policy with at least 90% coverage.
+fn walk_free_dram(lat: &latency::Outcome, llc_total: u64) -> Option<(PagePolicy, f64)> {
+    let huge = |pol: PagePolicy| {
+        pol != PagePolicy::Small
+            && lat.regions.iter().any(|r| r.requested == pol && r.huge_fraction.is_some_and(|f| f >= 0.9))
+    };
+    lat.points
+        .iter()
+        .filter(|p| p.order == "random" && huge(p.pages) && p.size_bytes.0 >= 4 * llc_total)
+        .max_by_key(|p| p.size_bytes)
+        .map(|p| (p.pages, p.latency_ns.median))
 }
 
-/// The effective concurrency of every bandwidth headline whose page policy
-/// also has a DRAM latency in the document.
+/// Lines in flight for every bandwidth headline, where the document has a
+/// walk-free DRAM latency; empty otherwise (the report says not measured).
 pub fn concurrency(doc: &Document) -> Vec<Concurrency> {
-    let (Some(bw), Some(lat)) =
-        (doc.outcome::<bandwidth::Outcome>(), doc.outcome::<latency::Outcome>())
-    else {
+    let (Some(bw), Some(lat)) = (doc.outcome::<bandwidth::Outcome>(), doc.outcome::<latency::Outcome>()) else {
         return Vec::new();
     };
+    let llc = doc.machine.llc_total_bytes().map_or(0, |b| b.0);
+    let Some((lat_pages, latency_ns)) = walk_free_dram(lat, llc) else { return Vec::new() };
     let line = doc.machine.line_bytes();
+    let chains: Vec<(usize, f64)> =
+        lat.mlp.iter().filter(|m| m.pages == lat_pages).map(|m| (m.chains, m.speedup)).collect();
+    let sat = saturation(&chains, 0.05).map(|s| s.0);
     bw.headlines
         .iter()
-        .filter_map(|h| {
-            let dram = lat.levels.iter().find(|l| l.pages == h.pages && l.name == "DRAM")?;
-            let n = lines_in_flight(h.bytes_per_s, dram.latency_ns, line);
-            Some(Concurrency {
+        .map(|h| {
+            let per_thread = h.simd_bytes_per_s / h.threads as f64;
+            let n = lines_in_flight(per_thread, latency_ns, line);
+            Concurrency {
                 pages: h.pages,
                 threads: h.threads,
-                bytes_per_s: h.bytes_per_s,
-                latency_ns: dram.latency_ns,
+                bytes_per_s_per_thread: per_thread,
+                latency_ns,
+                latency_pages: lat_pages,
                 line_bytes: line,
                 lines_in_flight: n,
+                chase_saturation_chains: sat,
                 formula: format!(
-                    "{:.2} GB/s × {:.0} ns / {line} B = {:.1} lines in flight",
-                    h.bytes_per_s / 1e9,
-                    dram.latency_ns,
-                    n
+                    "{:.2} GB/s per thread × {latency_ns:.0} ns ({lat_pages} pages, idle) / {line} B = {n:.1} demand + hardware-prefetch lines in flight per thread{}",
+                    per_thread / 1e9,
+                    if h.threads > 1 { " (a lower bound: loaded latency is higher than idle)" } else { "" }
                 ),
-            })
+            }
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mccalpins_figures() {
-        // 6.08 GB/s × 74 ns = 450 B: about 7 lines of 64 B.
-        let n = lines_in_flight(6.08e9, 74.0, 64);
-        assert!((n - 7.03).abs() < 0.01, "{n}");
-    }
 }

@@ -3,6 +3,8 @@
 //! they imply (for the top of the report).
 
 use crate::model::document::Document;
+use crate::analysis::plateau::Plateau;
+use crate::model::outcome::bandwidth::Effect;
 use crate::model::outcome::{bandwidth, latency, page_init, prefetch_fault, tlb};
 use crate::memory::PagePolicy;
 use serde::{Deserialize, Serialize};
@@ -26,18 +28,17 @@ pub fn metrics(doc: &Document) -> Vec<Metric> {
     let mut out = Vec::new();
     if let Some(bw) = doc.outcome::<bandwidth::Outcome>() {
         for h in &bw.headlines {
-            let best = bw
-                .results
-                .iter()
-                .find(|r| r.variant.pages == h.pages && r.variant.threads == h.threads && r.variant.label() == h.best);
-            let samples = best
+            let simd = bw.results.iter().find(|r| {
+                r.variant.pages == h.pages && r.variant.threads == h.threads && r.variant.label() == "simd"
+            });
+            let samples = simd
                 .map(|r| r.samples_s.iter().map(|s| r.bytes_per_sample as f64 / s / 1e9).collect())
                 .unwrap_or_default();
             out.push(metric(
-                format!("bandwidth {} pages, {} thread(s), best", h.pages, h.threads),
+                format!("bandwidth {} pages, {} thread(s), simd", h.pages, h.threads),
                 "GB/s",
                 samples,
-                h.bytes_per_s / 1e9,
+                h.simd_bytes_per_s / 1e9,
                 true,
             ));
         }
@@ -94,20 +95,30 @@ pub fn advice(doc: &Document) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(bw) = doc.outcome::<bandwidth::Outcome>() {
         for e in bw.prefetch_effects.iter().filter(|e| e.threads == 1) {
-            let plateau = bw.plateaus.iter().find(|p| p.pages == e.pages && p.threads == e.threads && p.hint == e.hint);
-            out.push(match (e.verdict.as_str(), plateau) {
-                ("helps", Some(p)) => format!(
-                    "Software prefetch ({}) helps streaming reads on {} pages by ×{:.2}: prefetch {}..{} elements ({}..{} bytes) ahead.",
-                    e.hint, e.pages, e.ratio_median, p.start_elements, p.end_elements, p.start_elements * 8, p.end_elements * 8
+            let plateau = bw
+                .plateaus
+                .iter()
+                .find(|p| p.pages == e.pages && p.threads == e.threads && p.hint == e.hint)
+                .map(|p| &p.plateau);
+            let r = super::text::ratio_text(&e.confirmed);
+            out.push(match (e.verdict, plateau) {
+                (Effect::Helps, Some(Plateau::Found { start, end, .. })) => format!(
+                    "Software prefetch ({}) helps streaming reads on {} pages, {r}: prefetch {start}..{end} elements ({}..{} bytes) ahead.",
+                    e.hint, e.pages, start * 8, end * 8
                 ),
-                ("hurts", _) => format!(
-                    "Software prefetch ({}) slows streaming reads on {} pages (×{:.2} at best): leave streaming to the hardware prefetchers.",
-                    e.hint, e.pages, e.ratio_median
+                (Effect::Helps, _) => format!(
+                    "Software prefetch ({}) helps streaming reads on {} pages, {r} at D = {}, but the distance curve has no plateau: the best distance is not well defined.",
+                    e.hint, e.pages, e.distance_elements
                 ),
-                _ => format!(
-                    "Software prefetch ({}) makes no difference beyond the noise to streaming reads on {} pages (×{:.2}): the hardware prefetchers already keep up.",
-                    e.hint, e.pages, e.ratio_median
+                (Effect::Hurts, _) => format!(
+                    "Software prefetch ({}) slows streaming reads on {} pages, {r}: leave streaming to the hardware prefetchers.",
+                    e.hint, e.pages
                 ),
+                (Effect::WithinNoise, _) => format!(
+                    "Software prefetch ({}) makes no difference beyond the noise to streaming reads on {} pages, {r}: the hardware prefetchers already keep up.",
+                    e.hint, e.pages
+                ),
+                (Effect::TooFewPairs, _) => continue,
             });
         }
     }

@@ -44,13 +44,20 @@ pub fn experiment(doc: &Document, rec: &crate::model::document::ExperimentRecord
 
 /// Little's law, where the document has both a bandwidth and a latency.
 pub fn derived(doc: &Document) -> String {
-    let c = super::concurrency::concurrency(doc);
-    if c.is_empty() {
+    let both = doc.experiment("bandwidth").is_some() && doc.experiment("latency").is_some();
+    if !both {
         return String::new();
     }
+    let c = super::concurrency::concurrency(doc);
     let mut out = String::from("effective concurrency (Little's law: bandwidth × latency / line size)\n");
+    if c.is_empty() {
+        out.push_str("  not measured: needs a DRAM latency on huge pages (≥ 90% coverage, working set ≥ 4× the last-level cache)\n");
+    }
     for x in c {
         out.push_str(&format!("  {} pages, {} thread(s): {}\n", x.pages, x.threads, x.formula));
+        if let Some(k) = x.chase_saturation_chains {
+            out.push_str(&format!("    cross-check: independent chases stop gaining at {k} chains (demand misses alone)\n"));
+        }
     }
     out.push('\n');
     out
@@ -218,33 +225,48 @@ fn bandwidth_text(o: &bandwidth::Outcome) -> String {
         out.push('\n');
     }
     for p in &o.plateaus {
-        out.push_str(&format!(
-            "best plateau {} pages, {} thread(s), hint {}: D = {}..{}: {} GB/s\n",
-            p.pages,
-            p.threads,
-            p.hint,
-            p.start_elements,
-            p.end_elements,
-            gbps(p.bytes_per_s)
-        ));
+        out.push_str(&format!("plateau {} pages, {} thread(s), hint {}: {}\n", p.pages, p.threads, p.hint, plateau_text(&p.plateau)));
     }
     for e in &o.prefetch_effects {
         out.push_str(&format!(
-            "prefetch {} at D = {} vs simd, {} pages, {} thread(s): ×{:.3} (paired range ×{:.3}..×{:.3}): {}\n",
-            e.hint, e.distance_elements, e.pages, e.threads, e.ratio_median, e.ratio_min, e.ratio_max, e.verdict
+            "prefetch {} at D = {} (chosen on even repetitions) vs adjacent simd, {} pages, {} thread(s): {} on the odd repetitions: {}\n",
+            e.hint, e.distance_elements, e.pages, e.threads, ratio_text(&e.confirmed), e.verdict.describe()
         ));
     }
     out.push('\n');
     for h in &o.headlines {
         out.push_str(&format!(
-            "best {} pages, {} thread(s): {} GB/s ({})\n",
+            "{} pages, {} thread(s): simd {} GB/s; best variant {} ({} GB/s on repetitions that did not choose it)\n",
             h.pages,
             h.threads,
-            gbps(h.bytes_per_s),
-            h.best
+            gbps(h.simd_bytes_per_s),
+            h.best,
+            gbps(h.best_holdout_bytes_per_s)
         ));
     }
     out
+}
+
+/// "D = 96..160 (3 points): 6.07 GB/s", or why there is no plateau.
+pub fn plateau_text(p: &crate::analysis::plateau::Plateau) -> String {
+    use crate::analysis::plateau::Plateau;
+    match p {
+        Plateau::Found { start, end, points, value, tolerance } => format!(
+            "D = {start}..{end} ({points} points within {:.1}%): {} GB/s",
+            tolerance * 100.0,
+            gbps(*value)
+        ),
+        Plateau::NoPlateau { longest_run, tolerance } => format!(
+            "no plateau (at most {longest_run} adjacent point(s) within {:.1}% of the best; a plateau needs {})",
+            tolerance * 100.0,
+            crate::analysis::plateau::MIN_POINTS
+        ),
+    }
+}
+
+/// "×1.034 [×1.010, ×1.050] (n = 5, 94%)".
+pub fn ratio_text(r: &crate::timing::Ratio) -> String {
+    format!("×{:.3} [×{:.3}, ×{:.3}] (n = {}, {:.0}% interval)", r.median, r.low, r.high, r.n, r.confidence * 100.0)
 }
 
 fn cycles(ns: f64, ghz: Option<f64>) -> String {

@@ -323,29 +323,36 @@ fn binomial_cdf_half(n: usize, k: usize) -> f64 {
 }
 
 /// A "best of many", chosen without the winner's curse.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Selection {
-    /// Index of the variant chosen on the even repetitions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Holdout {
+    /// Index of the variant with the best median score on the even repetitions.
     pub chosen: usize,
-    /// Chosen against the reference, on the odd repetitions only.
-    pub confirmed: Ratio,
+    /// The chosen variant's scores on the odd repetitions: the figures to report.
+    pub confirming: Vec<f64>,
 }
 
-/// Picks the variant with the highest median `score` (per-repetition
-/// values, higher is better) on even repetitions, among `candidates`, and
-/// measures its ratio to `reference` on the odd repetitions alone.
-pub fn holdout_best(score: &[Vec<f64>], candidates: &[usize], reference: &[f64]) -> Option<Selection> {
+/// Picks, among `candidates`, the variant with the highest median `score`
+/// (per-repetition values, higher is better) on the even repetitions, and
+/// returns its scores on the odd ones, which played no part in choosing.
+pub fn holdout_best(score: &[Vec<f64>], candidates: &[usize]) -> Option<Holdout> {
     let half = |v: &[f64], parity: usize| -> Vec<f64> {
         v.iter().enumerate().filter(|(i, _)| i % 2 == parity).map(|(_, x)| *x).collect()
     };
-    let chosen = *candidates
+    let chosen = candidates
         .iter()
         .filter_map(|&c| super::stats::median(&half(&score[c], 0)).map(|m| (c, m)))
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(c, _)| c)
-        .as_ref()?;
-    let confirmed = Ratio::paired(&half(&score[chosen], 1), &half(reference, 1))?;
-    Some(Selection { chosen, confirmed })
+        .max_by(|a, b| a.1.total_cmp(&b.1))?
+        .0;
+    let confirming = half(&score[chosen], 1);
+    (!confirming.is_empty()).then_some(Holdout { chosen, confirming })
+}
+
+/// Samples one repetition takes (references included), for progress.
+pub fn samples_per_repetition(plan: &Plan, n: usize) -> usize {
+    let mut rng = crate::kernels::chase::SplitMix64(0);
+    let reference_of = |i: usize| plan.reference_of.get(i).copied().flatten();
+    let is_reference: Vec<bool> = (0..n).map(|i| (0..n).any(|j| reference_of(j) == Some(i))).collect();
+    repetition_order(n, &is_reference, &reference_of, plan.reference_every.max(1), &mut rng).len()
 }
 
 #[cfg(test)]
@@ -414,6 +421,7 @@ mod tests {
         // Reference before each of the two others, every repetition.
         assert!(orders.iter().all(|o| o.len() == 4 && o[0] == 0 && o[2] == 0));
         assert_eq!(calls, 16);
+        assert_eq!(samples_per_repetition(&plan, 3), 4);
         assert_eq!(series[1].adjacent_reference_s_per_iter, vec![0.011 / 10.0; 4]);
         assert!(series[0].adjacent_reference_s_per_iter.is_empty());
         // One warm-up each at the start and before each timed sample.
@@ -442,14 +450,14 @@ mod tests {
 
     #[test]
     fn holdout_picks_on_even_and_confirms_on_odd() {
-        // Variant 1 wins on even repetitions only (a lucky spike); variant 2
-        // is steadily better. Variant 2 is chosen... only if it wins on even.
+        // Variant 1 wins on even repetitions only (a lucky spike); the odd
+        // repetitions, which did not choose it, report its real level.
         let reference = vec![10.0; 10];
         let v1: Vec<f64> = (0..10).map(|i| if i % 2 == 0 { 20.0 } else { 9.0 }).collect();
         let v2 = vec![12.0; 10];
-        let s = holdout_best(&[reference.clone(), v1, v2], &[1, 2], &reference).unwrap();
+        let s = holdout_best(&[reference, v1, v2], &[1, 2]).unwrap();
         assert_eq!(s.chosen, 1, "chosen on the even half");
-        assert_eq!(s.confirmed.median, 0.9, "and the odd half shows the spike was luck");
-        assert_eq!(s.confirmed.n, 5);
+        assert_eq!(s.confirming, vec![9.0; 5], "and the odd half shows the spike was luck");
+        assert!(holdout_best(&[vec![1.0]], &[0]).is_none(), "one repetition cannot confirm");
     }
 }

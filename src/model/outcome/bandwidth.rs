@@ -3,6 +3,8 @@
 
 use crate::kernels::{Hint, StreamShape};
 use crate::memory::{Backing, PagePolicy};
+use crate::analysis;
+use crate::timing::schedule::{Direction, Ratio};
 use crate::timing::Summary;
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
@@ -34,57 +36,111 @@ pub struct VariantResult {
     /// Passes over the array per sample.
     pub passes: u64,
     pub bytes_per_sample: u64,
-    /// Raw sample durations, in seconds, in measurement order.
+    /// Raw sample durations, in seconds, one per repetition.
     pub samples_s: Vec<f64>,
     pub bytes_per_s: Summary,
+    /// Bandwidth over plain `simd` of the same policy and threads, measured
+    /// next to each sample, per repetition (prefetch variants only) …
+    pub ratios_to_simd: Vec<f64>,
+    /// … and their median with its interval.
+    pub ratio_to_simd: Option<Ratio>,
     pub checksum_ok: bool,
 }
 
-/// The best plateau of a prefetch-distance curve: "D = 416..448: 6.08 GB/s".
+/// The best plateau of one prefetch-distance curve, or why there is none.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plateau {
     pub pages: PagePolicy,
     pub threads: usize,
     pub hint: Hint,
-    pub start_elements: u64,
-    pub end_elements: u64,
-    pub bytes_per_s: f64,
+    pub plateau: analysis::plateau::Plateau,
 }
 
-/// Prefetch at its best distance against plain `simd`, paired by repetition.
+/// Whether software prefetch helps, at the distance chosen on half of the
+/// repetitions and confirmed on the other half against adjacent `simd`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PrefetchEffect {
     pub pages: PagePolicy,
     pub threads: usize,
     pub hint: Hint,
+    /// Chosen on the even repetitions (inside the plateau when there is one).
     pub distance_elements: u64,
-    pub ratio_median: f64,
-    pub ratio_min: f64,
-    pub ratio_max: f64,
-    /// `helps`, `hurts` or `within noise` (all ratios on one side of 1, or not).
-    pub verdict: String,
+    /// Prefetch over `simd` bandwidth, on the odd repetitions only.
+    pub confirmed: Ratio,
+    pub verdict: Effect,
 }
 
-/// The best figure for one page policy and thread count.
+/// What a confirmed ratio says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Effect {
+    Helps,
+    Hurts,
+    WithinNoise,
+    /// Too few confirming pairs for an interval of 90%: no verdict.
+    TooFewPairs,
+}
+
+impl Effect {
+    pub fn of(r: &Ratio) -> Effect {
+        match r.direction() {
+            Direction::Above => Effect::Helps,
+            Direction::Below => Effect::Hurts,
+            Direction::WithinNoise => Effect::WithinNoise,
+            Direction::TooFewPairs => Effect::TooFewPairs,
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Effect::Helps => "helps",
+            Effect::Hurts => "hurts",
+            Effect::WithinNoise => "within the noise",
+            Effect::TooFewPairs => "too few repetitions to say",
+        }
+    }
+}
+
+/// The figures of one page policy and thread count. The headline is the
+/// plain `simd` kernel (no selection among variants, so no selection
+/// bias); the best variant is reported beside it with its hold-out figure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Headline {
     pub pages: PagePolicy,
     pub threads: usize,
+    /// Median bandwidth of plain `simd`.
+    pub simd_bytes_per_s: f64,
+    /// The variant with the best median on the even repetitions …
     pub best: String,
-    /// Median bandwidth of the best variant.
-    pub bytes_per_s: f64,
+    /// … and its median bandwidth on the odd repetitions.
+    pub best_holdout_bytes_per_s: f64,
+}
+
+/// Where the threads of one team ran, and where their memory lives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Placement {
+    pub threads: usize,
+    /// CPU each thread was pinned to.
+    pub cpus: Vec<usize>,
+    /// Samples in which some thread was seen on another CPU, or unpinned.
+    pub migrated_samples: usize,
+    /// NUMA node of the first page of each thread's slice (first-touched by
+    /// that thread); `None` where the kernel does not say.
+    pub slice_nodes: Vec<Option<i32>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
     pub isa: String,
     pub size_bytes: Bytes,
+    /// Backing of each array, read back after the measurement.
     pub regions: Vec<Backing>,
-    pub cpus: Vec<usize>,
+    pub placement: Vec<Placement>,
+    /// Seed of the shuffled measurement order.
+    pub order_seed: u64,
     pub results: Vec<VariantResult>,
     pub headlines: Vec<Headline>,
     pub plateaus: Vec<Plateau>,
     pub prefetch_effects: Vec<PrefetchEffect>,
     pub valid: bool,
 }
-
