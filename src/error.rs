@@ -20,14 +20,20 @@ pub enum ErrorKind {
     Interrupted,
     /// Reading or writing a file failed.
     Io,
+    /// The reader of stdout went away (`memperf … | head`): end quietly.
+    ClosedPipe,
 }
 
 impl ErrorKind {
     pub fn exit_code(self) -> i32 {
         match self {
-            ErrorKind::Validation | ErrorKind::Io => 1,
-            ErrorKind::Usage | ErrorKind::Unsatisfiable => 2,
+            ErrorKind::Validation => 1,
+            // 1 means "a result failed validation": a path that cannot be
+            // read or written is the user's to fix, like bad usage.
+            ErrorKind::Usage | ErrorKind::Unsatisfiable | ErrorKind::Io => 2,
             ErrorKind::Interrupted => 130,
+            // As a program killed by SIGPIPE would report.
+            ErrorKind::ClosedPipe => 141,
         }
     }
 }
@@ -54,6 +60,9 @@ impl Error {
     }
     pub fn io(context: impl fmt::Display, err: std::io::Error) -> Self {
         Self { kind: ErrorKind::Io, message: format!("{context}: {err}"), fix: None }
+    }
+    pub fn closed_pipe() -> Self {
+        Self { kind: ErrorKind::ClosedPipe, message: "stdout closed".into(), fix: None }
     }
     pub fn interrupted() -> Self {
         Self { kind: ErrorKind::Interrupted, message: "interrupted".into(), fix: None }
@@ -82,6 +91,8 @@ mod tests {
         assert_eq!(Error::unsatisfiable("x", "y").kind.exit_code(), 2);
         assert_eq!(Error::validation("x").kind.exit_code(), 1);
         assert_eq!(Error::interrupted().kind.exit_code(), 130);
+        let io = Error::io("cannot write x", std::io::Error::from(std::io::ErrorKind::StorageFull));
+        assert_eq!(io.kind.exit_code(), 2, "1 is reserved for failed validation");
     }
 
     #[test]

@@ -16,6 +16,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => ExitCode::from(code),
+        Err(e) if e.kind == memperf::error::ErrorKind::ClosedPipe => ExitCode::from(e.kind.exit_code() as u8),
         Err(e) => {
             eprintln!("memperf: error: {e}");
             ExitCode::from(e.kind.exit_code() as u8)
@@ -32,6 +33,7 @@ fn run(cli: Cli) -> Result<u8> {
     install_interrupt_handler();
     let machine = Fingerprint::collect();
     let plan = cli.command.plan(&machine)?;
+    export::check_outputs(&plan.output)?;
     let clock = MonotonicClock::new();
     let mut doc = plan::new_document(machine, &clock, plan.command);
     let bar = TerminalProgress::for_stderr(cli.command.common().quiet);

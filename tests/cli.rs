@@ -57,15 +57,16 @@ fn unknown_subcommand_is_usage_error() {
 }
 
 #[test]
-fn info_writes_a_schema_1_document_to_stdout() {
+fn info_writes_a_schema_2_document_to_stdout() {
     let o = memperf(&["info", "--json", "-"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["schema_version"], 2);
     assert!(doc["build"]["git_revision"].is_string());
     assert!(doc["origin"]["run_id"].is_string());
     assert!(doc["machine"]["caches"].as_array().unwrap().len() >= 2);
     assert_eq!(doc["experiments"][0]["name"], "info");
+    assert_eq!(doc["experiments"][0]["outcome"]["experiment"], "info", "outcomes are tagged");
     let reach = doc["experiments"][0]["outcome"]["tlb_reach"].as_array().unwrap();
     assert_eq!(reach.len(), 6, "L1 and L2 for 4 KiB, 2 MiB, 1 GiB");
     // "unknown" is null, never 0.
@@ -81,18 +82,22 @@ fn small_bandwidth_run_validates_and_writes_a_results_folder() {
     let o = memperf(&args);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let table = String::from_utf8_lossy(&o.stdout);
-    assert!(table.contains("best plateau") && table.contains("prefetch distance sweep"), "{table}");
+    assert!(table.contains("plateau 4k pages") && table.contains("prefetch distance sweep"), "{table}");
     let doc = json(&folder.join("results.json"));
     let bw = &doc["experiments"][0];
     assert_eq!(bw["name"], "bandwidth");
     assert_eq!(bw["valid"], true);
     let results = bw["outcome"]["results"].as_array().unwrap();
     // 1 thread and all threads × (sum1, sum4, simd + 2 hints × 2 distances).
-    assert_eq!(results.len() % 7, 0);
+    let teams = if std::thread::available_parallelism().unwrap().get() > 1 { 2 } else { 1 };
+    assert_eq!(results.len(), 7 * teams);
     for r in results {
         assert_eq!(r["checksum_ok"], true);
         assert_eq!(r["samples_s"].as_array().unwrap().len(), 2, "every raw sample is kept");
         assert!(r["bytes_per_s"]["median"].as_f64().unwrap() > 0.0);
+        // Prefetch variants carry one ratio to adjacent simd per repetition.
+        let ratios = r["ratios_to_simd"].as_array().unwrap().len();
+        assert_eq!(ratios, if r["hint"].is_null() { 0 } else { 2 }, "{r}");
     }
     // 8 MiB fits in this cache: the document must say so, with a fix.
     let warnings = bw["warnings"].as_array().unwrap();
@@ -110,9 +115,13 @@ fn small_bandwidth_run_validates_and_writes_a_results_folder() {
 fn writing_into_a_missing_folder_fails_cleanly() {
     let mut args = SMALL.to_vec();
     args.extend(["--kernel", "simd", "--threads", "1", "--json", "/nonexistent-dir/r.json"]);
+    let start = std::time::Instant::now();
     let o = memperf(&args);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("cannot write /nonexistent-dir/r.json"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot write /nonexistent-dir/r.json"), "{}", stderr(&o));
+    // Refused before measuring: the bandwidth run would take seconds.
+    assert!(!stderr(&o).contains("warning:"), "nothing measured: {}", stderr(&o));
+    let _ = start;
 }
 
 fn is_root() -> bool {

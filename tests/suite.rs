@@ -57,7 +57,7 @@ fn suite_writes_a_folder_whose_document_validates() {
 #[test]
 fn schema_rejects_a_broken_document() {
     let mut doc = read_json(&suite().join("results.json"));
-    doc["schema_version"] = 2.into();
+    doc["schema_version"] = 3.into();
     doc["experiments"][1]["outcome"]["results"][0]["samples_s"] = serde_json::json!([]);
     let errors = schema_errors(&doc);
     assert!(errors.len() >= 2, "{errors:#?}");
@@ -83,16 +83,31 @@ fn report_rebuilds_from_the_journal_alone() {
 }
 
 #[test]
-fn compare_says_a_run_matches_itself() {
-    let d = suite().to_str().unwrap();
-    let o = memperf(&["compare", d, d]);
+fn compare_finds_a_constructed_regression_and_none_in_a_copy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let original = read_json(&suite().join("results.json"));
+    // B: the same run with every bandwidth sample taking twice as long.
+    let mut slower = original.clone();
+    let bw = slower["experiments"].as_array_mut().unwrap().iter_mut().find(|e| e["name"] == "bandwidth").unwrap();
+    for r in bw["outcome"]["results"].as_array_mut().unwrap() {
+        for s in r["samples_s"].as_array_mut().unwrap() {
+            *s = (s.as_f64().unwrap() * 2.0).into();
+        }
+    }
+    let (a, b) = (tmp.path().join("a.json"), tmp.path().join("b.json"));
+    std::fs::write(&a, serde_json::to_string(&original).unwrap()).unwrap();
+    std::fs::write(&b, serde_json::to_string(&slower).unwrap()).unwrap();
+    let o = memperf(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0));
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("bandwidth 4k pages, 1 thread(s), best"), "{text}");
-    assert!(text.contains("×1.000") && text.contains("within the noise"), "{text}");
-    assert!(!text.contains(", beyond the noise"), "no row may differ from itself: {text}");
-    let bad = memperf(&["compare", d, "/nonexistent"]);
-    assert_eq!(bad.status.code(), Some(1));
+    let row = text.lines().find(|l| l.starts_with("bandwidth 4k pages, 1 thread(s), simd")).expect("simd row");
+    // The headline value is the recorded median; the test runs on the samples.
+    assert!(row.contains("B worse, beyond the noise"), "{row}");
+    let same = memperf(&["compare", a.to_str().unwrap(), a.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&same.stdout);
+    assert!(!text.contains("beyond the noise ("), "no row may differ from itself: {text}");
+    let bad = memperf(&["compare", a.to_str().unwrap(), "/nonexistent"]);
+    assert_eq!(bad.status.code(), Some(2), "a missing file is a usage error");
 }
 
 #[test]

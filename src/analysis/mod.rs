@@ -8,4 +8,5 @@
 pub mod attribution;
 pub mod knees;
 pub mod littles_law;
+pub mod mann_whitney;
 pub mod plateau;

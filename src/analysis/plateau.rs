@@ -51,8 +51,7 @@ pub fn relative_median_error(values: &[f64]) -> Option<f64> {
 
 /// The best plateau of `points` (sorted by x; higher values are better).
 pub fn best(points: &[CurvePoint], floor: f64) -> Plateau {
-    let medians: Vec<f64> =
-        points.iter().map(|p| crate::timing::stats::median(p.values).unwrap_or(f64::NAN)).collect();
+    let medians: Vec<f64> = points.iter().map(|p| crate::timing::stats::median(p.values).unwrap_or(f64::NAN)).collect();
     let errors: Vec<f64> = points.iter().filter_map(|p| relative_median_error(p.values)).collect();
     let tolerance = (2.0 * crate::timing::stats::median(&errors).unwrap_or(0.0)).max(floor);
     let max = medians.iter().copied().filter(|m| m.is_finite()).fold(f64::NEG_INFINITY, f64::max);

@@ -125,7 +125,9 @@ impl Command {
     pub fn plan(&self, machine: &Fingerprint) -> Result<Plan> {
         match self {
             Command::Info(c) => Ok(plan_of(vec![Job::Info], c, Some("info"))),
-            Command::Bandwidth(b) => Ok(plan_of(vec![Job::Bandwidth(b.params(machine)?)], &b.common, Some("bandwidth"))),
+            Command::Bandwidth(b) => {
+                Ok(plan_of(vec![Job::Bandwidth(b.params(machine)?)], &b.common, Some("bandwidth")))
+            }
             Command::Latency(l) => Ok(plan_of(vec![Job::Latency(l.params(machine)?)], &l.common, Some("latency"))),
             Command::Tlb(t) => Ok(plan_of(vec![Job::Tlb(t.params()?)], &t.common, Some("tlb"))),
             Command::PrefetchFault(a) => {
@@ -183,7 +185,9 @@ impl RunArgs {
         if self.common.reserve_hugepages || free >= need {
             lat.pages.push(crate::memory::PagePolicy::Huge2M);
         } else if wanted("latency") {
-            notes.push(crate::model::Caution::SuiteNoHugetlb { need, free }.render(crate::model::warnings::Command::Run));
+            notes.push(
+                crate::model::Caution::SuiteNoHugetlb { need, free }.render(crate::model::warnings::Command::Run),
+            );
         }
         let mut jobs = Vec::new();
         for name in SUITE.iter().filter(|n| wanted(n)) {

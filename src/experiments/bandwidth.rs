@@ -10,12 +10,12 @@
 //! of prefetch is the ratio to `simd` within each repetition. Every sample's
 //! checksum is compared with the closed-form sum of the array.
 
-pub use crate::model::outcome::bandwidth::*;
 use super::{Context, Experiment};
+use crate::analysis::plateau;
 use crate::error::{Error, Result};
 use crate::kernels::{pattern_sum, pattern_value, stream_kernel, Hint, StreamArg, StreamKernel, StreamShape};
 use crate::memory::{Backing, PagePolicy, Region};
-use crate::analysis::plateau;
+pub use crate::model::outcome::bandwidth::*;
 use crate::model::Caution;
 use crate::timing::schedule::{self, Ran, Ratio, Step};
 use crate::timing::{Clock, Summary, Team};
@@ -178,7 +178,7 @@ impl Array {
 
     /// NUMA node of the first page of each slice.
     fn slice_nodes(&self, threads: usize) -> Vec<Option<i32>> {
-        self.slices(threads, 0).iter().map(|s| crate::memory::region::numa_node_of(s.ptr as *const u8)).collect()
+        self.slices(threads, 0).iter().map(|s| crate::memory::region::numa_node_of(s.ptr as usize)).collect()
     }
 }
 
@@ -246,6 +246,9 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     })
 }
 
+/// Per thread count, the samples in which a thread left its CPU.
+type Migrations = Vec<(usize, usize)>;
+
 /// Every variant through the scheduler: a warm-up pass, samples of at
 /// least `min_sample_s`, shuffled order, `simd` next to every block of
 /// prefetch variants. Returns the series and, per thread count, the
@@ -257,7 +260,7 @@ fn measure(
     kernels: &[(StreamKernel, String)],
     arrays: &[(PagePolicy, Array)],
     teams: &[(usize, Team)],
-) -> Result<(Vec<schedule::Series>, Vec<(usize, usize)>)> {
+) -> Result<(Vec<schedule::Series>, Migrations)> {
     let expected_pass = pattern_sum(0, arrays[0].1.len);
     let migrated: Vec<(usize, std::cell::Cell<usize>)> = teams.iter().map(|t| (t.0, 0.into())).collect();
     let mut closures: Vec<schedule::Variant> = variants

@@ -2,11 +2,11 @@
 //! for every measurement (no PMU, no huge pages reserved, THP off, caches
 //! that CPUID and the OS disagree on).
 
-pub use crate::model::outcome::info::*;
 use super::{Context, Experiment};
 use crate::error::Result;
 use crate::machine::cpuid::{PAGE_1G, PAGE_2M, PAGE_4K};
 use crate::machine::Fingerprint;
+pub use crate::model::outcome::info::*;
 use crate::model::warnings::{Caution, Command};
 use crate::model::Warning;
 use crate::units::Bytes;

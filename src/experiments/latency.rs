@@ -11,12 +11,12 @@
 //! is the translation cost. Page policies are measured alternately at each
 //! working set (A B A B …) and compared as ratios per round.
 
-pub use crate::model::outcome::latency::*;
-use crate::analysis::knees;
 use super::{Context, Experiment};
+use crate::analysis::knees;
 use crate::error::{Error, Result};
 use crate::kernels::chase::{chase_kernel, visit_order, Chase, ChaseKernel};
 use crate::memory::{PagePolicy, Region};
+pub use crate::model::outcome::latency::*;
 use crate::model::Caution;
 use crate::timing::{stats, Clock, Summary};
 use crate::units::{Bytes, GIB, KIB};

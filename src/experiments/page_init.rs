@@ -12,11 +12,11 @@
 //! variant's first run the free lists are validated and their digests
 //! compared: all variants must produce the same lists.
 
-pub use crate::model::outcome::page_init::*;
 use super::{Context, Experiment};
 use crate::error::{Error, Result};
 use crate::kernels::page_init::{add_physmem, validate, FreeLists, Mode, PageDesc, Segment};
 use crate::memory::{PagePolicy, Region};
+pub use crate::model::outcome::page_init::*;
 use crate::model::Caution;
 use crate::timing::{stats, Summary, Team};
 use crate::units::{Bytes, Sweep, GIB, KIB, MIB, TIB};

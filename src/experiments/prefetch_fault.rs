@@ -15,11 +15,11 @@
 //! (it hits): if prefetches were dropped on a TLB miss, the speed-up on
 //! 4 KiB pages would vanish. Variants are interleaved and compared per round.
 
-pub use crate::model::outcome::prefetch_fault::*;
 use super::{Context, Experiment};
 use crate::error::{Error, Result};
 use crate::kernels::Hint;
 use crate::memory::{PagePolicy, Region};
+pub use crate::model::outcome::prefetch_fault::*;
 use crate::timing::Summary;
 use crate::units::{Bytes, MIB};
 use serde::{Deserialize, Serialize};

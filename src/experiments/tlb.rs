@@ -15,13 +15,13 @@
 //! round, is the page-walk cost alone, and the 4 KiB reaches are the knees
 //! of that translation-only curve.
 
-pub use crate::model::outcome::tlb::*;
-use crate::analysis::knees;
 use super::latency::{alternate, calibrate, Alternated};
 use super::{Context, Experiment};
+use crate::analysis::knees;
 use crate::error::{Error, Result};
 use crate::kernels::chase::{chase_kernel, visit_order, Chase};
 use crate::memory::{PagePolicy, Region};
+pub use crate::model::outcome::tlb::*;
 use crate::timing::{stats, Summary};
 use crate::units::{Bytes, GIB};
 use serde::{Deserialize, Serialize};

@@ -311,7 +311,7 @@ fn attach_shm(len: usize) -> Result<(*mut u8, Mapping)> {
 }
 
 /// The NUMA node holding the page at `addr` (touched), from get_mempolicy.
-pub fn numa_node_of(addr: *const u8) -> Option<i32> {
+pub fn numa_node_of(addr: usize) -> Option<i32> {
     const MPOL_F_NODE: libc::c_ulong = 1;
     const MPOL_F_ADDR: libc::c_ulong = 2;
     let mut node: libc::c_int = -1;

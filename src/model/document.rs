@@ -11,8 +11,6 @@ use crate::error::{Error, Result};
 use crate::machine::Fingerprint;
 use crate::model::outcome::Outcome;
 use serde::{Deserialize, Serialize};
-use std::io::Write;
-use std::path::Path;
 
 /// Version 2: outcomes are typed and tagged by experiment.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -177,29 +175,6 @@ pub fn now_secs() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
-/// Writes `contents` to `path` atomically: a temporary file in the same
-/// folder, flushed, then renamed over the target. `-` means stdout.
-pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
-    if path == Path::new("-") {
-        let mut out = std::io::stdout().lock();
-        return out.write_all(contents).and_then(|_| out.flush()).map_err(|e| Error::io("stdout", e));
-    }
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().ok_or_else(|| Error::usage(format!("'{}' is not a file path", path.display())))?;
-    let tmp = dir.join(format!(".{}.tmp.{}", name.to_string_lossy(), std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(contents)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Error::io(format!("cannot write {}", path.display()), e));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,22 +184,6 @@ mod tests {
         assert_eq!(utc_timestamp(0), "1970-01-01T00:00:00Z");
         assert_eq!(utc_timestamp(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(utc_timestamp(1_795_312_861), "2026-11-22T02:01:01Z");
-    }
-
-    #[test]
-    fn atomic_write_replaces_whole_and_leaves_no_temp() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("r.json");
-        write_atomic(&p, b"one").unwrap();
-        write_atomic(&p, b"two").unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "two");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-    }
-
-    #[test]
-    fn write_into_a_missing_folder_fails_cleanly() {
-        let e = write_atomic(Path::new("/nonexistent-dir/x.json"), b"x").unwrap_err();
-        assert_eq!(e.kind, crate::error::ErrorKind::Io);
     }
 
     #[test]

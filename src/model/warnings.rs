@@ -31,37 +31,94 @@ impl Command {
 /// One entry of the catalogue.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Caution {
-    NoPmu { reason: String, fix: Option<String> },
-    NoHugepages { page: Bytes },
-    ThpOff { mode: String },
-    ThpPartial { what: &'static str, fraction: f64 },
-    CacheSizeDisagreement { level: u8, kind: String, os: Bytes, cpuid: Option<Bytes> },
+    NoPmu {
+        reason: String,
+        fix: Option<String>,
+    },
+    NoHugepages {
+        page: Bytes,
+    },
+    ThpOff {
+        mode: String,
+    },
+    ThpPartial {
+        what: &'static str,
+        fraction: f64,
+    },
+    CacheSizeDisagreement {
+        level: u8,
+        kind: String,
+        os: Bytes,
+        cpuid: Option<Bytes>,
+    },
     DebugBuild,
-    TimerCoarse { step_ns: f64 },
-    StealTime { fraction: f64 },
-    ReserveFailed { message: String, fix: Option<String> },
+    TimerCoarse {
+        step_ns: f64,
+    },
+    StealTime {
+        fraction: f64,
+    },
+    ReserveFailed {
+        message: String,
+        fix: Option<String>,
+    },
     /// The suite left out hugetlb pages for latency: too few free.
-    SuiteNoHugetlb { need: u64, free: u64 },
+    SuiteNoHugetlb {
+        need: u64,
+        free: u64,
+    },
     /// An experiment of the suite the machine could not run.
-    Skipped { experiment: &'static str, message: String, fix: Option<String> },
+    Skipped {
+        experiment: &'static str,
+        message: String,
+        fix: Option<String>,
+    },
     /// A streaming array below 4× the last-level cache.
-    WorkingSetInCache { size: Bytes, llc: Bytes },
+    WorkingSetInCache {
+        size: Bytes,
+        llc: Bytes,
+    },
     /// The latency sweep stops below 4× the last-level cache.
-    LatencyMaxBelow4xLlc { max: Bytes, llc: Bytes },
-    Noisy { noisy: usize, total: usize, limit_cv: f64, worst_cv: f64 },
-    Checksum { what: &'static str },
+    LatencyMaxBelow4xLlc {
+        max: Bytes,
+        llc: Bytes,
+    },
+    Noisy {
+        noisy: usize,
+        total: usize,
+        limit_cv: f64,
+        worst_cv: f64,
+    },
+    Checksum {
+        what: &'static str,
+    },
     /// Threads ran on CPUs other than those they were pinned to.
-    Migrated { threads: usize },
+    Migrated {
+        threads: usize,
+    },
     /// Pinning a thread failed; its CPU is unknown.
-    PinFailed { cpu: usize, error: String },
-    PageInitBelowLimit { fraction: f64 },
+    PinFailed {
+        cpu: usize,
+        error: String,
+    },
+    PageInitBelowLimit {
+        fraction: f64,
+    },
     /// A variant ran faster than the measured store limit: the limit is broken.
-    PageInitAboveLimit { variant: String, fraction: f64 },
+    PageInitAboveLimit {
+        variant: String,
+        fraction: f64,
+    },
     /// A figure whose system time lies below the clock-tick resolution.
-    SystemTimeBelowResolution { seconds: f64 },
+    SystemTimeBelowResolution {
+        seconds: f64,
+    },
     /// Huge pages do not enlarge the TLB reach here (the host backs the
     /// guest with small pages): the curves step at the same page count.
-    HugeSameReach { huge: String, pages: u64 },
+    HugeSameReach {
+        huge: String,
+        pages: u64,
+    },
 }
 
 /// How to get `pages` free hugetlb pages of `page` size for `cmd`.
@@ -71,6 +128,8 @@ pub fn reserve_fix(page: Bytes, pages: u64, cmd: Command) -> String {
     } else {
         format!("echo {pages} > /sys/kernel/mm/hugepages/hugepages-{}kB/nr_hugepages", page.0 / 1024)
     };
+    // `info` measures nothing: the suite is what the pages are for.
+    let cmd = if cmd == Command::Sub("info") { Command::Run } else { cmd };
     format!("{} --reserve-hugepages (as root), or {sys} (as root)", cmd.invocation())
 }
 

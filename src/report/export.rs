@@ -3,24 +3,55 @@
 //! report.html).
 //! Every file is written atomically.
 
-use crate::model::document::{write_atomic, Document};
+use super::sink;
 use super::{html, plots, text};
 use crate::error::{Error, Result};
 use crate::experiments::plan::Output;
+use crate::model::document::Document;
 use std::path::Path;
+
+/// Checks every output path before anything is measured, so a bad path
+/// costs the user no measuring time.
+pub fn check_outputs(out: &Output) -> Result<()> {
+    if let Some(path) = &out.json {
+        sink::check(path)?;
+    }
+    if let Some(dir) = &out.dir {
+        match std::fs::symlink_metadata(dir) {
+            Ok(m) if m.is_dir() => sink::check(&dir.join("results.json")).map(|_| ())?,
+            Ok(_) => {
+                return Err(Error::usage(format!("-o {}: exists and is not a folder", dir.display())));
+            }
+            Err(_) => {
+                let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                if !parent.exists() {
+                    // create_dir_all makes it; its first existing ancestor must be writable.
+                    let mut a = parent;
+                    while !a.exists() {
+                        a = a.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                    }
+                    sink::check(&a.join(".memperf-probe")).map(|_| ())?;
+                } else {
+                    sink::check(&parent.join(".memperf-probe")).map(|_| ())?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
 
 pub fn export(doc: &Document, out: &Output) -> Result<()> {
     eprint!("{}", text::warnings(doc));
     if out.table {
-        print!("{}", text::render(doc));
+        sink::stdout(text::render(doc).as_bytes())?;
     }
     if let Some(path) = &out.json {
-        write_atomic(path, doc.to_json().as_bytes())?;
+        sink::write(path, doc.to_json().as_bytes())?;
     }
     if let Some(dir) = &out.dir {
         write_folder(doc, dir)?;
         if out.table {
-            println!("results written to {}", dir.display());
+            sink::stdout(format!("results written to {}\n", dir.display()).as_bytes())?;
         }
     }
     Ok(())
@@ -29,12 +60,12 @@ pub fn export(doc: &Document, out: &Output) -> Result<()> {
 /// results.json, every plot and report.html, in `dir` (created if needed).
 pub fn write_folder(doc: &Document, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
-    write_atomic(&dir.join("results.json"), doc.to_json().as_bytes())?;
+    sink::write(&dir.join("results.json"), doc.to_json().as_bytes())?;
     let plots = plots::all(doc)?;
     for p in &plots {
-        write_atomic(&dir.join(&p.file_name), p.svg.as_bytes())?;
+        sink::write(&dir.join(&p.file_name), p.svg.as_bytes())?;
     }
-    write_atomic(&dir.join("report.html"), html::render(doc, &plots).as_bytes())
+    sink::write(&dir.join("report.html"), html::render(doc, &plots).as_bytes())
 }
 
 /// `memperf report PATH`: re-renders the plots and report.html (and a
@@ -47,36 +78,33 @@ pub fn rebuild(path: &Path, out: Option<&Path>) -> Result<()> {
         None => path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf(),
     };
     write_folder(&doc, &dir)?;
-    println!("report written to {}", dir.join("report.html").display());
-    Ok(())
+    sink::stdout(format!("report written to {}\n", dir.join("report.html").display()).as_bytes())
 }
 
 /// `memperf compare A B`: headline metrics side by side, B over A, and
 /// whether each difference is beyond the noise of the raw samples.
 pub fn compare(a: &Path, b: &Path) -> Result<()> {
     let (da, db) = (super::journal::load(a)?, super::journal::load(b)?);
-    print!("{}", compare_text(&da, &db));
-    Ok(())
+    sink::stdout(compare_text(&da, &db).as_bytes())
 }
 
 pub fn compare_text(a: &Document, b: &Document) -> String {
-    use super::headlines::{differ, metrics};
+    use super::headlines::metrics;
+    use crate::analysis::mann_whitney::{test, Verdict};
     let (ma, mb) = (metrics(a), metrics(b));
     let mut t = super::table::Table::new(["metric", "unit", "A", "B", "B/A", "verdict"]);
     for x in &ma {
         let Some(y) = mb.iter().find(|y| y.name == x.name) else { continue };
         let ratio = y.value / x.value;
         let better = if x.higher_is_better { ratio > 1.0 } else { ratio < 1.0 };
-        let verdict = match differ(&x.samples, &y.samples) {
-            Some(true) => {
-                if better {
-                    "B better, beyond the noise"
-                } else {
-                    "B worse, beyond the noise"
-                }
+        let verdict = match test(&x.samples, &y.samples, 0.05) {
+            Verdict::Differ { p } => {
+                format!("B {}, beyond the noise (p = {p:.3})", if better { "better" } else { "worse" })
             }
-            Some(false) => "within the noise",
-            None => "too few samples to tell",
+            Verdict::Same { p } => format!("within the noise (p = {p:.2})"),
+            Verdict::TooFewSamples { smallest_possible_p } => {
+                format!("too few samples to tell (best possible p = {smallest_possible_p:.2})")
+            }
         };
         t.row([
             x.name.clone(),
@@ -101,7 +129,7 @@ pub fn compare_text(a: &Document, b: &Document) -> String {
     } else {
         out.push_str(&t.render());
         out.push_str(
-            "\n\"beyond the noise\": a Mann-Whitney test (5%) on the raw samples, i.e. beyond the spread\n\
+            "\n\"beyond the noise\": a two-sided Mann-Whitney test (5%, exact up to 40 samples) on the raw samples, i.e. beyond the spread\n\
              within each run. Drift of a shared host between two runs is not in that spread: compare\n\
              runs made close in time, or several runs of each.\n",
         );

@@ -2,11 +2,11 @@
 //! headline metrics (with their raw samples, for `compare`) and the advice
 //! they imply (for the top of the report).
 
-use crate::model::document::Document;
 use crate::analysis::plateau::Plateau;
+use crate::memory::PagePolicy;
+use crate::model::document::Document;
 use crate::model::outcome::bandwidth::Effect;
 use crate::model::outcome::{bandwidth, latency, page_init, prefetch_fault, tlb};
-use crate::memory::PagePolicy;
 use serde::{Deserialize, Serialize};
 
 /// One headline metric and the raw samples behind it.
@@ -28,9 +28,10 @@ pub fn metrics(doc: &Document) -> Vec<Metric> {
     let mut out = Vec::new();
     if let Some(bw) = doc.outcome::<bandwidth::Outcome>() {
         for h in &bw.headlines {
-            let simd = bw.results.iter().find(|r| {
-                r.variant.pages == h.pages && r.variant.threads == h.threads && r.variant.label() == "simd"
-            });
+            let simd = bw
+                .results
+                .iter()
+                .find(|r| r.variant.pages == h.pages && r.variant.threads == h.threads && r.variant.label() == "simd");
             let samples = simd
                 .map(|r| r.samples_s.iter().map(|s| r.bytes_per_sample as f64 / s / 1e9).collect())
                 .unwrap_or_default();
@@ -181,37 +182,6 @@ pub fn advice(doc: &Document) -> Vec<String> {
     out
 }
 
-/// Mann–Whitney U test (normal approximation, two-sided): true when the
-/// two sample sets differ at the 5% level.
-pub fn differ(a: &[f64], b: &[f64]) -> Option<bool> {
-    if a.len() < 3 || b.len() < 3 {
-        return None;
-    }
-    let mut all: Vec<(f64, usize)> = a.iter().map(|&x| (x, 0)).chain(b.iter().map(|&x| (x, 1))).collect();
-    all.sort_by(|x, y| x.0.total_cmp(&y.0));
-    // Average ranks over ties.
-    let mut ranks = vec![0.0; all.len()];
-    let mut i = 0;
-    while i < all.len() {
-        let mut j = i;
-        while j + 1 < all.len() && all[j + 1].0 == all[i].0 {
-            j += 1;
-        }
-        let r = (i + j) as f64 / 2.0 + 1.0;
-        for k in ranks.iter_mut().take(j + 1).skip(i) {
-            *k = r;
-        }
-        i = j + 1;
-    }
-    let (n1, n2) = (a.len() as f64, b.len() as f64);
-    let r1: f64 = all.iter().zip(&ranks).filter(|(x, _)| x.1 == 0).map(|(_, r)| r).sum();
-    let u = r1 - n1 * (n1 + 1.0) / 2.0;
-    let mean = n1 * n2 / 2.0;
-    let sd = (n1 * n2 * (n1 + n2 + 1.0) / 12.0).sqrt();
-    let z = (u - mean).abs() / sd.max(1e-12);
-    Some(z > 1.96)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,15 +191,5 @@ mod tests {
         let v: Vec<f64> = (0..16).map(f64::from).collect();
         assert_eq!(block_medians(&v, 4), vec![1.5, 5.5, 9.5, 13.5]);
         assert_eq!(block_medians(&v[..3], 8), vec![0.0, 1.0, 2.0]);
-    }
-
-    #[test]
-    fn mann_whitney_separates_shifted_samples_only() {
-        let a: Vec<f64> = (0..10).map(|i| 10.0 + i as f64 * 0.1).collect();
-        let b: Vec<f64> = (0..10).map(|i| 20.0 + i as f64 * 0.1).collect();
-        assert_eq!(differ(&a, &b), Some(true));
-        let c: Vec<f64> = (0..10).map(|i| 10.05 + i as f64 * 0.1).collect();
-        assert_eq!(differ(&a, &c), Some(false));
-        assert_eq!(differ(&a[..2], &b), None);
     }
 }

@@ -6,9 +6,9 @@
 //! it. Every string that comes from the machine or the command line is
 //! escaped.
 
-use crate::model::document::{Document, ExperimentRecord, Status, Warning};
 use super::plots::Plot;
 use super::{headlines, text};
+use crate::model::document::{Document, ExperimentRecord, Status, Warning};
 
 /// Escapes text for HTML element content and attribute values.
 pub fn escape(s: &str) -> String {

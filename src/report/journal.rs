@@ -4,8 +4,8 @@
 //! `kill -9` leaves every experiment that finished, and `memperf report`
 //! rebuilds the document and the report from it.
 
-use crate::model::document::{Document, ExperimentRecord};
 use crate::error::{Error, Result};
+use crate::model::document::{Document, ExperimentRecord};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -7,6 +7,7 @@ pub mod headlines;
 pub mod html;
 pub mod journal;
 pub mod plots;
+pub mod sink;
 pub mod svg;
 pub mod table;
 pub mod text;

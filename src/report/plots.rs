@@ -1,8 +1,8 @@
 //! The plots of a document, each rendered from the document alone.
 
-use crate::model::document::Document;
 use super::svg::{line_chart, Chart, Series};
 use crate::error::Result;
+use crate::model::document::Document;
 use crate::model::outcome::{bandwidth, latency, tlb};
 
 /// One series per distinct key of `points`, in key order, each sorted by x.
@@ -36,13 +36,13 @@ pub struct Plot {
 pub fn all(doc: &Document) -> Result<Vec<Plot>> {
     let mut out = Vec::new();
     if let Some(o) = doc.outcome::<bandwidth::Outcome>() {
-        out.extend(bandwidth_plots(&o)?);
+        out.extend(bandwidth_plots(o)?);
     }
     if let Some(o) = doc.outcome::<latency::Outcome>() {
-        out.push(latency_plot(&o)?);
+        out.push(latency_plot(o)?);
     }
     if let Some(o) = doc.outcome::<tlb::Outcome>() {
-        out.push(tlb_plot(&o)?);
+        out.push(tlb_plot(o)?);
     }
     Ok(out)
 }

@@ -1,10 +1,10 @@
 //! Terminal rendering of a document: one section per experiment, each a
 //! table plus the sentences a user acts on. Rendered from the document alone.
 
-use crate::model::document::{Document, Status, Warning};
 use super::table::{gbps, Table};
-use crate::model::outcome::{bandwidth, info, latency, page_init, prefetch_fault, tlb};
 use crate::machine::Fingerprint;
+use crate::model::document::{Document, Status, Warning};
+use crate::model::outcome::{bandwidth, info, latency, page_init, prefetch_fault, tlb};
 use crate::units::Bytes;
 
 pub fn render(doc: &Document) -> String {
@@ -56,7 +56,9 @@ pub fn derived(doc: &Document) -> String {
     for x in c {
         out.push_str(&format!("  {} pages, {} thread(s): {}\n", x.pages, x.threads, x.formula));
         if let Some(k) = x.chase_saturation_chains {
-            out.push_str(&format!("    cross-check: independent chases stop gaining at {k} chains (demand misses alone)\n"));
+            out.push_str(&format!(
+                "    cross-check: independent chases stop gaining at {k} chains (demand misses alone)\n"
+            ));
         }
     }
     out.push('\n');
@@ -225,7 +227,13 @@ fn bandwidth_text(o: &bandwidth::Outcome) -> String {
         out.push('\n');
     }
     for p in &o.plateaus {
-        out.push_str(&format!("plateau {} pages, {} thread(s), hint {}: {}\n", p.pages, p.threads, p.hint, plateau_text(&p.plateau)));
+        out.push_str(&format!(
+            "plateau {} pages, {} thread(s), hint {}: {}\n",
+            p.pages,
+            p.threads,
+            p.hint,
+            plateau_text(&p.plateau)
+        ));
     }
     for e in &o.prefetch_effects {
         out.push_str(&format!(
@@ -251,11 +259,9 @@ fn bandwidth_text(o: &bandwidth::Outcome) -> String {
 pub fn plateau_text(p: &crate::analysis::plateau::Plateau) -> String {
     use crate::analysis::plateau::Plateau;
     match p {
-        Plateau::Found { start, end, points, value, tolerance } => format!(
-            "D = {start}..{end} ({points} points within {:.1}%): {} GB/s",
-            tolerance * 100.0,
-            gbps(*value)
-        ),
+        Plateau::Found { start, end, points, value, tolerance } => {
+            format!("D = {start}..{end} ({points} points within {:.1}%): {} GB/s", tolerance * 100.0, gbps(*value))
+        }
         Plateau::NoPlateau { longest_run, tolerance } => format!(
             "no plateau (at most {longest_run} adjacent point(s) within {:.1}% of the best; a plateau needs {})",
             tolerance * 100.0,

@@ -102,7 +102,8 @@ impl Team {
                         let start = clock.now_ns();
                         let r = work(i);
                         let end = clock.now_ns();
-                        let placement = Placement { pinned_to: cpu, pin_error, cpu_at_start, cpu_at_end: current_cpu() };
+                        let placement =
+                            Placement { pinned_to: cpu, pin_error, cpu_at_start, cpu_at_end: current_cpu() };
                         (start, end, r, placement)
                     })
                 })

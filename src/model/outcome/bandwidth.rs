@@ -1,9 +1,9 @@
 //! What `memperf bandwidth` found: every variant's raw samples, the
 //! headline figures, prefetch-distance plateaus and the effect of prefetch.
 
+use crate::analysis;
 use crate::kernels::{Hint, StreamShape};
 use crate::memory::{Backing, PagePolicy};
-use crate::analysis;
 use crate::timing::schedule::{Direction, Ratio};
 use crate::timing::Summary;
 use crate::units::Bytes;

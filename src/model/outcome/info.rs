@@ -21,4 +21,3 @@ pub struct Outcome {
     /// `None` where the CPU does not say.
     pub tlb_reach: Vec<TlbReach>,
 }
-

@@ -69,4 +69,3 @@ pub struct Outcome {
     pub mlp: Vec<MlpPoint>,
     pub valid: bool,
 }
-

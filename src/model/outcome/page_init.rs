@@ -40,4 +40,3 @@ pub struct Outcome {
     pub best: String,
     pub valid: bool,
 }
-

@@ -97,4 +97,3 @@ pub struct Outcome {
     pub tlb_miss_verdict: String,
     pub valid: bool,
 }
-

@@ -63,4 +63,3 @@ pub struct Outcome {
     pub advice: Vec<String>,
     pub valid: bool,
 }
-

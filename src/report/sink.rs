@@ -1,0 +1,195 @@
+//! Where results go, without harming anything on the way.
+//!
+//! A result file is written atomically (a temporary file in the same
+//! folder, synced, renamed over the target) only where a rename is safe: a
+//! new name or an existing regular file. A FIFO or a character device (a
+//! terminal, /dev/null) is written by streaming into it, never replaced.
+//! Anything else — a directory, a block device, a socket, a symlink (whose
+//! rename would replace the link, not its target) — is refused with exit
+//! status 2 before anything is measured. stdout that was closed by its
+//! reader (`memperf info | head`) ends the program quietly; a full disk is
+//! an error naming the path.
+
+use crate::error::{Error, ErrorKind, Result};
+use std::io::Write;
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
+
+/// How a target will be written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Stdout,
+    /// Temporary file and rename: a new name or a regular file.
+    Atomic,
+    /// Open and write in place: a FIFO or a character device.
+    Stream,
+}
+
+/// Checks `path` before any measurement: what it is, and that its folder
+/// exists and is writable.
+pub fn check(path: &Path) -> Result<Target> {
+    if path == Path::new("-") {
+        return Ok(Target::Stdout);
+    }
+    let shown = path.display();
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Err(refuse(
+            format!("{shown} is a symbolic link: writing would replace the link, not what it points to"),
+            match std::fs::canonicalize(path) {
+                Ok(real) => format!("pass the real path: {}", real.display()),
+                Err(_) => "pass a path that is not a symbolic link".into(),
+            },
+        )),
+        Ok(m) if m.is_file() => writable_folder(path).map(|_| Target::Atomic),
+        Ok(m) if m.file_type().is_fifo() || m.file_type().is_char_device() => Ok(Target::Stream),
+        Ok(m) => Err(refuse(
+            format!("{shown} is {}, not a file", kind(&m.file_type())),
+            "give the path of a new or regular file",
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => writable_folder(path).map(|_| Target::Atomic),
+        Err(e) => Err(Error::io(format!("cannot inspect {shown}"), e)),
+    }
+}
+
+fn kind(t: &std::fs::FileType) -> &'static str {
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    }
+}
+
+fn refuse(message: String, fix: impl Into<String>) -> Error {
+    Error { kind: ErrorKind::Usage, message, fix: Some(fix.into()) }
+}
+
+/// The folder `path` would be created in exists and accepts new files.
+fn writable_folder(path: &Path) -> Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(refuse(
+            format!("cannot write {}: the folder {} does not exist", path.display(), dir.display()),
+            format!("create it first (mkdir -p {}) or choose another path", dir.display()),
+        ));
+    }
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
+        .map_err(|_| Error::usage("path holds a NUL byte"))?;
+    // SAFETY: access() reads a NUL-terminated path; no memory is written.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        return Err(refuse(
+            format!("cannot write {}: the folder {} is not writable", path.display(), dir.display()),
+            "choose a folder you may write to",
+        ));
+    }
+    Ok(())
+}
+
+/// Writes `contents` to `path` the way [`check`] says is safe.
+pub fn write(path: &Path, contents: &[u8]) -> Result<()> {
+    match check(path)? {
+        Target::Stdout => stdout(contents),
+        Target::Stream => {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+            f.write_all(contents).map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+        }
+        Target::Atomic => atomic(path, contents),
+    }
+}
+
+/// A temporary file beside `path`, synced, then renamed over it.
+fn atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().ok_or_else(|| Error::usage(format!("'{}' is not a file path", path.display())))?;
+    let tmp = dir.join(format!(".{}.tmp.{}", name.to_string_lossy(), std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(contents)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(Error::io(format!("cannot write {}", path.display()), e));
+    }
+    Ok(())
+}
+
+/// Writes to stdout; a reader that went away ends memperf quietly.
+pub fn stdout(contents: &[u8]) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(contents).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Error::closed_pipe()),
+        Err(e) => Err(Error::io("cannot write to stdout", e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_whole_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.json");
+        write(&p, b"one").unwrap();
+        write(&p, b"two").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "two");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_fifo_is_streamed_into_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo reads a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(check(&fifo).unwrap(), Target::Stream);
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+        };
+        write(&fifo, b"streamed").unwrap();
+        assert_eq!(reader.join().unwrap(), "streamed");
+        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "still a FIFO");
+    }
+
+    #[test]
+    fn symlinks_directories_and_missing_folders_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.json");
+        std::fs::write(&real, "keep").unwrap();
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let e = write(&link, b"x").unwrap_err();
+        assert_eq!(e.kind.exit_code(), 2);
+        assert!(e.message.contains("symbolic link"), "{}", e.message);
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "keep");
+        assert!(write(dir.path(), b"x").unwrap_err().message.contains("a directory"));
+        let e = write(Path::new("/nonexistent-dir/x.json"), b"x").unwrap_err();
+        assert_eq!(e.kind.exit_code(), 2);
+        assert!(e.message.contains("does not exist") && e.fix.unwrap().contains("mkdir -p"));
+    }
+
+    #[test]
+    fn a_full_device_is_an_error_and_stays_a_device() {
+        let full = Path::new("/dev/full");
+        if !full.exists() {
+            eprintln!("skipped: no /dev/full");
+            return;
+        }
+        assert_eq!(check(full).unwrap(), Target::Stream);
+        let e = write(full, b"x").unwrap_err();
+        assert_eq!(e.kind.exit_code(), 2);
+        assert!(std::fs::metadata(full).unwrap().file_type().is_char_device());
+    }
+}
