@@ -18,10 +18,10 @@ pub fn instructions(entry: *const u8) -> Vec<Instruction> {
         if !visited.insert(start) || start < base || start >= base + SPAN as u64 {
             continue;
         }
-        // SAFETY: the code of a function in this binary is mapped readable;
-        // we read at most 16 bytes past each decoded instruction, inside the
-        // text segment for any function shorter than 64 KiB.
-        let bytes = unsafe { std::slice::from_raw_parts(start as *const u8, 4096) };
+        let len = readable_from(start as usize).min(4096);
+        // SAFETY: `len` bytes from `start` lie inside one readable mapping
+        // of this process (read from /proc/self/maps just above).
+        let bytes = unsafe { std::slice::from_raw_parts(start as *const u8, len) };
         let mut decoder = Decoder::with_ip(64, bytes, start, DecoderOptions::NONE);
         while decoder.can_decode() {
             let ins = decoder.decode();
@@ -41,6 +41,20 @@ pub fn instructions(entry: *const u8) -> Vec<Instruction> {
         }
     }
     seen.into_values().collect()
+}
+
+/// Bytes readable from `addr` to the end of its mapping (0 if unmapped or
+/// not readable), from /proc/self/maps.
+fn readable_from(addr: usize) -> usize {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    maps.lines()
+        .find_map(|l| {
+            let (range, rest) = l.split_once(' ')?;
+            let (a, b) = range.split_once('-')?;
+            let (a, b) = (usize::from_str_radix(a, 16).ok()?, usize::from_str_radix(b, 16).ok()?);
+            (a <= addr && addr < b && rest.starts_with('r')).then_some(b - addr)
+        })
+        .unwrap_or(0)
 }
 
 /// Mnemonics (lower case) of the reachable instructions.

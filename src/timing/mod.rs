@@ -6,6 +6,7 @@
 //! summary ([`Summary`]) is min, median, MAD, CV over them.
 
 pub mod clock;
+pub mod core_clock;
 pub mod schedule;
 pub mod stats;
 pub mod team;
