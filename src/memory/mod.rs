@@ -22,6 +22,8 @@ mod tests {
         assert!(r.as_slice::<u8>().iter().step_by(4096).all(|&b| b == 0x5a));
         assert_eq!(r.backing().huge_bytes, Some(Bytes(0)));
         assert_eq!(r.backing().page_size_bytes, Some(Bytes(4096)));
+        // Figures must not depend on where mmap put the region.
+        assert_eq!(r.as_ptr() as usize % (2 * MIB as usize), 0, "every region starts on a 2 MiB boundary");
     }
 
     #[test]
