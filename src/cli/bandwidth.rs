@@ -2,7 +2,8 @@
 
 use super::{list_or, positive, CommonArgs, PresetArgs};
 use crate::error::{Error, Result};
-use crate::experiments::bandwidth::{Params, Preset};
+use crate::experiments::bandwidth::Params;
+use crate::experiments::Preset;
 use crate::kernels::{Hint, StreamShape};
 use crate::machine::Fingerprint;
 use crate::memory::PagePolicy;

@@ -2,8 +2,8 @@
 
 use super::{list_or, positive, CommonArgs, PresetArgs};
 use crate::error::{Error, Result};
-use crate::experiments::bandwidth::Preset;
 use crate::experiments::latency::{size_sweep, Params};
+use crate::experiments::Preset;
 use crate::machine::Fingerprint;
 use crate::memory::PagePolicy;
 use crate::units::{parse_list, parse_nonzero_size, parse_sweep, Bytes};

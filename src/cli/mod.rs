@@ -11,8 +11,8 @@ pub mod progress;
 pub mod tlb;
 
 use crate::error::{Error, Result};
-use crate::experiments::bandwidth::Preset;
 use crate::experiments::plan::{Job, Output, Plan};
+use crate::experiments::Preset;
 use crate::machine::Fingerprint;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;

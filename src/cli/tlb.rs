@@ -2,7 +2,7 @@
 
 use super::{list_or, positive, CommonArgs, PresetArgs};
 use crate::error::Result;
-use crate::experiments::bandwidth::Preset;
+use crate::experiments::Preset;
 use clap::Args;
 
 #[derive(Debug, Args)]

@@ -10,7 +10,7 @@
 //! of prefetch is the ratio to `simd` within each repetition. Every sample's
 //! checksum is compared with the closed-form sum of the array.
 
-use super::{Context, Experiment};
+use super::{Context, Experiment, Preset};
 use crate::analysis::plateau;
 use crate::error::{Error, Result};
 use crate::kernels::{pattern_sum, pattern_value, stream_kernel, Hint, StreamArg, StreamKernel, StreamShape};
@@ -41,14 +41,6 @@ pub struct Params {
     pub noise_cv: f64,
     /// Seed of the shuffled measurement order.
     pub seed: u64,
-}
-
-/// Parameter sets the suite picks from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Preset {
-    Quick,
-    Default,
-    Full,
 }
 
 impl Params {

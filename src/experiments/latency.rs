@@ -11,16 +11,20 @@
 //! is the translation cost. Page policies are measured alternately at each
 //! working set (A B A B …) and compared as ratios per round.
 
-use super::{Context, Experiment};
+use super::{chases, Context, Experiment, Preset};
+use crate::analysis::attribution::{attribute, Attribution, Known};
 use crate::analysis::knees;
 use crate::error::{Error, Result};
-use crate::kernels::chase::{chase_kernel, visit_order, Chase, ChaseKernel};
+use crate::kernels::chase::{chase_kernel, visit_order, Chase};
 use crate::memory::{PagePolicy, Region};
 pub use crate::model::outcome::latency::*;
 use crate::model::Caution;
-use crate::timing::{stats, Clock, Summary};
+use crate::timing::core_clock::{self, CoreClock};
+use crate::timing::schedule::{self, Ran, Ratio, Step};
+use crate::timing::{stats, Summary};
 use crate::units::{Bytes, GIB, KIB};
 use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
 
 pub const LINE: usize = 64;
 
@@ -34,12 +38,10 @@ pub struct Params {
     pub page_local: bool,
     /// Window of the page-local variant, in 4 KiB pages.
     pub window_pages: usize,
-    /// Measuring time per point and policy.
-    pub min_time_s: f64,
-    /// Rounds the time is split into, alternating policies.
-    pub rounds: usize,
-    /// Target duration of one timed chunk.
-    pub chunk_s: f64,
+    /// Samples per chase (each after a warm-up traversal), interleaved.
+    pub repetitions: usize,
+    /// Shortest sample.
+    pub min_sample_s: f64,
     pub seed: u64,
 }
 
@@ -59,14 +61,13 @@ pub fn size_sweep(min: Bytes, max: Bytes, per_octave: u32) -> Vec<Bytes> {
 }
 
 impl Params {
-    pub fn preset(preset: super::bandwidth::Preset, machine: &crate::machine::Fingerprint) -> Params {
-        use super::bandwidth::Preset;
-        let llc = machine.llc_bytes().unwrap_or(Bytes(32 << 20)).0;
+    pub fn preset(preset: Preset, machine: &crate::machine::Fingerprint) -> Params {
+        let llc = machine.llc_total_bytes().unwrap_or(Bytes(32 << 20)).0;
         let full_max = (4 * llc).max(GIB).next_power_of_two();
-        let (max, per_octave, chains, time) = match preset {
-            Preset::Quick => ((4 * llc).next_power_of_two(), 1, vec![1, 4, 8], 0.02),
-            Preset::Default => (full_max, 1, vec![1, 2, 4, 8, 16], 0.05),
-            Preset::Full => (full_max, 2, (1..=16).collect(), 0.1),
+        let (max, per_octave, chains, reps) = match preset {
+            Preset::Quick => ((4 * llc).next_power_of_two(), 1, vec![1, 4, 8], 5),
+            Preset::Default => (full_max, 1, vec![1, 2, 4, 8, 16], 10),
+            Preset::Full => (full_max, 2, (1..=16).collect(), 15),
         };
         Params {
             pages: vec![PagePolicy::Small, PagePolicy::Thp],
@@ -74,9 +75,8 @@ impl Params {
             chains,
             page_local: true,
             window_pages: 16,
-            min_time_s: time,
-            rounds: 4,
-            chunk_s: 50e-6,
+            repetitions: reps,
+            min_sample_s: 0.01,
             seed: 0x006d_656d_7065_7266,
         }
     }
@@ -93,74 +93,6 @@ impl Experiment for Latency {
     }
 }
 
-/// Loads per chunk so that one chunk lasts about `chunk_s`.
-pub fn calibrate(chase: &mut Chase, kernel: ChaseKernel, clock: &dyn Clock, chunk_s: f64) -> u64 {
-    let probe = 2048;
-    // SAFETY: the chase's memory is alive for the call (caller owns both).
-    unsafe { chase.run(kernel, probe) };
-    let t0 = clock.now_ns();
-    // SAFETY: as above.
-    unsafe { chase.run(kernel, probe) };
-    let ns = (clock.now_ns() - t0) as f64 / probe as f64;
-    ((chunk_s * 1e9 / ns.max(0.1)) as u64).clamp(256, 1 << 22)
-}
-
-/// What [`alternate`] measured, per chase.
-pub struct Alternated {
-    /// ns per load of every chunk, in measurement order.
-    pub samples: Vec<Vec<f64>>,
-    /// The median of each round, for per-round ratios between chases.
-    pub round_medians: Vec<Vec<f64>>,
-    /// Whether every chunk ended where the order says.
-    pub ok: Vec<bool>,
-}
-
-/// Measures single-chain chases alternately (A B A B …): two untimed chunks
-/// each to reach the steady state of caches and TLB, then `rounds` rounds
-/// of `chunks` chunks of `loads` loads on each chase in turn.
-pub fn alternate(chases: &mut [&mut Chase], clock: &dyn Clock, loads: u64, rounds: usize, chunks: usize) -> Alternated {
-    let k1 = chase_kernel(1).expect("one chain");
-    for c in chases.iter_mut() {
-        time_chunks(c, k1, clock, loads, 2);
-    }
-    let n = chases.len();
-    let mut out = Alternated { samples: vec![Vec::new(); n], round_medians: vec![Vec::new(); n], ok: vec![true; n] };
-    for _ in 0..rounds {
-        for (i, c) in chases.iter_mut().enumerate() {
-            let (s, v) = time_chunks(c, k1, clock, loads, chunks);
-            out.round_medians[i].push(stats::median(&s).unwrap_or(f64::NAN));
-            out.samples[i].extend(s);
-            out.ok[i] &= v;
-        }
-    }
-    out
-}
-
-/// Chunks in one round: the point's time split over the rounds.
-fn chunks_per_round(p: &Params) -> usize {
-    ((p.min_time_s / p.rounds as f64) / p.chunk_s).ceil().max(2.0) as usize
-}
-
-/// Times `chunks` chunks of `loads` steps; ns per load (per chain step) of
-/// each, and whether every chunk ended where it must.
-pub fn time_chunks(
-    chase: &mut Chase,
-    kernel: ChaseKernel,
-    clock: &dyn Clock,
-    loads: u64,
-    chunks: usize,
-) -> (Vec<f64>, bool) {
-    let mut out = Vec::with_capacity(chunks);
-    let mut ok = true;
-    for _ in 0..chunks {
-        let t0 = clock.now_ns();
-        // SAFETY: the chase's memory is alive (the caller owns it).
-        ok &= unsafe { chase.run(kernel, loads) };
-        out.push((clock.now_ns() - t0) as f64 / loads as f64);
-    }
-    (out, ok)
-}
-
 fn check(p: &Params) -> Result<()> {
     if p.pages.is_empty() || p.sizes_bytes.is_empty() {
         return Err(Error::usage("--pages and --sizes need at least one value"));
@@ -171,79 +103,49 @@ fn check(p: &Params) -> Result<()> {
     if let Some(s) = p.sizes_bytes.iter().find(|s| s.0 < 2 * LINE as u64) {
         return Err(Error::usage(format!("--sizes {s} is below two cache lines")));
     }
+    if p.repetitions == 0 {
+        return Err(Error::usage("latency needs at least one repetition"));
+    }
     Ok(())
 }
 
 fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     check(p)?;
     let _pin = crate::timing::team::PinGuard::first_cpu();
+    let clock_before = core_clock::measure(ctx.clock, 5, 0.01);
     let max = *p.sizes_bytes.iter().max().expect("checked non-empty");
     let mut regions: Vec<(PagePolicy, Region)> =
         p.pages.iter().map(|&pol| Region::new(pol, max).map(|r| (pol, r))).collect::<Result<_>>()?;
-    let k1 = chase_kernel(1).expect("one chain");
     let orders: Vec<(&str, Option<usize>)> = if p.page_local {
         vec![("random", None), ("page-local", Some(p.window_pages * 4096 / LINE))]
     } else {
         vec![("random", None)]
     };
-    let total = (p.sizes_bytes.len() * orders.len() + p.chains.len()) as u64;
-    ctx.progress.start("latency", total);
+    ctx.progress.start("latency", (p.sizes_bytes.len() + 1) as u64);
     let mut points = Vec::new();
     let mut ratios = Vec::new();
     for &size in &p.sizes_bytes {
-        for &(order_name, window) in &orders {
-            ctx.check_interrupt()?;
-            let lines = (size.0 as usize / LINE).max(2);
-            let mut chases: Vec<Chase> = regions
-                .iter_mut()
-                .map(|(_, r)| {
-                    let base = r.as_mut_slice::<u8>().as_mut_ptr();
-                    // SAFETY: lines × 64 bytes <= region length; the region
-                    // outlives the chase (both live in this function).
-                    unsafe { Chase::new(base, visit_order(lines, window, p.seed), |s| s * LINE, 1) }
-                })
-                .collect();
-            let loads = calibrate(&mut chases[0], k1, ctx.clock, p.chunk_s);
-            let mut refs: Vec<&mut Chase> = chases.iter_mut().collect();
-            let Alternated { samples, round_medians, ok } =
-                alternate(&mut refs, ctx.clock, loads, p.rounds, chunks_per_round(p));
-            for (i, (pol, _)) in regions.iter().enumerate() {
-                let s = &samples[i];
-                points.push(Point {
-                    pages: *pol,
-                    order: order_name.into(),
-                    size_bytes: Bytes((lines * LINE) as u64),
-                    loads_per_chunk: loads,
-                    latency_ns: Summary::of(s).expect("chunks measured"),
-                    p90_ns: stats::quantile(s, 0.9).unwrap_or(f64::NAN),
-                    p99_ns: stats::quantile(s, 0.99).unwrap_or(f64::NAN),
-                    chunk_latency_ns: s.clone(),
-                    valid: ok[i],
-                });
-                if i > 0 && order_name == "random" {
-                    let r: Vec<f64> = round_medians[i].iter().zip(&round_medians[0]).map(|(b, a)| b / a).collect();
-                    let s = Summary::of(&r).expect("rounds measured");
-                    ratios.push(PolicyRatio {
-                        size_bytes: size,
-                        a: regions[0].0,
-                        b: *pol,
-                        ratio_median: s.median,
-                        ratio_min: s.min,
-                        ratio_max: s.max,
-                    });
-                }
-            }
-            ctx.progress.advance(1);
-        }
+        ctx.check_interrupt()?;
+        let (pts, rs) = measure_size(p, ctx, &mut regions, size, &orders)?;
+        points.extend(pts);
+        ratios.extend(rs);
+        ctx.progress.advance(1);
     }
     let mlp = mlp_sweep(p, ctx, &mut regions, max)?;
-    let levels = latency_levels(&points, ctx.machine, max);
-    warn(p, ctx, &regions, max);
+    ctx.progress.advance(1);
+    for (_, r) in regions.iter_mut() {
+        r.read_back();
+    }
+    let core_clock: Vec<CoreClock> =
+        [clock_before, core_clock::measure(ctx.clock, 5, 0.01)].into_iter().flatten().collect();
+    let ghz = core_clock.iter().map(|c| c.ghz).sum::<f64>() / core_clock.len().max(1) as f64;
+    let levels = latency_levels(&points, ctx.machine, max, (!core_clock.is_empty()).then_some(ghz));
+    warn(ctx, &regions, max);
     let valid = points.iter().all(|x| x.valid) && mlp.iter().all(|m| m.valid);
     Ok(Outcome {
         seed: p.seed,
         regions: regions.iter().map(|(_, r)| r.backing().clone()).collect(),
-        nominal_ghz: ctx.machine.ghz(),
+        core_clock,
         points,
         levels,
         ratios,
@@ -252,54 +154,132 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     })
 }
 
-/// K chains at the largest working set, K values alternated per round.
+/// One working set: every (policy, order) chase, interleaved; the policy
+/// ratios (random order) against the first policy, per repetition.
+fn measure_size(
+    p: &Params,
+    ctx: &Context,
+    regions: &mut [(PagePolicy, Region)],
+    size: Bytes,
+    orders: &[(&str, Option<usize>)],
+) -> Result<(Vec<Point>, Vec<PolicyRatio>)> {
+    let lines = (size.0 as usize / LINE).max(2);
+    let mut keys = Vec::new();
+    let mut chases = Vec::new();
+    for &(order, window) in orders {
+        for (pol, r) in regions.iter_mut() {
+            let base = r.as_mut_slice::<u8>().as_mut_ptr();
+            // SAFETY: lines × 64 bytes <= region length; the region
+            // outlives the chase (both live in `run`).
+            let c = unsafe { Chase::new(base, visit_order(lines, window, p.seed), |s| s * LINE, 1) };
+            keys.push((*pol, order));
+            chases.push(RefCell::new(c));
+        }
+    }
+    let series = chases::measure(&chases, &chases::plan(p.repetitions, p.min_sample_s, p.seed), ctx)?;
+    let points: Vec<Point> = keys
+        .iter()
+        .zip(&series)
+        .map(|(&(pages, order), s)| {
+            let ns = chases::ns_per_load(s);
+            Point {
+                pages,
+                order: order.into(),
+                size_bytes: Bytes((lines * LINE) as u64),
+                loads_per_sample: s.iters,
+                latency_ns: Summary::of(&ns).expect("samples measured"),
+                sample_latency_ns: ns,
+                valid: s.ok,
+            }
+        })
+        .collect();
+    let random: Vec<&Point> = points.iter().filter(|x| x.order == "random").collect();
+    let ratios = random
+        .iter()
+        .skip(1)
+        .filter_map(|b| {
+            let a = random[0];
+            let ratio = Ratio::paired(&b.sample_latency_ns, &a.sample_latency_ns)?;
+            Some(PolicyRatio { size_bytes: size, a: a.pages, b: b.pages, ratio })
+        })
+        .collect();
+    Ok((points, ratios))
+}
+
+/// K chains at the largest working set: every (policy, K) interleaved.
 fn mlp_sweep(p: &Params, ctx: &Context, regions: &mut [(PagePolicy, Region)], size: Bytes) -> Result<Vec<MlpPoint>> {
-    let mut out = Vec::new();
     let mut chains = p.chains.clone();
     if !chains.contains(&1) {
         chains.insert(0, 1);
     }
     let lines = size.0 as usize / LINE;
-    for (pol, region) in regions.iter_mut() {
-        ctx.check_interrupt()?;
-        let base = region.as_mut_slice::<u8>().as_mut_ptr();
-        // SAFETY: lines × 64 bytes fit the region, which outlives the chase.
-        let mut chase = unsafe { Chase::new(base, visit_order(lines, None, p.seed), |s| s * LINE, 1) };
-        let loads = calibrate(&mut chase, chase_kernel(1).expect("1"), ctx.clock, p.chunk_s);
-        let mut per_k: Vec<(usize, Vec<f64>, bool)> = chains.iter().map(|&k| (k, Vec::new(), true)).collect();
-        for _ in 0..p.rounds {
-            for (k, s, ok) in per_k.iter_mut() {
-                chase.set_chains(*k);
-                let kernel = chase_kernel(*k).expect("checked 1..=16");
-                let (t, v) =
-                    time_chunks(&mut chase, kernel, ctx.clock, (loads / *k as u64).max(64), chunks_per_round(p));
-                s.extend(t.iter().map(|x| x / *k as f64));
-                *ok &= v;
-            }
-        }
-        let base_ns = stats::median(&per_k[0].1).unwrap_or(f64::NAN);
-        for (k, s, ok) in &per_k {
-            let ns = stats::median(s).unwrap_or(f64::NAN);
-            out.push(MlpPoint {
-                pages: *pol,
+    let shared: Vec<(PagePolicy, RefCell<Chase>)> = regions
+        .iter_mut()
+        .map(|(pol, region)| {
+            let base = region.as_mut_slice::<u8>().as_mut_ptr();
+            // SAFETY: lines × 64 bytes fit the region, which outlives the chase.
+            let c = unsafe { Chase::new(base, visit_order(lines, None, p.seed), |s| s * LINE, 1) };
+            (*pol, RefCell::new(c))
+        })
+        .collect();
+    let keys: Vec<(usize, usize)> = (0..shared.len()).flat_map(|i| chains.iter().map(move |&k| (i, k))).collect();
+    let mut variants: Vec<schedule::Variant> = keys
+        .iter()
+        .map(|&(i, k)| {
+            let chase = &shared[i].1;
+            let kernel = chase_kernel(k).expect("checked 1..=16");
+            let warm = chases::warm_loads(lines, ctx.machine) / k as u64;
+            Box::new(move |step: Step| {
+                let n = match step {
+                    Step::WarmUp => warm.max(1),
+                    Step::Run(n) => n,
+                };
+                let mut c = chase.borrow_mut();
+                c.set_chains(k);
+                // SAFETY: the chase's memory outlives this call.
+                Ran::valid(unsafe { c.run(kernel, n) })
+            }) as schedule::Variant
+        })
+        .collect();
+    let plan = chases::plan(p.repetitions, p.min_sample_s, p.seed);
+    let (series, _) = schedule::measure(&plan, ctx.clock, &mut variants, &mut || ctx.check_interrupt())?;
+    // ns per load: a step of K chains is K loads.
+    let per_load = |j: usize| stats::median(&series[j].per_iter_s()).map_or(f64::NAN, |s| s * 1e9 / keys[j].1 as f64);
+    Ok(keys
+        .iter()
+        .enumerate()
+        .map(|(j, &(i, k))| {
+            let one = keys.iter().position(|&(ii, kk)| ii == i && kk == 1).expect("K = 1 is always measured");
+            MlpPoint {
+                pages: shared[i].0,
                 size_bytes: size,
-                chains: *k,
-                ns_per_load: ns,
-                speedup: base_ns / ns,
-                valid: *ok,
-            });
-        }
-        ctx.progress.advance(1);
-    }
-    Ok(out)
+                chains: k,
+                ns_per_load: per_load(j),
+                speedup: per_load(one) / per_load(j),
+                valid: series[j].ok,
+            }
+        })
+        .collect())
 }
 
-/// Levels of the random-order curve of each policy, named after the caches.
-pub fn latency_levels(points: &[Point], m: &crate::machine::Fingerprint, max: Bytes) -> Vec<LatencyLevel> {
-    let mut caches: Vec<&crate::machine::Cache> = m.caches.iter().filter(|c| c.kind != "Instruction").collect();
-    caches.sort_by_key(|c| c.level);
-    let llc = m.llc_bytes();
-    let beyond_llc = llc.is_some_and(|l| max.0 >= 2 * l.0);
+/// Levels of the random-order curve of each policy. A level is named after
+/// the cache whose size lies within ×2 of the knee that ends it; the last
+/// level is DRAM when the sweep reaches 4× the last-level cache and the
+/// knee before it is the LLC's; anything else is "unattributed".
+pub fn latency_levels(
+    points: &[Point],
+    m: &crate::machine::Fingerprint,
+    max: Bytes,
+    ghz: Option<f64>,
+) -> Vec<LatencyLevel> {
+    let caches: Vec<Known> = m
+        .caches
+        .iter()
+        .filter(|c| c.kind != "Instruction")
+        .map(|c| Known { name: format!("L{}", c.level), size: c.size_bytes.0 as f64 })
+        .collect();
+    let llc_name = m.caches.iter().filter(|c| c.kind != "Instruction").map(|c| c.level).max().map(|l| format!("L{l}"));
+    let past_llc = m.llc_total_bytes().is_some_and(|l| max.0 >= 4 * l.0);
     let mut pols: Vec<PagePolicy> = points.iter().map(|p| p.pages).collect();
     pols.sort();
     pols.dedup();
@@ -310,31 +290,35 @@ pub fn latency_levels(points: &[Point], m: &crate::machine::Fingerprint, max: By
             .filter(|p| p.pages == pol && p.order == "random")
             .map(|p| (p.size_bytes.0 as f64, p.latency_ns.median))
             .collect();
-        let max_levels = caches.len() + usize::from(beyond_llc);
-        let lv = knees::levels(&curve, max_levels.max(1), 1.3);
-        let n = lv.len();
+        let lv = knees::levels(&curve, caches.len() + 2, 1.3);
+        let knee_x: Vec<f64> = lv.iter().take(lv.len().saturating_sub(1)).map(|l| l.to_x).collect();
+        let names = attribute(&knee_x, &caches);
         for (i, l) in lv.iter().enumerate() {
-            let is_dram = beyond_llc && i + 1 == n && n > 1;
-            let cache = if is_dram { None } else { caches.get(i) };
+            let after = names.get(i).cloned();
+            let before = i.checked_sub(1).and_then(|j| names.get(j));
+            let name = match (&after, before) {
+                (Some(Attribution::Level { name, .. }), _) => name.clone(),
+                (None, Some(Attribution::Level { name, .. })) if past_llc && Some(name) == llc_name.as_ref() => {
+                    "DRAM".into()
+                }
+                _ => "unattributed".into(),
+            };
             out.push(LatencyLevel {
                 pages: pol,
-                name: if is_dram {
-                    "DRAM".into()
-                } else {
-                    cache.map(|c| format!("L{}", c.level)).unwrap_or_else(|| format!("level {}", i + 1))
-                },
+                name,
                 latency_ns: l.value,
-                cycles: m.ghz().map(|g| l.value * g),
+                cycles: ghz.map(|g| l.value * g),
+                from_bytes: Bytes(l.from_x as u64),
                 up_to_bytes: Bytes(l.to_x as u64),
-                cache_bytes: cache.map(|c| c.size_bytes),
+                knee_after: after,
             });
         }
     }
     out
 }
 
-fn warn(p: &Params, ctx: &Context, regions: &[(PagePolicy, Region)], max: Bytes) {
-    if let Some(llc) = ctx.machine.llc_bytes() {
+fn warn(ctx: &Context, regions: &[(PagePolicy, Region)], max: Bytes) {
+    if let Some(llc) = ctx.machine.llc_total_bytes() {
         if max.0 < 4 * llc.0 {
             ctx.warn(Caution::LatencyMaxBelow4xLlc { max, llc });
         }
@@ -344,7 +328,6 @@ fn warn(p: &Params, ctx: &Context, regions: &[(PagePolicy, Region)], max: Bytes)
             ctx.warn(Caution::ThpPartial { what: "region", fraction: r.backing().huge_fraction.unwrap_or(0.0) });
         }
     }
-    let _ = p;
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! that says whether its results passed validation.
 
 pub mod bandwidth;
+pub mod chases;
 pub mod info;
 pub mod latency;
 pub mod page_init;
@@ -21,6 +22,15 @@ use crate::timing::Clock;
 use serde::{de::DeserializeOwned, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+
+/// Parameter sets every experiment offers: `--quick` (the suite's
+/// default), the subcommand's default, and `--full`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preset {
+    Quick,
+    Default,
+    Full,
+}
 
 /// Set by the SIGINT handler; experiments stop after the current sample.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);

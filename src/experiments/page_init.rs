@@ -36,8 +36,8 @@ pub struct Params {
 }
 
 impl Params {
-    pub fn preset(preset: super::bandwidth::Preset) -> Params {
-        use super::bandwidth::Preset;
+    pub fn preset(preset: super::Preset) -> Params {
+        use super::Preset;
         let (mem, reps) = match preset {
             Preset::Quick => (8 * GIB, 3),
             Preset::Default => (32 * GIB, 5),

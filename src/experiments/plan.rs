@@ -71,9 +71,13 @@ impl Plan {
                 Job::Tlb(p) => (
                     &p.pages,
                     Box::new(|pol: PagePolicy| {
-                        let own = p.counts(pol.page_size()).last().copied().unwrap_or(0) * pol.page_size().0;
+                        // Its own sweep, and the 4 KiB-stride control when it
+                        // is the control's policy (a region of its own).
+                        let page = pol.page_size().0;
+                        let own =
+                            (p.counts(pol.page_size()).last().copied().unwrap_or(0) * page).next_multiple_of(page);
                         let control = p.counts(Bytes(4096)).last().copied().unwrap_or(0) * 4096;
-                        own.max(control).next_multiple_of(pol.page_size().0)
+                        own + if pol == p.control_policy() { control.next_multiple_of(page) } else { 0 }
                     }),
                 ),
                 Job::Info | Job::PrefetchFault(_) | Job::PageInit(_) => continue,
@@ -222,21 +226,21 @@ mod tests {
     #[test]
     fn hugepage_needs_cover_every_job_that_maps_hugetlb_pages() {
         let m = Fingerprint::collect();
-        let mut bw = bandwidth::Params::preset(bandwidth::Preset::Quick, &m);
+        let mut bw = bandwidth::Params::preset(crate::experiments::Preset::Quick, &m);
         bw.pages = vec![PagePolicy::Huge2M, PagePolicy::Shm, PagePolicy::Small];
         bw.size_bytes = Bytes(64 << 20);
         assert_eq!(plan(vec![Job::Bandwidth(bw)]).hugepage_needs(), vec![(Bytes(2 << 20), 64)]);
 
-        let mut lat = latency::Params::preset(bandwidth::Preset::Quick, &m);
+        let mut lat = latency::Params::preset(crate::experiments::Preset::Quick, &m);
         lat.pages = vec![PagePolicy::Small, PagePolicy::Huge2M];
         lat.sizes_bytes = vec![Bytes(4096), Bytes(64 << 20)];
         assert_eq!(plan(vec![Job::Latency(lat)]).hugepage_needs(), vec![(Bytes(2 << 20), 32)]);
 
-        let mut t = tlb::Params::preset(bandwidth::Preset::Quick);
+        let mut t = tlb::Params::preset(crate::experiments::Preset::Quick);
         t.pages = vec![PagePolicy::Small, PagePolicy::Huge1G];
         t.max_bytes = Bytes(2 << 30);
         t.max_pages = 1 << 16;
-        // 1 GiB pages: 2 at their own stride, and the 4 KiB control needs 256 MiB.
-        assert_eq!(plan(vec![Job::Tlb(t), Job::Info]).hugepage_needs(), vec![(Bytes(1 << 30), 2)]);
+        // 1 GiB pages: 2 at their own stride, and the 4 KiB control (256 MiB) one more.
+        assert_eq!(plan(vec![Job::Tlb(t), Job::Info]).hugepage_needs(), vec![(Bytes(1 << 30), 3)]);
     }
 }

@@ -44,8 +44,8 @@ pub struct Params {
 }
 
 impl Params {
-    pub fn preset(preset: super::bandwidth::Preset) -> Params {
-        use super::bandwidth::Preset;
+    pub fn preset(preset: super::Preset) -> Params {
+        use super::Preset;
         let (prefetches, reps, nodes, region, pages) = match preset {
             Preset::Quick => (200_000, 3, 1 << 16, 64 * MIB, 1 << 16),
             Preset::Default => (1_000_000, 5, 1 << 18, 256 * MIB, 1 << 16),

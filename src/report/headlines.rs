@@ -55,7 +55,7 @@ pub fn metrics(doc: &Document) -> Vec<Metric> {
                 out.push(metric(
                     format!("latency {} pages at {}", pol, p.size_bytes),
                     "ns",
-                    block_medians(&p.chunk_latency_ns, 8),
+                    p.sample_latency_ns.clone(),
                     p.latency_ns.median,
                     false,
                 ));
@@ -63,9 +63,9 @@ pub fn metrics(doc: &Document) -> Vec<Metric> {
         }
     }
     if let Some(t) = doc.outcome::<tlb::Outcome>() {
-        if let Some(w) = t.walk_ns {
-            let samples: Vec<f64> = t.walk_costs.iter().filter(|c| c.ns_median > 0.0).map(|c| c.ns_median).collect();
-            out.push(metric("page walk beyond the 4 KiB reach".into(), "ns", samples, w, false));
+        if let Some(w) = &t.walk_ns {
+            let samples: Vec<f64> = t.walk_costs.iter().map(|c| c.ns_median).collect();
+            out.push(metric("page walk beyond the 4 KiB reach".into(), "ns", samples, w.median, false));
         }
     }
     if let Some(pi) = doc.outcome::<page_init::Outcome>() {
@@ -89,6 +89,45 @@ pub fn metrics(doc: &Document) -> Vec<Metric> {
 pub fn block_medians(samples: &[f64], blocks: usize) -> Vec<f64> {
     let size = samples.len().div_ceil(blocks.max(1)).max(1);
     samples.chunks(size).filter_map(crate::timing::stats::median).collect()
+}
+
+/// Whether huge pages cut random-access latency, and from which working
+/// set on: the smallest size from which every larger one has its whole
+/// interval below 1 (never a single lucky point).
+fn huge_page_latency_advice(lat: &latency::Outcome) -> Vec<String> {
+    use crate::timing::schedule::Direction;
+    let mut pairs: Vec<(PagePolicy, PagePolicy)> = lat.ratios.iter().map(|r| (r.a, r.b)).collect();
+    pairs.sort();
+    pairs.dedup();
+    let mut out = Vec::new();
+    for (a, b) in pairs {
+        let mut rs: Vec<&latency::PolicyRatio> = lat.ratios.iter().filter(|r| r.a == a && r.b == b).collect();
+        rs.sort_by_key(|r| r.size_bytes);
+        let Some(last) = rs.last() else { continue };
+        let r = super::text::ratio_text(&last.ratio);
+        let below_from = rs
+            .iter()
+            .rposition(|x| x.ratio.direction() != Direction::Below)
+            .map_or(Some(0), |i| (i + 1 < rs.len()).then_some(i + 1))
+            .map(|i| rs[i].size_bytes);
+        out.push(match (last.ratio.direction(), below_from) {
+            (Direction::Below, Some(from)) => format!(
+                "Huge pages ({b}) cut random-access latency against {a} by {:.0}% at {}, {r}; the gain holds beyond the noise from a working set of {from} on.",
+                (1.0 - last.ratio.median) * 100.0,
+                last.size_bytes
+            ),
+            (Direction::TooFewPairs, _) => continue,
+            (Direction::Above, _) => format!(
+                "Huge pages ({b}) are slower than {a} for random access at {}, {r}: check their coverage.",
+                last.size_bytes
+            ),
+            _ => format!(
+                "Huge pages ({b}) change random-access latency against {a} by no more than the noise at {}, {r}.",
+                last.size_bytes
+            ),
+        });
+    }
+    out
 }
 
 /// Advice sentences for the top of the report.
@@ -124,26 +163,7 @@ pub fn advice(doc: &Document) -> Vec<String> {
         }
     }
     if let Some(lat) = doc.outcome::<latency::Outcome>() {
-        if let Some(r) = lat.ratios.iter().max_by_key(|r| r.size_bytes) {
-            let gain = 1.0 - r.ratio_median;
-            let pays_from = lat.ratios.iter().filter(|x| x.ratio_max < 0.95).map(|x| x.size_bytes).min();
-            out.push(if gain > 0.05 {
-                format!(
-                    "Huge pages ({}) cut random-access latency by {:.0}% at {} (per-round range ×{:.2}..×{:.2}){}.",
-                    r.b,
-                    gain * 100.0,
-                    r.size_bytes,
-                    r.ratio_min,
-                    r.ratio_max,
-                    pays_from.map(|s| format!("; they pay off from a working set of about {s}")).unwrap_or_default()
-                )
-            } else {
-                format!(
-                    "Huge pages ({}) change random-access latency by no more than the noise here (×{:.2} at {}).",
-                    r.b, r.ratio_median, r.size_bytes
-                )
-            });
-        }
+        out.extend(huge_page_latency_advice(lat));
     }
     for c in super::concurrency::concurrency(doc).iter().filter(|c| c.threads == 1) {
         out.push(format!("Effective concurrency of one core on {} pages: {} (Little's law).", c.pages, c.formula));

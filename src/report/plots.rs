@@ -114,8 +114,11 @@ fn latency_plot(o: &latency::Outcome) -> Result<Plot> {
 fn tlb_plot(o: &tlb::Outcome) -> Result<Plot> {
     let series = series_by(
         &o.points,
-        |p| (p.pages, p.stride_bytes),
-        |(pol, stride)| format!("{pol} pages, a line every {stride}"),
+        |p| (p.pages, p.sweep),
+        |(pol, sweep)| match sweep {
+            tlb::Sweep::Own => format!("{pol} pages, a line per page"),
+            tlb::Sweep::Control => format!("{pol} pages, a line every 4 KiB (control)"),
+        },
         |p| (p.page_count as f64, p.ns_per_access.median),
     );
     let title = "TLB: ns per access vs pages touched (one line per page)".to_string();

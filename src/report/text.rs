@@ -2,6 +2,7 @@
 //! table plus the sentences a user acts on. Rendered from the document alone.
 
 use super::table::{gbps, Table};
+use crate::analysis::attribution::Attribution;
 use crate::machine::Fingerprint;
 use crate::model::document::{Document, Status, Warning};
 use crate::model::outcome::{bandwidth, info, latency, page_init, prefetch_fault, tlb};
@@ -275,27 +276,25 @@ pub fn ratio_text(r: &crate::timing::Ratio) -> String {
     format!("×{:.3} [×{:.3}, ×{:.3}] (n = {}, {:.0}% interval)", r.median, r.low, r.high, r.n, r.confidence * 100.0)
 }
 
-fn cycles(ns: f64, ghz: Option<f64>) -> String {
-    ghz.map(|g| format!("{:.0}", ns * g)).unwrap_or_else(|| "-".into())
-}
-
 fn latency_text(o: &latency::Outcome) -> String {
     let mut out = format!("load-to-use latency, dependent random chase (seed {:#x})\n", o.seed);
     for r in &o.regions {
-        out.push_str(&format!(
-            "  {} region: {} on huge pages\n",
-            r.requested,
-            r.huge_fraction.map(|f| format!("{:.0}%", f * 100.0)).unwrap_or_else(|| "unknown".into())
-        ));
+        out.push_str(&format!("  {} region: {}\n", r.requested, coverage(r)));
+    }
+    match o.core_clock.first() {
+        Some(_) => out.push_str(&format!(
+            "  core clock (dependent adds): {}\n",
+            o.core_clock.iter().map(|c| format!("{:.2} GHz", c.ghz)).collect::<Vec<_>>().join(" before, ") + " after"
+        )),
+        None => out.push_str("  core clock: not measured on this architecture; no figures in cycles\n"),
     }
     let mut pols: Vec<_> = o.points.iter().map(|p| p.pages).collect();
-    pols.dedup();
     pols.sort();
     pols.dedup();
     let mut header = vec!["working set".to_string()];
     for p in &pols {
         header.push(format!("{p} ns"));
-        header.push(format!("{p} p90"));
+        header.push(format!("{p} spread"));
         header.push(format!("{p} local"));
     }
     let mut t = Table::new(header);
@@ -308,33 +307,38 @@ fn latency_text(o: &latency::Outcome) -> String {
             let get =
                 |order: &str| o.points.iter().find(|p| p.size_bytes == size && p.pages == *pol && p.order == order);
             row.push(get("random").map(|p| format!("{:.1}", p.latency_ns.median)).unwrap_or_else(|| "-".into()));
-            row.push(get("random").map(|p| format!("{:.1}", p.p90_ns)).unwrap_or_else(|| "-".into()));
+            row.push(
+                get("random")
+                    .map(|p| format!("{:.1}..{:.1}", p.latency_ns.min, p.latency_ns.max))
+                    .unwrap_or_else(|| "-".into()),
+            );
             row.push(get("page-local").map(|p| format!("{:.1}", p.latency_ns.median)).unwrap_or_else(|| "-".into()));
         }
         t.row(row);
     }
-    out.push('\n');
+    out.push_str("\n(spread: lowest..highest sample mean; each sample ≥ 10 ms after a warm-up traversal)\n");
     out.push_str(&t.render());
     if !o.levels.is_empty() {
-        let mut lv = Table::new(["pages", "level", "latency ns", "cycles", "up to", "cache size"]);
+        let mut lv = Table::new(["pages", "level", "latency ns", "cycles", "working sets", "knee after it"]);
         for l in &o.levels {
             lv.row([
                 l.pages.to_string(),
                 l.name.clone(),
                 format!("{:.1}", l.latency_ns),
-                cycles(l.latency_ns, o.nominal_ghz),
-                l.up_to_bytes.to_string(),
-                l.cache_bytes.map(|b| b.to_string()).unwrap_or_else(|| "-".into()),
+                l.cycles.map(|c| format!("{c:.0}")).unwrap_or_else(|| "-".into()),
+                format!("{}..{}", l.from_bytes, l.up_to_bytes),
+                match &l.knee_after {
+                    None => "-".into(),
+                    Some(Attribution::Level { name, size }) => format!("{name} ({})", Bytes(*size as u64)),
+                    Some(Attribution::Unattributed) => "unattributed (no cache within ×2)".into(),
+                },
             ]);
         }
-        out.push_str("\nknees (cycles at the nominal frequency):\n");
+        out.push_str("\nlevels (cycles at the measured core clock):\n");
         out.push_str(&lv.render());
     }
-    if let Some(last) = o.ratios.iter().max_by_key(|r| r.size_bytes) {
-        out.push_str(&format!(
-            "\n{} / {} latency at {}: ×{:.3} (per-round range ×{:.3}..×{:.3}, measured alternately)\n",
-            last.b, last.a, last.size_bytes, last.ratio_median, last.ratio_min, last.ratio_max
-        ));
+    for r in &o.ratios {
+        out.push_str(&format!("{} / {} latency at {}: {}\n", r.b, r.a, r.size_bytes, ratio_text(&r.ratio)));
     }
     if !o.mlp.is_empty() {
         let mut m = Table::new(["pages", "working set", "chains", "ns per load", "speed-up"]);
@@ -347,55 +351,85 @@ fn latency_text(o: &latency::Outcome) -> String {
                 format!("{:.2}", x.speedup),
             ]);
         }
-        out.push_str("\nmemory-level parallelism (independent chases in flight):\n");
+        out.push_str("\nmemory-level parallelism (independent chases in flight, policies alternated):\n");
         out.push_str(&m.render());
     }
     out
 }
 
-fn tlb_text(o: &tlb::Outcome) -> String {
-    let mut out = String::from("TLB reach: one line per page, pages in random order\n");
-    let mut pols: Vec<_> = o.points.iter().map(|p| (p.pages, p.stride_bytes)).collect();
-    pols.sort();
-    pols.dedup();
-    let mut header = vec!["pages".to_string()];
-    for (p, stride) in &pols {
-        let name = if stride.0 == 4096 && p.page_size().0 > 4096 { format!("{p}@4KiB") } else { p.to_string() };
-        header.push(format!("{name} span"));
-        header.push(format!("{name} ns"));
+/// "93% on huge pages (page size 2MiB)" or "partly huge: no single page size".
+fn coverage(b: &crate::memory::Backing) -> String {
+    let f = b
+        .huge_fraction
+        .map(|f| format!("{:.0}% on huge pages", f * 100.0))
+        .unwrap_or_else(|| "coverage unknown".into());
+    match b.page_size_bytes {
+        Some(p) => format!("{f} (page size {p})"),
+        None => format!("{f} (partly huge: no single page size)"),
     }
-    header.push("walk ns (4k − huge)".into());
+}
+
+fn tlb_text(o: &tlb::Outcome) -> String {
+    use tlb::{Control, Sweep};
+    let mut out = String::from("TLB reach: one line per page, pages in random order\n");
+    for r in &o.regions {
+        out.push_str(&format!("  {} region: {}\n", r.requested, coverage(r)));
+    }
+    let mut keys: Vec<_> = o.points.iter().map(|p| (p.sweep, p.pages)).collect();
+    keys.sort();
+    keys.dedup();
+    let mut header = vec!["pages".to_string()];
+    for (sweep, p) in &keys {
+        header.push(match sweep {
+            Sweep::Own => format!("{p} ns"),
+            Sweep::Control => format!("{p}@4KiB ns (control)"),
+        });
+    }
+    header.push("walk ns (4k − control)".into());
     let mut t = Table::new(header);
     let mut counts: Vec<u64> = o.points.iter().map(|p| p.page_count).collect();
     counts.sort();
     counts.dedup();
     for c in counts {
         let mut row = vec![c.to_string()];
-        for (pol, stride) in &pols {
-            let pt = o.points.iter().find(|p| p.page_count == c && p.pages == *pol && p.stride_bytes == *stride);
-            row.push(pt.map(|p| p.span_bytes.to_string()).unwrap_or_else(|| "-".into()));
+        for (sweep, pol) in &keys {
+            let pt = o.points.iter().find(|p| p.page_count == c && p.pages == *pol && p.sweep == *sweep);
             row.push(pt.map(|p| format!("{:.1}", p.ns_per_access.median)).unwrap_or_else(|| "-".into()));
         }
-        row.push(
-            o.walk_costs
-                .iter()
-                .find(|w| w.page_count == c)
-                .map(|w| format!("{:.1}", w.ns_median))
-                .unwrap_or_else(|| "-".into()),
-        );
+        let walk = o.walk_costs.iter().find(|w| w.page_count == c);
+        row.push(walk.map(|w| format!("{:.1}", w.ns_median)).unwrap_or_else(|| "-".into()));
         t.row(row);
     }
     out.push_str(&t.render());
+    out.push_str(&match &o.control {
+        Control::Valid { policy, huge_fraction } => format!(
+            "\ncontrol: {policy} region ({:.0}% huge) at a 4 KiB stride steps only where caches do: walk costs are derived from it\n",
+            huge_fraction * 100.0
+        ),
+        Control::SameReach { policy, pages } => format!(
+            "\ncontrol: {policy} pages step at ~{pages} pages, where the lines still fit in L1, as 4 KiB pages do: they use small TLB entries here, so no walk cost is derived and huge-page reaches are not given in bytes\n"
+        ),
+        Control::NotHuge { policy, huge_fraction } => format!(
+            "\ncontrol: the {policy} region is only {} on huge pages: no walk cost is derived\n",
+            huge_fraction.map(|f| format!("{:.0}%", f * 100.0)).unwrap_or_else(|| "an unknown fraction".into())
+        ),
+        Control::Unavailable { reason } => format!("\ncontrol: not measured ({reason}): no walk cost is derived\n"),
+    });
     if !o.reaches.is_empty() {
         let mut r =
-            Table::new(["pages", "TLB", "measured entries", "reach", "CPUID entries", "ns within", "ns beyond"]);
+            Table::new(["pages", "knee at (entries)", "reach", "is", "CPUID L1", "CPUID L2", "ns within", "ns beyond"]);
         for x in &o.reaches {
             r.row([
                 x.pages.to_string(),
-                x.level.clone(),
                 x.measured_entries.to_string(),
-                x.measured_reach_bytes.to_string(),
-                x.cpuid_entries.map(|e| e.to_string()).unwrap_or_else(|| "unknown".into()),
+                x.measured_reach_bytes.map(|b| b.to_string()).unwrap_or_else(|| "not in bytes".into()),
+                match &x.attribution {
+                    Attribution::Level { name, .. } => format!("{name} DTLB"),
+                    Attribution::Unattributed if x.confounded_with_cache => "unattributed (may be a cache step)".into(),
+                    Attribution::Unattributed => "unattributed (no CPUID level within ×2)".into(),
+                },
+                x.cpuid_l1_entries.map(|e| e.to_string()).unwrap_or_else(|| "unknown".into()),
+                x.cpuid_l2_entries.map(|e| e.to_string()).unwrap_or_else(|| "unknown".into()),
                 format!("{:.1}", x.ns_within),
                 format!("{:.1}", x.ns_beyond),
             ]);
@@ -403,12 +437,15 @@ fn tlb_text(o: &tlb::Outcome) -> String {
         out.push('\n');
         out.push_str(&r.render());
     }
-    if let Some(w) = o.walk_ns {
-        out.push_str(&format!(
-            "\npage walk beyond the 4 KiB reach: {:.1} ns{}\n",
-            w,
-            o.walk_cycles.map(|c| format!(" ({c:.0} cycles at nominal frequency)")).unwrap_or_default()
-        ));
+    match &o.walk_ns {
+        Some(w) => out.push_str(&format!(
+            "\npage walk beyond the 4 KiB reach: {:.1} ns [{:.1}, {:.1}]{}\n",
+            w.median,
+            w.low,
+            w.high,
+            o.walk_cycles.map(|c| format!(" ({c:.0} cycles at the measured clock)")).unwrap_or_default()
+        )),
+        None => out.push_str("\npage walk cost: not measured (needs a valid control and a 4 KiB reach)\n"),
     }
     for a in &o.advice {
         out.push_str(&format!("{a}\n"));

@@ -1,49 +1,53 @@
 //! What `memperf latency` found: per-chunk samples of every point, the
 //! levels of the curve, policy ratios and the memory-level-parallelism sweep.
 
+use crate::analysis;
 use crate::memory::{Backing, PagePolicy};
-use crate::timing::Summary;
+use crate::timing::core_clock::CoreClock;
+use crate::timing::{Ratio, Summary};
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 
-/// Per-chunk latency samples of one point.
+/// One working set under one policy and visiting order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     pub pages: PagePolicy,
     /// `random` or `page-local`.
     pub order: String,
     pub size_bytes: Bytes,
-    pub loads_per_chunk: u64,
-    /// ns per load of each chunk, in measurement order.
-    pub chunk_latency_ns: Vec<f64>,
+    pub loads_per_sample: u64,
+    /// Mean ns per load of each sample (one per repetition, each at least
+    /// the minimum sample time, after an untimed warm-up traversal).
+    pub sample_latency_ns: Vec<f64>,
     pub latency_ns: Summary,
-    pub p90_ns: f64,
-    pub p99_ns: f64,
     pub valid: bool,
 }
 
-/// A level of the curve, beside the cache it corresponds to.
+/// A level of the random-order curve: between two knees.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyLevel {
     pub pages: PagePolicy,
-    /// `L1`, `L2`, `L3`, … or `DRAM`.
+    /// `L1`, `L2`, `L3` (the knee after it lies within ×2 of that cache),
+    /// `DRAM` (past 4× the last-level cache, after the LLC's knee), or
+    /// `unattributed`.
     pub name: String,
     pub latency_ns: f64,
+    /// At the measured core clock.
     pub cycles: Option<f64>,
+    pub from_bytes: Bytes,
     pub up_to_bytes: Bytes,
-    /// The size `info` reports for this cache level.
-    pub cache_bytes: Option<Bytes>,
+    /// What the knee after this level was attributed to (none for the last).
+    pub knee_after: Option<analysis::attribution::Attribution>,
 }
 
-/// Policy B over policy A at one size, from per-round ratios.
+/// Policy B over policy A at one size: per-repetition ratio of the
+/// latencies, measured next to each other.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PolicyRatio {
     pub size_bytes: Bytes,
     pub a: PagePolicy,
     pub b: PagePolicy,
-    pub ratio_median: f64,
-    pub ratio_min: f64,
-    pub ratio_max: f64,
+    pub ratio: Ratio,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -61,8 +65,10 @@ pub struct MlpPoint {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
     pub seed: u64,
+    /// Backing of each region, read back after the measurement.
     pub regions: Vec<Backing>,
-    pub nominal_ghz: Option<f64>,
+    /// The core clock, measured before and after the sweep.
+    pub core_clock: Vec<CoreClock>,
     pub points: Vec<Point>,
     pub levels: Vec<LatencyLevel>,
     pub ratios: Vec<PolicyRatio>,

@@ -1,0 +1,205 @@
+//! From the measured sweeps to claims: where to refine, whether the
+//! control holds, the reaches beside CPUID, the walk cost, and advice.
+
+use super::Swept;
+use crate::analysis::attribution::{attribute, Attribution, Known};
+use crate::analysis::knees;
+use crate::machine::Fingerprint;
+use crate::memory::{Backing, PagePolicy};
+use crate::model::outcome::tlb::{Control, Point, Reach, Sweep, WalkCost};
+use crate::timing::{stats, Ratio};
+use crate::units::Bytes;
+
+/// Smallest jump between levels that counts as a knee.
+const KNEE_RATIO: f64 = 1.2;
+
+/// (page count, median ns) of one sweep, by count.
+fn curve(points: &[Point], pages: PagePolicy, sweep: Sweep) -> Vec<(f64, f64)> {
+    let mut c: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.pages == pages && p.sweep == sweep)
+        .map(|p| (p.page_count as f64, p.ns_per_access.median))
+        .collect();
+    c.sort_by(|a, b| a.0.total_cmp(&b.0));
+    c
+}
+
+/// (last count before, first count after) of each knee of a curve.
+fn knee_brackets(c: &[(f64, f64)], max_levels: usize) -> Vec<(f64, f64)> {
+    let lv = knees::levels(c, max_levels, KNEE_RATIO);
+    lv.windows(2).map(|w| (w[0].to_x, w[1].from_x)).collect()
+}
+
+/// Counts to measure between the two around each knee (×1.25, ×1.5,
+/// ×1.75 of the lower one), per sweep.
+pub fn refinements(points: &[Point], sweeps: &[(PagePolicy, Sweep)]) -> Vec<(PagePolicy, Sweep, u64)> {
+    let mut out = Vec::new();
+    for &(pages, sweep) in sweeps {
+        let c = curve(points, pages, sweep);
+        let have: Vec<u64> = c.iter().map(|x| x.0 as u64).collect();
+        for (lo, hi) in knee_brackets(&c, 4) {
+            for f in [1.25, 1.5, 1.75] {
+                let n = (lo * f).round() as u64;
+                if (n as f64) < hi && !have.contains(&n) && !out.contains(&(pages, sweep, n)) {
+                    out.push((pages, sweep, n));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn l1d_bytes(m: &Fingerprint) -> f64 {
+    m.caches.iter().find(|c| c.level == 1 && c.kind != "Instruction").map_or(32768.0, |c| c.size_bytes.0 as f64)
+}
+
+/// Whether the control can be trusted: huge enough, and not stepping where
+/// only translation can make it step (its lines fitting in L1).
+pub fn control(swept: &[Swept], points: &[Point], m: &Fingerprint, missing: Option<String>) -> Control {
+    if let Some(reason) = missing {
+        return Control::Unavailable { reason };
+    }
+    let Some(c) = swept.iter().find(|s| s.sweep == Sweep::Control) else {
+        return Control::Unavailable { reason: "no control region".into() };
+    };
+    let policy = c.pages;
+    let huge_fraction = c.region.backing().huge_fraction;
+    let Some(f) = huge_fraction.filter(|f| *f >= 0.9) else {
+        return Control::NotHuge { policy, huge_fraction };
+    };
+    let in_l1 = |pages: f64| pages * 64.0 <= l1d_bytes(m);
+    let small: Vec<f64> = knee_brackets(&curve(points, PagePolicy::Small, Sweep::Own), 4).iter().map(|k| k.0).collect();
+    for (at, _) in knee_brackets(&curve(points, policy, Sweep::Control), 4) {
+        let near_small = small.is_empty() || small.iter().any(|s| at / s <= 2.0 && s / at <= 2.0);
+        if in_l1(at) && near_small {
+            return Control::SameReach { policy, pages: at as u64 };
+        }
+    }
+    Control::Valid { policy, huge_fraction: f }
+}
+
+/// The curve whose knees are `pages`' TLB reaches: for 4 KiB pages with a
+/// valid control, the translation-only curve (small minus control, plus
+/// the first small figure so it stays positive); otherwise the own curve.
+fn reach_curve(points: &[Point], pages: PagePolicy, control: &Control) -> Vec<(f64, f64)> {
+    let own = curve(points, pages, Sweep::Own);
+    let Control::Valid { policy, .. } = control else { return own };
+    if pages != PagePolicy::Small {
+        return own;
+    }
+    let ctl = curve(points, *policy, Sweep::Control);
+    let base = own.first().map_or(0.0, |p| p.1);
+    own.iter()
+        .filter_map(|&(n, y)| {
+            let c = ctl.iter().find(|c| c.0 == n)?;
+            Some((n, (y - c.1 + base).max(base * 0.5)))
+        })
+        .collect()
+}
+
+/// The knees of each policy's reach curve, set beside CPUID.
+pub fn reaches(points: &[Point], backings: &[Backing], control: &Control, m: &Fingerprint) -> Vec<Reach> {
+    let mut pols: Vec<PagePolicy> = points.iter().filter(|p| p.sweep == Sweep::Own).map(|p| p.pages).collect();
+    pols.sort();
+    pols.dedup();
+    let l1 = l1d_bytes(m);
+    let mut out = Vec::new();
+    for pages in pols {
+        let page_size = backings.iter().find(|b| b.requested == pages).and_then(|b| b.page_size_bytes);
+        let nominal = page_size.unwrap_or(pages.page_size());
+        let (c1, c2) = (m.dtlb_entries(1, nominal), m.dtlb_entries(2, nominal));
+        let known: Vec<Known> = [("L1", c1), ("L2", c2)]
+            .iter()
+            .filter_map(|(n, e)| e.map(|e| Known { name: n.to_string(), size: e as f64 }))
+            .collect();
+        let separated = pages == PagePolicy::Small && matches!(control, Control::Valid { .. });
+        let lv = knees::levels(&reach_curve(points, pages, control), 4, KNEE_RATIO);
+        for w in lv.windows(2) {
+            let entries = w[0].to_x as u64;
+            let confounded = !separated && entries as f64 * 64.0 > l1;
+            let attribution =
+                if confounded { Attribution::Unattributed } else { attribute(&[w[0].to_x], &known).remove(0) };
+            let trusted_size = pages == PagePolicy::Small || matches!(control, Control::Valid { .. });
+            out.push(Reach {
+                pages,
+                page_size_bytes: page_size,
+                measured_entries: entries,
+                measured_reach_bytes: page_size.filter(|_| trusted_size).map(|s| Bytes(entries * s.0)),
+                attribution,
+                cpuid_l1_entries: c1,
+                cpuid_l2_entries: c2,
+                ns_within: w[0].value,
+                ns_beyond: w[1].value,
+                confounded_with_cache: confounded,
+            });
+        }
+    }
+    out
+}
+
+/// Small minus control at every count both have, paired per repetition;
+/// empty unless the control is valid.
+pub fn walk_costs(points: &[Point], control: &Control) -> Vec<WalkCost> {
+    let Control::Valid { policy, .. } = control else { return Vec::new() };
+    points
+        .iter()
+        .filter(|p| p.pages == PagePolicy::Small && p.sweep == Sweep::Own)
+        .filter_map(|s| {
+            let c = points.iter().find(|c| c.sweep == Sweep::Control && c.page_count == s.page_count)?;
+            let d: Vec<f64> = s.sample_ns.iter().zip(&c.sample_ns).map(|(a, b)| a - b).collect();
+            Some(WalkCost {
+                page_count: s.page_count,
+                control: *policy,
+                ns_median: stats::median(&d).unwrap_or(f64::NAN),
+                differences_ns: d,
+            })
+        })
+        .collect()
+}
+
+/// The walk cost past the last 4 KiB reach (counts beyond twice it): the
+/// median of every paired difference there, with its interval.
+pub fn walk_beyond_reach(reaches: &[Reach], costs: &[WalkCost]) -> Option<Ratio> {
+    let reach = reaches
+        .iter()
+        .filter(|r| r.pages == PagePolicy::Small && !r.confounded_with_cache)
+        .map(|r| r.measured_entries)
+        .max()?;
+    let beyond: Vec<f64> =
+        costs.iter().filter(|c| c.page_count > 2 * reach).flat_map(|c| c.differences_ns.clone()).collect();
+    Ratio::of(&beyond)
+}
+
+/// Sentences drawn only from attributed reaches and a valid control.
+pub fn advice(reaches: &[Reach], walk: Option<&Ratio>, control: &Control) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Control::SameReach { policy, pages } = control {
+        out.push(format!(
+            "{policy} pages use small TLB entries on this machine (they step at ~{pages} pages, as 4 KiB pages do): huge pages do not enlarge the TLB reach here, so expect at most shorter page walks from them"
+        ));
+        return out;
+    }
+    let last = |pages: PagePolicy| {
+        reaches
+            .iter()
+            .filter(|r| r.pages == pages && matches!(r.attribution, Attribution::Level { .. }))
+            .max_by_key(|r| r.measured_entries)
+    };
+    if let (Some(small), Some(w)) = (last(PagePolicy::Small), walk) {
+        let Some(bytes) = small.measured_reach_bytes else { return out };
+        let mut s = format!(
+            "random access over more than {bytes} on 4 KiB pages pays ~{:.0} ns per access in page walks ({:.0}..{:.0} ns)",
+            w.median, w.low, w.high
+        );
+        if let Some(h) = reaches
+            .iter()
+            .filter(|r| r.pages != PagePolicy::Small && matches!(r.attribution, Attribution::Level { .. }))
+            .filter_map(|r| r.measured_reach_bytes.map(|b| (r, b)))
+            .max_by_key(|(_, b)| *b)
+        {
+            s.push_str(&format!("; {} pages move that limit to {}", h.0.pages, h.1));
+        }
+        out.push(s);
+    }
+    out
+}

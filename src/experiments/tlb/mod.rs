@@ -1,0 +1,291 @@
+//! `memperf tlb`: TLB reach per page size and the cost of a page walk.
+//!
+//! Method: one cache line per page, over P pages visited in one random
+//! cycle, P doubling from 8 to well past the last TLB level, for each page
+//! policy; then the interval around each knee is measured again at ×1.25,
+//! ×1.5 and ×1.75, so a reach is known to better than a factor of two. The
+//! line inside each page comes from a hash of the page number, so the
+//! lines spread over cache sets.
+//!
+//! Past a few hundred pages the lines themselves outgrow L1, and such a
+//! knee is not a TLB's. So there is always a control: a huge-page region
+//! swept with the 4 KiB layout (one line every 4 KiB) — the same lines,
+//! the same cache sets, the same prefetcher behaviour, fewer translations.
+//! The 4 KiB sweep minus the control, paired per repetition, is the page
+//! walk alone. The control's own assumption is checked: if it steps where
+//! the 4 KiB sweep does at a page count whose lines fit in L1, its pages
+//! use small TLB entries (a VM whose host backs it with small pages) and
+//! no walk cost is derived. Knees are set beside CPUID's entry counts and
+//! named only within ×2 of one; CPUID's figures are shown either way.
+
+mod curves;
+
+use super::{chases, Context, Experiment, Preset};
+use crate::error::{Error, Result};
+use crate::kernels::chase::{visit_order, Chase};
+use crate::memory::{PagePolicy, Region};
+pub use crate::model::outcome::tlb::*;
+use crate::model::Caution;
+use crate::timing::core_clock::{self, CoreClock};
+use crate::timing::Summary;
+use crate::units::{Bytes, GIB};
+use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Params {
+    pub pages: Vec<PagePolicy>,
+    pub min_pages: u64,
+    /// Most pages per policy (doubling from `min_pages`).
+    pub max_pages: u64,
+    /// Most memory per policy; caps the page count of large pages.
+    pub max_bytes: Bytes,
+    /// Samples per point (each after a warm-up traversal), interleaved.
+    pub repetitions: usize,
+    pub min_sample_s: f64,
+    /// Measure again between the counts around each knee.
+    pub refine: bool,
+    pub seed: u64,
+}
+
+impl Params {
+    pub fn preset(preset: Preset) -> Params {
+        let (max_bytes, reps) = match preset {
+            Preset::Quick => (Bytes(GIB), 5),
+            Preset::Default => (Bytes(2 * GIB), 7),
+            Preset::Full => (Bytes(8 * GIB), 11),
+        };
+        Params {
+            pages: vec![PagePolicy::Small, PagePolicy::Thp],
+            min_pages: 8,
+            max_pages: 1 << 16,
+            max_bytes,
+            repetitions: reps,
+            min_sample_s: 0.005,
+            refine: true,
+            seed: 0x746c_6273,
+        }
+    }
+
+    /// Page counts for a sweep with one line every `stride` bytes.
+    pub fn counts(&self, stride: Bytes) -> Vec<u64> {
+        // Never past the memory cap: large pages start lower when it binds.
+        let cap = self.max_pages.min(self.max_bytes.0 / stride.0).max(2);
+        let first = self.min_pages.clamp(2, cap);
+        std::iter::successors(Some(first), |&p| Some(p * 2)).take_while(|&p| p <= cap).collect()
+    }
+
+    /// The policy of the control region: the first huge policy asked for,
+    /// else THP.
+    pub fn control_policy(&self) -> PagePolicy {
+        self.pages.iter().copied().find(|p| *p != PagePolicy::Small).unwrap_or(PagePolicy::Thp)
+    }
+}
+
+pub struct Tlb;
+
+impl Experiment for Tlb {
+    const NAME: &'static str = "tlb";
+    type Params = Params;
+    type Outcome = Outcome;
+    fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+        run(p, ctx)
+    }
+}
+
+/// Byte offset of page `s`'s line. The line inside the page comes from a
+/// hash of s, not a simple function of s: on physically contiguous huge
+/// pages the cache set is fixed by the low bits of s × page, and a line
+/// offset that depended on those same bits would fold every page onto a few
+/// sets (a cache conflict posing as a TLB miss).
+fn slot_offset(s: usize, page: usize) -> usize {
+    let h = crate::kernels::chase::SplitMix64(s as u64).next_u64();
+    s * page + (h % (page as u64 / 64)) as usize * 64
+}
+
+/// One swept region: its policy, which sweep, the stride and its counts.
+struct Swept {
+    pages: PagePolicy,
+    sweep: Sweep,
+    stride: Bytes,
+    counts: Vec<u64>,
+    region: Region,
+}
+
+fn check(p: &Params) -> Result<()> {
+    if p.pages.is_empty() || p.min_pages < 2 || p.repetitions == 0 {
+        return Err(Error::usage("tlb needs at least one page policy, at least 2 pages and one repetition"));
+    }
+    if p.max_pages < p.min_pages {
+        return Err(Error::usage(format!(
+            "--max-pages {} is below the first page count ({}): use at least {}",
+            p.max_pages, p.min_pages, p.min_pages
+        )));
+    }
+    Ok(())
+}
+
+/// The regions: one per policy at its own stride, and the control.
+fn regions(p: &Params) -> Result<(Vec<Swept>, Option<String>)> {
+    let mut out = Vec::new();
+    for &pol in &p.pages {
+        let counts = p.counts(pol.page_size());
+        let bytes = Bytes(counts.last().copied().unwrap_or(p.min_pages) * pol.page_size().0);
+        out.push(Swept {
+            pages: pol,
+            sweep: Sweep::Own,
+            stride: pol.page_size(),
+            counts,
+            region: Region::new(pol, bytes)?,
+        });
+    }
+    let counts = p.counts(Bytes(4096));
+    let bytes = Bytes(counts.last().copied().unwrap_or(p.min_pages) * 4096);
+    let control = p.control_policy();
+    let missing = match Region::new(control, bytes) {
+        Ok(region) => {
+            out.push(Swept { pages: control, sweep: Sweep::Control, stride: Bytes(4096), counts, region });
+            None
+        }
+        Err(e) => Some(format!("no {control} region for the control: {}", e.message)),
+    };
+    Ok((out, missing))
+}
+
+fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+    check(p)?;
+    let _pin = crate::timing::team::PinGuard::first_cpu();
+    let clock_before = core_clock::measure(ctx.clock, 5, 0.01);
+    let (mut swept, missing) = regions(p)?;
+    let mut counts: Vec<u64> = swept.iter().flat_map(|s| s.counts.clone()).collect();
+    counts.sort();
+    counts.dedup();
+    ctx.progress.start("tlb", counts.len() as u64);
+    let mut points = measure_counts(p, ctx, &mut swept, &counts)?;
+    if p.refine {
+        let extra = curves::refinements(&points, &swept.iter().map(|s| (s.pages, s.sweep)).collect::<Vec<_>>());
+        for s in swept.iter_mut() {
+            s.counts.extend(extra.iter().filter(|(pol, sw, _)| *pol == s.pages && *sw == s.sweep).map(|x| x.2));
+        }
+        let mut more: Vec<u64> = extra.iter().map(|x| x.2).collect();
+        more.sort();
+        more.dedup();
+        points.extend(measure_counts(p, ctx, &mut swept, &more)?);
+        points.sort_by_key(|x| (x.pages, x.sweep, x.page_count));
+    }
+    for s in swept.iter_mut() {
+        s.region.read_back();
+    }
+    let core_clock: Vec<CoreClock> =
+        [clock_before, core_clock::measure(ctx.clock, 5, 0.01)].into_iter().flatten().collect();
+    let control = curves::control(&swept, &points, ctx.machine, missing);
+    if let Control::SameReach { policy, pages } = &control {
+        ctx.warn(Caution::HugeSameReach { huge: policy.to_string(), pages: *pages });
+    }
+    let backings: Vec<crate::memory::Backing> = swept.iter().map(|s| s.region.backing().clone()).collect();
+    let reaches = curves::reaches(&points, &backings, &control, ctx.machine);
+    let walk_costs = curves::walk_costs(&points, &control);
+    let walk_ns = curves::walk_beyond_reach(&reaches, &walk_costs);
+    let ghz = (!core_clock.is_empty()).then(|| core_clock.iter().map(|c| c.ghz).sum::<f64>() / core_clock.len() as f64);
+    Ok(Outcome {
+        seed: p.seed,
+        advice: curves::advice(&reaches, walk_ns.as_ref(), &control),
+        walk_cycles: walk_ns.as_ref().zip(ghz).map(|(w, g)| w.median * g),
+        regions: backings,
+        core_clock,
+        valid: points.iter().all(|x| x.valid),
+        points,
+        control,
+        reaches,
+        walk_costs,
+        walk_ns,
+    })
+}
+
+/// Every swept region that has each count, interleaved per count.
+fn measure_counts(p: &Params, ctx: &Context, swept: &mut [Swept], counts: &[u64]) -> Result<Vec<Point>> {
+    let mut points = Vec::new();
+    for &count in counts {
+        ctx.check_interrupt()?;
+        let mut keys = Vec::new();
+        let mut list = Vec::new();
+        for s in swept.iter_mut().filter(|s| s.counts.contains(&count)) {
+            let base = s.region.as_mut_slice::<u8>().as_mut_ptr();
+            let stride = s.stride.0 as usize;
+            let order = visit_order(count as usize, None, p.seed);
+            // SAFETY: count × stride bytes fit the region (sized for its
+            // largest count), which outlives the chase.
+            let c = unsafe { Chase::new(base, order, |i| slot_offset(i, stride), 1) };
+            keys.push((s.pages, s.sweep, s.stride));
+            list.push(RefCell::new(c));
+        }
+        let series = chases::measure(&list, &chases::plan(p.repetitions, p.min_sample_s, p.seed), ctx)?;
+        for ((pages, sweep, stride), s) in keys.into_iter().zip(&series) {
+            let ns = chases::ns_per_load(s);
+            points.push(Point {
+                pages,
+                sweep,
+                stride_bytes: stride,
+                page_count: count,
+                span_bytes: Bytes(count * stride.0),
+                ns_per_access: Summary::of(&ns).expect("measured"),
+                sample_ns: ns,
+                valid: s.ok,
+            });
+        }
+        ctx.progress.advance(1);
+    }
+    Ok(points)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_double_and_respect_the_memory_cap() {
+        let mut p = Params::preset(Preset::Quick);
+        p.max_bytes = Bytes(64 << 20);
+        assert_eq!(p.counts(Bytes(2 << 20)), vec![8, 16, 32]);
+        assert_eq!(*p.counts(Bytes(4096)).last().unwrap(), 1 << 14);
+        p.max_bytes = Bytes(2 << 30);
+        assert_eq!(p.counts(Bytes(1 << 30)), vec![2], "1 GiB pages stay within the cap");
+    }
+
+    #[test]
+    fn a_control_is_always_planned() {
+        let mut p = Params::preset(Preset::Quick);
+        p.pages = vec![PagePolicy::Small];
+        assert_eq!(p.control_policy(), PagePolicy::Thp, "4k alone still gets a THP control");
+        p.pages = vec![PagePolicy::Small, PagePolicy::Huge2M];
+        assert_eq!(p.control_policy(), PagePolicy::Huge2M);
+    }
+
+    #[test]
+    fn max_pages_below_the_first_count_is_refused() {
+        let mut p = Params::preset(Preset::Quick);
+        p.max_pages = 1;
+        assert_eq!(check(&p).unwrap_err().kind.exit_code(), 2);
+    }
+
+    #[test]
+    fn slots_stay_inside_their_page_and_spread_over_lines() {
+        for page in [4096usize, 2 << 20] {
+            let offs: Vec<usize> = (0..100).map(|s| slot_offset(s, page)).collect();
+            for (s, o) in offs.iter().enumerate() {
+                assert_eq!(o / page, s);
+                assert_eq!(o % 64, 0);
+            }
+            let mut lines: Vec<usize> = offs.iter().map(|o| o % page / 64).collect();
+            lines.sort();
+            lines.dedup();
+            assert!(lines.len() >= 40);
+        }
+        // On contiguous memory the L2 set (bits 6..17 for 2048 sets) of a
+        // 4 KiB-stride sweep must use most sets, not a handful.
+        let mut sets: Vec<usize> = (0..4096).map(|s| slot_offset(s, 4096) / 64 % 2048).collect();
+        sets.sort();
+        sets.dedup();
+        assert!(sets.len() > 1500, "{} sets", sets.len());
+    }
+}
