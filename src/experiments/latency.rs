@@ -154,8 +154,10 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     })
 }
 
-/// One working set: every (policy, order) chase, interleaved; the policy
-/// ratios (random order) against the first policy, per repetition.
+/// One working set: for each order, the chases of every policy
+/// interleaved (the orders share a region's lines, so they take turns);
+/// the policy ratios (random order) against the first policy, per
+/// repetition.
 fn measure_size(
     p: &Params,
     ctx: &Context,
@@ -164,35 +166,31 @@ fn measure_size(
     orders: &[(&str, Option<usize>)],
 ) -> Result<(Vec<Point>, Vec<PolicyRatio>)> {
     let lines = (size.0 as usize / LINE).max(2);
-    let mut keys = Vec::new();
-    let mut chases = Vec::new();
+    let mut points = Vec::new();
     for &(order, window) in orders {
-        for (pol, r) in regions.iter_mut() {
-            let base = r.as_mut_slice::<u8>().as_mut_ptr();
-            // SAFETY: lines × 64 bytes <= region length; the region
-            // outlives the chase (both live in `run`).
-            let c = unsafe { Chase::new(base, visit_order(lines, window, p.seed), |s| s * LINE, 1) };
-            keys.push((*pol, order));
-            chases.push(RefCell::new(c));
-        }
-    }
-    let series = chases::measure(&chases, &chases::plan(p.repetitions, p.min_sample_s, p.seed), ctx)?;
-    let points: Vec<Point> = keys
-        .iter()
-        .zip(&series)
-        .map(|(&(pages, order), s)| {
+        let chases: Vec<RefCell<Chase>> = regions
+            .iter_mut()
+            .map(|(_, r)| {
+                let base = r.as_mut_slice::<u8>().as_mut_ptr();
+                // SAFETY: lines × 64 bytes <= region length; the region
+                // outlives the chase (both live in `run`).
+                RefCell::new(unsafe { Chase::new(base, visit_order(lines, window, p.seed), |s| s * LINE, 1) })
+            })
+            .collect();
+        let series = chases::measure(&chases, &chases::plan(p.repetitions, p.min_sample_s, p.seed), ctx)?;
+        for ((pages, _), s) in regions.iter().zip(&series) {
             let ns = chases::ns_per_load(s);
-            Point {
-                pages,
+            points.push(Point {
+                pages: *pages,
                 order: order.into(),
                 size_bytes: Bytes((lines * LINE) as u64),
                 loads_per_sample: s.iters,
                 latency_ns: Summary::of(&ns).expect("samples measured"),
                 sample_latency_ns: ns,
                 valid: s.ok,
-            }
-        })
-        .collect();
+            });
+        }
+    }
     let random: Vec<&Point> = points.iter().filter(|x| x.order == "random").collect();
     let ratios = random
         .iter()
