@@ -28,6 +28,7 @@ fn run(cli: Cli) -> Result<u8> {
     match &cli.command {
         Command::Report(a) => return export::rebuild(&a.path, a.output.as_deref()).map(|_| 0),
         Command::Compare(a) => return export::compare(&a.a, &a.b).map(|_| 0),
+        Command::Cleanup => return cleanup(),
         _ => {}
     }
     install_interrupt_handler();
@@ -62,8 +63,22 @@ fn run(cli: Cli) -> Result<u8> {
     })
 }
 
-/// First Ctrl-C: finish the current sample, then write what completed.
-/// Second Ctrl-C: give back reserved huge pages and leave at once.
+/// `memperf cleanup`: what killed runs left reserved goes back to the pools.
+fn cleanup() -> Result<u8> {
+    let given = memperf::memory::reserve::cleanup()?;
+    let mut text = String::new();
+    for (pid, page, pages) in &given {
+        text.push_str(&format!("gave back {pages} {page} page(s) reserved by pid {pid}, which is gone\n"));
+    }
+    if given.is_empty() {
+        text.push_str("nothing to give back: no reservation of a dead memperf run\n");
+    }
+    memperf::report::sink::stdout(text.as_bytes()).map(|_| 0)
+}
+
+/// First Ctrl-C, SIGTERM or SIGHUP: finish the current sample, then write
+/// what completed and give the pages back. A second one: give back
+/// reserved huge pages and leave at once.
 fn install_interrupt_handler() {
     let _ = ctrlc::set_handler(|| {
         if INTERRUPTED.swap(true, Ordering::SeqCst) {

@@ -44,6 +44,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Headline metrics of two result documents side by side, with ratios and a noise test.
     Compare(CompareArgs),
+    /// Give back hugetlb pages that killed memperf runs left reserved.
+    Cleanup,
 }
 
 #[derive(Debug, Args)]
@@ -135,7 +137,9 @@ impl Command {
             }
             Command::PageInit(a) => Ok(plan_of(vec![Job::PageInit(a.params()?)], &a.common, Some("page-init"))),
             Command::Run(r) => r.plan(machine),
-            Command::Report(_) | Command::Compare(_) => Err(Error::usage("report and compare do not measure")),
+            Command::Report(_) | Command::Compare(_) | Command::Cleanup => {
+                Err(Error::usage("report, compare and cleanup do not measure"))
+            }
         }
     }
 
@@ -148,7 +152,7 @@ impl Command {
             Command::PrefetchFault(a) => &a.common,
             Command::PageInit(a) => &a.common,
             Command::Run(r) => &r.common,
-            Command::Report(_) | Command::Compare(_) => &NO_COMMON,
+            Command::Report(_) | Command::Compare(_) | Command::Cleanup => &NO_COMMON,
         }
     }
 }

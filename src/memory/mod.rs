@@ -57,6 +57,7 @@ mod tests {
             eprintln!("skipped: reserving {page} hugetlb pages needs root");
             return;
         }
+        let _turn = POOL_TESTS.lock().unwrap_or_else(|e| e.into_inner());
         match Reservation::ensure(page, pages) {
             Ok(_guard) => f(),
             Err(e) => eprintln!("skipped: {e}"),
@@ -103,43 +104,51 @@ mod tests {
             eprintln!("skipped: no 1 GiB hugetlb pool on this kernel");
             return;
         };
-        let _serialise = reserve::Reservation::ensure(Bytes(1 << 30), 0);
         let e = Region::new(PagePolicy::Huge1G, Bytes((free + 1) << 30)).err().unwrap();
         assert_eq!(e.kind.exit_code(), 2);
         assert!(e.fix.unwrap().contains("nr_hugepages"));
     }
 
+    /// Tests that change the 2 MiB pool take turns, so each can read it.
+    static POOL_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn nr_2m() -> u64 {
+        std::fs::read_to_string("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages")
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
     #[test]
-    fn reservation_restores_the_old_value() {
-        let path = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages";
+    fn reservation_gives_back_exactly_what_it_added() {
         if !is_root() {
             eprintln!("skipped: needs root");
             return;
         }
-        let previous = match Reservation::ensure(Bytes(2 * MIB), 3) {
-            Ok(r) => {
-                assert!(r.obtained_free >= 3);
-                r.previous
-            }
+        let _turn = POOL_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+        let before = nr_2m();
+        let r = match Reservation::ensure(Bytes(2 * MIB), 3) {
+            Ok(r) => r,
             Err(e) => {
                 eprintln!("skipped: {e}");
                 return;
             }
         };
-        // Holding the pool lock (a reservation of nothing) no other test can
-        // change the pool while we read it.
-        let _lock = Reservation::ensure(Bytes(2 * MIB), 0).unwrap();
-        let now: u64 = std::fs::read_to_string(path).unwrap().trim().parse().unwrap();
-        assert_eq!(now, previous);
+        assert!(r.obtained_free >= 3);
+        assert_eq!(nr_2m(), before + r.added);
+        drop(r);
+        assert_eq!(nr_2m(), before);
     }
 
     #[test]
-    fn restore_all_puts_back_a_live_reservation() {
-        let path = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages";
+    fn restore_all_puts_back_a_live_reservation_once() {
         if !is_root() {
             eprintln!("skipped: needs root");
             return;
         }
+        let _turn = POOL_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+        let before = nr_2m();
         let r = match Reservation::ensure(Bytes(2 * MIB), 2) {
             Ok(r) => r,
             Err(e) => {
@@ -148,8 +157,47 @@ mod tests {
             }
         };
         reserve::restore_all();
-        let now: u64 = std::fs::read_to_string(path).unwrap().trim().parse().unwrap();
-        assert_eq!(now, r.previous, "restored while the reservation is still held");
+        assert_eq!(nr_2m(), before, "restored while the reservation is still held");
         drop(r);
+        assert_eq!(nr_2m(), before, "and not given back twice");
+    }
+
+    #[test]
+    fn pages_of_a_killed_run_are_given_back_by_cleanup() {
+        if !is_root() {
+            eprintln!("skipped: needs root");
+            return;
+        }
+        let _turn = POOL_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+        // A run that reserved one page and died: its pid is gone, its
+        // record and its page remain.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        let before = nr_2m();
+        std::fs::create_dir_all("/run/memperf/reservations").unwrap();
+        std::fs::write("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", (before + 1).to_string()).unwrap();
+        let record = format!("/run/memperf/reservations/{pid}-2048kB-0");
+        std::fs::write(&record, format!("{pid} 2048 1 1\n")).unwrap();
+        let reaped = reserve::cleanup().unwrap();
+        assert!(reaped.contains(&(pid, Bytes(2 * MIB), 1)), "{reaped:?}");
+        assert_eq!(nr_2m(), before);
+        assert!(!std::path::Path::new(&record).exists());
+    }
+
+    #[test]
+    fn reserving_two_pools_in_one_run_does_not_hang() {
+        if !is_root() {
+            eprintln!("skipped: needs root");
+            return;
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let a = Reservation::ensure(Bytes(2 * MIB), 0);
+            let b = Reservation::ensure(Bytes(1 << 30), 0);
+            tx.send((a.is_ok(), b.is_ok() || b.err().is_some_and(|e| e.message.contains("no 1GiB")))).unwrap();
+        });
+        let got = rx.recv_timeout(std::time::Duration::from_secs(20)).expect("the second reservation hung");
+        assert!(got.0 && got.1, "{got:?}");
     }
 }

@@ -1,0 +1,130 @@
+//! Fault scenarios against the real binary: signals at several moments,
+//! kill -9 during a reserving run, two reserving runs at once. Whatever
+//! happens, the hugetlb pools end at the value they started at (after
+//! kill -9: after `memperf cleanup`), and a signalled run still writes a
+//! valid document. These need root; without it they say so and pass.
+
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The pool tests of this file take turns: each reads the pool's value.
+static TURN: Mutex<()> = Mutex::new(());
+
+const NR: &str = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages";
+
+fn nr() -> u64 {
+    std::fs::read_to_string(NR).unwrap().trim().parse().unwrap()
+}
+
+fn root() -> bool {
+    let uid = std::fs::read_to_string("/proc/self/status")
+        .map(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")))
+        .unwrap_or(false);
+    if !uid || !std::path::Path::new(NR).exists() {
+        eprintln!("skipped: needs root and a 2 MiB hugetlb pool");
+    }
+    uid && std::path::Path::new(NR).exists()
+}
+
+/// A reserving latency run long enough to be caught in the middle.
+fn reserving_run(json: &std::path::Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_memperf"))
+        .args(["latency", "--quiet", "--pages", "4k,2m", "--sizes", "4KiB:64MiB", "--reserve-hugepages"])
+        .args(["--json", json.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until the run has reserved its pages (the pool grew), at most 20 s.
+fn wait_reserved(before: u64) -> bool {
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(20) {
+        if nr() > before {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: sending a signal to our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+}
+
+#[test]
+fn sigterm_and_sighup_finish_the_sample_write_the_document_and_give_the_pages_back() {
+    if !root() {
+        return;
+    }
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    for (sig, after_ms) in [(libc::SIGTERM, 0u64), (libc::SIGHUP, 300), (libc::SIGINT, 1000)] {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("r.json");
+        let before = nr();
+        let mut child = reserving_run(&json);
+        if !wait_reserved(before) {
+            let _ = child.kill();
+            let _ = child.wait();
+            eprintln!("skipped: the pool could not grow (memory too fragmented)");
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(after_ms));
+        signal(&child, sig);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(130), "signal {sig}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(nr(), before, "signal {sig}: pages given back");
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(doc["experiments"][0]["status"], "interrupted", "signal {sig}");
+    }
+}
+
+#[test]
+fn kill_9_leaves_a_record_that_cleanup_gives_back() {
+    if !root() {
+        return;
+    }
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let before = nr();
+    let mut child = reserving_run(&dir.path().join("r.json"));
+    if !wait_reserved(before) {
+        let _ = child.kill();
+        let _ = child.wait();
+        eprintln!("skipped: the pool could not grow");
+        return;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(nr() > before, "SIGKILL runs no destructor: the pages are still out");
+    let o = Command::new(env!("CARGO_BIN_EXE_memperf")).arg("cleanup").output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains(&format!("pid {}", child.id())));
+    assert_eq!(nr(), before);
+}
+
+#[test]
+fn two_reserving_runs_at_once_each_give_back_their_own() {
+    if !root() {
+        return;
+    }
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let before = nr();
+    let small = |name: &str| {
+        Command::new(env!("CARGO_BIN_EXE_memperf"))
+            .args(["latency", "--quiet", "--pages", "2m", "--sizes", "4KiB:16MiB", "--chains", "1"])
+            .args(["--reserve-hugepages", "--json", dir.path().join(name).to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (small("a.json"), small("b.json"));
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert_eq!((a.status.code(), b.status.code()), (Some(0), Some(0)));
+    assert_eq!(nr(), before, "the pool is back where it started");
+}
