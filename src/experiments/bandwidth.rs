@@ -265,10 +265,7 @@ fn measure(
             let args = array.slices(v.threads, v.distance_elements.unwrap_or(0) as usize);
             let kernel = *kernel;
             Box::new(move |step: Step| {
-                let n = match step {
-                    Step::WarmUp => 1,
-                    Step::Run(k) => k,
-                };
+                let n = step.iterations(1);
                 // SAFETY: every slice lies inside the array, alive for the call.
                 let run = team.run(ctx.clock, |t| unsafe { kernel(n, &args[t]) });
                 if run.placement.iter().any(|pl| !pl.stayed()) {

@@ -36,10 +36,7 @@ pub fn measure(chases: &[RefCell<Chase>], plan: &schedule::Plan, ctx: &Context) 
         .map(|c| {
             let warm = warm_loads(c.borrow().len(), ctx.machine);
             Box::new(move |step: Step| {
-                let n = match step {
-                    Step::WarmUp => warm,
-                    Step::Run(n) => n,
-                };
+                let n = step.iterations(warm);
                 let mut chase = c.borrow_mut();
                 chase.set_chains(1);
                 // SAFETY: the chase's memory outlives this call (the caller owns both).

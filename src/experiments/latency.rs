@@ -228,10 +228,7 @@ fn mlp_sweep(p: &Params, ctx: &Context, regions: &mut [(PagePolicy, Region)], si
             let kernel = chase_kernel(k).expect("checked 1..=16");
             let warm = chases::warm_loads(lines, ctx.machine) / k as u64;
             Box::new(move |step: Step| {
-                let n = match step {
-                    Step::WarmUp => warm.max(1),
-                    Step::Run(n) => n,
-                };
+                let n = step.iterations(warm.max(1));
                 let mut c = chase.borrow_mut();
                 c.set_chains(k);
                 // SAFETY: the chase's memory outlives this call.

@@ -6,45 +6,53 @@
 
 use super::x86_64::Prefetcher;
 
-/// The address to prefetch and a small mapped cycle for dependent loads.
+/// The addresses to prefetch (rotated over, so no single address keeps
+/// the paging-structure caches warm) and a small mapped cycle for
+/// dependent loads.
 #[derive(Debug, Clone, Copy)]
 pub struct TargetArg {
-    pub target: usize,
+    /// `mask + 1` addresses (a power of two).
+    pub targets: *const usize,
+    pub mask: usize,
     /// Head of a pointer cycle in mapped, cached memory.
     pub chase: *const usize,
     /// Always 0, but opaque to the compiler, to make an address depend on a load.
     pub zero: usize,
 }
 
-/// `iters` × 8 prefetches of the target; returns iters (nothing to check).
+/// `iters` × 8 prefetches, of the targets in turn; returns iters.
 ///
 /// # Safety
-/// Prefetches never fault on x86_64; `arg` needs nothing else.
+/// `arg.targets` must hold `arg.mask + 1` readable words. Prefetches never
+/// fault on x86_64.
 #[inline(never)]
 pub unsafe fn target_throughput<P: Prefetcher>(iters: u64, arg: &TargetArg) -> u64 {
-    let t = std::hint::black_box(arg.target) as *const f64;
+    let (t, mask) = (std::hint::black_box(arg.targets), arg.mask);
+    let mut k = 0usize;
     for _ in 0..iters {
         for _ in 0..8 {
-            // SAFETY: a prefetch is a hint and never faults.
-            unsafe { P::prefetch(t) };
+            // SAFETY: k & mask indexes the caller's array; a prefetch never faults.
+            unsafe { P::prefetch(*t.add(k & mask) as *const f64) };
+            k = k.wrapping_add(1);
         }
         std::hint::black_box(());
     }
     iters
 }
 
-/// `iters` steps of: prefetch the target (its address depending on the
-/// previous load), then load the next element of a cached cycle. Returns
-/// the final cycle position (the caller checks it is still in the cycle).
+/// `iters` steps of: prefetch the next target (its address depending on
+/// the previous load), then load the next element of a cached cycle.
+/// Returns the final cycle position (the caller checks it is in the cycle).
 ///
 /// # Safety
-/// `arg.chase` must head a cycle of valid pointers.
+/// As for [`target_throughput`]; `arg.chase` must head a cycle of valid pointers.
 #[inline(never)]
 pub unsafe fn target_latency<P: Prefetcher>(iters: u64, arg: &TargetArg) -> u64 {
     let mut p = arg.chase;
     let zero = std::hint::black_box(arg.zero);
-    for _ in 0..iters {
-        let addr = arg.target | (p as usize & zero);
+    for i in 0..iters as usize {
+        // SAFETY: i & mask indexes the caller's array.
+        let addr = unsafe { *arg.targets.add(i & arg.mask) } | (p as usize & zero);
         // SAFETY: a prefetch never faults.
         unsafe { P::prefetch(addr as *const f64) };
         // SAFETY: p is in the caller's cycle.
@@ -100,7 +108,9 @@ pub unsafe fn walk_lists<P: Prefetcher, const G: u8>(heads: &[*const Node]) -> u
 /// `line_offset` of each; each load's address depends on the previous load
 /// (so the walk is latency-bound and the pages' order defeats the hardware
 /// prefetchers), and the line of the page `ahead` steps further on is
-/// prefetched. Returns the sum of the first word of each line loaded.
+/// prefetched — its address depending on the previous load too, so the
+/// prefetch cannot run ahead of the walk out of order. Returns the sum of
+/// the first word of each line loaded.
 ///
 /// # Safety
 /// `base + page × page_bytes + line_offset + 8` must be readable for every page listed.
@@ -119,8 +129,9 @@ pub unsafe fn page_walk<P: Prefetcher>(
     for i in 0..n {
         if ahead > 0 {
             let far = pages[(i + ahead) % n] as usize;
+            let at = far * page_bytes + line_offset + (prev & zero) as usize;
             // SAFETY: a prefetch never faults.
-            unsafe { P::prefetch(base.wrapping_add(far * page_bytes + line_offset) as *const f64) };
+            unsafe { P::prefetch(base.wrapping_add(at) as *const f64) };
         }
         let at = pages[i] as usize * page_bytes + line_offset + (prev & zero) as usize;
         // SAFETY: inside the caller's region (prev & zero is 0).

@@ -178,14 +178,30 @@ pub fn advice(doc: &Document) -> Vec<String> {
         }
     }
     if let Some(pf) = doc.outcome::<prefetch_fault::Outcome>() {
-        let traps: Vec<&str> =
-            pf.verdicts.iter().filter(|v| v.verdict.starts_with("traps")).map(|v| v.instruction.as_str()).collect();
-        out.push(if traps.is_empty() {
-            "No prefetch instruction traps on a bad address here: prefetching NULL at the end of a list costs no system time.".into()
-        } else {
-            format!("{} trap to the kernel on bad addresses: guard prefetches of pointers that may be NULL.", traps.join(", "))
-        });
-        let mut v = pf.tlb_miss_verdict.clone();
+        use prefetch_fault::Finding;
+        let mut traps: Vec<&str> = pf
+            .verdicts
+            .iter()
+            .filter(|v| matches!(v.finding, Finding::Traps { .. }))
+            .map(|v| v.instruction.as_str())
+            .collect();
+        traps.dedup();
+        let free: Vec<&str> = pf
+            .verdicts
+            .iter()
+            .filter(|v| matches!(v.finding, Finding::NoCostBeyondNoise { .. }))
+            .map(|v| v.instruction.as_str())
+            .collect();
+        if !traps.is_empty() {
+            out.push(format!(
+                "Prefetches of bad addresses trap here ({}): guard them with a NULL test.",
+                traps.join(", ")
+            ));
+        } else if pf.verdicts.iter().all(|v| matches!(v.finding, Finding::NoCostBeyondNoise { .. })) && !free.is_empty()
+        {
+            out.push("No prefetch instruction traps or costs more than the noise on a bad address here: prefetching NULL at the end of a list is harmless.".into());
+        }
+        let mut v = pf.tlb_miss_verdict.describe();
         if let Some(c) = v.get_mut(0..1) {
             c.make_ascii_uppercase();
         }

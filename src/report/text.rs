@@ -454,77 +454,60 @@ fn tlb_text(o: &tlb::Outcome) -> String {
 }
 
 fn prefetch_fault_text(o: &prefetch_fault::Outcome) -> String {
-    use prefetch_fault::Target;
-    let mut out = String::from(
-        "prefetch of bad addresses (vs mapped = ns above the same instruction prefetching a mapped line)\n",
-    );
+    use prefetch_fault::{LoopKind, Target};
+    let mut out = String::from("prefetch of bad addresses, each rotated over distinct pages and verified first\n");
     for t in &o.targets {
         out.push_str(&format!(
-            "  {:?} {}: {}{}\n",
-            t.target,
-            t.address,
+            "  {} ({} addresses, {}..{}): {}{}\n",
+            t.target.name(),
+            t.addresses,
+            t.first,
+            t.last,
             t.check,
             if t.ok { "" } else { " (CHECK FAILED)" }
         ));
     }
-    let mut t = Table::new([
-        "instruction",
-        "target",
-        "throughput ns",
-        "vs mapped",
-        "latency-loop ns",
-        "vs mapped",
-        "sys ns/prefetch",
-        "faults",
-    ]);
-    let mut keys: Vec<(String, Target)> = Vec::new();
+    let interval = |r: &Option<crate::timing::Ratio>| {
+        r.map(|r| format!("{:+.2} [{:+.2}, {:+.2}]", r.median, r.low, r.high)).unwrap_or_else(|| "-".into())
+    };
+    let mut t =
+        Table::new(["instruction", "target", "loop", "ns/prefetch", "vs mapped (ns, interval)", "sys s", "faults"]);
     for c in &o.cells {
-        if !keys.contains(&(c.instruction.clone(), c.target)) {
-            keys.push((c.instruction.clone(), c.target));
-        }
-    }
-    for (ins, target) in keys {
-        let get =
-            |kind: &str| o.cells.iter().find(|c| c.instruction == ins && c.target == target && c.loop_kind == kind);
-        let (Some(th), Some(la)) = (get("throughput"), get("latency")) else { continue };
         t.row([
-            ins.clone(),
-            format!("{target:?}"),
-            format!("{:.2}", th.ns_per_prefetch.median),
-            format!("{:+.2}", th.extra_over_mapped_ns),
-            format!("{:.2}", la.ns_per_prefetch.median),
-            format!("{:+.2}", la.extra_over_mapped_ns),
-            format!("{:.1}", (th.system_ns_per_prefetch + la.system_ns_per_prefetch) / 2.0),
-            (th.page_faults + la.page_faults).to_string(),
+            c.instruction.clone(),
+            c.target.name().into(),
+            format!("{:?}", c.loop_kind).to_lowercase(),
+            format!("{:.2}", c.ns_per_prefetch.median),
+            if c.target == Target::Mapped { "reference".into() } else { interval(&c.over_mapped_ns) },
+            c.system_s.map(|s| format!("{s:.3}")).unwrap_or_else(|| "below resolution".into()),
+            c.page_faults.to_string(),
         ]);
     }
     out.push('\n');
     out.push_str(&t.render());
     out.push('\n');
     for v in &o.verdicts {
-        out.push_str(&format!("{}: {}\n", v.instruction, v.verdict));
+        let kind = if v.loop_kind == LoopKind::Throughput { "throughput" } else { "latency-bound" };
+        out.push_str(&format!("{} ({kind} loop): {}\n", v.instruction, v.finding.describe()));
     }
-    let mut l =
-        Table::new(["list length", "none ns/node", "unguarded", "guarded", "NULL prefetches", "unguarded sys s"]);
+    let mut l = Table::new(["list length", "none ns/node", "unguarded vs none", "guarded vs none", "NULL prefetches"]);
     let mut lens: Vec<usize> = o.lists.iter().map(|c| c.length).collect();
     lens.sort();
     lens.dedup();
     for len in lens {
         let get = |v: &str| o.lists.iter().find(|c| c.length == len && c.variant == v);
-        let ns = |v: &str| get(v).map(|c| format!("{:.2}", c.ns_per_node.median)).unwrap_or_else(|| "-".into());
         l.row([
             len.to_string(),
-            ns("none"),
-            ns("unguarded"),
-            ns("guarded"),
+            get("none").map(|c| format!("{:.2}", c.ns_per_node.median)).unwrap_or_else(|| "-".into()),
+            get("unguarded").map(|c| interval(&c.over_none_ns)).unwrap_or_else(|| "-".into()),
+            get("guarded").map(|c| interval(&c.over_none_ns)).unwrap_or_else(|| "-".into()),
             get("unguarded").map(|c| c.null_prefetches.to_string()).unwrap_or_default(),
-            get("unguarded").map(|c| format!("{:.3}", c.system_s)).unwrap_or_default(),
         ]);
     }
     out.push_str("\nlinked lists, prefetching the node two ahead (NULL near each end):\n");
     out.push_str(&l.render());
     let mut s =
-        Table::new(["pages", "on huge pages", "ahead (pages)", "ns/access without", "with", "speed-up", "range"]);
+        Table::new(["pages", "on huge pages", "ahead (pages)", "ns/access without", "with", "speed-up [interval]"]);
     for r in &o.stride {
         s.row([
             r.pages.to_string(),
@@ -532,13 +515,12 @@ fn prefetch_fault_text(o: &prefetch_fault::Outcome) -> String {
             r.ahead_pages.to_string(),
             format!("{:.1}", r.ns_per_access_without),
             format!("{:.1}", r.ns_per_access_with),
-            format!("×{:.2}", r.speedup_median),
-            format!("×{:.2}..×{:.2}", r.speedup_min, r.speedup_max),
+            format!("×{:.2} [×{:.2}, ×{:.2}]", r.speedup.median, r.speedup.low, r.speedup.high),
         ]);
     }
-    out.push_str("\none line per 4 KiB, prefetch D pages ahead:\n");
+    out.push_str("\none line per 4 KiB in random page order, dependent loads, prefetch D pages ahead:\n");
     out.push_str(&s.render());
-    out.push_str(&format!("{}\n", o.tlb_miss_verdict));
+    out.push_str(&format!("{}\n", o.tlb_miss_verdict.describe()));
     out
 }
 

@@ -31,9 +31,21 @@ use serde::{Deserialize, Serialize};
 pub enum Step {
     /// Untimed: bring caches and TLBs to the variant's steady state.
     WarmUp,
-    /// Run this many iterations (timed by the scheduler unless the variant
-    /// reports its own time).
+    /// Run this many iterations while calibrating (timed, not kept).
+    Calibrate(u64),
+    /// Run this many iterations for a sample (timed by the scheduler unless
+    /// the variant reports its own time).
     Run(u64),
+}
+
+impl Step {
+    /// Iterations to run: `warm` for a warm-up, else the count asked for.
+    pub fn iterations(self, warm: u64) -> u64 {
+        match self {
+            Step::WarmUp => warm,
+            Step::Calibrate(n) | Step::Run(n) => n,
+        }
+    }
 }
 
 /// What a variant reports after a step.
@@ -201,14 +213,14 @@ fn sample(plan: &Plan, clock: &dyn Clock, v: &mut Variant, s: &mut Series) -> f6
     if plan.warm_each_sample {
         s.ok &= v(Step::WarmUp).ok;
     }
-    let (ns, ok) = timed(clock, v, s.iters);
+    let (ns, ok) = timed(clock, v, Step::Run(s.iters));
     s.ok &= ok;
     ns as f64 / 1e9
 }
 
-fn timed(clock: &dyn Clock, v: &mut Variant, iters: u64) -> (u64, bool) {
+fn timed(clock: &dyn Clock, v: &mut Variant, step: Step) -> (u64, bool) {
     let t0 = clock.now_ns();
-    let ran = v(Step::Run(iters));
+    let ran = v(step);
     let t1 = clock.now_ns();
     (ran.elapsed_ns.unwrap_or(t1.saturating_sub(t0)), ran.ok)
 }
@@ -220,7 +232,7 @@ fn calibrate(plan: &Plan, clock: &dyn Clock, v: &mut Variant, ok: &mut bool) -> 
     let target_ns = plan.min_sample_s * 1e9;
     let mut iters = 1u64;
     loop {
-        let (ns, good) = timed(clock, v, iters);
+        let (ns, good) = timed(clock, v, Step::Calibrate(iters));
         *ok &= good;
         if ns as f64 >= target_ns || iters >= plan.max_iters {
             return iters;
@@ -387,7 +399,7 @@ mod tests {
     fn variant<'a>(clock: &'a FakeClock, log: &'a RefCell<Vec<(usize, Step)>>, id: usize) -> Variant<'a> {
         Box::new(move |step| {
             log.borrow_mut().push((id, step));
-            if let Step::Run(k) = step {
+            if let Step::Run(k) | Step::Calibrate(k) = step {
                 for _ in 0..k {
                     clock.now_ns();
                 }
@@ -424,9 +436,12 @@ mod tests {
         assert_eq!(samples_per_repetition(&plan, 3), 4);
         assert_eq!(series[1].adjacent_reference_s_per_iter, vec![0.011 / 10.0; 4]);
         assert!(series[0].adjacent_reference_s_per_iter.is_empty());
-        // One warm-up each at the start and before each timed sample.
+        // One warm-up each at the start and before each timed sample; the
+        // samples are told apart from calibration runs.
         let warm = log.borrow().iter().filter(|(i, s)| *i == 1 && *s == Step::WarmUp).count();
         assert_eq!(warm, 1 + 4);
+        let runs = log.borrow().iter().filter(|(i, s)| *i == 1 && matches!(s, Step::Run(10))).count();
+        assert_eq!(runs, 4);
         // The order of the others is shuffled, not fixed.
         let firsts: Vec<usize> = orders.iter().map(|o| o[1]).collect();
         assert!(firsts.contains(&1) || firsts.contains(&2));

@@ -1,0 +1,155 @@
+//! Part 1: the cost of each prefetch instruction on each target, in a
+//! throughput loop and a latency-bound loop, through the scheduler. Each
+//! bad target is measured next to the same instruction on mapped lines;
+//! the baseline (no prefetch) is paired per repetition. CPU time and page
+//! faults are counted over the timed samples only, so the faults of a
+//! first execution or of calibration are not taken for traps.
+
+use super::targets::{Targets, COUNT};
+use super::{LoopKind, Params, PrefetchCell, Target};
+use crate::error::Result;
+use crate::experiments::Context;
+use crate::kernels::prefetch::{self as k, TargetArg};
+use crate::kernels::x86_64::*;
+use crate::kernels::Hint;
+use crate::model::Caution;
+use crate::timing::schedule::{self, Ran, Ratio, Step};
+use crate::timing::Summary;
+use std::cell::Cell;
+
+/// CPU time and faults of the calling thread.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Usage {
+    pub user_s: f64,
+    pub system_s: f64,
+    pub faults: u64,
+}
+
+impl Usage {
+    pub fn now() -> Usage {
+        // SAFETY: rusage is plain data; getrusage fills it.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: valid pointer to a rusage.
+        unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut u) };
+        let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+        Usage { user_s: s(u.ru_utime), system_s: s(u.ru_stime), faults: (u.ru_minflt + u.ru_majflt) as u64 }
+    }
+
+    pub fn since(self, before: Usage) -> Usage {
+        Usage {
+            user_s: self.user_s - before.user_s,
+            system_s: self.system_s - before.system_s,
+            faults: self.faults - before.faults,
+        }
+    }
+
+    pub fn add(self, o: Usage) -> Usage {
+        Usage { user_s: self.user_s + o.user_s, system_s: self.system_s + o.system_s, faults: self.faults + o.faults }
+    }
+}
+
+pub type TargetKernel = unsafe fn(u64, &TargetArg) -> u64;
+
+/// (throughput, latency) kernels for an instruction, `None` = baseline.
+pub fn target_kernels(h: Option<Hint>) -> (TargetKernel, TargetKernel) {
+    fn of<P: Prefetcher>() -> (TargetKernel, TargetKernel) {
+        (k::target_throughput::<P>, k::target_latency::<P>)
+    }
+    match h {
+        None => of::<NoPrefetch>(),
+        Some(Hint::T0) => of::<PrefetchT0>(),
+        Some(Hint::T1) => of::<PrefetchT1>(),
+        Some(Hint::T2) => of::<PrefetchT2>(),
+        Some(Hint::Nta) => of::<PrefetchNta>(),
+        Some(Hint::W) => of::<PrefetchW>(),
+    }
+}
+
+/// A system time below this many seconds per cell is tick noise.
+pub const SYSTEM_TIME_RESOLUTION_S: f64 = 1.0;
+
+/// The cells, and whether every latency loop ended inside its cycle.
+pub fn measure(p: &Params, ctx: &Context, targets: &Targets) -> Result<(Vec<PrefetchCell>, bool)> {
+    let chase = targets.cycle();
+    let cycle: Vec<u64> = (0..8).map(|i| chase as u64 + i * 64).collect();
+    let mut keys: Vec<(Option<Hint>, Target, LoopKind)> = Vec::new();
+    for kind in [LoopKind::Throughput, LoopKind::Latency] {
+        keys.push((None, Target::Mapped, kind));
+        for &h in &p.instructions {
+            keys.push((Some(h), Target::Mapped, kind));
+            keys.extend(p.targets.iter().filter(|t| **t != Target::Mapped).map(|&t| (Some(h), t, kind)));
+        }
+    }
+    let usage: Vec<Cell<Usage>> = keys.iter().map(|_| Cell::new(Usage::default())).collect();
+    let arrays: Vec<Vec<usize>> = keys.iter().map(|k| targets.addresses(k.1).to_vec()).collect();
+    let mut variants: Vec<schedule::Variant> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, &(h, _, kind))| {
+            let arg = TargetArg { targets: arrays[i].as_ptr(), mask: COUNT - 1, chase, zero: 0 };
+            let (thr, lat) = target_kernels(h);
+            let (cycle, used) = (&cycle, &usage[i]);
+            Box::new(move |step: Step| {
+                let n = step.iterations(1 << 16);
+                let u0 = Usage::now();
+                // SAFETY: the target array and the cycle live in `measure`'s
+                // frame; prefetches never fault.
+                let r = unsafe {
+                    match kind {
+                        LoopKind::Throughput => thr(n, &arg),
+                        LoopKind::Latency => lat(n, &arg),
+                    }
+                };
+                if let Step::Run(_) = step {
+                    used.set(used.get().add(Usage::now().since(u0)));
+                }
+                Ran::valid(kind == LoopKind::Throughput || cycle.contains(&r))
+            }) as schedule::Variant
+        })
+        .collect();
+    let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
+    plan.seed = p.seed;
+    plan.reference_of = keys
+        .iter()
+        .map(|&(h, t, kind)| {
+            (t != Target::Mapped).then(|| keys.iter().position(|k| *k == (h, Target::Mapped, kind))).flatten()
+        })
+        .collect();
+    let (series, _) = schedule::measure(&plan, ctx.clock, &mut variants, &mut || ctx.check_interrupt())?;
+    drop(variants);
+    let per = |kind: LoopKind| if kind == LoopKind::Throughput { 8.0 } else { 1.0 };
+    let ns: Vec<Vec<f64>> =
+        series.iter().zip(&keys).map(|(s, k)| s.per_iter_s().iter().map(|x| x * 1e9 / per(k.2)).collect()).collect();
+    let index = |key: (Option<Hint>, Target, LoopKind)| keys.iter().position(|k| *k == key);
+    let mut short = false;
+    let cells = keys
+        .iter()
+        .enumerate()
+        .map(|(i, &(h, t, kind))| {
+            let s = &series[i];
+            let baseline = index((None, Target::Mapped, kind)).expect("always measured");
+            let diffs = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x - y).collect::<Vec<f64>>();
+            let adjacent: Vec<f64> = s.adjacent_reference_s_per_iter.iter().map(|x| x * 1e9 / per(kind)).collect();
+            let u = usage[i].get();
+            let seconds: f64 = s.samples_s.iter().sum();
+            short |= seconds < SYSTEM_TIME_RESOLUTION_S;
+            PrefetchCell {
+                instruction: h.map(|h| h.x86_instruction().to_string()).unwrap_or_else(|| "none".into()),
+                target: t,
+                loop_kind: kind,
+                ns_per_prefetch: Summary::of(&ns[i]).expect("measured"),
+                over_baseline_ns: (i != baseline).then(|| Ratio::of(&diffs(&ns[i], &ns[baseline]))).flatten(),
+                over_mapped_ns: (t != Target::Mapped).then(|| Ratio::of(&diffs(&ns[i], &adjacent))).flatten(),
+                samples_ns: ns[i].clone(),
+                user_s: u.user_s,
+                system_s: (seconds >= SYSTEM_TIME_RESOLUTION_S).then_some(u.system_s),
+                page_faults: u.faults,
+                prefetches: s.iters * per(kind) as u64 * s.samples_s.len() as u64,
+            }
+        })
+        .collect();
+    if short {
+        ctx.warn(Caution::SystemTimeBelowResolution { seconds: p.min_sample_s * p.repetitions as f64 });
+    }
+    Ok((cells, series.iter().all(|s| s.ok)))
+}

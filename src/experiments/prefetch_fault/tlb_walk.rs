@@ -1,0 +1,105 @@
+//! Part 3: does a prefetch that misses the TLB walk the page table? Pages
+//! in random order, each load's address (and the prefetch's) depending on
+//! the previous load, the region far larger than the last-level cache, and
+//! each walk touching a line of each page that the previous walks did not
+//! (the line offset rotates): every access waits for memory unless the
+//! prefetch helped. On 4 KiB pages every prefetch misses the TLB; on huge
+//! pages it hits. Each prefetch distance is measured next to the walk
+//! without prefetch on the same pages.
+
+use super::{Params, StrideResult};
+use crate::error::Result;
+use crate::experiments::Context;
+use crate::kernels::prefetch as k;
+use crate::kernels::x86_64::*;
+use crate::kernels::Hint;
+use crate::memory::{PagePolicy, Region};
+use crate::timing::schedule::{self, Ran, Ratio, Step};
+use crate::timing::stats;
+use crate::units::Bytes;
+use std::cell::Cell;
+
+pub type StrideKernel = unsafe fn(*const u8, usize, &[u32], usize, usize) -> u64;
+
+pub fn stride_kernel(h: Option<Hint>) -> StrideKernel {
+    match h {
+        None => k::page_walk::<NoPrefetch>,
+        Some(Hint::T0) => k::page_walk::<PrefetchT0>,
+        Some(Hint::T1) => k::page_walk::<PrefetchT1>,
+        Some(Hint::T2) => k::page_walk::<PrefetchT2>,
+        Some(Hint::Nta) => k::page_walk::<PrefetchNta>,
+        Some(Hint::W) => k::page_walk::<PrefetchW>,
+    }
+}
+
+const STRIDE: usize = 4096;
+
+pub fn measure(p: &Params, ctx: &Context) -> Result<(Vec<StrideResult>, bool)> {
+    let bytes = Bytes((p.stride_pages * STRIDE) as u64);
+    let mut regions = Vec::new();
+    for pol in [PagePolicy::Small, PagePolicy::Thp] {
+        let mut r = Region::new(pol, bytes)?;
+        for (i, w) in r.as_mut_slice::<u64>().iter_mut().enumerate() {
+            *w = (i / 8) as u64; // every line holds its index
+        }
+        regions.push((pol, r));
+    }
+    let mut aheads = vec![0usize];
+    aheads.extend(&p.stride_ahead_pages);
+    let mut order: Vec<u32> = (0..p.stride_pages as u32).collect();
+    crate::kernels::chase::SplitMix64(p.seed).shuffle(&mut order);
+    let keys: Vec<(usize, usize)> = (0..regions.len()).flat_map(|r| aheads.iter().map(move |&d| (r, d))).collect();
+    let walks = Cell::new(0usize);
+    let mut variants: Vec<schedule::Variant> = keys
+        .iter()
+        .map(|&(ri, d)| {
+            let kernel = stride_kernel((d > 0).then_some(p.stride_hint));
+            let (base, order, walks) = (regions[ri].1.as_ptr() as usize, &order, &walks);
+            Box::new(move |step: Step| {
+                let mut ok = true;
+                for _ in 0..step.iterations(1) {
+                    // 7 is coprime with 64: all 64 lines of a page in turn.
+                    let line = (walks.get() * 7) % 64;
+                    walks.set(walks.get() + 1);
+                    // SAFETY: every page index < stride_pages; line × 64 + 8 <= 4096.
+                    let sum = unsafe { kernel(base as *const u8, STRIDE, order, line * 64, d) };
+                    let n = order.len() as u64;
+                    ok &= sum == 64 * n * (n - 1) / 2 + n * line as u64;
+                }
+                Ran::valid(ok)
+            }) as schedule::Variant
+        })
+        .collect();
+    let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
+    plan.seed = p.seed;
+    plan.warm_each_sample = false;
+    plan.reference_of =
+        keys.iter().map(|&(ri, d)| (d > 0).then(|| keys.iter().position(|k| *k == (ri, 0))).flatten()).collect();
+    let (series, _) = schedule::measure(&plan, ctx.clock, &mut variants, &mut || ctx.check_interrupt())?;
+    drop(variants);
+    for (_, r) in regions.iter_mut() {
+        r.read_back();
+    }
+    let per_access =
+        |j: usize| -> Vec<f64> { series[j].per_iter_s().iter().map(|s| s * 1e9 / p.stride_pages as f64).collect() };
+    let out = keys
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, d))| *d > 0)
+        .filter_map(|(j, &(ri, d))| {
+            let without = keys.iter().position(|k| *k == (ri, 0))?;
+            let s = &series[j];
+            let speed: Vec<f64> =
+                s.adjacent_reference_s_per_iter.iter().zip(s.per_iter_s()).map(|(a, b)| a / b).collect();
+            Some(StrideResult {
+                pages: regions[ri].0,
+                huge_fraction: regions[ri].1.backing().huge_fraction,
+                ahead_pages: d,
+                speedup: Ratio::of(&speed)?,
+                ns_per_access_without: stats::median(&per_access(without)).unwrap_or(f64::NAN),
+                ns_per_access_with: stats::median(&per_access(j)).unwrap_or(f64::NAN),
+            })
+        })
+        .collect();
+    Ok((out, series.iter().all(|s| s.ok)))
+}
