@@ -6,19 +6,25 @@
 //! The model: a boot-like memory layout (holes, misaligned start and end),
 //! one 128-byte descriptor per base page in one array, and `add_physmem` as
 //! in the original (see `kernels::page_init`). Variants are measured
-//! interleaved, repetition by repetition; the speed-up over `locked` is the
-//! per-repetition ratio. The limit is descriptor bytes divided by the store
-//! bandwidth a plain store kernel reaches on the same array. After every
-//! variant's first run the free lists are validated and their digests
-//! compared: all variants must produce the same lists.
+//! interleaved through the scheduler, together with the store kernels that
+//! set the limit; the speed-up over `locked` is the per-repetition ratio.
+//! The limit is descriptor bytes divided by the best store bandwidth on the
+//! same array — full-line non-temporal stores, `rep stosb`, the widest
+//! vector stores — per thread count; a variant above it says the limit is
+//! broken, loudly. The parallel variant uses the distance the single-thread
+//! sweep chose on its even repetitions. Each variant's untimed warm-up run
+//! is validated in full and the digests compared: all variants must
+//! produce the same lists.
 
 use super::{Context, Experiment};
 use crate::error::{Error, Result};
 use crate::kernels::page_init::{add_physmem, validate, FreeLists, Mode, PageDesc, Segment};
 use crate::memory::{PagePolicy, Region};
+use crate::model::outcome::page_init::StoreKernel as StoreKernelResult;
 pub use crate::model::outcome::page_init::*;
 use crate::model::Caution;
-use crate::timing::{stats, Summary, Team};
+use crate::timing::schedule::{self, Ran, Ratio, Step};
+use crate::timing::{Summary, Team};
 use crate::units::{Bytes, Sweep, GIB, KIB, MIB, TIB};
 use serde::{Deserialize, Serialize};
 
@@ -151,16 +157,56 @@ unsafe impl Sync for Descs {}
 // SAFETY: as above.
 unsafe impl Send for Descs {}
 
-fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+fn check(p: &Params) -> Result<()> {
     if p.base_page_bytes.0 == 0
         || !p.large_page_bytes.0.is_multiple_of(p.base_page_bytes.0)
         || p.large_page_bytes <= p.base_page_bytes
     {
         return Err(Error::usage("--large-page must be a multiple of --base-page, and larger"));
     }
-    if p.repetitions == 0 {
-        return Err(Error::usage("--repetitions must be at least 1"));
+    if p.repetitions < 2 {
+        return Err(Error::usage("--repetitions must be at least 2"));
     }
+    if p.layout.is_empty() && p.memory_bytes.0 < 256 * MIB {
+        return Err(Error::usage(format!(
+            "--memory {} is too small to model: use at least 256MiB (65536 pages; the figures are extrapolated from it)",
+            p.memory_bytes
+        )));
+    }
+    if p.ahead.values().iter().any(|&k| k > 4096) {
+        return Err(Error::usage("--ahead is out of range: use 0 to 4096 descriptors"));
+    }
+    Ok(())
+}
+
+/// What one sample of a variant runs: a store kernel, or add_physmem.
+enum Work {
+    Store(&'static str, StoreFn),
+    Init(Mode),
+}
+
+type StoreFn = unsafe fn(*mut u64, usize, u64) -> u64;
+
+/// The store kernels whose best is the limit: full-line non-temporal
+/// stores, `rep stosb`, the widest vector stores, and two allocating ones
+/// kept for reference.
+fn store_kernels() -> Vec<(&'static str, StoreFn)> {
+    let mut v: Vec<(&'static str, StoreFn)> = vec![("plain", crate::kernels::portable::store_fill)];
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::kernels::x86_64 as x;
+        v.extend([
+            ("prefetchw", x::store_prefetchw as StoreFn),
+            ("non-temporal", x::store_nontemporal_wide),
+            ("rep-stosb", x::store_rep_stosb),
+            ("wide-vector", x::store_wide),
+        ]);
+    }
+    v
+}
+
+fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+    check(p)?;
     let layout = if p.layout.is_empty() { generated_layout(p.memory_bytes) } else { p.layout.clone() };
     let segs = segments(&layout, p.base_page_bytes)?;
     let ratio = p.large_page_bytes.0 / p.base_page_bytes.0;
@@ -169,70 +215,157 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     let mut region = Region::new(PagePolicy::Small, bytes)?;
     let team1 = Team::new(1)?;
     let team_all = Team::new(p.threads)?;
-
-    let store_kernels = store_bandwidth(&region, &[&team1, &team_all], ctx, p.repetitions);
-    // The limit is the best store kernel. Non-temporal stores usually win:
-    // they skip the read for ownership, so they are the ceiling of write
-    // bandwidth. The allocating kernels (plain, PREFETCHW) stay in the
-    // document; a tuned descriptor loop can beat them, so they bound nothing.
-    let best_store = |threads: usize| store_kernels.iter().filter(|k| k.1 == threads).map(|k| k.2).fold(0.0, f64::max);
-    let (store1, store_all) = (best_store(1), best_store(team_all.threads()));
+    let teams = [&team1, &team_all];
     let descs = Descs(region.as_mut_slice::<u8>().as_mut_ptr() as *mut PageDesc);
+    let aheads: Vec<usize> = p.ahead.values().into_iter().filter(|&k| k > 0).map(|k| k as usize).collect();
 
-    let mut variants: Vec<(String, Mode, &Team)> = vec![
-        ("locked".into(), Mode { locked: true, ahead: 0 }, &team1),
-        ("lockfree".into(), Mode { locked: false, ahead: 0 }, &team1),
-    ];
-    for k in p.ahead.values().into_iter().filter(|&k| k > 0) {
-        variants.push(("prefetch".into(), Mode { locked: false, ahead: k as usize }, &team1));
+    let mut keys: Vec<(String, Work, &Team)> = Vec::new();
+    for team in teams.iter().take(if team_all.threads() > 1 { 2 } else { 1 }) {
+        keys.extend(store_kernels().into_iter().map(|(n, k)| (n.to_string(), Work::Store(n, k), *team)));
     }
-    let par_ahead = DEFAULT_AHEAD;
-    variants.push(("parallel".into(), Mode { locked: false, ahead: par_ahead as usize }, &team_all));
+    keys.push(("locked".into(), Work::Init(Mode { locked: true, ahead: 0 }), &team1));
+    keys.push(("lockfree".into(), Work::Init(Mode { locked: false, ahead: 0 }), &team1));
+    for &k in &aheads {
+        keys.push(("prefetch".into(), Work::Init(Mode { locked: false, ahead: k }), &team1));
+    }
+    for &k in aheads.iter().chain(aheads.is_empty().then_some(&(DEFAULT_AHEAD as usize))) {
+        keys.push(("parallel".into(), Work::Init(Mode { locked: false, ahead: k }), &team_all));
+    }
+    let checks: Vec<std::cell::RefCell<Option<std::result::Result<u64, String>>>> =
+        keys.iter().map(|_| std::cell::RefCell::new(None)).collect();
+    let words = region.len() / 8;
+    let mut variants: Vec<schedule::Variant> = keys
+        .iter()
+        .zip(&checks)
+        .map(|((_, work, team), check)| {
+            let (d, segs) = (&descs, &segs);
+            let team: &Team = team;
+            Box::new(move |step: Step| {
+                let mut ns = 0;
+                for _ in 0..step.iterations(1) {
+                    ns += match work {
+                        Work::Store(_, k) => store_run(team, ctx.clock, d, words, *k),
+                        Work::Init(mode) => {
+                            let run = init_run(team, ctx.clock, d, segs, ratio, *mode);
+                            // Validating costs as much as a run: the warm-up
+                            // (untimed) run of each variant is validated in full.
+                            if step == Step::WarmUp {
+                                let mut all = FreeLists::default();
+                                for l in &run.results {
+                                    // SAFETY: every list links into this array.
+                                    unsafe { all.splice(l, d.0) };
+                                }
+                                // SAFETY: every descriptor was initialised by this run.
+                                *check.borrow_mut() = Some(unsafe { validate(d.0, segs, ratio, &all) });
+                            }
+                            run.elapsed_ns
+                        }
+                    };
+                }
+                Ran::timed(true, ns)
+            }) as schedule::Variant
+        })
+        .collect();
+    let mut plan = schedule::Plan::new(p.repetitions, 0.01);
+    plan.seed = 0x7061_6765;
+    ctx.progress.start("page-init", (p.repetitions * keys.len()) as u64);
+    let (series, _) = schedule::measure(&plan, ctx.clock, &mut variants, &mut || {
+        ctx.check_interrupt()?;
+        ctx.progress.advance(1);
+        Ok(())
+    })?;
+    drop(variants);
+    region.read_back();
+    let checks: Vec<_> = checks.into_iter().map(|c| c.into_inner()).collect();
+    summarise(p, ctx, &keys, &series, &checks, pages, bytes, &segs, ratio, region.backing().clone())
+}
 
-    ctx.progress.start("page-init", (p.repetitions * variants.len()) as u64);
-    let mut samples = vec![Vec::new(); variants.len()];
-    let mut checks: Vec<Option<std::result::Result<u64, String>>> = vec![None; variants.len()];
-    for _ in 0..p.repetitions {
-        for (i, (_, mode, team)) in variants.iter().enumerate() {
-            ctx.check_interrupt()?;
-            let n = team.threads();
-            let d = &descs;
-            let run = team.run(ctx.clock, |t| {
-                let mut lists = FreeLists::default();
-                for (s, from, count) in pieces(&segs, ratio, n, t) {
-                    // SAFETY: the array holds every segment; threads get disjoint pieces.
-                    unsafe { add_physmem(d.0, s, from, count, ratio, *mode, &mut lists) };
-                }
-                lists
-            });
-            samples[i].push(run.elapsed_ns as f64 * 1e-9);
-            // Validating costs as much as a run: each variant's first run is
-            // validated in full, and all variants' lists are compared by digest.
-            if checks[i].is_none() {
-                let mut all = FreeLists::default();
-                for l in &run.results {
-                    // SAFETY: every list links into this array.
-                    unsafe { all.splice(l, descs.0) };
-                }
-                // SAFETY: every descriptor was initialised by this run.
-                checks[i] = Some(unsafe { validate(descs.0, &segs, ratio, &all) });
-            }
-            ctx.progress.advance(1);
+/// Seconds of one run of store kernel `k` over the array by `team`.
+fn store_run(team: &Team, clock: &dyn crate::timing::Clock, d: &Descs, words: usize, k: StoreFn) -> u64 {
+    let n = team.threads();
+    // Per-thread parts in whole cache lines.
+    let per = words / n / 8 * 8;
+    let run = team.run(clock, |t| {
+        let len = if t + 1 == n { (words - t * per) / 8 * 8 } else { per };
+        // SAFETY: each thread writes its own line-aligned part of the region.
+        unsafe { k((d.0 as *mut u64).add(t * per), len, 0x5a5a_5a5a_5a5a_5a5a) }
+    });
+    run.elapsed_ns
+}
+
+fn init_run(
+    team: &Team,
+    clock: &dyn crate::timing::Clock,
+    d: &Descs,
+    segs: &[Segment],
+    ratio: u64,
+    mode: Mode,
+) -> crate::timing::team::TeamRun<FreeLists> {
+    let n = team.threads();
+    team.run(clock, |t| {
+        let mut lists = FreeLists::default();
+        for (s, from, count) in pieces(segs, ratio, n, t) {
+            // SAFETY: the array holds every segment; threads get disjoint pieces.
+            unsafe { add_physmem(d.0, s, from, count, ratio, mode, &mut lists) };
         }
-    }
-    let limit1 = 128.0 / store1 * 1e9;
-    let limit_all = 128.0 / store_all * 1e9;
-    let digests: Vec<Option<u64>> = checks.iter().map(|c| c.as_ref().and_then(|r| r.as_ref().ok()).copied()).collect();
-    let same = digests.windows(2).all(|w| w[0] == w[1]);
-    let results: Vec<VariantResult> = variants
+        lists
+    })
+}
+
+/// From the series to the outcome: the limit per thread count, each
+/// variant against it and against `locked`, the best distance chosen on
+/// even repetitions, and validation.
+#[allow(clippy::too_many_arguments)]
+fn summarise(
+    p: &Params,
+    ctx: &Context,
+    keys: &[(String, Work, &Team)],
+    series: &[schedule::Series],
+    checks: &[Option<std::result::Result<u64, String>>],
+    pages: u64,
+    bytes: Bytes,
+    segs: &[Segment],
+    ratio: u64,
+    descriptors: crate::memory::Backing,
+) -> Result<Outcome> {
+    let per_iter = |i: usize| series[i].per_iter_s();
+    let store_kernels: Vec<StoreKernelResult> = keys
         .iter()
         .enumerate()
-        .map(|(i, (name, mode, team))| {
-            let per_page: Vec<f64> = samples[i].iter().map(|s| s * 1e9 / pages as f64).collect();
+        .filter_map(|(i, (_, w, team))| match w {
+            Work::Store(name, _) => {
+                let bw: Vec<f64> = per_iter(i).iter().map(|s| bytes.0 as f64 / s).collect();
+                Some(StoreKernelResult {
+                    kernel: name.to_string(),
+                    threads: team.threads(),
+                    bytes_per_s: Summary::of(&bw).expect("measured"),
+                    samples_s: per_iter(i),
+                })
+            }
+            Work::Init(_) => None,
+        })
+        .collect();
+    let threads_all = keys.iter().map(|k| k.2.threads()).max().unwrap_or(1);
+    let best_store = |threads: usize| {
+        store_kernels.iter().filter(|k| k.threads == threads).map(|k| k.bytes_per_s.median).fold(0.0, f64::max)
+    };
+    let (store1, store_all) = (best_store(1), best_store(threads_all));
+    let (limit1, limit_all) = (128.0 / store1 * 1e9, 128.0 / store_all * 1e9);
+    let locked = keys.iter().position(|k| k.0 == "locked").expect("always measured");
+    let init: Vec<usize> = (0..keys.len()).filter(|&i| matches!(keys[i].1, Work::Init(_))).collect();
+    let digests: Vec<Option<u64>> =
+        init.iter().map(|&i| checks[i].as_ref().and_then(|r| r.as_ref().ok()).copied()).collect();
+    let same = digests.windows(2).all(|w| w[0] == w[1]);
+    let ahead_of = |i: usize| match keys[i].1 {
+        Work::Init(m) => m.ahead,
+        Work::Store(..) => 0,
+    };
+    let results: Vec<VariantResult> = init
+        .iter()
+        .map(|&i| {
+            let per_page: Vec<f64> = per_iter(i).iter().map(|s| s * 1e9 / pages as f64).collect();
             let s = Summary::of(&per_page).expect("measured");
-            let ratios: Vec<f64> = samples[0].iter().zip(&samples[i]).map(|(a, b)| a / b).collect();
-            let r = Summary::of(&ratios).expect("measured");
-            let limit = if team.threads() > 1 { limit_all } else { limit1 };
+            let limit = if keys[i].2.threads() > 1 { limit_all } else { limit1 };
             let (valid, validation) = match &checks[i] {
                 Some(Ok(_)) if same => (true, "ok".to_string()),
                 Some(Ok(_)) => (false, "lists differ from the other variants'".to_string()),
@@ -240,43 +373,74 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
                 None => (false, "not validated".to_string()),
             };
             VariantResult {
-                variant: name.clone(),
-                threads: team.threads(),
-                ahead: mode.ahead,
+                variant: keys[i].0.clone(),
+                threads: keys[i].2.threads(),
+                ahead: ahead_of(i),
                 pages_per_s: 1e9 / s.median,
-                speedup_vs_locked: r.median,
-                speedup_min: r.min,
-                speedup_max: r.max,
+                speedup_vs_locked: (i != locked).then(|| Ratio::paired(&per_iter(locked), &per_iter(i))).flatten(),
                 fraction_of_store_limit: limit / s.median,
                 extrapolated_s: extrapolate(s.median, p.base_page_bytes, ctx.machine.memory_total_bytes),
                 ns_per_page: s,
-                samples_s: samples[i].clone(),
+                samples_s: per_iter(i),
                 valid,
                 validation,
             }
         })
         .collect();
+    // The distance: chosen on even repetitions among single-thread prefetch.
+    let speed: Vec<Vec<f64>> = (0..keys.len()).map(|i| per_iter(i).iter().map(|s| 1.0 / s).collect()).collect();
+    let prefetch: Vec<usize> = (0..keys.len()).filter(|&i| keys[i].0 == "prefetch").collect();
+    let best_ahead = schedule::holdout_best(&speed, &prefetch).map_or(DEFAULT_AHEAD as usize, |h| ahead_of(h.chosen));
+    let results: Vec<VariantResult> = results
+        .into_iter()
+        .filter(|r| r.variant != "parallel" || r.ahead == best_ahead || prefetch.is_empty())
+        .collect();
+    // Broken only beyond the noise: the variant's time per page under the
+    // best store kernel's (same thread count), paired per repetition, with
+    // its whole interval above 1.
+    let best_store_samples = |threads: usize| {
+        store_kernels
+            .iter()
+            .filter(|k| k.threads == threads)
+            .max_by(|a, b| a.bytes_per_s.median.total_cmp(&b.bytes_per_s.median))
+            .map(|k| k.samples_s.iter().map(|s| s * 1e9 / pages as f64).collect::<Vec<f64>>())
+    };
+    let beyond = |r: &VariantResult| {
+        let per_page: Vec<f64> = r.samples_s.iter().map(|s| s * 1e9 / pages as f64).collect();
+        best_store_samples(r.threads)
+            .and_then(|limit| Ratio::paired(&limit, &per_page))
+            .is_some_and(|x| x.direction() == crate::timing::schedule::Direction::Above)
+    };
+    let limit_broken = results.iter().any(beyond);
+    if let Some(r) = results.iter().max_by(|a, b| a.fraction_of_store_limit.total_cmp(&b.fraction_of_store_limit)) {
+        if limit_broken {
+            ctx.warn(Caution::PageInitAboveLimit {
+                variant: format!("{} ({} thread(s))", r.variant, r.threads),
+                fraction: r.fraction_of_store_limit,
+            });
+        } else if r.fraction_of_store_limit <= 1.0 && r.fraction_of_store_limit < 0.6 {
+            ctx.warn(Caution::PageInitBelowLimit { fraction: r.fraction_of_store_limit });
+        }
+    }
     let best = results
         .iter()
         .min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median))
         .map(|r| format!("{} ({} thread(s), ahead {})", r.variant, r.threads, r.ahead))
         .unwrap_or_default();
-    if let Some(b) = results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median)) {
-        if b.fraction_of_store_limit < 0.6 {
-            ctx.warn(Caution::PageInitBelowLimit { fraction: b.fraction_of_store_limit });
-        }
-    }
     let large_pages = segs.iter().map(|&s| crate::kernels::page_init::expected_counts(s, ratio).0).sum();
     Ok(Outcome {
         segments: segs.iter().map(|s| (s.base_pfn, s.pages)).collect(),
         pages,
         large_pages,
         descriptor_bytes: bytes.0,
+        descriptors,
         store_kernels,
         store_bytes_per_s_1t: store1,
         store_bytes_per_s_all: store_all,
         limit_ns_per_page_1t: limit1,
         limit_ns_per_page_all: limit_all,
+        limit_broken,
+        best_ahead,
         valid: results.iter().all(|r| r.valid),
         results,
         best,
@@ -290,48 +454,6 @@ fn extrapolate(ns_per_page: f64, base: Bytes, machine: Option<Bytes>) -> Vec<(St
         v.push((format!("this machine ({m})"), m));
     }
     v.into_iter().map(|(name, b)| (name, b.0 as f64 / base.0 as f64 * ns_per_page * 1e-9)).collect()
-}
-
-/// A store kernel: (words, value) → words written.
-type StoreKernel = unsafe fn(*mut u64, usize, u64) -> u64;
-
-/// Store bandwidth over the descriptor array for each team, of a plain
-/// store loop and (x86_64) of stores behind PREFETCHW and non-temporal
-/// stores: median of `reps` runs each.
-fn store_bandwidth(region: &Region, teams: &[&Team], ctx: &Context, reps: usize) -> Vec<(String, usize, f64)> {
-    let words = region.len() / 8;
-    let base = Descs(region.as_ptr() as *mut PageDesc);
-    let mut kernels: Vec<(&str, StoreKernel)> = vec![("plain", crate::kernels::portable::store_fill)];
-    #[cfg(target_arch = "x86_64")]
-    {
-        kernels.push(("prefetchw", crate::kernels::x86_64::store_prefetchw));
-        kernels.push(("non-temporal", crate::kernels::x86_64::store_nontemporal));
-    }
-    let mut out = Vec::new();
-    for team in teams {
-        let n = team.threads();
-        // Per-thread parts in whole cache lines.
-        let per = words / n / 8 * 8;
-        for (name, kernel) in &kernels {
-            let b = &base;
-            let mut bw = Vec::new();
-            for r in 0..reps.max(3) {
-                let run = team.run(ctx.clock, |t| {
-                    let len = if t + 1 == n { (words - t * per) / 8 * 8 } else { per };
-                    // SAFETY: each thread writes its own line-aligned part of the region.
-                    unsafe { kernel((b.0 as *mut u64).add(t * per), len, r as u64 + 1) }
-                });
-                let written: u64 = run.results.iter().sum();
-                bw.push(written as f64 * 8.0 / (run.elapsed_ns as f64 * 1e-9));
-            }
-            out.push((name.to_string(), n, stats::median(&bw).unwrap_or(f64::NAN)));
-        }
-        if teams.iter().filter(|t| t.threads() == n).count() > 1 {
-            break;
-        }
-    }
-    out.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
-    out
 }
 
 #[cfg(test)]

@@ -150,7 +150,9 @@ pub unsafe fn simd_avx512<P: Prefetcher>(iters: u64, arg: &StreamArg) -> f64 {
             }
             i += STEP;
         }
-        let lanes: [[f64; 8]; 8] = std::mem::transmute(acc);
+        // SAFETY: [__m512d; 8] and [[f64; 8]; 8] have the same size, and
+        // every bit pattern is a valid f64.
+        let lanes: [[f64; 8]; 8] = unsafe { std::mem::transmute::<[__m512d; 8], [[f64; 8]; 8]>(acc) };
         // SAFETY: body..n is inside the array.
         total += lanes.iter().flatten().sum::<f64>() + unsafe { tail_sum(p, body, n) };
     }
@@ -183,7 +185,9 @@ pub unsafe fn simd_avx2<P: Prefetcher>(iters: u64, arg: &StreamArg) -> f64 {
             }
             i += STEP;
         }
-        let lanes: [[f64; 4]; 8] = std::mem::transmute(acc);
+        // SAFETY: [__m256d; 8] and [[f64; 4]; 8] have the same size, and
+        // every bit pattern is a valid f64.
+        let lanes: [[f64; 4]; 8] = unsafe { std::mem::transmute::<[__m256d; 8], [[f64; 4]; 8]>(acc) };
         // SAFETY: body..n is inside the array.
         total += lanes.iter().flatten().sum::<f64>() + unsafe { tail_sum(p, body, n) };
     }
@@ -216,7 +220,9 @@ pub unsafe fn simd_sse2<P: Prefetcher>(iters: u64, arg: &StreamArg) -> f64 {
             }
             i += STEP;
         }
-        let lanes: [[f64; 2]; 8] = std::mem::transmute(acc);
+        // SAFETY: [__m128d; 8] and [[f64; 2]; 8] have the same size, and
+        // every bit pattern is a valid f64.
+        let lanes: [[f64; 2]; 8] = unsafe { std::mem::transmute::<[__m128d; 8], [[f64; 2]; 8]>(acc) };
         // SAFETY: body..n is inside the array.
         total += lanes.iter().flatten().sum::<f64>() + unsafe { tail_sum(p, body, n) };
     }
@@ -261,6 +267,87 @@ pub unsafe fn store_nontemporal(ptr: *mut u64, len: usize, value: u64) -> u64 {
             _mm_stream_si128(p.add(i), v);
         }
         _mm_sfence();
+    }
+    len as u64
+}
+
+/// `rep stosb` over `len` u64 words: the microcoded string store (fast
+/// short-string and "ERMS" paths write whole lines without reading them).
+///
+/// # Safety
+/// `ptr` must be valid for writing `len` u64.
+#[inline(never)]
+pub unsafe fn store_rep_stosb(ptr: *mut u64, len: usize, value: u64) -> u64 {
+    // SAFETY: rep stosb writes exactly rcx bytes from rdi, inside the buffer.
+    unsafe {
+        std::arch::asm!(
+            "rep stosb",
+            inout("rdi") ptr => _,
+            inout("rcx") len * 8 => _,
+            in("al") value as u8,
+            options(nostack),
+        );
+    }
+    len as u64
+}
+
+/// The widest vector stores the CPU has (AVX-512: a full line per store),
+/// over `len` u64 words (a multiple of 8).
+///
+/// # Safety
+/// `ptr` must be valid for writing `len` u64, 64-byte aligned.
+#[inline(never)]
+pub unsafe fn store_wide(ptr: *mut u64, len: usize, value: u64) -> u64 {
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: AVX-512F is present; as for this function.
+        unsafe { store_wide_avx512(ptr, len, value, false) }
+    } else {
+        // SAFETY: as for this function (SSE2 is baseline).
+        unsafe { store_plain_sse2(ptr, len, value) }
+    }
+}
+
+/// Full-line non-temporal stores (AVX-512: one 64-byte streaming store per
+/// line; else four 16-byte ones).
+///
+/// # Safety
+/// As for [`store_wide`].
+#[inline(never)]
+pub unsafe fn store_nontemporal_wide(ptr: *mut u64, len: usize, value: u64) -> u64 {
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: AVX-512F is present; as for this function.
+        unsafe { store_wide_avx512(ptr, len, value, true) }
+    } else {
+        // SAFETY: as for this function.
+        unsafe { store_nontemporal(ptr, len, value) }
+    }
+}
+
+#[target_feature(enable = "avx512f")]
+unsafe fn store_wide_avx512(ptr: *mut u64, len: usize, value: u64, streaming: bool) -> u64 {
+    let p = std::hint::black_box(ptr) as *mut __m512i;
+    let v = _mm512_set1_epi64(value as i64);
+    for i in 0..len / 8 {
+        // SAFETY: line i lies inside the 64-byte-aligned buffer.
+        unsafe {
+            if streaming {
+                _mm512_stream_si512(p.add(i), v);
+            } else {
+                _mm512_store_si512(p.add(i), v);
+            }
+        }
+    }
+    _mm_sfence();
+    len as u64
+}
+
+#[target_feature(enable = "sse2")]
+unsafe fn store_plain_sse2(ptr: *mut u64, len: usize, value: u64) -> u64 {
+    let p = std::hint::black_box(ptr) as *mut __m128i;
+    let v = _mm_set1_epi64x(value as i64);
+    for i in 0..len / 2 {
+        // SAFETY: inside the 16-byte-aligned buffer.
+        unsafe { _mm_store_si128(p.add(i), v) };
     }
     len as u64
 }
@@ -311,6 +398,30 @@ mod tests {
                 Isa::Sse2 => "xmm",
             };
             assert!(crate::kernels::disasm::text(k as *const u8).contains(wide), "{isa:?} uses {wide}");
+        }
+    }
+
+    #[test]
+    fn store_kernels_write_every_word_and_use_their_instructions() {
+        let mut buf = vec![0u64; 4096 + 8];
+        let off = buf.as_ptr().align_offset(64);
+        let words = &mut buf[off..off + 4096];
+        let kernels: [(unsafe fn(*mut u64, usize, u64) -> u64, u64); 4] = [
+            (store_rep_stosb, 0x3c3c_3c3c_3c3c_3c3c),
+            (store_wide, 7),
+            (store_nontemporal_wide, 9),
+            (store_prefetchw, 11),
+        ];
+        for (k, value) in kernels {
+            words.fill(0);
+            // SAFETY: 4096 words, 64-byte aligned.
+            assert_eq!(unsafe { k(words.as_mut_ptr(), 4096, value) }, 4096);
+            assert!(words.iter().all(|&w| w == value), "{value:#x}");
+        }
+        assert!(mnemonics(store_rep_stosb as *const u8).iter().any(|m| m == "stosb"));
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            let m = mnemonics(store_wide_avx512 as *const u8);
+            assert!(m.iter().any(|m| m == "vmovntdq") && m.iter().any(|m| m == "vmovdqa64"), "{m:?}");
         }
     }
 }

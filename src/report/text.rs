@@ -532,18 +532,32 @@ fn page_init_text(o: &page_init::Outcome) -> String {
         Bytes(o.descriptor_bytes),
         o.segments.len()
     );
-    let kernels: Vec<String> =
-        o.store_kernels.iter().map(|(k, t, bw)| format!("{k} {t}t {} GB/s", gbps(*bw))).collect();
-    out.push_str(&format!("store kernels over the same array: {}\n", kernels.join(", ")));
+    out.push_str(&format!("  descriptors: {}\n", coverage(&o.descriptors)));
+    let kernels: Vec<String> = o
+        .store_kernels
+        .iter()
+        .map(|k| format!("{} {}t {} GB/s", k.kernel, k.threads, gbps(k.bytes_per_s.median)))
+        .collect();
     out.push_str(&format!(
-        "store-bandwidth limit (best store kernel): {} GB/s one thread → {:.2} ns/page; {} GB/s all threads → {:.2} ns/page\n\n",
+        "store kernels over the same array, interleaved with the variants: {}\n",
+        kernels.join(", ")
+    ));
+    out.push_str(&format!(
+        "store-bandwidth limit (best store kernel): {} GB/s one thread → {:.2} ns/page; {} GB/s all threads → {:.2} ns/page\n",
         gbps(o.store_bytes_per_s_1t),
         o.limit_ns_per_page_1t,
         gbps(o.store_bytes_per_s_all),
         o.limit_ns_per_page_all
     ));
+    if o.limit_broken {
+        out.push_str("LIMIT BROKEN: a variant ran faster than every store kernel, so the limit is not one and the fractions below mean nothing\n");
+    }
+    out.push_str(&format!(
+        "parallel uses ahead = {} (chosen on the even repetitions of the single-thread sweep)\n\n",
+        o.best_ahead
+    ));
     let mut t =
-        Table::new(["variant", "threads", "ahead", "ns/page", "Mpages/s", "vs locked", "range", "of limit", "lists"]);
+        Table::new(["variant", "threads", "ahead", "ns/page", "Mpages/s", "vs locked [interval]", "of limit", "lists"]);
     for r in &o.results {
         t.row([
             r.variant.clone(),
@@ -551,8 +565,9 @@ fn page_init_text(o: &page_init::Outcome) -> String {
             r.ahead.to_string(),
             format!("{:.2}", r.ns_per_page.median),
             format!("{:.1}", r.pages_per_s / 1e6),
-            format!("×{:.2}", r.speedup_vs_locked),
-            format!("×{:.2}..×{:.2}", r.speedup_min, r.speedup_max),
+            r.speedup_vs_locked
+                .map(|x| format!("×{:.2} [×{:.2}, ×{:.2}]", x.median, x.low, x.high))
+                .unwrap_or_else(|| "reference".into()),
             format!("{:.0}%", r.fraction_of_store_limit * 100.0),
             r.validation.clone(),
         ]);
