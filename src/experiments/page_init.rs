@@ -418,7 +418,7 @@ fn summarise(
                 variant: format!("{} ({} thread(s))", r.variant, r.threads),
                 fraction: r.fraction_of_store_limit,
             });
-        } else if r.fraction_of_store_limit <= 1.0 && r.fraction_of_store_limit < 0.6 {
+        } else if r.fraction_of_store_limit < 0.6 {
             ctx.warn(Caution::PageInitBelowLimit { fraction: r.fraction_of_store_limit });
         }
     }

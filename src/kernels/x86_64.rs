@@ -406,7 +406,8 @@ mod tests {
         let mut buf = vec![0u64; 4096 + 8];
         let off = buf.as_ptr().align_offset(64);
         let words = &mut buf[off..off + 4096];
-        let kernels: [(unsafe fn(*mut u64, usize, u64) -> u64, u64); 4] = [
+        type Store = unsafe fn(*mut u64, usize, u64) -> u64;
+        let kernels: [(Store, u64); 4] = [
             (store_rep_stosb, 0x3c3c_3c3c_3c3c_3c3c),
             (store_wide, 7),
             (store_nontemporal_wide, 9),
