@@ -481,4 +481,49 @@ mod tests {
         assert_eq!(v[1].label(), "simd-prefetch/t0/D=0");
         assert_eq!(v[6].label(), "simd-prefetch/nta/D=64");
     }
+
+    /// The whole experiment on a fake clock: every team run lasts exactly
+    /// one 1 ms step, so every figure is known in closed form.
+    #[test]
+    fn end_to_end_on_a_fake_clock_gives_exact_figures() {
+        let m = crate::machine::Fingerprint::collect();
+        let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
+        let ctx = Context::new(&m, &clock, &super::super::NoProgress);
+        let p = Params {
+            kernels: vec![StreamShape::SimdPrefetch],
+            pages: vec![PagePolicy::Small],
+            threads: vec![1],
+            size_bytes: Bytes(1 << 20),
+            distance_elements: Sweep { start: 0, end: 256, step: 64 },
+            hints: vec![Hint::T0],
+            repetitions: 10,
+            min_sample_s: 0.0005,
+            noise_cv: 0.05,
+            seed: 1,
+        };
+        let o = run(&p, &ctx).unwrap();
+        assert!(o.valid);
+        assert_eq!(o.results.len(), 1 + 5, "simd joins the prefetch variants it is compared with");
+        for r in &o.results {
+            assert_eq!(r.passes, 1, "1 ms per sample already exceeds the 0.5 ms minimum");
+            assert_eq!(r.samples_s, vec![0.001; 10]);
+            assert_eq!(r.bytes_per_s.median, (1u64 << 20) as f64 / 0.001);
+        }
+        let prefetch: Vec<&VariantResult> = o.results.iter().filter(|r| r.variant.hint.is_some()).collect();
+        for r in &prefetch {
+            assert_eq!(r.ratios_to_simd, vec![1.0; 10], "paired with the simd sample next to it");
+        }
+        match &o.plateaus[0].plateau {
+            plateau::Plateau::Found { start, end, points, value, .. } => {
+                assert_eq!((*start, *end, *points), (0, 256, 5));
+                assert_eq!(*value, (1u64 << 20) as f64 / 0.001);
+            }
+            other => panic!("{other:?}"),
+        }
+        let e = &o.prefetch_effects[0];
+        assert_eq!((e.confirmed.n, e.confirmed.median), (5, 1.0), "confirmed on the 5 odd repetitions");
+        assert_eq!(e.verdict, Effect::WithinNoise);
+        assert_eq!(o.headlines[0].simd_bytes_per_s, (1u64 << 20) as f64 / 0.001);
+        assert_eq!(o.placement[0].migrated_samples, 0);
+    }
 }

@@ -165,18 +165,20 @@ mod tests {
     impl Experiment for Broken {
         const NAME: &'static str = "broken";
         type Params = ();
-        type Outcome = crate::model::outcome::page_init::Outcome;
+        type Outcome = crate::model::outcome::latency::Outcome;
         fn run(_: &(), ctx: &Context) -> Result<Self::Outcome> {
             ctx.warn(Caution::Checksum { what: "broken" });
-            Ok(crate::model::outcome::page_init::Outcome { valid: false, ..page_init_outcome() })
+            Ok(crate::model::outcome::latency::Outcome {
+                seed: 0,
+                regions: vec![],
+                core_clock: vec![],
+                points: vec![],
+                levels: vec![],
+                ratios: vec![],
+                mlp: vec![],
+                valid: false,
+            })
         }
-    }
-
-    fn page_init_outcome() -> crate::model::outcome::page_init::Outcome {
-        let text = r#"{"segments":[],"pages":0,"large_pages":0,"descriptor_bytes":0,"store_kernels":[],
-            "store_bytes_per_s_1t":0,"store_bytes_per_s_all":0,"limit_ns_per_page_1t":0,"limit_ns_per_page_all":0,
-            "results":[],"best":"","valid":true}"#;
-        serde_json::from_str(text).expect("a minimal page-init outcome")
     }
 
     struct Refused;

@@ -110,9 +110,14 @@ pub struct Mode {
     pub ahead: usize,
 }
 
+/// Pushes descriptor `idx` on `list`.
+///
+/// # Safety
+/// `idx` and every index on `list` must be valid descriptors of `descs`,
+/// not touched by another thread.
 #[inline(always)]
-fn push(list: &mut FreeList, descs: *mut PageDesc, idx: u64) {
-    // SAFETY (for the callers' contract): idx and head are valid indices.
+unsafe fn push(list: &mut FreeList, descs: *mut PageDesc, idx: u64) {
+    // SAFETY: guaranteed by the caller.
     unsafe {
         let d = &mut *descs.add(idx as usize);
         d.next = list.head;
@@ -194,7 +199,8 @@ pub unsafe fn add_physmem(
             if mode.locked {
                 lists.acquire();
             }
-            push(&mut lists.base, descs, idx);
+            // SAFETY: idx is this thread's; the list holds only its own pages.
+            unsafe { push(&mut lists.base, descs, idx) };
             if mode.locked {
                 lists.release();
             }
@@ -202,7 +208,8 @@ pub unsafe fn add_physmem(
             if mode.locked {
                 lists.acquire();
             }
-            push(&mut lists.large, descs, run_root);
+            // SAFETY: run_root is this thread's; the list holds only its own pages.
+            unsafe { push(&mut lists.large, descs, run_root) };
             if mode.locked {
                 lists.release();
             }

@@ -209,18 +209,25 @@ mod tests {
     #[test]
     fn every_kernel_sums_every_element_once_per_pass() {
         for len in [0usize, 1, 7, 63, 64, 65, 511, 4096 + 13] {
-            let v = pattern(len + 4096);
+            // Past `len` the array holds NaN: a kernel that read beyond its
+            // slice would return NaN, one that skipped or repeated an element
+            // a different sum — so each element is read exactly once, the
+            // 8 bytes per element its metadata claims.
+            let mut v = pattern(len + 4096);
+            v[len..].fill(f64::NAN);
             let arg = StreamArg { ptr: v.as_ptr(), len, distance: 256 };
             for shape in StreamShape::ALL {
                 let hints: Vec<Option<Hint>> =
                     if shape == StreamShape::SimdPrefetch { Hint::ALL.map(Some).to_vec() } else { vec![None] };
                 for hint in hints {
                     let Ok((k, info)) = stream_kernel(shape, hint) else { continue };
-                    assert_eq!(info.bytes_read_per_element, 8);
+                    assert_eq!(info.bytes_read_per_element, std::mem::size_of::<f64>() as u64);
                     assert_eq!(info.bytes_written_per_element, 0);
+                    let before = v.clone();
                     // SAFETY: v holds len + 4096 elements.
                     let got = unsafe { k(3, &arg) };
                     assert_eq!(got, 3.0 * pattern_sum(0, len), "{shape} {hint:?} len {len}");
+                    assert!(v.iter().zip(&before).all(|(a, b)| a.to_bits() == b.to_bits()), "a read kernel wrote");
                 }
             }
         }

@@ -6,6 +6,7 @@
 
 pub mod cpuid;
 pub mod sysfs;
+pub mod system;
 
 use crate::counters::{self, PmuStatus};
 use crate::units::Bytes;
@@ -53,6 +54,8 @@ pub struct Fingerprint {
     pub thp: ThpSettings,
     pub pmu: PmuStatus,
     pub prefetch_instructions: Vec<String>,
+    /// Governor, boost, SMT, NUMA nodes, KPTI and the kernel command line.
+    pub system: system::SystemState,
 }
 
 impl Fingerprint {
@@ -77,6 +80,7 @@ impl Fingerprint {
             thp: sysfs::thp(Path::new("/sys/kernel/mm/transparent_hugepage")),
             pmu: counters::probe(&counters::PerfBackend, counters::read_paranoid()),
             prefetch_instructions: cpuid::prefetch_instructions(),
+            system: system::collect(Path::new("/sys"), Path::new("/proc")),
         }
     }
 

@@ -146,8 +146,13 @@ impl Document {
 
 /// Rank and launcher from the environment of Slurm, Open MPI or PMI.
 pub fn launcher_rank() -> (Option<u64>, Option<String>) {
+    launcher_rank_from(|v| std::env::var(v).ok())
+}
+
+/// As [`launcher_rank`], from any environment.
+pub fn launcher_rank_from(env: impl Fn(&str) -> Option<String>) -> (Option<u64>, Option<String>) {
     for (var, name) in [("SLURM_PROCID", "slurm"), ("OMPI_COMM_WORLD_RANK", "openmpi"), ("PMI_RANK", "pmi")] {
-        if let Some(rank) = std::env::var(var).ok().and_then(|v| v.parse().ok()) {
+        if let Some(rank) = env(var).and_then(|v| v.trim().parse().ok()) {
             return (Some(rank), Some(name.into()));
         }
     }
@@ -195,9 +200,12 @@ mod tests {
 
     #[test]
     fn rank_comes_from_the_launcher() {
-        // Only reads the environment; the test process has none of these set
-        // unless launched by one, in which case a rank must parse.
-        let (rank, launcher) = launcher_rank();
-        assert_eq!(rank.is_some(), launcher.is_some());
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| pairs.iter().find(|p| p.0 == k).map(|p| p.1.to_string())
+        };
+        assert_eq!(launcher_rank_from(env(&[("SLURM_PROCID", "3")])), (Some(3), Some("slurm".into())));
+        assert_eq!(launcher_rank_from(env(&[("OMPI_COMM_WORLD_RANK", "1")])), (Some(1), Some("openmpi".into())));
+        assert_eq!(launcher_rank_from(env(&[("PMI_RANK", "x")])), (None, None), "a rank must parse");
+        assert_eq!(launcher_rank_from(env(&[])), (None, None));
     }
 }

@@ -111,6 +111,17 @@ pub fn machine(m: &Fingerprint, info: Option<&info::Outcome>) -> String {
     ]);
     t.row(["prefetch".into(), m.prefetch_instructions.join(", ")]);
     t.row(["thp".into(), format!("enabled={}, defrag={}", m.thp.enabled, m.thp.defrag)]);
+    let sys = &m.system;
+    t.row([
+        "cpufreq".into(),
+        format!(
+            "governor {}, boost {}",
+            opt(sys.governor.clone()),
+            sys.boost.map(|b| if b { "on" } else { "off" }.to_string()).unwrap_or_else(|| "unknown".into())
+        ),
+    ]);
+    t.row(["topology".into(), format!("SMT {}, {} NUMA node(s)", opt(sys.smt.clone()), opt(sys.numa_nodes))]);
+    t.row(["meltdown".into(), opt(sys.meltdown.clone())]);
     t.row([
         "counters".into(),
         if m.pmu.hardware_counters {
