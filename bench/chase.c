@@ -1,11 +1,12 @@
 /* An independent pointer chase, to cross-check `memperf latency`.
  *
- *   cc -O2 -o chase bench/chase.c && ./chase SIZE_MIB thp|4k|2m STEPS SEED
+ *   cc -O2 -o chase bench/chase.c && ./chase SIZE_KIB thp|4k|2m SECONDS SEED
  *
- * Allocates SIZE_MIB of memory (THP via madvise, 4 KiB pages with
- * MADV_NOHUGEPAGE, or hugetlb 2 MiB pages), links every 64-byte line into
- * one random cycle (Sattolo's algorithm), walks it once to warm up and then
- * STEPS times, and prints the nanoseconds per dependent load. */
+ * Allocates SIZE_KIB of memory on a 2 MiB boundary (THP via madvise, 4 KiB
+ * pages with MADV_NOHUGEPAGE, or hugetlb 2 MiB pages), links every 64-byte
+ * line into one random cycle (Sattolo's algorithm), walks it once to warm
+ * up, then walks on in blocks of 2^20 loads until SECONDS have passed, and
+ * prints the nanoseconds per dependent load. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -24,12 +25,12 @@ static uint64_t next_random(void) {
 
 int main(int argc, char **argv) {
     if (argc != 5) {
-        fprintf(stderr, "usage: %s SIZE_MIB thp|4k|2m STEPS SEED\n", argv[0]);
+        fprintf(stderr, "usage: %s SIZE_KIB thp|4k|2m SECONDS SEED\n", argv[0]);
         return 2;
     }
-    size_t bytes = (size_t)atol(argv[1]) << 20;
+    size_t bytes = (size_t)atol(argv[1]) << 10;
     const char *policy = argv[2];
-    long steps = atol(argv[3]);
+    double seconds = atof(argv[3]);
     state = strtoull(argv[4], NULL, 0);
     int flags = MAP_PRIVATE | MAP_ANONYMOUS;
     if (!strcmp(policy, "2m")) flags |= MAP_HUGETLB;
@@ -52,10 +53,15 @@ int main(int argc, char **argv) {
     char **p = (char **)mem;
     for (size_t i = 0; i < n; i++) p = (char **)*p; /* warm-up: one traversal */
     struct timespec t0, t1;
+    long steps = 0;
+    double ns = 0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (long i = 0; i < steps; i++) p = (char **)*p;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double ns = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
-    printf("%.2f\n", ns / steps);
+    do {
+        for (long i = 0; i < (1L << 20); i++) p = (char **)*p;
+        steps += 1L << 20;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        ns = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
+    } while (ns < seconds * 1e9);
+    printf("%.3f\n", ns / steps);
     return p == NULL; /* keep the chase alive */
 }

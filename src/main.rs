@@ -36,7 +36,7 @@ fn run(cli: Cli) -> Result<u8> {
     let plan = cli.command.plan(&machine)?;
     export::check_outputs(&plan.output)?;
     let clock = MonotonicClock::new();
-    let mut doc = plan::new_document(machine, &clock, plan.command);
+    let mut doc = plan::new_document(machine, &clock, &plan);
     let bar = TerminalProgress::for_stderr(cli.command.common().quiet);
     let progress: &dyn memperf::experiments::Progress = match &bar {
         Some(b) => b,

@@ -95,8 +95,13 @@ impl Sweep {
     pub fn single(value: u64) -> Self {
         Sweep { start: value, end: value, step: 1 }
     }
+    /// Points in the range, without building it.
+    pub fn count(&self) -> u64 {
+        (self.end - self.start) / self.step + 1
+    }
+
     pub fn values(&self) -> Vec<u64> {
-        (self.start..=self.end).step_by(self.step as usize).collect()
+        (0..self.count()).map(|i| self.start + i * self.step).collect()
     }
 }
 
@@ -124,19 +129,38 @@ pub fn parse_sweep(text: &str) -> Result<Sweep> {
     if sweep.end < sweep.start {
         return Err(bad("END is below START"));
     }
-    if sweep.values().len() > 100_000 {
+    if sweep.count() > 100_000 {
         return Err(bad("more than 100000 points"));
     }
     Ok(sweep)
 }
 
-/// Splits a comma-separated list, dropping empty items, and parses each.
-pub fn parse_list<T>(text: &str, item: impl Fn(&str) -> Result<T>) -> Result<Vec<T>> {
-    let items: Vec<T> = text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(item).collect::<Result<_>>()?;
+/// Splits a comma-separated list, dropping empty items, and parses each;
+/// an entry given twice is refused (it would measure the same thing twice
+/// and print duplicate rows).
+pub fn parse_list<T: PartialEq>(text: &str, item: impl Fn(&str) -> Result<T>) -> Result<Vec<T>> {
+    let mut items: Vec<T> = Vec::new();
+    for t in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let v = item(t)?;
+        if items.contains(&v) {
+            return Err(Error::usage(format!("'{t}' appears twice in the list '{text}': give each value once")));
+        }
+        items.push(v);
+    }
     if items.is_empty() {
         return Err(Error::usage(format!("empty list '{text}'")));
     }
     Ok(items)
+}
+
+/// Parses a non-negative integer, decimal or hex (`0x…`, as memperf prints seeds).
+pub fn parse_u64(name: &str, text: &str) -> Result<u64> {
+    let t = text.trim();
+    let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(&hex.replace('_', ""), 16),
+        None => t.replace('_', "").parse(),
+    };
+    parsed.map_err(|_| Error::usage(format!("{name} '{text}' is not a non-negative integer (decimal or 0x-hex)")))
 }
 
 #[cfg(test)]
@@ -177,11 +201,20 @@ mod tests {
         for bad in ["", "a:b:c", "0:10:0", "10:0:1", "1:2:3:4", "0:100000000:1"] {
             assert!(parse_sweep(bad).is_err(), "{bad}");
         }
+        // Counted, not built: a huge step over the whole range is two points.
+        let huge = parse_sweep("0:18446744073709551615:18446744073709551615").unwrap();
+        assert_eq!(huge.count(), 2);
+        assert!(parse_sweep("0:18446744073709551615:1").is_err());
     }
 
     #[test]
     fn lists_split_on_commas() {
         assert_eq!(parse_list("4k, 2m,", |s| Ok(s.to_string())).unwrap(), vec!["4k", "2m"]);
         assert!(parse_list(" , ", |s| Ok(s.to_string())).is_err());
+        let dup = parse_list("1,1,2", |s| Ok(s.to_string())).unwrap_err();
+        assert!(dup.message.contains("'1' appears twice"), "{}", dup.message);
+        assert_eq!(parse_u64("--seed", "0x6d65").unwrap(), 0x6d65);
+        assert_eq!(parse_u64("--seed", "42").unwrap(), 42);
+        assert!(parse_u64("--seed", "-5").unwrap_err().message.contains("--seed '-5'"));
     }
 }

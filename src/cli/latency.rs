@@ -41,7 +41,10 @@ pub fn parse_sizes(text: &str) -> Result<Vec<Bytes>> {
             _ => return Err(Error::usage(format!("malformed --sizes '{text}': use START:END[:POINTS_PER_OCTAVE]"))),
         };
         let per_octave = match parts.get(2) {
-            Some(n) => positive("points per octave", n)? as u32,
+            Some(n) => match positive("points per octave", n)? {
+                k @ 1..=16 => k as u32,
+                k => return Err(Error::usage(format!("--sizes: {k} points per octave is out of range: use 1 to 16"))),
+            },
             None => 1,
         };
         if max < min {
@@ -73,7 +76,7 @@ impl LatencyArgs {
         }
         p.page_local = !self.no_page_local;
         if let Some(s) = &self.seed {
-            p.seed = s.trim().parse().map_err(|_| Error::usage(format!("--seed '{s}' is not a number")))?;
+            p.seed = crate::units::parse_u64("--seed", s)?;
         }
         let max = p.sizes_bytes.iter().max().copied().unwrap_or_default();
         let arrays = p.pages.iter().filter(|x| !x.uses_hugetlb_pool()).count() as u64;
@@ -101,5 +104,8 @@ mod tests {
         assert!(parse_sizes("0:4KiB").is_err());
         assert!(parse_sizes("4KiB:1MiB:0").is_err());
         assert!(parse_sizes("x").is_err());
+        // These hung, or truncated to u32, before.
+        assert!(parse_sizes("4KiB:1GiB:4294967295").unwrap_err().message.contains("out of range"));
+        assert!(parse_sizes("4KiB:16KiB:4294967297").is_err());
     }
 }

@@ -245,11 +245,16 @@ pub fn default_results_dir(machine: &Fingerprint) -> PathBuf {
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
         .collect();
-    PathBuf::from("memperf-results").join(format!("{host}-{stamp}"))
+    // The pid keeps two runs started in the same second apart.
+    PathBuf::from("memperf-results").join(format!("{host}-{stamp}-{}", std::process::id()))
 }
 
 /// Parses a list option, or returns `default` when it was not given.
-pub fn list_or<T>(text: &Option<String>, default: Vec<T>, item: impl Fn(&str) -> Result<T>) -> Result<Vec<T>> {
+pub fn list_or<T: PartialEq>(
+    text: &Option<String>,
+    default: Vec<T>,
+    item: impl Fn(&str) -> Result<T>,
+) -> Result<Vec<T>> {
     match text {
         Some(t) => crate::units::parse_list(t, item),
         None => Ok(default),

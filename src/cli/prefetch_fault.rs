@@ -32,7 +32,10 @@ impl PrefetchFaultArgs {
     pub fn params(&self) -> Result<crate::experiments::prefetch_fault::Params> {
         use crate::experiments::prefetch_fault::{Params, Target};
         let mut p = Params::preset(self.preset.preset(Preset::Default));
-        p.instructions = list_or(&self.hint, p.instructions, crate::kernels::Hint::parse)?;
+        p.instructions = match self.hint.as_deref().map(str::trim) {
+            Some("all") => crate::kernels::Hint::ALL.to_vec(),
+            _ => list_or(&self.hint, p.instructions, crate::kernels::Hint::parse)?,
+        };
         p.targets = list_or(&self.targets, p.targets, |t| {
             serde_json::from_value::<Target>(serde_json::Value::String(t.to_string())).map_err(|_| {
                 Error::usage(format!(

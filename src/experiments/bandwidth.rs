@@ -96,6 +96,16 @@ fn check(p: &Params) -> Result<()> {
     if p.size_bytes.0 < 4096 {
         return Err(Error::usage(format!("--size {} is below one page", p.size_bytes)));
     }
+    // A prefetch further ahead than 8 MiB (or than the array) is no longer
+    // a prefetch of the stream being read.
+    let max_d = (1u64 << 20).min(p.size_bytes.0 / 8);
+    if p.distance_elements.end > max_d {
+        return Err(Error::usage(format!(
+            "--distance {} is out of range: use distances up to {max_d} elements ({})",
+            p.distance_elements,
+            Bytes(max_d * 8)
+        )));
+    }
     Ok(())
 }
 

@@ -96,7 +96,8 @@ impl Plan {
 /// A new document for this machine and command line, with the clock's
 /// granularity checked (and a warning when it is coarse: samples are tens
 /// of microseconds and longer, so a step above 1 µs would show in them).
-pub fn new_document(machine: Fingerprint, clock: &dyn Clock, command: Command) -> Document {
+pub fn new_document(machine: Fingerprint, clock: &dyn Clock, plan: &Plan) -> Document {
+    let command = plan.command;
     let granularity = clock.granularity();
     let mut warnings = info::machine_warnings(&machine, command);
     if granularity.0 > 1000.0 {
@@ -119,6 +120,7 @@ pub fn new_document(machine: Fingerprint, clock: &dyn Clock, command: Command) -
         },
         warnings,
         machine,
+        planned: plan.jobs.iter().map(|j| job_name(j).to_string()).collect(),
         experiments: Vec::new(),
     }
 }

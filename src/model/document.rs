@@ -102,6 +102,10 @@ pub struct Document {
     pub machine: Fingerprint,
     /// Warnings about the whole run (debug build, no PMU, steal time …).
     pub warnings: Vec<Warning>,
+    /// The experiments the run set out to do, in order (a document rebuilt
+    /// from the journal of a killed run says which never ran).
+    #[serde(default)]
+    pub planned: Vec<String>,
     pub experiments: Vec<ExperimentRecord>,
 }
 
@@ -109,6 +113,24 @@ impl Document {
     /// Valid when every experiment that ran is valid.
     pub fn valid(&self) -> bool {
         self.experiments.iter().all(|e| e.valid)
+    }
+
+    /// Records for planned experiments that have none (the run ended first).
+    pub fn mark_never_ran(&mut self) {
+        for name in self.planned.clone() {
+            if !self.experiments.iter().any(|e| e.name == name) {
+                self.experiments.push(ExperimentRecord {
+                    name,
+                    status: Status::Interrupted,
+                    skip_reason: Some("never ran: the run ended before it".into()),
+                    params: serde_json::Value::Null,
+                    outcome: None,
+                    warnings: Vec::new(),
+                    valid: true,
+                    duration_s: 0.0,
+                });
+            }
+        }
     }
 
     pub fn experiment(&self, name: &str) -> Option<&ExperimentRecord> {

@@ -41,7 +41,7 @@ pub fn check_outputs(out: &Output) -> Result<()> {
 }
 
 pub fn export(doc: &Document, out: &Output) -> Result<()> {
-    eprint!("{}", text::warnings(doc));
+    eprint!("{}", sink::terminal_safe(&text::warnings(doc)));
     if out.table {
         sink::stdout(text::render(doc).as_bytes())?;
     }
@@ -85,6 +85,15 @@ pub fn rebuild(path: &Path, out: Option<&Path>) -> Result<()> {
 /// whether each difference is beyond the noise of the raw samples.
 pub fn compare(a: &Path, b: &Path) -> Result<()> {
     let (da, db) = (super::journal::load(a)?, super::journal::load(b)?);
+    let common =
+        super::headlines::metrics(&da).iter().any(|x| super::headlines::metrics(&db).iter().any(|y| y.name == x.name));
+    if !common {
+        return Err(Error::usage(format!(
+            "{} and {} have no headline metric in common: nothing to compare",
+            a.display(),
+            b.display()
+        )));
+    }
     sink::stdout(compare_text(&da, &db).as_bytes())
 }
 
@@ -93,8 +102,16 @@ pub fn compare_text(a: &Document, b: &Document) -> String {
     use crate::analysis::mann_whitney::{test, Verdict};
     let (ma, mb) = (metrics(a), metrics(b));
     let mut t = super::table::Table::new(["metric", "unit", "A", "B", "B/A", "verdict"]);
+    let mut dropped = Vec::new();
     for x in &ma {
-        let Some(y) = mb.iter().find(|y| y.name == x.name) else { continue };
+        let Some(y) = mb.iter().find(|y| y.name == x.name) else {
+            dropped.push(format!("{} (only in A)", x.name));
+            continue;
+        };
+        if !(x.value > 0.0 && y.value > 0.0 && x.value.is_finite() && y.value.is_finite()) {
+            dropped.push(format!("{} (a value is zero, negative or not a number: no ratio)", x.name));
+            continue;
+        }
         let ratio = y.value / x.value;
         let better = if x.higher_is_better { ratio > 1.0 } else { ratio < 1.0 };
         let verdict = match test(&x.samples, &y.samples, 0.05) {
@@ -124,6 +141,8 @@ pub fn compare_text(a: &Document, b: &Document) -> String {
         b.origin.started_utc,
         b.origin.run_id
     );
+    dropped
+        .extend(mb.iter().filter(|y| !ma.iter().any(|x| x.name == y.name)).map(|y| format!("{} (only in B)", y.name)));
     if t.is_empty() {
         out.push_str("no headline metric is in both documents\n");
     } else {
@@ -133,6 +152,9 @@ pub fn compare_text(a: &Document, b: &Document) -> String {
              within each run. Drift of a shared host between two runs is not in that spread: compare\n\
              runs made close in time, or several runs of each.\n",
         );
+    }
+    for d in &dropped {
+        out.push_str(&format!("left out: {d}\n"));
     }
     out
 }

@@ -20,6 +20,7 @@ pub fn escape(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            c if c.is_control() && c != '\n' && c != '\t' => out.push('?'),
             _ => out.push(c),
         }
     }
@@ -178,7 +179,7 @@ pub fn render(doc: &Document, plots: &[Plot]) -> String {
         escape(&doc.build.memperf_version),
         escape(&doc.build.git_revision),
         escape(&doc.build.profile),
-        escape(&doc.command_line.join(" ")),
+        escape(&super::sink::shell_quote(&doc.command_line)),
     ));
     h.push_str("<section id=\"summary\">\n<h2>What this machine tells you</h2>\n<ul class=\"advice\">\n");
     for a in headlines::advice(doc) {

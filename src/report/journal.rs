@@ -25,12 +25,23 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Starts `dir/journal.jsonl` with the document's header.
+    /// Starts `dir/journal.jsonl` with the document's header. The folder is
+    /// claimed: a journal already there means another run owns (or owned)
+    /// it, and two runs must never interleave their lines in one folder.
     pub fn create(dir: &Path, doc: &Document) -> Result<Journal> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
         let path = dir.join(FILE);
-        let file =
-            std::fs::File::create(&path).map_err(|e| Error::io(format!("cannot create {}", path.display()), e))?;
+        let file = std::fs::OpenOptions::new().write(true).create_new(true).open(&path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                Error {
+                    kind: crate::error::ErrorKind::Usage,
+                    message: format!("{} already holds a run ({FILE} exists)", dir.display()),
+                    fix: Some("give each run its own -o folder (or leave -o out for a new one)".into()),
+                }
+            } else {
+                Error::io(format!("cannot create {}", path.display()), e)
+            }
+        })?;
         let mut header = doc.clone();
         header.experiments.clear();
         let mut j = Journal { path, file };
@@ -53,23 +64,58 @@ impl Journal {
 }
 
 /// Rebuilds a document from a journal. A last line cut short by a crash is
-/// ignored; any other malformed line is an error.
+/// left out and reported on stderr; any other malformed line, a header of
+/// another schema version, or a second header is an error.
 pub fn read(path: &Path) -> Result<Document> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let mut doc: Option<Document> = None;
     for (i, l) in lines.iter().enumerate() {
+        if i == 0 {
+            check_header_version(path, l)?;
+        }
         match serde_json::from_str::<Line>(l) {
+            Ok(Line::Header(_)) if doc.is_some() => {
+                return Err(Error::usage(format!(
+                    "{}: line {} is a second header: two runs wrote into one journal",
+                    path.display(),
+                    i + 1
+                )))
+            }
             Ok(Line::Header(d)) => doc = Some(*d),
             Ok(Line::Record(r)) => match doc.as_mut() {
                 Some(d) => d.experiments.push(*r),
                 None => return Err(Error::usage(format!("{}: a record comes before the header", path.display()))),
             },
-            Err(_) if i + 1 == lines.len() => {} // torn last line
+            Err(_) if i + 1 == lines.len() && i > 0 => {
+                eprintln!(
+                    "memperf: warning: {}: the last line is cut short (a run that was killed mid-write); it is left out",
+                    path.display()
+                );
+            }
             Err(e) => return Err(Error::usage(format!("{}: line {} is malformed: {e}", path.display(), i + 1))),
         }
     }
-    doc.ok_or_else(|| Error::usage(format!("{} has no header: not a memperf journal", path.display())))
+    let mut doc =
+        doc.ok_or_else(|| Error::usage(format!("{} has no header: not a memperf journal", path.display())))?;
+    doc.mark_never_ran();
+    Ok(doc)
+}
+
+/// The header line must carry this memperf's schema version.
+fn check_header_version(path: &Path, line: &str) -> Result<()> {
+    let v: serde_json::Value =
+        serde_json::from_str(line).map_err(|_| Error::usage(format!("{} is not a memperf journal", path.display())))?;
+    let version = v.get("header").and_then(|h| h.get("schema_version")).and_then(|x| x.as_u64());
+    if version != Some(crate::model::document::SCHEMA_VERSION as u64) {
+        return Err(Error::usage(format!(
+            "{}: schema_version {} — this memperf reads version {}",
+            path.display(),
+            version.map(|v| v.to_string()).unwrap_or_else(|| "(missing)".into()),
+            crate::model::document::SCHEMA_VERSION
+        )));
+    }
+    Ok(())
 }
 
 /// Reads a document from `results.json`, a journal, or a folder holding
@@ -77,12 +123,15 @@ pub fn read(path: &Path) -> Result<Document> {
 pub fn load(path: &Path) -> Result<Document> {
     if path.is_dir() {
         let json = path.join("results.json");
-        if json.exists() {
-            return load(&json);
-        }
         let journal = path.join(FILE);
-        if journal.exists() {
-            return read(&journal);
+        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        // The newer of the two: a journal written after results.json holds
+        // experiments the stale document lacks.
+        match (json.exists(), journal.exists()) {
+            (true, true) if modified(&journal) > modified(&json) => return read(&journal),
+            (true, _) => return load(&json),
+            (false, true) => return read(&journal),
+            (false, false) => {}
         }
         return Err(Error::usage(format!("{} holds neither results.json nor {FILE}", path.display())));
     }

@@ -121,10 +121,35 @@ fn atomic(path: &Path, contents: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Writes to stdout; a reader that went away ends memperf quietly.
+/// Text safe for a terminal: control characters (ESC, BEL, C1 …) that a
+/// crafted document could use to retitle or recolour the terminal are
+/// replaced by `?`; newlines and tabs stay.
+pub fn terminal_safe(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() && c != '\n' && c != '\t' { '?' } else { c }).collect()
+}
+
+/// Quotes arguments for a POSIX shell, so a command line copied from a
+/// report runs as it ran (and runs nothing else).
+pub fn shell_quote(args: &[String]) -> String {
+    args.iter()
+        .map(|a| {
+            let plain = !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=,+@%".contains(c));
+            if plain {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Writes to stdout, control characters made harmless; a reader that went
+/// away ends memperf quietly.
 pub fn stdout(contents: &[u8]) -> Result<()> {
+    let text = terminal_safe(&String::from_utf8_lossy(contents));
     let mut out = std::io::stdout().lock();
-    match out.write_all(contents).and_then(|_| out.flush()) {
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Error::closed_pipe()),
         Err(e) => Err(Error::io("cannot write to stdout", e)),
@@ -134,6 +159,13 @@ pub fn stdout(contents: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_never_reach_a_terminal_and_quotes_hold() {
+        assert_eq!(terminal_safe("host\x1b]0;pwned\x07\n\tok\u{9b}"), "host?]0;pwned?\n\tok?");
+        let q = shell_quote(&["memperf".into(), "run".into(), "--only".into(), "a b".into(), "it's;rm -rf /".into()]);
+        assert_eq!(q, "memperf run --only 'a b' 'it'\\''s;rm -rf /'");
+    }
 
     #[test]
     fn atomic_write_replaces_whole_and_leaves_no_temp() {
