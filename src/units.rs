@@ -97,7 +97,7 @@ impl Sweep {
     }
     /// Points in the range, without building it.
     pub fn count(&self) -> u64 {
-        (self.end - self.start) / self.step + 1
+        ((self.end - self.start) / self.step).saturating_add(1)
     }
 
     pub fn values(&self) -> Vec<u64> {
