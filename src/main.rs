@@ -13,7 +13,10 @@ use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) if e.kind == memperf::error::ErrorKind::ClosedPipe => ExitCode::from(e.kind.exit_code() as u8),
@@ -22,6 +25,23 @@ fn main() -> ExitCode {
             ExitCode::from(e.kind.exit_code() as u8)
         }
     }
+}
+
+/// clap's errors read like memperf's: one line naming the problem, the fix
+/// (`--help`), exit 2; help and version print as usual.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return ExitCode::from(if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { 2 } else { 0 });
+    }
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or("bad usage").trim_start_matches("error: ");
+    eprintln!("memperf: error: {first} (fix: see memperf --help, or memperf SUBCOMMAND --help)");
+    ExitCode::from(2)
 }
 
 fn run(cli: Cli) -> Result<u8> {

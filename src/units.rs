@@ -153,6 +153,11 @@ pub fn parse_list<T: PartialEq>(text: &str, item: impl Fn(&str) -> Result<T>) ->
     Ok(items)
 }
 
+/// Prefixes a usage error with the option it came from (`--ahead: …`).
+pub fn named<T>(option: &str, r: Result<T>) -> Result<T> {
+    r.map_err(|e| Error { message: format!("{option}: {}", e.message), ..e })
+}
+
 /// Parses a non-negative integer, decimal or hex (`0x…`, as memperf prints seeds).
 pub fn parse_u64(name: &str, text: &str) -> Result<u64> {
     let t = text.trim();

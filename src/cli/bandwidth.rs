@@ -1,7 +1,7 @@
 //! Options of `memperf bandwidth`.
 
 use super::{list_or, positive, CommonArgs, PresetArgs};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::experiments::bandwidth::Params;
 use crate::experiments::Preset;
 use crate::kernels::{Hint, StreamShape};
@@ -13,13 +13,13 @@ use clap::Args;
 #[derive(Debug, Args)]
 pub struct BandwidthArgs {
     /// Loop shapes: sum1, sum4, simd, simd-prefetch (comma-separated) [default: all]
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub kernel: Option<String>,
     /// Page policies: 4k, thp, 2m, 1g, shm (comma-separated) [default: 4k]
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub pages: Option<String>,
     /// Thread counts, pinned one per CPU; `all` for every CPU [default: 1,all]
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub threads: Option<String>,
     /// Array size [default: max(1GiB, 8 × last-level cache)]
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
@@ -28,7 +28,7 @@ pub struct BandwidthArgs {
     #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
     pub distance: Option<String>,
     /// Prefetch hints: t0, t1, t2, nta, w, or all [default: t0,nta]
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub hint: Option<String>,
     /// Samples per variant.
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
@@ -52,7 +52,7 @@ impl BandwidthArgs {
             p.size_bytes = parse_nonzero_size(s)?;
         }
         if let Some(d) = &self.distance {
-            p.distance_elements = parse_sweep(d)?;
+            p.distance_elements = crate::units::named("--distance", parse_sweep(d))?;
         }
         p.hints = match self.hint.as_deref() {
             Some("all") => Hint::ALL.to_vec(),
@@ -69,18 +69,11 @@ impl BandwidthArgs {
 /// The arrays of all base-page policies must fit in available memory.
 fn check_memory(p: &Params, machine: &Fingerprint) -> Result<()> {
     let arrays = p.pages.iter().filter(|pol| !pol.uses_hugetlb_pool()).count() as u64;
-    if let Some(avail) = machine.memory_available_bytes {
-        let need = p.size_bytes.0.saturating_mul(arrays);
-        if need > avail.0 {
-            return Err(Error::unsatisfiable(
-                format!(
-                    "--size {} × {arrays} array(s) needs {} but only {avail} is available",
-                    p.size_bytes,
-                    Bytes(need)
-                ),
-                format!("use --size {} or less", Bytes(avail.0 / arrays.max(1) / 2)),
-            ));
-        }
-    }
-    Ok(())
+    let avail = machine.memory_available_bytes;
+    crate::memory::check_fits(
+        Bytes(p.size_bytes.0.saturating_mul(arrays)),
+        avail,
+        &format!("--size {} × {arrays} array(s)", p.size_bytes),
+        format!("use --size {} or less", Bytes(avail.map_or(0, |a| a.0) / arrays.max(1) / 2)),
+    )
 }

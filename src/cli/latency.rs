@@ -12,7 +12,7 @@ use clap::Args;
 #[derive(Debug, Args)]
 pub struct LatencyArgs {
     /// Page policies, measured alternately: 4k, thp, 2m, 1g, shm [default: 4k,thp]
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub pages: Option<String>,
     /// Working sets: a list (4KiB,1MiB) or START:END[:POINTS_PER_OCTAVE] [default: 4KiB:1GiB]
     #[arg(long, value_name = "SIZES", allow_hyphen_values = true)]
@@ -24,7 +24,7 @@ pub struct LatencyArgs {
     #[arg(long)]
     pub no_page_local: bool,
     /// Seed of the random chase order.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub seed: Option<String>,
     #[command(flatten)]
     pub preset: PresetArgs,
@@ -64,7 +64,7 @@ impl LatencyArgs {
         }
         if let Some(c) = &self.chains {
             p.chains = if c.contains(':') {
-                parse_sweep(c)?.values().into_iter().map(|v| v as usize).collect()
+                crate::units::named("--chains", parse_sweep(c))?.values().into_iter().map(|v| v as usize).collect()
             } else {
                 parse_list(c, |t| {
                     t.trim().parse::<usize>().map_err(|_| Error::usage(format!("--chains '{t}' is not a number")))
@@ -80,14 +80,12 @@ impl LatencyArgs {
         }
         let max = p.sizes_bytes.iter().max().copied().unwrap_or_default();
         let arrays = p.pages.iter().filter(|x| !x.uses_hugetlb_pool()).count() as u64;
-        if let Some(avail) = machine.memory_available_bytes {
-            if max.0.saturating_mul(arrays) > avail.0 {
-                return Err(Error::unsatisfiable(
-                    format!("working sets up to {max} on {arrays} policies need more than the {avail} available"),
-                    "use smaller --sizes or fewer --pages",
-                ));
-            }
-        }
+        crate::memory::check_fits(
+            Bytes(max.0.saturating_mul(arrays)),
+            machine.memory_available_bytes,
+            &format!("working sets up to {max} on {arrays} policies"),
+            "use smaller --sizes or fewer --pages",
+        )?;
         Ok(p)
     }
 }

@@ -72,7 +72,7 @@ pub const SUITE: [&str; 6] = ["info", "bandwidth", "latency", "tlb", "prefetch-f
 #[derive(Debug, Clone, Args, Default)]
 pub struct CommonArgs {
     /// Write the result document (JSON) to FILE; `-` for stdout.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
     pub json: Option<PathBuf>,
     /// Write a results folder: results.json and one SVG per plot.
     #[arg(short = 'o', long = "output", value_name = "DIR")]
@@ -111,10 +111,10 @@ impl PresetArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Run only these experiments (info, bandwidth, latency, tlb, prefetch-fault, page-init).
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub only: Option<String>,
     /// Skip these experiments.
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub skip: Option<String>,
     #[command(flatten)]
     pub preset: PresetArgs,

@@ -8,16 +8,16 @@ use clap::Args;
 #[derive(Debug, Args)]
 pub struct PageInitArgs {
     /// Physical memory to model [default: 32GiB]
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub memory: Option<String>,
     /// Base page size: 4KiB or 8KiB [default: 4KiB]
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub base_page: Option<String>,
     /// Large page size: 2MiB or 4MiB [default: 2MiB]
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub large_page: Option<String>,
     /// Memory layout, BASE:SIZE,… [default: generated from --memory, with holes]
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub layout: Option<String>,
     /// Prefetch distances in descriptors, START:END:STEP [default: 8:24:8]
     #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
@@ -57,7 +57,7 @@ impl PageInitArgs {
             p.layout = crate::experiments::page_init::parse_layout(l)?;
         }
         if let Some(a) = &self.ahead {
-            p.ahead = parse_sweep(a)?;
+            p.ahead = crate::units::named("--ahead", parse_sweep(a))?;
         }
         if let Some(t) = &self.threads {
             p.threads = positive("--threads", t)?;

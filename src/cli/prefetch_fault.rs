@@ -8,16 +8,16 @@ use clap::Args;
 #[derive(Debug, Args)]
 pub struct PrefetchFaultArgs {
     /// Prefetch hints: t0, t1, t2, nta, w [default: all]
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub hint: Option<String>,
     /// Targets: mapped, null, unmapped, prot-none, kernel, non-canonical [default: all]
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub targets: Option<String>,
     /// Linked-list lengths [default: 1,2,4,8,16,32,64]
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub lengths: Option<String>,
     /// Pages ahead for the TLB-miss walk [default: 1,4,16]
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub ahead: Option<String>,
     /// Samples per variant.
     #[arg(long, value_name = "N", allow_hyphen_values = true)]

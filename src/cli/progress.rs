@@ -26,6 +26,12 @@ impl TerminalProgress {
 
 impl Progress for TerminalProgress {
     fn start(&self, label: &str, total: u64) {
+        // Nothing to count: no bar (an empty one would draw as full).
+        if total == 0 {
+            self.bar.set_draw_target(ProgressDrawTarget::hidden());
+            return;
+        }
+        self.bar.set_draw_target(ProgressDrawTarget::stderr());
         self.bar.reset();
         self.bar.set_prefix(label.to_string());
         self.bar.set_length(total);

@@ -8,13 +8,13 @@ use clap::Args;
 #[derive(Debug, Args)]
 pub struct TlbArgs {
     /// Page policies, measured alternately: 4k, thp, 2m, 1g, shm [default: 4k,thp]
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub pages: Option<String>,
     /// Most pages per policy [default: 65536]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub max_pages: Option<String>,
     /// Most memory per policy [default: 2GiB]
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub max_bytes: Option<String>,
     #[command(flatten)]
     pub preset: PresetArgs,

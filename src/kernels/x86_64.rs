@@ -19,6 +19,26 @@ pub trait Prefetcher {
     unsafe fn prefetch(p: *const f64);
 }
 
+/// Something generic over the prefetch instruction: the one place where a
+/// runtime [`Hint`] becomes a type (every kernel family picks its
+/// instantiation through [`for_hint`]).
+pub trait ForHint {
+    type Out;
+    fn with<P: Prefetcher>(self) -> Self::Out;
+}
+
+/// `f` instantiated for `hint` (`None`: no prefetch).
+pub fn for_hint<F: ForHint>(hint: Option<Hint>, f: F) -> F::Out {
+    match hint {
+        None => f.with::<NoPrefetch>(),
+        Some(Hint::T0) => f.with::<PrefetchT0>(),
+        Some(Hint::T1) => f.with::<PrefetchT1>(),
+        Some(Hint::T2) => f.with::<PrefetchT2>(),
+        Some(Hint::Nta) => f.with::<PrefetchNta>(),
+        Some(Hint::W) => f.with::<PrefetchW>(),
+    }
+}
+
 pub struct NoPrefetch;
 pub struct PrefetchT0;
 pub struct PrefetchT1;
@@ -99,22 +119,18 @@ pub fn best_isa() -> Isa {
 
 /// The `simd` kernel for `isa`, with the prefetch of `hint` if any.
 pub fn simd_for(isa: Isa, hint: Option<Hint>) -> (StreamKernel, &'static str) {
-    fn pick<P: Prefetcher>(isa: Isa) -> StreamKernel {
-        match isa {
-            Isa::Avx512 => simd_avx512::<P>,
-            Isa::Avx2 => simd_avx2::<P>,
-            Isa::Sse2 => simd_sse2::<P>,
+    struct Pick(Isa);
+    impl ForHint for Pick {
+        type Out = StreamKernel;
+        fn with<P: Prefetcher>(self) -> StreamKernel {
+            match self.0 {
+                Isa::Avx512 => simd_avx512::<P>,
+                Isa::Avx2 => simd_avx2::<P>,
+                Isa::Sse2 => simd_sse2::<P>,
+            }
         }
     }
-    let k = match hint {
-        None => pick::<NoPrefetch>(isa),
-        Some(Hint::T0) => pick::<PrefetchT0>(isa),
-        Some(Hint::T1) => pick::<PrefetchT1>(isa),
-        Some(Hint::T2) => pick::<PrefetchT2>(isa),
-        Some(Hint::Nta) => pick::<PrefetchNta>(isa),
-        Some(Hint::W) => pick::<PrefetchW>(isa),
-    };
-    (k, isa.name())
+    (for_hint(hint, Pick(isa)), isa.name())
 }
 
 /// Sums the scalar tail `from..len`.

@@ -10,6 +10,21 @@ pub use policy::PagePolicy;
 pub use region::{Backing, Region};
 pub use reserve::Reservation;
 
+use crate::error::{Error, Result};
+use crate::units::Bytes;
+
+/// The one check that `need` bytes of ordinary memory fit in what is
+/// available (`None`: unknown, so not refused); `what` names the request
+/// and `fix` says what to ask for instead.
+pub fn check_fits(need: Bytes, available: Option<Bytes>, what: &str, fix: impl Into<String>) -> Result<()> {
+    match available {
+        Some(avail) if need.0 > avail.0 => {
+            Err(Error::unsatisfiable(format!("{what} needs {need} but only {avail} is available"), fix))
+        }
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -193,15 +193,9 @@ fn check_memory_available(policy: PagePolicy, len: usize) -> Result<()> {
         return Ok(()); // the pool, not MemAvailable, limits these; mmap says ENOMEM
     }
     let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    if let (_, Some(avail)) = crate::machine::sysfs::meminfo(&text) {
-        if len as u64 > avail.0 {
-            return Err(Error::unsatisfiable(
-                format!("{} requested but only {} of memory is available", Bytes(len as u64), avail),
-                format!("use a size below {avail}"),
-            ));
-        }
-    }
-    Ok(())
+    let (_, avail) = crate::machine::sysfs::meminfo(&text);
+    let fix = format!("use a size below {}", avail.unwrap_or_default());
+    super::check_fits(Bytes(len as u64), avail, &format!("a {policy} region of {}", Bytes(len as u64)), fix)
 }
 
 fn map_guarded(policy: PagePolicy, len: usize) -> Result<(*mut u8, Mapping)> {

@@ -61,7 +61,10 @@ pub fn export(doc: &Document, out: &Output) -> Result<()> {
 pub fn write_folder(doc: &Document, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
     sink::write(&dir.join("results.json"), doc.to_json().as_bytes())?;
-    let plots = plots::all(doc)?;
+    let (plots, failed) = plots::all(doc);
+    for f in failed {
+        eprintln!("memperf: warning: {}", sink::terminal_safe(&f));
+    }
     for p in &plots {
         sink::write(&dir.join(&p.file_name), p.svg.as_bytes())?;
     }

@@ -32,19 +32,27 @@ pub struct Plot {
     pub svg: String,
 }
 
-/// Every plot the document's experiments call for.
-pub fn all(doc: &Document) -> Result<Vec<Plot>> {
+/// Every plot the document's experiments call for, and a line for each
+/// plot that could not be drawn (a figure that cannot be drawn is a
+/// missing picture, not a failed measurement: it never changes the exit
+/// status).
+pub fn all(doc: &Document) -> (Vec<Plot>, Vec<String>) {
     let mut out = Vec::new();
+    let mut failed = Vec::new();
+    let mut keep = |r: Result<Vec<Plot>>| match r {
+        Ok(p) => out.extend(p),
+        Err(e) => failed.push(e.message),
+    };
     if let Some(o) = doc.outcome::<bandwidth::Outcome>() {
-        out.extend(bandwidth_plots(o)?);
+        keep(bandwidth_plots(o));
     }
     if let Some(o) = doc.outcome::<latency::Outcome>() {
-        out.push(latency_plot(o)?);
+        keep(latency_plot(o).map(|p| vec![p]));
     }
     if let Some(o) = doc.outcome::<tlb::Outcome>() {
-        out.push(tlb_plot(o)?);
+        keep(tlb_plot(o).map(|p| vec![p]));
     }
-    Ok(out)
+    (out, failed)
 }
 
 /// Bandwidth against prefetch distance, one line per hint, with the `simd`

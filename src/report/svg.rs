@@ -35,7 +35,7 @@ const COLORS: [RGBColor; 8] = [
 ];
 
 fn plot_error(e: impl std::fmt::Display) -> Error {
-    Error::validation(format!("cannot draw plot: {e}"))
+    Error::usage(format!("cannot draw plot: {e}"))
 }
 
 /// Renders `chart` to an SVG document (800 × 480).
@@ -51,7 +51,7 @@ pub fn line_chart(chart: &Chart) -> Result<String> {
         y1 = y1.max(*y);
     }
     if !x0.is_finite() {
-        return Err(Error::validation(format!("plot '{}' has no points", chart.title)));
+        return Err(Error::usage(format!("plot '{}' has no points", chart.title)));
     }
     if x1 <= x0 {
         x1 = x0 + 1.0;

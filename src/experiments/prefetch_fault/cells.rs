@@ -52,17 +52,14 @@ pub type TargetKernel = unsafe fn(u64, &TargetArg) -> u64;
 
 /// (throughput, latency) kernels for an instruction, `None` = baseline.
 pub fn target_kernels(h: Option<Hint>) -> (TargetKernel, TargetKernel) {
-    fn of<P: Prefetcher>() -> (TargetKernel, TargetKernel) {
-        (k::target_throughput::<P>, k::target_latency::<P>)
+    struct Of;
+    impl ForHint for Of {
+        type Out = (TargetKernel, TargetKernel);
+        fn with<P: Prefetcher>(self) -> Self::Out {
+            (k::target_throughput::<P>, k::target_latency::<P>)
+        }
     }
-    match h {
-        None => of::<NoPrefetch>(),
-        Some(Hint::T0) => of::<PrefetchT0>(),
-        Some(Hint::T1) => of::<PrefetchT1>(),
-        Some(Hint::T2) => of::<PrefetchT2>(),
-        Some(Hint::Nta) => of::<PrefetchNta>(),
-        Some(Hint::W) => of::<PrefetchW>(),
-    }
+    for_hint(h, Of)
 }
 
 /// A system time below this many seconds per cell is tick noise.

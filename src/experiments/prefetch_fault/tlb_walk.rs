@@ -22,14 +22,14 @@ use std::cell::Cell;
 pub type StrideKernel = unsafe fn(*const u8, usize, &[u32], usize, usize) -> u64;
 
 pub fn stride_kernel(h: Option<Hint>) -> StrideKernel {
-    match h {
-        None => k::page_walk::<NoPrefetch>,
-        Some(Hint::T0) => k::page_walk::<PrefetchT0>,
-        Some(Hint::T1) => k::page_walk::<PrefetchT1>,
-        Some(Hint::T2) => k::page_walk::<PrefetchT2>,
-        Some(Hint::Nta) => k::page_walk::<PrefetchNta>,
-        Some(Hint::W) => k::page_walk::<PrefetchW>,
+    struct Of;
+    impl ForHint for Of {
+        type Out = StrideKernel;
+        fn with<P: Prefetcher>(self) -> StrideKernel {
+            k::page_walk::<P>
+        }
     }
+    for_hint(h, Of)
 }
 
 const STRIDE: usize = 4096;

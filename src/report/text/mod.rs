@@ -1,0 +1,91 @@
+//! Terminal rendering of a document: one section per experiment, each a
+//! table plus the sentences a user acts on, one renderer per outcome (a
+//! file each). Rendered from the document alone.
+
+mod bandwidth;
+mod latency;
+pub mod machine;
+mod page_init;
+mod prefetch_fault;
+mod tlb;
+
+pub use bandwidth::plateau_text;
+pub use machine::machine;
+
+use crate::model::document::{Document, Status, Warning};
+
+pub fn render(doc: &Document) -> String {
+    let mut out = String::new();
+    for rec in &doc.experiments {
+        out.push_str(&experiment(doc, rec));
+        out.push('\n');
+    }
+    out.push_str(&derived(doc));
+    out
+}
+
+/// The text of one experiment's record (its status when it did not complete).
+pub fn experiment(doc: &Document, rec: &crate::model::document::ExperimentRecord) -> String {
+    if rec.status != Status::Completed {
+        return format!(
+            "{}: {}\n",
+            rec.name,
+            rec.skip_reason.clone().unwrap_or_else(|| format!("{:?}", rec.status).to_lowercase())
+        );
+    }
+    use crate::model::Outcome;
+    let mut out = match &rec.outcome {
+        Some(Outcome::Info(o)) => machine(&doc.machine, Some(o)),
+        Some(Outcome::Bandwidth(o)) => bandwidth::bandwidth_text(o),
+        Some(Outcome::Latency(o)) => latency::latency_text(o),
+        Some(Outcome::Tlb(o)) => tlb::tlb_text(o),
+        Some(Outcome::PrefetchFault(o)) => prefetch_fault::prefetch_fault_text(o),
+        Some(Outcome::PageInit(o)) => page_init::page_init_text(o),
+        None => format!("{}: completed without an outcome\n", rec.name),
+    };
+    if !rec.valid {
+        out.push_str(&format!("{}: INVALID — a result failed validation (see the warnings)\n", rec.name));
+    }
+    out
+}
+
+/// Little's law, where the document has both a bandwidth and a latency.
+pub fn derived(doc: &Document) -> String {
+    let both = doc.experiment("bandwidth").is_some() && doc.experiment("latency").is_some();
+    if !both {
+        return String::new();
+    }
+    let c = super::concurrency::concurrency(doc);
+    let mut out = String::from("effective concurrency (Little's law: bandwidth × latency / line size)\n");
+    if c.is_empty() {
+        out.push_str("  not measured: needs a DRAM latency on huge pages (≥ 90% coverage, working set ≥ 4× the last-level cache)\n");
+    }
+    for x in c {
+        out.push_str(&format!("  {} pages, {} thread(s): {}\n", x.pages, x.threads, x.formula));
+        if let Some(k) = x.chase_saturation_chains {
+            out.push_str(&format!(
+                "    cross-check: independent chases stop gaining at {k} chains (demand misses alone)\n"
+            ));
+        }
+    }
+    out.push('\n');
+    out
+}
+
+/// Warnings, one per line with the fix, for stderr.
+pub fn warnings(doc: &Document) -> String {
+    let all = doc.warnings.iter().chain(doc.experiments.iter().flat_map(|e| e.warnings.iter()));
+    all.map(warning_line).collect()
+}
+
+pub fn warning_line(w: &Warning) -> String {
+    match &w.fix {
+        Some(fix) => format!("warning: {} (fix: {fix})\n", w.message),
+        None => format!("warning: {}\n", w.message),
+    }
+}
+
+/// "×1.034 [×1.010, ×1.050] (n = 5, 94%)".
+pub fn ratio_text(r: &crate::timing::Ratio) -> String {
+    format!("×{:.3} [×{:.3}, ×{:.3}] (n = {}, {:.0}% interval)", r.median, r.low, r.high, r.n, r.confidence * 100.0)
+}

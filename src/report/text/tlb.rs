@@ -1,0 +1,90 @@
+//! `tlb` as text: the sweeps, the control, reaches beside CPUID, walk cost.
+
+use super::super::table::Table;
+use super::machine::coverage;
+use crate::analysis::attribution::Attribution;
+use crate::model::outcome::tlb;
+
+pub fn tlb_text(o: &tlb::Outcome) -> String {
+    use tlb::{Control, Sweep};
+    let mut out = String::from("TLB reach: one line per page, pages in random order\n");
+    for r in &o.regions {
+        out.push_str(&format!("  {} region: {}\n", r.requested, coverage(r)));
+    }
+    let mut keys: Vec<_> = o.points.iter().map(|p| (p.sweep, p.pages)).collect();
+    keys.sort();
+    keys.dedup();
+    let mut header = vec!["pages".to_string()];
+    for (sweep, p) in &keys {
+        header.push(match sweep {
+            Sweep::Own => format!("{p} ns"),
+            Sweep::Control => format!("{p}@4KiB ns (control)"),
+        });
+    }
+    header.push("walk ns (4k − control)".into());
+    let mut t = Table::new(header);
+    let mut counts: Vec<u64> = o.points.iter().map(|p| p.page_count).collect();
+    counts.sort();
+    counts.dedup();
+    for c in counts {
+        let mut row = vec![c.to_string()];
+        for (sweep, pol) in &keys {
+            let pt = o.points.iter().find(|p| p.page_count == c && p.pages == *pol && p.sweep == *sweep);
+            row.push(pt.map(|p| format!("{:.1}", p.ns_per_access.median)).unwrap_or_else(|| "-".into()));
+        }
+        let walk = o.walk_costs.iter().find(|w| w.page_count == c);
+        row.push(walk.map(|w| format!("{:.1}", w.ns_median)).unwrap_or_else(|| "-".into()));
+        t.row(row);
+    }
+    out.push_str(&t.render());
+    out.push_str(&match &o.control {
+        Control::Valid { policy, huge_fraction } => format!(
+            "\ncontrol: {policy} region ({:.0}% huge) at a 4 KiB stride steps only where caches do: walk costs are derived from it\n",
+            huge_fraction * 100.0
+        ),
+        Control::SameReach { policy, pages } => format!(
+            "\ncontrol: {policy} pages step at ~{pages} pages, where the lines still fit in L1, as 4 KiB pages do: they use small TLB entries here, so no walk cost is derived and huge-page reaches are not given in bytes\n"
+        ),
+        Control::NotHuge { policy, huge_fraction } => format!(
+            "\ncontrol: the {policy} region is only {} on huge pages: no walk cost is derived\n",
+            huge_fraction.map(|f| format!("{:.0}%", f * 100.0)).unwrap_or_else(|| "an unknown fraction".into())
+        ),
+        Control::Unavailable { reason } => format!("\ncontrol: not measured ({reason}): no walk cost is derived\n"),
+    });
+    if !o.reaches.is_empty() {
+        let mut r =
+            Table::new(["pages", "knee at (entries)", "reach", "is", "CPUID L1", "CPUID L2", "ns within", "ns beyond"]);
+        for x in &o.reaches {
+            r.row([
+                x.pages.to_string(),
+                x.measured_entries.to_string(),
+                x.measured_reach_bytes.map(|b| b.to_string()).unwrap_or_else(|| "not in bytes".into()),
+                match &x.attribution {
+                    Attribution::Level { name, .. } => format!("{name} DTLB"),
+                    Attribution::Unattributed if x.confounded_with_cache => "unattributed (may be a cache step)".into(),
+                    Attribution::Unattributed => "unattributed (no CPUID level within ×2)".into(),
+                },
+                x.cpuid_l1_entries.map(|e| e.to_string()).unwrap_or_else(|| "unknown".into()),
+                x.cpuid_l2_entries.map(|e| e.to_string()).unwrap_or_else(|| "unknown".into()),
+                format!("{:.1}", x.ns_within),
+                format!("{:.1}", x.ns_beyond),
+            ]);
+        }
+        out.push('\n');
+        out.push_str(&r.render());
+    }
+    match &o.walk_ns {
+        Some(w) => out.push_str(&format!(
+            "\npage walk beyond the 4 KiB reach: {:.1} ns [{:.1}, {:.1}]{}\n",
+            w.median,
+            w.low,
+            w.high,
+            o.walk_cycles.map(|c| format!(" ({c:.0} cycles at the measured clock)")).unwrap_or_default()
+        )),
+        None => out.push_str("\npage walk cost: not measured (needs a valid control and a 4 KiB reach)\n"),
+    }
+    for a in &o.advice {
+        out.push_str(&format!("{a}\n"));
+    }
+    out
+}

@@ -1,0 +1,181 @@
+//! Hostile input, as data: every case must exit 2 with one line on stderr
+//! that names the option or path at fault, no panic text, nothing written
+//! to stdout, and no file left behind or replaced. Device nodes, FIFOs and
+//! symlinks are made in a temporary folder, never in the real /dev.
+
+use std::path::Path;
+use std::process::Command;
+
+fn memperf(args: &[&str], cwd: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_memperf")).args(args).current_dir(cwd).output().expect("memperf runs")
+}
+
+/// (arguments, text the one-line error must contain)
+const CASES: &[(&[&str], &str)] = &[
+    // sizes, ranges and lists
+    (&["latency", "--sizes", "4KiB:1GiB:4294967295"], "points per octave"),
+    (&["latency", "--sizes", "4KiB:16KiB:4294967297"], "points per octave"),
+    (&["latency", "--sizes", "1MiB:4KiB"], "END is below START"),
+    (&["latency", "--sizes", "0"], "greater than zero"),
+    (&["latency", "--sizes", "64"], "below two cache lines"),
+    (&["latency", "--sizes", "12XB"], "unknown size unit"),
+    (&["latency", "--sizes", "18446744073709551615GiB"], "too large"),
+    (&["latency", "--sizes", "4KiB,4KiB"], "appears twice"),
+    (&["latency", "--chains", "17"], "--chains 17"),
+    (&["latency", "--chains", "0:4"], "--chains 0"),
+    (&["latency", "--chains", "x"], "--chains 'x'"),
+    (&["latency", "--pages", "4k,4k"], "appears twice"),
+    (&["latency", "--pages", "8k"], "unknown page policy"),
+    (&["latency", "--seed", "-5"], "--seed '-5'"),
+    (&["latency", "--seed", "0xZZ"], "--seed '0xZZ'"),
+    (&["bandwidth", "--distance", "0:18446744073709551615:18446744073709551615"], "--distance"),
+    (&["bandwidth", "--distance", "0:100000000:1"], "more than 100000 points"),
+    (&["bandwidth", "--distance", "10:0:1"], "END is below START"),
+    (&["bandwidth", "--distance", "0:64:0"], "STEP must be greater than zero"),
+    (&["bandwidth", "--threads", "-1"], "--threads '-1'"),
+    (&["bandwidth", "--threads", "0"], "--threads '0'"),
+    (&["bandwidth", "--threads", "1,1,2,1"], "appears twice"),
+    (&["bandwidth", "--threads", "4096"], "4096 threads"),
+    (&["bandwidth", "--size", "1"], "below one page"),
+    (&["bandwidth", "--size", "100TiB"], "available"),
+    (&["bandwidth", "--size", "-1"], "malformed size"),
+    (&["bandwidth", "--kernel", "sum8"], "sum8"),
+    (&["bandwidth", "--kernel", ""], "empty list"),
+    (&["bandwidth", "--hint", "t3"], "t3"),
+    (&["bandwidth", "--pages", "4k,,4k"], "appears twice"),
+    (&["bandwidth", "--repetitions", "0"], "--repetitions"),
+    (&["bandwidth", "--repetitions", "many"], "--repetitions"),
+    (&["tlb", "--max-pages", "0"], "--max-pages"),
+    (&["tlb", "--max-pages", "1"], "--max-pages 1"),
+    (&["tlb", "--max-bytes", "0"], "greater than zero"),
+    (&["tlb", "--pages", "huge"], "unknown page policy"),
+    (&["prefetch-fault", "--lengths", "1000000"], "--lengths 1000000"),
+    (&["prefetch-fault", "--lengths", "0"], "--lengths"),
+    (&["prefetch-fault", "--ahead", "100000000"], "--ahead 100000000"),
+    (&["prefetch-fault", "--targets", "nowhere"], "unknown target 'nowhere'"),
+    (&["prefetch-fault", "--hint", "t9"], "t9"),
+    (&["prefetch-fault", "--repetitions", "1"], "--repetitions"),
+    (&["page-init", "--memory", "4KiB"], "--memory 4KiB"),
+    (&["page-init", "--memory", "0"], "greater than zero"),
+    (&["page-init", "--ahead", "0:100000:1"], "--ahead"),
+    (&["page-init", "--layout", "4GiB"], "BASE:SIZE"),
+    (&["page-init", "--layout", "0:1GiB,1MiB:1MiB"], "overlap"),
+    (&["page-init", "--threads", "0"], "--threads"),
+    (&["run", "--only", "bogus"], "unknown experiment 'bogus'"),
+    (&["run", "--only", "tlb", "--skip", "tlb"], "no experiment to run"),
+    (&["run", "--only", "tlb,tlb"], "appears twice"),
+    (&["run", "--quick", "--full"], "--full"),
+    // paths
+    (&["info", "--json", "/nonexistent-dir/x.json"], "does not exist"),
+    (&["info", "--json", "."], "a directory"),
+    (&["info", "-o", "/proc/version"], "is not a folder"),
+    (&["report", "/nonexistent"], "/nonexistent"),
+    (&["compare", "/nonexistent", "/nonexistent"], "/nonexistent"),
+    (&["report", "Cargo.toml"], "not a memperf result document"),
+    // clap
+    (&["frobnicate"], "frobnicate"),
+    (&["bandwidth", "--frob"], "--frob"),
+    (&["latency", "--sizes"], "--sizes"),
+];
+
+fn listing(dir: &Path) -> Vec<(String, u64)> {
+    let mut v: Vec<(String, u64)> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.metadata().map(|m| m.len()).unwrap_or(0)))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_hostile_case_is_one_line_exit_2_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+    let before = listing(dir.path());
+    let mut failures = Vec::new();
+    for (args, needle) in CASES {
+        let o = memperf(args, dir.path());
+        let err = String::from_utf8_lossy(&o.stderr);
+        let last = err.trim_end().lines().last().unwrap_or("");
+        let ok = o.status.code() == Some(2)
+            && last.starts_with("memperf: error:")
+            && last.contains(needle)
+            && !err.contains("panicked")
+            && o.stdout.is_empty()
+            && listing(dir.path()) == before;
+        if !ok {
+            failures.push(format!("{args:?}: exit {:?}, stderr {err:?}", o.status.code()));
+        }
+    }
+    assert!(CASES.len() >= 60, "{} cases", CASES.len());
+    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), CASES.len(), failures.join("\n"));
+}
+
+#[test]
+fn special_files_are_never_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real.json");
+    std::fs::write(&real, "keep me").unwrap();
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let o = memperf(&["info", "--json", link.to_str().unwrap()], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), "keep me");
+    // A FIFO is streamed into and stays a FIFO.
+    let fifo = dir.path().join("pipe");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let o = memperf(&["info", "--json", fifo.to_str().unwrap()], dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(reader.join().unwrap().contains("\"schema_version\""));
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    // A full character device: exit 2, still a device.
+    if Path::new("/dev/full").exists() {
+        let o = memperf(&["info", "--json", "/dev/full"], dir.path());
+        assert_eq!(o.status.code(), Some(2));
+        assert!(std::fs::metadata("/dev/full").unwrap().file_type().is_char_device());
+    }
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly_and_a_full_stdout_is_exit_2() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_memperf"))
+        .arg("info")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away at once
+    let o = child.wait_with_output().unwrap();
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
+    assert_ne!(o.status.code(), Some(101));
+    if Path::new("/dev/full").exists() {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_memperf")).arg("info").stdout(full).output().unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
+    }
+}
+
+#[test]
+fn a_crafted_hostname_cannot_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = ["bandwidth", "--quiet", "--kernel", "simd", "--size", "8MiB", "--threads", "1", "--repetitions", "2"];
+    let o = memperf(&[&small[..], &["--json", "doc.json"]].concat(), dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let path = dir.path().join("doc.json");
+    let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    doc["origin"]["hostname"] = "evil\u{1b}]0;pwned\u{7}".into();
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let o = memperf(&["compare", "doc.json", "doc.json"], dir.path());
+    assert_eq!(o.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("evil?]0;pwned?"), "the name is shown, defanged: {text}");
+    assert!(!o.stdout.contains(&0x1b) && !o.stdout.contains(&0x07), "control bytes reached stdout");
+}
