@@ -163,7 +163,17 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     ctx.progress.start("tlb", counts.len() as u64);
     let mut points = measure_counts(p, ctx, &mut swept, &counts)?;
     if p.refine {
-        let extra = curves::refinements(&points, &swept.iter().map(|s| (s.pages, s.sweep)).collect::<Vec<_>>());
+        let mut extra = curves::refinements(&points, &swept.iter().map(|s| (s.pages, s.sweep)).collect::<Vec<_>>());
+        // The control follows the 4 KiB sweep's refinements: the walk cost
+        // is their difference at each count.
+        let control = swept.iter().find(|s| s.sweep == Sweep::Control).map(|s| s.pages);
+        let follow: Vec<(PagePolicy, Sweep, u64)> = extra
+            .iter()
+            .filter(|(pol, sw, _)| *pol == PagePolicy::Small && *sw == Sweep::Own)
+            .filter_map(|&(_, _, n)| control.map(|c| (c, Sweep::Control, n)))
+            .filter(|x| !extra.contains(x))
+            .collect();
+        extra.extend(follow);
         for s in swept.iter_mut() {
             s.counts.extend(extra.iter().filter(|(pol, sw, _)| *pol == s.pages && *sw == s.sweep).map(|x| x.2));
         }
