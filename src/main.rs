@@ -66,12 +66,11 @@ fn run(cli: Cli) -> Result<u8> {
         (Some(dir), true) => Some(Journal::create(dir, &doc)?),
         _ => None,
     };
-    plan::execute(&plan, &mut doc, &clock, progress, |rec| {
-        if let Some(j) = journal.as_mut() {
-            if let Err(e) = j.append(rec) {
-                eprintln!("memperf: warning: {e}");
-            }
-        }
+    // A journal that cannot be written (a full disk) stops the run: going
+    // on would measure results that could be lost.
+    plan::execute(&plan, &mut doc, &clock, progress, |rec| match journal.as_mut() {
+        Some(j) => j.append(rec),
+        None => Ok(()),
     })?;
     export::export(&doc, &plan.output)?;
     Ok(if INTERRUPTED.load(Ordering::Relaxed) {

@@ -126,13 +126,14 @@ pub fn new_document(machine: Fingerprint, clock: &dyn Clock, plan: &Plan) -> Doc
 }
 
 /// Runs every job of the plan; `on_record` sees each record as it is made
+/// and may stop the run with an error
 /// (the suite journals them).
 pub fn execute(
     plan: &Plan,
     doc: &mut Document,
     clock: &dyn Clock,
     progress: &dyn Progress,
-    mut on_record: impl FnMut(&ExperimentRecord),
+    mut on_record: impl FnMut(&ExperimentRecord) -> Result<()>,
 ) -> Result<()> {
     doc.warnings.extend(plan.notes.iter().cloned());
     let _reservations = reserve(plan, doc)?;
@@ -155,7 +156,7 @@ pub fn execute(
         if let Some(c) = super::steal_warning(before, super::steal_ticks()) {
             rec.warnings.push(c.render(plan.command));
         }
-        on_record(&rec);
+        on_record(&rec)?;
         doc.experiments.push(rec);
     }
     Ok(())

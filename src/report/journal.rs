@@ -68,6 +68,11 @@ impl Journal {
 /// another schema version, or a second header is an error.
 pub fn read(path: &Path) -> Result<Document> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    parse(&text, path)
+}
+
+/// A journal's text as a document (`path` names it in errors).
+pub fn parse(text: &str, path: &Path) -> Result<Document> {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let mut doc: Option<Document> = None;
     for (i, l) in lines.iter().enumerate() {

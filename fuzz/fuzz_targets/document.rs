@@ -1,0 +1,12 @@
+//! Result documents from arbitrary bytes: refused with an error or read,
+//! never a panic; what is read renders as text and compares with itself.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    if let Ok(doc) = memperf::model::Document::from_json(text) {
+        let _ = memperf::report::text::render(&doc);
+        let _ = memperf::report::export::compare_text(&doc, &doc);
+    }
+});
