@@ -179,3 +179,20 @@ fn a_crafted_hostname_cannot_reach_the_terminal() {
     assert!(text.contains("evil?]0;pwned?"), "the name is shown, defanged: {text}");
     assert!(!o.stdout.contains(&0x1b) && !o.stdout.contains(&0x07), "control bytes reached stdout");
 }
+
+#[test]
+fn a_results_folder_belongs_to_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = memperf(&["run", "--quiet", "--only", "info", "-o", "res"], dir.path());
+    assert_eq!(first.status.code(), Some(0), "{}", String::from_utf8_lossy(&first.stderr));
+    let journal = std::fs::read(dir.path().join("res/journal.jsonl")).unwrap();
+    let second = memperf(&["run", "--quiet", "--only", "info", "-o", "res"], dir.path());
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(2), "{err}");
+    assert!(err.contains("already holds a run"), "{err}");
+    assert_eq!(
+        std::fs::read(dir.path().join("res/journal.jsonl")).unwrap(),
+        journal,
+        "the first run's journal is intact"
+    );
+}
