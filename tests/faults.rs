@@ -128,3 +128,35 @@ fn two_reserving_runs_at_once_each_give_back_their_own() {
     assert_eq!((a.status.code(), b.status.code()), (Some(0), Some(0)));
     assert_eq!(nr(), before, "the pool is back where it started");
 }
+
+#[test]
+fn a_signalled_suite_keeps_every_finished_experiment() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("res");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_memperf"))
+        .args(["run", "--quiet", "--only", "info,bandwidth,tlb", "-o", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until info and bandwidth are in the journal (header + 2 lines).
+    let journal = out.join("journal.jsonl");
+    let t = Instant::now();
+    while std::fs::read_to_string(&journal).map_or(0, |s| s.lines().count()) < 3 {
+        assert!(t.elapsed() < Duration::from_secs(120), "bandwidth never finished");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    signal(&child, libc::SIGTERM);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let status: Vec<(&str, &str)> = doc["experiments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["name"].as_str().unwrap(), e["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(status, [("info", "completed"), ("bandwidth", "completed"), ("tlb", "interrupted")]);
+    assert!(out.join("report.html").exists());
+}

@@ -72,6 +72,34 @@ const CASES: &[(&[&str], &str)] = &[
     (&["report", "/nonexistent"], "/nonexistent"),
     (&["compare", "/nonexistent", "/nonexistent"], "/nonexistent"),
     (&["report", "Cargo.toml"], "not a memperf result document"),
+    // more ranges and lists across subcommands
+    (&["latency", "--sizes", ""], "empty list"),
+    (&["latency", "--sizes", "4KiB:"], "malformed size"),
+    (&["latency", "--sizes", "4KiB:1MiB:x"], "points per octave"),
+    (&["latency", "--sizes", "1.5MiB"], "unknown size unit"),
+    (&["latency", "--chains", "1,1"], "appears twice"),
+    (&["latency", "--chains", "-1"], "--chains"),
+    (&["latency", "--seed", "18446744073709551616"], "--seed"),
+    (&["bandwidth", "--size", "0"], "greater than zero"),
+    (&["bandwidth", "--size", "4KiB:8KiB"], "unknown size unit"),
+    (&["bandwidth", "--distance", "-5"], "--distance"),
+    (&["bandwidth", "--distance", "0:2000000:1000"], "--distance"),
+    (&["bandwidth", "--hint", "t0,t0"], "appears twice"),
+    (&["bandwidth", "--kernel", "simd,simd"], "appears twice"),
+    (&["bandwidth", "--pages", "2m,1g,2m"], "appears twice"),
+    (&["bandwidth", "--repetitions", "-3"], "--repetitions"),
+    (&["tlb", "--max-pages", "-1"], "--max-pages"),
+    (&["tlb", "--max-bytes", "-1"], "malformed size"),
+    (&["tlb", "--pages", "4k,4k"], "appears twice"),
+    (&["prefetch-fault", "--targets", "null,null"], "appears twice"),
+    (&["prefetch-fault", "--ahead", "0"], "--ahead"),
+    (&["prefetch-fault", "--ahead", "1,1"], "appears twice"),
+    (&["prefetch-fault", "--lengths", "-2"], "--lengths"),
+    (&["page-init", "--memory", "-1GiB"], "malformed size"),
+    (&["page-init", "--repetitions", "1"], "--repetitions"),
+    (&["page-init", "--layout", ""], "empty list"),
+    (&["run", "--skip", "nothing"], "unknown experiment 'nothing'"),
+    (&["run", "--only", ""], "empty list"),
     // clap
     (&["frobnicate"], "frobnicate"),
     (&["bandwidth", "--frob"], "--frob"),
@@ -108,7 +136,7 @@ fn every_hostile_case_is_one_line_exit_2_and_leaves_nothing() {
             failures.push(format!("{args:?}: exit {:?}, stderr {err:?}", o.status.code()));
         }
     }
-    assert!(CASES.len() >= 60, "{} cases", CASES.len());
+    assert!(CASES.len() >= 80, "{} cases", CASES.len());
     assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), CASES.len(), failures.join("\n"));
 }
 
