@@ -133,7 +133,7 @@ fn two_reserving_runs_at_once_each_give_back_their_own() {
 fn a_signalled_suite_keeps_every_finished_experiment() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("res");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_memperf"))
+    let child = Command::new(env!("CARGO_BIN_EXE_memperf"))
         .args(["run", "--quiet", "--only", "info,bandwidth,tlb", "-o", out.to_str().unwrap()])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
