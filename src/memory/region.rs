@@ -243,11 +243,10 @@ fn map_guarded(policy: PagePolicy, len: usize) -> Result<(*mut u8, Mapping)> {
 pub fn reserve_fix(policy: PagePolicy, len: usize) -> String {
     let page = policy.page_size().0 as usize;
     let needed = len.div_ceil(page);
+    let cmd = super::reserve::pool_command(policy.page_size(), needed as u64);
     match policy {
-        PagePolicy::Huge1G => format!(
-            "echo {needed} > /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages (as root; or boot with hugepagesz=1G hugepages={needed})"
-        ),
-        _ => format!("echo {needed} > /proc/sys/vm/nr_hugepages (as root), or pass --reserve-hugepages"),
+        PagePolicy::Huge1G => format!("{cmd} (as root; or boot with hugepagesz=1G hugepages={needed})"),
+        _ => format!("{cmd} (as root), or pass --reserve-hugepages"),
     }
 }
 

@@ -40,6 +40,16 @@ pub struct Reservation {
     released: bool,
 }
 
+/// The shell command that sets a pool to `pages` pages: the one place that
+/// spells the pool's file (the fixes of errors and warnings use it).
+pub fn pool_command(page: Bytes, pages: u64) -> String {
+    if page.0 == 2 << 20 {
+        format!("echo {pages} > /proc/sys/vm/nr_hugepages")
+    } else {
+        format!("echo {pages} > {}", pool_dir(page).join("nr_hugepages").display())
+    }
+}
+
 fn pool_dir(page: Bytes) -> PathBuf {
     PathBuf::from(format!("/sys/kernel/mm/hugepages/hugepages-{}kB", page.0 / 1024))
 }

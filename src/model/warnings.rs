@@ -123,11 +123,7 @@ pub enum Caution {
 
 /// How to get `pages` free hugetlb pages of `page` size for `cmd`.
 pub fn reserve_fix(page: Bytes, pages: u64, cmd: Command) -> String {
-    let sys = if page.0 == 2 << 20 {
-        format!("echo {pages} > /proc/sys/vm/nr_hugepages")
-    } else {
-        format!("echo {pages} > /sys/kernel/mm/hugepages/hugepages-{}kB/nr_hugepages", page.0 / 1024)
-    };
+    let sys = crate::memory::reserve::pool_command(page, pages);
     // `info` measures nothing: the suite is what the pages are for.
     let cmd = if cmd == Command::Sub("info") { Command::Run } else { cmd };
     format!("{} --reserve-hugepages (as root), or {sys} (as root)", cmd.invocation())
