@@ -223,7 +223,7 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     }
     warn_results(&results, p, ctx);
     if migrated.iter().any(|m| m.1 > 0) {
-        ctx.warn(Caution::Migrated { threads: migrated.iter().map(|m| m.1).sum() });
+        ctx.warn(Caution::Migrated { samples: migrated.iter().map(|m| m.1).sum() });
     }
     let plateaus = plateaus(&results);
     Ok(Outcome {
@@ -307,13 +307,10 @@ fn results(
     len: usize,
 ) -> Vec<VariantResult> {
     // Same bytes per pass: the bandwidth ratio is simd's time over ours.
-    let ratios: Vec<Vec<f64>> = references(variants)
+    // Only variants with a reference have adjacent samples (the rest: none).
+    let ratios: Vec<Vec<f64>> = series
         .iter()
-        .zip(series)
-        .map(|(r, s)| match r {
-            Some(_) => s.adjacent_reference_s_per_iter.iter().zip(s.per_iter_s()).map(|(a, b)| a / b).collect(),
-            None => Vec::new(),
-        })
+        .map(|s| s.adjacent_reference_s_per_iter.iter().zip(s.per_iter_s()).map(|(a, b)| a / b).collect())
         .collect();
     variants
         .iter()

@@ -112,7 +112,7 @@ fn check(p: &Params) -> Result<()> {
 fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     check(p)?;
     let _pin = crate::timing::team::PinGuard::first_cpu();
-    let clock_before = core_clock::measure(ctx.clock, 5, 0.01);
+    let clock_before = core_clock::sample(ctx.clock);
     let max = *p.sizes_bytes.iter().max().expect("checked non-empty");
     let regions_of = |size: Bytes| -> Result<Vec<(PagePolicy, Region)>> {
         p.pages.iter().map(|&pol| Region::new(pol, size).map(|r| (pol, r))).collect()
@@ -142,11 +142,9 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     for (_, r) in regions.iter_mut() {
         r.read_back();
     }
-    let core_clock: Vec<CoreClock> =
-        [clock_before, core_clock::measure(ctx.clock, 5, 0.01)].into_iter().flatten().collect();
-    let ghz = core_clock.iter().map(|c| c.ghz).sum::<f64>() / core_clock.len().max(1) as f64;
-    let levels = latency_levels(&points, ctx.machine, max, (!core_clock.is_empty()).then_some(ghz));
-    warn(ctx, &regions, max);
+    let core_clock: Vec<CoreClock> = [clock_before, core_clock::sample(ctx.clock)].into_iter().flatten().collect();
+    let levels = latency_levels(&points, ctx.machine, max, core_clock::mean_ghz(&core_clock));
+    warn(ctx, &regions, &points, max);
     let valid = points.iter().all(|x| x.valid) && mlp.iter().all(|m| m.valid);
     Ok(Outcome {
         seed: p.seed,
@@ -184,7 +182,11 @@ fn measure_size(
             })
             .collect();
         let series = chases::measure(&chases, &chases::plan(p.repetitions, p.min_sample_s, p.seed), ctx)?;
-        for ((pages, _), s) in regions.iter().zip(&series) {
+        drop(chases);
+        for (_, r) in regions.iter_mut() {
+            r.read_back();
+        }
+        for ((pages, region), s) in regions.iter().zip(&series) {
             let ns = chases::ns_per_load(s);
             points.push(Point {
                 pages: *pages,
@@ -193,6 +195,7 @@ fn measure_size(
                 loads_per_sample: s.iters,
                 latency_ns: Summary::of(&ns).expect("samples measured"),
                 sample_latency_ns: ns,
+                huge_fraction: region.backing().huge_fraction,
                 valid: s.ok,
             });
         }
@@ -318,16 +321,20 @@ pub fn latency_levels(
     out
 }
 
-fn warn(ctx: &Context, regions: &[(PagePolicy, Region)], max: Bytes) {
+fn warn(ctx: &Context, regions: &[(PagePolicy, Region)], points: &[Point], max: Bytes) {
     if let Some(llc) = ctx.machine.llc_total_bytes() {
         if max.0 < 4 * llc.0 {
             ctx.warn(Caution::LatencyMaxBelow4xLlc { max, llc });
         }
     }
-    for (pol, r) in regions {
-        if *pol == PagePolicy::Thp && r.backing().huge_fraction.is_some_and(|f| f < 0.9) {
-            ctx.warn(Caution::ThpPartial { what: "region", fraction: r.backing().huge_fraction.unwrap_or(0.0) });
-        }
+    // Every region a THP point was measured in, the largest included.
+    let thp = regions
+        .iter()
+        .filter(|(pol, _)| *pol == PagePolicy::Thp)
+        .filter_map(|(_, r)| r.backing().huge_fraction)
+        .chain(points.iter().filter(|p| p.pages == PagePolicy::Thp).filter_map(|p| p.huge_fraction));
+    if let Some(fraction) = thp.filter(|f| *f < 0.9).reduce(f64::min) {
+        ctx.warn(Caution::ThpPartial { what: "region", fraction });
     }
 }
 

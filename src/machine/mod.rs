@@ -84,15 +84,20 @@ impl Fingerprint {
         }
     }
 
-    /// The last-level data (or unified) cache size.
+    /// The last-level data (or unified) cache.
+    fn llc(&self) -> Option<&Cache> {
+        self.caches.iter().filter(|c| c.kind != "Instruction").max_by_key(|c| c.level)
+    }
+
+    /// The size of one instance of the last-level cache.
     pub fn llc_bytes(&self) -> Option<Bytes> {
-        self.caches.iter().filter(|c| c.kind != "Instruction").max_by_key(|c| c.level).map(|c| c.size_bytes)
+        self.llc().map(|c| c.size_bytes)
     }
 
     /// The last-level cache of the whole machine: one instance's size times
     /// the instances (logical CPUs over the CPUs sharing one).
     pub fn llc_total_bytes(&self) -> Option<Bytes> {
-        let c = self.caches.iter().filter(|c| c.kind != "Instruction").max_by_key(|c| c.level)?;
+        let c = self.llc()?;
         let instances = (self.cpu.logical_cpus as u64).div_ceil(c.shared_by_cpus.max(1) as u64).max(1);
         Some(Bytes(c.size_bytes.0 * instances))
     }
@@ -114,11 +119,6 @@ impl Fingerprint {
             .filter(|t| t.level == level && t.page_size_bytes == page && t.kind != "store")
             .filter_map(|t| t.entries)
             .max()
-    }
-
-    /// Cycles per nanosecond at the nominal frequency.
-    pub fn ghz(&self) -> Option<f64> {
-        self.cpu.nominal_frequency_hz.map(|hz| hz / 1e9)
     }
 
     /// Caches whose sysfs and CPUID sizes disagree.

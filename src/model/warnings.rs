@@ -92,14 +92,10 @@ pub enum Caution {
     Checksum {
         what: &'static str,
     },
-    /// Threads ran on CPUs other than those they were pinned to.
+    /// In this many samples a thread ran on a CPU other than the one it
+    /// was pinned to (or could not be pinned).
     Migrated {
-        threads: usize,
-    },
-    /// Pinning a thread failed; its CPU is unknown.
-    PinFailed {
-        cpu: usize,
-        error: String,
+        samples: usize,
     },
     PageInitBelowLimit {
         fraction: f64,
@@ -148,7 +144,6 @@ impl Caution {
             Caution::Noisy { .. } => "noisy",
             Caution::Checksum { .. } => "checksum",
             Caution::Migrated { .. } => "cpu-migration",
-            Caution::PinFailed { .. } => "pin-failed",
             Caution::PageInitBelowLimit { .. } => "page-init-below-limit",
             Caution::PageInitAboveLimit { .. } => "page-init-limit-broken",
             Caution::SystemTimeBelowResolution { .. } => "system-time-below-resolution",
@@ -195,10 +190,9 @@ impl Caution {
             Caution::Checksum { what } => {
                 format!("{what}: a checksum differs from its closed-form expectation, so these figures are invalid")
             }
-            Caution::Migrated { threads } => format!(
-                "{threads} measuring thread(s) ran on a CPU other than the one they were pinned to: their samples mix CPUs"
+            Caution::Migrated { samples } => format!(
+                "in {samples} sample(s) a measuring thread ran off the CPU it was pinned to (or could not be pinned): those samples mix CPUs"
             ),
-            Caution::PinFailed { cpu, error } => format!("pinning a thread to CPU {cpu} failed: {error}"),
             Caution::PageInitBelowLimit { fraction } => {
                 format!("the best variant reaches {:.0}% of the store-bandwidth limit", fraction * 100.0)
             }
@@ -207,7 +201,7 @@ impl Caution {
                 fraction * 100.0
             ),
             Caution::SystemTimeBelowResolution { seconds } => format!(
-                "system time per cell is measured over {seconds:.2} s, below what clock ticks resolve: it is reported as below resolution"
+                "the shortest prefetch-fault cell ran {seconds:.2} s, too short for clock ticks to resolve its system time: such cells report it as below resolution"
             ),
             Caution::HugeSameReach { huge, pages } => format!(
                 "{huge} pages step at the same page count as 4 KiB pages (~{pages} pages): their translations use 4 KiB TLB entries here (a VM whose host backs it with small pages), so huge pages do not enlarge the TLB reach and no walk cost is derived from them"
@@ -253,7 +247,7 @@ impl Caution {
                 Command::Sub(_) => "close other programs, rerun with more --repetitions, or on an idle host".into(),
             }),
             Caution::Checksum { .. } => Some("report this as a bug, with the JSON document".into()),
-            Caution::Migrated { .. } | Caution::PinFailed { .. } => {
+            Caution::Migrated { .. } => {
                 Some("check the CPU affinity memperf was given (taskset -p $$, cgroup cpusets) and rerun".into())
             }
             Caution::PageInitBelowLimit { .. } => Some(match cmd {

@@ -30,15 +30,13 @@ pub struct Concurrency {
     pub formula: String,
 }
 
-/// The DRAM-sized point of a huge-page policy with at least 90% coverage.
+/// The DRAM-sized point of a huge-page policy whose own region had at
+/// least 90% coverage.
 fn walk_free_dram(lat: &latency::Outcome, llc_total: u64) -> Option<(PagePolicy, f64)> {
-    let huge = |pol: PagePolicy| {
-        pol != PagePolicy::Small
-            && lat.regions.iter().any(|r| r.requested == pol && r.huge_fraction.is_some_and(|f| f >= 0.9))
-    };
+    let huge = |p: &latency::Point| p.pages != PagePolicy::Small && p.huge_fraction.is_some_and(|f| f >= 0.9);
     lat.points
         .iter()
-        .filter(|p| p.order == "random" && huge(p.pages) && p.size_bytes.0 >= 4 * llc_total)
+        .filter(|p| p.order == "random" && huge(p) && p.size_bytes.0 >= 4 * llc_total)
         .max_by_key(|p| p.size_bytes)
         .map(|p| (p.pages, p.latency_ns.median))
 }

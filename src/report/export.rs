@@ -3,6 +3,7 @@
 //! report.html).
 //! Every file is written atomically.
 
+use super::headlines::Metric;
 use super::sink;
 use super::{html, plots, text};
 use crate::error::{Error, Result};
@@ -88,8 +89,8 @@ pub fn rebuild(path: &Path, out: Option<&Path>) -> Result<()> {
 /// whether each difference is beyond the noise of the raw samples.
 pub fn compare(a: &Path, b: &Path) -> Result<()> {
     let (da, db) = (super::journal::load(a)?, super::journal::load(b)?);
-    let common =
-        super::headlines::metrics(&da).iter().any(|x| super::headlines::metrics(&db).iter().any(|y| y.name == x.name));
+    let (ma, mb) = (super::headlines::metrics(&da), super::headlines::metrics(&db));
+    let common = ma.iter().any(|x| mb.iter().any(|y| y.name == x.name));
     if !common {
         return Err(Error::usage(format!(
             "{} and {} have no headline metric in common: nothing to compare",
@@ -97,16 +98,20 @@ pub fn compare(a: &Path, b: &Path) -> Result<()> {
             b.display()
         )));
     }
-    sink::stdout(compare_text(&da, &db).as_bytes())
+    sink::stdout(compare_metrics(&da, &db, &ma, &mb).as_bytes())
 }
 
 pub fn compare_text(a: &Document, b: &Document) -> String {
-    use super::headlines::metrics;
+    let (ma, mb) = (super::headlines::metrics(a), super::headlines::metrics(b));
+    compare_metrics(a, b, &ma, &mb)
+}
+
+/// The comparison table of metrics already taken from both documents.
+fn compare_metrics(a: &Document, b: &Document, ma: &[Metric], mb: &[Metric]) -> String {
     use crate::analysis::mann_whitney::{test, Verdict};
-    let (ma, mb) = (metrics(a), metrics(b));
     let mut t = super::table::Table::new(["metric", "unit", "A", "B", "B/A", "verdict"]);
     let mut dropped = Vec::new();
-    for x in &ma {
+    for x in ma {
         let Some(y) = mb.iter().find(|y| y.name == x.name) else {
             dropped.push(format!("{} (only in A)", x.name));
             continue;

@@ -83,14 +83,6 @@ pub fn metrics(doc: &Document) -> Vec<Metric> {
     out
 }
 
-/// Medians of `blocks` contiguous blocks of `samples`. Consecutive chunks
-/// of one chase are strongly correlated; blocks spread over the run vary
-/// as the run does, which is the noise a comparison must beat.
-pub fn block_medians(samples: &[f64], blocks: usize) -> Vec<f64> {
-    let size = samples.len().div_ceil(blocks.max(1)).max(1);
-    samples.chunks(size).filter_map(crate::timing::stats::median).collect()
-}
-
 /// Whether huge pages cut random-access latency, and from which working
 /// set on: the smallest size from which every larger one has its whole
 /// interval below 1 (never a single lucky point).
@@ -229,16 +221,4 @@ pub fn advice(doc: &Document) -> Vec<String> {
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn block_medians_summarise_contiguous_blocks() {
-        let v: Vec<f64> = (0..16).map(f64::from).collect();
-        assert_eq!(block_medians(&v, 4), vec![1.5, 5.5, 9.5, 13.5]);
-        assert_eq!(block_medians(&v[..3], 8), vec![0.0, 1.0, 2.0]);
-    }
 }

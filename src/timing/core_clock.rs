@@ -25,7 +25,7 @@ pub struct CoreClock {
 #[inline(never)]
 pub fn add_chain(iters: u64) -> u64 {
     let mut x: u64 = 0;
-    let mut n = iters.max(1);
+    let n = iters.max(1);
     // SAFETY: register arithmetic only; no memory is touched.
     unsafe {
         std::arch::asm!(
@@ -37,11 +37,10 @@ pub fn add_chain(iters: u64) -> u64 {
             "dec {n}",
             "jnz 2b",
             x = inout(reg) x,
-            n = inout(reg) n,
+            n = inout(reg) n => _,
             options(nomem, nostack),
         );
     }
-    let _ = n;
     x
 }
 
@@ -49,7 +48,7 @@ pub fn add_chain(iters: u64) -> u64 {
 #[inline(never)]
 pub fn add_chain(iters: u64) -> u64 {
     let mut x: u64 = 0;
-    let mut n = iters.max(1);
+    let n = iters.max(1);
     // SAFETY: register arithmetic only; no memory is touched.
     unsafe {
         std::arch::asm!(
@@ -61,48 +60,60 @@ pub fn add_chain(iters: u64) -> u64 {
             "subs {n}, {n}, #1",
             "b.ne 2b",
             x = inout(reg) x,
-            n = inout(reg) n,
+            n = inout(reg) n => _,
             options(nomem, nostack),
         );
     }
-    let _ = n;
     x
 }
 
+/// No add chain is written for this architecture: no core clock.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+pub fn add_chain(_iters: u64) -> u64 {
+    0
+}
+
+const SUPPORTED: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
+
 /// Measures the core clock on the calling thread: `samples` runs of at
-/// least `min_sample_s` each. `None` where no add chain is written for
-/// this architecture.
+/// least `min_sample_s` each, every one checked to have added what it
+/// should. `None` where no add chain is written for this architecture, or
+/// when a chain's sum is wrong (then its time means nothing).
 pub fn measure(clock: &dyn Clock, samples: usize, min_sample_s: f64) -> Option<CoreClock> {
-    if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+    if !SUPPORTED {
         return None;
     }
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    {
-        let mut iters = 1000u64;
-        let mut ghz = Vec::with_capacity(samples);
-        while ghz.len() < samples.max(1) {
-            let t0 = clock.now_ns();
-            let sum = add_chain(iters);
-            let ns = clock.now_ns().saturating_sub(t0);
-            debug_assert_eq!(sum, iters * ADDS_PER_ITER);
-            if (ns as f64) < min_sample_s * 1e9 {
-                iters = iters.saturating_mul(if ns == 0 {
-                    10
-                } else {
-                    ((min_sample_s * 1.2e9) / ns as f64).ceil().clamp(1.1, 10.0) as u64 + 1
-                });
-                continue;
-            }
-            ghz.push((iters * ADDS_PER_ITER) as f64 / ns as f64);
+    let mut iters = 1000u64;
+    let mut ghz = Vec::with_capacity(samples);
+    while ghz.len() < samples.max(1) {
+        let t0 = clock.now_ns();
+        let sum = add_chain(iters);
+        let ns = clock.now_ns().saturating_sub(t0);
+        if sum != iters * ADDS_PER_ITER {
+            return None;
         }
-        let s = super::Summary::of(&ghz)?;
-        Some(CoreClock { ghz: s.median, min_ghz: s.min, max_ghz: s.max, samples: s.count })
+        if (ns as f64) < min_sample_s * 1e9 {
+            let grow =
+                if ns == 0 { 10 } else { ((min_sample_s * 1.2e9) / ns as f64).ceil().clamp(1.1, 10.0) as u64 + 1 };
+            iters = iters.saturating_mul(grow);
+            continue;
+        }
+        ghz.push((iters * ADDS_PER_ITER) as f64 / ns as f64);
     }
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    {
-        let _ = (clock, min_sample_s);
-        None
-    }
+    let s = super::Summary::of(&ghz)?;
+    Some(CoreClock { ghz: s.median, min_ghz: s.min, max_ghz: s.max, samples: s.count })
+}
+
+/// The clock as experiments take it, before and after their sweep: five
+/// runs of at least 10 ms.
+pub fn sample(clock: &dyn Clock) -> Option<CoreClock> {
+    measure(clock, 5, 0.01)
+}
+
+/// The mean of the measured clocks (before and after), for figures in
+/// cycles; `None` when none was measured.
+pub fn mean_ghz(clocks: &[CoreClock]) -> Option<f64> {
+    (!clocks.is_empty()).then(|| clocks.iter().map(|c| c.ghz).sum::<f64>() / clocks.len() as f64)
 }
 
 #[cfg(test)]

@@ -88,7 +88,9 @@ pub fn measure(p: &Params, ctx: &Context, targets: &Targets) -> Result<(Vec<Pref
             let (cycle, used) = (&cycle, &usage[i]);
             Box::new(move |step: Step| {
                 let n = step.iterations(1 << 16);
+                // getrusage brackets the kernel but stays out of its time.
                 let u0 = Usage::now();
+                let t0 = ctx.clock.now_ns();
                 // SAFETY: the target array and the cycle live in `measure`'s
                 // frame; prefetches never fault.
                 let r = unsafe {
@@ -97,10 +99,11 @@ pub fn measure(p: &Params, ctx: &Context, targets: &Targets) -> Result<(Vec<Pref
                         LoopKind::Latency => lat(n, &arg),
                     }
                 };
+                let ns = ctx.clock.now_ns().saturating_sub(t0);
                 if let Step::Run(_) = step {
                     used.set(used.get().add(Usage::now().since(u0)));
                 }
-                Ran::valid(kind == LoopKind::Throughput || cycle.contains(&r))
+                Ran::timed(kind == LoopKind::Throughput || cycle.contains(&r), ns)
             }) as schedule::Variant
         })
         .collect();
@@ -118,7 +121,7 @@ pub fn measure(p: &Params, ctx: &Context, targets: &Targets) -> Result<(Vec<Pref
     let ns: Vec<Vec<f64>> =
         series.iter().zip(&keys).map(|(s, k)| s.per_iter_s().iter().map(|x| x * 1e9 / per(k.2)).collect()).collect();
     let index = |key: (Option<Hint>, Target, LoopKind)| keys.iter().position(|k| *k == key);
-    let mut short = false;
+    let mut shortest = f64::INFINITY;
     let cells = keys
         .iter()
         .enumerate()
@@ -129,7 +132,7 @@ pub fn measure(p: &Params, ctx: &Context, targets: &Targets) -> Result<(Vec<Pref
             let adjacent: Vec<f64> = s.adjacent_reference_s_per_iter.iter().map(|x| x * 1e9 / per(kind)).collect();
             let u = usage[i].get();
             let seconds: f64 = s.samples_s.iter().sum();
-            short |= seconds < SYSTEM_TIME_RESOLUTION_S;
+            shortest = shortest.min(seconds);
             PrefetchCell {
                 instruction: h.map(|h| h.x86_instruction().to_string()).unwrap_or_else(|| "none".into()),
                 target: t,
@@ -145,8 +148,8 @@ pub fn measure(p: &Params, ctx: &Context, targets: &Targets) -> Result<(Vec<Pref
             }
         })
         .collect();
-    if short {
-        ctx.warn(Caution::SystemTimeBelowResolution { seconds: p.min_sample_s * p.repetitions as f64 });
+    if shortest < SYSTEM_TIME_RESOLUTION_S {
+        ctx.warn(Caution::SystemTimeBelowResolution { seconds: shortest });
     }
     Ok((cells, series.iter().all(|s| s.ok)))
 }

@@ -155,7 +155,7 @@ fn regions(p: &Params) -> Result<(Vec<Swept>, Option<String>)> {
 fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     check(p)?;
     let _pin = crate::timing::team::PinGuard::first_cpu();
-    let clock_before = core_clock::measure(ctx.clock, 5, 0.01);
+    let clock_before = core_clock::sample(ctx.clock);
     let (mut swept, missing) = regions(p)?;
     let mut counts: Vec<u64> = swept.iter().flat_map(|s| s.counts.clone()).collect();
     counts.sort();
@@ -186,8 +186,7 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     for s in swept.iter_mut() {
         s.region.read_back();
     }
-    let core_clock: Vec<CoreClock> =
-        [clock_before, core_clock::measure(ctx.clock, 5, 0.01)].into_iter().flatten().collect();
+    let core_clock: Vec<CoreClock> = [clock_before, core_clock::sample(ctx.clock)].into_iter().flatten().collect();
     let control = curves::control(&swept, &points, ctx.machine, missing);
     if let Control::SameReach { policy, pages } = &control {
         ctx.warn(Caution::HugeSameReach { huge: policy.to_string(), pages: *pages });
@@ -196,7 +195,7 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     let reaches = curves::reaches(&points, &backings, &control, ctx.machine);
     let walk_costs = curves::walk_costs(&points, &control);
     let walk_ns = curves::walk_beyond_reach(&reaches, &walk_costs);
-    let ghz = (!core_clock.is_empty()).then(|| core_clock.iter().map(|c| c.ghz).sum::<f64>() / core_clock.len() as f64);
+    let ghz = core_clock::mean_ghz(&core_clock);
     Ok(Outcome {
         seed: p.seed,
         advice: curves::advice(&reaches, walk_ns.as_ref(), &control),

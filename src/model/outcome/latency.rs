@@ -20,6 +20,9 @@ pub struct Point {
     /// the minimum sample time, after an untimed warm-up traversal).
     pub sample_latency_ns: Vec<f64>,
     pub latency_ns: Summary,
+    /// Share of this point's own region on huge pages, read back after it
+    /// was measured (each working set has a region of its own size).
+    pub huge_fraction: Option<f64>,
     pub valid: bool,
 }
 
@@ -65,7 +68,9 @@ pub struct MlpPoint {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
     pub seed: u64,
-    /// Backing of each region, read back after the measurement.
+    /// Backing of the regions of the largest working set (the K-chain
+    /// sweep's), read back after the measurement; each point carries its
+    /// own region's coverage.
     pub regions: Vec<Backing>,
     /// The core clock, measured before and after the sweep.
     pub core_clock: Vec<CoreClock>,
