@@ -1,8 +1,35 @@
-//! Records the git revision the binary was built from (for the result
-//! document); "unknown" outside a git checkout.
+//! Build script: records the git revision the binary was built from (for
+//! the result document; "unknown" outside a git checkout) and compiles the
+//! C parts of `memperf calls` and `memperf context` with the system C
+//! compiler that Rust's linker already needs (through the `cc` crate).
+//!
+//! The call chains come in several builds of the same two C files (see
+//! src/kernels/c/calls/chain.h): static archives linked into memperf (`direct`,
+//! `saves`, `inlined`), and pairs of shared libraries (`plt`, `got`) that
+//! are embedded into the binary as bytes and loaded at run time, so the
+//! binary keeps working when it is copied elsewhere.
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
+    git_revision();
+    println!("cargo:rerun-if-changed=src/kernels/c");
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    static_chain("direct", &["src/kernels/c/calls/first.c", "src/kernels/c/calls/second.c"], &[]);
+    static_chain("saves", &["src/kernels/c/calls/first.c", "src/kernels/c/calls/second.c"], &[("CHAIN_SAVES", "1")]);
+    // Inlining and tail-recursion elimination allowed: the cure.
+    let mut inlined = cc::Build::new();
+    inlined.opt_level(2).warnings(true).file("src/kernels/c/calls/inlined.c").compile("memperf_chain_inlined");
+    let mut runner = base_build();
+    runner.file("src/kernels/c/calls/runner.c").compile("memperf_chain_runner");
+    let mut context = base_build();
+    context.file("src/kernels/c/context/context.c").compile("memperf_context");
+    for (variant, flags) in [("plt", &[][..]), ("got", &["-fno-plt"][..])] {
+        shared_chain(&out, variant, flags);
+    }
+}
+
+fn git_revision() {
     let rev = Command::new("git")
         .args(["describe", "--always", "--dirty", "--abbrev=12"])
         .output()
@@ -15,4 +42,55 @@ fn main() {
     println!("cargo:rustc-env=MEMPERF_GIT_REVISION={rev}");
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/index");
+}
+
+/// -O2, no inlining across the chain, no sibling-call tricks, frame
+/// layout left to the compiler.
+fn base_build() -> cc::Build {
+    let mut b = cc::Build::new();
+    b.opt_level(2).flag_if_supported("-fno-optimize-sibling-calls").warnings(true);
+    b
+}
+
+fn static_chain(variant: &str, files: &[&str], defines: &[(&str, &str)]) {
+    let mut b = base_build();
+    b.define("PREFIX", format!("memperf_chain_{variant}").as_str()).define("CHAIN_LINKAGE", "");
+    for (k, v) in defines {
+        b.define(k, *v);
+    }
+    b.files(files).compile(&format!("memperf_chain_{variant}"));
+}
+
+/// Two shared libraries: `first` (which needs `second`, found next to it
+/// through RUNPATH=$ORIGIN) and `second` (whose reference to `first` is
+/// left undefined and bound to the first library when both are loaded).
+fn shared_chain(out: &Path, variant: &str, flags: &[&str]) {
+    let compiler = base_build().get_compiler();
+    let second = out.join(format!("libmemperf_{variant}_second.so"));
+    let first = out.join(format!("libmemperf_{variant}_first.so"));
+    let common = |cmd: &mut Command, src: &str| {
+        cmd.args(["-O2", "-fPIC", "-shared", "-fno-optimize-sibling-calls", "-Isrc/kernels/c/calls"])
+            .arg(format!("-DPREFIX=memperf_chain_{variant}"))
+            .arg("-DCHAIN_LINKAGE=")
+            .args(flags)
+            .arg(src);
+    };
+    let mut cmd = compiler.to_command();
+    common(&mut cmd, "src/kernels/c/calls/second.c");
+    cmd.arg(format!("-Wl,-soname,libmemperf_{variant}_second.so")).arg("-o").arg(&second);
+    run(cmd);
+    let mut cmd = compiler.to_command();
+    common(&mut cmd, "src/kernels/c/calls/first.c");
+    cmd.arg(format!("-Wl,-soname,libmemperf_{variant}_first.so"))
+        .arg("-Wl,-rpath,$ORIGIN")
+        .arg(format!("-L{}", out.display()))
+        .arg(format!("-lmemperf_{variant}_second"))
+        .arg("-o")
+        .arg(&first);
+    run(cmd);
+}
+
+fn run(mut cmd: Command) {
+    let status = cmd.status().unwrap_or_else(|e| panic!("cannot run the C compiler ({cmd:?}): {e}"));
+    assert!(status.success(), "the C compiler failed: {cmd:?}");
 }

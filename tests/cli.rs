@@ -219,3 +219,55 @@ fn small_latency_and_tlb_runs_validate() {
         tlb["points"].as_array().unwrap().iter().map(|p| p["stride_bytes"].as_u64().unwrap()).collect();
     assert_eq!(strides.into_iter().collect::<Vec<_>>(), vec![4096, 2 << 20]);
 }
+
+/// `calls` honours its depths, threads and variants, and its shared-library
+/// chains load from the binary itself: a copy in another folder works.
+#[test]
+fn calls_runs_from_a_copied_binary_with_the_cells_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("memperf-copy");
+    std::fs::copy(env!("CARGO_BIN_EXE_memperf"), &copy).unwrap();
+    let o = Command::new(&copy)
+        .args(["calls", "--quiet", "--variants", "plt,got,direct", "--depths", "1,3,8"])
+        .args(["--threads", "1", "--repetitions", "2", "--json", "-"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let calls = doc["experiments"].as_array().unwrap().iter().find(|e| e["name"] == "calls").unwrap();
+    let points = calls["outcome"]["points"].as_array().unwrap();
+    let mut cells: Vec<(String, u64, u64)> = points
+        .iter()
+        .map(|p| {
+            (p["linkage"].as_str().unwrap().to_string(), p["depth"].as_u64().unwrap(), p["threads"].as_u64().unwrap())
+        })
+        .collect();
+    cells.sort();
+    let mut want: Vec<(String, u64, u64)> =
+        ["direct", "got", "plt"].iter().flat_map(|l| [1, 3, 8].map(|d| (l.to_string(), d, 1))).collect();
+    want.sort();
+    assert_eq!(cells, want);
+    assert!(points.iter().all(|p| p["valid"] == true));
+    assert!(!stderr(&o).contains("hugetlb"), "no huge-page warning for call chains: {}", stderr(&o));
+    let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("memperf-calls-"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary library folders left behind: {leftovers:?}");
+}
+
+/// `context` measures each save asked for and says which enter the kernel.
+#[test]
+fn context_reports_every_save_asked_for() {
+    let o = memperf(&["context", "--quick", "--quiet", "--ops", "setjmp,sigsetjmp-1", "--threads", "1", "--json", "-"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ctx = doc["experiments"].as_array().unwrap().iter().find(|e| e["name"] == "context").unwrap();
+    let saves = ctx["outcome"]["saves"].as_array().unwrap();
+    let ops: Vec<&str> = saves.iter().map(|s| s["op"].as_str().unwrap()).collect();
+    assert_eq!(ops, ["setjmp", "sigsetjmp-1"]);
+    assert!(saves.iter().all(|s| s["kernel"]["kind"].is_string() && s["valid"] == true));
+    assert!(ctx["outcome"]["lesson"]["removing_heavy_save"]["median"].is_number());
+}

@@ -43,14 +43,14 @@ fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
 #[test]
 fn suite_writes_a_folder_whose_document_validates() {
     let dir = suite();
-    for f in ["results.json", "journal.jsonl", "report.html", "latency.svg", "tlb.svg"] {
+    for f in ["results.json", "journal.jsonl", "report.html", "latency.svg", "tlb.svg", "calls.svg", "context.svg"] {
         assert!(dir.join(f).exists(), "{f} missing");
     }
     let doc = read_json(&dir.join("results.json"));
     let errors = schema_errors(&doc);
     assert!(errors.is_empty(), "{errors:#?}");
     let names: Vec<&str> = doc["experiments"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["info", "bandwidth", "latency", "tlb", "prefetch-fault", "page-init"]);
+    assert_eq!(names, ["info", "bandwidth", "latency", "tlb", "prefetch-fault", "page-init", "calls", "context"]);
     assert!(doc["experiments"].as_array().unwrap().iter().all(|e| e["valid"] == true));
 }
 

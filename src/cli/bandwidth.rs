@@ -44,10 +44,7 @@ impl BandwidthArgs {
         let mut p = Params::preset(self.preset.preset(Preset::Default), machine);
         p.kernels = list_or(&self.kernel, p.kernels, StreamShape::parse)?;
         p.pages = list_or(&self.pages, p.pages, PagePolicy::parse)?;
-        let cpus = crate::timing::team::allowed_cpus().len();
-        p.threads =
-            list_or(&self.threads, p.threads, |t| if t == "all" { Ok(cpus) } else { positive("--threads", t) })?;
-        p.threads.dedup();
+        p.threads = super::thread_counts(&self.threads, p.threads)?;
         if let Some(s) = &self.size {
             p.size_bytes = parse_nonzero_size(s)?;
         }

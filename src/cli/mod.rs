@@ -4,6 +4,7 @@
 //! status 2.
 
 pub mod bandwidth;
+pub mod calls;
 pub mod latency;
 pub mod page_init;
 pub mod prefetch_fault;
@@ -38,6 +39,10 @@ pub enum Command {
     PrefetchFault(prefetch_fault::PrefetchFaultArgs),
     /// Page-descriptor initialisation: locked, lock-free, prefetch, parallel, against the store-bandwidth limit.
     PageInit(page_init::PageInitArgs),
+    /// What a call and its return cost as a call chain deepens: direct, PLT, GOT, all registers saved, inlined.
+    Calls(calls::CallsArgs),
+    /// What setjmp, sigsetjmp, getcontext and swapcontext cost, which enter the kernel, and the Ruby lesson.
+    Context(calls::ContextArgs),
     /// The whole suite: one results folder with JSON, SVG plots and an HTML report.
     Run(RunArgs),
     /// Rebuild the HTML report and plots from a results.json, a journal, or their folder.
@@ -66,7 +71,7 @@ pub struct CompareArgs {
 }
 
 /// Names of the experiments the suite runs, in order.
-pub const SUITE: [&str; 6] = ["info", "bandwidth", "latency", "tlb", "prefetch-fault", "page-init"];
+pub const SUITE: [&str; 8] = ["info", "bandwidth", "latency", "tlb", "prefetch-fault", "page-init", "calls", "context"];
 
 /// Output options every measuring subcommand shares.
 #[derive(Debug, Clone, Args, Default)]
@@ -110,7 +115,7 @@ impl PresetArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Run only these experiments (info, bandwidth, latency, tlb, prefetch-fault, page-init).
+    /// Run only these experiments (info, bandwidth, latency, tlb, prefetch-fault, page-init, calls, context).
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub only: Option<String>,
     /// Skip these experiments.
@@ -136,6 +141,8 @@ impl Command {
                 Ok(plan_of(vec![Job::PrefetchFault(a.params()?)], &a.common, Some("prefetch-fault")))
             }
             Command::PageInit(a) => Ok(plan_of(vec![Job::PageInit(a.params()?)], &a.common, Some("page-init"))),
+            Command::Calls(a) => Ok(plan_of(vec![Job::Calls(a.params()?)], &a.common, Some("calls"))),
+            Command::Context(a) => Ok(plan_of(vec![Job::Context(a.params()?)], &a.common, Some("context"))),
             Command::Run(r) => r.plan(machine),
             Command::Report(_) | Command::Compare(_) | Command::Cleanup => {
                 Err(Error::usage("report, compare and cleanup do not measure"))
@@ -151,6 +158,8 @@ impl Command {
             Command::Tlb(t) => &t.common,
             Command::PrefetchFault(a) => &a.common,
             Command::PageInit(a) => &a.common,
+            Command::Calls(a) => &a.common,
+            Command::Context(a) => &a.common,
             Command::Run(r) => &r.common,
             Command::Report(_) | Command::Compare(_) | Command::Cleanup => &NO_COMMON,
         }
@@ -176,7 +185,7 @@ impl RunArgs {
     /// --only/--skip; hugetlb 2 MiB pages join the latency sweep when the
     /// pool has them (or --reserve-hugepages), else a warning says how.
     pub fn plan(&self, machine: &Fingerprint) -> Result<Plan> {
-        use crate::experiments::{bandwidth, latency, page_init, prefetch_fault, tlb};
+        use crate::experiments::{bandwidth, calls, context, latency, page_init, prefetch_fault, tlb};
         let preset = self.preset.preset(Preset::Quick);
         let only = suite_names(&self.only)?;
         let skip = suite_names(&self.skip)?.unwrap_or_default();
@@ -201,7 +210,9 @@ impl RunArgs {
                 "latency" => Job::Latency(lat.clone()),
                 "tlb" => Job::Tlb(tlb::Params::preset(preset)),
                 "prefetch-fault" => Job::PrefetchFault(prefetch_fault::Params::preset(preset)),
-                _ => Job::PageInit(page_init::Params::preset(preset)),
+                "page-init" => Job::PageInit(page_init::Params::preset(preset)),
+                "calls" => Job::Calls(calls::Params::preset(preset)),
+                _ => Job::Context(context::Params::preset(preset)),
             });
         }
         if jobs.is_empty() {
@@ -259,6 +270,20 @@ pub fn list_or<T: PartialEq>(
         Some(t) => crate::units::parse_list(t, item),
         None => Ok(default),
     }
+}
+
+/// `--threads 1,all`: thread counts, sorted, `all` meaning every CPU this
+/// process may use; more than that is refused (oversubscription would
+/// measure the scheduler).
+pub fn thread_counts(text: &Option<String>, default: Vec<usize>) -> Result<Vec<usize>> {
+    let all = crate::timing::team::allowed_cpus().len().max(1);
+    let mut v = list_or(text, default, |t| if t == "all" { Ok(all) } else { positive("--threads", t) })?;
+    v.sort();
+    v.dedup();
+    if let Some(&t) = v.iter().find(|&&t| t > all) {
+        return Err(Error::usage(format!("--threads {t}: this process may run on {all} CPUs; use {all} or fewer")));
+    }
+    Ok(v)
 }
 
 /// Parses a positive integer option value.

@@ -53,14 +53,16 @@ pub fn tlb_reach(m: &Fingerprint) -> Vec<TlbReach> {
 /// What the machine refuses or hides that every measurement should know,
 /// each with its fix for `cmd`. The missing PMU is not among them: it
 /// matters only where an experiment uses counters (and `info` says it).
-pub fn machine_warnings(m: &Fingerprint, cmd: Command) -> Vec<Warning> {
+/// Huge pages and THP matter only to plans with `pages_matter` (an
+/// experiment over memory, or `info`); a call chain does not care.
+pub fn machine_warnings(m: &Fingerprint, cmd: Command, pages_matter: bool) -> Vec<Warning> {
     let mut w = Vec::new();
-    for pool in &m.hugepage_pools {
+    for pool in m.hugepage_pools.iter().filter(|_| pages_matter) {
         if pool.available() == 0 {
             w.push(Caution::NoHugepages { page: pool.page_size_bytes });
         }
     }
-    if m.thp.enabled == "never" || m.thp.enabled == "unavailable" {
+    if pages_matter && (m.thp.enabled == "never" || m.thp.enabled == "unavailable") {
         w.push(Caution::ThpOff { mode: m.thp.enabled.clone() });
     }
     for c in m.cache_disagreements() {

@@ -6,7 +6,9 @@
 //! that says whether its results passed validation.
 
 pub mod bandwidth;
+pub mod calls;
 pub mod chases;
+pub mod context;
 pub mod info;
 pub mod latency;
 pub mod page_init;

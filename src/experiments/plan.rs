@@ -1,7 +1,9 @@
 //! A plan: the experiments a command asks for, run one after another into
 //! one result document.
 
-use super::{bandwidth, info, latency, page_init, prefetch_fault, record, tlb, Context, Experiment, Progress};
+use super::{
+    bandwidth, calls, context, info, latency, page_init, prefetch_fault, record, tlb, Context, Experiment, Progress,
+};
 use crate::error::Result;
 use crate::machine::Fingerprint;
 use crate::memory::{PagePolicy, Reservation};
@@ -19,6 +21,8 @@ pub enum Job {
     Tlb(tlb::Params),
     PrefetchFault(prefetch_fault::Params),
     PageInit(page_init::Params),
+    Calls(calls::Params),
+    Context(context::Params),
 }
 
 /// Where the document goes.
@@ -47,6 +51,12 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Some experiment of the plan works on memory whose page size matters
+    /// (or is `info`, which reports the pools).
+    pub fn pages_matter(&self) -> bool {
+        self.jobs.iter().any(|j| !matches!(j, Job::Calls(_) | Job::Context(_)))
+    }
+
     /// Huge pages each pool must have free for the plan: (page size, pages).
     pub fn hugepage_needs(&self) -> Vec<(Bytes, u64)> {
         let mut needs: Vec<(Bytes, u64)> = Vec::new();
@@ -80,7 +90,7 @@ impl Plan {
                         own + if pol == p.control_policy() { control.next_multiple_of(page) } else { 0 }
                     }),
                 ),
-                Job::Info | Job::PrefetchFault(_) | Job::PageInit(_) => continue,
+                Job::Info | Job::PrefetchFault(_) | Job::PageInit(_) | Job::Calls(_) | Job::Context(_) => continue,
             };
             for &pol in pages.iter().filter(|p| p.uses_hugetlb_pool()) {
                 // Policies sharing a pool (2m and shm) hold their regions at once.
@@ -99,7 +109,7 @@ impl Plan {
 pub fn new_document(machine: Fingerprint, clock: &dyn Clock, plan: &Plan) -> Document {
     let command = plan.command;
     let granularity = clock.granularity();
-    let mut warnings = info::machine_warnings(&machine, command);
+    let mut warnings = info::machine_warnings(&machine, command, plan.pages_matter());
     if granularity.0 > 1000.0 {
         warnings.push(Caution::TimerCoarse { step_ns: granularity.0 }.render(command));
     }
@@ -151,6 +161,8 @@ pub fn execute(
                 Job::Tlb(p) => record::<tlb::Tlb>(p, &ctx, plan.strict)?,
                 Job::PrefetchFault(p) => record::<prefetch_fault::PrefetchFault>(p, &ctx, plan.strict)?,
                 Job::PageInit(p) => record::<page_init::PageInit>(p, &ctx, plan.strict)?,
+                Job::Calls(p) => record::<calls::Calls>(p, &ctx, plan.strict)?,
+                Job::Context(p) => record::<context::ContextSaves>(p, &ctx, plan.strict)?,
             }
         };
         if let Some(c) = super::steal_warning(before, super::steal_ticks()) {
@@ -170,6 +182,8 @@ fn job_name(job: &Job) -> &'static str {
         Job::Tlb(_) => tlb::Tlb::NAME,
         Job::PrefetchFault(_) => prefetch_fault::PrefetchFault::NAME,
         Job::PageInit(_) => page_init::PageInit::NAME,
+        Job::Calls(_) => calls::Calls::NAME,
+        Job::Context(_) => context::ContextSaves::NAME,
     }
 }
 
@@ -202,11 +216,12 @@ fn reserve(plan: &Plan, doc: &mut Document) -> Result<Vec<Reservation>> {
     }
     // The pools changed: the fingerprint shows what the run had, and the
     // warnings the old fingerprint implied give way to the new one's.
-    let stale = info::machine_warnings(&doc.machine, plan.command);
+    let stale = info::machine_warnings(&doc.machine, plan.command, plan.pages_matter());
     doc.machine.hugepage_pools =
         crate::machine::sysfs::hugepage_pools(std::path::Path::new("/sys/kernel/mm/hugepages"));
     let kept: Vec<Warning> = doc.warnings.iter().filter(|w| !stale.contains(w)).cloned().collect();
-    doc.warnings = info::machine_warnings(&doc.machine, plan.command).into_iter().chain(kept).collect();
+    doc.warnings =
+        info::machine_warnings(&doc.machine, plan.command, plan.pages_matter()).into_iter().chain(kept).collect();
     Ok(held)
 }
 

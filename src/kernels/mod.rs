@@ -6,7 +6,9 @@
 //! per element) sits beside each kernel in [`StreamKernelInfo`], and tests
 //! check it against what the kernel does.
 
+pub mod calls;
 pub mod chase;
+pub mod context;
 pub mod page_init;
 pub mod portable;
 #[cfg(target_arch = "x86_64")]

@@ -115,6 +115,14 @@ pub enum Caution {
         huge: String,
         pages: u64,
     },
+    /// One variant of an experiment could not be set up here; the others
+    /// were measured.
+    VariantUnavailable {
+        experiment: &'static str,
+        variant: String,
+        message: String,
+        fix: Option<String>,
+    },
 }
 
 /// How to get `pages` free hugetlb pages of `page` size for `cmd`.
@@ -148,6 +156,7 @@ impl Caution {
             Caution::PageInitAboveLimit { .. } => "page-init-limit-broken",
             Caution::SystemTimeBelowResolution { .. } => "system-time-below-resolution",
             Caution::HugeSameReach { .. } => "huge-pages-same-tlb-reach",
+            Caution::VariantUnavailable { .. } => "variant-unavailable",
         }
     }
 
@@ -173,6 +182,9 @@ impl Caution {
                 format!("the hypervisor stole {:.1}% of CPU time during the measurement", fraction * 100.0)
             }
             Caution::ReserveFailed { message, .. } | Caution::Skipped { message, .. } => message.clone(),
+            Caution::VariantUnavailable { experiment, variant, message, .. } => {
+                format!("{experiment}: variant {variant} not measured: {message}")
+            }
             Caution::SuiteNoHugetlb { need, free } => format!(
                 "latency on hugetlb 2 MiB pages needs {need} free pages ({free} free): measured on 4 KiB and THP only"
             ),
@@ -216,9 +228,10 @@ impl Caution {
             Command::Run => format!("run `memperf {alone} {sub_opt}` on its own"),
         };
         match self {
-            Caution::NoPmu { fix, .. } | Caution::ReserveFailed { fix, .. } | Caution::Skipped { fix, .. } => {
-                fix.clone()
-            }
+            Caution::NoPmu { fix, .. }
+            | Caution::ReserveFailed { fix, .. }
+            | Caution::Skipped { fix, .. }
+            | Caution::VariantUnavailable { fix, .. } => fix.clone(),
             Caution::NoHugepages { page } => {
                 Some(reserve_fix(*page, if page.0 == 2 << 20 { 1024 } else { 2 }, cmd))
             }

@@ -6,7 +6,7 @@ use crate::analysis::plateau::Plateau;
 use crate::memory::PagePolicy;
 use crate::model::document::Document;
 use crate::model::outcome::bandwidth::Effect;
-use crate::model::outcome::{bandwidth, latency, page_init, prefetch_fault, tlb};
+use crate::model::outcome::{bandwidth, calls, context, latency, page_init, prefetch_fault, tlb};
 use serde::{Deserialize, Serialize};
 
 /// One headline metric and the raw samples behind it.
@@ -80,7 +80,100 @@ pub fn metrics(doc: &Document) -> Vec<Metric> {
             ));
         }
     }
+    out.extend(calls_metrics(doc));
+    out.extend(context_metrics(doc));
     out
+}
+
+/// ns per call of every linkage at the deepest depth, per thread count.
+fn calls_metrics(doc: &Document) -> Vec<Metric> {
+    let Some(c) = doc.outcome::<calls::Outcome>() else { return Vec::new() };
+    let Some(&deepest) = c.depths.iter().max() else { return Vec::new() };
+    c.points
+        .iter()
+        .filter(|p| p.depth == deepest)
+        .map(|p| {
+            let samples = p.samples_s.iter().map(|s| s * 1e9 / (p.chains_per_sample * p.depth) as f64).collect();
+            metric(
+                format!("call {} at depth {}, {} thread(s)", p.linkage, p.depth, p.threads),
+                "ns/call",
+                samples,
+                p.ns_per_call.median,
+                false,
+            )
+        })
+        .collect()
+}
+
+/// ns per round trip of every context save, per thread count.
+fn context_metrics(doc: &Document) -> Vec<Metric> {
+    let Some(c) = doc.outcome::<context::Outcome>() else { return Vec::new() };
+    c.saves
+        .iter()
+        .map(|s| {
+            let samples = s.samples_s.iter().map(|t| t * 1e9 / s.ops_per_sample as f64).collect();
+            metric(format!("context {}, {} thread(s)", s.op, s.threads), "ns/op", samples, s.ns_per_op.median, false)
+        })
+        .collect()
+}
+
+/// Advice from `calls`: where the return stack runs out, and what the
+/// cheapest change saves at the deepest depth.
+fn calls_advice(c: &calls::Outcome) -> Vec<String> {
+    use crate::kernels::calls::Linkage;
+    use calls::StepUp;
+    let mut out = Vec::new();
+    let direct = c.steps.iter().find(|s| s.linkage == Linkage::Direct && s.threads == 1);
+    if let Some(StepUp::Clear {
+        before_depth,
+        after_depth,
+        marginal_before_ns,
+        marginal_after_ns,
+        attributed_to_return_stack: true,
+        ..
+    }) = direct.map(|s| &s.step)
+    {
+        out.push(format!(
+            "Call chains deeper than {before_depth}..{after_depth} frames outrun the return-stack predictor here: each further call costs {marginal_after_ns:.1} ns instead of {marginal_before_ns:.1} ns; inline or flatten hot recursive paths deeper than that."
+        ));
+    }
+    for s in c.savings.iter().filter(|s| s.speedup.direction() == crate::timing::schedule::Direction::Above) {
+        if matches!((s.from, s.to), (Linkage::Plt, Linkage::Got) | (Linkage::Direct, Linkage::Inlined)) {
+            out.push(format!(
+                "{}: saves {:.2} ns per call at depth {} ({} → {}, ×{:.2} [×{:.2}, ×{:.2}]).",
+                s.change,
+                s.ns_per_call_from - s.ns_per_call_to,
+                s.depth,
+                s.from,
+                s.to,
+                s.speedup.median,
+                s.speedup.low,
+                s.speedup.high
+            ));
+        }
+    }
+    out
+}
+
+/// Advice from `context`: the Ruby lesson, when the heavy save measurably costs.
+fn context_advice(c: &context::Outcome) -> Vec<String> {
+    let Some(r) = &c.lesson.removing_heavy_save else { return Vec::new() };
+    if r.direction() != crate::timing::schedule::Direction::Above {
+        return Vec::new();
+    }
+    let kernel: Vec<&str> = c
+        .saves
+        .iter()
+        .filter(|s| s.threads == 1 && matches!(s.kernel, context::KernelEntry::Yes { .. }))
+        .map(|s| s.op.name())
+        .collect();
+    vec![format!(
+        "A protected call that saves the signal mask (sigsetjmp(env, 1)) where __builtin_setjmp would do makes this interpreter ×{:.1} [×{:.1}, ×{:.1}] slower; saves that enter the kernel here: {}.",
+        r.median,
+        r.low,
+        r.high,
+        if kernel.is_empty() { "none resolved".to_string() } else { kernel.join(", ") }
+    )]
 }
 
 /// Whether huge pages cut random-access latency, and from which working
@@ -219,6 +312,12 @@ pub fn advice(doc: &Document) -> Vec<String> {
                 )
             });
         }
+    }
+    if let Some(c) = doc.outcome::<calls::Outcome>() {
+        out.extend(calls_advice(c));
+    }
+    if let Some(c) = doc.outcome::<context::Outcome>() {
+        out.extend(context_advice(c));
     }
     out
 }

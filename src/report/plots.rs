@@ -1,9 +1,9 @@
 //! The plots of a document, each rendered from the document alone.
 
-use super::svg::{line_chart, Chart, Series};
+use super::svg::{bar_chart, line_chart, Bars, Chart, Series};
 use crate::error::Result;
 use crate::model::document::Document;
-use crate::model::outcome::{bandwidth, latency, tlb};
+use crate::model::outcome::{bandwidth, calls, context, latency, tlb};
 
 /// One series per distinct key of `points`, in key order, each sorted by x.
 fn series_by<P, K: Ord + Clone>(
@@ -51,6 +51,12 @@ pub fn all(doc: &Document) -> (Vec<Plot>, Vec<String>) {
     }
     if let Some(o) = doc.outcome::<tlb::Outcome>() {
         keep(tlb_plot(o).map(|p| vec![p]));
+    }
+    if let Some(o) = doc.outcome::<calls::Outcome>() {
+        keep(calls_plot(o).map(|p| vec![p]));
+    }
+    if let Some(o) = doc.outcome::<context::Outcome>() {
+        keep(context_plot(o).map(|p| vec![p]));
     }
     (out, failed)
 }
@@ -139,4 +145,50 @@ fn tlb_plot(o: &tlb::Outcome) -> Result<Plot> {
         references: vec![],
     };
     Ok(Plot { file_name: "tlb.svg".into(), title, experiment: "tlb".into(), svg: line_chart(&chart)? })
+}
+
+/// ns per call against chain depth (log x), one line per linkage and
+/// thread count.
+fn calls_plot(o: &calls::Outcome) -> Result<Plot> {
+    let series = series_by(
+        &o.points,
+        |p| (p.linkage, p.threads),
+        |(l, t)| format!("{l}, {t} thread(s)"),
+        |p| (p.depth as f64, p.ns_per_call.median),
+    );
+    let title = "Call and return: ns per call vs chain depth".to_string();
+    let chart = Chart {
+        title: title.clone(),
+        x_label: "chain depth (calls), log scale".into(),
+        y_label: "ns per call (median)".into(),
+        log_x: true,
+        series,
+        references: vec![],
+    };
+    Ok(Plot { file_name: "calls.svg".into(), title, experiment: "calls".into(), svg: line_chart(&chart)? })
+}
+
+/// ns per round trip of each context save, one bar per thread count.
+fn context_plot(o: &context::Outcome) -> Result<Plot> {
+    let mut ops: Vec<_> = o.saves.iter().map(|s| s.op).collect();
+    ops.dedup();
+    let groups = o
+        .threads
+        .iter()
+        .map(|&t| {
+            let values = ops
+                .iter()
+                .map(|&op| o.saves.iter().find(|s| s.op == op && s.threads == t).map(|s| s.ns_per_op.median))
+                .collect();
+            (format!("{t} thread(s)"), values)
+        })
+        .collect();
+    let title = "Context saves: ns per round trip".to_string();
+    let bars = Bars {
+        title: title.clone(),
+        value_label: "ns per round trip (median)".into(),
+        categories: ops.iter().map(|o| o.name().to_string()).collect(),
+        groups,
+    };
+    Ok(Plot { file_name: "context.svg".into(), title, experiment: "context".into(), svg: bar_chart(&bars)? })
 }

@@ -10,6 +10,7 @@ pub mod core_clock;
 pub mod schedule;
 pub mod stats;
 pub mod team;
+pub mod usage;
 
 pub use clock::{Clock, FakeClock, MonotonicClock};
 pub use schedule::{Ran, Ratio, Step};

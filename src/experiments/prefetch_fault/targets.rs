@@ -138,7 +138,12 @@ mod tests {
 
     #[test]
     fn every_target_is_what_it_claims() {
-        let t = Targets::new().unwrap();
+        // Other tests of this process map memory (thread stacks, shared
+        // libraries) at any moment, and one may land in the hole between
+        // its unmap and the check: the experiment rechecks after measuring;
+        // here, a new hole is made up to three times.
+        let fresh = || Targets::new().unwrap();
+        let t = (0..3).map(|_| fresh()).find(|t| t.checks.iter().all(|c| c.ok)).unwrap_or_else(fresh);
         for c in &t.checks {
             assert!(c.ok, "{c:?}");
             assert_eq!(c.addresses, COUNT);

@@ -5,6 +5,8 @@
 //! rendering an empty section.
 
 pub mod bandwidth;
+pub mod calls;
+pub mod context;
 pub mod info;
 pub mod latency;
 pub mod page_init;
@@ -22,6 +24,8 @@ pub enum Outcome {
     Tlb(tlb::Outcome),
     PrefetchFault(prefetch_fault::Outcome),
     PageInit(page_init::Outcome),
+    Calls(calls::Outcome),
+    Context(context::Outcome),
 }
 
 impl Outcome {
@@ -34,6 +38,8 @@ impl Outcome {
             Outcome::Tlb(_) => "tlb",
             Outcome::PrefetchFault(_) => "prefetch-fault",
             Outcome::PageInit(_) => "page-init",
+            Outcome::Calls(_) => "calls",
+            Outcome::Context(_) => "context",
         }
     }
 
@@ -46,6 +52,8 @@ impl Outcome {
             Outcome::Tlb(o) => o.valid,
             Outcome::PrefetchFault(o) => o.valid,
             Outcome::PageInit(o) => o.valid,
+            Outcome::Calls(o) => o.valid,
+            Outcome::Context(o) => o.valid,
         }
     }
 }
@@ -65,4 +73,4 @@ macro_rules! outcome_conversions {
     )*};
 }
 outcome_conversions!(Info => info, Bandwidth => bandwidth, Latency => latency, Tlb => tlb,
-    PrefetchFault => prefetch_fault, PageInit => page_init);
+    PrefetchFault => prefetch_fault, PageInit => page_init, Calls => calls, Context => context);

@@ -3,6 +3,8 @@
 //! file each). Rendered from the document alone.
 
 mod bandwidth;
+mod calls;
+mod context;
 mod latency;
 pub mod machine;
 mod page_init;
@@ -41,6 +43,8 @@ pub fn experiment(doc: &Document, rec: &crate::model::document::ExperimentRecord
         Some(Outcome::Tlb(o)) => tlb::tlb_text(o),
         Some(Outcome::PrefetchFault(o)) => prefetch_fault::prefetch_fault_text(o),
         Some(Outcome::PageInit(o)) => page_init::page_init_text(o),
+        Some(Outcome::Calls(o)) => calls::calls_text(o),
+        Some(Outcome::Context(o)) => context::context_text(o),
         None => format!("{}: completed without an outcome\n", rec.name),
     };
     if !rec.valid {

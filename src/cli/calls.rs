@@ -1,0 +1,110 @@
+//! Options of `memperf calls` and `memperf context`.
+
+use super::{list_or, positive, thread_counts, CommonArgs, PresetArgs};
+use crate::error::{Error, Result};
+use crate::experiments::{calls, context, Preset};
+use crate::kernels::calls::Linkage;
+use crate::kernels::context::SaveOp;
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct CallsArgs {
+    /// Linkages: direct, plt, got, saves, inlined (comma-separated) [default: all]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub variants: Option<String>,
+    /// Chain depths: a list (1,2,4) or ranges START:END:STEP, comma-separated [default: 1..4096, dense around 4..128]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub depths: Option<String>,
+    /// Thread counts, pinned one per CPU; `all` for every CPU [default: 1,all]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub threads: Option<String>,
+    /// Samples per cell.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub repetitions: Option<String>,
+    #[command(flatten)]
+    pub preset: PresetArgs,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+impl CallsArgs {
+    pub fn params(&self) -> Result<calls::Params> {
+        let mut p = calls::Params::preset(self.preset.preset(Preset::Default));
+        p.linkages = list_or(&self.variants, p.linkages, Linkage::parse)?;
+        if let Some(d) = &self.depths {
+            p.depths = depths(d)?;
+        }
+        p.threads = thread_counts(&self.threads, p.threads)?;
+        if let Some(r) = &self.repetitions {
+            p.repetitions = positive("--repetitions", r)?;
+        }
+        p.check()?;
+        Ok(p)
+    }
+}
+
+/// `1,2,4,8:64:8,4096`: single depths and START:END:STEP ranges, sorted.
+pub fn depths(text: &str) -> Result<Vec<u64>> {
+    let mut out: Vec<u64> = Vec::new();
+    for item in text.split(',') {
+        let item = item.trim();
+        if item.contains(':') {
+            let s = crate::units::named("--depths", crate::units::parse_sweep(item))?;
+            if s.end > calls::MAX_DEPTH {
+                return Err(Error::usage(format!("--depths {item}: a depth lies in 1..={}", calls::MAX_DEPTH)));
+            }
+            out.extend(s.values());
+        } else {
+            let d = item.parse::<u64>().map_err(|_| {
+                Error::usage(format!("--depths '{item}': use depths like 1,2,4 or ranges like 4:128:4"))
+            })?;
+            out.push(d);
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+#[derive(Debug, Args)]
+pub struct ContextArgs {
+    /// Saves: builtin-setjmp, _setjmp, setjmp, sigsetjmp-0, sigsetjmp-1, getcontext, swapcontext [default: all]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub ops: Option<String>,
+    /// Thread counts, pinned one per CPU; `all` for every CPU [default: 1,all]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub threads: Option<String>,
+    /// Samples per cell.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub repetitions: Option<String>,
+    #[command(flatten)]
+    pub preset: PresetArgs,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+impl ContextArgs {
+    pub fn params(&self) -> Result<context::Params> {
+        let mut p = context::Params::preset(self.preset.preset(Preset::Default));
+        p.ops = list_or(&self.ops, p.ops, SaveOp::parse)?;
+        p.threads = thread_counts(&self.threads, p.threads)?;
+        if let Some(r) = &self.repetitions {
+            p.repetitions = positive("--repetitions", r)?;
+        }
+        p.check()?;
+        Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depths_mix_lists_and_ranges() {
+        assert_eq!(depths("1,2,8:16:4,4096").unwrap(), vec![1, 2, 8, 12, 16, 4096]);
+        assert!(depths("0").is_ok(), "0 parses; Params::check refuses it");
+        assert!(depths("x").unwrap_err().message.contains("--depths"));
+        assert!(depths("1:99999:1").unwrap_err().message.contains("1..=16384"));
+    }
+}

@@ -1,0 +1,524 @@
+//! `memperf calls`: what a call and its return cost as a call chain
+//! deepens, per linkage (direct, PLT, GOT, all registers saved, inlined),
+//! on one thread and on all of them.
+//!
+//! After the 2009 article on SPARC register windows: two mutually recursive
+//! functions in two shared libraries reached 3 million spill/fill traps per
+//! second on one UltraSPARC T1 thread (~300 ns each), and inlining was the
+//! cure. x86 and Arm have no register windows, but a deep chain still meets
+//! the return-stack predictor's depth, the PLT's extra jump and the
+//! callee-saved registers' spills. Every (linkage, depth, threads) cell is
+//! measured interleaved through the scheduler; the marginal cost of one
+//! more call, per repetition, shows where the cost steps up (chosen on half
+//! of the repetitions, confirmed on the other half).
+
+use super::{Context, Experiment, Preset};
+use crate::error::{Error, Result};
+use crate::kernels::calls::{self, ChainFn, Linkage, SharedChain};
+pub use crate::model::outcome::calls::*;
+use crate::model::Caution;
+use crate::timing::schedule::{self, Ran, Ratio, Step};
+use crate::timing::usage::Usage;
+use crate::timing::{Summary, Team};
+use serde::{Deserialize, Serialize};
+use std::cell::Cell;
+
+/// Deepest chain memperf runs: 16384 frames of at most 64 bytes fit a
+/// team thread's 2 MiB stack with room to spare.
+pub const MAX_DEPTH: u64 = 16_384;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Params {
+    pub linkages: Vec<Linkage>,
+    pub depths: Vec<u64>,
+    pub threads: Vec<usize>,
+    pub repetitions: usize,
+    /// Each sample lasts at least this long. A chain touches nothing but
+    /// its stack, so a sample needs no long pass to amortise a warm-up.
+    pub min_sample_s: f64,
+    pub seed: u64,
+}
+
+impl Params {
+    pub fn preset(preset: Preset) -> Params {
+        let all = crate::timing::team::allowed_cpus().len().max(1);
+        let mut threads = vec![1, all];
+        threads.dedup();
+        let (depths, reps, min_sample_s): (Vec<u64>, usize, f64) = match preset {
+            // 2 ms samples: ~10⁵ clock steps each; enough for the suite.
+            Preset::Quick => {
+                (vec![1, 2, 4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 64, 96, 128, 256, 1024, 4096], 10, 0.002)
+            }
+            Preset::Default => {
+                (dense(&[(1, 16, 1), (20, 128, 4), (160, 256, 32)], &[384, 512, 1024, 2048, 4096]), 10, 0.01)
+            }
+            Preset::Full => {
+                (dense(&[(1, 128, 1), (136, 256, 8)], &[320, 384, 512, 768, 1024, 1536, 2048, 3072, 4096]), 14, 0.01)
+            }
+        };
+        Params { linkages: Linkage::ALL.to_vec(), depths, threads, repetitions: reps, min_sample_s, seed: 0x6361_6c6c }
+    }
+
+    pub fn check(&self) -> Result<()> {
+        if self.linkages.is_empty() {
+            return Err(Error::usage("--variants is empty: name at least one of direct, plt, got, saves, inlined"));
+        }
+        if let Some(&d) = self.depths.iter().find(|&&d| d == 0 || d > MAX_DEPTH) {
+            return Err(Error::usage(format!("--depths {d}: a depth lies in 1..={MAX_DEPTH}")));
+        }
+        if self.depths.is_empty() {
+            return Err(Error::usage("--depths is empty: give at least one depth, e.g. --depths 1:64:1"));
+        }
+        if self.repetitions < 2 {
+            return Err(Error::usage("--repetitions must be at least 2 (10 or more to locate a step)"));
+        }
+        Ok(())
+    }
+}
+
+/// Every depth of `ranges` (start, end, step) followed by `extra`, sorted.
+fn dense(ranges: &[(u64, u64, u64)], extra: &[u64]) -> Vec<u64> {
+    let mut v: Vec<u64> =
+        ranges.iter().flat_map(|&(a, b, s)| (a..=b).step_by(s as usize)).chain(extra.iter().copied()).collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+pub struct Calls;
+
+impl Experiment for Calls {
+    const NAME: &'static str = "calls";
+    type Params = Params;
+    type Outcome = Outcome;
+    fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+        run(p, ctx)
+    }
+}
+
+/// One cell to measure.
+#[derive(Debug, Clone, Copy)]
+struct CellKey {
+    linkage: Linkage,
+    depth: u64,
+    threads: usize,
+}
+
+/// The chains that could be set up, with the libraries kept loaded.
+fn entries(p: &Params, ctx: &Context) -> (Vec<(Linkage, ChainFn)>, Vec<SharedChain>) {
+    let mut loaded = Vec::new();
+    let mut out = Vec::new();
+    for &l in &p.linkages {
+        match calls::linked(l) {
+            Some(f) => out.push((l, f)),
+            None => match SharedChain::load(l) {
+                Ok(s) => {
+                    out.push((l, s.first));
+                    loaded.push(s);
+                }
+                Err(e) => ctx.warn(Caution::VariantUnavailable {
+                    experiment: "calls",
+                    variant: l.name().into(),
+                    message: e.message,
+                    fix: e.fix,
+                }),
+            },
+        }
+    }
+    (out, loaded)
+}
+
+fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+    p.check()?;
+    let teams: Vec<(usize, Team)> =
+        p.threads.iter().map(|&t| Team::new(t).map(|team| (t, team))).collect::<Result<_>>()?;
+    let (chains, _keep_loaded) = entries(p, ctx);
+    if chains.is_empty() {
+        return Err(Error::unsatisfiable("no call variant could be set up", "use --variants direct,saves,inlined"));
+    }
+    let keys: Vec<CellKey> = chains
+        .iter()
+        .flat_map(|&(linkage, _)| {
+            teams.iter().flat_map(move |(threads, _)| {
+                p.depths.iter().map(move |&depth| CellKey { linkage, depth, threads: *threads })
+            })
+        })
+        .collect();
+    let measured = measure(p, ctx, &keys, &chains, &teams)?;
+    let points = points(&keys, &measured);
+    let valid = points.iter().all(|pt| pt.valid);
+    if !valid {
+        ctx.warn(Caution::Checksum { what: "calls" });
+    }
+    if measured.migrated > 0 {
+        ctx.warn(Caution::Migrated { samples: measured.migrated });
+    }
+    let steps = steps(&keys, &measured.series, p);
+    let savings = savings(&keys, &measured.series, p);
+    Ok(Outcome {
+        linkages: chains.iter().map(|c| c.0).collect(),
+        depths: p.depths.clone(),
+        threads: p.threads.clone(),
+        order_seed: p.seed,
+        points,
+        cpu_time: measured.cpu_time,
+        steps,
+        savings,
+        valid,
+    })
+}
+
+struct Measured {
+    series: Vec<schedule::Series>,
+    cpu_time: Vec<CpuTime>,
+    migrated: usize,
+}
+
+/// CPU and wall time of one (linkage, threads) over its timed samples.
+struct CpuTotal {
+    key: (Linkage, usize),
+    usage: Cell<Usage>,
+    wall_s: Cell<f64>,
+}
+
+fn measure(
+    p: &Params,
+    ctx: &Context,
+    keys: &[CellKey],
+    chains: &[(Linkage, ChainFn)],
+    teams: &[(usize, Team)],
+) -> Result<Measured> {
+    // Per (linkage, threads): user, system, wall seconds of the timed samples.
+    let usage: Vec<CpuTotal> = chains
+        .iter()
+        .flat_map(|c| {
+            teams.iter().map(move |t| CpuTotal { key: (c.0, t.0), usage: Cell::default(), wall_s: Cell::default() })
+        })
+        .collect();
+    let migrated = Cell::new(0usize);
+    let mut variants: Vec<schedule::Variant> = keys
+        .iter()
+        .map(|k| {
+            let first = chains.iter().find(|c| c.0 == k.linkage).expect("set up").1;
+            let team = &teams.iter().find(|t| t.0 == k.threads).expect("built").1;
+            let total = usage.iter().find(|u| u.key == (k.linkage, k.threads)).expect("listed");
+            let (depth, migrated) = (k.depth, &migrated);
+            Box::new(move |step: Step| {
+                let reps = step.iterations(64);
+                let run = team.run(ctx.clock, |_| {
+                    let before = Usage::now();
+                    // SAFETY: a chain entry; depth ≤ MAX_DEPTH fits the stack.
+                    let sum = unsafe { calls::run(first, depth, reps) };
+                    (sum, Usage::now().since(before))
+                });
+                if run.placement.iter().any(|pl| !pl.stayed()) {
+                    migrated.set(migrated.get() + 1);
+                }
+                if matches!(step, Step::Run(_)) {
+                    total.usage.set(run.results.iter().fold(total.usage.get(), |a, r| a + r.1));
+                    total.wall_s.set(total.wall_s.get() + run.elapsed_ns as f64 * 1e-9);
+                }
+                let ok = run.results.iter().all(|r| r.0 == (reps * depth) as i64);
+                Ran::timed(ok, run.elapsed_ns)
+            }) as schedule::Variant
+        })
+        .collect();
+    let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
+    plan.seed = p.seed;
+    ctx.progress.start("calls", (p.repetitions * keys.len()) as u64);
+    let (series, _) = schedule::measure(&plan, ctx.clock, &mut variants, &mut || {
+        ctx.check_interrupt()?;
+        ctx.progress.advance(1);
+        Ok(())
+    })?;
+    drop(variants);
+    let cpu_time = usage
+        .iter()
+        .map(|c| {
+            let u = c.usage.get();
+            CpuTime {
+                linkage: c.key.0,
+                threads: c.key.1,
+                user_s: u.user_s,
+                system_s: u.system_s,
+                wall_s: c.wall_s.get(),
+            }
+        })
+        .collect();
+    Ok(Measured { series, cpu_time, migrated: migrated.get() })
+}
+
+/// ns per call of each repetition of a cell.
+fn ns_per_call(s: &schedule::Series, depth: u64) -> Vec<f64> {
+    s.samples_s.iter().map(|t| t * 1e9 / (s.iters * depth) as f64).collect()
+}
+
+fn points(keys: &[CellKey], m: &Measured) -> Vec<Point> {
+    keys.iter()
+        .zip(&m.series)
+        .map(|(k, s)| {
+            let per_call = ns_per_call(s, k.depth);
+            let summary = Summary::of(&per_call).expect("measured");
+            let per_thread = 1e9 / summary.median;
+            Point {
+                linkage: k.linkage,
+                threads: k.threads,
+                depth: k.depth,
+                chains_per_sample: s.iters,
+                samples_s: s.samples_s.clone(),
+                ns_per_call: summary,
+                calls_per_s_per_thread: per_thread,
+                calls_per_s_all_threads: per_thread * k.threads as f64,
+                valid: s.ok,
+            }
+        })
+        .collect()
+}
+
+/// Depths from which a step is looked for: below 4 the outer call's cost
+/// dominates the chain.
+const STEP_FROM_DEPTH: u64 = 4;
+/// Marginals needed on each side of a split.
+const STEP_SIDE: usize = 3;
+/// A step must raise the marginal cost by at least this factor.
+pub const STEP_RATIO: f64 = 1.3;
+
+/// Seconds per chain, per repetition, of the cells of one curve.
+fn curve(keys: &[CellKey], series: &[schedule::Series], l: Linkage, t: usize) -> Vec<(u64, Vec<f64>)> {
+    let mut c: Vec<(u64, Vec<f64>)> = keys
+        .iter()
+        .zip(series)
+        .filter(|(k, _)| k.linkage == l && k.threads == t && k.depth >= STEP_FROM_DEPTH)
+        .map(|(k, s)| (k.depth, s.per_iter_s()))
+        .collect();
+    c.sort_by_key(|x| x.0);
+    c
+}
+
+/// Where the marginal cost of a call steps up on one curve.
+pub fn step_up(curve: &[(u64, Vec<f64>)], reps: usize) -> StepUp {
+    if curve.len() < 2 * STEP_SIDE + 1 {
+        return StepUp::NotMeasured {
+            reason: format!(
+                "{} depths from {STEP_FROM_DEPTH} on; a step needs {} (three marginals on each side)",
+                curve.len(),
+                2 * STEP_SIDE + 1
+            ),
+        };
+    }
+    // marginal[i][r]: seconds per extra call between depth i and i+1, repetition r.
+    let marginal: Vec<Vec<f64>> = curve
+        .windows(2)
+        .map(|w| (0..reps).map(|r| (w[1].1[r] - w[0].1[r]) / (w[1].0 - w[0].0) as f64).collect())
+        .collect();
+    let median_of = |v: &[f64]| crate::timing::stats::median(v).unwrap_or(f64::NAN);
+    // Per candidate split k (marginals < k before, ≥ k after): per-repetition ratio.
+    let candidates: Vec<usize> = (STEP_SIDE..=marginal.len() - STEP_SIDE).collect();
+    let mut score = vec![Vec::new(); marginal.len() + 1];
+    for &k in &candidates {
+        score[k] = (0..reps)
+            .map(|r| {
+                let before: Vec<f64> = marginal[..k].iter().map(|m| m[r]).collect();
+                let after: Vec<f64> = marginal[k..].iter().map(|m| m[r]).collect();
+                let (b, a) = (median_of(&before), median_of(&after));
+                if b > 0.0 {
+                    a / b
+                } else {
+                    f64::NAN
+                }
+            })
+            .collect();
+    }
+    let Some(h) = schedule::holdout_best(&score, &candidates) else {
+        return StepUp::NotMeasured { reason: "too few repetitions to choose a split and confirm it".into() };
+    };
+    let ratio = Ratio::of(&h.confirming);
+    let k = h.chosen;
+    let clear = ratio.is_some_and(|r| r.direction() == schedule::Direction::Above && r.median >= STEP_RATIO);
+    if !clear {
+        return StepUp::NoStep { best_split_depth: Some(curve[k].0), ratio };
+    }
+    let all_reps = |range: &[Vec<f64>]| median_of(&range.iter().map(|m| median_of(m)).collect::<Vec<_>>()) * 1e9;
+    StepUp::Clear {
+        before_depth: curve[k].0,
+        after_depth: curve[k + 1].0,
+        marginal_before_ns: all_reps(&marginal[..k]),
+        marginal_after_ns: all_reps(&marginal[k..]),
+        ratio: ratio.expect("clear"),
+        attributed_to_return_stack: false,
+    }
+}
+
+fn steps(keys: &[CellKey], series: &[schedule::Series], p: &Params) -> Vec<CurveStep> {
+    let mut out: Vec<CurveStep> = Vec::new();
+    let linkages: Vec<Linkage> = p.linkages.iter().copied().filter(|l| keys.iter().any(|k| k.linkage == *l)).collect();
+    for &l in &linkages {
+        for &t in &p.threads {
+            out.push(CurveStep { linkage: l, threads: t, step: step_up(&curve(keys, series, l, t), p.repetitions) });
+        }
+    }
+    attribute(&mut out);
+    out
+}
+
+/// A step is the return-stack predictor running out when `direct` shows it
+/// clearly and `inlined` (no call left) does not, on the same threads.
+fn attribute(steps: &mut [CurveStep]) {
+    let clear = |steps: &[CurveStep], l: Linkage, t: usize| {
+        steps.iter().find(|s| s.linkage == l && s.threads == t).map(|s| matches!(s.step, StepUp::Clear { .. }))
+    };
+    let threads: Vec<usize> = steps.iter().map(|s| s.threads).collect();
+    for t in threads {
+        let yes = clear(steps, Linkage::Direct, t) == Some(true) && clear(steps, Linkage::Inlined, t) == Some(false);
+        for s in steps.iter_mut().filter(|s| s.threads == t && s.linkage != Linkage::Inlined) {
+            if let StepUp::Clear { attributed_to_return_stack, .. } = &mut s.step {
+                *attributed_to_return_stack = yes;
+            }
+        }
+    }
+}
+
+/// What each change saves per call at the deepest depth, one thread.
+fn savings(keys: &[CellKey], series: &[schedule::Series], p: &Params) -> Vec<Saving> {
+    let Some(&depth) = p.depths.iter().max() else { return Vec::new() };
+    let cell = |l: Linkage| {
+        keys.iter().zip(series).find(|(k, _)| k.linkage == l && k.depth == depth && k.threads == 1).map(|(_, s)| s)
+    };
+    let changes = [
+        ("-fno-plt (call through the GOT, no PLT stub)", Linkage::Plt, Linkage::Got),
+        (
+            "bind the call inside one object (-Bsymbolic or hidden visibility within a library, or static linking)",
+            Linkage::Plt,
+            Linkage::Direct,
+        ),
+        ("inline across the libraries (LTO over one library, -fipa, -xipo)", Linkage::Plt, Linkage::Inlined),
+        ("inline (LTO, -flto, -fipa, -xipo)", Linkage::Direct, Linkage::Inlined),
+        ("keep fewer registers live across calls", Linkage::Saves, Linkage::Direct),
+    ];
+    changes
+        .iter()
+        .filter_map(|&(change, from, to)| {
+            let (a, b) = (cell(from)?, cell(to)?);
+            let (pa, pb) = (ns_per_call(a, depth), ns_per_call(b, depth));
+            Some(Saving {
+                change: change.into(),
+                from,
+                to,
+                depth,
+                ns_per_call_from: crate::timing::stats::median(&pa)?,
+                ns_per_call_to: crate::timing::stats::median(&pb)?,
+                speedup: Ratio::paired(&pa, &pb)?,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A curve whose seconds per chain follow `per_call(depth)` exactly,
+    /// the same in every repetition except a small alternating wobble.
+    fn synthetic(depths: &[u64], reps: usize, chain_s: impl Fn(u64) -> f64) -> Vec<(u64, Vec<f64>)> {
+        depths.iter().map(|&d| (d, (0..reps).map(|r| chain_s(d) * (1.0 + 0.002 * (r % 3) as f64)).collect())).collect()
+    }
+
+    const DEPTHS: [u64; 12] = [4, 8, 12, 16, 24, 32, 40, 48, 64, 96, 128, 256];
+
+    #[test]
+    fn a_return_stack_step_is_found_where_it_is() {
+        // 1 ns per call up to 32, 5 ns per call past it.
+        let c = synthetic(&DEPTHS, 12, |d| 1e-9 * (d as f64 + 4.0 * d.saturating_sub(32) as f64));
+        match step_up(&c, 12) {
+            StepUp::Clear { before_depth, after_depth, marginal_before_ns, marginal_after_ns, .. } => {
+                assert_eq!((before_depth, after_depth), (32, 40));
+                assert!((marginal_before_ns - 1.0).abs() < 0.05, "{marginal_before_ns}");
+                assert!((marginal_after_ns - 5.0).abs() < 0.1, "{marginal_after_ns}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_flat_curve_has_no_step() {
+        let c = synthetic(&DEPTHS, 12, |d| 1e-9 * d as f64);
+        assert!(matches!(step_up(&c, 12), StepUp::NoStep { .. }), "{:?}", step_up(&c, 12));
+    }
+
+    #[test]
+    fn too_few_depths_are_not_measured() {
+        let c = synthetic(&[4, 8, 16], 12, |d| 1e-9 * d as f64);
+        assert!(matches!(step_up(&c, 12), StepUp::NotMeasured { .. }));
+    }
+
+    #[test]
+    fn attribution_needs_a_step_in_direct_and_none_in_inlined() {
+        let clear = StepUp::Clear {
+            before_depth: 32,
+            after_depth: 40,
+            marginal_before_ns: 1.0,
+            marginal_after_ns: 5.0,
+            ratio: Ratio::of(&[5.0; 6]).unwrap(),
+            attributed_to_return_stack: false,
+        };
+        let flat = StepUp::NoStep { best_split_depth: None, ratio: None };
+        let mut s = vec![
+            CurveStep { linkage: Linkage::Direct, threads: 1, step: clear.clone() },
+            CurveStep { linkage: Linkage::Plt, threads: 1, step: clear.clone() },
+            CurveStep { linkage: Linkage::Inlined, threads: 1, step: flat },
+        ];
+        attribute(&mut s);
+        assert!(s[..2].iter().all(|x| matches!(x.step, StepUp::Clear { attributed_to_return_stack: true, .. })));
+        s[2].step = clear;
+        s[0].step = StepUp::Clear {
+            before_depth: 32,
+            after_depth: 40,
+            marginal_before_ns: 1.0,
+            marginal_after_ns: 5.0,
+            ratio: Ratio::of(&[5.0; 6]).unwrap(),
+            attributed_to_return_stack: false,
+        };
+        attribute(&mut s);
+        assert!(matches!(s[0].step, StepUp::Clear { attributed_to_return_stack: false, .. }));
+    }
+
+    #[test]
+    fn bad_parameters_are_refused() {
+        let mut p = Params::preset(Preset::Quick);
+        p.depths = vec![0];
+        assert!(p.check().unwrap_err().message.contains("1..=16384"));
+        p.depths = vec![MAX_DEPTH + 1];
+        assert_eq!(p.check().unwrap_err().kind.exit_code(), 2);
+        p.depths = vec![4];
+        p.linkages.clear();
+        assert!(p.check().is_err());
+    }
+
+    /// The whole experiment on a fake clock: every team run lasts 1 ms, so
+    /// ns per call is 1 ms / (chains × depth) exactly.
+    #[test]
+    fn end_to_end_on_a_fake_clock_gives_exact_figures() {
+        let m = crate::machine::Fingerprint::collect();
+        let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
+        let ctx = Context::new(&m, &clock, &super::super::NoProgress);
+        let p = Params {
+            linkages: vec![Linkage::Direct, Linkage::Inlined],
+            depths: vec![1, 10],
+            threads: vec![1],
+            repetitions: 3,
+            min_sample_s: 0.0005,
+            seed: 1,
+        };
+        let o = run(&p, &ctx).unwrap();
+        assert!(o.valid);
+        assert_eq!(o.points.len(), 4);
+        for pt in &o.points {
+            let want = 1e6 / (pt.chains_per_sample * pt.depth) as f64;
+            assert_eq!(pt.ns_per_call.median, want, "{pt:?}");
+            assert_eq!(pt.samples_s.len(), 3);
+        }
+        assert!(o.steps.iter().all(|s| matches!(s.step, StepUp::NotMeasured { .. })));
+        let saving = o.savings.iter().find(|s| s.from == Linkage::Direct && s.to == Linkage::Inlined).unwrap();
+        assert_eq!(saving.depth, 10);
+    }
+}

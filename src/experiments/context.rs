@@ -1,0 +1,281 @@
+//! `memperf context`: what saving and restoring execution context costs —
+//! the setjmp family, `getcontext`, `swapcontext` — on one thread and on
+//! all, which of them enter the kernel (measured: the system time of the
+//! measuring threads), and the Ruby lesson.
+//!
+//! Ruby 1.8 flushed all SPARC register windows in EXEC_TAG on every
+//! protected call, needlessly; removing the flush gave more than 10%, some
+//! benchmarks nearly 2×. The x86/Arm analogue of a needless heavy save is
+//! `sigsetjmp(env, 1)` (a system call for the signal mask) where
+//! `__builtin_setjmp` would do: a small interpreter whose every operation
+//! goes through a protected call shows the difference.
+//!
+//! Every cell runs interleaved through the scheduler; a cell's samples add
+//! up to at least `min_cell_s` so that clock ticks resolve its system time.
+
+use super::{Context, Experiment, Preset};
+use crate::error::{Error, Result};
+use crate::kernels::context::{self as k, Protection, SaveOp};
+pub use crate::model::outcome::context::*;
+use crate::model::Caution;
+use crate::timing::schedule::{self, Ran, Ratio, Step};
+use crate::timing::usage::Usage;
+use crate::timing::{Summary, Team};
+use serde::{Deserialize, Serialize};
+use std::cell::Cell;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Params {
+    pub ops: Vec<SaveOp>,
+    pub threads: Vec<usize>,
+    pub repetitions: usize,
+    /// Each cell's samples add up to at least this (≥ 1 s resolves system
+    /// time to about 1% at a 250 Hz tick).
+    pub min_cell_s: f64,
+    /// Operations in the interpreter's program.
+    pub program_len: usize,
+    pub seed: u64,
+}
+
+impl Params {
+    pub fn preset(preset: Preset) -> Params {
+        let all = crate::timing::team::allowed_cpus().len().max(1);
+        let mut threads = vec![1, all];
+        threads.dedup();
+        // Quick: half-second cells still resolve a system time of a few
+        // percent (the verdict says "below resolution" otherwise).
+        let (reps, min_cell_s) = match preset {
+            Preset::Quick => (10, 0.5),
+            Preset::Default => (10, 1.0),
+            Preset::Full => (14, 2.0),
+        };
+        Params {
+            ops: SaveOp::ALL.to_vec(),
+            threads,
+            repetitions: reps,
+            min_cell_s,
+            program_len: 256,
+            seed: 0x6374_7874,
+        }
+    }
+
+    pub fn check(&self) -> Result<()> {
+        if self.ops.is_empty() {
+            return Err(Error::usage("--ops is empty: name at least one context save"));
+        }
+        if self.repetitions < 2 {
+            return Err(Error::usage("--repetitions must be at least 2 (10 or more for an interval)"));
+        }
+        if !(self.min_cell_s > 0.0 && self.min_cell_s <= 600.0) {
+            return Err(Error::usage("--cell-seconds lies in (0, 600]"));
+        }
+        Ok(())
+    }
+}
+
+pub struct ContextSaves;
+
+impl Experiment for ContextSaves {
+    const NAME: &'static str = "context";
+    type Params = Params;
+    type Outcome = Outcome;
+    fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+        run(p, ctx)
+    }
+}
+
+/// A cell: a save on a thread count, or the interpreter with a protection.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Key {
+    Save(SaveOp, usize),
+    Interp(Protection),
+}
+
+fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+    p.check()?;
+    let teams: Vec<(usize, Team)> =
+        p.threads.iter().map(|&t| Team::new(t).map(|team| (t, team))).collect::<Result<_>>()?;
+    let mut keys: Vec<Key> = p.ops.iter().flat_map(|&op| p.threads.iter().map(move |&t| Key::Save(op, t))).collect();
+    keys.extend(Protection::ALL.map(Key::Interp));
+    let program = k::program(p.program_len);
+    let usage: Vec<Cell<Usage>> = keys.iter().map(|_| Cell::new(Usage::default())).collect();
+    let series = measure(p, ctx, &keys, &teams, &program, &usage)?;
+    let mut saves = Vec::new();
+    let mut interpreter = Vec::new();
+    for ((key, s), u) in keys.iter().zip(&series).zip(&usage) {
+        let u = u.get();
+        let per_op: Vec<f64> = s.per_iter_s().iter().map(|x| x * 1e9).collect();
+        let ns_per_op = Summary::of(&per_op).expect("measured");
+        match *key {
+            Key::Save(op, threads) => saves.push(SaveCell {
+                op,
+                threads,
+                ops_per_sample: s.iters,
+                samples_s: s.samples_s.clone(),
+                ops_per_s_per_thread: 1e9 / ns_per_op.median,
+                ns_per_op,
+                user_s: u.user_s,
+                system_s: u.system_s,
+                kernel: KernelEntry::judge(u.user_s, u.system_s),
+                valid: s.ok,
+            }),
+            Key::Interp(protection) => interpreter.push(InterpCell {
+                protection,
+                ops_per_sample: s.iters * p.program_len as u64,
+                samples_s: s.samples_s.clone(),
+                ns_per_op: Summary::of(&per_op.iter().map(|x| x / p.program_len as f64).collect::<Vec<_>>())
+                    .expect("measured"),
+                user_s: u.user_s,
+                system_s: u.system_s,
+                valid: s.ok,
+            }),
+        }
+    }
+    let interp_series =
+        |pr: Protection| keys.iter().position(|k| *k == Key::Interp(pr)).map(|i| series[i].per_iter_s());
+    let ratio = |a: Protection, b: Protection| Ratio::paired(&interp_series(a)?, &interp_series(b)?);
+    let lesson = Lesson {
+        removing_heavy_save: ratio(Protection::Heavy, Protection::Cheap),
+        cheap_save_cost: ratio(Protection::Cheap, Protection::None),
+    };
+    let valid = saves.iter().all(|c| c.valid) && interpreter.iter().all(|c| c.valid);
+    if !valid {
+        ctx.warn(Caution::Checksum { what: "context" });
+    }
+    Ok(Outcome {
+        threads: p.threads.clone(),
+        order_seed: p.seed,
+        saves,
+        interpreter,
+        program_len: p.program_len,
+        lesson,
+        valid,
+    })
+}
+
+fn measure(
+    p: &Params,
+    ctx: &Context,
+    keys: &[Key],
+    teams: &[(usize, Team)],
+    program: &[u8],
+    usage: &[Cell<Usage>],
+) -> Result<Vec<schedule::Series>> {
+    let migrated = Cell::new(0usize);
+    let mut variants: Vec<schedule::Variant> = keys
+        .iter()
+        .zip(usage)
+        .map(|(key, total)| {
+            let migrated = &migrated;
+            match *key {
+                Key::Save(op, threads) => {
+                    let team = &teams.iter().find(|t| t.0 == threads).expect("built").1;
+                    Box::new(move |step: Step| {
+                        let n = step.iterations(1000);
+                        let run = team.run(ctx.clock, |_| {
+                            let before = Usage::now();
+                            let landed = k::run(op, n);
+                            (landed, Usage::now().since(before))
+                        });
+                        if run.placement.iter().any(|pl| !pl.stayed()) {
+                            migrated.set(migrated.get() + 1);
+                        }
+                        if matches!(step, Step::Run(_)) {
+                            total.set(run.results.iter().fold(total.get(), |a, r| a + r.1));
+                        }
+                        Ran::timed(run.results.iter().all(|r| r.0 == n as i64), run.elapsed_ns)
+                    }) as schedule::Variant
+                }
+                Key::Interp(protection) => {
+                    let want: Vec<(u64, i64)> = Vec::new();
+                    let expected = std::cell::RefCell::new(want);
+                    Box::new(move |step: Step| {
+                        let n = step.iterations(10);
+                        let _pin = crate::timing::team::PinGuard::first_cpu();
+                        let before = Usage::now();
+                        let acc = k::interpret(protection, program, n);
+                        if matches!(step, Step::Run(_)) {
+                            total.set(total.get() + Usage::now().since(before));
+                        }
+                        Ran::valid(acc == reference(&expected, program, n))
+                    }) as schedule::Variant
+                }
+            }
+        })
+        .collect();
+    // Each cell's repetitions add up to min_cell_s.
+    let mut plan = schedule::Plan::new(p.repetitions, p.min_cell_s / p.repetitions as f64);
+    plan.seed = p.seed;
+    ctx.progress.start("context", (p.repetitions * keys.len()) as u64);
+    let (series, _) = schedule::measure(&plan, ctx.clock, &mut variants, &mut || {
+        ctx.check_interrupt()?;
+        ctx.progress.advance(1);
+        Ok(())
+    })?;
+    drop(variants);
+    if migrated.get() > 0 {
+        ctx.warn(Caution::Migrated { samples: migrated.get() });
+    }
+    Ok(series)
+}
+
+/// The reference interpreter's result for `n` runs, cached per n.
+fn reference(cache: &std::cell::RefCell<Vec<(u64, i64)>>, program: &[u8], n: u64) -> i64 {
+    if let Some(&(_, v)) = cache.borrow().iter().find(|(m, _)| *m == n) {
+        return v;
+    }
+    let v = k::interpret_reference(program, n);
+    cache.borrow_mut().push((n, v));
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_entry_needs_evidence_either_way() {
+        assert!(matches!(KernelEntry::judge(0.5, 0.5), KernelEntry::Yes { .. }));
+        assert!(matches!(KernelEntry::judge(1.0, 0.0), KernelEntry::No { .. }));
+        // Too little CPU time to call it "no".
+        assert!(matches!(KernelEntry::judge(0.1, 0.0), KernelEntry::BelowResolution { .. }));
+        // 5% of 0.1 s is 5 ms: under the 12 ms a "yes" needs.
+        assert!(matches!(KernelEntry::judge(0.095, 0.005), KernelEntry::BelowResolution { .. }));
+        // 3% over 1 s: neither clearly in nor clearly out.
+        assert!(matches!(KernelEntry::judge(0.97, 0.03), KernelEntry::BelowResolution { .. }));
+    }
+
+    #[test]
+    fn bad_parameters_are_refused() {
+        let mut p = Params::preset(Preset::Quick);
+        p.repetitions = 1;
+        assert_eq!(p.check().unwrap_err().kind.exit_code(), 2);
+        p.repetitions = 10;
+        p.ops.clear();
+        assert!(p.check().is_err());
+    }
+
+    /// On a fake clock every step lasts 1 ms: ns per op is exact.
+    #[test]
+    fn end_to_end_on_a_fake_clock_gives_exact_figures() {
+        let m = crate::machine::Fingerprint::collect();
+        let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
+        let ctx = Context::new(&m, &clock, &super::super::NoProgress);
+        let p = Params {
+            ops: vec![SaveOp::BuiltinSetjmp, SaveOp::SigsetjmpMask],
+            threads: vec![1],
+            repetitions: 3,
+            min_cell_s: 0.0015,
+            program_len: 16,
+            seed: 1,
+        };
+        let o = run(&p, &ctx).unwrap();
+        assert!(o.valid);
+        assert_eq!(o.saves.len(), 2);
+        assert_eq!(o.interpreter.len(), 3);
+        for c in &o.saves {
+            assert_eq!(c.ns_per_op.median, 1e6 / c.ops_per_sample as f64, "{c:?}");
+        }
+        assert!(o.lesson.removing_heavy_save.is_some());
+    }
+}

@@ -1,0 +1,19 @@
+/* The `inlined` variant: the same chain with inlining allowed, the cure.
+ * `second` is inlined into `first`, which leaves one function calling
+ * itself with an accumulator; the compiler turns that into a loop (GCC's
+ * tail recursion with accumulator, clang likewise). No call remains; the
+ * disassembly test checks it. The work per level (a compare, an add) is
+ * the work of the other variants without the call and return. */
+static inline __attribute__((always_inline)) long chain_second(long n);
+
+static long chain_first(long n) {
+    if (n <= 1) return 1;
+    return 1 + chain_second(n - 1);
+}
+
+static inline __attribute__((always_inline)) long chain_second(long n) {
+    if (n <= 1) return 1;
+    return 1 + chain_first(n - 1);
+}
+
+long memperf_chain_inlined_first(long n) { return chain_first(n); }

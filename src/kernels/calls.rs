@@ -1,0 +1,333 @@
+//! The call chains of `memperf calls` (C, src/kernels/c/calls/): `first(n)` and
+//! `second(n)` call each other until n reaches 1; `first(n)` makes n calls
+//! and returns n. Five builds of the same two functions differ only in how
+//! a call gets from one to the other:
+//!
+//! - `direct`: two objects linked into memperf (call/ret, nothing else);
+//! - `plt`: two shared libraries, each call through the other's PLT stub;
+//! - `got`: the same libraries built with `-fno-plt` (an indirect call
+//!   through the GOT, no stub);
+//! - `saves`: as `direct`, with every callee-saved register live in both
+//!   functions, so each call spills and fills all of them;
+//! - `inlined`: one object, inlining allowed; the compiler leaves no call.
+//!
+//! The shared libraries are built by build.rs and embedded in the binary;
+//! [`SharedChain::load`] writes them into a private temporary directory,
+//! loads them with `dlopen` and removes the files at once (the mappings
+//! stay), so the binary works wherever it is copied and leaves nothing
+//! behind.
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::ffi::{CStr, CString};
+use std::fmt;
+
+/// A chain's entry: `first(depth)`, which returns `depth`.
+pub type ChainFn = unsafe extern "C" fn(i64) -> i64;
+
+extern "C" {
+    fn memperf_chain_direct_first(n: i64) -> i64;
+    fn memperf_chain_saves_first(n: i64) -> i64;
+    fn memperf_chain_inlined_first(n: i64) -> i64;
+    fn memperf_chain_run(first: ChainFn, depth: i64, reps: i64) -> i64;
+}
+
+/// How one function of the chain reaches the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Linkage {
+    Direct,
+    Plt,
+    Got,
+    Saves,
+    Inlined,
+}
+
+impl Linkage {
+    pub const ALL: [Linkage; 5] = [Linkage::Direct, Linkage::Plt, Linkage::Got, Linkage::Saves, Linkage::Inlined];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Linkage::Direct => "direct",
+            Linkage::Plt => "plt",
+            Linkage::Got => "got",
+            Linkage::Saves => "saves",
+            Linkage::Inlined => "inlined",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Linkage> {
+        Linkage::ALL.into_iter().find(|l| l.name() == text.trim()).ok_or_else(|| {
+            Error::usage(format!("unknown call variant '{text}': use direct, plt, got, saves or inlined"))
+        })
+    }
+
+    /// What the variant stands for, for the report.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Linkage::Direct => "call/ret between two objects of one binary",
+            Linkage::Plt => "between two shared libraries, through the PLT",
+            Linkage::Got => "between two shared libraries built with -fno-plt (through the GOT)",
+            Linkage::Saves => "direct, every callee-saved register spilled and filled",
+            Linkage::Inlined => "inlining allowed: no call left",
+        }
+    }
+}
+
+impl fmt::Display for Linkage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The entry of a chain linked into memperf (`None` for the shared ones).
+pub fn linked(l: Linkage) -> Option<ChainFn> {
+    match l {
+        Linkage::Direct => Some(memperf_chain_direct_first),
+        Linkage::Saves => Some(memperf_chain_saves_first),
+        Linkage::Inlined => Some(memperf_chain_inlined_first),
+        Linkage::Plt | Linkage::Got => None,
+    }
+}
+
+/// Runs `first(depth)` `reps` times; returns the sum of the results, which
+/// is `reps × depth` when every call returned its depth.
+///
+/// # Safety
+/// `first` must be a chain entry of this module (they take any depth ≥ 1;
+/// the stack must hold `depth` frames of at most ~64 bytes).
+pub unsafe fn run(first: ChainFn, depth: u64, reps: u64) -> i64 {
+    // SAFETY: as for this function; the runner only calls `first`.
+    unsafe { memperf_chain_run(first, depth as i64, reps as i64) }
+}
+
+static PLT_FIRST: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libmemperf_plt_first.so"));
+static PLT_SECOND: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libmemperf_plt_second.so"));
+static GOT_FIRST: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libmemperf_got_first.so"));
+static GOT_SECOND: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libmemperf_got_second.so"));
+
+/// A chain loaded from its two shared libraries. The libraries stay loaded
+/// until this is dropped.
+pub struct SharedChain {
+    handle: *mut libc::c_void,
+    pub first: ChainFn,
+}
+
+impl SharedChain {
+    /// Loads the `plt` or `got` chain through the temporary directory.
+    /// Fails (with the fix) where it does not allow executable mappings.
+    pub fn load(l: Linkage) -> Result<SharedChain> {
+        SharedChain::load_in(l, &std::env::temp_dir())
+    }
+
+    /// As [`SharedChain::load`], through a directory made inside `base`.
+    pub fn load_in(l: Linkage, base: &std::path::Path) -> Result<SharedChain> {
+        let (first_so, second_so) = match l {
+            Linkage::Plt => (PLT_FIRST, PLT_SECOND),
+            Linkage::Got => (GOT_FIRST, GOT_SECOND),
+            _ => return Err(Error::usage(format!("the {l} chain is linked into memperf, not loaded"))),
+        };
+        let dir = PrivateDir::new(base)?;
+        let names = [format!("libmemperf_{l}_first.so"), format!("libmemperf_{l}_second.so")];
+        for (name, bytes) in names.iter().zip([first_so, second_so]) {
+            std::fs::write(dir.path.join(name), bytes)
+                .map_err(|e| Error::io(format!("cannot write {name} into {}", dir.path.display()), e))?;
+        }
+        // Loading `first` loads `second` beside it (RUNPATH=$ORIGIN, or
+        // the copy already loaded under its soname); the two bind to each
+        // other as one group, and close together.
+        let handle = dl_open(&dir.path.join(&names[0]))?;
+        let symbol = CString::new(format!("memperf_chain_{l}_first")).expect("no NUL");
+        // SAFETY: handle is live; symbol is NUL-terminated.
+        let f = unsafe { libc::dlsym(handle, symbol.as_ptr()) };
+        if f.is_null() {
+            // SAFETY: the handle came from dlopen.
+            unsafe { libc::dlclose(handle) };
+            return Err(Error::validation(format!("{} has no symbol {symbol:?}", names[0])));
+        }
+        // SAFETY: the symbol is `long memperf_chain_*_first(long)` (src/kernels/c/calls/first.c).
+        let first = unsafe { std::mem::transmute::<*mut libc::c_void, ChainFn>(f) };
+        Ok(SharedChain { handle, first })
+    }
+}
+
+impl Drop for SharedChain {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from dlopen and is closed once; nothing
+        // calls into the chain after its owner is dropped.
+        unsafe { libc::dlclose(self.handle) };
+    }
+}
+
+fn dl_open(path: &std::path::Path) -> Result<*mut libc::c_void> {
+    let c = CString::new(path.as_os_str().as_encoded_bytes())
+        .map_err(|_| Error::usage(format!("{}: a path with a NUL byte", path.display())))?;
+    // SAFETY: c is NUL-terminated; RTLD_NOW resolves every symbol now, so a
+    // missing one is an error here, not a crash mid-measurement.
+    let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+    if h.is_null() {
+        // SAFETY: dlerror returns a NUL-terminated message or NULL.
+        let why = unsafe {
+            let e = libc::dlerror();
+            if e.is_null() {
+                "unknown error".to_string()
+            } else {
+                CStr::from_ptr(e).to_string_lossy().into_owned()
+            }
+        };
+        return Err(Error::unsatisfiable(
+            format!("cannot load the shared-library call chain from {}: {why}", path.display()),
+            "point TMPDIR at a directory that allows executable files (not mounted noexec)",
+        ));
+    }
+    Ok(h)
+}
+
+/// A fresh directory under the temporary directory, removed with its files
+/// when dropped (after dlopen the mappings no longer need the files).
+struct PrivateDir {
+    path: std::path::PathBuf,
+}
+
+impl PrivateDir {
+    fn new(base: &std::path::Path) -> Result<PrivateDir> {
+        let template = base.join("memperf-calls-XXXXXX");
+        let mut bytes = CString::new(template.as_os_str().as_encoded_bytes())
+            .map_err(|_| Error::usage(format!("{}: a path with a NUL byte", base.display())))?
+            .into_bytes_with_nul();
+        // SAFETY: bytes is a writable NUL-terminated template ending in XXXXXX.
+        let p = unsafe { libc::mkdtemp(bytes.as_mut_ptr() as *mut libc::c_char) };
+        if p.is_null() {
+            return Err(Error::unsatisfiable(
+                format!("cannot create a directory in {}: {}", base.display(), std::io::Error::last_os_error()),
+                "point TMPDIR at a writable directory",
+            ));
+        }
+        bytes.pop();
+        let path = std::path::PathBuf::from(String::from_utf8_lossy(&bytes).into_owned());
+        Ok(PrivateDir { path })
+    }
+}
+
+impl Drop for PrivateDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn every_chain() -> Vec<(Linkage, ChainFn, Option<SharedChain>)> {
+        Linkage::ALL
+            .into_iter()
+            .map(|l| match linked(l) {
+                Some(f) => (l, f, None),
+                None => {
+                    let s = SharedChain::load(l).expect("load the shared chain");
+                    (l, s.first, Some(s))
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_chain_returns_its_depth() {
+        for (l, f, _keep) in every_chain() {
+            for depth in [1u64, 2, 3, 17, 4096] {
+                // SAFETY: a chain entry; 4096 frames fit the test thread's stack.
+                assert_eq!(unsafe { run(f, depth, 3) }, 3 * depth as i64, "{l} at depth {depth}");
+            }
+        }
+    }
+
+    #[test]
+    fn loading_leaves_no_files_behind() {
+        let base = tempfile::tempdir().unwrap();
+        for l in [Linkage::Plt, Linkage::Got] {
+            let chain = SharedChain::load_in(l, base.path()).unwrap();
+            let leftovers: Vec<_> = std::fs::read_dir(base.path()).unwrap().collect();
+            assert!(leftovers.is_empty(), "{l}: {leftovers:?}");
+            // SAFETY: a chain entry.
+            assert_eq!(unsafe { run(chain.first, 10, 1) }, 10);
+        }
+    }
+
+    #[test]
+    fn an_unusable_directory_is_refused_with_a_fix() {
+        let e = SharedChain::load_in(Linkage::Plt, std::path::Path::new("/proc/no-such-dir")).err().unwrap();
+        assert_eq!(e.kind.exit_code(), 2);
+        assert!(e.fix.as_deref().unwrap_or("").contains("TMPDIR"), "{e:?}");
+    }
+
+    #[test]
+    fn names_parse_and_bad_ones_are_refused() {
+        for l in Linkage::ALL {
+            assert_eq!(Linkage::parse(l.name()).unwrap(), l);
+        }
+        let e = Linkage::parse("virtual").unwrap_err();
+        assert!(e.message.contains("direct, plt, got, saves or inlined"), "{}", e.message);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    mod disassembly {
+        use super::*;
+        use crate::kernels::disasm::instructions;
+        use iced_x86::{Mnemonic, OpKind, Register};
+
+        fn calls_of(f: ChainFn) -> Vec<iced_x86::Instruction> {
+            instructions(f as *const u8).into_iter().filter(|i| i.mnemonic() == Mnemonic::Call).collect()
+        }
+
+        /// The first instruction at `target` that is not an `endbr64`.
+        fn first_real(target: u64) -> iced_x86::Instruction {
+            let ins = instructions(target as *const u8);
+            ins.into_iter().find(|i| i.mnemonic() != Mnemonic::Endbr64).expect("decodes")
+        }
+
+        #[test]
+        fn direct_makes_a_real_call_and_returns() {
+            let ins = instructions(memperf_chain_direct_first as *const u8);
+            assert!(ins.iter().any(|i| i.mnemonic() == Mnemonic::Call && i.op0_kind() == OpKind::NearBranch64));
+            assert!(ins.iter().any(|i| i.mnemonic() == Mnemonic::Ret));
+        }
+
+        #[test]
+        fn plt_calls_go_through_a_plt_stub() {
+            let chain = SharedChain::load(Linkage::Plt).unwrap();
+            let call = calls_of(chain.first).into_iter().next().expect("a call");
+            assert_eq!(call.op0_kind(), OpKind::NearBranch64, "a direct call to the stub");
+            let stub = first_real(call.near_branch_target());
+            assert_eq!(stub.mnemonic(), Mnemonic::Jmp, "{stub}");
+            assert_eq!(stub.memory_base(), Register::RIP, "the stub jumps through the GOT: {stub}");
+        }
+
+        #[test]
+        fn got_calls_are_indirect_through_the_got() {
+            let chain = SharedChain::load(Linkage::Got).unwrap();
+            let call = calls_of(chain.first).into_iter().next().expect("a call");
+            assert_eq!(call.op0_kind(), OpKind::Memory, "{call}");
+            assert_eq!(call.memory_base(), Register::RIP, "{call}");
+        }
+
+        #[test]
+        fn saves_spill_every_callee_saved_register() {
+            let ins = instructions(memperf_chain_saves_first as *const u8);
+            let pushed: Vec<Register> =
+                ins.iter().filter(|i| i.mnemonic() == Mnemonic::Push).map(|i| i.op0_register()).collect();
+            for r in [Register::RBX, Register::R12, Register::R13, Register::R14, Register::R15] {
+                assert!(pushed.contains(&r), "{r:?} not saved: {pushed:?}");
+            }
+            let direct = instructions(memperf_chain_direct_first as *const u8);
+            assert!(direct.iter().filter(|i| i.mnemonic() == Mnemonic::Push).count() < pushed.len());
+        }
+
+        #[test]
+        fn inlined_has_no_call_left() {
+            let ins = instructions(memperf_chain_inlined_first as *const u8);
+            assert!(ins.iter().all(|i| i.mnemonic() != Mnemonic::Call), "{ins:?}");
+            assert!(ins.iter().any(|i| i.mnemonic() == Mnemonic::Ret));
+        }
+    }
+}

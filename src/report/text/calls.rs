@@ -1,0 +1,156 @@
+//! `calls` as text: ns per call by linkage and depth, the step, CPU time,
+//! what each change saves, and the 2009 figures beside today's.
+
+use super::super::table::Table;
+use crate::model::outcome::calls::{self, StepUp};
+use crate::timing::Ratio;
+
+/// CPU seconds below which system time is not resolved by clock ticks.
+const CPU_RESOLUTION_S: f64 = 1.0;
+
+pub fn calls_text(o: &calls::Outcome) -> String {
+    let mut out = String::from("call chains: ns per call and its return, per thread (median of the samples)\n");
+    for l in &o.linkages {
+        out.push_str(&format!("  {:<8} {}\n", l.name(), l.meaning()));
+    }
+    out.push('\n');
+    out.push_str(&table(o));
+    out.push('\n');
+    out.push_str(&steps(o));
+    out.push_str(&cpu(o));
+    out.push_str(&savings(o));
+    out.push_str(&history(o));
+    out
+}
+
+fn table(o: &calls::Outcome) -> String {
+    let columns: Vec<(crate::kernels::calls::Linkage, usize)> =
+        o.threads.iter().flat_map(|&t| o.linkages.iter().map(move |&l| (l, t))).collect();
+    let mut head = vec!["depth".to_string()];
+    head.extend(columns.iter().map(|(l, t)| format!("{l} {t}t")));
+    let mut t = Table::new(head);
+    for &d in &o.depths {
+        let mut row = vec![d.to_string()];
+        for &(l, th) in &columns {
+            let p = o.points.iter().find(|p| p.linkage == l && p.threads == th && p.depth == d);
+            row.push(p.map(|p| format!("{:.2}", p.ns_per_call.median)).unwrap_or_else(|| "not measured".into()));
+        }
+        t.row(row);
+    }
+    t.render()
+}
+
+fn ratio(r: &Ratio) -> String {
+    format!("×{:.2} [×{:.2}, ×{:.2}]", r.median, r.low, r.high)
+}
+
+fn steps(o: &calls::Outcome) -> String {
+    let mut out = String::from(
+        "where the cost of one more call steps up (chosen on half of the repetitions, confirmed on the other half):\n",
+    );
+    for s in &o.steps {
+        let what = match &s.step {
+            StepUp::Clear {
+                before_depth,
+                after_depth,
+                marginal_before_ns,
+                marginal_after_ns,
+                ratio: r,
+                attributed_to_return_stack,
+            } => format!(
+                "steps up between depth {before_depth} and {after_depth}: {marginal_before_ns:.2} → {marginal_after_ns:.2} ns per extra call, {}{}",
+                ratio(r),
+                if *attributed_to_return_stack {
+                    " — the return-stack predictor running out (clear in direct, absent without calls)".to_string()
+                } else {
+                    " — unattributed".to_string()
+                }
+            ),
+            StepUp::NoStep { best_split_depth, ratio: r } => format!(
+                "no step: the marginal cost stays within ×{} up to depth {}{}",
+                calls_step_ratio(),
+                o.depths.iter().max().copied().unwrap_or(0),
+                match (best_split_depth, r) {
+                    (Some(d), Some(r)) => format!(" (largest rise at depth {d}: {})", ratio(r)),
+                    _ => String::new(),
+                }
+            ),
+            StepUp::NotMeasured { reason } => format!("not measured: {reason}"),
+        };
+        out.push_str(&format!("  {:<8} {} thread(s): {what}\n", s.linkage.name(), s.threads));
+    }
+    out
+}
+
+fn calls_step_ratio() -> String {
+    format!("{:.1}", crate::experiments::calls::STEP_RATIO)
+}
+
+fn cpu(o: &calls::Outcome) -> String {
+    let mut out = String::from("CPU time of the measuring threads over the timed samples:\n");
+    for c in &o.cpu_time {
+        let cpu = c.user_s + c.system_s;
+        let system = if cpu < CPU_RESOLUTION_S {
+            format!("system {:.3} s (below resolution: {cpu:.2} s of CPU time in all)", c.system_s)
+        } else {
+            format!("system {:.3} s ({:.1}%)", c.system_s, c.system_s / cpu * 100.0)
+        };
+        out.push_str(&format!(
+            "  {:<8} {} thread(s): user {:.3} s, {system}, over {:.2} s\n",
+            c.linkage.name(),
+            c.threads,
+            c.user_s,
+            c.wall_s
+        ));
+    }
+    out
+}
+
+fn savings(o: &calls::Outcome) -> String {
+    if o.savings.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("what each change saves per call at depth {} on one thread:\n", o.savings[0].depth);
+    for s in &o.savings {
+        let saved = s.ns_per_call_from - s.ns_per_call_to;
+        let verdict = match s.speedup.direction() {
+            crate::timing::schedule::Direction::Above => format!("saves {saved:.2} ns per call"),
+            crate::timing::schedule::Direction::Below => format!("costs {:.2} ns per call", -saved),
+            _ => "no difference beyond the noise".to_string(),
+        };
+        out.push_str(&format!(
+            "  {}: {verdict} ({} {:.2} → {} {:.2} ns, {})\n",
+            s.change,
+            s.from,
+            s.ns_per_call_from,
+            s.to,
+            s.ns_per_call_to,
+            ratio(&s.speedup)
+        ));
+    }
+    out
+}
+
+fn history(o: &calls::Outcome) -> String {
+    let deepest = o.depths.iter().max().copied().unwrap_or(0);
+    let at = |l: crate::kernels::calls::Linkage, t: usize| {
+        o.points.iter().find(|p| p.linkage == l && p.threads == t && p.depth == deepest)
+    };
+    let mut out = String::from(
+        "2009, UltraSPARC T1 (register windows): ~300 ns per spill/fill trap; 3 M traps/s on one thread, 1 M/s per thread with 32 threads; cured by inlining\n",
+    );
+    use crate::kernels::calls::Linkage;
+    for l in [Linkage::Plt, Linkage::Saves, Linkage::Direct] {
+        for &t in &o.threads {
+            if let Some(p) = at(l, t) {
+                out.push_str(&format!(
+                    "  today, {l} at depth {deepest}, {t} thread(s): {:.2} ns per call, {:.0} M calls/s per thread, {:.0} M/s in all\n",
+                    p.ns_per_call.median,
+                    p.calls_per_s_per_thread / 1e6,
+                    p.calls_per_s_all_threads / 1e6
+                ));
+            }
+        }
+    }
+    out
+}
