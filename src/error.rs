@@ -2,7 +2,8 @@
 //! and, where there is one, the fix.
 //!
 //! Exit status (DESIGN.md): 0 success; 1 a measurement failed validation;
-//! 2 bad usage or a request the machine cannot satisfy; 130 interrupted.
+//! 2 bad usage or a request the machine cannot satisfy; 3 `compare
+//! --fail-on-regression` found a regression; 130 interrupted.
 
 use std::fmt;
 

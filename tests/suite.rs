@@ -108,6 +108,34 @@ fn compare_finds_a_constructed_regression_and_none_in_a_copy() {
     assert!(!text.contains("beyond the noise ("), "no row may differ from itself: {text}");
     let bad = memperf(&["compare", a.to_str().unwrap(), "/nonexistent"]);
     assert_eq!(bad.status.code(), Some(2), "a missing file is a usage error");
+
+    // For CI: the gate fails on the regression, passes on a copy, and the
+    // JSON and the HTML page say the same.
+    let (j, h) = (tmp.path().join("c.json"), tmp.path().join("c.html"));
+    let (a_s, b_s) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let gate = memperf(&[
+        "compare",
+        a_s,
+        b_s,
+        "--fail-on-regression",
+        "5",
+        "--json",
+        j.to_str().unwrap(),
+        "--html",
+        h.to_str().unwrap(),
+    ]);
+    assert_eq!(gate.status.code(), Some(3), "{}", String::from_utf8_lossy(&gate.stdout));
+    let c = read_json(&j);
+    let row =
+        c["rows"].as_array().unwrap().iter().find(|r| r["metric"] == "bandwidth 4k pages, 1 thread(s), simd").unwrap();
+    assert_eq!(row["regression"], true, "{row}");
+    assert!((row["worse_by_pct"].as_f64().unwrap() - 50.0).abs() < 0.5, "half the bandwidth: {row}");
+    let page = std::fs::read_to_string(&h).unwrap();
+    assert!(page.contains("REGRESSION") && page.contains("A solid, B dashed") && page.contains("<svg"));
+    assert_eq!(memperf(&["compare", a_s, a_s, "--fail-on-regression", "5"]).status.code(), Some(0));
+    let loose = memperf(&["compare", a_s, b_s, "--fail-on-regression", "60"]);
+    assert_eq!(loose.status.code(), Some(0), "50% worse is under a 60% threshold");
+    assert_eq!(memperf(&["compare", a_s, b_s, "--fail-on-regression", "lots"]).status.code(), Some(2));
 }
 
 #[test]
@@ -251,4 +279,92 @@ fn interrupted_run_leaves_a_valid_document_and_report() {
     assert!(exps.iter().any(|e| e["status"] == "interrupted" && e["skip_reason"] == "skipped: interrupted"));
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(html.contains("skipped: interrupted"));
+}
+
+/// The probe of the layout test: at the window's width, whether the page
+/// overflows sideways, every chart's axes and their labels, whether a
+/// legend box meets a data path, which log axes the charts chose, and the
+/// contrast of every text against its effective background.
+const LAYOUT_PROBE: &str = r#"<script>
+window.addEventListener('load', () => {
+  const rgb = s => { const m = s.match(/[\d.]+/g).map(Number); return { r: m[0], g: m[1], b: m[2], a: m.length > 3 ? m[3] : 1 }; };
+  const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }; return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b); };
+  const background = el => { for (let e = el; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor); if (c.a > 0.5) return c; } return { r: 255, g: 255, b: 255, a: 1 }; };
+  const lowContrast = [];
+  for (const el of document.querySelectorAll('body *')) {
+    if (el.closest('svg') || el.id === 'memperf-check') continue;
+    const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own) continue;
+    const fg = rgb(getComputedStyle(el).color), bg = background(el);
+    const [l1, l2] = [lum(fg), lum(bg)].sort((a, b) => b - a);
+    const ratio = (l1 + 0.05) / (l2 + 0.05);
+    if (ratio < 4.5) lowContrast.push(el.tagName + '.' + el.className + ': ' + ratio.toFixed(2));
+  }
+  const meets = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+  const charts = [...document.querySelectorAll('figure.plot svg')].map(svg => {
+    const legend = svg.querySelector('g.legend');
+    const lb = legend ? legend.getBBox() : null;
+    const data = [...svg.querySelectorAll('polyline.series, rect.bar')];
+    return {
+      id: svg.closest('figure').id,
+      logX: svg.getAttribute('data-log-x'), logY: svg.getAttribute('data-log-y'),
+      labels: [...svg.querySelectorAll('text.axis-label')].map(t => t.textContent),
+      ticks: svg.querySelectorAll('text.tick').length,
+      legendMeetsData: lb ? data.filter(d => meets(lb, d.getBBox())).length : -1,
+      width: svg.getBoundingClientRect().width,
+    };
+  });
+  const out = document.createElement('pre'); out.id = 'memperf-check';
+  out.textContent = JSON.stringify({
+    overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    charts, lowContrast,
+  });
+  document.body.appendChild(out);
+});
+</script>"#;
+
+#[test]
+fn report_layout_axes_legends_and_contrast_hold_at_two_widths() {
+    let Some(bin) = chromium() else {
+        eprintln!("skipped: no chromium on this machine (apt-get install chromium; .ci/run installs it)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let html = std::fs::read_to_string(suite().join("report.html")).unwrap();
+    let checked = tmp.path().join("check.html");
+    std::fs::write(&checked, html.replacen("<head>", &format!("<head>\n{LAYOUT_PROBE}"), 1)).unwrap();
+    for width in [1400, 800] {
+        let url = format!("file://{}", checked.display());
+        let profile = tmp.path().join(format!("p{width}"));
+        let size = format!("--window-size={width},2000");
+        let dom = browser(bin, &profile, &[size, "--virtual-time-budget=5000".into(), "--dump-dom".into(), url]);
+        let start = dom.find("<pre id=\"memperf-check\">").expect("the probe ran") + "<pre id=\"memperf-check\">".len();
+        let end = start + dom[start..].find("</pre>").unwrap();
+        let json =
+            dom[start..end].replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"");
+        let check: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert!(check["overflow"].as_f64().unwrap() <= 0.0, "{width} px: the page scrolls sideways: {check}");
+        assert_eq!(check["lowContrast"].as_array().unwrap().len(), 0, "{width} px: text under 4.5:1: {check}");
+        let charts = check["charts"].as_array().unwrap();
+        assert!(charts.len() >= 8, "{check}");
+        for c in charts {
+            let labels: Vec<&str> = c["labels"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+            assert_eq!(labels.len(), 2, "two axis labels: {c}");
+            assert!(labels.iter().all(|l| l.contains('(')), "every axis label names its unit: {c}");
+            assert!(c["ticks"].as_u64().unwrap() >= 4, "ticks on the axes: {c}");
+            assert_eq!(c["legendMeetsData"], 0, "a legend box covers data: {c}");
+            assert!(c["width"].as_f64().unwrap() <= width as f64, "{c}");
+        }
+        let latency = charts.iter().find(|c| c["id"] == "fig-latency").expect("the latency figure");
+        assert_eq!((latency["logX"].as_str(), latency["logY"].as_str()), (Some("true"), Some("true")), "{latency}");
+        let png = tmp.path().join(format!("report-{width}.png"));
+        let report_url = format!("file://{}", suite().join("report.html").display());
+        browser(
+            bin,
+            &tmp.path().join(format!("s{width}")),
+            &[format!("--window-size={width},6000"), format!("--screenshot={}", png.display()), report_url],
+        );
+        let bytes = std::fs::read(&png).expect("a screenshot");
+        assert!(bytes.len() > 20_000 && bytes.starts_with(b"\x89PNG"), "{width} px: {} bytes", bytes.len());
+    }
 }

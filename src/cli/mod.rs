@@ -68,6 +68,28 @@ pub struct CompareArgs {
     pub a: PathBuf,
     /// The other run.
     pub b: PathBuf,
+    /// Also write the comparison as JSON to FILE (`-` for stdout, instead of the table).
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    pub json: Option<PathBuf>,
+    /// Also write an HTML page: the table and both runs' curves on the same axes.
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    pub html: Option<PathBuf>,
+    /// Exit with status 3 when a headline got worse beyond the noise and by more than PCT percent.
+    #[arg(long, value_name = "PCT", allow_hyphen_values = true)]
+    pub fail_on_regression: Option<String>,
+}
+
+impl CompareArgs {
+    /// `--fail-on-regression`: a percentage in [0, 1000).
+    pub fn threshold_pct(&self) -> Result<Option<f64>> {
+        let Some(t) = &self.fail_on_regression else { return Ok(None) };
+        match t.trim().trim_end_matches('%').parse::<f64>() {
+            Ok(p) if (0.0..1000.0).contains(&p) => Ok(Some(p)),
+            _ => Err(Error::usage(format!(
+                "--fail-on-regression '{t}': give a percentage from 0 to 999, e.g. --fail-on-regression 5"
+            ))),
+        }
+    }
 }
 
 /// Names of the experiments the suite runs, in order.

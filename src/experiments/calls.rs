@@ -41,9 +41,7 @@ pub struct Params {
 
 impl Params {
     pub fn preset(preset: Preset) -> Params {
-        let all = crate::timing::team::allowed_cpus().len().max(1);
-        let mut threads = vec![1, all];
-        threads.dedup();
+        let threads = crate::timing::team::thread_ladder();
         let (depths, reps, min_sample_s): (Vec<u64>, usize, f64) = match preset {
             // 2 ms samples: ~10⁵ clock steps each; enough for the suite.
             Preset::Quick => {
@@ -312,28 +310,38 @@ pub fn step_up(curve: &[(u64, Vec<f64>)], reps: usize) -> StepUp {
         .map(|w| (0..reps).map(|r| (w[1].1[r] - w[0].1[r]) / (w[1].0 - w[0].0) as f64).collect())
         .collect();
     let median_of = |v: &[f64]| crate::timing::stats::median(v).unwrap_or(f64::NAN);
-    // Per candidate split k (marginals < k before, ≥ k after): per-repetition ratio.
-    let candidates: Vec<usize> = (STEP_SIDE..=marginal.len() - STEP_SIDE).collect();
-    let mut score = vec![Vec::new(); marginal.len() + 1];
-    for &k in &candidates {
-        score[k] = (0..reps)
-            .map(|r| {
-                let before: Vec<f64> = marginal[..k].iter().map(|m| m[r]).collect();
-                let after: Vec<f64> = marginal[k..].iter().map(|m| m[r]).collect();
-                let (b, a) = (median_of(&before), median_of(&after));
-                if b > 0.0 {
-                    a / b
-                } else {
-                    f64::NAN
-                }
-            })
-            .collect();
-    }
-    let Some(h) = schedule::holdout_best(&score, &candidates) else {
-        return StepUp::NotMeasured { reason: "too few repetitions to choose a split and confirm it".into() };
+    let reps_of = |parity: usize| (0..reps).filter(move |r| r % 2 == parity);
+    // The split: a change point chosen on the even repetitions — the k that
+    // best explains their median marginals as two flat levels (least
+    // squares), at least STEP_SIDE marginals on each side.
+    let even: Vec<f64> = marginal.iter().map(|m| median_of(&reps_of(0).map(|r| m[r]).collect::<Vec<_>>())).collect();
+    let sse = |v: &[f64]| {
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
     };
-    let ratio = Ratio::of(&h.confirming);
-    let k = h.chosen;
+    let candidates = STEP_SIDE..=marginal.len() - STEP_SIDE;
+    let Some(k) =
+        candidates.min_by(|&a, &b| (sse(&even[..a]) + sse(&even[a..])).total_cmp(&(sse(&even[..b]) + sse(&even[b..]))))
+    else {
+        return StepUp::NotMeasured { reason: "too few depths to place a split".into() };
+    };
+    // Its size, confirmed on the odd repetitions: per repetition, the
+    // median marginal after the split over the median before it.
+    let confirming: Vec<f64> = reps_of(1)
+        .map(|r| {
+            let side = |range: &[Vec<f64>]| median_of(&range.iter().map(|m| m[r]).collect::<Vec<_>>());
+            let (before, after) = (side(&marginal[..k]), side(&marginal[k..]));
+            if before > 0.0 {
+                after / before
+            } else {
+                f64::NAN
+            }
+        })
+        .collect();
+    if confirming.is_empty() {
+        return StepUp::NotMeasured { reason: "too few repetitions to choose a split and confirm it".into() };
+    }
+    let ratio = Ratio::of(&confirming);
     let clear = ratio.is_some_and(|r| r.direction() == schedule::Direction::Above && r.median >= STEP_RATIO);
     if !clear {
         return StepUp::NoStep { best_split_depth: Some(curve[k].0), ratio };
@@ -439,6 +447,31 @@ mod tests {
         }
     }
 
+    /// The default preset's dense depths with ±3% noise per sample: the
+    /// split lands at the step, not wherever the median ratio happens to
+    /// be as large (the first method put it at depth 13).
+    #[test]
+    fn a_noisy_dense_curve_puts_the_step_where_it_is() {
+        let depths = dense(&[(4, 16, 1), (20, 128, 4), (160, 256, 32)], &[384, 512, 1024, 2048, 4096]);
+        let mut rng = crate::kernels::chase::SplitMix64(7);
+        let c: Vec<(u64, Vec<f64>)> = depths
+            .iter()
+            .map(|&d| {
+                let t = 1e-9 * (10.0 + d as f64 + 4.0 * d.saturating_sub(32) as f64);
+                (d, (0..12).map(|_| t * (1.0 + 0.03 * ((rng.next_u64() % 2001) as f64 / 1000.0 - 1.0))).collect())
+            })
+            .collect();
+        match step_up(&c, 12) {
+            StepUp::Clear { before_depth, after_depth, .. } => {
+                assert!(
+                    (28..=32).contains(&before_depth) && (32..=36).contains(&after_depth),
+                    "{before_depth}..{after_depth}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn a_flat_curve_has_no_step() {
         let c = synthetic(&DEPTHS, 12, |d| 1e-9 * d as f64);
@@ -480,6 +513,34 @@ mod tests {
         };
         attribute(&mut s);
         assert!(matches!(s[0].step, StepUp::Clear { attributed_to_return_stack: false, .. }));
+    }
+
+    /// A chain that returns one less than its depth: every cell it ran in
+    /// is invalid.
+    #[test]
+    fn a_wrong_return_fails_validation() {
+        extern "C" fn off_by_one(n: i64) -> i64 {
+            n - 1
+        }
+        let m = crate::machine::Fingerprint::collect();
+        let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
+        let ctx = Context::new(&m, &clock, &super::super::NoProgress);
+        let p = Params {
+            linkages: vec![Linkage::Direct, Linkage::Saves],
+            depths: vec![4],
+            threads: vec![1],
+            repetitions: 2,
+            min_sample_s: 0.0005,
+            seed: 1,
+        };
+        let teams = vec![(1, Team::new(1).unwrap())];
+        let chains: Vec<(Linkage, ChainFn)> =
+            vec![(Linkage::Direct, off_by_one), (Linkage::Saves, calls::linked(Linkage::Saves).unwrap())];
+        let keys: Vec<CellKey> = chains.iter().map(|c| CellKey { linkage: c.0, depth: 4, threads: 1 }).collect();
+        let m = measure(&p, &ctx, &keys, &chains, &teams).unwrap();
+        let pts = points(&keys, &m);
+        assert!(!pts[0].valid, "the off-by-one chain is caught");
+        assert!(pts[1].valid, "the real one passes");
     }
 
     #[test]

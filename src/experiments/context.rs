@@ -39,13 +39,9 @@ pub struct Params {
 
 impl Params {
     pub fn preset(preset: Preset) -> Params {
-        let all = crate::timing::team::allowed_cpus().len().max(1);
-        let mut threads = vec![1, all];
-        threads.dedup();
-        // Quick: half-second cells still resolve a system time of a few
-        // percent (the verdict says "below resolution" otherwise).
+        let threads = crate::timing::team::thread_ladder();
         let (reps, min_cell_s) = match preset {
-            Preset::Quick => (10, 0.5),
+            Preset::Quick => (10, 1.0),
             Preset::Default => (10, 1.0),
             Preset::Full => (14, 2.0),
         };

@@ -3,7 +3,6 @@
 //! report.html).
 //! Every file is written atomically.
 
-use super::headlines::Metric;
 use super::sink;
 use super::{html, plots, text};
 use crate::error::{Error, Result};
@@ -86,83 +85,39 @@ pub fn rebuild(path: &Path, out: Option<&Path>) -> Result<()> {
 }
 
 /// `memperf compare A B`: headline metrics side by side, B over A, and
-/// whether each difference is beyond the noise of the raw samples.
-pub fn compare(a: &Path, b: &Path) -> Result<()> {
+/// whether each difference is beyond the noise of the raw samples; with
+/// `json`, the comparison as JSON too; with `html_out`, a page with the
+/// table and both runs' curves on the same axes. Returns the exit status: 3 when a
+/// headline got worse beyond the noise and by more than `threshold_pct`.
+pub fn compare(
+    a: &Path,
+    b: &Path,
+    json: Option<&Path>,
+    html_out: Option<&Path>,
+    threshold_pct: Option<f64>,
+) -> Result<u8> {
+    for p in json.iter().chain(html_out.iter()) {
+        sink::check(p)?;
+    }
     let (da, db) = (super::journal::load(a)?, super::journal::load(b)?);
-    let (ma, mb) = (super::headlines::metrics(&da), super::headlines::metrics(&db));
-    let common = ma.iter().any(|x| mb.iter().any(|y| y.name == x.name));
-    if !common {
+    let c = super::compare::compare(&da, &db, threshold_pct);
+    if c.rows.is_empty() {
         return Err(Error::usage(format!(
             "{} and {} have no headline metric in common: nothing to compare",
             a.display(),
             b.display()
         )));
     }
-    sink::stdout(compare_metrics(&da, &db, &ma, &mb).as_bytes())
-}
-
-pub fn compare_text(a: &Document, b: &Document) -> String {
-    let (ma, mb) = (super::headlines::metrics(a), super::headlines::metrics(b));
-    compare_metrics(a, b, &ma, &mb)
-}
-
-/// The comparison table of metrics already taken from both documents.
-fn compare_metrics(a: &Document, b: &Document, ma: &[Metric], mb: &[Metric]) -> String {
-    use crate::analysis::mann_whitney::{test, Verdict};
-    let mut t = super::table::Table::new(["metric", "unit", "A", "B", "B/A", "verdict"]);
-    let mut dropped = Vec::new();
-    for x in ma {
-        let Some(y) = mb.iter().find(|y| y.name == x.name) else {
-            dropped.push(format!("{} (only in A)", x.name));
-            continue;
-        };
-        if !(x.value > 0.0 && y.value > 0.0 && x.value.is_finite() && y.value.is_finite()) {
-            dropped.push(format!("{} (a value is zero, negative or not a number: no ratio)", x.name));
-            continue;
-        }
-        let ratio = y.value / x.value;
-        let better = if x.higher_is_better { ratio > 1.0 } else { ratio < 1.0 };
-        let verdict = match test(&x.samples, &y.samples, 0.05) {
-            Verdict::Differ { p } => {
-                format!("B {}, beyond the noise (p = {p:.3})", if better { "better" } else { "worse" })
-            }
-            Verdict::Same { p } => format!("within the noise (p = {p:.2})"),
-            Verdict::TooFewSamples { smallest_possible_p } => {
-                format!("too few samples to tell (best possible p = {smallest_possible_p:.2})")
-            }
-        };
-        t.row([
-            x.name.clone(),
-            x.unit.clone(),
-            format!("{:.2}", x.value),
-            format!("{:.2}", y.value),
-            format!("×{ratio:.3}"),
-            verdict.to_string(),
-        ]);
+    if let Some(j) = json {
+        let body = serde_json::to_string_pretty(&c).expect("a comparison serialises");
+        sink::write(j, format!("{body}\n").as_bytes())?;
     }
-    let mut out = format!(
-        "A: {} ({}, run {})\nB: {} ({}, run {})\n\n",
-        a.origin.hostname,
-        a.origin.started_utc,
-        a.origin.run_id,
-        b.origin.hostname,
-        b.origin.started_utc,
-        b.origin.run_id
-    );
-    dropped
-        .extend(mb.iter().filter(|y| !ma.iter().any(|x| x.name == y.name)).map(|y| format!("{} (only in B)", y.name)));
-    if t.is_empty() {
-        out.push_str("no headline metric is in both documents\n");
-    } else {
-        out.push_str(&t.render());
-        out.push_str(
-            "\n\"beyond the noise\": a two-sided Mann-Whitney test (5%, exact up to 40 samples) on the raw samples, i.e. beyond the spread\n\
-             within each run. Drift of a shared host between two runs is not in that spread: compare\n\
-             runs made close in time, or several runs of each.\n",
-        );
+    if let Some(h) = html_out {
+        let overlays = plots::overlaid(&plots::all(&da).0, &plots::all(&db).0);
+        sink::write(h, html::compare_page(&c, &overlays).as_bytes())?;
     }
-    for d in &dropped {
-        out.push_str(&format!("left out: {d}\n"));
+    if json != Some(Path::new("-")) && html_out != Some(Path::new("-")) {
+        sink::stdout(super::compare::text(&c).as_bytes())?;
     }
-    out
+    Ok(if c.regressions().next().is_some() { 3 } else { 0 })
 }

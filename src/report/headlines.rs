@@ -217,7 +217,29 @@ fn huge_page_latency_advice(lat: &latency::Outcome) -> Vec<String> {
 
 /// Advice sentences for the top of the report.
 pub fn advice(doc: &Document) -> Vec<String> {
-    let mut out = Vec::new();
+    advice_items(doc).into_iter().map(|a| a.text).collect()
+}
+
+/// One line of advice and the experiment whose figures it rests on (the
+/// report links it to that evidence).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Advice {
+    pub experiment: &'static str,
+    pub text: String,
+}
+
+/// Tags every line added since the last mark with the experiment read
+/// then (`current`), and makes `next` the one read from now on.
+fn mark(lines: usize, tags: &mut Vec<&'static str>, current: &mut &'static str, next: &'static str) {
+    tags.resize(lines, current);
+    *current = next;
+}
+
+pub fn advice_items(doc: &Document) -> Vec<Advice> {
+    let mut out: Vec<String> = Vec::new();
+    let mut tags: Vec<&'static str> = Vec::new();
+    let mut current = "";
+    mark(out.len(), &mut tags, &mut current, "bandwidth");
     if let Some(bw) = doc.outcome::<bandwidth::Outcome>() {
         for e in bw.prefetch_effects.iter().filter(|e| e.threads == 1) {
             let plateau = bw
@@ -247,12 +269,15 @@ pub fn advice(doc: &Document) -> Vec<String> {
             });
         }
     }
+    mark(out.len(), &mut tags, &mut current, "latency");
     if let Some(lat) = doc.outcome::<latency::Outcome>() {
         out.extend(huge_page_latency_advice(lat));
     }
+    mark(out.len(), &mut tags, &mut current, "latency");
     for c in super::concurrency::concurrency(doc).iter().filter(|c| c.threads == 1) {
         out.push(format!("Effective concurrency of one core on {} pages: {} (Little's law).", c.pages, c.formula));
     }
+    mark(out.len(), &mut tags, &mut current, "tlb");
     if let Some(t) = doc.outcome::<tlb::Outcome>() {
         for a in &t.advice {
             let mut s = a.clone();
@@ -262,6 +287,7 @@ pub fn advice(doc: &Document) -> Vec<String> {
             out.push(format!("{s}."));
         }
     }
+    mark(out.len(), &mut tags, &mut current, "prefetch-fault");
     if let Some(pf) = doc.outcome::<prefetch_fault::Outcome>() {
         use prefetch_fault::Finding;
         let mut traps: Vec<&str> = pf
@@ -292,6 +318,7 @@ pub fn advice(doc: &Document) -> Vec<String> {
         }
         out.push(format!("{v}."));
     }
+    mark(out.len(), &mut tags, &mut current, "page-init");
     if let Some(pi) = doc.outcome::<page_init::Outcome>() {
         if let Some(b) = pi.results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median)) {
             let over = b
@@ -313,11 +340,14 @@ pub fn advice(doc: &Document) -> Vec<String> {
             });
         }
     }
+    mark(out.len(), &mut tags, &mut current, "calls");
     if let Some(c) = doc.outcome::<calls::Outcome>() {
         out.extend(calls_advice(c));
     }
+    mark(out.len(), &mut tags, &mut current, "context");
     if let Some(c) = doc.outcome::<context::Outcome>() {
         out.extend(context_advice(c));
     }
-    out
+    mark(out.len(), &mut tags, &mut current, "");
+    tags.into_iter().zip(out).map(|(experiment, text)| Advice { experiment, text }).collect()
 }

@@ -88,27 +88,53 @@ pub fn reproduce(doc: &Document, name: &str) -> String {
     }
 }
 
+/// Colours chosen for WCAG AA (≥ 4.5:1 for text) in light, dark and print.
 const CSS: &str = "
 body{font:15px/1.5 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2430;background:#f6f7f9}
-main{max-width:1100px;margin:0 auto;padding:24px}
+main{max-width:1100px;margin:0 auto;padding:24px;min-width:0}
 header{background:#1d2430;color:#fff;padding:20px 24px}
 header h1{margin:0 0 4px;font-size:24px}
-header p{margin:2px 0;color:#c8d0dc;font-size:13px}
-section{background:#fff;border:1px solid #dde2ea;border-radius:8px;padding:16px 20px;margin:18px 0}
+header p{margin:2px 0;color:#d5dbe4;font-size:13px;overflow-wrap:anywhere}
+header code{background:#2e3a4d;color:#ffffff}
+section{background:#fff;border:1px solid #dde2ea;border-radius:8px;padding:16px 20px;margin:18px 0;min-width:0;overflow-wrap:anywhere}
 h2{margin:0 0 8px;font-size:20px}
 .question{font-weight:600}
-.classic{color:#555;font-style:italic}
-pre{background:#f3f5f8;border-radius:6px;padding:10px;overflow-x:auto;font-size:12px;line-height:1.35}
+.classic{color:#4f5661;font-style:italic}
+pre{background:#f3f5f8;border-radius:6px;padding:10px;overflow-x:auto;font-size:12px;line-height:1.35;max-width:100%;box-sizing:border-box}
 figure{margin:12px 0}
-figure svg{max-width:100%;height:auto;border:1px solid #e5e8ee;border-radius:6px}
-figcaption{font-size:13px;color:#555}
-.warn{background:#fff7e0;border-left:4px solid #e0a800;padding:6px 10px;margin:6px 0;font-size:14px}
-.fix{color:#4a4a4a}
+figure svg{max-width:100%;height:auto;border:1px solid #e5e8ee;border-radius:6px;background:#fff}
+figcaption{font-size:13px;color:#4f5661}
+.warn{background:#fff7e0;border-left:4px solid #b38600;padding:6px 10px;margin:6px 0;font-size:14px}
+.fix{color:#3d3d3d}
 .bad{background:#fde8e8;border-left:4px solid #c0392b;padding:6px 10px}
-table.metrics{border-collapse:collapse;font-size:14px}
+table.metrics{border-collapse:collapse;font-size:14px;max-width:100%}
 table.metrics td,table.metrics th{border-bottom:1px solid #e5e8ee;padding:4px 10px;text-align:left}
-code{background:#f3f5f8;padding:1px 5px;border-radius:4px}
+code{background:#f3f5f8;padding:1px 5px;border-radius:4px;overflow-wrap:anywhere}
 ul.advice li{margin:4px 0}
+a{color:#1a56a8}
+.evidence{font-size:13px}
+@media (prefers-color-scheme: dark){
+body{background:#11151b;color:#e6e9ee}
+section{background:#1a2029;border-color:#2f3845}
+pre,code{background:#242c38;color:#e6e9ee}
+.classic,figcaption{color:#b9c1cc}
+.warn{background:#3a3115;color:#f3e9c9;border-left-color:#e0a800}
+.fix{color:#e2d8b8}
+.bad{background:#3d1e1e;color:#f5dede}
+table.metrics td,table.metrics th{border-bottom-color:#2f3845}
+a{color:#8ab4f8}
+figure svg{border-color:#2f3845}
+}
+@media print{
+body{background:#fff;color:#000;font-size:11pt}
+header{background:#fff;color:#000;border-bottom:2px solid #000;padding:0 0 8px}
+header p,header code{color:#000;background:#fff}
+main{max-width:none;padding:0}
+section{border:none;padding:0;break-inside:avoid-page}
+pre{white-space:pre-wrap;background:#fff;border:1px solid #999}
+figure{break-inside:avoid}
+a{color:#000;text-decoration:none}
+}
 ";
 
 fn warnings_html(ws: &[Warning]) -> String {
@@ -144,7 +170,8 @@ fn section(doc: &Document, rec: &ExperimentRecord, plots: &[Plot]) -> String {
             ));
             for p in plots.iter().filter(|p| p.experiment == rec.name) {
                 s.push_str(&format!(
-                    "<figure class=\"plot\">{}<figcaption>{}</figcaption></figure>\n",
+                    "<figure class=\"plot\" id=\"{}\">{}<figcaption>{}</figcaption></figure>\n",
+                    figure_id(p),
                     strip_xml_decl(&p.svg),
                     escape(&p.title)
                 ));
@@ -158,6 +185,26 @@ fn section(doc: &Document, rec: &ExperimentRecord, plots: &[Plot]) -> String {
     s.push_str(&warnings_html(&rec.warnings));
     s.push_str(&format!("<p>Reproduce: <code>{}</code></p>\n</section>\n", escape(&reproduce(doc, &rec.name))));
     s
+}
+
+/// The anchor of a plot's figure: `fig-` and its file name, made safe.
+fn figure_id(p: &Plot) -> String {
+    let name: String =
+        p.file_name.trim_end_matches(".svg").chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    format!("fig-{name}")
+}
+
+/// Links from a line of advice to the table (the experiment's section) and
+/// the first figure it rests on.
+fn evidence(experiment: &str, plots: &[Plot]) -> String {
+    if experiment.is_empty() {
+        return String::new();
+    }
+    let mut links = vec![format!("<a href=\"#exp-{}\">{} table</a>", escape(experiment), escape(experiment))];
+    if let Some(p) = plots.iter().find(|p| p.experiment == experiment) {
+        links.push(format!("<a href=\"#{}\">figure</a>", figure_id(p)));
+    }
+    format!(" <span class=\"evidence\">(evidence: {})</span>", links.join(", "))
 }
 
 fn strip_xml_decl(svg: &str) -> &str {
@@ -192,8 +239,8 @@ pub fn render(doc: &Document, plots: &[Plot]) -> String {
         escape(&super::sink::shell_quote(&doc.command_line)),
     ));
     h.push_str("<section id=\"summary\">\n<h2>What this machine tells you</h2>\n<ul class=\"advice\">\n");
-    for a in headlines::advice(doc) {
-        h.push_str(&format!("<li>{}</li>\n", escape(&a)));
+    for a in headlines::advice_items(doc) {
+        h.push_str(&format!("<li>{}{}</li>\n", escape(&a.text), evidence(a.experiment, plots)));
     }
     h.push_str("</ul>\n");
     let metrics = headlines::metrics(doc);
@@ -218,6 +265,65 @@ pub fn render(doc: &Document, plots: &[Plot]) -> String {
     h.push_str("</section>\n");
     for rec in &doc.experiments {
         h.push_str(&section(doc, rec, plots));
+    }
+    h.push_str("</main>\n</body>\n</html>\n");
+    h
+}
+
+/// The page of `compare --html`: the comparison table (regressions marked)
+/// and every line chart both runs drew, on the same axes.
+pub fn compare_page(c: &super::compare::Comparison, overlays: &[(String, String)]) -> String {
+    use super::compare::RowVerdict;
+    let mut h = String::from("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    h.push_str(&format!("<title>memperf compare</title>\n<style>{CSS}</style>\n</head>\n<body>\n"));
+    h.push_str("<header><h1>memperf compare</h1>\n");
+    for (name, side) in [("A", &c.a), ("B", &c.b)] {
+        h.push_str(&format!(
+            "<p>{name}: {} · {} · run {} · {}</p>\n",
+            escape(&side.hostname),
+            escape(&side.started_utc),
+            escape(&side.run_id),
+            escape(&side.cpu)
+        ));
+    }
+    h.push_str("</header>\n<main>\n<section id=\"table\">\n");
+    if !c.same_cpu {
+        h.push_str(
+            "<p class=\"bad\">A and B ran on different CPUs: the differences are the machines', not a change.</p>\n",
+        );
+    }
+    h.push_str("<table class=\"metrics\"><tr><th>metric</th><th>A</th><th>B</th><th>B/A</th><th>verdict</th></tr>\n");
+    for r in &c.rows {
+        let verdict = match &r.verdict {
+            RowVerdict::Better { p } => format!("B better, beyond the noise (p = {p:.3})"),
+            RowVerdict::Worse { p } => format!("B worse, beyond the noise (p = {p:.3})"),
+            RowVerdict::WithinNoise { p } => format!("within the noise (p = {p:.2})"),
+            RowVerdict::TooFewSamples { .. } => "too few samples to tell".to_string(),
+        };
+        let flag = if r.regression {
+            format!(" <strong>REGRESSION, {:.1}% worse</strong>", r.worse_by_pct)
+        } else {
+            String::new()
+        };
+        h.push_str(&format!(
+            "<tr><td>{}</td><td>{:.2} {}</td><td>{:.2} {}</td><td>×{:.3}</td><td>{}{flag}</td></tr>\n",
+            escape(&r.metric),
+            r.a,
+            escape(&r.unit),
+            r.b,
+            escape(&r.unit),
+            r.ratio,
+            escape(&verdict)
+        ));
+    }
+    h.push_str("</table>\n</section>\n");
+    for (title, svg) in overlays {
+        h.push_str(&format!(
+            "<section><figure class=\"plot\">{}<figcaption>{}</figcaption></figure></section>\n",
+            strip_xml_decl(svg),
+            escape(title)
+        ));
     }
     h.push_str("</main>\n</body>\n</html>\n");
     h

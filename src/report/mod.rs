@@ -1,14 +1,16 @@
 //! The result document and everything rendered from it: terminal tables,
 //! SVG plots, and the files written to disk.
 
+pub mod barchart;
+pub mod compare;
 pub mod concurrency;
 pub mod export;
 pub mod headlines;
 pub mod html;
 pub mod journal;
+pub mod linechart;
 pub mod plots;
 pub mod sink;
-pub mod svg;
 pub mod table;
 pub mod text;
 

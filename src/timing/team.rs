@@ -117,6 +117,15 @@ impl Team {
     }
 }
 
+/// The default thread counts of a sweep: 1, 2, 4 … and every CPU this
+/// process may use (1..N without measuring every count on a big machine).
+pub fn thread_ladder() -> Vec<usize> {
+    let all = allowed_cpus().len().max(1);
+    let mut v: Vec<usize> = std::iter::successors(Some(1usize), |t| Some(t * 2)).take_while(|&t| t < all).collect();
+    v.push(all);
+    v
+}
+
 /// CPUs in this process's affinity mask, ascending.
 pub fn allowed_cpus() -> Vec<usize> {
     // SAFETY: cpu_set_t is plain data; sched_getaffinity writes at most

@@ -71,7 +71,7 @@ fn steps(o: &calls::Outcome) -> String {
                 calls_step_ratio(),
                 o.depths.iter().max().copied().unwrap_or(0),
                 match (best_split_depth, r) {
-                    (Some(d), Some(r)) => format!(" (largest rise at depth {d}: {})", ratio(r)),
+                    (Some(d), Some(r)) => format!(" (best split, at depth {d}: {})", ratio(r)),
                     _ => String::new(),
                 }
             ),

@@ -2,6 +2,7 @@
 //! evidence, and the Ruby lesson beside Ruby's figures.
 
 use super::super::table::Table;
+use crate::kernels::context::Protection;
 use crate::model::outcome::context::{self, KernelEntry};
 use crate::timing::schedule::Direction;
 
@@ -63,6 +64,13 @@ fn lesson(o: &context::Outcome) -> String {
             "  {verdict} [×{:.2}, ×{:.2}] — Ruby 1.8 gained 10% to nearly ×2 from removing its window flush\n",
             r.low, r.high
         ));
+        let ns = |p: Protection| o.interpreter.iter().find(|c| c.protection == p).map(|c| c.ns_per_op.median);
+        if let (Some(heavy), Some(cheap)) = (ns(Protection::Heavy), ns(Protection::Cheap)) {
+            out.push_str(&format!(
+                "  the needless save adds {:.1} ns per protected call; what it weighs depends on the work per call ({cheap:.1} ns per operation here, far more per Ruby method call: hence Ruby's smaller gain)\n",
+                heavy - cheap
+            ));
+        }
     }
     if let Some(r) = &o.lesson.cheap_save_cost {
         out.push_str(&format!(

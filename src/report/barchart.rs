@@ -1,0 +1,275 @@
+//! Horizontal grouped bar charts written as SVG by hand: one row per
+//! category, one bar per group (a thread count, a loop kind), each bar
+//! labelled with its value and, where it has one, its interval drawn as a
+//! whisker; an optional reference line (a limit); the value axis turns
+//! logarithmic when the bars span more than two decades; the legend sits
+//! in a column of its own, outside the data.
+
+use super::linechart::{esc, tick_label, Ticks, COLORS};
+use crate::error::{Error, Result};
+
+/// One bar: the value and, optionally, its interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bar {
+    pub value: f64,
+    pub interval: Option<(f64, f64)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct BarChart {
+    pub title: String,
+    /// The value axis title, with its unit.
+    pub value_label: String,
+    pub categories: Vec<String>,
+    /// (group name, one bar per category; `None`: not measured).
+    pub groups: Vec<(String, Vec<Option<Bar>>)>,
+    /// A vertical reference line: (name, value).
+    pub reference: Option<(String, f64)>,
+}
+
+const W: f64 = 900.0;
+const LEFT: f64 = 190.0;
+const TOP: f64 = 46.0;
+const LEGEND_W: f64 = 200.0;
+const RIGHT: f64 = W - LEGEND_W - 16.0;
+const BAR_H: f64 = 16.0;
+
+pub fn render(c: &BarChart) -> Result<String> {
+    let values: Vec<f64> = c
+        .groups
+        .iter()
+        .flat_map(|g| {
+            g.1.iter().flatten().flat_map(|b| [Some(b.value), b.interval.map(|i| i.0), b.interval.map(|i| i.1)])
+        })
+        .flatten()
+        .chain(c.reference.iter().map(|r| r.1))
+        .filter(|v| v.is_finite())
+        .collect();
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    if c.categories.is_empty() || c.groups.is_empty() || values.is_empty() {
+        return Err(Error::usage(format!("plot '{}' has no bars", c.title)));
+    }
+    let log = min > 0.0 && max / min > 100.0;
+    let (lo, hi) = if log {
+        (10f64.powf(min.log10().floor()), 10f64.powf(max.log10().ceil()))
+    } else {
+        let span = (max.max(0.0) - min.min(0.0)).max(1e-9);
+        (min.min(0.0) - if min < 0.0 { span * 0.1 } else { 0.0 }, max.max(0.0) + span * 0.15)
+    };
+    let at = |v: f64| {
+        let f = if log { (v.max(lo).ln() - lo.ln()) / (hi.ln() - lo.ln()) } else { (v - lo) / (hi - lo) };
+        LEFT + f * (RIGHT - LEFT)
+    };
+    let row_h = BAR_H * c.groups.len() as f64 + 12.0;
+    let plot_h = row_h * c.categories.len() as f64;
+    let h = TOP + plot_h + 60.0;
+    let mut svg = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {h}" width="{W}" height="{h}" font-family="system-ui, sans-serif" data-plot-area="{LEFT} {TOP} {} {plot_h}" data-log-x="{log}" data-log-y="false">"#,
+        RIGHT - LEFT
+    );
+    svg.push_str(&format!(r##"<rect width="{W}" height="{h}" fill="#ffffff"/>"##));
+    svg.push_str(&format!(
+        r##"<text x="{}" y="26" text-anchor="middle" font-size="17" fill="#1d2430">{}</text>"##,
+        W / 2.0,
+        esc(&c.title)
+    ));
+    svg.push_str(r##"<g class="axes" font-size="12" fill="#333">"##);
+    for t in ticks(lo, hi, log) {
+        let x = at(t);
+        svg.push_str(&format!(
+            r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="#e3e6eb"/><text class="tick x" x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
+            TOP + plot_h,
+            TOP + plot_h + 16.0,
+            esc(&tick_label(t, Ticks::Number))
+        ));
+    }
+    for (i, name) in c.categories.iter().enumerate() {
+        svg.push_str(&format!(
+            r#"<text class="tick y" x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
+            LEFT - 8.0,
+            TOP + row_h * i as f64 + row_h / 2.0 + 4.0,
+            esc(name)
+        ));
+    }
+    svg.push_str(&format!(r##"<path d="M{LEFT} {TOP} V{} H{RIGHT}" fill="none" stroke="#333"/>"##, TOP + plot_h));
+    svg.push_str(&format!(
+        r##"<text class="axis-label x" x="{}" y="{}" text-anchor="middle" font-size="13">{}{}</text>"##,
+        (LEFT + RIGHT) / 2.0,
+        TOP + plot_h + 40.0,
+        esc(&c.value_label),
+        if log { ", log scale" } else { "" }
+    ));
+    svg.push_str(
+        r##"<text class="axis-label y" x="12" y="38" font-size="13" fill="#333">variant (one row each)</text></g>"##,
+    );
+    for (gi, (_, bars)) in c.groups.iter().enumerate() {
+        let color = COLORS[gi % COLORS.len()];
+        for (i, bar) in bars.iter().enumerate() {
+            let Some(b) = bar else { continue };
+            let y = TOP + row_h * i as f64 + 6.0 + BAR_H * gi as f64;
+            let (x0, x1) = (at(if log { lo } else { 0.0 }), at(b.value));
+            svg.push_str(&format!(
+                r#"<rect class="bar" x="{:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{color}"/>"#,
+                x0.min(x1),
+                (x1 - x0).abs().max(1.0),
+                BAR_H - 3.0
+            ));
+            let mut label_x = x1;
+            if let Some((l, u)) = b.interval {
+                let ym = y + (BAR_H - 3.0) / 2.0;
+                svg.push_str(&format!(
+                    r##"<path class="interval" d="M{:.1} {ym:.1} H{:.1} M{:.1} {:.1} V{:.1} M{:.1} {:.1} V{:.1}" stroke="#1d2430" fill="none"/>"##,
+                    at(l),
+                    at(u),
+                    at(l),
+                    ym - 4.0,
+                    ym + 4.0,
+                    at(u),
+                    ym - 4.0,
+                    ym + 4.0
+                ));
+                label_x = label_x.max(at(u));
+            }
+            svg.push_str(&format!(
+                r##"<text x="{:.1}" y="{:.1}" font-size="11" fill="#1d2430">{}</text>"##,
+                label_x + 4.0,
+                y + BAR_H - 5.0,
+                esc(&value_text(b.value))
+            ));
+        }
+    }
+    if let Some((_, v)) = &c.reference {
+        let x = at(*v);
+        svg.push_str(&format!(
+            r##"<line class="reference" x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="#000000" stroke-opacity="0.7" stroke-dasharray="6 4"/>"##,
+            TOP + plot_h
+        ));
+    }
+    svg.push_str(&legend(c));
+    svg.push_str("</svg>\n");
+    Ok(svg)
+}
+
+fn value_text(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn ticks(lo: f64, hi: f64, log: bool) -> Vec<f64> {
+    if log {
+        let (a, b) = (lo.log10().round() as i32, hi.log10().round() as i32);
+        return (a..=b).map(|e| 10f64.powi(e)).collect();
+    }
+    let raw = (hi - lo) / 7.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
+    let mut out = Vec::new();
+    let mut v = (lo / step).ceil() * step;
+    while v <= hi + step * 1e-9 {
+        out.push(v);
+        v += step;
+    }
+    out
+}
+
+fn legend(c: &BarChart) -> String {
+    let x = RIGHT + 16.0;
+    let mut entries: Vec<(String, String, bool)> =
+        c.groups.iter().enumerate().map(|(i, g)| (g.0.clone(), COLORS[i % COLORS.len()].to_string(), false)).collect();
+    if let Some((name, _)) = &c.reference {
+        entries.push((name.clone(), "#000000".into(), true));
+    }
+    let whiskers = c.groups.iter().any(|g| g.1.iter().flatten().any(|b| b.interval.is_some()));
+    let h = 14.0 + 18.0 * (entries.len() + usize::from(whiskers)) as f64;
+    let mut out = format!(
+        r##"<g class="legend" data-box="{x} {TOP} {} {h}"><rect x="{x}" y="{TOP}" width="{}" height="{h}" fill="#ffffff" stroke="#c9ced6"/>"##,
+        LEGEND_W - 8.0,
+        LEGEND_W - 8.0
+    );
+    if whiskers {
+        let y = TOP + 16.0 + 18.0 * entries.len() as f64;
+        out.push_str(&format!(
+            r##"<path d="M{} {y} H{} M{} {} V{} M{} {} V{}" stroke="#1d2430" fill="none"/><text x="{}" y="{}" font-size="12" fill="#1d2430">whisker: interval</text>"##,
+            x + 8.0,
+            x + 28.0,
+            x + 8.0,
+            y - 4.0,
+            y + 4.0,
+            x + 28.0,
+            y - 4.0,
+            y + 4.0,
+            x + 34.0,
+            y + 4.0
+        ));
+    }
+    for (i, (name, color, line)) in entries.iter().enumerate() {
+        let y = TOP + 16.0 + 18.0 * i as f64;
+        let swatch = if *line {
+            format!(
+                r#"<line x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="{color}" stroke-width="2" stroke-dasharray="6 4"/>"#,
+                x + 8.0,
+                x + 28.0
+            )
+        } else {
+            format!(r#"<rect x="{}" y="{}" width="20" height="10" fill="{color}"/>"#, x + 8.0, y - 5.0)
+        };
+        out.push_str(&swatch);
+        out.push_str(&format!(
+            r##"<text x="{}" y="{}" font-size="12" fill="#1d2430">{}</text>"##,
+            x + 34.0,
+            y + 4.0,
+            esc(name)
+        ));
+    }
+    out.push_str("</g>");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chart() -> BarChart {
+        BarChart {
+            title: "saves".into(),
+            value_label: "ns per round trip".into(),
+            categories: vec!["setjmp".into(), "sigsetjmp-1".into()],
+            groups: vec![
+                (
+                    "1 thread".into(),
+                    vec![
+                        Some(Bar { value: 14.0, interval: Some((13.0, 15.0)) }),
+                        Some(Bar { value: 245.6, interval: None }),
+                    ],
+                ),
+                ("2 threads".into(), vec![Some(Bar { value: 16.0, interval: None }), None]),
+            ],
+            reference: Some(("limit".into(), 100.0)),
+        }
+    }
+
+    #[test]
+    fn bars_carry_categories_values_intervals_and_a_legend() {
+        let svg = render(&chart()).unwrap();
+        for text in ["setjmp", "sigsetjmp-1", "246", "1 thread", "2 threads", "limit", "whisker: interval"] {
+            assert!(svg.contains(text), "{text} missing");
+        }
+        assert_eq!(svg.matches(r#"class="bar""#).count(), 3, "one bar per measured value");
+        assert_eq!(svg.matches(r#"class="interval""#).count(), 1);
+        assert!(svg.contains(r#"class="reference""#));
+    }
+
+    #[test]
+    fn wide_values_get_a_log_axis_and_empty_charts_are_refused() {
+        let mut c = chart();
+        c.groups[0].1[1] = Some(Bar { value: 5000.0, interval: None });
+        assert!(render(&c).unwrap().contains(r#"data-log-x="true""#));
+        assert!(render(&BarChart { groups: vec![], ..chart() }).is_err());
+    }
+}

@@ -1,0 +1,229 @@
+//! `memperf compare A B`: the headline metrics of two documents side by
+//! side, for people (a table) and for CI (`--json`, and an exit status
+//! when a headline got worse beyond the noise and beyond a threshold, like
+//! google/benchmark's compare.py). Documents from different CPUs are said
+//! to be so first: their differences are the machines', not a change.
+
+use super::headlines::Metric;
+use crate::analysis::mann_whitney::{test, Verdict};
+use crate::model::document::Document;
+use serde::{Deserialize, Serialize};
+
+/// One side of the comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Side {
+    pub hostname: String,
+    pub started_utc: String,
+    pub run_id: String,
+    pub cpu: String,
+}
+
+impl Side {
+    fn of(d: &Document) -> Side {
+        let id = &d.machine.cpu.identity;
+        Side {
+            hostname: d.origin.hostname.clone(),
+            started_utc: d.origin.started_utc.clone(),
+            run_id: d.origin.run_id.clone(),
+            cpu: format!("{} (family {} model {})", id.model_name, id.family, id.model),
+        }
+    }
+}
+
+/// What the raw samples say about one metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum RowVerdict {
+    /// B better, beyond the noise (two-sided Mann–Whitney, 5%).
+    Better {
+        p: f64,
+    },
+    /// B worse, beyond the noise.
+    Worse {
+        p: f64,
+    },
+    WithinNoise {
+        p: f64,
+    },
+    /// No outcome of the test could reach 5% with these sample counts.
+    TooFewSamples {
+        smallest_possible_p: f64,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    pub metric: String,
+    pub unit: String,
+    /// Median of the raw samples (the recorded value where there are none).
+    pub a: f64,
+    pub b: f64,
+    /// b / a.
+    pub ratio: f64,
+    /// How much worse B is, in percent (negative: better).
+    pub worse_by_pct: f64,
+    pub verdict: RowVerdict,
+    /// Worse beyond the noise and by more than the threshold asked for.
+    pub regression: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub a: Side,
+    pub b: Side,
+    pub same_cpu: bool,
+    /// `--fail-on-regression PCT`, if given.
+    pub threshold_pct: Option<f64>,
+    pub rows: Vec<Row>,
+    /// Metrics in one document only, or without a usable value.
+    pub left_out: Vec<String>,
+}
+
+impl Comparison {
+    pub fn regressions(&self) -> impl Iterator<Item = &Row> {
+        self.rows.iter().filter(|r| r.regression)
+    }
+}
+
+/// The median of the samples, else the recorded value.
+fn central(m: &Metric) -> f64 {
+    crate::timing::stats::median(&m.samples).unwrap_or(m.value)
+}
+
+/// Compares every metric the two documents share.
+pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comparison {
+    let (ma, mb) = (super::headlines::metrics(da), super::headlines::metrics(db));
+    let (a, b) = (Side::of(da), Side::of(db));
+    let mut rows = Vec::new();
+    let mut left_out = Vec::new();
+    for x in &ma {
+        let Some(y) = mb.iter().find(|y| y.name == x.name) else {
+            left_out.push(format!("{} (only in A)", x.name));
+            continue;
+        };
+        let (va, vb) = (central(x), central(y));
+        if !(va > 0.0 && vb > 0.0 && va.is_finite() && vb.is_finite()) {
+            left_out.push(format!("{} (a value is zero, negative or not a number: no ratio)", x.name));
+            continue;
+        }
+        let ratio = vb / va;
+        let worse_by_pct = if x.higher_is_better { (1.0 - ratio) * 100.0 } else { (ratio - 1.0) * 100.0 };
+        let verdict = match test(&x.samples, &y.samples, 0.05) {
+            Verdict::Differ { p } if worse_by_pct > 0.0 => RowVerdict::Worse { p },
+            Verdict::Differ { p } => RowVerdict::Better { p },
+            Verdict::Same { p } => RowVerdict::WithinNoise { p },
+            Verdict::TooFewSamples { smallest_possible_p } => RowVerdict::TooFewSamples { smallest_possible_p },
+        };
+        let regression = matches!(verdict, RowVerdict::Worse { .. }) && threshold_pct.is_some_and(|t| worse_by_pct > t);
+        rows.push(Row {
+            metric: x.name.clone(),
+            unit: x.unit.clone(),
+            a: va,
+            b: vb,
+            ratio,
+            worse_by_pct,
+            verdict,
+            regression,
+        });
+    }
+    left_out
+        .extend(mb.iter().filter(|y| !ma.iter().any(|x| x.name == y.name)).map(|y| format!("{} (only in B)", y.name)));
+    Comparison { same_cpu: a.cpu == b.cpu, a, b, threshold_pct, rows, left_out }
+}
+
+/// The comparison as the terminal shows it.
+pub fn text(c: &Comparison) -> String {
+    let mut out = String::new();
+    if !c.same_cpu {
+        out.push_str(&format!(
+            "A and B ran on different CPUs ({} / {}): the differences below are the machines', not a change\n\n",
+            c.a.cpu, c.b.cpu
+        ));
+    }
+    for (name, s) in [("A", &c.a), ("B", &c.b)] {
+        out.push_str(&format!("{name}: {} ({}, run {}), {}\n", s.hostname, s.started_utc, s.run_id, s.cpu));
+    }
+    out.push('\n');
+    let mut t = super::table::Table::new(["metric", "unit", "A", "B", "B/A", "verdict"]);
+    for r in &c.rows {
+        let verdict = match &r.verdict {
+            RowVerdict::Better { p } => format!("B better, beyond the noise (p = {p:.3})"),
+            RowVerdict::Worse { p } => format!("B worse, beyond the noise (p = {p:.3})"),
+            RowVerdict::WithinNoise { p } => format!("within the noise (p = {p:.2})"),
+            RowVerdict::TooFewSamples { smallest_possible_p } => {
+                format!("too few samples to tell (best possible p = {smallest_possible_p:.2})")
+            }
+        };
+        let flag = if r.regression { format!(" — REGRESSION, {:.1}% worse", r.worse_by_pct) } else { String::new() };
+        t.row([
+            r.metric.clone(),
+            r.unit.clone(),
+            format!("{:.2}", r.a),
+            format!("{:.2}", r.b),
+            format!("×{:.3}", r.ratio),
+            format!("{verdict}{flag}"),
+        ]);
+    }
+    if t.is_empty() {
+        out.push_str("no headline metric is in both documents\n");
+    } else {
+        out.push_str(&t.render());
+        out.push_str(
+            "\n\"beyond the noise\": a two-sided Mann-Whitney test (5%, exact up to 40 samples) on the raw samples, i.e. beyond the spread\n\
+             within each run. Drift of a shared host between two runs is not in that spread: compare\n\
+             runs made close in time, or several runs of each.\n",
+        );
+    }
+    for d in &c.left_out {
+        out.push_str(&format!("left out: {d}\n"));
+    }
+    if let Some(t) = c.threshold_pct {
+        let n = c.regressions().count();
+        out.push_str(&match n {
+            0 => format!("\nno headline got worse beyond the noise and by more than {t}%\n"),
+            n => format!("\n{n} headline(s) got worse beyond the noise and by more than {t}%: exit status 3\n"),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc_with_bandwidth(scale: f64) -> Document {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/minimal-bandwidth.json");
+        let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let bw = v["experiments"].as_array_mut().unwrap().iter_mut().find(|e| e["name"] == "bandwidth").unwrap();
+        for r in bw["outcome"]["results"].as_array_mut().unwrap() {
+            for s in r["samples_s"].as_array_mut().unwrap() {
+                *s = (s.as_f64().unwrap() * scale).into();
+            }
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_regression_beyond_the_threshold_is_flagged_and_a_copy_is_not() {
+        let a = doc_with_bandwidth(1.0);
+        let slower = doc_with_bandwidth(1.25);
+        let c = compare(&a, &slower, Some(10.0));
+        let row = c.rows.iter().find(|r| r.metric.contains("simd")).unwrap();
+        assert!((row.worse_by_pct - 20.0).abs() < 0.01, "{row:?}");
+        assert!(row.regression, "{row:?}");
+        assert!(text(&c).contains("REGRESSION, 20.0% worse"));
+        assert!(!compare(&a, &slower, Some(25.0)).rows.iter().any(|r| r.regression), "20% is under 25%");
+        assert!(!compare(&a, &slower, None).rows.iter().any(|r| r.regression), "no threshold, no gate");
+        assert_eq!(compare(&a, &a, Some(0.0)).regressions().count(), 0);
+    }
+
+    #[test]
+    fn different_cpus_are_said_first() {
+        let a = doc_with_bandwidth(1.0);
+        let mut b = a.clone();
+        b.machine.cpu.identity.model_name = "Another CPU".into();
+        let c = compare(&a, &b, None);
+        assert!(!c.same_cpu);
+        assert!(text(&c).starts_with("A and B ran on different CPUs"));
+    }
+}

@@ -1,0 +1,435 @@
+//! Line charts written as SVG by hand, so that each shows the physics:
+//! logarithmic axes wherever the data span more than two decades, ticks in
+//! the data's own units (IEC bytes, integers), a band for each point's
+//! spread, vertical markers (cache sizes, TLB reach, knees), shaded spans
+//! (a plateau, only when one exists), and the legend outside the data, in a
+//! column of its own. The plot area and the legend box are recorded as
+//! `data-` attributes, so a browser test can check that they never overlap.
+
+use crate::error::{Error, Result};
+
+/// One line, with an optional spread (low, high) per point.
+#[derive(Debug, Clone, Default)]
+pub struct Line {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+    /// Same length as `points` when present: the interval drawn as a band.
+    pub band: Option<Vec<(f64, f64)>>,
+    /// Drawn dashed (the second run of a comparison).
+    pub dashed: bool,
+    /// Palette index, when not the line's position (a comparison gives a
+    /// run's line the colour of the same line of the other run).
+    pub color: Option<usize>,
+}
+
+/// How an axis labels its ticks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ticks {
+    /// Plain numbers (1-2-5 steps, or powers of ten on a log axis).
+    Number,
+    /// Whole numbers only.
+    Integer,
+    /// Bytes in IEC units at powers of two (4 KiB … 1 GiB).
+    Bytes,
+}
+
+#[derive(Debug, Clone)]
+pub struct Axis {
+    /// The title, with its unit.
+    pub label: String,
+    pub ticks: Ticks,
+    /// Force a linear axis even when the data span more than two decades.
+    pub linear: bool,
+}
+
+impl Axis {
+    pub fn new(label: impl Into<String>, ticks: Ticks) -> Axis {
+        Axis { label: label.into(), ticks, linear: false }
+    }
+}
+
+/// A labelled vertical line (a cache size, a knee).
+#[derive(Debug, Clone)]
+pub struct Marker {
+    pub x: f64,
+    pub label: String,
+}
+
+/// A horizontal reference line, with an optional band.
+#[derive(Debug, Clone)]
+pub struct Reference {
+    pub name: String,
+    pub y: f64,
+    pub band: Option<(f64, f64)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct LineChart {
+    pub title: String,
+    pub x: Axis,
+    pub y: Axis,
+    pub lines: Vec<Line>,
+    pub references: Vec<Reference>,
+    pub markers: Vec<Marker>,
+    /// Shaded x ranges: (from, to, label).
+    pub spans: Vec<(f64, f64, String)>,
+}
+
+const W: f64 = 900.0;
+const H: f64 = 500.0;
+const LEFT: f64 = 78.0;
+const TOP: f64 = 46.0;
+const BOTTOM: f64 = 56.0;
+const LEGEND_W: f64 = 230.0;
+const RIGHT: f64 = W - LEGEND_W - 16.0;
+pub const COLORS: [&str; 10] =
+    ["#1f77b4", "#d95f02", "#2ca02c", "#d62728", "#7b4fa8", "#8c564b", "#c2418f", "#5f6b6d", "#8f8f00", "#0f8f9f"];
+
+/// A mapping from data to pixels along one axis.
+#[derive(Debug, Clone, Copy)]
+struct Scale {
+    lo: f64,
+    hi: f64,
+    log: bool,
+    px0: f64,
+    px1: f64,
+}
+
+impl Scale {
+    fn new(values: &[f64], axis: &Axis, px: (f64, f64), zero: bool) -> Scale {
+        let positive: Vec<f64> = values.iter().copied().filter(|v| *v > 0.0 && v.is_finite()).collect();
+        let (mut lo, mut hi) = values
+            .iter()
+            .filter(|v| v.is_finite())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |a, &v| (a.0.min(v), a.1.max(v)));
+        let log = !axis.linear && positive.len() == values.len() && lo > 0.0 && hi / lo > 100.0;
+        if log {
+            let base = if axis.ticks == Ticks::Bytes { 2f64 } else { 10f64 };
+            lo = base.powf(lo.log(base).floor());
+            hi = base.powf(hi.log(base).ceil());
+        } else {
+            if zero {
+                lo = lo.min(0.0);
+            }
+            let span = (hi - lo).max(hi.abs() * 0.1).max(1e-12);
+            hi += span * 0.06;
+            if lo < 0.0 || !zero {
+                lo -= span * 0.04;
+            }
+            if axis.ticks == Ticks::Integer && !zero {
+                lo = lo.floor();
+            }
+        }
+        Scale { lo, hi, log, px0: px.0, px1: px.1 }
+    }
+
+    fn at(&self, v: f64) -> f64 {
+        let f = if self.log {
+            (v.max(self.lo * 1e-3).ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln())
+        } else {
+            (v - self.lo) / (self.hi - self.lo)
+        };
+        self.px0 + f * (self.px1 - self.px0)
+    }
+
+    fn contains(&self, v: f64) -> bool {
+        v >= self.lo.min(self.hi) && v <= self.hi.max(self.lo)
+    }
+
+    /// Tick values: at most ~9.
+    fn ticks(&self, kind: Ticks) -> Vec<f64> {
+        if self.log {
+            let base: f64 = if kind == Ticks::Bytes { 2.0 } else { 10.0 };
+            let (a, b) = (self.lo.log(base).round() as i32, self.hi.log(base).round() as i32);
+            // Exponents on a common multiple, so IEC units come out whole
+            // (1KiB, 1MiB, 1GiB lie on multiples of 10, 2 and 5 as well).
+            let every =
+                [1, 2, 5, 10, 20].into_iter().find(|k| (a..=b).filter(|e| e % k == 0).count() <= 10).unwrap_or(20);
+            return (a..=b).filter(|e| e % every == 0).map(|e| base.powi(e)).collect();
+        }
+        let raw = (self.hi - self.lo) / 7.0;
+        let mag = 10f64.powf(raw.log10().floor());
+        let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
+        let step = if kind == Ticks::Integer { step.max(1.0).round() } else { step };
+        let mut v = (self.lo / step).ceil() * step;
+        let mut out = Vec::new();
+        while v <= self.hi + step * 1e-9 {
+            out.push(if v.abs() < step * 1e-9 { 0.0 } else { v });
+            v += step;
+        }
+        out
+    }
+}
+
+/// A tick label in the axis's units.
+pub fn tick_label(v: f64, kind: Ticks) -> String {
+    match kind {
+        Ticks::Bytes => crate::units::Bytes(v.round() as u64).to_string(),
+        Ticks::Integer => format!("{}", v.round() as i64),
+        Ticks::Number => {
+            if v == 0.0 {
+                "0".into()
+            } else if v.abs() >= 1e4 || v.abs() < 1e-2 {
+                format!("{v:.0e}")
+            } else if (v - v.round()).abs() < 1e-9 {
+                format!("{}", v.round() as i64)
+            } else {
+                let s = format!("{v:.2}");
+                s.trim_end_matches('0').trim_end_matches('.').to_string()
+            }
+        }
+    }
+}
+
+/// Escapes text for SVG.
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// Renders the chart.
+pub fn render(c: &LineChart) -> Result<String> {
+    let xs: Vec<f64> = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).collect();
+    if xs.is_empty() {
+        return Err(Error::usage(format!("plot '{}' has no points", c.title)));
+    }
+    let mut ys: Vec<f64> = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).collect();
+    ys.extend(c.lines.iter().flat_map(|l| l.band.iter().flatten().flat_map(|b| [b.0, b.1])));
+    ys.extend(c.references.iter().flat_map(|r| [Some(r.y), r.band.map(|b| b.0), r.band.map(|b| b.1)]).flatten());
+    let sx = Scale::new(&xs, &c.x, (LEFT, RIGHT), false);
+    let sy = Scale::new(&ys, &c.y, (H - BOTTOM, TOP), true);
+    let mut svg = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" font-family="system-ui, sans-serif" data-plot-area="{LEFT} {TOP} {} {}" data-log-x="{}" data-log-y="{}">"#,
+        RIGHT - LEFT,
+        H - BOTTOM - TOP,
+        sx.log,
+        sy.log
+    );
+    svg.push_str(&format!(r##"<rect width="{W}" height="{H}" fill="#ffffff"/>"##));
+    svg.push_str(&format!(
+        r##"<text x="{}" y="26" text-anchor="middle" font-size="17" fill="#1d2430">{}</text>"##,
+        (LEFT + RIGHT) / 2.0,
+        esc(&c.title)
+    ));
+    svg.push_str(&spans(c, &sx));
+    svg.push_str(&axes(c, &sx, &sy));
+    svg.push_str(&markers(c, &sx));
+    svg.push_str(&data(c, &sx, &sy));
+    svg.push_str(&legend(c));
+    svg.push_str("</svg>\n");
+    Ok(svg)
+}
+
+fn spans(c: &LineChart, sx: &Scale) -> String {
+    let mut out = String::new();
+    for (a, b, label) in &c.spans {
+        let (x0, x1) = (sx.at(*a), sx.at(*b));
+        let w = (x1 - x0).max(3.0);
+        out.push_str(&format!(
+            r##"<rect class="span" x="{:.1}" y="{TOP}" width="{w:.1}" height="{}" fill="#2ca02c" fill-opacity="0.12"><title>{}</title></rect>"##,
+            x0 - if x1 - x0 < 3.0 { 1.5 } else { 0.0 },
+            H - BOTTOM - TOP,
+            esc(label)
+        ));
+    }
+    out
+}
+
+fn axes(c: &LineChart, sx: &Scale, sy: &Scale) -> String {
+    let mut out = String::from(r##"<g class="axes" font-size="12" fill="#333">"##);
+    for t in sx.ticks(c.x.ticks).into_iter().filter(|t| sx.contains(*t)) {
+        let x = sx.at(t);
+        out.push_str(&format!(
+            r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="#e3e6eb"/><text class="tick x" x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
+            H - BOTTOM,
+            H - BOTTOM + 16.0,
+            esc(&tick_label(t, c.x.ticks))
+        ));
+    }
+    for t in sy.ticks(c.y.ticks).into_iter().filter(|t| sy.contains(*t)) {
+        let y = sy.at(t);
+        out.push_str(&format!(
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{RIGHT}" y2="{y:.1}" stroke="#e3e6eb"/><text class="tick y" x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+            LEFT - 6.0,
+            y + 4.0,
+            esc(&tick_label(t, c.y.ticks))
+        ));
+    }
+    out.push_str(&format!(r##"<path d="M{LEFT} {TOP} V{} H{RIGHT}" fill="none" stroke="#333"/>"##, H - BOTTOM));
+    let scale = |log: bool| if log { ", log scale" } else { "" };
+    out.push_str(&format!(
+        r##"<text class="axis-label x" x="{}" y="{}" text-anchor="middle" font-size="13">{}{}</text>"##,
+        (LEFT + RIGHT) / 2.0,
+        H - 14.0,
+        esc(&c.x.label),
+        scale(sx.log)
+    ));
+    out.push_str(&format!(
+        r##"<text class="axis-label y" transform="translate(18 {}) rotate(-90)" text-anchor="middle" font-size="13">{}{}</text>"##,
+        (TOP + H - BOTTOM) / 2.0,
+        esc(&c.y.label),
+        scale(sy.log)
+    ));
+    out.push_str("</g>");
+    out
+}
+
+fn markers(c: &LineChart, sx: &Scale) -> String {
+    let mut shown: Vec<(f64, &Marker)> =
+        c.markers.iter().filter(|m| sx.contains(m.x)).map(|m| (sx.at(m.x), m)).collect();
+    shown.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // Labels go in the first of five rows where they do not run into the
+    // label before them (about 6 px per character at 11 px).
+    let mut row_end = [f64::NEG_INFINITY; 5];
+    let mut out = String::new();
+    for (x, m) in shown {
+        let width = 6.2 * m.label.chars().count() as f64;
+        let row = row_end.iter().position(|&end| end < x).unwrap_or(0);
+        row_end[row] = x + 3.0 + width;
+        let y = TOP + 12.0 + 13.0 * row as f64;
+        out.push_str(&format!(
+            r##"<g class="marker"><line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="#5f6b6d" stroke-dasharray="4 3"/><text x="{:.1}" y="{y:.1}" font-size="11" fill="#3c4650">{}</text></g>"##,
+            H - BOTTOM,
+            x + 3.0,
+            esc(&m.label)
+        ));
+    }
+    out
+}
+
+fn data(c: &LineChart, sx: &Scale, sy: &Scale) -> String {
+    let mut out = String::new();
+    for r in &c.references {
+        if let Some((lo, hi)) = r.band {
+            out.push_str(&format!(
+                r##"<rect class="band" x="{LEFT}" y="{:.1}" width="{}" height="{:.1}" fill="#000000" fill-opacity="0.08"/>"##,
+                sy.at(hi),
+                RIGHT - LEFT,
+                (sy.at(lo) - sy.at(hi)).max(0.5)
+            ));
+        }
+        out.push_str(&format!(
+            r##"<line class="reference" x1="{LEFT}" y1="{y:.1}" x2="{RIGHT}" y2="{y:.1}" stroke="#000000" stroke-opacity="0.65" stroke-dasharray="6 4"/>"##,
+            y = sy.at(r.y)
+        ));
+    }
+    for (i, l) in c.lines.iter().enumerate() {
+        let color = COLORS[l.color.unwrap_or(i) % COLORS.len()];
+        if let Some(band) = &l.band {
+            let upper: Vec<String> =
+                l.points.iter().zip(band).map(|(p, b)| format!("{:.1},{:.1}", sx.at(p.0), sy.at(b.1))).collect();
+            let lower: Vec<String> =
+                l.points.iter().zip(band).rev().map(|(p, b)| format!("{:.1},{:.1}", sx.at(p.0), sy.at(b.0))).collect();
+            out.push_str(&format!(
+                r#"<polygon class="band" points="{} {}" fill="{color}" fill-opacity="0.15"/>"#,
+                upper.join(" "),
+                lower.join(" ")
+            ));
+        }
+        let pts: Vec<String> = l.points.iter().map(|p| format!("{:.1},{:.1}", sx.at(p.0), sy.at(p.1))).collect();
+        let dash = if l.dashed { r#" stroke-dasharray="7 4""# } else { "" };
+        out.push_str(&format!(
+            r#"<polyline class="series" points="{}" fill="none" stroke="{color}" stroke-width="2"{dash}/>"#,
+            pts.join(" ")
+        ));
+        for p in &l.points {
+            out.push_str(&format!(r#"<circle cx="{:.1}" cy="{:.1}" r="2.8" fill="{color}"/>"#, sx.at(p.0), sy.at(p.1)));
+        }
+    }
+    out
+}
+
+/// The legend, in its own column right of the plot area.
+fn legend(c: &LineChart) -> String {
+    let x = RIGHT + 16.0;
+    let entries: Vec<(String, String, bool)> = c
+        .lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.name.clone(), COLORS[l.color.unwrap_or(i) % COLORS.len()].to_string(), l.dashed))
+        .chain(c.references.iter().map(|r| (r.name.clone(), "#000000".to_string(), true)))
+        .collect();
+    let h = 14.0 + 18.0 * entries.len() as f64;
+    let mut out = format!(
+        r##"<g class="legend" data-box="{x} {TOP} {} {h}"><rect x="{x}" y="{TOP}" width="{}" height="{h}" fill="#ffffff" stroke="#c9ced6"/>"##,
+        LEGEND_W - 8.0,
+        LEGEND_W - 8.0
+    );
+    for (i, (name, color, dashed)) in entries.iter().enumerate() {
+        let y = TOP + 16.0 + 18.0 * i as f64;
+        let dash = if *dashed { r#" stroke-dasharray="6 4""# } else { "" };
+        out.push_str(&format!(
+            r##"<line x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="{color}" stroke-width="2"{dash}/><text x="{}" y="{}" font-size="12" fill="#1d2430">{}</text>"##,
+            x + 8.0,
+            x + 30.0,
+            x + 36.0,
+            y + 4.0,
+            esc(&shorten(name, 32))
+        ));
+    }
+    out.push_str("</g>");
+    out
+}
+
+fn shorten(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n - 1).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chart(points: Vec<(f64, f64)>, x: Ticks) -> LineChart {
+        LineChart {
+            title: "t <&> t".into(),
+            x: Axis::new("working set (bytes)", x),
+            y: Axis::new("ns per load", Ticks::Number),
+            lines: vec![Line { name: "4k random".into(), points, ..Line::default() }],
+            references: vec![],
+            markers: vec![Marker { x: 49152.0, label: "L1d 48KiB".into() }],
+            spans: vec![],
+        }
+    }
+
+    #[test]
+    fn wide_data_get_log_axes_with_iec_ticks() {
+        let svg = render(&chart(vec![(4096.0, 1.1), ((1u64 << 30) as f64, 250.0)], Ticks::Bytes)).unwrap();
+        assert!(svg.contains(r#"data-log-x="true""#) && svg.contains(r#"data-log-y="true""#), "{svg}");
+        for t in ["4KiB", "1MiB", "1GiB"] {
+            assert!(svg.contains(&format!(">{t}</text>")), "tick {t} missing");
+        }
+        assert!(svg.contains("working set (bytes), log scale"));
+        assert!(svg.contains("L1d 48KiB"), "markers are drawn");
+        assert!(svg.contains("t &lt;&amp;&gt; t"), "text is escaped");
+    }
+
+    #[test]
+    fn narrow_data_stay_linear_with_integer_ticks() {
+        let svg = render(&chart(vec![(0.0, 30.0), (1024.0, 33.0)], Ticks::Integer)).unwrap();
+        assert!(svg.contains(r#"data-log-x="false""#) && svg.contains(r#"data-log-y="false""#));
+        assert!(!svg.contains(".0</text>"), "integer ticks only: {svg}");
+    }
+
+    #[test]
+    fn the_legend_lies_outside_the_plot_area() {
+        let svg = render(&chart(vec![(1.0, 1.0), (2.0, 2.0)], Ticks::Number)).unwrap();
+        let attr = |name: &str| -> Vec<f64> {
+            let at = svg.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+            svg[at..].split('"').next().unwrap().split(' ').map(|v| v.parse().unwrap()).collect()
+        };
+        let (plot, legend) = (attr("data-plot-area"), attr("data-box"));
+        assert!(legend[0] >= plot[0] + plot[2], "legend {legend:?} starts right of the plot {plot:?}");
+    }
+
+    #[test]
+    fn ticks_read_as_their_units() {
+        assert_eq!(tick_label(4096.0, Ticks::Bytes), "4KiB");
+        assert_eq!(tick_label(1024.0, Ticks::Integer), "1024");
+        assert_eq!(tick_label(2.5, Ticks::Number), "2.5");
+        assert_eq!(tick_label(100000.0, Ticks::Number), "1e5");
+        assert!(render(&chart(vec![], Ticks::Number)).is_err());
+    }
+}
