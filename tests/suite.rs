@@ -317,6 +317,8 @@ window.addEventListener('load', () => {
   const out = document.createElement('pre'); out.id = 'memperf-check';
   out.textContent = JSON.stringify({
     overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    height: document.documentElement.scrollHeight,
+    dark: matchMedia('(prefers-color-scheme: dark)').matches,
     charts, lowContrast,
   });
   document.body.appendChild(out);
@@ -333,16 +335,22 @@ fn report_layout_axes_legends_and_contrast_hold_at_two_widths() {
     let html = std::fs::read_to_string(suite().join("report.html")).unwrap();
     let checked = tmp.path().join("check.html");
     std::fs::write(&checked, html.replacen("<head>", &format!("<head>\n{LAYOUT_PROBE}"), 1)).unwrap();
-    for width in [1400, 800] {
+    // Light at two widths, and dark mode (its own colours must hold too).
+    for (width, dark) in [(1400, false), (800, false), (1400, true)] {
         let url = format!("file://{}", checked.display());
-        let profile = tmp.path().join(format!("p{width}"));
+        let profile = tmp.path().join(format!("p{width}{dark}"));
         let size = format!("--window-size={width},2000");
-        let dom = browser(bin, &profile, &[size, "--virtual-time-budget=5000".into(), "--dump-dom".into(), url]);
+        let mut args = vec![size, "--virtual-time-budget=5000".into(), "--dump-dom".into(), url];
+        if dark {
+            args.insert(0, "--force-dark-mode".into());
+        }
+        let dom = browser(bin, &profile, &args);
         let start = dom.find("<pre id=\"memperf-check\">").expect("the probe ran") + "<pre id=\"memperf-check\">".len();
         let end = start + dom[start..].find("</pre>").unwrap();
         let json =
             dom[start..end].replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"");
         let check: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(check["dark"], dark, "the colour scheme asked for: {check}");
         assert!(check["overflow"].as_f64().unwrap() <= 0.0, "{width} px: the page scrolls sideways: {check}");
         assert_eq!(check["lowContrast"].as_array().unwrap().len(), 0, "{width} px: text under 4.5:1: {check}");
         let charts = check["charts"].as_array().unwrap();
@@ -357,13 +365,16 @@ fn report_layout_axes_legends_and_contrast_hold_at_two_widths() {
         }
         let latency = charts.iter().find(|c| c["id"] == "fig-latency").expect("the latency figure");
         assert_eq!((latency["logX"].as_str(), latency["logY"].as_str()), (Some("true"), Some("true")), "{latency}");
-        let png = tmp.path().join(format!("report-{width}.png"));
+        // The whole page, every section, in one screenshot as tall as it is.
+        let height = check["height"].as_u64().unwrap().clamp(2000, 30000);
+        let png = tmp.path().join(format!("report-{width}-{dark}.png"));
         let report_url = format!("file://{}", suite().join("report.html").display());
-        browser(
-            bin,
-            &tmp.path().join(format!("s{width}")),
-            &[format!("--window-size={width},6000"), format!("--screenshot={}", png.display()), report_url],
-        );
+        let mut args =
+            vec![format!("--window-size={width},{height}"), format!("--screenshot={}", png.display()), report_url];
+        if dark {
+            args.insert(0, "--force-dark-mode".into());
+        }
+        browser(bin, &tmp.path().join(format!("s{width}{dark}")), &args);
         let bytes = std::fs::read(&png).expect("a screenshot");
         assert!(bytes.len() > 20_000 && bytes.starts_with(b"\x89PNG"), "{width} px: {} bytes", bytes.len());
     }

@@ -7,6 +7,9 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
     if let Ok(doc) = memperf::model::Document::from_json(text) {
         let _ = memperf::report::text::render(&doc);
-        let _ = memperf::report::export::compare_text(&doc, &doc);
+        let c = memperf::report::compare::compare(&doc, &doc, Some(0.0));
+        assert_eq!(c.regressions().count(), 0, "a document never regresses against itself");
+        let _ = memperf::report::compare::text(&c);
+        let _ = memperf::report::plots::all(&doc);
     }
 });

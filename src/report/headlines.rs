@@ -129,12 +129,13 @@ fn calls_advice(c: &calls::Outcome) -> Vec<String> {
         after_depth,
         marginal_before_ns,
         marginal_after_ns,
+        ratio,
         attributed_to_return_stack: true,
-        ..
     }) = direct.map(|s| &s.step)
     {
         out.push(format!(
-            "Call chains deeper than {before_depth}..{after_depth} frames outrun the return-stack predictor here: each further call costs {marginal_after_ns:.1} ns instead of {marginal_before_ns:.1} ns; inline or flatten hot recursive paths deeper than that."
+            "Call chains deeper than {before_depth}..{after_depth} frames outrun the return-stack predictor here: each further call costs {marginal_after_ns:.1} ns instead of {marginal_before_ns:.1} ns (×{:.2} [×{:.2}, ×{:.2}]); inline or flatten hot recursive paths deeper than that.",
+            ratio.median, ratio.low, ratio.high
         ));
     }
     for s in c.savings.iter().filter(|s| s.speedup.direction() == crate::timing::schedule::Direction::Above) {

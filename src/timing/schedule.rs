@@ -12,8 +12,10 @@
 //!    reference (plain `simd` for the prefetch variants of the same page
 //!    policy and thread count): variants sharing a reference run as a
 //!    group, groups in shuffled order, and the reference runs before every
-//!    block of `reference_every` of them, so each sample has a reference
-//!    sample measured next to it.
+//!    block of `reference_every` of them and after the last, so each sample
+//!    is compared with the mean of the two reference samples around its
+//!    block; a group starts with one untimed run of its reference, so the
+//!    switch from another group (thread count, array) costs no member.
 //!
 //! Comparisons are paired per repetition ([`Ratio`]), with an exact
 //! distribution-free interval for the median ratio; a "best of many" is
@@ -153,8 +155,22 @@ pub fn measure(
     for rep in 0..plan.repetitions {
         let order = repetition_order(n, &is_reference, &reference_of, plan.reference_every.max(1), &mut rng);
         let mut last_ref: Vec<Option<f64>> = vec![None; n];
+        // Samples waiting for the reference after their block: (variant,
+        // index in its adjacent list).
+        let mut pending: Vec<(usize, usize)> = Vec::new();
+        let mut group_now: Option<usize> = None;
         for &i in &order {
             between()?;
+            let group = if is_reference[i] { Some(i) } else { reference_of(i) };
+            if group != group_now {
+                // A group's first sample comes right after another group's
+                // (another thread count, another array): one untimed run of
+                // its reference first, so no member pays for the switch.
+                if let Some(r) = group {
+                    series[r].ok &= variants[r](Step::Calibrate(series[r].iters)).ok;
+                }
+                group_now = group;
+            }
             let secs = sample(plan, clock, &mut variants[i], &mut series[i]);
             if is_reference[i] {
                 // One sample per repetition is kept: the reference's first;
@@ -162,12 +178,23 @@ pub fn measure(
                 if series[i].samples_s.len() == rep {
                     series[i].samples_s.push(secs);
                 }
-                last_ref[i] = Some(secs / series[i].iters as f64);
+                let now = secs / series[i].iters as f64;
+                // The samples of the block just measured get the mean of
+                // the references on both sides of it (A B A bracketing: a
+                // drift over the block cancels, and so does the reference's
+                // place in the order).
+                for (v, k) in pending.extract_if(.., |(v, _)| reference_of(*v) == Some(i)) {
+                    let before = series[v].adjacent_reference_s_per_iter[k];
+                    series[v].adjacent_reference_s_per_iter[k] =
+                        if before.is_finite() { (before * now).sqrt() } else { now };
+                }
+                last_ref[i] = Some(now);
             } else {
                 series[i].samples_s.push(secs);
             }
             if let Some(r) = reference_of(i) {
                 series[i].adjacent_reference_s_per_iter.push(last_ref[r].unwrap_or(f64::NAN));
+                pending.push((i, series[i].adjacent_reference_s_per_iter.len() - 1));
             }
         }
         orders.push(order);
@@ -177,7 +204,8 @@ pub fn measure(
 
 /// One repetition's order: the variants shuffled, those sharing a
 /// reference kept together (groups in shuffled order), and each group's
-/// reference before every block of `every` of its members.
+/// reference before every block of `every` of its members and once after
+/// the last, so every block is bracketed by two reference samples.
 fn repetition_order(
     n: usize,
     is_reference: &[bool],
@@ -200,6 +228,7 @@ fn repetition_order(
             out.extend(group);
             out.extend_from_slice(block);
         }
+        out.extend(group);
         start = end;
     }
     // A reference nobody was scheduled next to still gets its sample.
@@ -430,10 +459,11 @@ mod tests {
             assert_eq!(s.samples_s, vec![0.011; 4]);
             assert!(s.ok);
         }
-        // Reference before each of the two others, every repetition.
-        assert!(orders.iter().all(|o| o.len() == 4 && o[0] == 0 && o[2] == 0));
-        assert_eq!(calls, 16);
-        assert_eq!(samples_per_repetition(&plan, 3), 4);
+        // Reference before each of the two others and after the last,
+        // every repetition.
+        assert!(orders.iter().all(|o| o.len() == 5 && o[0] == 0 && o[2] == 0 && o[4] == 0));
+        assert_eq!(calls, 20);
+        assert_eq!(samples_per_repetition(&plan, 3), 5);
         assert_eq!(series[1].adjacent_reference_s_per_iter, vec![0.011 / 10.0; 4]);
         assert!(series[0].adjacent_reference_s_per_iter.is_empty());
         // One warm-up each at the start and before each timed sample; the
@@ -445,6 +475,43 @@ mod tests {
         // The order of the others is shuffled, not fixed.
         let firsts: Vec<usize> = orders.iter().map(|o| o[1]).collect();
         assert!(firsts.contains(&1) || firsts.contains(&2));
+    }
+
+    /// The reference slows down by 1 ms at every sample (a drifting host):
+    /// a member's adjacent reference is the geometric mean of the samples
+    /// before and after its block, not the one before it; and each group
+    /// starts with an untimed run of its reference.
+    #[test]
+    fn each_block_is_bracketed_by_two_reference_samples() {
+        let clock = FakeClock::stepping(vec![1]);
+        let calls = std::cell::Cell::new(0u64);
+        let lead_ins = std::cell::Cell::new(0u64);
+        let mut vs: Vec<Variant> = vec![
+            Box::new(|step| match step {
+                Step::Run(_) => {
+                    calls.set(calls.get() + 1);
+                    Ran::timed(true, calls.get() * 1_000_000)
+                }
+                Step::Calibrate(_) => {
+                    lead_ins.set(lead_ins.get() + 1);
+                    Ran::timed(true, 1_000_000)
+                }
+                Step::WarmUp => Ran::timed(true, 1_000_000),
+            }),
+            Box::new(|_| Ran::timed(true, 1_000_000)),
+        ];
+        let mut plan = Plan::new(2, 0.0005);
+        plan.reference_of = vec![None, Some(0)];
+        let (series, orders) = measure(&plan, &clock, &mut vs, &mut || Ok(())).unwrap();
+        assert!(orders.iter().all(|o| o == &vec![0, 1, 0]), "{orders:?}");
+        // Reference samples: 1, 2 ms (repetition 0), 3, 4 ms (repetition 1).
+        let want = [(1e-3f64 * 2e-3).sqrt(), (3e-3f64 * 4e-3).sqrt()];
+        for (got, want) in series[1].adjacent_reference_s_per_iter.iter().zip(want) {
+            assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+        }
+        // One calibration run (1 ms already exceeds 0.5 ms), then one
+        // untimed reference run per group and repetition.
+        assert_eq!(lead_ins.get(), 1 + 2);
     }
 
     #[test]

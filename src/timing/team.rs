@@ -1,19 +1,96 @@
 //! A team of pinned threads that start one kernel together.
 //!
-//! Each thread is pinned to its own CPU, waits on a barrier, and records its
-//! start and end on the shared clock. The elapsed time of a team run is from
-//! the earliest start to the latest end, so a straggler counts against the
-//! aggregate bandwidth, as it should. Thread creation and pinning happen
-//! before the barrier, outside the timed interval.
+//! The threads are made and pinned once, when the team is, and wait for
+//! work between runs (a thread made anew for every sample would start each
+//! one on a cold stack, with its first pages faulted in and a fresh
+//! migration to its CPU). For each run every thread waits on a barrier and
+//! records its start and end on the shared clock. The elapsed time of a
+//! run is from the earliest start to the latest end, so a straggler counts
+//! against the aggregate bandwidth, as it should.
 
 use super::Clock;
 use crate::error::{Error, Result};
-use std::sync::Barrier;
+use std::sync::{Arc, Barrier, Condvar, Mutex};
 
-/// The CPUs a team runs on, one thread per CPU.
-#[derive(Debug, Clone)]
+/// The CPUs a team runs on, one thread per CPU, and the threads.
 pub struct Team {
     cpus: Vec<usize>,
+    workers: Workers,
+}
+
+impl std::fmt::Debug for Team {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Team").field("cpus", &self.cpus).finish()
+    }
+}
+
+/// One run's work, its lifetime erased: `run` does not return before every
+/// worker has finished with it.
+type Job = *const (dyn Fn(usize) + Sync);
+
+/// What the workers share with the team.
+struct Shared {
+    state: Mutex<State>,
+    start: Condvar,
+    done: Condvar,
+}
+
+struct State {
+    /// Bumped for each run; a worker runs each generation once.
+    generation: u64,
+    job: Option<SendJob>,
+    finished: usize,
+    /// A worker's job panicked (the message), re-raised by `run`.
+    panicked: Option<String>,
+    quit: bool,
+}
+
+#[derive(Clone, Copy)]
+struct SendJob(Job);
+// SAFETY: the pointee is Sync and outlives every use (see `Team::run`).
+unsafe impl Send for SendJob {}
+
+struct Workers {
+    shared: Arc<Shared>,
+    handles: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        self.shared.state.lock().unwrap_or_else(|e| e.into_inner()).quit = true;
+        self.shared.start.notify_all();
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+fn worker(shared: Arc<Shared>, index: usize) {
+    let mut seen = 0u64;
+    loop {
+        let job = {
+            let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+            while st.generation == seen && !st.quit {
+                st = shared.start.wait(st).unwrap_or_else(|e| e.into_inner());
+            }
+            if st.quit {
+                return;
+            }
+            seen = st.generation;
+            st.job.expect("a job comes with each generation")
+        };
+        // SAFETY: `run` keeps the job alive until every worker has counted
+        // itself finished below.
+        let f = unsafe { &*job.0 };
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(index)));
+        let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        if let Err(e) = outcome {
+            let msg = e.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| e.downcast_ref::<String>().cloned());
+            st.panicked = Some(msg.unwrap_or_else(|| "a team thread panicked".into()));
+        }
+        st.finished += 1;
+        shared.done.notify_all();
+    }
 }
 
 /// What one team run measured.
@@ -68,7 +145,26 @@ impl Team {
                 format!("use --threads {} or fewer", allowed.len()),
             ));
         }
-        Ok(Team { cpus: allowed[..threads].to_vec() })
+        let cpus = allowed[..threads].to_vec();
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State { generation: 0, job: None, finished: 0, panicked: None, quit: false }),
+            start: Condvar::new(),
+            done: Condvar::new(),
+        });
+        let handles = (0..threads)
+            .map(|i| {
+                let shared = Arc::clone(&shared);
+                std::thread::Builder::new().name(format!("memperf-team-{i}")).spawn(move || worker(shared, i)).map_err(
+                    |e| {
+                        Error::unsatisfiable(
+                            format!("cannot start a measuring thread: {e}"),
+                            "raise the process's thread limit (ulimit -u)",
+                        )
+                    },
+                )
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Team { cpus, workers: Workers { shared, handles } })
     }
 
     pub fn threads(&self) -> usize {
@@ -85,31 +181,45 @@ impl Team {
         R: Send,
         F: Fn(usize) -> R + Sync,
     {
-        let barrier = Barrier::new(self.cpus.len());
-        let per_thread: Vec<(u64, u64, R, Placement)> = std::thread::scope(|s| {
-            let handles: Vec<_> = self
-                .cpus
-                .iter()
-                .enumerate()
-                .map(|(i, &cpu)| {
-                    let (barrier, work) = (&barrier, &work);
-                    s.spawn(move || {
-                        // Pinning can fail in a restricted cpuset: recorded,
-                        // and the experiment warns.
-                        let pin_error = pin_current_thread(cpu).err().map(|e| e.to_string());
-                        barrier.wait();
-                        let cpu_at_start = current_cpu();
-                        let start = clock.now_ns();
-                        let r = work(i);
-                        let end = clock.now_ns();
-                        let placement =
-                            Placement { pinned_to: cpu, pin_error, cpu_at_start, cpu_at_end: current_cpu() };
-                        (start, end, r, placement)
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().expect("kernel thread panicked")).collect()
-        });
+        let n = self.cpus.len();
+        let barrier = Barrier::new(n);
+        let slots: Vec<Mutex<Option<(u64, u64, R, Placement)>>> = (0..n).map(|_| Mutex::new(None)).collect();
+        let job = |i: usize| {
+            let cpu = self.cpus[i];
+            // Pinning can fail in a restricted cpuset: recorded, and the
+            // experiment warns. Pinning an already pinned thread is cheap.
+            let pin_error = pin_current_thread(cpu).err().map(|e| e.to_string());
+            barrier.wait();
+            let cpu_at_start = current_cpu();
+            let start = clock.now_ns();
+            let r = work(i);
+            let end = clock.now_ns();
+            let placement = Placement { pinned_to: cpu, pin_error, cpu_at_start, cpu_at_end: current_cpu() };
+            *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some((start, end, r, placement));
+        };
+        let erased: &(dyn Fn(usize) + Sync) = &job;
+        let shared = &self.workers.shared;
+        let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: only the lifetime is erased; this function waits below
+        // until every worker has finished calling the job, and the job (with
+        // everything it borrows) lives until then.
+        st.job = Some(SendJob(unsafe { std::mem::transmute::<&(dyn Fn(usize) + Sync), Job>(erased) }));
+        st.finished = 0;
+        st.generation += 1;
+        shared.start.notify_all();
+        while st.finished < n {
+            st = shared.done.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        st.job = None;
+        if let Some(msg) = st.panicked.take() {
+            drop(st);
+            panic!("kernel thread panicked: {msg}");
+        }
+        drop(st);
+        let per_thread: Vec<(u64, u64, R, Placement)> = slots
+            .into_iter()
+            .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).expect("every worker ran"))
+            .collect();
         let start = per_thread.iter().map(|t| t.0).min().unwrap_or(0);
         let end = per_thread.iter().map(|t| t.1).max().unwrap_or(0);
         let (results, placement) = per_thread.into_iter().map(|t| (t.2, t.3)).unzip();
@@ -190,6 +300,31 @@ pub fn pin_current_thread(cpu: usize) -> std::io::Result<()> {
 mod tests {
     use super::*;
     use crate::timing::FakeClock;
+
+    #[test]
+    fn the_same_threads_serve_every_run() {
+        let team = Team::new(allowed_cpus().len()).unwrap();
+        let clock = crate::timing::MonotonicClock::new();
+        let ids = |_: usize| format!("{:?}", std::thread::current().id());
+        let first = team.run(&clock, ids).results;
+        for _ in 0..20 {
+            assert_eq!(team.run(&clock, ids).results, first, "threads are made once, not per run");
+        }
+        let borrowed = vec![5u64; 4];
+        let sums = team.run(&clock, |i| borrowed.iter().sum::<u64>() + i as u64).results;
+        assert_eq!(sums[0], 20, "work may borrow the caller's data");
+    }
+
+    #[test]
+    fn a_panicking_kernel_panics_the_caller_and_the_team_survives() {
+        let team = Team::new(1).unwrap();
+        let clock = crate::timing::MonotonicClock::new();
+        let r =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| team.run(&clock, |_| -> u8 { panic!("boom") })));
+        let msg = r.unwrap_err();
+        assert!(msg.downcast_ref::<String>().unwrap().contains("boom"));
+        assert_eq!(team.run(&clock, |i| i).results, vec![0], "the worker caught it and waits for more");
+    }
 
     #[test]
     fn team_runs_every_thread_and_times_the_span() {
