@@ -379,3 +379,16 @@ fn report_layout_axes_legends_and_contrast_hold_at_two_widths() {
         assert!(bytes.len() > 20_000 && bytes.starts_with(b"\x89PNG"), "{width} px: {} bytes", bytes.len());
     }
 }
+
+/// Advice links to the table row and the figure it rests on, and every
+/// link lands on an element of the page.
+#[test]
+fn advice_links_to_rows_and_figures_that_exist() {
+    let html = std::fs::read_to_string(suite().join("report.html")).unwrap();
+    let targets: Vec<&str> = html.split("href=\"#").skip(1).map(|s| s.split('"').next().unwrap()).collect();
+    assert!(targets.iter().any(|t| t.contains("-line-")), "no advice links to a table row");
+    assert!(targets.iter().any(|t| t.starts_with("fig-")), "no advice links to a figure");
+    for t in targets {
+        assert!(html.contains(&format!("id=\"{t}\"")), "a link to #{t}, which the page lacks");
+    }
+}

@@ -227,6 +227,29 @@ pub fn advice(doc: &Document) -> Vec<String> {
 pub struct Advice {
     pub experiment: &'static str,
     pub text: String,
+    /// Text that the line of the experiment's table this advice rests on
+    /// contains (the report links to that line), where there is one.
+    pub row: Option<String>,
+}
+
+/// The table line behind a line of advice: a piece of text that line holds.
+fn row_key(experiment: &str, text: &str) -> Option<String> {
+    let between = |open: &str, close: char| -> Option<String> {
+        let at = text.find(open)? + open.len();
+        Some(text[at..].split(close).next()?.to_string())
+    };
+    match experiment {
+        "bandwidth" => between("Software prefetch (", ')').map(|hint| format!("prefetch {hint} at D = ")),
+        "calls" if text.starts_with("Call chains deeper") => Some("direct   1 thread(s): steps up".into()),
+        "calls" => text.split(": saves").next().map(|change| format!("  {change}: ")),
+        "context" => Some("removing the needless heavy save".into()),
+        "page-init" => Some("best:".into()),
+        "prefetch-fault" if text.starts_with("Prefetches that miss the TLB") => {
+            Some("prefetches that miss the TLB".into())
+        }
+        "tlb" => Some(text.trim_end_matches('.').to_lowercase().chars().take(40).collect()),
+        _ => None,
+    }
 }
 
 /// Tags every line added since the last mark with the experiment read
@@ -350,5 +373,8 @@ pub fn advice_items(doc: &Document) -> Vec<Advice> {
         out.extend(context_advice(c));
     }
     mark(out.len(), &mut tags, &mut current, "");
-    tags.into_iter().zip(out).map(|(experiment, text)| Advice { experiment, text }).collect()
+    tags.into_iter()
+        .zip(out)
+        .map(|(experiment, text)| Advice { experiment, row: row_key(experiment, &text), text })
+        .collect()
 }

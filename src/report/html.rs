@@ -164,10 +164,13 @@ fn section(doc: &Document, rec: &ExperimentRecord, plots: &[Plot]) -> String {
             if !rec.valid {
                 s.push_str("<p class=\"bad\">A result of this experiment failed validation: its figures are not to be trusted.</p>\n");
             }
-            s.push_str(&format!(
-                "<h3>This machine's answer</h3>\n<pre>{}</pre>\n",
-                escape(&text::experiment(doc, rec))
-            ));
+            // One anchor per line, so advice can link to the row it rests on.
+            let lines: Vec<String> = text::experiment(doc, rec)
+                .lines()
+                .enumerate()
+                .map(|(k, l)| format!("<span id=\"exp-{}-line-{k}\">{}</span>", escape(&rec.name), escape(l)))
+                .collect();
+            s.push_str(&format!("<h3>This machine's answer</h3>\n<pre>{}\n</pre>\n", lines.join("\n")));
             for p in plots.iter().filter(|p| p.experiment == rec.name) {
                 s.push_str(&format!(
                     "<figure class=\"plot\" id=\"{}\">{}<figcaption>{}</figcaption></figure>\n",
@@ -194,13 +197,25 @@ fn figure_id(p: &Plot) -> String {
     format!("fig-{name}")
 }
 
-/// Links from a line of advice to the table (the experiment's section) and
-/// the first figure it rests on.
-fn evidence(experiment: &str, plots: &[Plot]) -> String {
+/// The line of an experiment's text that holds `key` (case-insensitive).
+fn row_of(doc: &Document, experiment: &str, key: &str) -> Option<usize> {
+    let rec = doc.experiments.iter().find(|e| e.name == experiment)?;
+    let key = key.to_lowercase();
+    text::experiment(doc, rec).lines().position(|l| l.to_lowercase().contains(&key))
+}
+
+/// Links from a line of advice to the table row (else the experiment's
+/// section) and the first figure it rests on.
+fn evidence(doc: &Document, a: &headlines::Advice, plots: &[Plot]) -> String {
+    let experiment = a.experiment;
     if experiment.is_empty() {
         return String::new();
     }
-    let mut links = vec![format!("<a href=\"#exp-{}\">{} table</a>", escape(experiment), escape(experiment))];
+    let row = a.row.as_deref().and_then(|k| row_of(doc, experiment, k));
+    let mut links = vec![match row {
+        Some(k) => format!("<a href=\"#exp-{}-line-{k}\">{} table row</a>", escape(experiment), escape(experiment)),
+        None => format!("<a href=\"#exp-{}\">{} table</a>", escape(experiment), escape(experiment)),
+    }];
     if let Some(p) = plots.iter().find(|p| p.experiment == experiment) {
         links.push(format!("<a href=\"#{}\">figure</a>", figure_id(p)));
     }
@@ -240,7 +255,7 @@ pub fn render(doc: &Document, plots: &[Plot]) -> String {
     ));
     h.push_str("<section id=\"summary\">\n<h2>What this machine tells you</h2>\n<ul class=\"advice\">\n");
     for a in headlines::advice_items(doc) {
-        h.push_str(&format!("<li>{}{}</li>\n", escape(&a.text), evidence(a.experiment, plots)));
+        h.push_str(&format!("<li>{}{}</li>\n", escape(&a.text), evidence(doc, &a, plots)));
     }
     h.push_str("</ul>\n");
     let metrics = headlines::metrics(doc);

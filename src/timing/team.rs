@@ -24,6 +24,9 @@ impl std::fmt::Debug for Team {
     }
 }
 
+/// What one worker of a run leaves: start, end, result, placement.
+type Slot<R> = Mutex<Option<(u64, u64, R, Placement)>>;
+
 /// One run's work, its lifetime erased: `run` does not return before every
 /// worker has finished with it.
 type Job = *const (dyn Fn(usize) + Sync);
@@ -183,7 +186,7 @@ impl Team {
     {
         let n = self.cpus.len();
         let barrier = Barrier::new(n);
-        let slots: Vec<Mutex<Option<(u64, u64, R, Placement)>>> = (0..n).map(|_| Mutex::new(None)).collect();
+        let slots: Vec<Slot<R>> = (0..n).map(|_| Mutex::new(None)).collect();
         let job = |i: usize| {
             let cpu = self.cpus[i];
             // Pinning can fail in a restricted cpuset: recorded, and the
@@ -310,7 +313,7 @@ mod tests {
         for _ in 0..20 {
             assert_eq!(team.run(&clock, ids).results, first, "threads are made once, not per run");
         }
-        let borrowed = vec![5u64; 4];
+        let borrowed = [5u64; 4];
         let sums = team.run(&clock, |i| borrowed.iter().sum::<u64>() + i as u64).results;
         assert_eq!(sums[0], 20, "work may borrow the caller's data");
     }
