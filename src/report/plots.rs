@@ -199,8 +199,8 @@ fn cache_markers(m: &crate::machine::Fingerprint) -> Vec<Marker> {
 }
 
 /// Latency against working set, log axes, one line per page policy and
-/// order with the spread of its samples, the cache sizes and the knees
-/// memperf attributed marked.
+/// order with the spread of its samples, the cache sizes, the 4 KiB TLB
+/// reach and the knees memperf found marked.
 fn latency_plot(o: &latency::Outcome, m: &crate::machine::Fingerprint) -> Result<Plot> {
     let lines = lines_by(
         &o.points,
@@ -210,6 +210,13 @@ fn latency_plot(o: &latency::Outcome, m: &crate::machine::Fingerprint) -> Result
         |p| (p.latency_ns.min, p.latency_ns.max),
     );
     let mut markers = cache_markers(m);
+    // The memory each 4 KiB TLB level covers (CPUID's entries × 4 KiB).
+    for t in m.tlbs.iter().filter(|t| t.page_size_bytes.0 == 4096) {
+        if let Some(e) = t.entries {
+            let reach = crate::units::Bytes(e as u64 * 4096);
+            markers.push(Marker { x: reach.0 as f64, label: format!("L{} TLB reach {reach}", t.level) });
+        }
+    }
     for l in o.levels.iter().filter(|l| l.pages == crate::memory::PagePolicy::Small) {
         if l.knee_after.is_some() {
             markers.push(Marker { x: l.up_to_bytes.0 as f64, label: format!("knee: end of {}", l.name) });
