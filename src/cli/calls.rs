@@ -7,6 +7,28 @@ use crate::kernels::calls::Linkage;
 use crate::kernels::context::SaveOp;
 use clap::Args;
 
+/// Thread counts and samples per cell, shared by `calls` and `context`.
+#[derive(Debug, Args)]
+pub struct CellArgs {
+    /// Thread counts, pinned one per CPU; `all` for every CPU [default: 1, 2, 4 … all]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub threads: Option<String>,
+    /// Samples per cell.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub repetitions: Option<String>,
+}
+
+impl CellArgs {
+    /// (threads, repetitions) with the preset's as defaults.
+    fn apply(&self, threads: Vec<usize>, repetitions: usize) -> Result<(Vec<usize>, usize)> {
+        let reps = match &self.repetitions {
+            Some(r) => positive("--repetitions", r)?,
+            None => repetitions,
+        };
+        Ok((thread_counts(&self.threads, threads)?, reps))
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct CallsArgs {
     /// Linkages: direct, plt, got, saves, inlined (comma-separated) [default: all]
@@ -15,12 +37,8 @@ pub struct CallsArgs {
     /// Chain depths: a list (1,2,4) or ranges START:END:STEP, comma-separated [default: 1..4096, dense around 4..128]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub depths: Option<String>,
-    /// Thread counts, pinned one per CPU; `all` for every CPU [default: 1,all]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub threads: Option<String>,
-    /// Samples per cell.
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub repetitions: Option<String>,
+    #[command(flatten)]
+    pub cells: CellArgs,
     #[command(flatten)]
     pub preset: PresetArgs,
     #[command(flatten)]
@@ -34,10 +52,7 @@ impl CallsArgs {
         if let Some(d) = &self.depths {
             p.depths = depths(d)?;
         }
-        p.threads = thread_counts(&self.threads, p.threads)?;
-        if let Some(r) = &self.repetitions {
-            p.repetitions = positive("--repetitions", r)?;
-        }
+        (p.threads, p.repetitions) = self.cells.apply(p.threads, p.repetitions)?;
         p.check()?;
         Ok(p)
     }
@@ -71,12 +86,8 @@ pub struct ContextArgs {
     /// Saves: builtin-setjmp, _setjmp, setjmp, sigsetjmp-0, sigsetjmp-1, getcontext, swapcontext [default: all]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub ops: Option<String>,
-    /// Thread counts, pinned one per CPU; `all` for every CPU [default: 1,all]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub threads: Option<String>,
-    /// Samples per cell.
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub repetitions: Option<String>,
+    #[command(flatten)]
+    pub cells: CellArgs,
     #[command(flatten)]
     pub preset: PresetArgs,
     #[command(flatten)]
@@ -87,10 +98,7 @@ impl ContextArgs {
     pub fn params(&self) -> Result<context::Params> {
         let mut p = context::Params::preset(self.preset.preset(Preset::Default));
         p.ops = list_or(&self.ops, p.ops, SaveOp::parse)?;
-        p.threads = thread_counts(&self.threads, p.threads)?;
-        if let Some(r) = &self.repetitions {
-            p.repetitions = positive("--repetitions", r)?;
-        }
+        (p.threads, p.repetitions) = self.cells.apply(p.threads, p.repetitions)?;
         p.check()?;
         Ok(p)
     }

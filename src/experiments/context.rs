@@ -158,6 +158,7 @@ fn measure(
     usage: &[Cell<Usage>],
 ) -> Result<Vec<schedule::Series>> {
     let migrated = Cell::new(0usize);
+    let interp_team = Team::new(1)?;
     let mut variants: Vec<schedule::Variant> = keys
         .iter()
         .zip(usage)
@@ -183,17 +184,21 @@ fn measure(
                     }) as schedule::Variant
                 }
                 Key::Interp(protection) => {
-                    let want: Vec<(u64, i64)> = Vec::new();
-                    let expected = std::cell::RefCell::new(want);
+                    let expected = std::cell::RefCell::new(Vec::new());
+                    // One pinned thread, timed from its start barrier: the
+                    // check against the reference runs after the timing.
+                    let team = &interp_team;
                     Box::new(move |step: Step| {
                         let n = step.iterations(10);
-                        let _pin = crate::timing::team::PinGuard::first_cpu();
-                        let before = Usage::now();
-                        let acc = k::interpret(protection, program, n);
+                        let run = team.run(ctx.clock, |_| {
+                            let before = Usage::now();
+                            (k::interpret(protection, program, n), Usage::now().since(before))
+                        });
+                        let (acc, used) = run.results[0];
                         if matches!(step, Step::Run(_)) {
-                            total.set(total.get() + Usage::now().since(before));
+                            total.set(total.get() + used);
                         }
-                        Ran::valid(acc == reference(&expected, program, n))
+                        Ran::timed(acc == reference(&expected, program, n), run.elapsed_ns)
                     }) as schedule::Variant
                 }
             }

@@ -75,7 +75,7 @@ pub fn render(c: &BarChart) -> Result<String> {
         esc(&c.title)
     ));
     svg.push_str(r##"<g class="axes" font-size="12" fill="#333">"##);
-    for t in ticks(lo, hi, log) {
+    for t in super::linechart::ticks(lo, hi, log, Ticks::Number) {
         let x = at(t);
         svg.push_str(&format!(
             r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="#e3e6eb"/><text class="tick x" x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
@@ -159,23 +159,6 @@ fn value_text(v: f64) -> String {
     } else {
         format!("{v:.2}")
     }
-}
-
-fn ticks(lo: f64, hi: f64, log: bool) -> Vec<f64> {
-    if log {
-        let (a, b) = (lo.log10().round() as i32, hi.log10().round() as i32);
-        return (a..=b).map(|e| 10f64.powi(e)).collect();
-    }
-    let raw = (hi - lo) / 7.0;
-    let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
-    let mut out = Vec::new();
-    let mut v = (lo / step).ceil() * step;
-    while v <= hi + step * 1e-9 {
-        out.push(v);
-        v += step;
-    }
-    out
 }
 
 fn legend(c: &BarChart) -> String {

@@ -51,6 +51,20 @@ pub enum RowVerdict {
     },
 }
 
+impl RowVerdict {
+    /// The verdict as the table and the HTML page say it.
+    pub fn describe(&self) -> String {
+        match self {
+            RowVerdict::Better { p } => format!("B better, beyond the noise (p = {p:.3})"),
+            RowVerdict::Worse { p } => format!("B worse, beyond the noise (p = {p:.3})"),
+            RowVerdict::WithinNoise { p } => format!("within the noise (p = {p:.2})"),
+            RowVerdict::TooFewSamples { smallest_possible_p } => {
+                format!("too few samples to tell (best possible p = {smallest_possible_p:.2})")
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     pub metric: String,
@@ -146,14 +160,7 @@ pub fn text(c: &Comparison) -> String {
     out.push('\n');
     let mut t = super::table::Table::new(["metric", "unit", "A", "B", "B/A", "verdict"]);
     for r in &c.rows {
-        let verdict = match &r.verdict {
-            RowVerdict::Better { p } => format!("B better, beyond the noise (p = {p:.3})"),
-            RowVerdict::Worse { p } => format!("B worse, beyond the noise (p = {p:.3})"),
-            RowVerdict::WithinNoise { p } => format!("within the noise (p = {p:.2})"),
-            RowVerdict::TooFewSamples { smallest_possible_p } => {
-                format!("too few samples to tell (best possible p = {smallest_possible_p:.2})")
-            }
-        };
+        let verdict = r.verdict.describe();
         let flag = if r.regression { format!(" — REGRESSION, {:.1}% worse", r.worse_by_pct) } else { String::new() };
         t.row([
             r.metric.clone(),

@@ -96,6 +96,9 @@ pub fn compare(
     html_out: Option<&Path>,
     threshold_pct: Option<f64>,
 ) -> Result<u8> {
+    if json == Some(Path::new("-")) && html_out == Some(Path::new("-")) {
+        return Err(Error::usage("--json - and --html - both ask for stdout: send one of them to a file"));
+    }
     for p in json.iter().chain(html_out.iter()) {
         sink::check(p)?;
     }

@@ -252,18 +252,27 @@ fn row_key(experiment: &str, text: &str) -> Option<String> {
     }
 }
 
-/// Tags every line added since the last mark with the experiment read
-/// then (`current`), and makes `next` the one read from now on.
-fn mark(lines: usize, tags: &mut Vec<&'static str>, current: &mut &'static str, next: &'static str) {
-    tags.resize(lines, current);
-    *current = next;
+/// Every line of advice, tagged with the experiment it rests on.
+pub fn advice_items(doc: &Document) -> Vec<Advice> {
+    let parts: [(&'static str, Vec<String>); 7] = [
+        ("bandwidth", bandwidth_advice(doc)),
+        ("latency", latency_advice(doc)),
+        ("tlb", tlb_advice(doc)),
+        ("prefetch-fault", prefetch_fault_advice(doc)),
+        ("page-init", page_init_advice(doc)),
+        ("calls", doc.outcome::<calls::Outcome>().map(calls_advice).unwrap_or_default()),
+        ("context", doc.outcome::<context::Outcome>().map(context_advice).unwrap_or_default()),
+    ];
+    parts
+        .into_iter()
+        .flat_map(|(experiment, lines)| {
+            lines.into_iter().map(move |text| Advice { experiment, row: row_key(experiment, &text), text })
+        })
+        .collect()
 }
 
-pub fn advice_items(doc: &Document) -> Vec<Advice> {
-    let mut out: Vec<String> = Vec::new();
-    let mut tags: Vec<&'static str> = Vec::new();
-    let mut current = "";
-    mark(out.len(), &mut tags, &mut current, "bandwidth");
+fn bandwidth_advice(doc: &Document) -> Vec<String> {
+    let mut out = Vec::new();
     if let Some(bw) = doc.outcome::<bandwidth::Outcome>() {
         for e in bw.prefetch_effects.iter().filter(|e| e.threads == 1) {
             let plateau = bw
@@ -293,15 +302,22 @@ pub fn advice_items(doc: &Document) -> Vec<Advice> {
             });
         }
     }
-    mark(out.len(), &mut tags, &mut current, "latency");
+    out
+}
+
+fn latency_advice(doc: &Document) -> Vec<String> {
+    let mut out = Vec::new();
     if let Some(lat) = doc.outcome::<latency::Outcome>() {
         out.extend(huge_page_latency_advice(lat));
     }
-    mark(out.len(), &mut tags, &mut current, "latency");
     for c in super::concurrency::concurrency(doc).iter().filter(|c| c.threads == 1) {
         out.push(format!("Effective concurrency of one core on {} pages: {} (Little's law).", c.pages, c.formula));
     }
-    mark(out.len(), &mut tags, &mut current, "tlb");
+    out
+}
+
+fn tlb_advice(doc: &Document) -> Vec<String> {
+    let mut out = Vec::new();
     if let Some(t) = doc.outcome::<tlb::Outcome>() {
         for a in &t.advice {
             let mut s = a.clone();
@@ -311,7 +327,11 @@ pub fn advice_items(doc: &Document) -> Vec<Advice> {
             out.push(format!("{s}."));
         }
     }
-    mark(out.len(), &mut tags, &mut current, "prefetch-fault");
+    out
+}
+
+fn prefetch_fault_advice(doc: &Document) -> Vec<String> {
+    let mut out = Vec::new();
     if let Some(pf) = doc.outcome::<prefetch_fault::Outcome>() {
         use prefetch_fault::Finding;
         let mut traps: Vec<&str> = pf
@@ -342,7 +362,11 @@ pub fn advice_items(doc: &Document) -> Vec<Advice> {
         }
         out.push(format!("{v}."));
     }
-    mark(out.len(), &mut tags, &mut current, "page-init");
+    out
+}
+
+fn page_init_advice(doc: &Document) -> Vec<String> {
+    let mut out = Vec::new();
     if let Some(pi) = doc.outcome::<page_init::Outcome>() {
         if let Some(b) = pi.results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median)) {
             let over = b
@@ -364,17 +388,5 @@ pub fn advice_items(doc: &Document) -> Vec<Advice> {
             });
         }
     }
-    mark(out.len(), &mut tags, &mut current, "calls");
-    if let Some(c) = doc.outcome::<calls::Outcome>() {
-        out.extend(calls_advice(c));
-    }
-    mark(out.len(), &mut tags, &mut current, "context");
-    if let Some(c) = doc.outcome::<context::Outcome>() {
-        out.extend(context_advice(c));
-    }
-    mark(out.len(), &mut tags, &mut current, "");
-    tags.into_iter()
-        .zip(out)
-        .map(|(experiment, text)| Advice { experiment, row: row_key(experiment, &text), text })
-        .collect()
+    out
 }

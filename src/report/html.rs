@@ -150,7 +150,7 @@ fn warnings_html(ws: &[Warning]) -> String {
         .collect()
 }
 
-fn section(doc: &Document, rec: &ExperimentRecord, plots: &[Plot]) -> String {
+fn section(doc: &Document, rec: &ExperimentRecord, answer: &str, plots: &[Plot]) -> String {
     let (title, question, classic) = describe(&rec.name);
     let mut s = format!("<section id=\"exp-{}\">\n<h2>{}</h2>\n", escape(&rec.name), escape(title));
     if !question.is_empty() {
@@ -165,7 +165,7 @@ fn section(doc: &Document, rec: &ExperimentRecord, plots: &[Plot]) -> String {
                 s.push_str("<p class=\"bad\">A result of this experiment failed validation: its figures are not to be trusted.</p>\n");
             }
             // One anchor per line, so advice can link to the row it rests on.
-            let lines: Vec<String> = text::experiment(doc, rec)
+            let lines: Vec<String> = answer
                 .lines()
                 .enumerate()
                 .map(|(k, l)| format!("<span id=\"exp-{}-line-{k}\">{}</span>", escape(&rec.name), escape(l)))
@@ -197,21 +197,22 @@ fn figure_id(p: &Plot) -> String {
     format!("fig-{name}")
 }
 
-/// The line of an experiment's text that holds `key` (case-insensitive).
-fn row_of(doc: &Document, experiment: &str, key: &str) -> Option<usize> {
-    let rec = doc.experiments.iter().find(|e| e.name == experiment)?;
+/// The line of an experiment's text (`answers`: name, text) that holds
+/// `key` (case-insensitive).
+fn row_of(answers: &[(String, String)], experiment: &str, key: &str) -> Option<usize> {
+    let (_, answer) = answers.iter().find(|(name, _)| name == experiment)?;
     let key = key.to_lowercase();
-    text::experiment(doc, rec).lines().position(|l| l.to_lowercase().contains(&key))
+    answer.lines().position(|l| l.to_lowercase().contains(&key))
 }
 
 /// Links from a line of advice to the table row (else the experiment's
 /// section) and the first figure it rests on.
-fn evidence(doc: &Document, a: &headlines::Advice, plots: &[Plot]) -> String {
+fn evidence(answers: &[(String, String)], a: &headlines::Advice, plots: &[Plot]) -> String {
     let experiment = a.experiment;
     if experiment.is_empty() {
         return String::new();
     }
-    let row = a.row.as_deref().and_then(|k| row_of(doc, experiment, k));
+    let row = a.row.as_deref().and_then(|k| row_of(answers, experiment, k));
     let mut links = vec![match row {
         Some(k) => format!("<a href=\"#exp-{}-line-{k}\">{} table row</a>", escape(experiment), escape(experiment)),
         None => format!("<a href=\"#exp-{}\">{} table</a>", escape(experiment), escape(experiment)),
@@ -232,6 +233,10 @@ fn strip_xml_decl(svg: &str) -> &str {
 /// The whole page.
 pub fn render(doc: &Document, plots: &[Plot]) -> String {
     let m = &doc.machine;
+    // Each experiment's text, rendered once for its section and the links
+    // from advice to its rows.
+    let answers: Vec<(String, String)> =
+        doc.experiments.iter().map(|rec| (rec.name.clone(), text::experiment(doc, rec))).collect();
     let mut h = String::from("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
     h.push_str(&format!(
@@ -255,7 +260,7 @@ pub fn render(doc: &Document, plots: &[Plot]) -> String {
     ));
     h.push_str("<section id=\"summary\">\n<h2>What this machine tells you</h2>\n<ul class=\"advice\">\n");
     for a in headlines::advice_items(doc) {
-        h.push_str(&format!("<li>{}{}</li>\n", escape(&a.text), evidence(doc, &a, plots)));
+        h.push_str(&format!("<li>{}{}</li>\n", escape(&a.text), evidence(&answers, &a, plots)));
     }
     h.push_str("</ul>\n");
     let metrics = headlines::metrics(doc);
@@ -279,7 +284,8 @@ pub fn render(doc: &Document, plots: &[Plot]) -> String {
     h.push_str(&warnings_html(&doc.warnings));
     h.push_str("</section>\n");
     for rec in &doc.experiments {
-        h.push_str(&section(doc, rec, plots));
+        let answer = answers.iter().find(|(name, _)| *name == rec.name).map(|a| a.1.as_str()).unwrap_or("");
+        h.push_str(&section(doc, rec, answer, plots));
     }
     h.push_str("</main>\n</body>\n</html>\n");
     h
@@ -288,7 +294,6 @@ pub fn render(doc: &Document, plots: &[Plot]) -> String {
 /// The page of `compare --html`: the comparison table (regressions marked)
 /// and every line chart both runs drew, on the same axes.
 pub fn compare_page(c: &super::compare::Comparison, overlays: &[(String, String)]) -> String {
-    use super::compare::RowVerdict;
     let mut h = String::from("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
     h.push_str(&format!("<title>memperf compare</title>\n<style>{CSS}</style>\n</head>\n<body>\n"));
@@ -310,12 +315,7 @@ pub fn compare_page(c: &super::compare::Comparison, overlays: &[(String, String)
     }
     h.push_str("<table class=\"metrics\"><tr><th>metric</th><th>A</th><th>B</th><th>B/A</th><th>verdict</th></tr>\n");
     for r in &c.rows {
-        let verdict = match &r.verdict {
-            RowVerdict::Better { p } => format!("B better, beyond the noise (p = {p:.3})"),
-            RowVerdict::Worse { p } => format!("B worse, beyond the noise (p = {p:.3})"),
-            RowVerdict::WithinNoise { p } => format!("within the noise (p = {p:.2})"),
-            RowVerdict::TooFewSamples { .. } => "too few samples to tell".to_string(),
-        };
+        let verdict = r.verdict.describe();
         let flag = if r.regression {
             format!(" <strong>REGRESSION, {:.1}% worse</strong>", r.worse_by_pct)
         } else {

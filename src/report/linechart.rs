@@ -97,12 +97,11 @@ struct Scale {
 
 impl Scale {
     fn new(values: &[f64], axis: &Axis, px: (f64, f64), zero: bool) -> Scale {
-        let positive: Vec<f64> = values.iter().copied().filter(|v| *v > 0.0 && v.is_finite()).collect();
         let (mut lo, mut hi) = values
             .iter()
             .filter(|v| v.is_finite())
             .fold((f64::INFINITY, f64::NEG_INFINITY), |a, &v| (a.0.min(v), a.1.max(v)));
-        let log = !axis.linear && positive.len() == values.len() && lo > 0.0 && hi / lo > 100.0;
+        let log = !axis.linear && values.iter().all(|v| *v > 0.0 && v.is_finite()) && hi / lo > 100.0;
         if log {
             let base = if axis.ticks == Ticks::Bytes { 2f64 } else { 10f64 };
             lo = base.powf(lo.log(base).floor());
@@ -138,27 +137,32 @@ impl Scale {
 
     /// Tick values: at most ~9.
     fn ticks(&self, kind: Ticks) -> Vec<f64> {
-        if self.log {
-            let base: f64 = if kind == Ticks::Bytes { 2.0 } else { 10.0 };
-            let (a, b) = (self.lo.log(base).round() as i32, self.hi.log(base).round() as i32);
-            // Exponents on a common multiple, so IEC units come out whole
-            // (1KiB, 1MiB, 1GiB lie on multiples of 10, 2 and 5 as well).
-            let every =
-                [1, 2, 5, 10, 20].into_iter().find(|k| (a..=b).filter(|e| e % k == 0).count() <= 10).unwrap_or(20);
-            return (a..=b).filter(|e| e % every == 0).map(|e| base.powi(e)).collect();
-        }
-        let raw = (self.hi - self.lo) / 7.0;
-        let mag = 10f64.powf(raw.log10().floor());
-        let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
-        let step = if kind == Ticks::Integer { step.max(1.0).round() } else { step };
-        let mut v = (self.lo / step).ceil() * step;
-        let mut out = Vec::new();
-        while v <= self.hi + step * 1e-9 {
-            out.push(if v.abs() < step * 1e-9 { 0.0 } else { v });
-            v += step;
-        }
-        out
+        ticks(self.lo, self.hi, self.log, kind)
     }
+}
+
+/// Tick values between `lo` and `hi`: powers of ten (of two for bytes) on
+/// a log axis, 1-2-5 steps on a linear one; about 7 to 10 of them.
+pub fn ticks(lo: f64, hi: f64, log: bool, kind: Ticks) -> Vec<f64> {
+    if log {
+        let base: f64 = if kind == Ticks::Bytes { 2.0 } else { 10.0 };
+        let (a, b) = (lo.log(base).round() as i32, hi.log(base).round() as i32);
+        // Exponents on a common multiple, so IEC units come out whole
+        // (1KiB, 1MiB, 1GiB lie on multiples of 10, 2 and 5 as well).
+        let every = [1, 2, 5, 10, 20].into_iter().find(|k| (a..=b).filter(|e| e % k == 0).count() <= 10).unwrap_or(20);
+        return (a..=b).filter(|e| e % every == 0).map(|e| base.powi(e)).collect();
+    }
+    let raw = (hi - lo) / 7.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
+    let step = if kind == Ticks::Integer { step.max(1.0).round() } else { step };
+    let mut v = (lo / step).ceil() * step;
+    let mut out = Vec::new();
+    while v <= hi + step * 1e-9 {
+        out.push(if v.abs() < step * 1e-9 { 0.0 } else { v });
+        v += step;
+    }
+    out
 }
 
 /// A tick label in the axis's units.

@@ -20,8 +20,12 @@ fn lines_by<P, K: Ord + Clone>(
     keys.dedup();
     keys.iter()
         .map(|k| {
-            let mut pts: Vec<(f64, f64, (f64, f64))> =
-                points.iter().filter(|p| key(p) == *k).map(|p| (xy(p).0, xy(p).1, spread(p))).collect();
+            let mut pts: Vec<(f64, f64, (f64, f64))> = points
+                .iter()
+                .filter(|p| key(p) == *k)
+                .map(|p| (xy(p), spread(p)))
+                .map(|((x, y), b)| (x, y, b))
+                .collect();
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
             Line {
                 name: name(k),

@@ -3,10 +3,8 @@
 
 use super::super::table::Table;
 use crate::model::outcome::calls::{self, StepUp};
+use crate::model::outcome::context::KernelEntry;
 use crate::timing::Ratio;
-
-/// CPU seconds below which system time is not resolved by clock ticks.
-const CPU_RESOLUTION_S: f64 = 1.0;
 
 pub fn calls_text(o: &calls::Outcome) -> String {
     let mut out = String::from("call chains: ns per call and its return, per thread (median of the samples)\n");
@@ -67,8 +65,8 @@ fn steps(o: &calls::Outcome) -> String {
                 }
             ),
             StepUp::NoStep { best_split_depth, ratio: r } => format!(
-                "no step: the marginal cost stays within ×{} up to depth {}{}",
-                calls_step_ratio(),
+                "no step: the marginal cost stays within ×{:.1} up to depth {}{}",
+                crate::experiments::calls::STEP_RATIO,
                 o.depths.iter().max().copied().unwrap_or(0),
                 match (best_split_depth, r) {
                     (Some(d), Some(r)) => format!(" (best split, at depth {d}: {})", ratio(r)),
@@ -82,24 +80,17 @@ fn steps(o: &calls::Outcome) -> String {
     out
 }
 
-fn calls_step_ratio() -> String {
-    format!("{:.1}", crate::experiments::calls::STEP_RATIO)
-}
-
 fn cpu(o: &calls::Outcome) -> String {
     let mut out = String::from("CPU time of the measuring threads over the timed samples:\n");
     for c in &o.cpu_time {
-        let cpu = c.user_s + c.system_s;
-        let system = if cpu < CPU_RESOLUTION_S {
-            format!("system {:.3} s (below resolution: {cpu:.2} s of CPU time in all)", c.system_s)
-        } else {
-            format!("system {:.3} s ({:.1}%)", c.system_s, c.system_s / cpu * 100.0)
-        };
+        // The same rule as `context`'s "enters the kernel".
+        let kernel = super::context::kernel(&KernelEntry::judge(c.user_s, c.system_s));
         out.push_str(&format!(
-            "  {:<8} {} thread(s): user {:.3} s, {system}, over {:.2} s\n",
+            "  {:<8} {} thread(s): user {:.3} s, system {:.3} s, enters the kernel: {kernel}, over {:.2} s\n",
             c.linkage.name(),
             c.threads,
             c.user_s,
+            c.system_s,
             c.wall_s
         ));
     }

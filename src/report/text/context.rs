@@ -30,7 +30,8 @@ pub fn context_text(o: &context::Outcome) -> String {
     out
 }
 
-fn kernel(k: &KernelEntry) -> String {
+/// A kernel-entry verdict with its evidence (also used by `calls`).
+pub(super) fn kernel(k: &KernelEntry) -> String {
     match k {
         KernelEntry::Yes { system_fraction } => format!("yes ({:.0}% system time)", system_fraction * 100.0),
         KernelEntry::No { system_fraction } => format!("no ({:.1}% system time)", system_fraction * 100.0),

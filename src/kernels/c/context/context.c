@@ -52,35 +52,24 @@ static long run_builtin(long reps) {
     return landed;
 }
 
-static long run_underscore(long reps) {
-    jmp_buf env;
-    volatile long landed = 0;
-    for (volatile long i = 0; i < reps; i++) {
-        if (_setjmp(env) == 0) jump_underscore(env);
-        else landed = landed + 1;
+/* A round-trip loop for a library save: save into a buffer of type BUF
+ * with SAVE, jump back through JUMP, count the landings. The counter lives
+ * in memory (volatile): a jump back may restore registers. */
+#define ROUND_TRIPS(name, BUF, SAVE, JUMP)                \
+    static long name(long reps) {                         \
+        BUF env;                                          \
+        volatile long landed = 0;                         \
+        for (volatile long i = 0; i < reps; i++) {        \
+            if (SAVE == 0) JUMP(env);                     \
+            else landed = landed + 1;                     \
+        }                                                 \
+        return landed;                                    \
     }
-    return landed;
-}
 
-static long run_plain(long reps) {
-    jmp_buf env;
-    volatile long landed = 0;
-    for (volatile long i = 0; i < reps; i++) {
-        if (setjmp(env) == 0) jump_plain(env);
-        else landed = landed + 1;
-    }
-    return landed;
-}
-
-static long run_sig(long reps, int savemask) {
-    sigjmp_buf env;
-    volatile long landed = 0;
-    for (volatile long i = 0; i < reps; i++) {
-        if (sigsetjmp(env, savemask) == 0) jump_sig(env);
-        else landed = landed + 1;
-    }
-    return landed;
-}
+ROUND_TRIPS(run_underscore, jmp_buf, _setjmp(env), jump_underscore)
+ROUND_TRIPS(run_plain, jmp_buf, setjmp(env), jump_plain)
+ROUND_TRIPS(run_sig_nomask, sigjmp_buf, sigsetjmp(env, 0), jump_sig)
+ROUND_TRIPS(run_sig_mask, sigjmp_buf, sigsetjmp(env, 1), jump_sig)
 
 static long run_getcontext(long reps) {
     ucontext_t uc;
@@ -125,8 +114,8 @@ long memperf_context_run(int op, long reps) {
     case OP_BUILTIN_SETJMP: return run_builtin(reps);
     case OP_SETJMP_UNDERSCORE: return run_underscore(reps);
     case OP_SETJMP: return run_plain(reps);
-    case OP_SIGSETJMP_NOMASK: return run_sig(reps, 0);
-    case OP_SIGSETJMP_MASK: return run_sig(reps, 1);
+    case OP_SIGSETJMP_NOMASK: return run_sig_nomask(reps);
+    case OP_SIGSETJMP_MASK: return run_sig_mask(reps);
     case OP_GETCONTEXT: return run_getcontext(reps);
     case OP_SWAPCONTEXT: return run_swapcontext(reps);
     default: return -1;
