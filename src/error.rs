@@ -3,7 +3,8 @@
 //!
 //! Exit status (DESIGN.md): 0 success; 1 a measurement failed validation;
 //! 2 bad usage or a request the machine cannot satisfy; 3 `compare
-//! --fail-on-regression` found a regression; 130 interrupted.
+//! --fail-on-regression` found a regression; 130 interrupted; under `stat`,
+//! the program's own status (126/127 when it cannot be run).
 
 use std::fmt;
 
@@ -23,6 +24,9 @@ pub enum ErrorKind {
     Io,
     /// The reader of stdout went away (`memperf … | head`): end quietly.
     ClosedPipe,
+    /// The command given to `stat` could not be run: the status a shell
+    /// gives (127 not found, 126 not executable).
+    Child(u8),
 }
 
 impl ErrorKind {
@@ -35,6 +39,7 @@ impl ErrorKind {
             ErrorKind::Interrupted => 130,
             // As a program killed by SIGPIPE would report.
             ErrorKind::ClosedPipe => 141,
+            ErrorKind::Child(status) => status as i32,
         }
     }
 }
@@ -61,6 +66,10 @@ impl Error {
     }
     pub fn io(context: impl fmt::Display, err: std::io::Error) -> Self {
         Self { kind: ErrorKind::Io, message: format!("{context}: {err}"), fix: None }
+    }
+    /// A command that could not be run, with the status a shell would give.
+    pub fn child_status(status: u8, message: impl Into<String>) -> Self {
+        Self { kind: ErrorKind::Child(status), message: message.into(), fix: None }
     }
     pub fn closed_pipe() -> Self {
         Self { kind: ErrorKind::ClosedPipe, message: "stdout closed".into(), fix: None }

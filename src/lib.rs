@@ -13,6 +13,10 @@ pub mod kernels;
 pub mod machine;
 pub mod memory;
 pub mod model;
+pub mod process;
+pub mod region;
 pub mod report;
 pub mod timing;
 pub mod units;
+
+pub use region::Region;

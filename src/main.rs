@@ -51,6 +51,7 @@ fn run(cli: Cli) -> Result<u8> {
             return export::compare(&a.a, &a.b, a.json.as_deref(), a.html.as_deref(), a.threshold_pct()?)
         }
         Command::Cleanup => return cleanup(),
+        Command::Stat(a) => return stat(a),
         _ => {}
     }
     install_interrupt_handler();
@@ -82,6 +83,40 @@ fn run(cli: Cli) -> Result<u8> {
     } else {
         Error::validation("").kind.exit_code() as u8
     })
+}
+
+/// `memperf stat -- CMD`: the program runs with memperf's stdin, stdout and
+/// stderr; the report goes to stderr after it ends; memperf exits with the
+/// program's status.
+fn stat(args: &memperf::cli::stat::StatArgs) -> Result<u8> {
+    use memperf::experiments::plan::Output;
+    let machine = Fingerprint::collect();
+    let params = args.params(&machine)?;
+    let out = Output { json: args.json.clone(), dir: args.output.clone(), table: false };
+    export::check_outputs(&out)?;
+    if let Some(csv) = &args.csv {
+        memperf::report::sink::check(csv)?;
+    }
+    let program = memperf::process::find(&args.command)?;
+    let clock = MonotonicClock::new();
+    let started = std::time::Instant::now();
+    let outcome = memperf::experiments::stat::run(&program, &params, &memperf::counters::PerfBackend)?;
+    let status = outcome.exit.shell_status();
+    let params_json = serde_json::to_value(&params).expect("params serialise");
+    let doc = plan::observation_document(
+        machine,
+        &clock,
+        "stat",
+        params_json,
+        outcome.clone().into(),
+        started.elapsed().as_secs_f64(),
+    );
+    eprint!("{}", memperf::report::sink::terminal_safe(&memperf::report::text::render(&doc)));
+    export::export(&doc, &out)?;
+    if let Some(csv) = &args.csv {
+        memperf::report::sink::write(csv, memperf::report::csv::stat(&outcome).as_bytes())?;
+    }
+    Ok(status)
 }
 
 /// `memperf cleanup`: what killed runs left reserved goes back to the pools.

@@ -168,6 +168,19 @@ pub fn parse_u64(name: &str, text: &str) -> Result<u64> {
     parsed.map_err(|_| Error::usage(format!("{name} '{text}' is not a non-negative integer (decimal or 0x-hex)")))
 }
 
+/// `1234567` as `1,234,567`.
+pub fn group_thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

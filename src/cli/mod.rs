@@ -9,6 +9,7 @@ pub mod latency;
 pub mod page_init;
 pub mod prefetch_fault;
 pub mod progress;
+pub mod stat;
 pub mod tlb;
 
 use crate::error::{Error, Result};
@@ -43,6 +44,8 @@ pub enum Command {
     Calls(calls::CallsArgs),
     /// What setjmp, sigsetjmp, getcontext and swapcontext cost, which enter the kernel, and the Ruby lesson.
     Context(calls::ContextArgs),
+    /// Count a program's events (at intervals with -I), derive CPI, miss rates and the time in page walks, and advise; honest without a PMU.
+    Stat(stat::StatArgs),
     /// The whole suite: one results folder with JSON, SVG plots and an HTML report.
     Run(RunArgs),
     /// Rebuild the HTML report and plots from a results.json, a journal, or their folder.
@@ -166,8 +169,8 @@ impl Command {
             Command::Calls(a) => Ok(plan_of(vec![Job::Calls(a.params()?)], &a.common, Some("calls"))),
             Command::Context(a) => Ok(plan_of(vec![Job::Context(a.params()?)], &a.common, Some("context"))),
             Command::Run(r) => r.plan(machine),
-            Command::Report(_) | Command::Compare(_) | Command::Cleanup => {
-                Err(Error::usage("report, compare and cleanup do not measure"))
+            Command::Report(_) | Command::Compare(_) | Command::Cleanup | Command::Stat(_) => {
+                Err(Error::usage("report, compare, cleanup and stat have no plan of experiments"))
             }
         }
     }
@@ -183,7 +186,7 @@ impl Command {
             Command::Calls(a) => &a.common,
             Command::Context(a) => &a.common,
             Command::Run(r) => &r.common,
-            Command::Report(_) | Command::Compare(_) | Command::Cleanup => &NO_COMMON,
+            Command::Report(_) | Command::Compare(_) | Command::Cleanup | Command::Stat(_) => &NO_COMMON,
         }
     }
 }

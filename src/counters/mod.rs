@@ -6,19 +6,15 @@
 //! and *says* it was multiplexed; a counter that could not be opened is a
 //! [`CounterStatus::Unavailable`] with its reason, never a zero.
 
+pub mod events;
+pub mod metrics;
+pub mod sanity;
+
+pub use events::EventSpec;
+
+use events::EventKind;
 use serde::{Deserialize, Serialize};
 use std::io;
-
-/// The events memperf knows how to open.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Event {
-    Cycles,
-    Instructions,
-    CacheMisses,
-    PageFaults,
-    TaskClock,
-}
 
 /// One read of a counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,6 +22,29 @@ pub struct Reading {
     pub count: u64,
     pub time_enabled_ns: u64,
     pub time_running_ns: u64,
+}
+
+impl std::ops::Sub for Reading {
+    type Output = Reading;
+    /// The reading of the span between two reads of one counter.
+    fn sub(self, before: Reading) -> Reading {
+        Reading {
+            count: self.count.saturating_sub(before.count),
+            time_enabled_ns: self.time_enabled_ns.saturating_sub(before.time_enabled_ns),
+            time_running_ns: self.time_running_ns.saturating_sub(before.time_running_ns),
+        }
+    }
+}
+
+impl std::ops::Add for Reading {
+    type Output = Reading;
+    fn add(self, other: Reading) -> Reading {
+        Reading {
+            count: self.count + other.count,
+            time_enabled_ns: self.time_enabled_ns + other.time_enabled_ns,
+            time_running_ns: self.time_running_ns + other.time_running_ns,
+        }
+    }
 }
 
 /// What a counter yielded, as the document records it.
@@ -36,16 +55,51 @@ pub enum CounterStatus {
     Measured { count: u64 },
     /// Counted part of the time and scaled up by enabled/running.
     Multiplexed { estimate: f64, running_fraction: f64 },
-    /// Enabled but never scheduled on the PMU: nothing is known.
-    NotCounted,
+    /// Opened but never scheduled on the PMU: nothing is known.
+    NotCounted { reason: String },
     /// Could not be opened.
     Unavailable { reason: String, fix: Option<String> },
+}
+
+impl CounterStatus {
+    /// The count (an estimate when multiplexed), and whether it was scaled;
+    /// `None` when nothing was counted: never a zero.
+    pub fn value(&self) -> Option<(f64, bool)> {
+        match self {
+            CounterStatus::Measured { count } => Some((*count as f64, false)),
+            CounterStatus::Multiplexed { estimate, .. } => Some((*estimate, true)),
+            _ => None,
+        }
+    }
+
+    /// The count as a table shows it: the number, `~number (NN% of the time)`
+    /// when scaled, `not counted` / `not measured` otherwise.
+    pub fn display(&self) -> String {
+        match self {
+            CounterStatus::Measured { count } => crate::units::group_thousands(*count),
+            CounterStatus::Multiplexed { estimate, running_fraction } => format!(
+                "~{} (scaled: counted {:.0}% of the time)",
+                crate::units::group_thousands(estimate.round() as u64),
+                running_fraction * 100.0
+            ),
+            CounterStatus::NotCounted { .. } => "not counted".into(),
+            CounterStatus::Unavailable { .. } => "not measured".into(),
+        }
+    }
 }
 
 impl Reading {
     pub fn status(&self) -> CounterStatus {
         if self.time_running_ns == 0 {
-            return CounterStatus::NotCounted;
+            let reason = if self.time_enabled_ns == 0 {
+                "never enabled: the program ended before the counter started".to_string()
+            } else {
+                format!(
+                    "enabled for {:.1} ms but never on the PMU: more events than hardware counters (count fewer with -e), or another user holds the counters (the NMI watchdog, another perf)",
+                    self.time_enabled_ns as f64 / 1e6
+                )
+            };
+            return CounterStatus::NotCounted { reason };
         }
         if self.time_running_ns >= self.time_enabled_ns {
             return CounterStatus::Measured { count: self.count };
@@ -55,25 +109,62 @@ impl Reading {
     }
 }
 
-/// An opened counter on the calling thread.
-pub trait RunningCounter {
+/// An opened counter.
+pub trait RunningCounter: Send {
     fn enable(&mut self) -> io::Result<()>;
     fn disable(&mut self) -> io::Result<()>;
     fn read(&mut self) -> io::Result<Reading>;
+    /// Whether kernel-mode events count too (page faults taken while the
+    /// kernel copies into the program's memory are kernel-mode faults).
+    fn counts_kernel(&self) -> bool {
+        true
+    }
+    /// `rdpmc` when the last read came from user space through the perf
+    /// mmap page, `read` for a system call.
+    fn read_method(&self) -> &'static str {
+        "read"
+    }
 }
 
-/// Opens counters for the calling process.
+/// Whom a counter observes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// The calling thread, started disabled (enable it around the work).
+    CallingThread,
+    /// A child held before exec, and its threads and children: enabled at
+    /// its exec, inherited by what it starts.
+    Child(i32),
+}
+
+/// Opens counters.
 pub trait CounterBackend {
-    fn open(&self, event: Event) -> io::Result<Box<dyn RunningCounter>>;
+    fn open(&self, event: &EventSpec, target: Target) -> Result<Box<dyn RunningCounter>, Unavailable>;
 }
 
-/// The real backend: perf_event_open for this process, user space only
-/// (so that perf_event_paranoid=2 does not refuse it).
+/// Why a counter could not be opened, and what would fix it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable {
+    pub reason: String,
+    pub fix: Option<String>,
+}
+
+impl From<Unavailable> for CounterStatus {
+    fn from(u: Unavailable) -> CounterStatus {
+        CounterStatus::Unavailable { reason: u.reason, fix: u.fix }
+    }
+}
+
+/// The real backend: perf_event_open, user space only (so that
+/// perf_event_paranoid=2 does not refuse it), time enabled and running in
+/// every read.
 pub struct PerfBackend;
 
-struct PerfCounter(perf_event::Counter);
+struct PerfCounter(perf_event::Counter, bool);
 
 impl RunningCounter for PerfCounter {
+    fn counts_kernel(&self) -> bool {
+        self.1
+    }
     fn enable(&mut self) -> io::Result<()> {
         self.0.enable()
     }
@@ -86,22 +177,115 @@ impl RunningCounter for PerfCounter {
     }
 }
 
-impl CounterBackend for PerfBackend {
-    fn open(&self, event: Event) -> io::Result<Box<dyn RunningCounter>> {
-        use perf_event::events::{Hardware, Software};
-        let mut b = match event {
-            Event::Cycles => perf_event::Builder::new(Hardware::CPU_CYCLES),
-            Event::Instructions => perf_event::Builder::new(Hardware::INSTRUCTIONS),
-            Event::CacheMisses => perf_event::Builder::new(Hardware::CACHE_MISSES),
-            Event::PageFaults => perf_event::Builder::new(Software::PAGE_FAULTS),
-            Event::TaskClock => perf_event::Builder::new(Software::TASK_CLOCK),
-        };
-        // Builder defaults: disabled, kernel and hypervisor excluded,
-        // time enabled/running in the read format. Page faults happen in the
-        // kernel on behalf of the task but are counted for it regardless.
-        b.observe_self().any_cpu().inherit(false);
-        Ok(Box::new(PerfCounter(b.build()?)))
+/// A counter of the calling thread with its perf mmap page: read with
+/// rdpmc where the kernel allows it (a hardware counter scheduled on this
+/// CPU), else with a system call.
+struct MappedCounter {
+    sampler: perf_event::Sampler,
+    kernel: bool,
+    last_method: &'static str,
+}
+
+impl RunningCounter for MappedCounter {
+    fn enable(&mut self) -> io::Result<()> {
+        self.sampler.enable()
     }
+    fn disable(&mut self) -> io::Result<()> {
+        self.sampler.disable()
+    }
+    fn read(&mut self) -> io::Result<Reading> {
+        let user = self.sampler.read_user();
+        if let Some(count) = user.count() {
+            self.last_method = "rdpmc";
+            return Ok(Reading {
+                count,
+                time_enabled_ns: user.time_enabled().as_nanos() as u64,
+                time_running_ns: user.time_running().as_nanos() as u64,
+            });
+        }
+        self.last_method = "read";
+        let r = self.sampler.read_count_and_time()?;
+        Ok(Reading { count: r.count, time_enabled_ns: r.time_enabled, time_running_ns: r.time_running })
+    }
+    fn counts_kernel(&self) -> bool {
+        self.kernel
+    }
+    fn read_method(&self) -> &'static str {
+        self.last_method
+    }
+}
+
+impl PerfBackend {
+    fn builder(event: &EventSpec) -> Result<perf_event::Builder<'static>, Unavailable> {
+        use perf_event::events::{Dynamic, Raw};
+        match &event.kind {
+            EventKind::Typed { perf_type, config } => {
+                let mut b = perf_event::Builder::new(Raw::new(*config));
+                b.attrs_mut().type_ = *perf_type;
+                Ok(b)
+            }
+            EventKind::Pmu { pmu, terms } => {
+                let mut d = Dynamic::builder(pmu).map_err(|_| Unavailable {
+                    reason: format!(
+                        "no PMU named '{pmu}' in /sys/bus/event_source/devices (this system has: {})",
+                        pmu_names().join(", ")
+                    ),
+                    fix: Some("name one of those PMUs, or count a generic event (cycles, dTLB-load-misses …)".into()),
+                })?;
+                for (k, v) in terms {
+                    d.field(k, *v).map_err(|e| Unavailable {
+                        reason: format!("PMU '{pmu}' refuses term {k}={v:#x}: {e}"),
+                        fix: Some(format!("see /sys/bus/event_source/devices/{pmu}/format for its fields")),
+                    })?;
+                }
+                let dynamic = d.build().map_err(|e| Unavailable {
+                    reason: format!("PMU '{pmu}' event lacks its '{}' field", e.param()),
+                    fix: Some(format!("add {}=… to the event", e.param())),
+                })?;
+                Ok(perf_event::Builder::new(dynamic))
+            }
+        }
+    }
+}
+
+impl CounterBackend for PerfBackend {
+    fn open(&self, event: &EventSpec, target: Target) -> Result<Box<dyn RunningCounter>, Unavailable> {
+        let mut b = Self::builder(event)?;
+        // Builder defaults: disabled, hypervisor excluded, time enabled and
+        // running in the read format. Kernel mode is counted where allowed
+        // (as perf stat does): a page fault taken while the kernel copies
+        // into the program's buffer is a kernel-mode fault.
+        b.any_cpu().exclude_kernel(false);
+        match target {
+            Target::CallingThread => b.observe_self().inherit(false),
+            Target::Child(pid) => b.observe_pid(pid).inherit(true).enable_on_exec(true),
+        };
+        let first = b.build();
+        let refused = |e: &io::Error| matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM));
+        let (built, kernel) = match first {
+            Err(e) if refused(&e) => (b.exclude_kernel(true).build(), false),
+            other => (other, true),
+        };
+        match (built, target) {
+            // Hardware counters of the calling thread get their mmap page,
+            // for rdpmc (software counters have no PMU index to read).
+            (Ok(c), Target::CallingThread) if !event.is_software() => match c.sampled(0) {
+                Ok(sampler) => Ok(Box::new(MappedCounter { sampler, kernel, last_method: "read" })),
+                Err(e) => Err(explain_open_error(&e, read_paranoid(), event)),
+            },
+            (Ok(c), _) => Ok(Box::new(PerfCounter(c, kernel))),
+            (Err(e), _) => Err(explain_open_error(&e, read_paranoid(), event)),
+        }
+    }
+}
+
+/// The PMUs this kernel exposes.
+pub fn pmu_names() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("/sys/bus/event_source/devices")
+        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
 }
 
 /// Whether hardware counters can be opened here, and if not, why.
@@ -114,25 +298,31 @@ pub struct PmuStatus {
     pub perf_event_paranoid: Option<i32>,
 }
 
-/// Explains an open failure of a hardware event.
-pub fn explain_open_error(err: &io::Error, paranoid: Option<i32>) -> (String, String) {
-    match err.raw_os_error() {
-        Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV) => (
-            "no hardware PMU is exposed to this system (typical of a VM without a virtual PMU)".into(),
-            "run on bare metal, or enable the vPMU in the hypervisor (e.g. QEMU/KVM -cpu host,pmu=on)".into(),
+/// Explains a failed perf_event_open of `event`.
+pub fn explain_open_error(err: &io::Error, paranoid: Option<i32>, event: &EventSpec) -> Unavailable {
+    let (reason, fix): (String, &str) = match err.raw_os_error() {
+        Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV) if !event.is_software() => (
+            "no hardware PMU is exposed to this system (typical of a VM without a virtual PMU, a container or a CI runner)".into(),
+            "run on bare metal, or enable the vPMU in the hypervisor (e.g. QEMU/KVM -cpu host,pmu=on)",
         ),
+        Some(libc::ENOENT) => (format!("this kernel does not know the software event '{}'", event.name), "use a newer kernel, or drop the event"),
         Some(libc::EACCES) | Some(libc::EPERM) => (
             format!(
                 "perf_event_open refused by permission (perf_event_paranoid = {})",
                 paranoid.map(|p| p.to_string()).unwrap_or_else(|| "unknown".into())
             ),
-            "sysctl kernel.perf_event_paranoid=1, or run as root / with CAP_PERFMON".into(),
+            "sysctl kernel.perf_event_paranoid=1, or run as root / with CAP_PERFMON",
         ),
-        Some(libc::ENOSYS) => {
-            ("the kernel has no perf_event support".into(), "use a kernel built with CONFIG_PERF_EVENTS".into())
-        }
-        _ => (format!("perf_event_open failed: {err}"), "check `perf stat -e cycles true`".into()),
-    }
+        Some(libc::EINVAL) => (
+            format!("the kernel or PMU refuses the encoding of '{}' (an unknown event or a bad config for this CPU)", event.name),
+            "check the event in `perf list`, or give its raw code from the CPU's manual",
+        ),
+        Some(libc::EMFILE) => ("out of file descriptors for counters".into(), "raise the limit (ulimit -n) or count fewer events"),
+        Some(libc::ESRCH) => ("the process to observe is gone".into(), "the program ended before its counters could be attached"),
+        Some(libc::ENOSYS) => ("the kernel has no perf_event support".into(), "use a kernel built with CONFIG_PERF_EVENTS"),
+        _ => (format!("perf_event_open failed: {err}"), "check `perf stat -e cycles true`"),
+    };
+    Unavailable { reason, fix: Some(fix.into()) }
 }
 
 pub fn read_paranoid() -> Option<i32> {
@@ -141,42 +331,29 @@ pub fn read_paranoid() -> Option<i32> {
 
 /// Probes by opening (and reading) a cycle counter and a page-fault counter.
 pub fn probe(backend: &dyn CounterBackend, paranoid: Option<i32>) -> PmuStatus {
-    let try_event = |e: Event| -> io::Result<()> {
-        let mut c = backend.open(e)?;
-        c.enable()?;
-        c.disable()?;
-        c.read().map(|_| ())
+    let try_event = |name: &str| -> Result<(), Unavailable> {
+        let mut c = backend.open(&events::generic(name), Target::CallingThread)?;
+        let failed = |e: io::Error| Unavailable { reason: format!("counter read failed: {e}"), fix: None };
+        c.enable().map_err(failed)?;
+        c.disable().map_err(failed)?;
+        c.read().map(|_| ()).map_err(failed)
     };
-    let software = try_event(Event::PageFaults).is_ok();
-    match try_event(Event::Cycles) {
-        Ok(()) => PmuStatus {
-            hardware_counters: true,
-            software_counters: software,
-            reason: None,
-            fix: None,
-            perf_event_paranoid: paranoid,
-        },
-        Err(e) => {
-            let (reason, fix) = explain_open_error(&e, paranoid);
-            PmuStatus {
-                hardware_counters: false,
-                software_counters: software,
-                reason: Some(reason),
-                fix: Some(fix),
-                perf_event_paranoid: paranoid,
-            }
-        }
+    let software = try_event("page-faults").is_ok();
+    let hardware = try_event("cycles");
+    PmuStatus {
+        hardware_counters: hardware.is_ok(),
+        software_counters: software,
+        reason: hardware.as_ref().err().map(|u| u.reason.clone()),
+        fix: hardware.err().and_then(|u| u.fix),
+        perf_event_paranoid: paranoid,
     }
 }
 
 /// Counts `event` over `work` on the calling thread.
-pub fn count<R>(backend: &dyn CounterBackend, event: Event, work: impl FnOnce() -> R) -> (R, CounterStatus) {
-    let mut c = match backend.open(event) {
+pub fn count<R>(backend: &dyn CounterBackend, event: &EventSpec, work: impl FnOnce() -> R) -> (R, CounterStatus) {
+    let mut c = match backend.open(event, Target::CallingThread) {
         Ok(c) => c,
-        Err(e) => {
-            let (reason, fix) = explain_open_error(&e, read_paranoid());
-            return (work(), CounterStatus::Unavailable { reason, fix: Some(fix) });
-        }
+        Err(u) => return (work(), u.into()),
     };
     let started = c.enable();
     let r = work();
@@ -192,12 +369,21 @@ pub fn count<R>(backend: &dyn CounterBackend, event: Event, work: impl FnOnce() 
 
 #[cfg(test)]
 pub mod double {
-    //! A scripted counter backend for tests.
+    //! A scripted counter backend for tests: each event name reads a fixed
+    //! reading, or fails to open with an errno.
     use super::*;
     use std::collections::HashMap;
 
     pub struct ScriptedBackend {
-        pub results: HashMap<Event, Result<Reading, i32>>,
+        pub results: HashMap<String, Result<Reading, i32>>,
+        /// The perf_event_paranoid its refusals report.
+        pub paranoid: Option<i32>,
+    }
+
+    impl ScriptedBackend {
+        pub fn new(results: &[(&str, Result<Reading, i32>)]) -> ScriptedBackend {
+            ScriptedBackend { results: results.iter().map(|(k, v)| (k.to_string(), *v)).collect(), paranoid: Some(2) }
+        }
     }
 
     struct Scripted(Reading);
@@ -214,12 +400,13 @@ pub mod double {
     }
 
     impl CounterBackend for ScriptedBackend {
-        fn open(&self, event: Event) -> io::Result<Box<dyn RunningCounter>> {
-            match self.results.get(&event) {
-                Some(Ok(r)) => Ok(Box::new(Scripted(*r))),
-                Some(Err(errno)) => Err(io::Error::from_raw_os_error(*errno)),
-                None => Err(io::Error::from_raw_os_error(libc::ENOENT)),
-            }
+        fn open(&self, event: &EventSpec, _: Target) -> Result<Box<dyn RunningCounter>, Unavailable> {
+            let errno = match self.results.get(&event.name) {
+                Some(Ok(r)) => return Ok(Box::new(Scripted(*r))),
+                Some(Err(errno)) => *errno,
+                None => libc::ENOENT,
+            };
+            Err(explain_open_error(&io::Error::from_raw_os_error(errno), self.paranoid, event))
         }
     }
 }
@@ -236,15 +423,24 @@ mod tests {
     #[test]
     fn multiplexed_counts_are_scaled_and_say_so() {
         assert_eq!(reading(100, 10, 10).status(), CounterStatus::Measured { count: 100 });
-        assert_eq!(reading(100, 10, 0).status(), CounterStatus::NotCounted);
+        assert!(
+            matches!(reading(100, 10, 0).status(), CounterStatus::NotCounted { reason } if reason.contains("more events than hardware counters"))
+        );
+        assert!(
+            matches!(reading(0, 0, 0).status(), CounterStatus::NotCounted { reason } if reason.contains("never enabled"))
+        );
+        assert_eq!(reading(100, 10, 5).status().value(), Some((200.0, true)));
+        assert_eq!(reading(100, 10, 0).status().value(), None, "not counted is not zero");
+        assert_eq!(reading(100, 10, 0).status().display(), "not counted");
+        assert_eq!(reading(1234567, 10, 10).status().display(), "1,234,567");
+        assert_eq!(reading(500, 10, 5).status().display(), "~1,000 (scaled: counted 50% of the time)");
+        assert_eq!(reading(10, 20, 20) - reading(4, 5, 5), reading(6, 15, 15));
         assert_eq!(reading(100, 10, 5).status(), CounterStatus::Multiplexed { estimate: 200.0, running_fraction: 0.5 });
     }
 
     #[test]
     fn probe_explains_a_missing_pmu() {
-        let backend = ScriptedBackend {
-            results: [(Event::PageFaults, Ok(reading(1, 1, 1))), (Event::Cycles, Err(libc::ENOENT))].into(),
-        };
+        let backend = ScriptedBackend::new(&[("page-faults", Ok(reading(1, 1, 1))), ("cycles", Err(libc::ENOENT))]);
         let s = probe(&backend, Some(2));
         assert!(!s.hardware_counters);
         assert!(s.software_counters);
@@ -254,7 +450,8 @@ mod tests {
 
     #[test]
     fn probe_explains_paranoid_refusal() {
-        let backend = ScriptedBackend { results: [(Event::Cycles, Err(libc::EACCES))].into() };
+        let mut backend = ScriptedBackend::new(&[("cycles", Err(libc::EACCES))]);
+        backend.paranoid = Some(3);
         let s = probe(&backend, Some(3));
         assert!(s.reason.unwrap().contains("perf_event_paranoid = 3"));
         assert!(!s.software_counters);
@@ -263,17 +460,33 @@ mod tests {
     #[test]
     fn probe_with_a_working_pmu() {
         let ok = Ok(reading(5, 1, 1));
-        let backend = ScriptedBackend { results: [(Event::Cycles, ok), (Event::PageFaults, ok)].into() };
+        let backend = ScriptedBackend::new(&[("cycles", ok), ("page-faults", ok)]);
         let s = probe(&backend, Some(1));
         assert!(s.hardware_counters && s.reason.is_none());
     }
 
     #[test]
     fn unavailable_counter_is_not_zero() {
-        let backend = ScriptedBackend { results: Default::default() };
-        let (v, status) = count(&backend, Event::Cycles, || 42);
+        let backend = ScriptedBackend::new(&[]);
+        let (v, status) = count(&backend, &events::generic("cycles"), || 42);
         assert_eq!(v, 42);
         assert!(matches!(status, CounterStatus::Unavailable { .. }));
+    }
+
+    #[test]
+    fn every_errno_has_its_own_reason() {
+        let hw = events::generic("cycles");
+        let sw = events::generic("page-faults");
+        let why = |errno, e: &EventSpec| explain_open_error(&io::Error::from_raw_os_error(errno), Some(3), e);
+        assert!(why(libc::ENOENT, &hw).reason.contains("no hardware PMU"));
+        assert!(why(libc::ENOENT, &sw).reason.contains("software event 'page-faults'"));
+        assert!(why(libc::EINVAL, &hw).reason.contains("refuses the encoding of 'cycles'"));
+        assert!(why(libc::EMFILE, &hw).fix.unwrap().contains("ulimit -n"));
+        assert!(why(libc::ESRCH, &hw).reason.contains("gone"));
+        assert!(why(libc::ENOSYS, &hw).reason.contains("no perf_event support"));
+        let pmu = events::resolve("nosuchpmu/event=1/", &Default::default()).unwrap();
+        let u = PerfBackend.open(&pmu, Target::CallingThread).err().unwrap();
+        assert!(u.reason.contains("no PMU named 'nosuchpmu'") && u.reason.contains("software"), "{}", u.reason);
     }
 
     /// Real kernel, software event with a known count: touching N fresh
@@ -296,7 +509,7 @@ mod tests {
         assert_ne!(p, libc::MAP_FAILED);
         // SAFETY: p is a valid len-byte mapping.
         unsafe { libc::madvise(p, len, libc::MADV_NOHUGEPAGE) };
-        let (_, status) = count(&PerfBackend, Event::PageFaults, || {
+        let (_, status) = count(&PerfBackend, &events::generic("page-faults"), || {
             for i in 0..pages {
                 // SAFETY: i * 4096 < len, inside the mapping.
                 unsafe { std::ptr::write_volatile((p as *mut u8).add(i * 4096), 1) };

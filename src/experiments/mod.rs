@@ -14,6 +14,7 @@ pub mod latency;
 pub mod page_init;
 pub mod plan;
 pub mod prefetch_fault;
+pub mod stat;
 pub mod tlb;
 
 use crate::error::{Error, ErrorKind, Result};

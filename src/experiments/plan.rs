@@ -135,6 +135,40 @@ pub fn new_document(machine: Fingerprint, clock: &dyn Clock, plan: &Plan) -> Doc
     }
 }
 
+/// A document of one observation that is not a planned measurement (`stat`
+/// of a program): the machine, its warnings, and the one record.
+pub fn observation_document(
+    machine: Fingerprint,
+    clock: &dyn Clock,
+    name: &'static str,
+    params: serde_json::Value,
+    outcome: crate::model::Outcome,
+    duration_s: f64,
+) -> Document {
+    let plan = Plan {
+        jobs: Vec::new(),
+        output: Output { json: None, dir: None, table: false },
+        strict: true,
+        reserve_hugepages: false,
+        notes: Vec::new(),
+        journal: false,
+        command: crate::model::warnings::Command::Sub(name),
+    };
+    let mut doc = new_document(machine, clock, &plan);
+    doc.planned = vec![name.to_string()];
+    doc.experiments.push(ExperimentRecord {
+        name: name.into(),
+        status: crate::model::document::Status::Completed,
+        skip_reason: None,
+        params,
+        valid: outcome.valid(),
+        outcome: Some(outcome),
+        warnings: Vec::new(),
+        duration_s,
+    });
+    doc
+}
+
 /// Runs every job of the plan; `on_record` sees each record as it is made
 /// and may stop the run with an error
 /// (the suite journals them).

@@ -54,6 +54,13 @@ pub fn entry_at(text: &str, start: usize) -> Option<SmapsEntry> {
     current.filter(|c| c.start == start)
 }
 
+/// The first entry (the only one of a smaps_rollup).
+pub fn first_entry(text: &str) -> Option<SmapsEntry> {
+    let range = text.lines().next()?.split_once(' ')?.0;
+    let start = usize::from_str_radix(range.split_once('-')?.0, 16).ok()?;
+    entry_at(text, start)
+}
+
 /// The entry of this process's smaps that starts at `start`.
 pub fn self_entry_at(start: usize) -> Option<SmapsEntry> {
     entry_at(&std::fs::read_to_string("/proc/self/smaps").ok()?, start)

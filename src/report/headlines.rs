@@ -6,7 +6,7 @@ use crate::analysis::plateau::Plateau;
 use crate::memory::PagePolicy;
 use crate::model::document::Document;
 use crate::model::outcome::bandwidth::Effect;
-use crate::model::outcome::{bandwidth, calls, context, latency, page_init, prefetch_fault, tlb};
+use crate::model::outcome::{bandwidth, calls, context, latency, page_init, prefetch_fault, regions, stat, tlb};
 use serde::{Deserialize, Serialize};
 
 /// One headline metric and the raw samples behind it.
@@ -82,7 +82,44 @@ pub fn metrics(doc: &Document) -> Vec<Metric> {
     }
     out.extend(calls_metrics(doc));
     out.extend(context_metrics(doc));
+    out.extend(stat_metrics(doc));
+    out.extend(region_metrics(doc));
     out
+}
+
+/// One run of a program: its times, memory and the metrics computed.
+fn stat_metrics(doc: &Document) -> Vec<Metric> {
+    let Some(s) = doc.outcome::<stat::Outcome>() else { return Vec::new() };
+    let one = |name: &str, unit: &str, v: f64, higher: bool| metric(format!("stat {name}"), unit, vec![v], v, higher);
+    let mut out = vec![
+        one("wall time", "s", s.wall_s, false),
+        one("CPU time", "s", s.usage.user_s + s.usage.system_s, false),
+        one("peak RSS", "MiB", s.usage.max_rss_bytes as f64 / (1 << 20) as f64, false),
+    ];
+    if let Some((faults, _)) = s.event("page-faults").and_then(|e| e.status.value()) {
+        out.push(one("page faults", "count", faults, false));
+    }
+    for (name, higher) in [("CPI", false), ("IPC", true), ("estimated time in page walks", false)] {
+        if let Some(m) = s.metric(name) {
+            if let Some(v) = m.value() {
+                out.push(one(name, &m.unit, v, higher));
+            }
+        }
+    }
+    out
+}
+
+/// Wall time per entry of each region.
+fn region_metrics(doc: &Document) -> Vec<Metric> {
+    let Some(r) = doc.outcome::<regions::Outcome>() else { return Vec::new() };
+    r.regions
+        .iter()
+        .filter(|g| g.entries > 0)
+        .map(|g| {
+            let v = g.wall_ns as f64 / g.entries as f64;
+            metric(format!("region {} per entry", g.name), "ns", vec![v], v, false)
+        })
+        .collect()
 }
 
 /// ns per call of every linkage at the deepest depth, per thread count.
@@ -254,7 +291,7 @@ fn row_key(experiment: &str, text: &str) -> Option<String> {
 
 /// Every line of advice, tagged with the experiment it rests on.
 pub fn advice_items(doc: &Document) -> Vec<Advice> {
-    let parts: [(&'static str, Vec<String>); 7] = [
+    let parts: [(&'static str, Vec<String>); 8] = [
         ("bandwidth", bandwidth_advice(doc)),
         ("latency", latency_advice(doc)),
         ("tlb", tlb_advice(doc)),
@@ -262,6 +299,7 @@ pub fn advice_items(doc: &Document) -> Vec<Advice> {
         ("page-init", page_init_advice(doc)),
         ("calls", doc.outcome::<calls::Outcome>().map(calls_advice).unwrap_or_default()),
         ("context", doc.outcome::<context::Outcome>().map(context_advice).unwrap_or_default()),
+        ("stat", doc.outcome::<stat::Outcome>().map(|s| s.advice.clone()).unwrap_or_default()),
     ];
     parts
         .into_iter()

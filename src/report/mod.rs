@@ -4,6 +4,7 @@
 pub mod barchart;
 pub mod compare;
 pub mod concurrency;
+pub mod csv;
 pub mod export;
 pub mod headlines;
 pub mod html;

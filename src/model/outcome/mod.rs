@@ -11,6 +11,8 @@ pub mod info;
 pub mod latency;
 pub mod page_init;
 pub mod prefetch_fault;
+pub mod regions;
+pub mod stat;
 pub mod tlb;
 
 use serde::{Deserialize, Serialize};
@@ -26,6 +28,8 @@ pub enum Outcome {
     PageInit(page_init::Outcome),
     Calls(calls::Outcome),
     Context(context::Outcome),
+    Stat(stat::Outcome),
+    Regions(regions::Outcome),
 }
 
 impl Outcome {
@@ -40,6 +44,8 @@ impl Outcome {
             Outcome::PageInit(_) => "page-init",
             Outcome::Calls(_) => "calls",
             Outcome::Context(_) => "context",
+            Outcome::Stat(_) => "stat",
+            Outcome::Regions(_) => "regions",
         }
     }
 
@@ -54,6 +60,8 @@ impl Outcome {
             Outcome::PageInit(o) => o.valid,
             Outcome::Calls(o) => o.valid,
             Outcome::Context(o) => o.valid,
+            Outcome::Stat(o) => o.valid,
+            Outcome::Regions(o) => o.valid,
         }
     }
 }
@@ -73,4 +81,5 @@ macro_rules! outcome_conversions {
     )*};
 }
 outcome_conversions!(Info => info, Bandwidth => bandwidth, Latency => latency, Tlb => tlb,
-    PrefetchFault => prefetch_fault, PageInit => page_init, Calls => calls, Context => context);
+    PrefetchFault => prefetch_fault, PageInit => page_init, Calls => calls, Context => context,
+    Stat => stat, Regions => regions);

@@ -9,6 +9,7 @@ mod latency;
 pub mod machine;
 mod page_init;
 mod prefetch_fault;
+pub mod stat;
 mod tlb;
 
 pub use bandwidth::plateau_text;
@@ -45,6 +46,8 @@ pub fn experiment(doc: &Document, rec: &crate::model::document::ExperimentRecord
         Some(Outcome::PageInit(o)) => page_init::page_init_text(o),
         Some(Outcome::Calls(o)) => calls::calls_text(o),
         Some(Outcome::Context(o)) => context::context_text(o),
+        Some(Outcome::Stat(o)) => stat::stat_text(o),
+        Some(Outcome::Regions(o)) => stat::regions_text(o),
         None => format!("{}: completed without an outcome\n", rec.name),
     };
     if !rec.valid {

@@ -1,0 +1,70 @@
+//! Options of `memperf stat -- CMD`.
+
+use crate::error::{Error, Result};
+use crate::experiments::stat::{figures, Params};
+use crate::machine::Fingerprint;
+use clap::Args;
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct StatArgs {
+    /// Events to count: perf names (cycles, instructions, dTLB-load-misses, page-faults …),
+    /// this CPU's named events (dtlb-walks, loads), rNNNN, or pmu/event=…,umask=…/
+    /// [default: the events the derived metrics use, and the software events]
+    #[arg(short = 'e', long = "events", value_name = "LIST", allow_hyphen_values = true)]
+    pub events: Option<String>,
+    /// Also print the counts of every interval of MS milliseconds while CMD runs (at least 10).
+    #[arg(short = 'I', long = "interval", value_name = "MS", allow_hyphen_values = true)]
+    pub interval: Option<String>,
+    /// Write the result document (JSON) to FILE; `-` for stdout.
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    pub json: Option<PathBuf>,
+    /// Write the counts as tidy CSV (one row per measurement) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Write a results folder: results.json, plots and report.html.
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// More derived metrics (a JSON list of {name, formula: [..], unit, description})
+    /// [default: ~/.config/memperf/metrics.json when it exists]
+    #[arg(long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
+    /// A memperf result with a tlb run, for the page-walk cost
+    /// [default: the newest of this host under ./memperf-results]
+    #[arg(long, value_name = "PATH")]
+    pub machine_results: Option<PathBuf>,
+    /// The program and its arguments, after `--`.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+impl StatArgs {
+    pub fn params(&self, machine: &Fingerprint) -> Result<Params> {
+        let events = match &self.events {
+            Some(list) => crate::counters::events::resolve_list(list, &machine.cpu.identity)
+                .map_err(|e| Error::usage(format!("-e: {e}")))?,
+            None => crate::counters::events::default_set(&machine.cpu.identity),
+        };
+        let interval_ms = match &self.interval {
+            None => None,
+            Some(t) => match t.trim().parse::<u64>() {
+                Ok(ms) if (10..=3_600_000).contains(&ms) => Some(ms),
+                _ => {
+                    return Err(Error::usage(format!(
+                        "-I '{t}': give whole milliseconds from 10 to 3600000, e.g. -I 1000"
+                    )))
+                }
+            },
+        };
+        let metrics = crate::counters::metrics::load(self.metrics.as_deref()).map_err(Error::usage)?;
+        Ok(Params {
+            command: self.command.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+            events,
+            interval_ms,
+            metrics,
+            figures: figures::gather(machine, self.machine_results.as_deref())?,
+            thp_mode: machine.thp.enabled.clone(),
+        })
+    }
+}

@@ -1,0 +1,213 @@
+//! What `stat` tells the user: what this machine cannot know (and what to
+//! do instead), and advice with a number in it, drawn only from what was
+//! measured.
+
+use crate::model::outcome::stat::Outcome;
+use crate::units::Bytes;
+
+/// What cannot be known here, and the estimate that can be made instead.
+pub fn cannot_know(o: &Outcome) -> Vec<String> {
+    let mut out = Vec::new();
+    let missing: Vec<&str> =
+        o.events.iter().filter(|e| !e.software && e.status.value().is_none()).map(|e| e.name.as_str()).collect();
+    if missing.is_empty() {
+        return out;
+    }
+    let reason = o
+        .events
+        .iter()
+        .find(|e| !e.software && e.status.value().is_none())
+        .map(|e| match &e.status {
+            crate::counters::CounterStatus::Unavailable { reason, .. } => reason.clone(),
+            crate::counters::CounterStatus::NotCounted { reason } => reason.clone(),
+            _ => String::new(),
+        })
+        .unwrap_or_default();
+    out.push(format!(
+        "Not measured here: {} ({reason}). CPI, cache and TLB miss rates and the time in page walks cannot be known on this machine.",
+        missing.join(", ")
+    ));
+    out.extend(translation_estimate(o));
+    out
+}
+
+/// Without TLB counters: how the program's resident set compares with the
+/// TLB reach, and what a walk costs here.
+fn translation_estimate(o: &Outcome) -> Option<String> {
+    let rss = o.coverage.peak_rss_bytes.max(o.usage.max_rss_bytes);
+    let f = &o.machine_figures;
+    // A measured reach beats what a hypervisor's CPUID may invent.
+    let (reach4k, origin) = match (f.measured_reach_4k_bytes, f.tlb_reach_4k_bytes) {
+        (Some(m), Some(c)) if m != c => (m, format!("measured by memperf tlb; CPUID claims {}", Bytes(c))),
+        (Some(m), _) => (m, "measured by memperf tlb".to_string()),
+        (None, Some(c)) => (c, "CPUID".to_string()),
+        (None, None) => return None,
+    };
+    if rss <= reach4k {
+        return Some(format!(
+            "Its peak resident set ({}) fits the L2 TLB reach of 4 KiB pages ({}, {origin}): huge pages can gain little on translation.",
+            Bytes(rss),
+            Bytes(reach4k)
+        ));
+    }
+    let huge = match f.tlb_reach_2m_bytes {
+        Some(r) => {
+            format!("; with 2 MiB pages CPUID's reach is {} ({:.1}× its resident set)", Bytes(r), r as f64 / rss as f64)
+        }
+        None => String::new(),
+    };
+    let miss = |reach: u64| (1.0 - reach as f64 / rss as f64).max(0.0);
+    let cost = match (f.walk_ns, f.tlb_reach_2m_bytes) {
+        (Some(w), Some(r2)) => format!(
+            " Each page walk costs {w:.0} ns here (memperf tlb, {}): a random access over its memory misses the TLB with probability {:.2} on 4 KiB pages and {:.2} on 2 MiB pages, so huge pages would save up to {:.0} ns per random access. How many such accesses it makes only counters or an A/B run can tell.",
+            f.source.as_deref().unwrap_or("a saved result"),
+            miss(reach4k),
+            miss(r2),
+            w * (miss(reach4k) - miss(r2))
+        ),
+        (None, _) => " The walk cost of this machine is not measured yet: run `memperf tlb -o DIR` once (or pass --machine-results).".into(),
+        (Some(w), None) => format!(" Each page walk costs {w:.0} ns here (memperf tlb)."),
+    };
+    Some(format!(
+        "Its peak resident set ({}) is {:.0}× the L2 TLB reach of 4 KiB pages ({}, {origin}){huge}.{cost} Instead: run it again with huge pages for malloc (`memperf stat --json b.json -- env GLIBC_TUNABLES=glibc.malloc.hugetlb=1 CMD`, glibc ≥ 2.35) and `memperf compare` the two documents.",
+        Bytes(rss),
+        rss as f64 / reach4k as f64,
+        Bytes(reach4k),
+    ))
+}
+
+/// Below this, major faults are the binaries and libraries being read in.
+pub const MANY_MAJOR_FAULTS: u64 = 100;
+
+/// Advice with a number in it, each from a measured figure.
+pub fn advice(o: &Outcome, thp_mode: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(share) = o.metric("estimated time in page walks").and_then(|m| m.value()) {
+        if share >= 0.05 {
+            out.push(format!(
+                "An estimated {:.0}% of its CPU time goes to page walks: back its large arrays with huge pages (THP via madvise, or `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` for malloc) and measure again.",
+                share * 100.0
+            ));
+        }
+    }
+    if let Some(cpi) = o.metric("CPI").and_then(|m| m.value()) {
+        if cpi >= 3.0 {
+            out.push(format!(
+                "CPI {cpi:.2}: most cycles wait for memory or other stalls; the miss rates above say which level."
+            ));
+        }
+    }
+    let rss = o.coverage.peak_rss_bytes.max(o.usage.max_rss_bytes);
+    if let Some(frac) = o.coverage.time_weighted_huge_fraction {
+        if rss >= 64 << 20 && frac < 0.1 {
+            let why = if thp_mode == "madvise" {
+                " (THP is in madvise mode: a program gets huge pages only where it asks, with madvise(MADV_HUGEPAGE) or glibc's malloc tunable)"
+            } else {
+                ""
+            };
+            out.push(format!(
+                "Only {:.0}% of its {} resident memory sat on huge pages over the run{why}.",
+                frac * 100.0,
+                Bytes(rss)
+            ));
+        }
+    }
+    if let Some(cpus) = o.metric("CPUs used").and_then(|m| m.value()) {
+        if o.wall_s >= 0.2 && cpus < 0.8 {
+            out.push(format!(
+                "It kept {cpus:.2} CPUs busy: {:.0}% of its wall time it waited (I/O, sleep, locks); memory tuning speeds up only the busy part.",
+                (1.0 - cpus).max(0.0) * 100.0
+            ));
+        }
+    }
+    if o.usage.major_faults >= MANY_MAJOR_FAULTS {
+        out.push(format!(
+            "{} major page faults: it waited for pages from disk; warm the file cache or lock the data in memory.",
+            o.usage.major_faults
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counters::metrics::{Metric, Outcome as M};
+    use crate::counters::sanity::PmuCheck;
+    use crate::counters::CounterStatus;
+    use crate::model::outcome::stat::{EventCount, MachineFigures};
+    use crate::process::memory::Coverage;
+    use crate::process::{ChildUsage, Exit};
+
+    fn outcome(events: Vec<EventCount>, metrics: Vec<Metric>, rss: u64) -> Outcome {
+        Outcome {
+            command: vec!["app".into()],
+            exit: Exit::Exited { code: 0 },
+            wall_s: 10.0,
+            usage: ChildUsage { max_rss_bytes: rss, ..Default::default() },
+            pmu_check: PmuCheck::Unavailable { reason: "x".into() },
+            events,
+            interval_ms: None,
+            intervals: vec![],
+            memory_samples: vec![],
+            coverage: Coverage {
+                samples: 10,
+                peak_rss_bytes: rss,
+                peak_huge_bytes: 0,
+                time_weighted_huge_fraction: Some(0.0),
+            },
+            machine_figures: MachineFigures {
+                source: Some("r.json".into()),
+                walk_ns: Some(40.0),
+                line_bytes: 64,
+                tlb_reach_4k_bytes: Some(3072 * 4096),
+                tlb_reach_2m_bytes: Some(2048 * (2 << 20)),
+                measured_reach_4k_bytes: None,
+                notes: vec![],
+            },
+            metrics,
+            cannot_know: vec![],
+            advice: vec![],
+            valid: true,
+        }
+    }
+
+    fn metric(name: &str, value: f64) -> Metric {
+        Metric {
+            name: name.into(),
+            unit: "fraction".into(),
+            description: String::new(),
+            formula: String::new(),
+            outcome: M::Computed { value, scaled: false, suspect: false },
+        }
+    }
+
+    #[test]
+    fn without_a_pmu_it_says_so_and_estimates_from_the_reach() {
+        let e = EventCount {
+            name: "cycles".into(),
+            description: String::new(),
+            software: false,
+            status: CounterStatus::Unavailable { reason: "no hardware PMU is exposed".into(), fix: None },
+        };
+        let o = outcome(vec![e], vec![], 1200 << 20);
+        let c = cannot_know(&o);
+        assert!(c[0].starts_with("Not measured here: cycles (no hardware PMU"), "{}", c[0]);
+        // 1200 MiB over a 12 MiB reach; 4 GiB of 2 MiB reach covers it all.
+        assert!(c[1].contains("100× the L2 TLB reach"), "{}", c[1]);
+        assert!(c[1].contains("probability 0.99 on 4 KiB pages and 0.00 on 2 MiB"), "{}", c[1]);
+        assert!(c[1].contains("save up to 40 ns per random access"), "{}", c[1]);
+        let a = advice(&o, "madvise");
+        assert!(a.iter().any(|s| s.starts_with("Only 0% of its 1.2GiB") && s.contains("madvise mode")), "{a:?}");
+    }
+
+    #[test]
+    fn with_counters_the_numbers_drive_the_advice() {
+        let o = outcome(vec![], vec![metric("estimated time in page walks", 0.283), metric("CPUs used", 0.5)], 1 << 20);
+        assert!(cannot_know(&o).is_empty());
+        let a = advice(&o, "always");
+        assert!(a[0].starts_with("An estimated 28% of its CPU time goes to page walks"), "{a:?}");
+        assert!(a.iter().any(|s| s.contains("kept 0.50 CPUs busy: 50%")), "{a:?}");
+        assert!(!a.iter().any(|s| s.contains("huge pages over the run")), "a 1 MiB program gets no coverage advice");
+    }
+}

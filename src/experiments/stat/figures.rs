@@ -1,0 +1,88 @@
+//! The machine figures `stat` needs beside the counters: the page-walk
+//! cost that `memperf tlb` measured here (from a saved result), the cache
+//! line, and the TLB reach CPUID claims.
+
+use crate::machine::Fingerprint;
+use crate::model::document::Document;
+use crate::model::outcome::stat::MachineFigures;
+use crate::model::outcome::tlb;
+use crate::units::Bytes;
+use std::path::{Path, PathBuf};
+
+/// Where the suite writes results (see `cli::default_results_dir`).
+pub const RESULTS_DIR: &str = "memperf-results";
+
+/// Figures from `from` (a result file or folder), or else from the newest
+/// result of this host under ./memperf-results that has a walk cost.
+pub fn gather(machine: &Fingerprint, from: Option<&Path>) -> crate::error::Result<MachineFigures> {
+    let mut f = MachineFigures {
+        line_bytes: machine.line_bytes(),
+        tlb_reach_4k_bytes: machine.dtlb_entries(2, Bytes(4096)).map(|e| e as u64 * 4096),
+        tlb_reach_2m_bytes: machine.dtlb_entries(2, Bytes(2 << 20)).map(|e| e as u64 * (2 << 20)),
+        ..Default::default()
+    };
+    match from {
+        Some(path) => {
+            let doc = crate::report::journal::load(path)?;
+            match walk_ns(&doc) {
+                Some(w) => {
+                    f.walk_ns = Some(w);
+                    f.measured_reach_4k_bytes = measured_reach_4k(&doc);
+                    f.source = Some(path.display().to_string());
+                }
+                None => f.notes.push(format!(
+                    "{} has no page-walk cost (no tlb experiment, or its control was not valid there)",
+                    path.display()
+                )),
+            }
+            if doc.origin.hostname != machine.hostname {
+                f.notes.push(format!(
+                    "the walk cost comes from host {}, not this one ({})",
+                    doc.origin.hostname, machine.hostname
+                ));
+            }
+        }
+        None => match newest_with_walk_cost(Path::new(RESULTS_DIR), &machine.hostname) {
+            Some((path, w, reach)) => {
+                f.walk_ns = Some(w);
+                f.measured_reach_4k_bytes = reach;
+                f.source = Some(path.display().to_string());
+            }
+            None => f.notes.push(format!(
+                "no page-walk cost of this host under ./{RESULTS_DIR}: run `memperf tlb -o DIR` (or `memperf run`) once, or pass --machine-results"
+            )),
+        },
+    }
+    Ok(f)
+}
+
+/// The walk cost a document measured, if its control was valid.
+pub fn walk_ns(doc: &Document) -> Option<f64> {
+    doc.outcome::<tlb::Outcome>()?.walk_ns.as_ref().map(|r| r.median)
+}
+
+/// The largest attributed 4 KiB-page reach a document measured.
+pub fn measured_reach_4k(doc: &Document) -> Option<u64> {
+    doc.outcome::<tlb::Outcome>()?
+        .reaches
+        .iter()
+        .filter(|r| r.pages == crate::memory::PagePolicy::Small && !r.confounded_with_cache)
+        .filter_map(|r| r.measured_reach_bytes.map(|b| b.0))
+        .max()
+}
+
+/// The newest results folder of `host` whose document has a walk cost
+/// (and the 4 KiB reach it measured).
+fn newest_with_walk_cost(root: &Path, host: &str) -> Option<(PathBuf, f64, Option<u64>)> {
+    let mut dirs: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(root)
+        .ok()?
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(host))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.0));
+    dirs.into_iter().take(20).find_map(|(_, dir)| {
+        let doc = crate::report::journal::load(&dir).ok()?;
+        (doc.origin.hostname == host).then(|| walk_ns(&doc)).flatten().map(|w| (dir, w, measured_reach_4k(&doc)))
+    })
+}

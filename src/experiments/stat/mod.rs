@@ -1,0 +1,276 @@
+//! `memperf stat -- CMD`: a program's counters, at intervals and in total,
+//! with derived metrics, its memory and huge-page coverage, and advice.
+//!
+//! The program is forked held ([`crate::process`]); its counters are
+//! attached (inherited by its threads and children, enabled at its exec);
+//! then it is released. While it runs, memperf wakes every interval to read
+//! the counters and /proc/PID/smaps_rollup, and otherwise sleeps in poll on
+//! the program's pidfd, so it costs the program nothing between samples.
+
+pub mod advice;
+pub mod figures;
+
+use crate::counters::metrics::{self, Definition, Input};
+use crate::counters::sanity::{self, PmuCheck};
+use crate::counters::{CounterBackend, CounterStatus, EventSpec, Reading, RunningCounter, Target, Unavailable};
+use crate::error::Result;
+use crate::model::outcome::stat::{EventCount, Interval, MachineFigures, Outcome};
+use crate::process::memory::{self, MemorySample};
+use crate::process::{signals::Forwarding, Program};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// Memory is sampled this often when no `-I` is asked for.
+pub const MEMORY_PERIOD: Duration = Duration::from_millis(100);
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Params {
+    pub command: Vec<String>,
+    pub events: Vec<EventSpec>,
+    pub interval_ms: Option<u64>,
+    #[serde(skip)]
+    pub metrics: Vec<Definition>,
+    #[serde(skip)]
+    pub figures: MachineFigures,
+    /// THP mode of the machine, for the advice.
+    #[serde(skip)]
+    pub thp_mode: String,
+}
+
+type Opened = std::result::Result<Box<dyn RunningCounter>, Unavailable>;
+
+/// Reads every opened counter; an unreadable one is `Err` with the reason.
+fn read_all(counters: &mut [Opened]) -> Vec<std::result::Result<Reading, String>> {
+    counters
+        .iter_mut()
+        .map(|c| match c {
+            Ok(c) => c.read().map_err(|e| format!("counter read failed: {e}")),
+            Err(u) => Err(u.reason.clone()),
+        })
+        .collect()
+}
+
+/// The change of each counter since `before`, as an interval row.
+fn interval_counts(now: &[std::result::Result<Reading, String>], before: &[Option<Reading>]) -> Vec<Option<f64>> {
+    now.iter()
+        .zip(before)
+        .map(|(n, b)| {
+            let n = *n.as_ref().ok()?;
+            let delta = n - b.unwrap_or(Reading { count: 0, time_enabled_ns: 0, time_running_ns: 0 });
+            if delta.time_enabled_ns == 0 {
+                // A task's counters advance only while it is on a CPU: an
+                // interval in which it never ran counted exactly nothing.
+                return Some(delta.count as f64);
+            }
+            delta.status().value().map(|v| v.0)
+        })
+        .collect()
+}
+
+/// What the run collected before the program ended.
+struct Observed {
+    exit: crate::process::Exit,
+    usage: crate::process::ChildUsage,
+    wall_s: f64,
+    intervals: Vec<Interval>,
+    memory_samples: Vec<MemorySample>,
+    totals: Vec<std::result::Result<Reading, String>>,
+}
+
+/// Runs the program to its end, sampling at the period.
+fn observe(program: &Program, params: &Params, backend: &dyn CounterBackend) -> Result<(Observed, Vec<Opened>)> {
+    let held = crate::process::spawn_held(program, &[])?;
+    let mut counters: Vec<Opened> = params.events.iter().map(|e| backend.open(e, Target::Child(held.pid))).collect();
+    let _forwarding = Forwarding::install(held.pid);
+    let shown = program.argv[0].to_string_lossy().into_owned();
+    let period = params.interval_ms.map(Duration::from_millis).unwrap_or(MEMORY_PERIOD);
+    let t0 = Instant::now();
+    let running = held.release(&shown)?;
+    let mut previous: Vec<Option<Reading>> = vec![None; counters.len()];
+    let mut intervals = Vec::new();
+    let mut memory_samples = Vec::new();
+    let mut tick = 1u32;
+    let (exit, usage) = loop {
+        let left = (t0 + period * tick).saturating_duration_since(Instant::now());
+        if let Some(done) = running.wait_for(left) {
+            break done;
+        }
+        let t_s = t0.elapsed().as_secs_f64();
+        let mem = memory::sample(running.pid, t_s);
+        memory_samples.extend(mem);
+        if params.interval_ms.is_some() {
+            let now = read_all(&mut counters);
+            intervals.push(Interval { t_s, counts: interval_counts(&now, &previous), memory: mem });
+            previous = now.iter().map(|r| r.as_ref().ok().copied()).collect();
+        }
+        tick += 1;
+    };
+    let wall_s = t0.elapsed().as_secs_f64();
+    let totals = read_all(&mut counters);
+    if params.interval_ms.is_some() {
+        intervals.push(Interval { t_s: wall_s, counts: interval_counts(&totals, &previous), memory: None });
+    }
+    Ok((Observed { exit, usage, wall_s, intervals, memory_samples, totals }, counters))
+}
+
+/// The status of each event's total.
+fn event_counts(
+    params: &Params,
+    totals: &[std::result::Result<Reading, String>],
+    opened: &[Opened],
+) -> Vec<EventCount> {
+    params
+        .events
+        .iter()
+        .zip(totals.iter().zip(opened))
+        .map(|(spec, (total, open))| EventCount {
+            name: spec.name.clone(),
+            description: match open {
+                Ok(c) if !c.counts_kernel() => {
+                    format!("{} (user mode only: perf_event_paranoid keeps kernel-mode counts out)", spec.description)
+                }
+                _ => spec.description.clone(),
+            },
+            software: spec.is_software(),
+            status: match (open, total) {
+                (Err(u), _) => u.clone().into(),
+                (Ok(_), Ok(r)) => r.status(),
+                (Ok(_), Err(reason)) => CounterStatus::Unavailable { reason: reason.clone(), fix: None },
+            },
+        })
+        .collect()
+}
+
+/// Formula inputs: every counted event, and the machine's figures.
+pub fn inputs(events: &[EventCount], seconds: f64, figures: &MachineFigures) -> BTreeMap<String, Input> {
+    let mut m: BTreeMap<String, Input> = events
+        .iter()
+        .filter_map(|e| {
+            let (value, scaled) = e.status.value()?;
+            Some((e.name.clone(), Input { value, scaled, hardware: !e.software }))
+        })
+        .collect();
+    let figure = |v: f64| Input { value: v, scaled: false, hardware: false };
+    m.insert("seconds".into(), figure(seconds));
+    m.insert("line_bytes".into(), figure(figures.line_bytes as f64));
+    if let Some(w) = figures.walk_ns {
+        m.insert("walk_ns".into(), figure(w));
+    }
+    m
+}
+
+/// Runs `program` under the counters and builds the outcome.
+pub fn run(program: &Program, params: &Params, backend: &dyn CounterBackend) -> Result<Outcome> {
+    let asks_hardware = params.events.iter().any(|e| !e.is_software());
+    let pmu_check = if asks_hardware {
+        sanity::check(backend)
+    } else {
+        PmuCheck::Unavailable { reason: "no hardware event was asked for".into() }
+    };
+    let (seen, opened) = observe(program, params, backend)?;
+    let events = event_counts(params, &seen.totals, &opened);
+    let inputs = inputs(&events, seen.wall_s, &params.figures);
+    let metrics = params.metrics.iter().map(|d| metrics::evaluate(d, &inputs, pmu_check.suspect())).collect::<Vec<_>>();
+    let coverage = memory::coverage(&seen.memory_samples);
+    let mut outcome = Outcome {
+        command: params.command.clone(),
+        exit: seen.exit,
+        wall_s: seen.wall_s,
+        usage: seen.usage,
+        pmu_check,
+        events,
+        interval_ms: params.interval_ms,
+        intervals: seen.intervals,
+        memory_samples: seen.memory_samples,
+        coverage,
+        machine_figures: params.figures.clone(),
+        metrics,
+        cannot_know: Vec::new(),
+        advice: Vec::new(),
+        valid: true,
+    };
+    outcome.cannot_know = advice::cannot_know(&outcome);
+    outcome.advice = advice::advice(&outcome, &params.thp_mode);
+    Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counters::double::ScriptedBackend;
+    use crate::counters::events;
+    use crate::process::Exit;
+
+    fn params(events: &[&str], interval_ms: Option<u64>) -> Params {
+        Params {
+            command: vec!["sh".into()],
+            events: events.iter().map(|e| events::generic(e)).collect(),
+            interval_ms,
+            metrics: metrics::builtin(),
+            figures: MachineFigures { line_bytes: 64, walk_ns: Some(30.0), ..Default::default() },
+            thp_mode: "madvise".into(),
+        }
+    }
+
+    fn program(script: &str) -> Program {
+        crate::process::find(&["sh".into(), "-c".into(), script.into()]).unwrap()
+    }
+
+    #[test]
+    fn through_a_double_every_status_lands_where_it_belongs() {
+        let r = |count, run| Ok(Reading { count, time_enabled_ns: 100, time_running_ns: run });
+        let backend = ScriptedBackend::new(&[
+            ("instructions", r(2 * sanity::ITERATIONS, 100)),
+            ("cycles", r(3000, 50)),
+            ("page-faults", r(10, 100)),
+            ("dTLB-load-misses", Err(libc::EACCES)),
+        ]);
+        let p = params(&["cycles", "instructions", "page-faults", "dTLB-load-misses", "LLC-loads"], None);
+        let o = run(&program("exit 3"), &p, &backend).unwrap();
+        assert_eq!(o.exit, Exit::Exited { code: 3 });
+        assert!(matches!(o.pmu_check, PmuCheck::Trusted { .. }));
+        assert_eq!(o.event("cycles").unwrap().status.value(), Some((6000.0, true)));
+        assert!(matches!(&o.event("dTLB-load-misses").unwrap().status,
+            CounterStatus::Unavailable { reason, .. } if reason.contains("perf_event_paranoid = 2")));
+        assert!(matches!(&o.event("LLC-loads").unwrap().status,
+            CounterStatus::Unavailable { reason, .. } if reason.contains("no hardware PMU")));
+        let cpi = o.metric("CPI").unwrap();
+        assert_eq!(cpi.value(), Some(6000.0 / (2.0 * sanity::ITERATIONS as f64)));
+        assert!(cpi.display().contains("scaled"));
+        assert!(o.metric("LLC miss rate").unwrap().value().is_none());
+    }
+
+    /// Real software events: a child that touches a known number of fresh
+    /// pages takes at least that many faults, counted within a few percent.
+    #[test]
+    fn page_faults_of_a_child_that_touches_known_pages() {
+        let p = params(&["page-faults", "task-clock"], None);
+        let base = run(&program("exit 0"), &p, &crate::counters::PerfBackend).unwrap();
+        let Some((base_faults, _)) = base.event("page-faults").unwrap().status.value() else {
+            eprintln!("skipped: software counters unavailable here");
+            return;
+        };
+        // 64 MiB of fresh anonymous memory in 4 KiB pages: 16384 faults.
+        let touch = "dd if=/dev/zero of=/dev/null bs=64M count=1 2>/dev/null";
+        let o = run(&program(touch), &p, &crate::counters::PerfBackend).unwrap();
+        let (faults, _) = o.event("page-faults").unwrap().status.value().unwrap();
+        let extra = faults - base_faults;
+        assert!((16384.0 * 0.95..=16384.0 * 1.2).contains(&extra), "{faults} - {base_faults}");
+        assert!(o.usage.max_rss_bytes >= 64 << 20);
+    }
+
+    #[test]
+    fn interval_rows_come_at_the_asked_period() {
+        let p = params(&["task-clock", "context-switches"], Some(50));
+        let o = run(&program("sleep 0.32"), &p, &crate::counters::PerfBackend).unwrap();
+        // 6 full rows at 50 ms and the last, partial one at exit.
+        assert!((6..=8).contains(&o.intervals.len()), "{}", o.intervals.len());
+        for (k, row) in o.intervals.iter().take(5).enumerate() {
+            let expected = 0.05 * (k + 1) as f64;
+            assert!((row.t_s - expected).abs() < 0.04, "row {k} at {}", row.t_s);
+            assert_eq!(row.counts.len(), 2);
+        }
+        assert!(o.memory_samples.len() >= 5);
+    }
+}

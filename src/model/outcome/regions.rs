@@ -1,0 +1,37 @@
+//! What the region API (`memperf::region`, `mp_region_begin/end` in C)
+//! counted: per named region, how often it was entered, by how many
+//! threads, its wall time, its counters and derived metrics.
+
+use super::stat::EventCount;
+use crate::counters::metrics::Metric;
+use crate::counters::sanity::PmuCheck;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Region {
+    pub name: String,
+    /// Completed begin/end pairs, over all threads.
+    pub entries: u64,
+    pub threads: u32,
+    /// Summed over entries and threads.
+    pub wall_ns: u64,
+    pub events: Vec<EventCount>,
+    pub metrics: Vec<Metric>,
+    /// Begins without their end when the document was written.
+    pub open_at_exit: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// The instrumented program (argv[0]) and its pid.
+    pub program: String,
+    pub pid: u32,
+    /// How counters were read inside regions: `rdpmc` (user space, through
+    /// the perf mmap page) or `read` (a system call), per event.
+    pub read_methods: Vec<(String, String)>,
+    /// Measured cost of one begin+end pair with these events, in ns.
+    pub overhead_ns: Option<f64>,
+    pub pmu_check: PmuCheck,
+    pub regions: Vec<Region>,
+    pub valid: bool,
+}

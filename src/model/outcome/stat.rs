@@ -1,0 +1,85 @@
+//! What `memperf stat -- CMD` saw: the program's exit, its counters (each
+//! measured, scaled, not counted or unavailable with the reason), interval
+//! rows, its memory and huge-page coverage over time, derived metrics, what
+//! cannot be known on this machine, and advice with numbers in it.
+
+use crate::counters::metrics::Metric;
+use crate::counters::sanity::PmuCheck;
+use crate::counters::CounterStatus;
+use crate::process::memory::{Coverage, MemorySample};
+use crate::process::{ChildUsage, Exit};
+use serde::{Deserialize, Serialize};
+
+/// One event's total over the run (or a region).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventCount {
+    pub name: String,
+    pub description: String,
+    /// Counted by the kernel; works without a PMU.
+    pub software: bool,
+    pub status: CounterStatus,
+}
+
+/// Counts during one interval (`-I`): the change of each event since the
+/// previous row, in the order of `events`; `None` where nothing was counted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Seconds since the program was released, at the end of the interval.
+    pub t_s: f64,
+    pub counts: Vec<Option<f64>>,
+    pub memory: Option<MemorySample>,
+}
+
+/// Figures of this machine that the derived metrics use, and where they
+/// came from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MachineFigures {
+    /// The memperf result the walk cost came from.
+    pub source: Option<String>,
+    /// Cost of one page walk beyond the 4 KiB TLB reach (`memperf tlb`).
+    pub walk_ns: Option<f64>,
+    pub line_bytes: u64,
+    /// L2 DTLB entries × page size, from CPUID (a hypervisor may invent these).
+    pub tlb_reach_4k_bytes: Option<u64>,
+    pub tlb_reach_2m_bytes: Option<u64>,
+    /// The largest 4 KiB-page TLB reach `memperf tlb` measured here (same
+    /// source as the walk cost), shown beside CPUID's.
+    #[serde(default)]
+    pub measured_reach_4k_bytes: Option<u64>,
+    /// Why a figure is missing.
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub command: Vec<String>,
+    pub exit: Exit,
+    pub wall_s: f64,
+    /// From wait4: the program and the children it waited for.
+    pub usage: ChildUsage,
+    pub pmu_check: PmuCheck,
+    pub events: Vec<EventCount>,
+    pub interval_ms: Option<u64>,
+    pub intervals: Vec<Interval>,
+    /// /proc/PID/smaps_rollup of the program (not of its child processes).
+    pub memory_samples: Vec<MemorySample>,
+    pub coverage: Coverage,
+    pub machine_figures: MachineFigures,
+    pub metrics: Vec<crate::counters::metrics::Metric>,
+    /// What this machine cannot tell, and what can be done instead.
+    pub cannot_know: Vec<String>,
+    pub advice: Vec<String>,
+    /// False when the program could not be observed as asked (never for
+    /// its own exit status, which is reported, not judged).
+    pub valid: bool,
+}
+
+impl Outcome {
+    pub fn event(&self, name: &str) -> Option<&EventCount> {
+        self.events.iter().find(|e| e.name == name)
+    }
+
+    pub fn metric(&self, name: &str) -> Option<&Metric> {
+        self.metrics.iter().find(|m| m.name == name)
+    }
+}

@@ -1,0 +1,108 @@
+//! What a running program holds, sampled from /proc/PID/smaps_rollup: its
+//! resident set, and how much of it sits on huge pages (THP and hugetlb).
+
+use crate::memory::smaps;
+use serde::{Deserialize, Serialize};
+
+/// One sample of the program's memory.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MemorySample {
+    /// Seconds since the program was released.
+    pub t_s: f64,
+    pub rss_bytes: u64,
+    /// Anonymous memory on transparent huge pages.
+    pub thp_bytes: u64,
+    /// Memory on hugetlb pages (private and shared).
+    pub hugetlb_bytes: u64,
+}
+
+impl MemorySample {
+    pub fn huge_bytes(&self) -> u64 {
+        self.thp_bytes + self.hugetlb_bytes
+    }
+}
+
+/// Reads /proc/PID/smaps_rollup; `None` once the process is gone (or a
+/// zombie, whose rollup is empty).
+pub fn sample(pid: i32, t_s: f64) -> Option<MemorySample> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    from_rollup(&text, t_s)
+}
+
+pub fn from_rollup(text: &str, t_s: f64) -> Option<MemorySample> {
+    let e = smaps::first_entry(text)?;
+    // Hugetlb pages are not in Rss: they count apart.
+    Some(MemorySample {
+        t_s,
+        rss_bytes: e.rss + e.private_hugetlb + e.shared_hugetlb,
+        thp_bytes: e.anon_huge,
+        hugetlb_bytes: e.private_hugetlb + e.shared_hugetlb,
+    })
+}
+
+/// Peak and time-weighted huge-page coverage over a run's samples.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Coverage {
+    pub samples: usize,
+    pub peak_rss_bytes: u64,
+    pub peak_huge_bytes: u64,
+    /// Huge bytes over resident bytes, each sample weighted by the time to
+    /// the next (`None` without two samples).
+    pub time_weighted_huge_fraction: Option<f64>,
+}
+
+pub fn coverage(samples: &[MemorySample]) -> Coverage {
+    let mut huge_t = 0.0;
+    let mut rss_t = 0.0;
+    for w in samples.windows(2) {
+        let dt = w[1].t_s - w[0].t_s;
+        huge_t += w[0].huge_bytes() as f64 * dt;
+        rss_t += w[0].rss_bytes as f64 * dt;
+    }
+    Coverage {
+        samples: samples.len(),
+        peak_rss_bytes: samples.iter().map(|s| s.rss_bytes).max().unwrap_or(0),
+        peak_huge_bytes: samples.iter().map(|s| s.huge_bytes()).max().unwrap_or(0),
+        time_weighted_huge_fraction: (rss_t > 0.0).then(|| huge_t / rss_t),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROLLUP: &str = "\
+55bed5136000-7fffa2ab5000 ---p 00000000 00:00 0                          [rollup]
+Rss:              409600 kB
+Pss:              409000 kB
+AnonHugePages:    204800 kB
+Shared_Hugetlb:        0 kB
+Private_Hugetlb:    2048 kB
+";
+
+    #[test]
+    fn a_rollup_reads_back() {
+        let s = from_rollup(ROLLUP, 1.5).unwrap();
+        assert_eq!(s.rss_bytes, (409600 + 2048) * 1024);
+        assert_eq!(s.thp_bytes, 204800 * 1024);
+        assert_eq!(s.hugetlb_bytes, 2048 * 1024);
+        assert!(from_rollup("", 0.0).is_none());
+    }
+
+    #[test]
+    fn coverage_is_weighted_by_time() {
+        let s = |t, rss, thp| MemorySample { t_s: t, rss_bytes: rss, thp_bytes: thp, hugetlb_bytes: 0 };
+        // 1 s at 0% of 100, then 3 s at 50% of 200; the last sample only ends the span.
+        let c = coverage(&[s(0.0, 100, 0), s(1.0, 200, 100), s(4.0, 50, 0)]);
+        assert_eq!(c.peak_rss_bytes, 200);
+        assert_eq!(c.peak_huge_bytes, 100);
+        assert!((c.time_weighted_huge_fraction.unwrap() - 300.0 / 700.0).abs() < 1e-12);
+        assert_eq!(coverage(&[s(0.0, 1, 1)]).time_weighted_huge_fraction, None);
+    }
+
+    #[test]
+    fn this_process_can_be_sampled() {
+        let s = sample(std::process::id() as i32, 0.0).unwrap();
+        assert!(s.rss_bytes > 0);
+    }
+}

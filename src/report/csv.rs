@@ -1,0 +1,96 @@
+//! Tidy CSV (one row per measurement, one column per parameter) that
+//! pandas, R and gnuplot read directly. A value that was not measured is an
+//! empty cell with its status, never a 0.
+
+use crate::counters::CounterStatus;
+use crate::model::outcome::{regions, stat};
+
+pub const STAT_HEADER: &str = "record,t_s,region,name,value,unit,status";
+
+/// Quotes a cell when it holds a comma, a quote or a line break.
+pub fn cell(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+fn row(out: &mut String, cells: [&str; 7]) {
+    let cells: Vec<String> = cells.iter().map(|c| cell(c)).collect();
+    out.push_str(&cells.join(","));
+    out.push('\n');
+}
+
+fn status_word(s: &CounterStatus) -> &'static str {
+    match s {
+        CounterStatus::Measured { .. } => "measured",
+        CounterStatus::Multiplexed { .. } => "scaled",
+        CounterStatus::NotCounted { .. } => "not counted",
+        CounterStatus::Unavailable { .. } => "not measured",
+    }
+}
+
+fn totals(out: &mut String, region: &str, events: &[stat::EventCount], metrics: &[crate::counters::metrics::Metric]) {
+    for e in events {
+        let v = e.status.value().map(|v| format!("{}", v.0)).unwrap_or_default();
+        row(out, ["total", "", region, &e.name, &v, "count", status_word(&e.status)]);
+    }
+    for m in metrics {
+        let v = m.value().map(|v| format!("{v}")).unwrap_or_default();
+        let status = match &m.outcome {
+            crate::counters::metrics::Outcome::Computed { scaled: true, .. } => "scaled",
+            crate::counters::metrics::Outcome::Computed { .. } => "measured",
+            crate::counters::metrics::Outcome::NotMeasured { .. } => "not measured",
+            crate::counters::metrics::Outcome::Undefined { .. } => "undefined",
+        };
+        row(out, ["metric", "", region, &m.name, &v, &m.unit, status]);
+    }
+}
+
+/// Totals, metrics, interval counts and memory samples of a `stat` run.
+pub fn stat(o: &stat::Outcome) -> String {
+    let mut out = format!("{STAT_HEADER}\n");
+    row(&mut out, ["run", "", "", "wall", &format!("{}", o.wall_s), "s", "measured"]);
+    totals(&mut out, "", &o.events, &o.metrics);
+    for r in &o.intervals {
+        let t = format!("{}", r.t_s);
+        for (e, c) in o.events.iter().zip(&r.counts) {
+            let (v, s) = match c {
+                Some(v) => (format!("{v}"), "measured"),
+                None => (String::new(), "not counted"),
+            };
+            row(&mut out, ["interval", &t, "", &e.name, &v, "count", s]);
+        }
+    }
+    for m in &o.memory_samples {
+        let t = format!("{}", m.t_s);
+        for (name, v) in [("rss", m.rss_bytes), ("thp", m.thp_bytes), ("hugetlb", m.hugetlb_bytes)] {
+            row(&mut out, ["memory", &t, "", name, &v.to_string(), "B", "measured"]);
+        }
+    }
+    out
+}
+
+/// Per region: entries, wall time, counts and metrics.
+pub fn regions(o: &regions::Outcome) -> String {
+    let mut out = format!("{STAT_HEADER}\n");
+    for r in &o.regions {
+        row(&mut out, ["region", "", &r.name, "entries", &r.entries.to_string(), "count", "measured"]);
+        row(&mut out, ["region", "", &r.name, "wall", &r.wall_ns.to_string(), "ns", "measured"]);
+        totals(&mut out, &r.name, &r.events, &r.metrics);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_are_quoted_when_they_must_be() {
+        assert_eq!(cell("plain"), "plain");
+        assert_eq!(cell("cpu/event=1,umask=2/"), "\"cpu/event=1,umask=2/\"");
+        assert_eq!(cell("say \"x\""), "\"say \"\"x\"\"\"");
+    }
+}

@@ -1,0 +1,199 @@
+//! Looking at a user's program: `memperf stat -- CMD` as a user meets it
+//! (exit status, signals and output passed through, one-line errors, the
+//! document, the CSV) and the C region API (the example compiles, links
+//! against the static and the shared library, and writes a document that
+//! `report` reads).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn memperf(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_memperf")).args(args).output().expect("memperf runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn read_json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
+    let schema = read_json(&Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/results.schema.json"));
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    validator.iter_errors(doc).map(|e| format!("{} at {}", e, e.instance_path)).collect()
+}
+
+#[test]
+fn the_programs_status_and_output_pass_through() {
+    let o = memperf(&["stat", "--", "sh", "-c", "echo out; echo err >&2; exit 5"]);
+    assert_eq!(o.status.code(), Some(5));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "out\n", "stdout is the program's alone");
+    let e = stderr(&o);
+    assert!(e.starts_with("err\n"), "{e}");
+    assert!(e.contains("exited with status 5") && e.contains("task-clock"), "{e}");
+    let killed = memperf(&["stat", "-e", "task-clock", "--", "sh", "-c", "kill -TERM $$"]);
+    assert_eq!(killed.status.code(), Some(143));
+    assert!(stderr(&killed).contains("killed by signal 15 (SIGTERM)"));
+}
+
+#[test]
+fn a_sigterm_to_memperf_reaches_the_program() {
+    let child = Command::new(env!("CARGO_BIN_EXE_memperf"))
+        .args(["stat", "-e", "task-clock", "--", "sleep", "30"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let started = std::time::Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(started.elapsed().as_secs() < 10, "sleep was not told");
+    assert_eq!(o.status.code(), Some(143));
+    assert!(stderr(&o).contains("`sleep 30` killed by signal 15"), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_input_is_one_line_with_the_shells_status_and_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let plain = dir.path().join("plain");
+    std::fs::write(&plain, "not a program").unwrap();
+    let bad_metrics = dir.path().join("m.json");
+    std::fs::write(&bad_metrics, r#"[{"name":"x","formula":["a +"],"unit":"u","description":""}]"#).unwrap();
+    let cases: &[(&[&str], i32, &str)] = &[
+        (&["--", "no-such-program-memperf"], 127, "command not found"),
+        (&["--", plain.to_str().unwrap()], 126, "not executable"),
+        (&[], 2, "no command to run"),
+        (&["-e", "bogus", "--", "true"], 2, "unknown event 'bogus'"),
+        (&["-e", "cycles,,page-faults", "--", "true"], 2, "empty event name"),
+        (&["-I", "5", "--", "true"], 2, "from 10 to 3600000"),
+        (&["--metrics", bad_metrics.to_str().unwrap(), "--", "true"], 2, "metric 'x'"),
+        (&["--machine-results", "/nonexistent", "--", "true"], 2, "/nonexistent"),
+    ];
+    for (args, code, needle) in cases {
+        let mut all = vec!["stat", "--json", out.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let o = memperf(&all);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(*code), "{args:?}: {e}");
+        assert!(e.contains(needle), "{args:?}: {e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{args:?}: {e}");
+        assert!(!out.exists(), "{args:?} left a file");
+    }
+}
+
+/// The document validates; the CSV reads back to the same counts; the
+/// report and compare read the document.
+#[test]
+fn the_document_and_the_csv_of_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv) = (dir.path().join("s.json"), dir.path().join("s.csv"));
+    let touch = "dd if=/dev/zero of=/dev/null bs=32M count=1 2>/dev/null";
+    let o = memperf(&[
+        "stat",
+        "-I",
+        "20",
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        touch,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc = read_json(&json);
+    let errors = schema_errors(&doc);
+    assert!(errors.is_empty(), "{errors:#?}");
+    let outcome = &doc["experiments"][0]["outcome"];
+    assert_eq!(outcome["experiment"], "stat");
+    let events = outcome["events"].as_array().unwrap();
+    for e in events.iter().filter(|e| e["status"]["status"] == "unavailable") {
+        assert!(e["status"].get("count").is_none(), "an unavailable counter carries no count: {e}");
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next().unwrap(), "record,t_s,region,name,value,unit,status");
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(rows.iter().all(|r| r.len() == 7), "tidy rows of seven cells");
+    let faults = events.iter().find(|e| e["name"] == "page-faults").unwrap();
+    if let Some(count) = faults["status"]["count"].as_u64() {
+        let row = rows.iter().find(|r| r[0] == "total" && r[3] == "page-faults").unwrap();
+        assert_eq!(row[4].parse::<u64>().unwrap(), count);
+        assert!(count >= 8192, "32 MiB of fresh pages: {count}");
+    }
+    for r in rows.iter().filter(|r| r[6] == "not measured") {
+        assert_eq!(r[4], "", "an unmeasured value is empty, never 0: {r:?}");
+    }
+    assert!(rows.iter().any(|r| r[0] == "interval"));
+    let report = memperf(&["report", json.to_str().unwrap(), "-o", dir.path().join("rep").to_str().unwrap()]);
+    assert_eq!(report.status.code(), Some(0), "{}", stderr(&report));
+    let html = std::fs::read_to_string(dir.path().join("rep/report.html")).unwrap();
+    assert!(html.contains("stat") && html.contains("not measured"));
+    let c = memperf(&["compare", json.to_str().unwrap(), json.to_str().unwrap()]);
+    assert_eq!(c.status.code(), Some(0), "{}", stderr(&c));
+    assert!(String::from_utf8_lossy(&c.stdout).contains("stat wall time"));
+}
+
+/// Builds libmemperf.a and libmemperf.so (the capi crate) in a target
+/// folder of their own, so the cargo running this test is not waited on.
+fn c_libraries() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let target = root.join("target/capi");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["build", "--release", "--offline", "-p", "memperf-capi", "--target-dir"])
+        .arg(&target)
+        .current_dir(root)
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "building the C API failed");
+    target.join("release")
+}
+
+fn compile(out: &Path, libs: &Path, link: &[&str]) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let o = Command::new("cc")
+        .args(["-O2", "-Wall", "-Werror", "-I"])
+        .arg(root.join("include"))
+        .arg(root.join("examples/region_sample.c"))
+        .arg("-L")
+        .arg(libs)
+        .args(link)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .expect("cc runs");
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn the_c_example_links_both_libraries_and_writes_a_document() {
+    let libs = c_libraries();
+    let dir = tempfile::tempdir().unwrap();
+    let rpath = format!("-Wl,-rpath,{}", libs.display());
+    let builds: [(&str, Vec<&str>); 2] =
+        [("static", vec!["-l:libmemperf.a", "-lpthread", "-ldl", "-lm"]), ("shared", vec!["-lmemperf", &rpath])];
+    let mut outputs = Vec::new();
+    for (kind, link) in &builds {
+        let exe = dir.path().join(format!("sample-{kind}"));
+        compile(&exe, &libs, link);
+        let doc_path = dir.path().join(format!("{kind}.json"));
+        let o = Command::new(&exe).args(["8", "4000"]).env("MEMPERF_REGIONS", &doc_path).output().unwrap();
+        assert!(o.status.success(), "{kind}: {}", stderr(&o));
+        outputs.push(String::from_utf8_lossy(&o.stdout).into_owned());
+        let doc = read_json(&doc_path);
+        let errors = schema_errors(&doc);
+        assert!(errors.is_empty(), "{kind}: {errors:#?}");
+        let regions = doc["experiments"][0]["outcome"]["regions"].as_array().unwrap();
+        let entries = |n: &str| regions.iter().find(|r| r["name"] == n).map(|r| r["entries"].as_u64().unwrap());
+        assert_eq!((entries("run"), entries("init"), entries("doit")), (Some(1), Some(1), Some(3)), "{kind}");
+        let report = memperf(&["report", doc_path.to_str().unwrap(), "-o", dir.path().join(kind).to_str().unwrap()]);
+        assert_eq!(report.status.code(), Some(0), "{kind}: {}", stderr(&report));
+    }
+    assert!(outputs[0].starts_with("tmp = ") && outputs[0] == outputs[1], "{outputs:?}");
+}
