@@ -100,7 +100,11 @@ fn stat(args: &memperf::cli::stat::StatArgs) -> Result<u8> {
     let program = memperf::process::find(&args.command)?;
     let clock = MonotonicClock::new();
     let started = std::time::Instant::now();
-    let outcome = memperf::experiments::stat::run(&program, &params, &memperf::counters::PerfBackend)?;
+    let names: Vec<String> = params.events.iter().map(|e| e.name.clone()).collect();
+    let mut live = |row: &memperf::model::outcome::stat::Interval| {
+        eprint!("{}", memperf::report::text::stat::live_interval(&names, row));
+    };
+    let outcome = memperf::experiments::stat::run(&program, &params, &memperf::counters::PerfBackend, &mut live)?;
     let status = outcome.exit.shell_status();
     let params_json = serde_json::to_value(&params).expect("params serialise");
     let doc = plan::observation_document(

@@ -79,7 +79,12 @@ struct Observed {
 }
 
 /// Runs the program to its end, sampling at the period.
-fn observe(program: &Program, params: &Params, backend: &dyn CounterBackend) -> Result<(Observed, Vec<Opened>)> {
+fn observe(
+    program: &Program,
+    params: &Params,
+    backend: &dyn CounterBackend,
+    on_interval: &mut dyn FnMut(&Interval),
+) -> Result<(Observed, Vec<Opened>)> {
     let held = crate::process::spawn_held(program, &[])?;
     let mut counters: Vec<Opened> = params.events.iter().map(|e| backend.open(e, Target::Child(held.pid))).collect();
     let _forwarding = Forwarding::install(held.pid);
@@ -102,6 +107,7 @@ fn observe(program: &Program, params: &Params, backend: &dyn CounterBackend) -> 
         if params.interval_ms.is_some() {
             let now = read_all(&mut counters);
             intervals.push(Interval { t_s, counts: interval_counts(&now, &previous), memory: mem });
+            on_interval(intervals.last().expect("just pushed"));
             previous = now.iter().map(|r| r.as_ref().ok().copied()).collect();
         }
         tick += 1;
@@ -160,15 +166,21 @@ pub fn inputs(events: &[EventCount], seconds: f64, figures: &MachineFigures) -> 
     m
 }
 
-/// Runs `program` under the counters and builds the outcome.
-pub fn run(program: &Program, params: &Params, backend: &dyn CounterBackend) -> Result<Outcome> {
+/// Runs `program` under the counters and builds the outcome;
+/// `on_interval` sees each `-I` row as it is made (while the program runs).
+pub fn run(
+    program: &Program,
+    params: &Params,
+    backend: &dyn CounterBackend,
+    on_interval: &mut dyn FnMut(&Interval),
+) -> Result<Outcome> {
     let asks_hardware = params.events.iter().any(|e| !e.is_software());
     let pmu_check = if asks_hardware {
         sanity::check(backend)
     } else {
         PmuCheck::Unavailable { reason: "no hardware event was asked for".into() }
     };
-    let (seen, opened) = observe(program, params, backend)?;
+    let (seen, opened) = observe(program, params, backend, on_interval)?;
     let events = event_counts(params, &seen.totals, &opened);
     let inputs = inputs(&events, seen.wall_s, &params.figures);
     let metrics = params.metrics.iter().map(|d| metrics::evaluate(d, &inputs, pmu_check.suspect())).collect::<Vec<_>>();
@@ -227,7 +239,7 @@ mod tests {
             ("dTLB-load-misses", Err(libc::EACCES)),
         ]);
         let p = params(&["cycles", "instructions", "page-faults", "dTLB-load-misses", "LLC-loads"], None);
-        let o = run(&program("exit 3"), &p, &backend).unwrap();
+        let o = run(&program("exit 3"), &p, &backend, &mut |_| {}).unwrap();
         assert_eq!(o.exit, Exit::Exited { code: 3 });
         assert!(matches!(o.pmu_check, PmuCheck::Trusted { .. }));
         assert_eq!(o.event("cycles").unwrap().status.value(), Some((6000.0, true)));
@@ -246,14 +258,14 @@ mod tests {
     #[test]
     fn page_faults_of_a_child_that_touches_known_pages() {
         let p = params(&["page-faults", "task-clock"], None);
-        let base = run(&program("exit 0"), &p, &crate::counters::PerfBackend).unwrap();
+        let base = run(&program("exit 0"), &p, &crate::counters::PerfBackend, &mut |_| {}).unwrap();
         let Some((base_faults, _)) = base.event("page-faults").unwrap().status.value() else {
             eprintln!("skipped: software counters unavailable here");
             return;
         };
         // 64 MiB of fresh anonymous memory in 4 KiB pages: 16384 faults.
         let touch = "dd if=/dev/zero of=/dev/null bs=64M count=1 2>/dev/null";
-        let o = run(&program(touch), &p, &crate::counters::PerfBackend).unwrap();
+        let o = run(&program(touch), &p, &crate::counters::PerfBackend, &mut |_| {}).unwrap();
         let (faults, _) = o.event("page-faults").unwrap().status.value().unwrap();
         let extra = faults - base_faults;
         assert!((16384.0 * 0.95..=16384.0 * 1.2).contains(&extra), "{faults} - {base_faults}");
@@ -263,7 +275,9 @@ mod tests {
     #[test]
     fn interval_rows_come_at_the_asked_period() {
         let p = params(&["task-clock", "context-switches"], Some(50));
-        let o = run(&program("sleep 0.32"), &p, &crate::counters::PerfBackend).unwrap();
+        let mut live = 0;
+        let o = run(&program("sleep 0.32"), &p, &crate::counters::PerfBackend, &mut |_| live += 1).unwrap();
+        assert_eq!(live, o.intervals.len() - 1, "every row but the last is seen while the program runs");
         // 6 full rows at 50 ms and the last, partial one at exit.
         assert!((6..=8).contains(&o.intervals.len()), "{}", o.intervals.len());
         for (k, row) in o.intervals.iter().take(5).enumerate() {

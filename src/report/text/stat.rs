@@ -135,6 +135,21 @@ fn intervals_text(o: &Outcome) -> String {
     format!("intervals of {ms} ms (counts during each; the last row ends at exit)\n{}", t.render())
 }
 
+/// One `-I` row as it is printed while the program runs (to stderr).
+pub fn live_interval(events: &[String], row: &crate::model::outcome::stat::Interval) -> String {
+    let mut out = format!("memperf stat {:>9.3} s", row.t_s);
+    for (name, count) in events.iter().zip(&row.counts) {
+        if let Some(v) = count {
+            out.push_str(&format!("  {name} {}", crate::units::group_thousands(v.round() as u64)));
+        }
+    }
+    if let Some(m) = row.memory {
+        out.push_str(&format!("  RSS {} (huge {})", Bytes(m.rss_bytes), Bytes(m.huge_bytes())));
+    }
+    out.push('\n');
+    out
+}
+
 pub fn regions_text(o: &regions::Outcome) -> String {
     let mut out = format!(
         "regions of `{}` (pid {}); one begin+end pair costs {}\n",
