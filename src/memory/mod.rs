@@ -194,10 +194,11 @@ mod tests {
         }
         let _turn = POOL_TESTS.lock().unwrap_or_else(|e| e.into_inner());
         // A run that reserved one page and died: its pid is gone, its
-        // record and its page remain.
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let pid = child.id();
-        child.wait().unwrap();
+        // record and its page remain. A pid above pid_max can never be
+        // alive (a real dead child's pid was seen reused under a parallel
+        // test run that forks and spawns threads).
+        let pid_max: u32 = std::fs::read_to_string("/proc/sys/kernel/pid_max").unwrap().trim().parse().unwrap();
+        let pid = pid_max + 1;
         let before = nr_2m();
         std::fs::create_dir_all("/run/memperf/reservations").unwrap();
         std::fs::write("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", (before + 1).to_string()).unwrap();
