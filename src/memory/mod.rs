@@ -195,8 +195,9 @@ mod tests {
         let _turn = POOL_TESTS.lock().unwrap_or_else(|e| e.into_inner());
         // A run that reserved one page and died: its pid is gone, its
         // record and its page remain. A pid above pid_max can never be
-        // alive (a real dead child's pid was seen reused under a parallel
-        // test run that forks and spawns threads).
+        // alive. (With a spawned and reaped child's pid this test failed
+        // once, finding nothing to give back, in a full parallel run; the
+        // cause was not found, and a pid that cannot exist rules out reuse.)
         let pid_max: u32 = std::fs::read_to_string("/proc/sys/kernel/pid_max").unwrap().trim().parse().unwrap();
         let pid = pid_max + 1;
         let before = nr_2m();
