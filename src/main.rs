@@ -52,6 +52,7 @@ fn run(cli: Cli) -> Result<u8> {
         }
         Command::Cleanup => return cleanup(),
         Command::Stat(a) => return stat(a),
+        Command::Hugepages(a) => return hugepages(a),
         _ => {}
     }
     install_interrupt_handler();
@@ -121,6 +122,52 @@ fn stat(args: &memperf::cli::stat::StatArgs) -> Result<u8> {
         memperf::report::sink::write(csv, memperf::report::csv::stat(&outcome).as_bytes())?;
     }
     Ok(status)
+}
+
+/// `memperf hugepages -- CMD`: the A/B, its report on stdout after the
+/// runs (each run is announced on stderr as it ends).
+fn hugepages(args: &memperf::cli::hugepages::HugepagesArgs) -> Result<u8> {
+    use memperf::experiments::plan::Output;
+    let params = args.params()?;
+    let out = Output {
+        json: args.json.clone(),
+        dir: args.output.clone(),
+        table: args.json.as_deref() != Some(std::path::Path::new("-")),
+    };
+    export::check_outputs(&out)?;
+    // A command that cannot be run is bad input here: exit 2, not a shell's 127.
+    let program = memperf::process::find(&args.command).map_err(|e| Error::usage(e.message))?;
+    install_interrupt_handler();
+    let machine = Fingerprint::collect();
+    let clock = MonotonicClock::new();
+    let started = std::time::Instant::now();
+    let mut announce = |r: &memperf::model::outcome::hugepages::Run| {
+        eprintln!(
+            "memperf hugepages: round {} {:<8} {:.3} s, {}",
+            r.round + 1,
+            r.arm.name(),
+            r.wall_s,
+            r.exit.describe()
+        );
+    };
+    let outcome = memperf::experiments::hugepages::run(&program, &params, &machine, &mut announce)?;
+    let params_json = serde_json::to_value(&params).expect("params serialise");
+    let doc = plan::observation_document(
+        machine,
+        &clock,
+        "hugepages",
+        params_json,
+        outcome.into(),
+        started.elapsed().as_secs_f64(),
+    );
+    export::export(&doc, &out)?;
+    Ok(if INTERRUPTED.load(Ordering::Relaxed) {
+        130
+    } else if doc.valid() {
+        0
+    } else {
+        1
+    })
 }
 
 /// `memperf cleanup`: what killed runs left reserved goes back to the pools.

@@ -197,3 +197,103 @@ fn the_c_example_links_both_libraries_and_writes_a_document() {
     }
     assert!(outputs[0].starts_with("tmp = ") && outputs[0] == outputs[1], "{outputs:?}");
 }
+
+fn walk_program(dir: &Path) -> PathBuf {
+    let exe = dir.join("walk");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/walk.c");
+    let o = Command::new("cc").args(["-O2", "-o"]).arg(&exe).arg(&src).output().expect("cc runs");
+    assert!(o.status.success(), "{}", stderr(&o));
+    exe
+}
+
+fn thp_mode() -> String {
+    let text = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    text.split_whitespace().find(|w| w.starts_with('[')).unwrap_or("").trim_matches(['[', ']']).to_string()
+}
+
+/// A glibc program that mallocs 256 MiB and walks it: with the THP
+/// tunable its memory is read back on huge pages, without it not.
+#[test]
+fn hugepages_reads_back_the_coverage_of_each_arm() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = walk_program(dir.path());
+    let json = dir.path().join("h.json");
+    let o = memperf(&["hugepages", "-n", "2", "--json", json.to_str().unwrap(), "--", exe.to_str().unwrap(), "256"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("speed-up vs without"));
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).lines().any(|l| l.chars().all(|c| c.is_ascii_digit()) && !l.is_empty()),
+        "the program's output is not shown without --show-output"
+    );
+    let doc = read_json(&json);
+    assert!(schema_errors(&doc).is_empty(), "{:#?}", schema_errors(&doc));
+    let out = &doc["experiments"][0]["outcome"];
+    assert_eq!(out["runs"].as_array().unwrap().len(), 4);
+    let huge = |arm: &str| {
+        out["summaries"].as_array().unwrap().iter().find(|s| s["arm"] == arm).unwrap()["peak_huge_bytes"]
+            .as_u64()
+            .unwrap()
+    };
+    if thp_mode() == "never" || !out["tunable_ignored"].is_null() {
+        eprintln!("skipped the coverage check: THP is off or the tunable is ignored here");
+        return;
+    }
+    assert!(huge("thp") > 64 << 20, "the THP arm got {} huge bytes", huge("thp"));
+    if thp_mode() == "madvise" {
+        assert_eq!(huge("without"), 0, "in madvise mode malloc gets no THP by itself");
+    }
+}
+
+#[test]
+fn hugepages_keeps_exit_statuses_and_output() {
+    let failing = memperf(&["hugepages", "-n", "1", "--", "sh", "-c", "echo from-the-program; exit 3"]);
+    assert_eq!(failing.status.code(), Some(1), "a failed run fails validation: {}", stderr(&failing));
+    let text = String::from_utf8_lossy(&failing.stdout);
+    assert!(text.contains("exited with status 3 (left out)"), "{text}");
+    assert!(text.contains("| from-the-program"), "a failed run's output is kept: {text}");
+    let shown = memperf(&["hugepages", "-n", "1", "--show-output", "--", "sh", "-c", "echo hello-out"]);
+    assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
+    let lines = String::from_utf8_lossy(&shown.stdout).lines().filter(|l| *l == "hello-out").count();
+    assert_eq!(lines, 2, "both runs pass their output through");
+    let cases: &[(&[&str], &str)] = &[
+        (&["hugepages"], "no command to run"),
+        (&["hugepages", "-n", "0", "--", "true"], "positive integer"),
+        (&["hugepages", "--", "no-such-program-memperf"], "command not found"),
+        (&["hugepages", "--mode", "bogus", "--", "true"], "--mode 'bogus'"),
+    ];
+    for (args, needle) in cases {
+        let o = memperf(args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.contains(needle) && e.trim_end().lines().count() == 1, "{args:?}: {e}");
+    }
+}
+
+#[test]
+fn working_set_validates_on_every_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("w.json");
+    let o = memperf(&[
+        "working-set",
+        "--quiet",
+        "--size",
+        "48MiB",
+        "--pages",
+        "4k,thp",
+        "--repetitions",
+        "3",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc = read_json(&json);
+    assert!(schema_errors(&doc).is_empty(), "{:#?}", schema_errors(&doc));
+    let out = &doc["experiments"][0]["outcome"];
+    assert_eq!(out["sums_agree"], true);
+    let results = out["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    assert!(results.iter().all(|r| r["valid"] == true && r["samples_s"].as_array().unwrap().len() == 3));
+    assert!(results[1]["speedup_vs_4k"].is_object());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("85 s → 15 s"), "the article's figures beside today's: {text}");
+}

@@ -50,7 +50,10 @@ fn suite_writes_a_folder_whose_document_validates() {
     let errors = schema_errors(&doc);
     assert!(errors.is_empty(), "{errors:#?}");
     let names: Vec<&str> = doc["experiments"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["info", "bandwidth", "latency", "tlb", "prefetch-fault", "page-init", "calls", "context"]);
+    assert_eq!(
+        names,
+        ["info", "bandwidth", "latency", "tlb", "working-set", "prefetch-fault", "page-init", "calls", "context"]
+    );
     assert!(doc["experiments"].as_array().unwrap().iter().all(|e| e["valid"] == true));
 }
 

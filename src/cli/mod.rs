@@ -5,12 +5,14 @@
 
 pub mod bandwidth;
 pub mod calls;
+pub mod hugepages;
 pub mod latency;
 pub mod page_init;
 pub mod prefetch_fault;
 pub mod progress;
 pub mod stat;
 pub mod tlb;
+pub mod working_set;
 
 use crate::error::{Error, Result};
 use crate::experiments::plan::{Job, Output, Plan};
@@ -36,6 +38,8 @@ pub enum Command {
     Latency(latency::LatencyArgs),
     /// TLB reach per page size and the cost of a page walk.
     Tlb(tlb::TlbArgs),
+    /// The 2002 sample application (random rows of three large float arrays) on every page policy: time, FLOP/s, speed-up, coverage, TLB cost.
+    WorkingSet(working_set::WorkingSetArgs),
     /// What a prefetch of NULL, an unmapped, PROT_NONE or kernel address costs; whether a prefetch survives a TLB miss.
     PrefetchFault(prefetch_fault::PrefetchFaultArgs),
     /// Page-descriptor initialisation: locked, lock-free, prefetch, parallel, against the store-bandwidth limit.
@@ -46,6 +50,8 @@ pub enum Command {
     Context(calls::ContextArgs),
     /// Count a program's events (at intervals with -I), derive CPI, miss rates and the time in page walks, and advise; honest without a PMU.
     Stat(stat::StatArgs),
+    /// Does this unmodified program get faster on huge pages? A/B runs through glibc's malloc tunable, with the coverage read back.
+    Hugepages(hugepages::HugepagesArgs),
     /// The whole suite: one results folder with JSON, SVG plots and an HTML report.
     Run(RunArgs),
     /// Rebuild the HTML report and plots from a results.json, a journal, or their folder.
@@ -96,7 +102,8 @@ impl CompareArgs {
 }
 
 /// Names of the experiments the suite runs, in order.
-pub const SUITE: [&str; 8] = ["info", "bandwidth", "latency", "tlb", "prefetch-fault", "page-init", "calls", "context"];
+pub const SUITE: [&str; 9] =
+    ["info", "bandwidth", "latency", "tlb", "working-set", "prefetch-fault", "page-init", "calls", "context"];
 
 /// Output options every measuring subcommand shares.
 #[derive(Debug, Clone, Args, Default)]
@@ -140,7 +147,7 @@ impl PresetArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Run only these experiments (info, bandwidth, latency, tlb, prefetch-fault, page-init, calls, context).
+    /// Run only these experiments (info, bandwidth, latency, tlb, working-set, prefetch-fault, page-init, calls, context).
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub only: Option<String>,
     /// Skip these experiments.
@@ -162,6 +169,9 @@ impl Command {
             }
             Command::Latency(l) => Ok(plan_of(vec![Job::Latency(l.params(machine)?)], &l.common, Some("latency"))),
             Command::Tlb(t) => Ok(plan_of(vec![Job::Tlb(t.params()?)], &t.common, Some("tlb"))),
+            Command::WorkingSet(w) => {
+                Ok(plan_of(vec![Job::WorkingSet(w.params(machine)?)], &w.common, Some("working-set")))
+            }
             Command::PrefetchFault(a) => {
                 Ok(plan_of(vec![Job::PrefetchFault(a.params()?)], &a.common, Some("prefetch-fault")))
             }
@@ -169,7 +179,7 @@ impl Command {
             Command::Calls(a) => Ok(plan_of(vec![Job::Calls(a.params()?)], &a.common, Some("calls"))),
             Command::Context(a) => Ok(plan_of(vec![Job::Context(a.params()?)], &a.common, Some("context"))),
             Command::Run(r) => r.plan(machine),
-            Command::Report(_) | Command::Compare(_) | Command::Cleanup | Command::Stat(_) => {
+            Command::Report(_) | Command::Compare(_) | Command::Cleanup | Command::Stat(_) | Command::Hugepages(_) => {
                 Err(Error::usage("report, compare, cleanup and stat have no plan of experiments"))
             }
         }
@@ -181,12 +191,15 @@ impl Command {
             Command::Bandwidth(b) => &b.common,
             Command::Latency(l) => &l.common,
             Command::Tlb(t) => &t.common,
+            Command::WorkingSet(w) => &w.common,
             Command::PrefetchFault(a) => &a.common,
             Command::PageInit(a) => &a.common,
             Command::Calls(a) => &a.common,
             Command::Context(a) => &a.common,
             Command::Run(r) => &r.common,
-            Command::Report(_) | Command::Compare(_) | Command::Cleanup | Command::Stat(_) => &NO_COMMON,
+            Command::Report(_) | Command::Compare(_) | Command::Cleanup | Command::Stat(_) | Command::Hugepages(_) => {
+                &NO_COMMON
+            }
         }
     }
 }
@@ -210,7 +223,7 @@ impl RunArgs {
     /// --only/--skip; hugetlb 2 MiB pages join the latency sweep when the
     /// pool has them (or --reserve-hugepages), else a warning says how.
     pub fn plan(&self, machine: &Fingerprint) -> Result<Plan> {
-        use crate::experiments::{bandwidth, calls, context, latency, page_init, prefetch_fault, tlb};
+        use crate::experiments::{bandwidth, calls, context, latency, page_init, prefetch_fault, tlb, working_set};
         let preset = self.preset.preset(Preset::Quick);
         let only = suite_names(&self.only)?;
         let skip = suite_names(&self.skip)?.unwrap_or_default();
@@ -234,6 +247,7 @@ impl RunArgs {
                 "bandwidth" => Job::Bandwidth(bandwidth::Params::preset(preset, machine)),
                 "latency" => Job::Latency(lat.clone()),
                 "tlb" => Job::Tlb(tlb::Params::preset(preset)),
+                "working-set" => Job::WorkingSet(working_set::Params::preset(preset, machine)),
                 "prefetch-fault" => Job::PrefetchFault(prefetch_fault::Params::preset(preset)),
                 "page-init" => Job::PageInit(page_init::Params::preset(preset)),
                 "calls" => Job::Calls(calls::Params::preset(preset)),

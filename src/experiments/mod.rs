@@ -9,6 +9,7 @@ pub mod bandwidth;
 pub mod calls;
 pub mod chases;
 pub mod context;
+pub mod hugepages;
 pub mod info;
 pub mod latency;
 pub mod page_init;
@@ -16,6 +17,7 @@ pub mod plan;
 pub mod prefetch_fault;
 pub mod stat;
 pub mod tlb;
+pub mod working_set;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::machine::Fingerprint;

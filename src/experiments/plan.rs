@@ -2,7 +2,8 @@
 //! one result document.
 
 use super::{
-    bandwidth, calls, context, info, latency, page_init, prefetch_fault, record, tlb, Context, Experiment, Progress,
+    bandwidth, calls, context, info, latency, page_init, prefetch_fault, record, tlb, working_set, Context, Experiment,
+    Progress,
 };
 use crate::error::Result;
 use crate::machine::Fingerprint;
@@ -23,6 +24,7 @@ pub enum Job {
     PageInit(page_init::Params),
     Calls(calls::Params),
     Context(context::Params),
+    WorkingSet(working_set::Params),
 }
 
 /// Where the document goes.
@@ -90,6 +92,9 @@ impl Plan {
                         own + if pol == p.control_policy() { control.next_multiple_of(page) } else { 0 }
                     }),
                 ),
+                Job::WorkingSet(p) => {
+                    (&p.pages, Box::new(|pol: PagePolicy| p.total_bytes.round_up(pol.page_size().0).0))
+                }
                 Job::Info | Job::PrefetchFault(_) | Job::PageInit(_) | Job::Calls(_) | Job::Context(_) => continue,
             };
             for &pol in pages.iter().filter(|p| p.uses_hugetlb_pool()) {
@@ -197,6 +202,7 @@ pub fn execute(
                 Job::PageInit(p) => record::<page_init::PageInit>(p, &ctx, plan.strict)?,
                 Job::Calls(p) => record::<calls::Calls>(p, &ctx, plan.strict)?,
                 Job::Context(p) => record::<context::ContextSaves>(p, &ctx, plan.strict)?,
+                Job::WorkingSet(p) => record::<working_set::WorkingSet>(p, &ctx, plan.strict)?,
             }
         };
         if let Some(c) = super::steal_warning(before, super::steal_ticks()) {
@@ -218,6 +224,7 @@ fn job_name(job: &Job) -> &'static str {
         Job::PageInit(_) => page_init::PageInit::NAME,
         Job::Calls(_) => calls::Calls::NAME,
         Job::Context(_) => context::ContextSaves::NAME,
+        Job::WorkingSet(_) => working_set::WorkingSet::NAME,
     }
 }
 

@@ -14,6 +14,7 @@ pub mod portable;
 #[cfg(target_arch = "x86_64")]
 pub mod prefetch;
 pub mod stream;
+pub mod working_set;
 #[cfg(target_arch = "x86_64")]
 pub mod x86_64;
 

@@ -29,6 +29,39 @@ pub fn sample(pid: i32, t_s: f64) -> Option<MemorySample> {
     from_rollup(&text, t_s)
 }
 
+/// As [`sample`], summed over `pid` and every process descended from it
+/// (found through /proc/PID/task/TID/children).
+pub fn sample_tree(pid: i32, t_s: f64) -> Option<MemorySample> {
+    let mut total = sample(pid, t_s)?;
+    for child in descendants(pid) {
+        if let Some(s) = sample(child, t_s) {
+            total.rss_bytes += s.rss_bytes;
+            total.thp_bytes += s.thp_bytes;
+            total.hugetlb_bytes += s.hugetlb_bytes;
+        }
+    }
+    Some(total)
+}
+
+/// Every live descendant of `pid`.
+pub fn descendants(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    let mut todo = vec![pid];
+    while let Some(p) = todo.pop() {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else { continue };
+        for t in tasks.flatten() {
+            let text = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+            for c in text.split_whitespace().filter_map(|c| c.parse::<i32>().ok()) {
+                if !out.contains(&c) {
+                    out.push(c);
+                    todo.push(c);
+                }
+            }
+        }
+    }
+    out
+}
+
 pub fn from_rollup(text: &str, t_s: f64) -> Option<MemorySample> {
     let e = smaps::first_entry(text)?;
     // Hugetlb pages are not in Rss: they count apart.

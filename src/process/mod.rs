@@ -7,6 +7,7 @@
 //! on a close-on-exec pipe (EOF there means the exec succeeded). The
 //! child's stdin, stdout and stderr are memperf's, untouched.
 
+pub mod elf;
 pub mod memory;
 pub mod signals;
 
@@ -160,8 +161,9 @@ fn pipe() -> Result<(OwnedFd, OwnedFd)> {
 }
 
 /// Forks a child that waits for the release, then execs `program` with
-/// this process's environment plus `extra_env`.
-pub fn spawn_held(program: &Program, extra_env: &[(OsString, OsString)]) -> Result<Held> {
+/// this process's environment plus `extra_env`; with `output`, its stdout
+/// and stderr go to that file instead of memperf's.
+pub fn spawn_held(program: &Program, extra_env: &[(OsString, OsString)], output: Option<&OwnedFd>) -> Result<Held> {
     // Everything the child needs is built before the fork: after it, only
     // async-signal-safe calls are allowed.
     let path = cstring(program.path.as_os_str())?;
@@ -193,7 +195,7 @@ pub fn spawn_held(program: &Program, extra_env: &[(OsString, OsString)]) -> Resu
     }
     if pid == 0 {
         // SAFETY: in the child, see above.
-        unsafe { child_after_fork(&release_r, &error_w, &path, &argv_ptrs, &envp_ptrs) }
+        unsafe { child_after_fork(&release_r, &error_w, output, &path, &argv_ptrs, &envp_ptrs) }
     }
     drop(release_r);
     drop(error_w);
@@ -208,6 +210,7 @@ pub fn spawn_held(program: &Program, extra_env: &[(OsString, OsString)]) -> Resu
 unsafe fn child_after_fork(
     release: &OwnedFd,
     error: &OwnedFd,
+    output: Option<&OwnedFd>,
     path: &CString,
     argv: &[*const libc::c_char],
     envp: &[*const libc::c_char],
@@ -217,6 +220,10 @@ unsafe fn child_after_fork(
     if n != 1 {
         // memperf gave up before releasing: leave without running anything.
         libc::_exit(125);
+    }
+    if let Some(out) = output {
+        libc::dup2(out.as_raw_fd(), 1);
+        libc::dup2(out.as_raw_fd(), 2);
     }
     // Rust ignores SIGPIPE; a program expects the default, as a shell gives it.
     libc::signal(libc::SIGPIPE, libc::SIG_DFL);
@@ -360,7 +367,7 @@ mod tests {
         let mark = dir.path().join("ran");
         let script = format!("touch {}; exit 7", mark.display());
         let p = find(&argv(&["sh", "-c", &script])).unwrap();
-        let held = spawn_held(&p, &[]).unwrap();
+        let held = spawn_held(&p, &[], None).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(50));
         assert!(!mark.exists(), "the child ran before it was released");
         let running = held.release("sh").unwrap();
@@ -372,7 +379,7 @@ mod tests {
     #[test]
     fn extra_environment_and_signals_reach_the_program() {
         let p = find(&argv(&["sh", "-c", "test \"$MEMPERF_TEST_VAR\" = yes && kill -TERM $$"])).unwrap();
-        let held = spawn_held(&p, &[("MEMPERF_TEST_VAR".into(), "yes".into())]).unwrap();
+        let held = spawn_held(&p, &[("MEMPERF_TEST_VAR".into(), "yes".into())], None).unwrap();
         let (exit, _) = held.release("sh").unwrap().wait_blocking();
         assert_eq!(exit, Exit::Signaled { signal: libc::SIGTERM });
         assert_eq!(exit.shell_status(), 143);
@@ -385,7 +392,7 @@ mod tests {
         std::fs::write(&f, [0x7f, b'E', b'L', b'F', 0, 0]).unwrap();
         std::fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
         let p = find(&[f.into_os_string()]).unwrap();
-        let e = spawn_held(&p, &[]).unwrap().release("bad").err().unwrap();
+        let e = spawn_held(&p, &[], None).unwrap().release("bad").err().unwrap();
         assert_eq!(e.kind.exit_code(), 126);
         assert!(e.message.contains("cannot execute"), "{}", e.message);
     }
@@ -393,7 +400,7 @@ mod tests {
     #[test]
     fn waiting_times_out_while_the_child_runs() {
         let p = find(&argv(&["sleep", "0.3"])).unwrap();
-        let r = spawn_held(&p, &[]).unwrap().release("sleep").unwrap();
+        let r = spawn_held(&p, &[], None).unwrap().release("sleep").unwrap();
         assert!(r.wait_for(std::time::Duration::from_millis(20)).is_none());
         let (exit, usage) = r.wait_blocking();
         assert_eq!(exit, Exit::Exited { code: 0 });

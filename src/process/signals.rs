@@ -8,6 +8,13 @@
 use std::sync::atomic::{AtomicI32, Ordering};
 
 static CHILD: AtomicI32 = AtomicI32::new(0);
+/// Some forwarded signal arrived since the last [`Forwarding::install`].
+static RECEIVED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a signal arrived while the last program ran (the user wants to stop).
+pub fn received() -> bool {
+    RECEIVED.load(Ordering::SeqCst)
+}
 
 /// The signals passed on.
 pub const FORWARDED: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
@@ -16,6 +23,7 @@ extern "C" fn forward(signal: i32, info: *mut libc::siginfo_t, _: *mut libc::c_v
     // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
     let code = unsafe { (*info).si_code };
     let child = CHILD.load(Ordering::SeqCst);
+    RECEIVED.store(true, Ordering::SeqCst);
     // si_code > 0: raised by the kernel (the terminal), which already
     // signalled the program's process group; <= 0: sent by a process.
     if code <= 0 && child > 0 {
@@ -32,6 +40,7 @@ pub struct Forwarding {
 impl Forwarding {
     pub fn install(child: i32) -> Forwarding {
         CHILD.store(child, Ordering::SeqCst);
+        RECEIVED.store(false, Ordering::SeqCst);
         let mut previous = Vec::new();
         for sig in FORWARDED {
             // SAFETY: sigaction structs are plain data; the handler is an

@@ -6,7 +6,9 @@ use crate::analysis::plateau::Plateau;
 use crate::memory::PagePolicy;
 use crate::model::document::Document;
 use crate::model::outcome::bandwidth::Effect;
-use crate::model::outcome::{bandwidth, calls, context, latency, page_init, prefetch_fault, regions, stat, tlb};
+use crate::model::outcome::{
+    bandwidth, calls, context, hugepages, latency, page_init, prefetch_fault, regions, stat, tlb, working_set,
+};
 use serde::{Deserialize, Serialize};
 
 /// One headline metric and the raw samples behind it.
@@ -83,6 +85,8 @@ pub fn metrics(doc: &Document) -> Vec<Metric> {
     out.extend(calls_metrics(doc));
     out.extend(context_metrics(doc));
     out.extend(stat_metrics(doc));
+    out.extend(working_set_metrics(doc));
+    out.extend(hugepages_metrics(doc));
     out.extend(region_metrics(doc));
     out
 }
@@ -107,6 +111,31 @@ fn stat_metrics(doc: &Document) -> Vec<Metric> {
         }
     }
     out
+}
+
+/// ns per row of the sample application on each page policy.
+fn working_set_metrics(doc: &Document) -> Vec<Metric> {
+    let Some(w) = doc.outcome::<working_set::Outcome>() else { return Vec::new() };
+    w.results
+        .iter()
+        .map(|r| {
+            let samples = r.samples_s.iter().map(|s| s * 1e9 / r.rows_per_sample as f64).collect();
+            metric(format!("working-set {} pages", r.pages), "ns/row", samples, r.ns_per_row.median, false)
+        })
+        .collect()
+}
+
+/// Wall time of each arm of the A/B.
+fn hugepages_metrics(doc: &Document) -> Vec<Metric> {
+    let Some(h) = doc.outcome::<hugepages::Outcome>() else { return Vec::new() };
+    h.summaries
+        .iter()
+        .filter_map(|s| {
+            let samples: Vec<f64> = h.runs.iter().filter(|r| r.arm == s.arm && r.ok()).map(|r| r.wall_s).collect();
+            let m = s.wall_s.as_ref()?.median;
+            Some(metric(format!("hugepages {} wall time", s.arm.name()), "s", samples, m, false))
+        })
+        .collect()
 }
 
 /// Wall time per entry of each region.
@@ -291,7 +320,7 @@ fn row_key(experiment: &str, text: &str) -> Option<String> {
 
 /// Every line of advice, tagged with the experiment it rests on.
 pub fn advice_items(doc: &Document) -> Vec<Advice> {
-    let parts: [(&'static str, Vec<String>); 8] = [
+    let parts: [(&'static str, Vec<String>); 10] = [
         ("bandwidth", bandwidth_advice(doc)),
         ("latency", latency_advice(doc)),
         ("tlb", tlb_advice(doc)),
@@ -300,6 +329,8 @@ pub fn advice_items(doc: &Document) -> Vec<Advice> {
         ("calls", doc.outcome::<calls::Outcome>().map(calls_advice).unwrap_or_default()),
         ("context", doc.outcome::<context::Outcome>().map(context_advice).unwrap_or_default()),
         ("stat", doc.outcome::<stat::Outcome>().map(|s| s.advice.clone()).unwrap_or_default()),
+        ("working-set", doc.outcome::<working_set::Outcome>().map(|w| w.advice.clone()).unwrap_or_default()),
+        ("hugepages", doc.outcome::<hugepages::Outcome>().map(|h| h.advice.clone()).unwrap_or_default()),
     ];
     parts
         .into_iter()

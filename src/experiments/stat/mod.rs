@@ -85,7 +85,7 @@ fn observe(
     backend: &dyn CounterBackend,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<(Observed, Vec<Opened>)> {
-    let held = crate::process::spawn_held(program, &[])?;
+    let held = crate::process::spawn_held(program, &[], None)?;
     let mut counters: Vec<Opened> = params.events.iter().map(|e| backend.open(e, Target::Child(held.pid))).collect();
     let _forwarding = Forwarding::install(held.pid);
     let shown = program.argv[0].to_string_lossy().into_owned();

@@ -7,6 +7,7 @@
 pub mod bandwidth;
 pub mod calls;
 pub mod context;
+pub mod hugepages;
 pub mod info;
 pub mod latency;
 pub mod page_init;
@@ -14,6 +15,7 @@ pub mod prefetch_fault;
 pub mod regions;
 pub mod stat;
 pub mod tlb;
+pub mod working_set;
 
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +32,8 @@ pub enum Outcome {
     Context(context::Outcome),
     Stat(stat::Outcome),
     Regions(regions::Outcome),
+    Hugepages(hugepages::Outcome),
+    WorkingSet(working_set::Outcome),
 }
 
 impl Outcome {
@@ -46,6 +50,8 @@ impl Outcome {
             Outcome::Context(_) => "context",
             Outcome::Stat(_) => "stat",
             Outcome::Regions(_) => "regions",
+            Outcome::Hugepages(_) => "hugepages",
+            Outcome::WorkingSet(_) => "working-set",
         }
     }
 
@@ -62,6 +68,8 @@ impl Outcome {
             Outcome::Context(o) => o.valid,
             Outcome::Stat(o) => o.valid,
             Outcome::Regions(o) => o.valid,
+            Outcome::Hugepages(o) => o.valid,
+            Outcome::WorkingSet(o) => o.valid,
         }
     }
 }
@@ -82,4 +90,4 @@ macro_rules! outcome_conversions {
 }
 outcome_conversions!(Info => info, Bandwidth => bandwidth, Latency => latency, Tlb => tlb,
     PrefetchFault => prefetch_fault, PageInit => page_init, Calls => calls, Context => context,
-    Stat => stat, Regions => regions);
+    Stat => stat, Regions => regions, Hugepages => hugepages, WorkingSet => working_set);

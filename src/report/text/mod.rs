@@ -11,6 +11,7 @@ mod page_init;
 mod prefetch_fault;
 pub mod stat;
 mod tlb;
+mod working_set;
 
 pub use bandwidth::plateau_text;
 pub use machine::machine;
@@ -48,6 +49,8 @@ pub fn experiment(doc: &Document, rec: &crate::model::document::ExperimentRecord
         Some(Outcome::Context(o)) => context::context_text(o),
         Some(Outcome::Stat(o)) => stat::stat_text(o),
         Some(Outcome::Regions(o)) => stat::regions_text(o),
+        Some(Outcome::Hugepages(o)) => stat::hugepages_text(o),
+        Some(Outcome::WorkingSet(o)) => working_set::working_set_text(o),
         None => format!("{}: completed without an outcome\n", rec.name),
     };
     if !rec.valid {

@@ -182,3 +182,66 @@ pub fn regions_text(o: &regions::Outcome) -> String {
     }
     out
 }
+
+pub fn hugepages_text(o: &crate::model::outcome::hugepages::Outcome) -> String {
+    use crate::process::elf::Linkage;
+    let linkage = match &o.linkage {
+        Linkage::Glibc { interpreter } => format!("dynamically linked through {interpreter}"),
+        Linkage::OtherLibc { interpreter } => format!("linked through {interpreter}"),
+        Linkage::Static => "statically linked".into(),
+        Linkage::NotElf => "not an ELF file (a script)".into(),
+    };
+    let mut out = format!(
+        "hugepages: `{}`, {} round(s) of {} (order rotated each round); {linkage}, glibc {}, THP {}\n",
+        o.command.join(" "),
+        o.rounds,
+        o.arms.iter().map(|a| a.tunable()).collect::<Vec<_>>().join(" vs "),
+        o.glibc_version.as_deref().unwrap_or("unknown"),
+        o.thp_mode
+    );
+    if let Some(why) = &o.tunable_ignored {
+        out.push_str(&format!("  the tunable will not reach it: {why}\n"));
+    }
+    let mut t = Table::new([
+        "arm",
+        "runs ok",
+        "failed",
+        "wall s (median)",
+        "user s",
+        "system s",
+        "peak on huge pages",
+        "huge coverage",
+        "speed-up vs without",
+    ]);
+    let opt = |v: Option<f64>, p: usize| v.map(|v| format!("{v:.p$}")).unwrap_or_else(|| "not measured".into());
+    for s in &o.summaries {
+        t.row([
+            s.arm.name().to_string(),
+            s.runs_ok.to_string(),
+            s.runs_failed.to_string(),
+            opt(s.wall_s.as_ref().map(|w| w.median), 3),
+            opt(s.user_s_median, 3),
+            opt(s.system_s_median, 3),
+            Bytes(s.peak_huge_bytes).to_string(),
+            s.huge_fraction_median.map(|f| format!("{:.1}%", f * 100.0)).unwrap_or_else(|| "not measured".into()),
+            match (&s.speedup, s.arm) {
+                (_, crate::model::outcome::hugepages::Arm::Without) => "-".into(),
+                (Some(r), _) => format!("×{:.3} [×{:.3}, ×{:.3}] n={}", r.median, r.low, r.high, r.n),
+                (None, _) => "no pair".into(),
+            },
+        ]);
+    }
+    out.push_str(&t.render());
+    for r in o.runs.iter().filter(|r| !r.ok()) {
+        out.push_str(&format!("  round {} {}: {} (left out)\n", r.round + 1, r.arm.name(), r.exit.describe()));
+        if let Some(tail) = &r.output_tail {
+            for line in tail.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev() {
+                out.push_str(&format!("    | {line}\n"));
+            }
+        }
+    }
+    for a in &o.advice {
+        out.push_str(&format!("  → {a}\n"));
+    }
+    out
+}

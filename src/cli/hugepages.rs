@@ -1,0 +1,64 @@
+//! Options of `memperf hugepages -- CMD`.
+
+use crate::error::{Error, Result};
+use crate::experiments::hugepages::Params;
+use crate::model::outcome::hugepages::Arm;
+use clap::Args;
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct HugepagesArgs {
+    /// Runs per arm, alternated [default: 5]
+    #[arg(short = 'n', long = "runs", value_name = "N", allow_hyphen_values = true)]
+    pub runs: Option<String>,
+    /// thp (glibc.malloc.hugetlb=1), hugetlb (=2, needs reserved pages) or both [default: thp]
+    #[arg(long, value_name = "MODE", allow_hyphen_values = true)]
+    pub mode: Option<String>,
+    /// Pass the program's output through (else it is kept and shown only for a failed run).
+    #[arg(long)]
+    pub show_output: bool,
+    /// Also sample the memory of the program's child processes.
+    #[arg(long)]
+    pub children: bool,
+    /// Reserve the 2 MiB pages the hugetlb arm needs (root), and give them back at the end.
+    #[arg(long)]
+    pub reserve_hugepages: bool,
+    /// Write the result document (JSON) to FILE; `-` for stdout.
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    pub json: Option<PathBuf>,
+    /// Write a results folder: results.json and report.html.
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// The program and its arguments, after `--` (run without a shell).
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+impl HugepagesArgs {
+    pub fn params(&self) -> Result<Params> {
+        let rounds = match &self.runs {
+            None => 5,
+            Some(t) => super::positive("-n", t)?,
+        };
+        let arms = match self.mode.as_deref().map(str::trim) {
+            None | Some("thp") => vec![Arm::Without, Arm::Thp],
+            Some("hugetlb") => vec![Arm::Without, Arm::Hugetlb],
+            Some("both") => vec![Arm::Without, Arm::Thp, Arm::Hugetlb],
+            Some(other) => {
+                return Err(Error::usage(format!("--mode '{other}': use thp, hugetlb or both")));
+            }
+        };
+        if self.command.is_empty() {
+            return Err(Error::usage("no command to run: give it after --, e.g. memperf hugepages -- ./app"));
+        }
+        Ok(Params {
+            command: self.command.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+            rounds,
+            arms,
+            show_output: self.show_output,
+            children: self.children,
+            reserve_hugepages: self.reserve_hugepages,
+        })
+    }
+}

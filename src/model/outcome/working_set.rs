@@ -1,0 +1,83 @@
+//! What `memperf working-set` found: the 2002 sample application on each
+//! page policy, measured interleaved: time per row, FLOP/s, the speed-up
+//! over 4 KiB pages with its interval, the huge-page coverage read back,
+//! counters where the machine has them, the time attributable to
+//! translation (4k − huge, said as such) beside what the measured walk cost
+//! predicts, and the article's figures beside today's.
+
+use super::stat::EventCount;
+use crate::memory::{Backing, PagePolicy};
+use crate::timing::{Ratio, Summary};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicyResult {
+    pub pages: PagePolicy,
+    /// The three arrays' region, read back after the measurement.
+    pub backing: Backing,
+    pub rows_per_sample: u64,
+    pub samples_s: Vec<f64>,
+    pub ns_per_row: Summary,
+    /// Median, from the FLOPs of the rows done.
+    pub flops_per_s: f64,
+    /// 4k time / this policy's time, paired by repetition (> 1: faster).
+    pub speedup_vs_4k: Option<Ratio>,
+    /// Median ns per row on 4k minus on this policy: the time
+    /// attributable to address translation when the policy is huge.
+    pub translation_ns_per_row: Option<f64>,
+    /// Counted over one extra sample, where counters exist.
+    pub counters: Vec<EventCount>,
+    /// The f32 sum of the validation rows agreed with the f64 recomputation,
+    /// and every sample's sum was finite.
+    pub valid: bool,
+}
+
+/// The 2002 article's figures (UltraSPARC III, Solaris ISM).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Article {
+    pub machine: String,
+    pub seconds_small_pages: f64,
+    pub seconds_large_pages: f64,
+    pub speedup: f64,
+    pub dtlb_miss_rate_small: f64,
+    pub dtlb_miss_rate_large: f64,
+    pub cpi_small: f64,
+    pub cpi_large: f64,
+}
+
+impl Article {
+    pub fn figures() -> Article {
+        Article {
+            machine: "UltraSPARC III, 750 MHz, 8 KiB base pages, 4 MiB ISM pages, 512-entry DTLB".into(),
+            seconds_small_pages: 85.0,
+            seconds_large_pages: 15.0,
+            speedup: 85.0 / 15.0,
+            dtlb_miss_rate_small: 0.30,
+            dtlb_miss_rate_large: 0.0003,
+            cpi_small: 6.89,
+            cpi_large: 2.59,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub total_bytes: u64,
+    pub row_floats: u64,
+    pub rows: u64,
+    pub index_len: u64,
+    /// Seed of the random row index.
+    pub seed: u64,
+    pub order_seed: u64,
+    pub results: Vec<PolicyResult>,
+    /// Every policy computed the same sum over the validation rows, bit for bit.
+    pub sums_agree: bool,
+    /// Walk cost `memperf tlb` measured here (a saved result), and what it
+    /// predicts per row: three arrays × walk × (miss chance on 4 KiB − on 2 MiB).
+    pub walk_ns: Option<f64>,
+    pub predicted_translation_ns_per_row: Option<f64>,
+    pub walk_cost_source: Option<String>,
+    pub article: Article,
+    pub advice: Vec<String>,
+    pub valid: bool,
+}
