@@ -9,6 +9,7 @@
 //! speed-up is the median of the per-round ratios with its interval. A run
 //! that fails is reported and left out of every figure.
 
+use crate::counters::CounterBackend;
 use crate::error::{Error, Result};
 use crate::machine::Fingerprint;
 use crate::memory::Reservation;
@@ -78,6 +79,9 @@ fn one_run(program: &Program, p: &Params, arm: Arm, round: usize) -> Result<Run>
     let env: Vec<(OsString, OsString)> = vec![("GLIBC_TUNABLES".into(), tunables(existing.as_deref(), arm).into())];
     let out = if p.show_output { None } else { Some(output_file()?) };
     let held = crate::process::spawn_held(program, &env, out.as_ref())?;
+    let specs = run_events();
+    let mut counters: Vec<_> =
+        specs.iter().map(|e| crate::counters::PerfBackend.open(e, crate::counters::Target::Child(held.pid))).collect();
     let _forwarding = Forwarding::install(held.pid);
     let t0 = Instant::now();
     let running = held.release(&p.command[0])?;
@@ -92,6 +96,25 @@ fn one_run(program: &Program, p: &Params, arm: Arm, round: usize) -> Result<Run>
     };
     let wall_s = t0.elapsed().as_secs_f64();
     let ok = exit == Exit::Exited { code: 0 };
+    let counts = specs
+        .iter()
+        .zip(counters.iter_mut())
+        .map(|(spec, c)| crate::model::outcome::stat::EventCount {
+            name: spec.name.clone(),
+            description: spec.description.clone(),
+            software: spec.is_software(),
+            status: match c {
+                Ok(c) => match c.read() {
+                    Ok(r) => r.status(),
+                    Err(e) => crate::counters::CounterStatus::Unavailable {
+                        reason: format!("counter read failed: {e}"),
+                        fix: None,
+                    },
+                },
+                Err(u) => u.clone().into(),
+            },
+        })
+        .collect();
     Ok(Run {
         arm,
         round,
@@ -100,7 +123,19 @@ fn one_run(program: &Program, p: &Params, arm: Arm, round: usize) -> Result<Run>
         usage,
         coverage: memory::coverage(&samples),
         output_tail: out.as_ref().filter(|_| !ok).map(tail),
+        counters: counts,
     })
+}
+
+/// What each run counts: the page faults and CPU time everywhere, cycles,
+/// instructions and page walks where a PMU is exposed.
+fn run_events() -> Vec<crate::counters::EventSpec> {
+    let cpu = crate::machine::cpuid::identity();
+    let walks = if crate::counters::events::table_for(&cpu).is_some() { "dtlb-walks" } else { "dTLB-load-misses" };
+    ["cycles", "instructions", walks, "page-faults", "task-clock"]
+        .iter()
+        .map(|n| crate::counters::events::resolve(n, &cpu).expect("catalogue names resolve"))
+        .collect()
 }
 
 /// Arms of each round, rotated so no arm always runs first.
@@ -150,8 +185,23 @@ fn summarise(runs: &[Run], arm: Arm, rounds: usize, ignored: &Option<String>, ma
             .collect();
         Ratio::of(&pairs)
     });
+    let counter_medians = ok
+        .first()
+        .map(|r| {
+            r.counters
+                .iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    let v: Option<Vec<f64>> =
+                        ok.iter().map(|r| r.counters.get(i).and_then(|c| c.status.value()).map(|v| v.0)).collect();
+                    (e.name.clone(), v.and_then(|v| median(&v)))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     ArmSummary {
         arm,
+        counter_medians,
         runs_ok: ok.len(),
         runs_failed: mine.len() - ok.len(),
         wall_s: Summary::of(&walls),
@@ -274,6 +324,7 @@ mod tests {
                 time_weighted_huge_fraction: Some(huge as f64 / 100.0),
             },
             output_tail: None,
+            counters: Vec::new(),
         }
     }
 

@@ -51,11 +51,17 @@ impl Params {
             Preset::Full => (15, 0.1),
         };
         let mut pages = vec![PagePolicy::Small, PagePolicy::Thp];
-        for pol in [PagePolicy::Huge2M, PagePolicy::Huge1G] {
-            let need = Bytes(total).round_up(pol.page_size().0).0 / pol.page_size().0;
-            if machine.pool(pol.page_size()).is_some_and(|p| p.available() >= need) {
-                pages.push(pol);
-            }
+        let free = |pol: PagePolicy| machine.pool(pol.page_size()).map_or(0, |p| p.available());
+        let need = |pol: PagePolicy| Bytes(total).round_up(pol.page_size().0).0 / pol.page_size().0;
+        if free(PagePolicy::Huge2M) >= need(PagePolicy::Huge2M) {
+            pages.push(PagePolicy::Huge2M);
+        }
+        if free(PagePolicy::Huge1G) >= need(PagePolicy::Huge1G) {
+            pages.push(PagePolicy::Huge1G);
+        }
+        // shm (the article's ISM) shares the 2 MiB pool with 2m.
+        if free(PagePolicy::Shm) >= 2 * need(PagePolicy::Shm) {
+            pages.push(PagePolicy::Shm);
         }
         Params {
             total_bytes: Bytes(total),
@@ -126,10 +132,11 @@ fn count_sample(
     row: usize,
     machine: &crate::machine::Fingerprint,
 ) -> Vec<EventCount> {
-    let walks = if events::table_for(&machine.cpu.identity).is_some() { "dtlb-walks" } else { "dTLB-load-misses" };
+    let table = events::table_for(&machine.cpu.identity).is_some();
+    let (walks, loads) = if table { ("dtlb-walks", "loads") } else { ("dTLB-load-misses", "L1-dcache-loads") };
     let mut window = Vec::new();
     rows_from(index, 0, rows, &mut window);
-    ["cycles", "instructions", walks, "task-clock"]
+    ["cycles", "instructions", walks, loads, "task-clock"]
         .iter()
         .map(|name| {
             let spec = events::resolve(name, &machine.cpu.identity).expect("catalogue names resolve");
@@ -241,7 +248,16 @@ fn summarise(
             let ns = Summary::of(&rows).expect("the scheduler returns one finite sample per repetition");
             let flops = p.row_floats as f64 * kernel::FLOPS_PER_ELEMENT as f64 / (ns.median * 1e-9);
             let is_small = Some(i) == small;
+            let inputs = super::stat::inputs(&counters, series[i].samples_s[0], figures);
+            let metrics = crate::counters::metrics::builtin()
+                .iter()
+                .filter(|d| {
+                    ["CPI", "DTLB miss rate per load", "estimated time in page walks"].contains(&d.name.as_str())
+                })
+                .map(|d| crate::counters::metrics::evaluate(d, &inputs, false))
+                .collect();
             PolicyResult {
+                metrics,
                 pages: pol,
                 backing: arrays[i].region.backing().clone(),
                 rows_per_sample: series[i].iters,

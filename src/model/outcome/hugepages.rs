@@ -49,6 +49,9 @@ pub struct Run {
     pub coverage: Coverage,
     /// The last lines of a failed run's output (when not shown live).
     pub output_tail: Option<String>,
+    /// The run's counters (inherited by its threads and children).
+    #[serde(default)]
+    pub counters: Vec<super::stat::EventCount>,
 }
 
 impl Run {
@@ -73,6 +76,10 @@ pub struct ArmSummary {
     pub speedup: Option<Ratio>,
     /// Why this arm got no huge pages, when it got none.
     pub no_huge_reason: Option<String>,
+    /// Median per run of each counter over the runs that succeeded;
+    /// `None` where it was not measured.
+    #[serde(default)]
+    pub counter_medians: Vec<(String, Option<f64>)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

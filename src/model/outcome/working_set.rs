@@ -27,6 +27,10 @@ pub struct PolicyResult {
     pub translation_ns_per_row: Option<f64>,
     /// Counted over one extra sample, where counters exist.
     pub counters: Vec<EventCount>,
+    /// CPI, DTLB misses per load and the estimated time in page walks,
+    /// from those counts ("not measured" without them).
+    #[serde(default)]
+    pub metrics: Vec<crate::counters::metrics::Metric>,
     /// The f32 sum of the validation rows agreed with the f64 recomputation,
     /// and every sample's sum was finite.
     pub valid: bool,

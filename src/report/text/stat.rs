@@ -232,6 +232,19 @@ pub fn hugepages_text(o: &crate::model::outcome::hugepages::Outcome) -> String {
         ]);
     }
     out.push_str(&t.render());
+    for s in &o.summaries {
+        let parts: Vec<String> = s
+            .counter_medians
+            .iter()
+            .map(|(n, v)| match v {
+                Some(v) => format!("{n} {}", crate::units::group_thousands(v.round() as u64)),
+                None => format!("{n} not measured"),
+            })
+            .collect();
+        if !parts.is_empty() {
+            out.push_str(&format!("  {} counters, median per run: {}\n", s.arm.name(), parts.join(", ")));
+        }
+    }
     for r in o.runs.iter().filter(|r| !r.ok()) {
         out.push_str(&format!("  round {} {}: {} (left out)\n", r.round + 1, r.arm.name(), r.exit.describe()));
         if let Some(tail) = &r.output_tail {

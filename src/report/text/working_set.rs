@@ -21,7 +21,7 @@ pub fn working_set_text(o: &Outcome) -> String {
         Table::new(["pages", "on huge pages", "ns/row", "GFLOP/s", "speed-up vs 4k", "4k − this, ns/row", "counters"]);
     for r in &o.results {
         let counted: Vec<String> =
-            r.counters.iter().filter(|c| !c.software).map(|c| format!("{} {}", c.name, c.status.display())).collect();
+            r.metrics.iter().filter(|m| m.value().is_some()).map(|m| format!("{} {}", m.name, m.display())).collect();
         t.row([
             r.pages.to_string(),
             r.backing.huge_fraction.map(|f| format!("{:.0}%", f * 100.0)).unwrap_or_else(|| "unknown".into()),
