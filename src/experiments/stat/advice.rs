@@ -69,7 +69,7 @@ fn translation_estimate(o: &Outcome) -> Option<String> {
         (Some(w), None) => format!(" Each page walk costs {w:.0} ns here (memperf tlb)."),
     };
     Some(format!(
-        "Its peak resident set ({}) is {:.0}× the L2 TLB reach of 4 KiB pages ({}, {origin}){huge}.{cost} Instead: run it again with huge pages for malloc (`memperf stat --json b.json -- env GLIBC_TUNABLES=glibc.malloc.hugetlb=1 CMD`, glibc ≥ 2.35) and `memperf compare` the two documents.",
+        "Its peak resident set ({}) is {:.0}× the L2 TLB reach of 4 KiB pages ({}, {origin}){huge}.{cost} Instead: `memperf hugepages -- CMD` runs it alternately without and with huge pages for malloc and reads back the coverage each run got.",
         Bytes(rss),
         rss as f64 / reach4k as f64,
         Bytes(reach4k),
@@ -85,7 +85,7 @@ pub fn advice(o: &Outcome, thp_mode: &str) -> Vec<String> {
     if let Some(share) = o.metric("estimated time in page walks").and_then(|m| m.value()) {
         if share >= 0.05 {
             out.push(format!(
-                "An estimated {:.0}% of its CPU time goes to page walks: back its large arrays with huge pages (THP via madvise, or `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` for malloc) and measure again.",
+                "An estimated {:.0}% of its CPU time goes to page walks: try `memperf hugepages -- CMD` (huge pages for malloc, A/B with the coverage read back), or back its large arrays with THP via madvise.",
                 share * 100.0
             ));
         }
@@ -101,7 +101,7 @@ pub fn advice(o: &Outcome, thp_mode: &str) -> Vec<String> {
     if let Some(frac) = o.coverage.time_weighted_huge_fraction {
         if rss >= 64 << 20 && frac < 0.1 {
             let why = if thp_mode == "madvise" {
-                " (THP is in madvise mode: a program gets huge pages only where it asks, with madvise(MADV_HUGEPAGE) or glibc's malloc tunable)"
+                " (THP is in madvise mode: a program gets huge pages only where it asks, with madvise(MADV_HUGEPAGE) or glibc's malloc tunable; `memperf hugepages -- CMD` tries the tunable)"
             } else {
                 ""
             };
