@@ -297,3 +297,28 @@ fn working_set_validates_on_every_policy() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("85 s → 15 s"), "the article's figures beside today's: {text}");
 }
+
+#[test]
+fn c2c_measures_every_pair_and_refuses_cpus_it_may_not_use() {
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    if cpus < 2 {
+        eprintln!("skipped: c2c needs two CPUs");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("c.json");
+    let o = memperf(&["c2c", "--quiet", "--repetitions", "3", "--json", json.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc = read_json(&json);
+    assert!(schema_errors(&doc).is_empty(), "{:#?}", schema_errors(&doc));
+    let out = &doc["experiments"][0]["outcome"];
+    let n = out["cpus"].as_array().unwrap().len();
+    assert_eq!(out["pairs"].as_array().unwrap().len(), n * (n - 1) / 2 * 2, "every pair, both handoffs");
+    for (args, needle) in
+        [(&["c2c", "--cpus", "0,4096"][..], "CPU 4096"), (&["c2c", "--handoff", "xchg"][..], "unknown handoff")]
+    {
+        let e = memperf(args);
+        assert_eq!(e.status.code(), Some(2));
+        assert!(stderr(&e).contains(needle), "{}", stderr(&e));
+    }
+}

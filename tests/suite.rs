@@ -52,7 +52,18 @@ fn suite_writes_a_folder_whose_document_validates() {
     let names: Vec<&str> = doc["experiments"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["info", "bandwidth", "latency", "tlb", "working-set", "prefetch-fault", "page-init", "calls", "context"]
+        [
+            "info",
+            "bandwidth",
+            "latency",
+            "tlb",
+            "working-set",
+            "prefetch-fault",
+            "page-init",
+            "calls",
+            "context",
+            "c2c"
+        ]
     );
     assert!(doc["experiments"].as_array().unwrap().iter().all(|e| e["valid"] == true));
 }

@@ -4,6 +4,7 @@
 //! status 2.
 
 pub mod bandwidth;
+pub mod c2c;
 pub mod calls;
 pub mod hugepages;
 pub mod latency;
@@ -52,6 +53,8 @@ pub enum Command {
     Stat(stat::StatArgs),
     /// Does this unmodified program get faster on huge pages? A/B runs through glibc's malloc tunable, with the coverage read back.
     Hugepages(hugepages::HugepagesArgs),
+    /// Core-to-core latency: one cache line bounced between every pair of CPUs, grouped by topology.
+    C2c(c2c::C2cArgs),
     /// The whole suite: one results folder with JSON, SVG plots and an HTML report.
     Run(RunArgs),
     /// Rebuild the HTML report and plots from a results.json, a journal, or their folder.
@@ -102,8 +105,8 @@ impl CompareArgs {
 }
 
 /// Names of the experiments the suite runs, in order.
-pub const SUITE: [&str; 9] =
-    ["info", "bandwidth", "latency", "tlb", "working-set", "prefetch-fault", "page-init", "calls", "context"];
+pub const SUITE: [&str; 10] =
+    ["info", "bandwidth", "latency", "tlb", "working-set", "prefetch-fault", "page-init", "calls", "context", "c2c"];
 
 /// Output options every measuring subcommand shares.
 #[derive(Debug, Clone, Args, Default)]
@@ -147,7 +150,7 @@ impl PresetArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Run only these experiments (info, bandwidth, latency, tlb, working-set, prefetch-fault, page-init, calls, context).
+    /// Run only these experiments (info, bandwidth, latency, tlb, working-set, prefetch-fault, page-init, calls, context, c2c).
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub only: Option<String>,
     /// Skip these experiments.
@@ -178,6 +181,7 @@ impl Command {
             Command::PageInit(a) => Ok(plan_of(vec![Job::PageInit(a.params()?)], &a.common, Some("page-init"))),
             Command::Calls(a) => Ok(plan_of(vec![Job::Calls(a.params()?)], &a.common, Some("calls"))),
             Command::Context(a) => Ok(plan_of(vec![Job::Context(a.params()?)], &a.common, Some("context"))),
+            Command::C2c(a) => Ok(plan_of(vec![Job::C2c(a.params()?)], &a.common, Some("c2c"))),
             Command::Run(r) => r.plan(machine),
             Command::Report(_) | Command::Compare(_) | Command::Cleanup | Command::Stat(_) | Command::Hugepages(_) => {
                 Err(Error::usage("report, compare, cleanup and stat have no plan of experiments"))
@@ -196,6 +200,7 @@ impl Command {
             Command::PageInit(a) => &a.common,
             Command::Calls(a) => &a.common,
             Command::Context(a) => &a.common,
+            Command::C2c(a) => &a.common,
             Command::Run(r) => &r.common,
             Command::Report(_) | Command::Compare(_) | Command::Cleanup | Command::Stat(_) | Command::Hugepages(_) => {
                 &NO_COMMON
@@ -223,7 +228,9 @@ impl RunArgs {
     /// --only/--skip; hugetlb 2 MiB pages join the latency sweep when the
     /// pool has them (or --reserve-hugepages), else a warning says how.
     pub fn plan(&self, machine: &Fingerprint) -> Result<Plan> {
-        use crate::experiments::{bandwidth, calls, context, latency, page_init, prefetch_fault, tlb, working_set};
+        use crate::experiments::{
+            bandwidth, c2c, calls, context, latency, page_init, prefetch_fault, tlb, working_set,
+        };
         let preset = self.preset.preset(Preset::Quick);
         let only = suite_names(&self.only)?;
         let skip = suite_names(&self.skip)?.unwrap_or_default();
@@ -251,6 +258,7 @@ impl RunArgs {
                 "prefetch-fault" => Job::PrefetchFault(prefetch_fault::Params::preset(preset)),
                 "page-init" => Job::PageInit(page_init::Params::preset(preset)),
                 "calls" => Job::Calls(calls::Params::preset(preset)),
+                "c2c" => Job::C2c(c2c::Params::preset(preset)),
                 _ => Job::Context(context::Params::preset(preset)),
             });
         }

@@ -2,8 +2,8 @@
 //! one result document.
 
 use super::{
-    bandwidth, calls, context, info, latency, page_init, prefetch_fault, record, tlb, working_set, Context, Experiment,
-    Progress,
+    bandwidth, c2c, calls, context, info, latency, page_init, prefetch_fault, record, tlb, working_set, Context,
+    Experiment, Progress,
 };
 use crate::error::Result;
 use crate::machine::Fingerprint;
@@ -25,6 +25,7 @@ pub enum Job {
     Calls(calls::Params),
     Context(context::Params),
     WorkingSet(working_set::Params),
+    C2c(c2c::Params),
 }
 
 /// Where the document goes.
@@ -56,7 +57,7 @@ impl Plan {
     /// Some experiment of the plan works on memory whose page size matters
     /// (or is `info`, which reports the pools).
     pub fn pages_matter(&self) -> bool {
-        self.jobs.iter().any(|j| !matches!(j, Job::Calls(_) | Job::Context(_)))
+        self.jobs.iter().any(|j| !matches!(j, Job::Calls(_) | Job::Context(_) | Job::C2c(_)))
     }
 
     /// Huge pages each pool must have free for the plan: (page size, pages).
@@ -95,7 +96,12 @@ impl Plan {
                 Job::WorkingSet(p) => {
                     (&p.pages, Box::new(|pol: PagePolicy| p.total_bytes.round_up(pol.page_size().0).0))
                 }
-                Job::Info | Job::PrefetchFault(_) | Job::PageInit(_) | Job::Calls(_) | Job::Context(_) => continue,
+                Job::Info
+                | Job::PrefetchFault(_)
+                | Job::PageInit(_)
+                | Job::Calls(_)
+                | Job::Context(_)
+                | Job::C2c(_) => continue,
             };
             for &pol in pages.iter().filter(|p| p.uses_hugetlb_pool()) {
                 // Policies sharing a pool (2m and shm) hold their regions at once.
@@ -203,6 +209,7 @@ pub fn execute(
                 Job::Calls(p) => record::<calls::Calls>(p, &ctx, plan.strict)?,
                 Job::Context(p) => record::<context::ContextSaves>(p, &ctx, plan.strict)?,
                 Job::WorkingSet(p) => record::<working_set::WorkingSet>(p, &ctx, plan.strict)?,
+                Job::C2c(p) => record::<c2c::C2c>(p, &ctx, plan.strict)?,
             }
         };
         if let Some(c) = super::steal_warning(before, super::steal_ticks()) {
@@ -225,6 +232,7 @@ fn job_name(job: &Job) -> &'static str {
         Job::Calls(_) => calls::Calls::NAME,
         Job::Context(_) => context::ContextSaves::NAME,
         Job::WorkingSet(_) => working_set::WorkingSet::NAME,
+        Job::C2c(_) => c2c::C2c::NAME,
     }
 }
 

@@ -6,6 +6,7 @@
 //! per element) sits beside each kernel in [`StreamKernelInfo`], and tests
 //! check it against what the kernel does.
 
+pub mod c2c;
 pub mod calls;
 pub mod chase;
 pub mod context;

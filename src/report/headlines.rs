@@ -7,7 +7,7 @@ use crate::memory::PagePolicy;
 use crate::model::document::Document;
 use crate::model::outcome::bandwidth::Effect;
 use crate::model::outcome::{
-    bandwidth, calls, context, hugepages, latency, page_init, prefetch_fault, regions, stat, tlb, working_set,
+    bandwidth, c2c, calls, context, hugepages, latency, page_init, prefetch_fault, regions, stat, tlb, working_set,
 };
 use serde::{Deserialize, Serialize};
 
@@ -87,6 +87,7 @@ pub fn metrics(doc: &Document) -> Vec<Metric> {
     out.extend(stat_metrics(doc));
     out.extend(working_set_metrics(doc));
     out.extend(hugepages_metrics(doc));
+    out.extend(c2c_metrics(doc));
     out.extend(region_metrics(doc));
     out
 }
@@ -121,6 +122,24 @@ fn working_set_metrics(doc: &Document) -> Vec<Metric> {
         .map(|r| {
             let samples = r.samples_s.iter().map(|s| s * 1e9 / r.rows_per_sample as f64).collect();
             metric(format!("working-set {} pages", r.pages), "ns/row", samples, r.ns_per_row.median, false)
+        })
+        .collect()
+}
+
+/// Core-to-core one-way ns per topology relation and handoff (samples:
+/// the pairs' medians).
+fn c2c_metrics(doc: &Document) -> Vec<Metric> {
+    let Some(c) = doc.outcome::<c2c::Outcome>() else { return Vec::new() };
+    c.groups
+        .iter()
+        .map(|g| {
+            let samples = c
+                .pairs
+                .iter()
+                .filter(|p| p.relation == g.relation && p.handoff == g.handoff)
+                .flat_map(|p| p.samples_ns.iter().copied())
+                .collect();
+            metric(format!("c2c {}, {}", g.relation.name(), g.handoff.name()), "ns", samples, g.median_ns, false)
         })
         .collect()
 }

@@ -66,6 +66,27 @@ pub fn describe(name: &str) -> (&'static str, &'static str, &'static str) {
             "What do setjmp, sigsetjmp, getcontext and swapcontext cost, which of them enter the kernel, and what does a needless heavy save cost an interpreter?",
             "Ruby 1.8 flushed all register windows on every protected call: removing the flush gave 10% to nearly 2×.",
         ),
+        "working-set" => (
+            "Large working sets on huge pages",
+            "How much faster do random rows of three large float arrays run on each page policy, and did the arrays really get huge pages?",
+            "2002, UltraSPARC III: 85 s → 15 s on 4 MiB ISM pages (×5.7); DTLB miss rate 30% → 0.03%, CPI 6.89 → 2.59.",
+        ),
+        "c2c" => (
+            "Core-to-core latency",
+            "How long does one cache line take to travel between two CPUs, by their topology?",
+            "",
+        ),
+        "stat" => (
+            "A program's counters",
+            "What did the program count, what follows from it, and what cannot be known on this machine?",
+            "2002: cputrack -T 5 and libcpc, then CPI 6.89 and 31 s of 85 s lost to TLB misses, by hand.",
+        ),
+        "regions" => ("Counters around regions of a program", "What did each instrumented region cost?", ""),
+        "hugepages" => (
+            "Huge pages for an unmodified program",
+            "Does this program get faster on huge pages, and did it really get them?",
+            "",
+        ),
         _ => ("Experiment", "", ""),
     }
 }
@@ -171,6 +192,9 @@ fn section(doc: &Document, rec: &ExperimentRecord, answer: &str, plots: &[Plot])
                 .map(|(k, l)| format!("<span id=\"exp-{}-line-{k}\">{}</span>", escape(&rec.name), escape(l)))
                 .collect();
             s.push_str(&format!("<h3>This machine's answer</h3>\n<pre>{}\n</pre>\n", lines.join("\n")));
+            if let Some(crate::model::Outcome::C2c(o)) = &rec.outcome {
+                s.push_str(&heat_map(o));
+            }
             for p in plots.iter().filter(|p| p.experiment == rec.name) {
                 s.push_str(&format!(
                     "<figure class=\"plot\" id=\"{}\">{}<figcaption>{}</figcaption></figure>\n",
@@ -187,6 +211,42 @@ fn section(doc: &Document, rec: &ExperimentRecord, answer: &str, plots: &[Plot])
     }
     s.push_str(&warnings_html(&rec.warnings));
     s.push_str(&format!("<p>Reproduce: <code>{}</code></p>\n</section>\n", escape(&reproduce(doc, &rec.name))));
+    s
+}
+
+/// The c2c matrix as a heat map: one table per handoff, each cell shaded
+/// from light (fast) to deeper (slow) on the scale of that table, dark text
+/// on every shade (contrast holds in light and dark mode).
+fn heat_map(o: &crate::model::outcome::c2c::Outcome) -> String {
+    let mut s = String::new();
+    for &h in &o.handoffs {
+        let m = o.matrix(h);
+        let values: Vec<f64> = m.iter().flatten().flatten().copied().collect();
+        let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+        s.push_str(&format!(
+            "<table class=\"heat\"><caption>{} handoff: one-way ns, CPU by CPU (lighter is faster)</caption><tr><th>CPU</th>",
+            escape(h.name())
+        ));
+        for c in &o.cpus {
+            s.push_str(&format!("<th>{c}</th>"));
+        }
+        s.push_str("</tr>\n");
+        for (i, row) in m.iter().enumerate() {
+            s.push_str(&format!("<tr><th>{}</th>", o.cpus[i]));
+            for cell in row {
+                match cell {
+                    Some(v) => {
+                        let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
+                        let light = 96.0 - 24.0 * t;
+                        s.push_str(&format!("<td style=\"background:hsl(28,85%,{light:.0}%);color:#111\">{v:.1}</td>"));
+                    }
+                    None => s.push_str("<td style=\"background:#fff;color:#111\">–</td>"),
+                }
+            }
+            s.push_str("</tr>\n");
+        }
+        s.push_str("</table>\n");
+    }
     s
 }
 

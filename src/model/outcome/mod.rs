@@ -5,6 +5,7 @@
 //! rendering an empty section.
 
 pub mod bandwidth;
+pub mod c2c;
 pub mod calls;
 pub mod context;
 pub mod hugepages;
@@ -34,6 +35,7 @@ pub enum Outcome {
     Regions(regions::Outcome),
     Hugepages(hugepages::Outcome),
     WorkingSet(working_set::Outcome),
+    C2c(c2c::Outcome),
 }
 
 impl Outcome {
@@ -52,6 +54,7 @@ impl Outcome {
             Outcome::Regions(_) => "regions",
             Outcome::Hugepages(_) => "hugepages",
             Outcome::WorkingSet(_) => "working-set",
+            Outcome::C2c(_) => "c2c",
         }
     }
 
@@ -70,6 +73,7 @@ impl Outcome {
             Outcome::Regions(o) => o.valid,
             Outcome::Hugepages(o) => o.valid,
             Outcome::WorkingSet(o) => o.valid,
+            Outcome::C2c(o) => o.valid,
         }
     }
 }
@@ -90,4 +94,4 @@ macro_rules! outcome_conversions {
 }
 outcome_conversions!(Info => info, Bandwidth => bandwidth, Latency => latency, Tlb => tlb,
     PrefetchFault => prefetch_fault, PageInit => page_init, Calls => calls, Context => context,
-    Stat => stat, Regions => regions, Hugepages => hugepages, WorkingSet => working_set);
+    Stat => stat, Regions => regions, Hugepages => hugepages, WorkingSet => working_set, C2c => c2c);

@@ -3,6 +3,7 @@
 //! file each). Rendered from the document alone.
 
 mod bandwidth;
+mod c2c;
 mod calls;
 mod context;
 mod latency;
@@ -51,6 +52,7 @@ pub fn experiment(doc: &Document, rec: &crate::model::document::ExperimentRecord
         Some(Outcome::Regions(o)) => stat::regions_text(o),
         Some(Outcome::Hugepages(o)) => stat::hugepages_text(o),
         Some(Outcome::WorkingSet(o)) => working_set::working_set_text(o),
+        Some(Outcome::C2c(o)) => c2c::c2c_text(o),
         None => format!("{}: completed without an outcome\n", rec.name),
     };
     if !rec.valid {

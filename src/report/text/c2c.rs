@@ -1,0 +1,37 @@
+//! `c2c` as text: per handoff the N×N matrix of median one-way ns (none on
+//! the diagonal), then the pairs grouped by topology.
+
+use super::super::table::Table;
+use crate::model::outcome::c2c::Outcome;
+
+pub fn c2c_text(o: &Outcome) -> String {
+    let mut out =
+        String::from("c2c: one-way ns of a cache line between two CPUs (median; each pair timed from the lower CPU)\n");
+    for &h in &o.handoffs {
+        out.push_str(&format!("{} handoff\n", h.name()));
+        let mut head = vec!["CPU".to_string()];
+        head.extend(o.cpus.iter().map(|c| c.to_string()));
+        let mut t = Table::new(head);
+        for (i, row) in o.matrix(h).iter().enumerate() {
+            let mut cells = vec![o.cpus[i].to_string()];
+            cells.extend(row.iter().map(|c| c.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into())));
+            t.row(cells);
+        }
+        out.push_str(&t.render());
+    }
+    let mut g = Table::new(["relation", "handoff", "pairs", "median ns", "range of pair medians"]);
+    for x in &o.groups {
+        g.row([
+            x.relation.name().to_string(),
+            x.handoff.name().to_string(),
+            x.pairs.to_string(),
+            format!("{:.1}", x.median_ns),
+            format!("{:.1} .. {:.1}", x.min_ns, x.max_ns),
+        ]);
+    }
+    out.push_str(&g.render());
+    if let Some(n) = &o.note {
+        out.push_str(&format!("  note: {n}\n"));
+    }
+    out
+}
