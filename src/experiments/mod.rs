@@ -124,6 +124,7 @@ pub fn record<E: Experiment>(params: &E::Params, ctx: &Context, strict: bool) ->
         warnings: Vec::new(),
         valid: true,
         duration_s: start.elapsed().as_secs_f64(),
+        core_clock: Vec::new(),
     };
     match result {
         Ok(outcome) => {

@@ -176,6 +176,7 @@ pub fn observation_document(
         outcome: Some(outcome),
         warnings: Vec::new(),
         duration_s,
+        core_clock: Vec::new(),
     });
     doc
 }
@@ -196,6 +197,8 @@ pub fn execute(
     for job in &plan.jobs {
         let ctx = Context::new(&machine, clock, progress).for_command(plan.command);
         let before = super::steal_ticks();
+        let measures = !matches!(job, Job::Info) && !super::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed);
+        let clock_before = if measures { crate::timing::core_clock::sample(clock) } else { None };
         let mut rec = if super::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
             interrupted_record(job)
         } else {
@@ -215,10 +218,28 @@ pub fn execute(
         if let Some(c) = super::steal_warning(before, super::steal_ticks()) {
             rec.warnings.push(c.render(plan.command));
         }
+        let clock_after = if measures { crate::timing::core_clock::sample(clock) } else { None };
+        rec.core_clock = [clock_before, clock_after].into_iter().flatten().collect();
+        if let Some(c) = clock_moved(clock_before, clock_after) {
+            rec.warnings.push(c.render(plan.command));
+        }
         on_record(&rec)?;
         doc.experiments.push(rec);
     }
     Ok(())
+}
+
+/// Beyond this relative change between the clock before and after an
+/// experiment, its figures in cycles (and its timings) straddle two clocks.
+pub const CLOCK_MOVED: f64 = 0.05;
+
+/// A warning when the core clock moved by more than [`CLOCK_MOVED`].
+pub fn clock_moved(
+    before: Option<crate::timing::core_clock::CoreClock>,
+    after: Option<crate::timing::core_clock::CoreClock>,
+) -> Option<Caution> {
+    let (b, a) = (before?.ghz, after?.ghz);
+    ((a / b - 1.0).abs() > CLOCK_MOVED).then_some(Caution::ClockMoved { before_ghz: b, after_ghz: a })
 }
 
 fn job_name(job: &Job) -> &'static str {
@@ -246,6 +267,7 @@ fn interrupted_record(job: &Job) -> ExperimentRecord {
         warnings: Vec::new(),
         valid: true,
         duration_s: 0.0,
+        core_clock: Vec::new(),
     }
 }
 
@@ -288,6 +310,18 @@ mod tests {
             journal: false,
             command: Command::Run,
         }
+    }
+
+    #[test]
+    fn a_clock_that_moved_more_than_five_percent_is_said() {
+        use crate::timing::core_clock::CoreClock;
+        let c = |ghz| Some(CoreClock { ghz, min_ghz: ghz, max_ghz: ghz, samples: 5 });
+        assert_eq!(clock_moved(c(3.0), c(3.1)), None);
+        let moved = clock_moved(c(3.0), c(2.7)).unwrap().render(Command::Run);
+        assert_eq!(moved.code, "clock-moved");
+        assert!(moved.message.contains("3.00 GHz before, 2.70 GHz after (-10.0%)"), "{}", moved.message);
+        assert!(moved.fix.unwrap().contains("cpupower"));
+        assert_eq!(clock_moved(None, c(1.0)), None, "nothing measured, nothing said");
     }
 
     #[test]

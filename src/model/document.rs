@@ -51,6 +51,10 @@ pub struct ExperimentRecord {
     /// False when any result failed validation.
     pub valid: bool,
     pub duration_s: f64,
+    /// The core clock measured just before and just after the experiment
+    /// (a timed chain of dependent adds), where it could be.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub core_clock: Vec<crate::timing::core_clock::CoreClock>,
 }
 
 /// Who produced the document: host, run id, and launcher rank if any.
@@ -128,6 +132,7 @@ impl Document {
                     warnings: Vec::new(),
                     valid: true,
                     duration_s: 0.0,
+                    core_clock: Vec::new(),
                 });
             }
         }

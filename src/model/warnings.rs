@@ -58,6 +58,11 @@ pub enum Caution {
     StealTime {
         fraction: f64,
     },
+    /// The core clock measured before and after an experiment differs.
+    ClockMoved {
+        before_ghz: f64,
+        after_ghz: f64,
+    },
     ReserveFailed {
         message: String,
         fix: Option<String>,
@@ -144,6 +149,7 @@ impl Caution {
             Caution::DebugBuild => "debug-build",
             Caution::TimerCoarse { .. } => "timer-coarse",
             Caution::StealTime { .. } => "steal-time",
+            Caution::ClockMoved { .. } => "clock-moved",
             Caution::ReserveFailed { .. } => "reserve-hugepages",
             Caution::SuiteNoHugetlb { .. } => "suite-no-hugetlb",
             Caution::Skipped { .. } => "skipped",
@@ -181,6 +187,10 @@ impl Caution {
             Caution::StealTime { fraction } => {
                 format!("the hypervisor stole {:.1}% of CPU time during the measurement", fraction * 100.0)
             }
+            Caution::ClockMoved { before_ghz, after_ghz } => format!(
+                "the core clock moved during the measurement: {before_ghz:.2} GHz before, {after_ghz:.2} GHz after ({:+.1}%)",
+                (after_ghz / before_ghz - 1.0) * 100.0
+            ),
             Caution::ReserveFailed { message, .. } | Caution::Skipped { message, .. } => message.clone(),
             Caution::VariantUnavailable { experiment, variant, message, .. } => {
                 format!("{experiment}: variant {variant} not measured: {message}")
@@ -247,6 +257,9 @@ impl Caution {
             Caution::DebugBuild => Some("cargo run --release".into()),
             Caution::TimerCoarse { .. } => Some("use a kernel clocksource with fine resolution (tsc): cat /sys/devices/system/clocksource/clocksource0/current_clocksource".into()),
             Caution::StealTime { .. } => Some("rerun when the host is quieter, or on dedicated cores".into()),
+            Caution::ClockMoved { .. } => Some(
+                "fix the frequency (cpupower frequency-set -g performance, as root) and rerun, or rerun when the host is quieter".into(),
+            ),
             Caution::SuiteNoHugetlb { need, .. } => Some(reserve_fix(Bytes(2 << 20), *need, Command::Run)),
             Caution::WorkingSetInCache { llc, .. } => {
                 Some(sub_or_run(format!("--size {}", Bytes(4 * llc.0)), "bandwidth"))

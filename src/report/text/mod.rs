@@ -55,6 +55,12 @@ pub fn experiment(doc: &Document, rec: &crate::model::document::ExperimentRecord
         Some(Outcome::C2c(o)) => c2c::c2c_text(o),
         None => format!("{}: completed without an outcome\n", rec.name),
     };
+    if let [before, after] = rec.core_clock.as_slice() {
+        out.push_str(&format!(
+            "core clock (a timed chain of dependent adds): {:.2} GHz before, {:.2} GHz after\n",
+            before.ghz, after.ghz
+        ));
+    }
     if !rec.valid {
         out.push_str(&format!("{}: INVALID — a result failed validation (see the warnings)\n", rec.name));
     }
