@@ -4,6 +4,9 @@
 //! against the static and the shared library, and writes a document that
 //! `report` reads).
 
+mod common;
+
+use common::{read_json, schema_errors};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -13,16 +16,6 @@ fn memperf(args: &[&str]) -> Output {
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn read_json(p: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
-
-fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
-    let schema = read_json(&Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/results.schema.json"));
-    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
-    validator.iter_errors(doc).map(|e| format!("{} at {}", e, e.instance_path)).collect()
 }
 
 #[test]

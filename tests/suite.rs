@@ -4,6 +4,9 @@
 //! strings come out escaped, and an interrupted run leaves a valid document
 //! and report that name what was skipped.
 
+mod common;
+
+use common::{read_json, schema_errors};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
@@ -28,16 +31,6 @@ fn suite() -> &'static Path {
         (tmp, dir)
     })
     .1
-}
-
-fn read_json(p: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
-
-fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
-    let schema = read_json(&Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/results.schema.json"));
-    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
-    validator.iter_errors(doc).map(|e| format!("{} at {}", e, e.instance_path)).collect()
 }
 
 #[test]

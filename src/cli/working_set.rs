@@ -11,7 +11,7 @@ pub struct WorkingSetArgs {
     /// The three arrays together [default: 8× the last-level cache, at least 256MiB]
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub size: Option<String>,
-    /// Page policies, measured alternately: 4k, thp, 2m, 1g, shm [default: 4k, thp, and 2m/1g where their pools have the pages; 2m and shm with --reserve-hugepages]
+    /// Page policies, measured alternately: 4k, thp, 2m, 1g, shm [default: 4k, thp, and 2m/1g where their pools have the pages; 2m, 1g and shm with --reserve-hugepages]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub pages: Option<String>,
     /// Samples per policy [default: 9]
@@ -33,8 +33,11 @@ impl WorkingSetArgs {
             p.total_bytes = crate::units::named("--size", crate::units::parse_nonzero_size(s))?;
         }
         if self.common.reserve_hugepages {
-            // The pages will be reserved: the hugetlb policies join by default.
-            for pol in [crate::memory::PagePolicy::Huge2M, crate::memory::PagePolicy::Shm] {
+            // The pages will be reserved: the hugetlb policies join by
+            // default (so the fix the pool warnings give does what it says).
+            for pol in
+                [crate::memory::PagePolicy::Huge2M, crate::memory::PagePolicy::Huge1G, crate::memory::PagePolicy::Shm]
+            {
                 if !p.pages.contains(&pol) {
                     p.pages.push(pol);
                 }

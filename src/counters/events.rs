@@ -257,6 +257,27 @@ pub fn resolve_list(text: &str, cpu: &CpuIdentity) -> Result<Vec<EventSpec>, Str
     Ok(out)
 }
 
+/// This CPU's page-walk event and load event: the named ones where the CPU
+/// has a table, else the generic cache events nearest them.
+pub fn walks_and_loads(cpu: &CpuIdentity) -> (&'static str, &'static str) {
+    if table_for(cpu).is_some_and(|t| t.events.contains_key("dtlb-walks")) {
+        ("dtlb-walks", "loads")
+    } else {
+        ("dTLB-load-misses", "L1-dcache-loads")
+    }
+}
+
+/// Few events, so that they fit the counters without multiplexing: cycles,
+/// instructions, page walks, CPU time and page faults (the region API's
+/// and each `hugepages` run's).
+pub fn compact_set(cpu: &CpuIdentity) -> Vec<EventSpec> {
+    let (walks, _) = walks_and_loads(cpu);
+    ["cycles", "instructions", walks, "task-clock", "page-faults"]
+        .iter()
+        .map(|n| resolve(n, cpu).expect("the compact events are in the catalogue"))
+        .collect()
+}
+
 /// The events `stat` counts by default: the hardware ones the derived
 /// metrics need (CPU-specific walk events where this CPU has a table) and
 /// the software ones that work everywhere.

@@ -351,20 +351,39 @@ pub fn probe(backend: &dyn CounterBackend, paranoid: Option<i32>) -> PmuStatus {
 
 /// Counts `event` over `work` on the calling thread.
 pub fn count<R>(backend: &dyn CounterBackend, event: &EventSpec, work: impl FnOnce() -> R) -> (R, CounterStatus) {
-    let mut c = match backend.open(event, Target::CallingThread) {
-        Ok(c) => c,
-        Err(u) => return (work(), u.into()),
-    };
-    let started = c.enable();
+    let (r, mut statuses) = count_all(backend, std::slice::from_ref(event), work);
+    (r, statuses.remove(0))
+}
+
+/// Counts every one of `events` over one run of `work` on the calling
+/// thread: all are enabled before it and disabled after it, so ratios of
+/// their counts (CPI) come from the same run.
+pub fn count_all<R>(
+    backend: &dyn CounterBackend,
+    events: &[EventSpec],
+    work: impl FnOnce() -> R,
+) -> (R, Vec<CounterStatus>) {
+    let mut opened: Vec<Result<Box<dyn RunningCounter>, Unavailable>> =
+        events.iter().map(|e| backend.open(e, Target::CallingThread)).collect();
+    let started: Vec<io::Result<()>> = opened.iter_mut().map(|c| c.as_mut().map_or(Ok(()), |c| c.enable())).collect();
     let r = work();
-    let _ = c.disable();
-    let status = match (started, c.read()) {
-        (Ok(()), Ok(reading)) => reading.status(),
-        (Err(e), _) | (_, Err(e)) => {
-            CounterStatus::Unavailable { reason: format!("counter read failed: {e}"), fix: None }
-        }
-    };
-    (r, status)
+    for c in opened.iter_mut().flatten() {
+        let _ = c.disable();
+    }
+    let statuses = opened
+        .into_iter()
+        .zip(started)
+        .map(|(c, started)| match c {
+            Err(u) => u.into(),
+            Ok(mut c) => match (started, c.read()) {
+                (Ok(()), Ok(reading)) => reading.status(),
+                (Err(e), _) | (_, Err(e)) => {
+                    CounterStatus::Unavailable { reason: format!("counter read failed: {e}"), fix: None }
+                }
+            },
+        })
+        .collect();
+    (r, statuses)
 }
 
 #[cfg(test)]

@@ -289,13 +289,7 @@ fn measure(
     let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
     plan.reference_of = references(variants);
     plan.seed = p.seed;
-    let total = p.repetitions * schedule::samples_per_repetition(&plan, variants.len());
-    ctx.progress.start("bandwidth", total as u64);
-    let (series, _) = schedule::measure(&plan, ctx.clock, &mut closures, &mut || {
-        ctx.check_interrupt()?;
-        ctx.progress.advance(1);
-        Ok(())
-    })?;
+    let series = ctx.measure("bandwidth", &plan, &mut closures)?;
     drop(closures);
     Ok((series, migrated.iter().map(|m| (m.0, m.1.get())).collect()))
 }

@@ -129,12 +129,7 @@ impl Experiment for C2c {
         let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
         plan.seed = 0xc2c;
         plan.max_iters = 1 << 28;
-        ctx.progress.start("c2c", (p.repetitions * pairs.len()) as u64);
-        let (series, _) = schedule::measure(&plan, ctx.clock, &mut variants, &mut || {
-            ctx.check_interrupt()?;
-            ctx.progress.advance(1);
-            Ok(())
-        })?;
+        let series = ctx.measure("c2c", &plan, &mut variants)?;
         drop(variants);
         let root = std::path::Path::new("/sys/devices/system/cpu");
         let results: Vec<PairResult> = pairs

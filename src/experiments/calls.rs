@@ -223,12 +223,7 @@ fn measure(
         .collect();
     let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
     plan.seed = p.seed;
-    ctx.progress.start("calls", (p.repetitions * keys.len()) as u64);
-    let (series, _) = schedule::measure(&plan, ctx.clock, &mut variants, &mut || {
-        ctx.check_interrupt()?;
-        ctx.progress.advance(1);
-        Ok(())
-    })?;
+    let series = ctx.measure("calls", &plan, &mut variants)?;
     drop(variants);
     let cpu_time = usage
         .iter()

@@ -207,12 +207,7 @@ fn measure(
     // Each cell's repetitions add up to min_cell_s.
     let mut plan = schedule::Plan::new(p.repetitions, p.min_cell_s / p.repetitions as f64);
     plan.seed = p.seed;
-    ctx.progress.start("context", (p.repetitions * keys.len()) as u64);
-    let (series, _) = schedule::measure(&plan, ctx.clock, &mut variants, &mut || {
-        ctx.check_interrupt()?;
-        ctx.progress.advance(1);
-        Ok(())
-    })?;
+    let series = ctx.measure("context", &plan, &mut variants)?;
     drop(variants);
     if migrated.get() > 0 {
         ctx.warn(Caution::Migrated { samples: migrated.get() });

@@ -9,21 +9,22 @@
 //! speed-up is the median of the per-round ratios with its interval. A run
 //! that fails is reported and left out of every figure.
 
-use crate::counters::CounterBackend;
 use crate::error::{Error, Result};
+use crate::experiments::stat::watch::{observe, Watch};
 use crate::machine::Fingerprint;
 use crate::memory::Reservation;
 use crate::model::outcome::hugepages::{Arm, ArmSummary, Outcome, Run};
-use crate::process::memory::{self, MemorySample};
-use crate::process::{elf, signals::Forwarding, Exit, Program};
+use crate::process::memory;
+use crate::process::{elf, Exit, Program};
 use crate::timing::{Ratio, Summary};
 use crate::units::Bytes;
 use serde::Serialize;
 use std::ffi::OsString;
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Memory is sampled this often while a run lasts.
+/// Memory is sampled this often while a run lasts (counters: page faults
+/// and CPU time everywhere; cycles, instructions and walks where a PMU is).
 pub const SAMPLE_PERIOD: Duration = Duration::from_millis(50);
 
 #[derive(Debug, Clone, Serialize)]
@@ -61,81 +62,42 @@ fn output_file() -> Result<OwnedFd> {
 
 /// The last 2 KiB of what the run wrote.
 fn tail(fd: &OwnedFd) -> String {
-    let mut f = std::fs::File::from(fd.try_clone().expect("dup of our own fd"));
     use std::io::{Read, Seek, SeekFrom};
+    let Ok(copy) = fd.try_clone() else { return String::new() };
+    let mut f = std::fs::File::from(copy);
     let len = f.seek(SeekFrom::End(0)).unwrap_or(0);
     let _ = f.seek(SeekFrom::Start(len.saturating_sub(2048)));
-    let mut text = String::new();
     let mut buf = Vec::new();
-    if f.read_to_end(&mut buf).is_ok() {
-        text = String::from_utf8_lossy(&buf).into_owned();
-    }
-    text
+    let _ = f.read_to_end(&mut buf);
+    String::from_utf8_lossy(&buf).into_owned()
 }
 
-/// One run of one arm, sampled until it ends.
+/// One run of one arm, watched until it ends.
 fn one_run(program: &Program, p: &Params, arm: Arm, round: usize) -> Result<Run> {
     let existing = std::env::var("GLIBC_TUNABLES").ok();
     let env: Vec<(OsString, OsString)> = vec![("GLIBC_TUNABLES".into(), tunables(existing.as_deref(), arm).into())];
     let out = if p.show_output { None } else { Some(output_file()?) };
-    let held = crate::process::spawn_held(program, &env, out.as_ref())?;
-    let specs = run_events();
-    let mut counters: Vec<_> =
-        specs.iter().map(|e| crate::counters::PerfBackend.open(e, crate::counters::Target::Child(held.pid))).collect();
-    let _forwarding = Forwarding::install(held.pid);
-    let t0 = Instant::now();
-    let running = held.release(&p.command[0])?;
-    let mut samples: Vec<MemorySample> = Vec::new();
-    let (exit, usage) = loop {
-        if let Some(done) = running.wait_for(SAMPLE_PERIOD) {
-            break done;
-        }
-        let t = t0.elapsed().as_secs_f64();
-        let s = if p.children { memory::sample_tree(running.pid, t) } else { memory::sample(running.pid, t) };
-        samples.extend(s);
+    let events = crate::counters::events::compact_set(&crate::machine::cpuid::identity());
+    let w = Watch {
+        events: &events,
+        env: &env,
+        output: out.as_ref(),
+        period: SAMPLE_PERIOD,
+        interval_rows: false,
+        children: p.children,
     };
-    let wall_s = t0.elapsed().as_secs_f64();
-    let ok = exit == Exit::Exited { code: 0 };
-    let counts = specs
-        .iter()
-        .zip(counters.iter_mut())
-        .map(|(spec, c)| crate::model::outcome::stat::EventCount {
-            name: spec.name.clone(),
-            description: spec.description.clone(),
-            software: spec.is_software(),
-            status: match c {
-                Ok(c) => match c.read() {
-                    Ok(r) => r.status(),
-                    Err(e) => crate::counters::CounterStatus::Unavailable {
-                        reason: format!("counter read failed: {e}"),
-                        fix: None,
-                    },
-                },
-                Err(u) => u.clone().into(),
-            },
-        })
-        .collect();
+    let seen = observe(program, &w, &crate::counters::PerfBackend, &mut |_| {})?;
+    let ok = seen.exit == Exit::Exited { code: 0 };
     Ok(Run {
         arm,
         round,
-        exit,
-        wall_s,
-        usage,
-        coverage: memory::coverage(&samples),
+        exit: seen.exit,
+        wall_s: seen.wall_s,
+        usage: seen.usage,
+        coverage: memory::coverage(&seen.memory_samples),
         output_tail: out.as_ref().filter(|_| !ok).map(tail),
-        counters: counts,
+        counters: seen.events,
     })
-}
-
-/// What each run counts: the page faults and CPU time everywhere, cycles,
-/// instructions and page walks where a PMU is exposed.
-fn run_events() -> Vec<crate::counters::EventSpec> {
-    let cpu = crate::machine::cpuid::identity();
-    let walks = if crate::counters::events::table_for(&cpu).is_some() { "dtlb-walks" } else { "dTLB-load-misses" };
-    ["cycles", "instructions", walks, "page-faults", "task-clock"]
-        .iter()
-        .map(|n| crate::counters::events::resolve(n, &cpu).expect("catalogue names resolve"))
-        .collect()
 }
 
 /// Arms of each round, rotated so no arm always runs first.

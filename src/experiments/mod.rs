@@ -88,6 +88,26 @@ impl<'a> Context<'a> {
         std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
+    /// Measures `variants` under `plan` through the scheduler, with a
+    /// progress bar `label` (one step per sample, reference samples
+    /// included) and the interrupt check before every sample.
+    pub fn measure(
+        &self,
+        label: &str,
+        plan: &crate::timing::schedule::Plan,
+        variants: &mut [crate::timing::schedule::Variant],
+    ) -> Result<Vec<crate::timing::schedule::Series>> {
+        use crate::timing::schedule;
+        let total = plan.repetitions * schedule::samples_per_repetition(plan, variants.len());
+        self.progress.start(label, total as u64);
+        let (series, _) = schedule::measure(plan, self.clock, variants, &mut || {
+            self.check_interrupt()?;
+            self.progress.advance(1);
+            Ok(())
+        })?;
+        Ok(series)
+    }
+
     /// Err(interrupted) once the user pressed Ctrl-C.
     pub fn check_interrupt(&self) -> Result<()> {
         if INTERRUPTED.load(Ordering::Relaxed) {

@@ -268,12 +268,7 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         .collect();
     let mut plan = schedule::Plan::new(p.repetitions, 0.01);
     plan.seed = 0x7061_6765;
-    ctx.progress.start("page-init", (p.repetitions * keys.len()) as u64);
-    let (series, _) = schedule::measure(&plan, ctx.clock, &mut variants, &mut || {
-        ctx.check_interrupt()?;
-        ctx.progress.advance(1);
-        Ok(())
-    })?;
+    let series = ctx.measure("page-init", &plan, &mut variants)?;
     drop(variants);
     region.read_back();
     let checks: Vec<_> = checks.into_iter().map(|c| c.into_inner()).collect();

@@ -10,7 +10,7 @@
 //! policy must compute the same sum bit for bit.
 
 use super::{Context, Experiment};
-use crate::counters::{self, events, CounterBackend};
+use crate::counters::{self, events};
 use crate::error::{Error, Result};
 use crate::kernels::working_set as kernel;
 use crate::memory::{PagePolicy, Region};
@@ -116,41 +116,43 @@ impl Arrays {
         let (a, b, c) = self.thirds();
         kernel::doit(a, b, c, rows, row)
     }
+
+    /// The sum over `n` rows of `index` from `start`, wrapping around it,
+    /// straight from its slices: nothing is copied inside a timed sample.
+    fn doit_from(&self, index: &[u32], start: usize, n: usize, row: usize) -> f64 {
+        let mut tmp = 0.0;
+        let (mut at, mut left) = (start % index.len(), n);
+        while left > 0 {
+            let k = left.min(index.len() - at);
+            tmp += self.doit(&index[at..at + k], row);
+            left -= k;
+            at = 0;
+        }
+        tmp
+    }
 }
 
-/// `n` rows from `start`, wrapping around the index.
-fn rows_from(index: &[u32], start: usize, n: usize, out: &mut Vec<u32>) {
-    out.clear();
-    out.extend(index.iter().cycle().skip(start % index.len()).take(n));
-}
-
-/// Counts the events of one sample of `rows` rows, where counters exist.
+/// Counts the events of one run of `rows` rows, all in that one run (so
+/// CPI is of one run), where counters exist; and the run's seconds.
 fn count_sample(
     arrays: &Arrays,
     index: &[u32],
     rows: usize,
     row: usize,
     machine: &crate::machine::Fingerprint,
-) -> Vec<EventCount> {
-    let table = events::table_for(&machine.cpu.identity).is_some();
-    let (walks, loads) = if table { ("dtlb-walks", "loads") } else { ("dTLB-load-misses", "L1-dcache-loads") };
-    let mut window = Vec::new();
-    rows_from(index, 0, rows, &mut window);
-    ["cycles", "instructions", walks, loads, "task-clock"]
+) -> (Vec<EventCount>, f64) {
+    let cpu = &machine.cpu.identity;
+    let (walks, loads) = events::walks_and_loads(cpu);
+    let specs: Vec<_> = ["cycles", "instructions", walks, loads, "task-clock"]
         .iter()
-        .map(|name| {
-            let spec = events::resolve(name, &machine.cpu.identity).expect("catalogue names resolve");
-            let (_, status) = counters::count(&counters::PerfBackend as &dyn CounterBackend, &spec, || {
-                std::hint::black_box(arrays.doit(&window, row))
-            });
-            EventCount {
-                name: spec.name.clone(),
-                description: spec.description.clone(),
-                software: spec.is_software(),
-                status,
-            }
-        })
-        .collect()
+        .map(|n| events::resolve(n, cpu).expect("catalogue names resolve"))
+        .collect();
+    let t0 = std::time::Instant::now();
+    let (_, statuses) = counters::count_all(&counters::PerfBackend, &specs, || {
+        std::hint::black_box(arrays.doit_from(index, 0, rows, row))
+    });
+    let seconds = t0.elapsed().as_secs_f64();
+    (specs.iter().zip(statuses).map(|(s, st)| EventCount::of(s, st)).collect(), seconds)
 }
 
 pub struct WorkingSet;
@@ -180,7 +182,6 @@ impl Experiment for WorkingSet {
             .enumerate()
             .map(|(i, a)| {
                 let (check, index, sums, valid, cursor) = (&check, &index, &sums, &valid, &cursor);
-                let mut window = Vec::new();
                 Box::new(move |step: Step| {
                     if step == Step::WarmUp {
                         let tmp = a.doit(check, row);
@@ -191,9 +192,8 @@ impl Experiment for WorkingSet {
                         return Ran::valid(ok);
                     }
                     let n = step.iterations(0) as usize;
-                    rows_from(index, cursor.get(), n, &mut window);
+                    let ok = a.doit_from(index, cursor.get(), n, row).is_finite();
                     cursor.set(cursor.get().wrapping_add(n * 7919));
-                    let ok = a.doit(&window, row).is_finite();
                     valid[i].set(valid[i].get() && ok);
                     Ran::valid(ok)
                 }) as schedule::Variant
@@ -203,14 +203,9 @@ impl Experiment for WorkingSet {
         let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
         plan.seed = p.seed ^ 0x5eed;
         plan.reference_of = (0..p.pages.len()).map(|i| if Some(i) == small { None } else { small }).collect();
-        ctx.progress.start("working-set", (p.repetitions * p.pages.len()) as u64);
-        let (series, _) = schedule::measure(&plan, ctx.clock, &mut variants, &mut || {
-            ctx.check_interrupt()?;
-            ctx.progress.advance(1);
-            Ok(())
-        })?;
+        let series = ctx.measure("working-set", &plan, &mut variants)?;
         drop(variants);
-        let counters: Vec<Vec<EventCount>> = arrays
+        let counters: Vec<(Vec<EventCount>, f64)> = arrays
             .iter()
             .zip(&series)
             .map(|(a, s)| count_sample(a, &index, s.iters as usize, row, ctx.machine))
@@ -231,7 +226,7 @@ fn summarise(
     series: &[schedule::Series],
     sums: &[Cell<Option<f64>>],
     valid: &[Cell<bool>],
-    counters: Vec<Vec<EventCount>>,
+    counters: Vec<(Vec<EventCount>, f64)>,
     figures: &crate::model::outcome::stat::MachineFigures,
     small: Option<usize>,
 ) -> Outcome {
@@ -243,12 +238,12 @@ fn summarise(
         .iter()
         .enumerate()
         .zip(counters)
-        .map(|((i, &pol), counters)| {
+        .map(|((i, &pol), (counters, counted_s))| {
             let rows = per_row(&series[i]);
             let ns = Summary::of(&rows).expect("the scheduler returns one finite sample per repetition");
             let flops = p.row_floats as f64 * kernel::FLOPS_PER_ELEMENT as f64 / (ns.median * 1e-9);
             let is_small = Some(i) == small;
-            let inputs = super::stat::inputs(&counters, series[i].samples_s[0], figures);
+            let inputs = super::stat::inputs(&counters, counted_s, figures);
             let metrics = crate::counters::metrics::builtin()
                 .iter()
                 .filter(|d| {
@@ -354,8 +349,20 @@ mod tests {
 
     #[test]
     fn rows_wrap_around_the_index() {
-        let mut out = Vec::new();
-        rows_from(&[1, 2, 3], 2, 4, &mut out);
-        assert_eq!(out, [3, 1, 2, 3]);
+        let p = Params {
+            total_bytes: Bytes(12 * 8 * 4),
+            row_floats: 8,
+            pages: vec![PagePolicy::Small],
+            index_len: 3,
+            seed: 1,
+            repetitions: 1,
+            min_sample_s: 0.0,
+        };
+        let a = Arrays::new(PagePolicy::Small, &p).unwrap();
+        // Rows 3, 1, 2, 3: from position 2 of [1, 2, 3], wrapping once.
+        let wrapped = a.doit_from(&[1, 2, 3], 2, 4, 8);
+        assert_eq!(wrapped, 0.0 + a.doit(&[3], 8) + a.doit(&[1, 2, 3], 8));
+        let (x, y, z) = a.thirds();
+        assert!(kernel::validate(wrapped, kernel::reference(x, y, z, &[3, 1, 2, 3], 8)));
     }
 }

@@ -52,6 +52,7 @@ struct ThreadState {
     id: u64,
     counters: Vec<Opened>,
     open: Vec<Open>,
+    methods_recorded: bool,
 }
 
 static CONFIG: OnceLock<Config> = OnceLock::new();
@@ -72,22 +73,16 @@ fn config() -> &'static Config {
         let (events, events_error) = match std::env::var("MEMPERF_EVENTS") {
             Ok(list) => match crate::counters::events::resolve_list(&list, &cpu) {
                 Ok(e) => (e, None),
-                Err(e) => (default_events(&cpu), Some(format!("MEMPERF_EVENTS: {e}; counted the default set"))),
+                Err(e) => (
+                    crate::counters::events::compact_set(&cpu),
+                    Some(format!("MEMPERF_EVENTS: {e}; counted the default set")),
+                ),
             },
-            Err(_) => (default_events(&cpu), None),
+            Err(_) => (crate::counters::events::compact_set(&cpu), None),
         };
         register_exit_writer();
         Config { events, events_error }
     })
-}
-
-/// Few events, so that they fit the counters without multiplexing.
-fn default_events(cpu: &crate::machine::cpuid::CpuIdentity) -> Vec<EventSpec> {
-    let walks = if crate::counters::events::table_for(cpu).is_some() { "dtlb-walks" } else { "dTLB-load-misses" };
-    ["cycles", "instructions", walks, "task-clock", "page-faults"]
-        .iter()
-        .map(|n| crate::counters::events::resolve(n, cpu).expect("default region events resolve"))
-        .collect()
 }
 
 fn read_all(counters: &mut [Opened]) -> Vec<Option<Reading>> {
@@ -116,7 +111,7 @@ fn with_state<R>(f: impl FnOnce(&mut ThreadState) -> R) -> R {
                 }
             }
             let id = NEXT_THREAD.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            ThreadState { id, counters, open: Vec::new() }
+            ThreadState { id, counters, open: Vec::new(), methods_recorded: false }
         });
         f(state)
     })
@@ -139,12 +134,19 @@ pub fn end(name: &str) {
         let at = s.open.iter().rposition(|o| o.name == name)?;
         let now = read_all(&mut s.counters);
         let open = s.open.remove(at);
-        let methods: Vec<(String, &'static str)> = config()
-            .events
-            .iter()
-            .zip(&s.counters)
-            .filter_map(|(e, c)| c.as_ref().ok().map(|c| (e.name.clone(), c.read_method())))
-            .collect();
+        // How counters are read is recorded once per thread, after its
+        // first region: not on every end, which the regions pay for.
+        let methods: Vec<(String, &'static str)> = if s.methods_recorded {
+            Vec::new()
+        } else {
+            s.methods_recorded = true;
+            config()
+                .events
+                .iter()
+                .zip(&s.counters)
+                .filter_map(|(e, c)| c.as_ref().ok().map(|c| (e.name.clone(), c.read_method())))
+                .collect()
+        };
         Some((open, now, t1, s.id, methods))
     });
     let Some((open, now, t1, thread, methods)) = done else { return };
@@ -164,9 +166,8 @@ pub fn end(name: &str) {
         }
     }
     drop(totals);
-    let mut m = READ_METHODS.lock().unwrap_or_else(|p| p.into_inner());
-    for (e, how) in methods {
-        m.insert(e, how);
+    if !methods.is_empty() {
+        READ_METHODS.lock().unwrap_or_else(|p| p.into_inner()).extend(methods);
     }
 }
 

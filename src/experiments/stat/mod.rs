@@ -9,17 +9,17 @@
 
 pub mod advice;
 pub mod figures;
+pub mod watch;
 
 use crate::counters::metrics::{self, Definition, Input};
 use crate::counters::sanity::{self, PmuCheck};
-use crate::counters::{CounterBackend, CounterStatus, EventSpec, Reading, RunningCounter, Target, Unavailable};
+use crate::counters::{CounterBackend, EventSpec};
 use crate::error::Result;
 use crate::model::outcome::stat::{EventCount, Interval, MachineFigures, Outcome};
-use crate::process::memory::{self, MemorySample};
-use crate::process::{signals::Forwarding, Program};
+use crate::process::{memory, Program};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Memory is sampled this often when no `-I` is asked for.
 pub const MEMORY_PERIOD: Duration = Duration::from_millis(100);
@@ -36,116 +36,6 @@ pub struct Params {
     /// THP mode of the machine, for the advice.
     #[serde(skip)]
     pub thp_mode: String,
-}
-
-type Opened = std::result::Result<Box<dyn RunningCounter>, Unavailable>;
-
-/// Reads every opened counter; an unreadable one is `Err` with the reason.
-fn read_all(counters: &mut [Opened]) -> Vec<std::result::Result<Reading, String>> {
-    counters
-        .iter_mut()
-        .map(|c| match c {
-            Ok(c) => c.read().map_err(|e| format!("counter read failed: {e}")),
-            Err(u) => Err(u.reason.clone()),
-        })
-        .collect()
-}
-
-/// The change of each counter since `before`, as an interval row.
-fn interval_counts(now: &[std::result::Result<Reading, String>], before: &[Option<Reading>]) -> Vec<Option<f64>> {
-    now.iter()
-        .zip(before)
-        .map(|(n, b)| {
-            let n = *n.as_ref().ok()?;
-            let delta = n - b.unwrap_or(Reading { count: 0, time_enabled_ns: 0, time_running_ns: 0 });
-            if delta.time_enabled_ns == 0 {
-                // A task's counters advance only while it is on a CPU: an
-                // interval in which it never ran counted exactly nothing.
-                return Some(delta.count as f64);
-            }
-            delta.status().value().map(|v| v.0)
-        })
-        .collect()
-}
-
-/// What the run collected before the program ended.
-struct Observed {
-    exit: crate::process::Exit,
-    usage: crate::process::ChildUsage,
-    wall_s: f64,
-    intervals: Vec<Interval>,
-    memory_samples: Vec<MemorySample>,
-    totals: Vec<std::result::Result<Reading, String>>,
-}
-
-/// Runs the program to its end, sampling at the period.
-fn observe(
-    program: &Program,
-    params: &Params,
-    backend: &dyn CounterBackend,
-    on_interval: &mut dyn FnMut(&Interval),
-) -> Result<(Observed, Vec<Opened>)> {
-    let held = crate::process::spawn_held(program, &[], None)?;
-    let mut counters: Vec<Opened> = params.events.iter().map(|e| backend.open(e, Target::Child(held.pid))).collect();
-    let _forwarding = Forwarding::install(held.pid);
-    let shown = program.argv[0].to_string_lossy().into_owned();
-    let period = params.interval_ms.map(Duration::from_millis).unwrap_or(MEMORY_PERIOD);
-    let t0 = Instant::now();
-    let running = held.release(&shown)?;
-    let mut previous: Vec<Option<Reading>> = vec![None; counters.len()];
-    let mut intervals = Vec::new();
-    let mut memory_samples = Vec::new();
-    let mut tick = 1u32;
-    let (exit, usage) = loop {
-        let left = (t0 + period * tick).saturating_duration_since(Instant::now());
-        if let Some(done) = running.wait_for(left) {
-            break done;
-        }
-        let t_s = t0.elapsed().as_secs_f64();
-        let mem = memory::sample(running.pid, t_s);
-        memory_samples.extend(mem);
-        if params.interval_ms.is_some() {
-            let now = read_all(&mut counters);
-            intervals.push(Interval { t_s, counts: interval_counts(&now, &previous), memory: mem });
-            on_interval(intervals.last().expect("just pushed"));
-            previous = now.iter().map(|r| r.as_ref().ok().copied()).collect();
-        }
-        tick += 1;
-    };
-    let wall_s = t0.elapsed().as_secs_f64();
-    let totals = read_all(&mut counters);
-    if params.interval_ms.is_some() {
-        intervals.push(Interval { t_s: wall_s, counts: interval_counts(&totals, &previous), memory: None });
-    }
-    Ok((Observed { exit, usage, wall_s, intervals, memory_samples, totals }, counters))
-}
-
-/// The status of each event's total.
-fn event_counts(
-    params: &Params,
-    totals: &[std::result::Result<Reading, String>],
-    opened: &[Opened],
-) -> Vec<EventCount> {
-    params
-        .events
-        .iter()
-        .zip(totals.iter().zip(opened))
-        .map(|(spec, (total, open))| EventCount {
-            name: spec.name.clone(),
-            description: match open {
-                Ok(c) if !c.counts_kernel() => {
-                    format!("{} (user mode only: perf_event_paranoid keeps kernel-mode counts out)", spec.description)
-                }
-                _ => spec.description.clone(),
-            },
-            software: spec.is_software(),
-            status: match (open, total) {
-                (Err(u), _) => u.clone().into(),
-                (Ok(_), Ok(r)) => r.status(),
-                (Ok(_), Err(reason)) => CounterStatus::Unavailable { reason: reason.clone(), fix: None },
-            },
-        })
-        .collect()
 }
 
 /// Formula inputs: every counted event, and the machine's figures.
@@ -180,8 +70,16 @@ pub fn run(
     } else {
         PmuCheck::Unavailable { reason: "no hardware event was asked for".into() }
     };
-    let (seen, opened) = observe(program, params, backend, on_interval)?;
-    let events = event_counts(params, &seen.totals, &opened);
+    let w = watch::Watch {
+        events: &params.events,
+        env: &[],
+        output: None,
+        period: params.interval_ms.map(Duration::from_millis).unwrap_or(MEMORY_PERIOD),
+        interval_rows: params.interval_ms.is_some(),
+        children: false,
+    };
+    let seen = watch::observe(program, &w, backend, on_interval)?;
+    let events = seen.events;
     let inputs = inputs(&events, seen.wall_s, &params.figures);
     let metrics = params.metrics.iter().map(|d| metrics::evaluate(d, &inputs, pmu_check.suspect())).collect::<Vec<_>>();
     let coverage = memory::coverage(&seen.memory_samples);
@@ -211,7 +109,7 @@ pub fn run(
 mod tests {
     use super::*;
     use crate::counters::double::ScriptedBackend;
-    use crate::counters::events;
+    use crate::counters::{events, CounterStatus, Reading};
     use crate::process::Exit;
 
     fn params(events: &[&str], interval_ms: Option<u64>) -> Params {

@@ -1,0 +1,134 @@
+//! Watching a program run, for `stat` and `hugepages`: fork it held,
+//! attach its counters (inherited by its threads and children, enabled at
+//! its exec), pass signals on, release it, and until it ends wake every
+//! period to sample /proc/PID/smaps_rollup (and, when asked, read interval
+//! rows of the counters); otherwise sleep in poll on its pidfd, so it costs
+//! the program nothing between samples.
+
+use crate::counters::{CounterBackend, CounterStatus, EventSpec, Reading, RunningCounter, Target, Unavailable};
+use crate::error::Result;
+use crate::model::outcome::stat::{EventCount, Interval};
+use crate::process::memory::{self, MemorySample};
+use crate::process::{signals::Forwarding, ChildUsage, Exit, Program};
+use std::ffi::OsString;
+use std::os::fd::OwnedFd;
+use std::time::{Duration, Instant};
+
+/// How to watch one run.
+pub struct Watch<'a> {
+    pub events: &'a [EventSpec],
+    /// Added to the program's environment.
+    pub env: &'a [(OsString, OsString)],
+    /// Where its stdout and stderr go instead of memperf's.
+    pub output: Option<&'a OwnedFd>,
+    pub period: Duration,
+    /// Read the counters at every period, as interval rows.
+    pub interval_rows: bool,
+    /// Sample the memory of its child processes too.
+    pub children: bool,
+}
+
+/// What the run collected.
+pub struct Observed {
+    pub exit: Exit,
+    pub usage: ChildUsage,
+    pub wall_s: f64,
+    pub intervals: Vec<Interval>,
+    pub memory_samples: Vec<MemorySample>,
+    /// Each event's total: measured, scaled, or why not.
+    pub events: Vec<EventCount>,
+}
+
+type Opened = std::result::Result<Box<dyn RunningCounter>, Unavailable>;
+type Read = std::result::Result<Reading, String>;
+
+/// Reads every opened counter; an unreadable one is `Err` with the reason.
+fn read_all(counters: &mut [Opened]) -> Vec<Read> {
+    counters
+        .iter_mut()
+        .map(|c| match c {
+            Ok(c) => c.read().map_err(|e| format!("counter read failed: {e}")),
+            Err(u) => Err(u.reason.clone()),
+        })
+        .collect()
+}
+
+/// The change of each counter since `before`, as an interval row.
+fn interval_counts(now: &[Read], before: &[Option<Reading>]) -> Vec<Option<f64>> {
+    now.iter()
+        .zip(before)
+        .map(|(n, b)| {
+            let n = *n.as_ref().ok()?;
+            let delta = n - b.unwrap_or(Reading { count: 0, time_enabled_ns: 0, time_running_ns: 0 });
+            if delta.time_enabled_ns == 0 {
+                // A task's counters advance only while it is on a CPU: an
+                // interval in which it never ran counted exactly nothing.
+                return Some(delta.count as f64);
+            }
+            delta.status().value().map(|v| v.0)
+        })
+        .collect()
+}
+
+/// The status of each event's total.
+fn totals(events: &[EventSpec], totals: &[Read], opened: &[Opened]) -> Vec<EventCount> {
+    events
+        .iter()
+        .zip(totals.iter().zip(opened))
+        .map(|(spec, (total, open))| {
+            let status = match (open, total) {
+                (Err(u), _) => u.clone().into(),
+                (Ok(_), Ok(r)) => r.status(),
+                (Ok(_), Err(reason)) => CounterStatus::Unavailable { reason: reason.clone(), fix: None },
+            };
+            let mut e = EventCount::of(spec, status);
+            if matches!(open, Ok(c) if !c.counts_kernel()) {
+                e.description.push_str(" (user mode only: perf_event_paranoid keeps kernel-mode counts out)");
+            }
+            e
+        })
+        .collect()
+}
+
+/// Runs the program to its end under `watch`; `on_interval` sees each
+/// interval row as it is made.
+pub fn observe(
+    program: &Program,
+    watch: &Watch,
+    backend: &dyn CounterBackend,
+    on_interval: &mut dyn FnMut(&Interval),
+) -> Result<Observed> {
+    let held = crate::process::spawn_held(program, watch.env, watch.output)?;
+    let mut counters: Vec<Opened> = watch.events.iter().map(|e| backend.open(e, Target::Child(held.pid))).collect();
+    let _forwarding = Forwarding::install(held.pid);
+    let shown = program.argv[0].to_string_lossy().into_owned();
+    let t0 = Instant::now();
+    let running = held.release(&shown)?;
+    let mut previous: Vec<Option<Reading>> = vec![None; counters.len()];
+    let mut intervals = Vec::new();
+    let mut memory_samples = Vec::new();
+    let mut tick = 1u32;
+    let (exit, usage) = loop {
+        let left = (t0 + watch.period * tick).saturating_duration_since(Instant::now());
+        if let Some(done) = running.wait_for(left) {
+            break done;
+        }
+        let t_s = t0.elapsed().as_secs_f64();
+        let mem = if watch.children { memory::sample_tree(running.pid, t_s) } else { memory::sample(running.pid, t_s) };
+        memory_samples.extend(mem);
+        if watch.interval_rows {
+            let now = read_all(&mut counters);
+            intervals.push(Interval { t_s, counts: interval_counts(&now, &previous), memory: mem });
+            on_interval(intervals.last().expect("just pushed"));
+            previous = now.iter().map(|r| r.as_ref().ok().copied()).collect();
+        }
+        tick += 1;
+    };
+    let wall_s = t0.elapsed().as_secs_f64();
+    let last = read_all(&mut counters);
+    if watch.interval_rows {
+        intervals.push(Interval { t_s: wall_s, counts: interval_counts(&last, &previous), memory: None });
+    }
+    let events = totals(watch.events, &last, &counters);
+    Ok(Observed { exit, usage, wall_s, intervals, memory_samples, events })
+}
