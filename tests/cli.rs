@@ -57,11 +57,11 @@ fn unknown_subcommand_is_usage_error() {
 }
 
 #[test]
-fn info_writes_a_schema_2_document_to_stdout() {
+fn info_writes_a_schema_3_document_to_stdout() {
     let o = memperf(&["info", "--json", "-"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["schema_version"], 3);
     assert!(doc["build"]["git_revision"].is_string());
     assert!(doc["origin"]["run_id"].is_string());
     assert!(doc["machine"]["caches"].as_array().unwrap().len() >= 2);
@@ -88,9 +88,10 @@ fn small_bandwidth_run_validates_and_writes_a_results_folder() {
     assert_eq!(bw["name"], "bandwidth");
     assert_eq!(bw["valid"], true);
     let results = bw["outcome"]["results"].as_array().unwrap();
-    // 1 thread and all threads × (sum1, sum4, simd + 2 hints × 2 distances).
+    // 1 thread and all threads × (sum1, sum4, simd + 2 hints × 2 distances
+    // + the seven write kernels).
     let teams = if std::thread::available_parallelism().unwrap().get() > 1 { 2 } else { 1 };
-    assert_eq!(results.len(), 7 * teams);
+    assert_eq!(results.len(), 14 * teams);
     for r in results {
         assert_eq!(r["checksum_ok"], true);
         assert_eq!(r["samples_s"].as_array().unwrap().len(), 2, "every raw sample is kept");

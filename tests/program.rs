@@ -176,7 +176,14 @@ fn the_c_example_links_both_libraries_and_writes_a_document() {
         let exe = dir.path().join(format!("sample-{kind}"));
         compile(&exe, &libs, link);
         let doc_path = dir.path().join(format!("{kind}.json"));
-        let o = Command::new(&exe).args(["8", "4000"]).env("MEMPERF_REGIONS", &doc_path).output().unwrap();
+        // cargo test puts its own target folders on LD_LIBRARY_PATH, where an
+        // older libmemperf.so may lie: the rpath must decide which one loads.
+        let o = Command::new(&exe)
+            .args(["8", "4000"])
+            .env("MEMPERF_REGIONS", &doc_path)
+            .env_remove("LD_LIBRARY_PATH")
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{kind}: {}", stderr(&o));
         outputs.push(String::from_utf8_lossy(&o.stdout).into_owned());
         let doc = read_json(&doc_path);
@@ -312,6 +319,99 @@ fn c2c_measures_every_pair_and_refuses_cpus_it_may_not_use() {
     {
         let e = memperf(args);
         assert_eq!(e.status.code(), Some(2));
+        assert!(stderr(&e).contains(needle), "{}", stderr(&e));
+    }
+}
+
+/// The write kernels run, read back what they stored, and report both the
+/// program's bytes and the bus's (write-allocate) per the model.
+#[test]
+fn bandwidth_write_kernels_validate_and_report_bus_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("w.json");
+    let o = memperf(&[
+        "bandwidth",
+        "--quiet",
+        "--kernel",
+        "store,store-nt,copy,update,mix-2:1,mix-3:1",
+        "--size",
+        "8MiB",
+        "--threads",
+        "1",
+        "--repetitions",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc = read_json(&json);
+    assert!(schema_errors(&doc).is_empty(), "{:#?}", schema_errors(&doc));
+    let results = doc["experiments"][0]["outcome"]["results"].as_array().unwrap();
+    let kernels: Vec<&str> = results.iter().map(|r| r["kernel"].as_str().unwrap()).collect();
+    assert_eq!(kernels, ["store", "store-nt", "copy", "update", "triad", "mix-3:1"], "mix-2:1 is triad");
+    for r in results {
+        assert_eq!(r["checksum_ok"], true, "{}", r["kernel"]);
+        let (read, written, wa) = (
+            r["bytes_read_per_element"].as_u64().unwrap(),
+            r["bytes_written_per_element"].as_u64().unwrap(),
+            r["write_allocate_bytes_per_element"].as_u64().unwrap(),
+        );
+        let per_pass = r["bytes_per_sample"].as_u64().unwrap() / r["passes"].as_u64().unwrap();
+        let bus_per_pass = r["bus_bytes_per_sample"].as_u64().unwrap() / r["passes"].as_u64().unwrap();
+        assert_eq!(per_pass * (read + written + wa), bus_per_pass * (read + written), "{}", r["kernel"]);
+    }
+    let nt = results.iter().find(|r| r["kernel"] == "store-nt").unwrap();
+    assert_eq!(nt["write_allocate_bytes_per_element"], 0, "non-temporal stores allocate nothing");
+    let e = memperf(&["bandwidth", "--kernel", "mix-4:1"]);
+    assert_eq!(e.status.code(), Some(2));
+    assert!(stderr(&e).contains("mix-3:1"), "{}", stderr(&e));
+}
+
+/// The curve has the idle point and one point per delay, validates, and the
+/// loader moves less with a long delay than with none (a 20 µs wait per
+/// 16 KiB block caps it at 0.8 GB/s, far below a core's stream).
+#[test]
+fn loaded_latency_draws_its_curve_and_refuses_bad_input() {
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    if cpus < 2 {
+        eprintln!("skipped: loaded-latency needs two CPUs");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("l.json");
+    let o = memperf(&[
+        "loaded-latency",
+        "--quiet",
+        "--size",
+        "16MiB",
+        "--delays",
+        "0,20us",
+        "--repetitions",
+        "2",
+        "--window",
+        "20ms",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc = read_json(&json);
+    assert!(schema_errors(&doc).is_empty(), "{:#?}", schema_errors(&doc));
+    let out = &doc["experiments"][0]["outcome"];
+    let points = out["points"].as_array().unwrap();
+    let delays: Vec<Option<u64>> = points.iter().map(|p| p["delay_ns"].as_u64()).collect();
+    assert_eq!(delays, [None, Some(0), Some(20_000)]);
+    assert_eq!(out["valid"], true);
+    let bw = |i: usize| points[i]["loader_bytes_per_s"]["median"].as_f64().unwrap();
+    assert_eq!(bw(0), 0.0, "no loader runs at the idle point");
+    assert!(bw(2) * 2.0 < bw(1), "delay 20us: {} B/s, none: {} B/s", bw(2), bw(1));
+    assert!(bw(2) <= 16384.0 / 20e-6, "the delay caps the loader: {}", bw(2));
+    for (args, needle) in [
+        (&["loaded-latency", "--loader", "sum1"][..], "--loader sum1"),
+        (&["loaded-latency", "--delays", "5parsecs"][..], "--delays '5parsecs'"),
+        (&["loaded-latency", "--window", "0"][..], "--window"),
+    ] {
+        let e = memperf(args);
+        assert_eq!(e.status.code(), Some(2), "{args:?}");
         assert!(stderr(&e).contains(needle), "{}", stderr(&e));
     }
 }

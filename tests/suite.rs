@@ -49,6 +49,7 @@ fn suite_writes_a_folder_whose_document_validates() {
             "info",
             "bandwidth",
             "latency",
+            "loaded-latency",
             "tlb",
             "working-set",
             "prefetch-fault",
@@ -64,7 +65,7 @@ fn suite_writes_a_folder_whose_document_validates() {
 #[test]
 fn schema_rejects_a_broken_document() {
     let mut doc = read_json(&suite().join("results.json"));
-    doc["schema_version"] = 3.into();
+    doc["schema_version"] = 4.into();
     doc["experiments"][1]["outcome"]["results"][0]["samples_s"] = serde_json::json!([]);
     let errors = schema_errors(&doc);
     assert!(errors.len() >= 2, "{errors:#?}");

@@ -12,7 +12,7 @@ use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct BandwidthArgs {
-    /// Loop shapes: sum1, sum4, simd, simd-prefetch (comma-separated) [default: all]
+    /// Loop shapes (comma-separated): read sum1, sum4, simd, simd-prefetch; write store, store-nt, copy, copy-nt, triad, update; read:write mixes mix-1:0, mix-1:1, mix-2:1, mix-3:1 [default: all]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub kernel: Option<String>,
     /// Page policies: 4k, thp, 2m, 1g, shm (comma-separated) [default: 4k]
@@ -21,7 +21,7 @@ pub struct BandwidthArgs {
     /// Thread counts, pinned one per CPU; `all` for every CPU [default: 1,all]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub threads: Option<String>,
-    /// Array size [default: max(1GiB, 8 × last-level cache)]
+    /// Size of each array (write kernels use four: A, B, C, D) [default: max(1GiB, 8 × last-level cache)]
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub size: Option<String>,
     /// Prefetch distances in 8-byte elements, START:END:STEP [default: 0:1024:32]
@@ -63,9 +63,11 @@ impl BandwidthArgs {
     }
 }
 
-/// The arrays of all base-page policies must fit in available memory.
+/// The arrays of all base-page policies must fit in available memory: one
+/// per policy, and four more when a write kernel is asked for.
 fn check_memory(p: &Params, machine: &Fingerprint) -> Result<()> {
-    let arrays = p.pages.iter().filter(|pol| !pol.uses_hugetlb_pool()).count() as u64;
+    let per_policy = if p.kernels.iter().any(|k| k.writes()) { 5 } else { 1 };
+    let arrays = per_policy * p.pages.iter().filter(|pol| !pol.uses_hugetlb_pool()).count() as u64;
     let avail = machine.memory_available_bytes;
     crate::memory::check_fits(
         Bytes(p.size_bytes.0.saturating_mul(arrays)),

@@ -8,6 +8,7 @@ pub mod c2c;
 pub mod calls;
 pub mod hugepages;
 pub mod latency;
+pub mod loaded_latency;
 pub mod page_init;
 pub mod prefetch_fault;
 pub mod progress;
@@ -55,6 +56,8 @@ pub enum Command {
     Hugepages(hugepages::HugepagesArgs),
     /// Core-to-core latency: one cache line bounced between every pair of CPUs, grouped by topology.
     C2c(c2c::C2cArgs),
+    /// Latency as the memory system fills: one CPU chases while the others load memory at a swept rate (MLC's loaded latency).
+    LoadedLatency(loaded_latency::LoadedLatencyArgs),
     /// The whole suite: one results folder with JSON, SVG plots and an HTML report.
     Run(RunArgs),
     /// Rebuild the HTML report and plots from a results.json, a journal, or their folder.
@@ -105,8 +108,19 @@ impl CompareArgs {
 }
 
 /// Names of the experiments the suite runs, in order.
-pub const SUITE: [&str; 10] =
-    ["info", "bandwidth", "latency", "tlb", "working-set", "prefetch-fault", "page-init", "calls", "context", "c2c"];
+pub const SUITE: [&str; 11] = [
+    "info",
+    "bandwidth",
+    "latency",
+    "loaded-latency",
+    "tlb",
+    "working-set",
+    "prefetch-fault",
+    "page-init",
+    "calls",
+    "context",
+    "c2c",
+];
 
 /// Output options every measuring subcommand shares.
 #[derive(Debug, Clone, Args, Default)]
@@ -182,6 +196,9 @@ impl Command {
             Command::Calls(a) => Ok(plan_of(vec![Job::Calls(a.params()?)], &a.common, Some("calls"))),
             Command::Context(a) => Ok(plan_of(vec![Job::Context(a.params()?)], &a.common, Some("context"))),
             Command::C2c(a) => Ok(plan_of(vec![Job::C2c(a.params()?)], &a.common, Some("c2c"))),
+            Command::LoadedLatency(a) => {
+                Ok(plan_of(vec![Job::LoadedLatency(a.params(machine)?)], &a.common, Some("loaded-latency")))
+            }
             Command::Run(r) => r.plan(machine),
             Command::Report(_) | Command::Compare(_) | Command::Cleanup | Command::Stat(_) | Command::Hugepages(_) => {
                 Err(Error::usage("report, compare, cleanup and stat have no plan of experiments"))
@@ -201,6 +218,7 @@ impl Command {
             Command::Calls(a) => &a.common,
             Command::Context(a) => &a.common,
             Command::C2c(a) => &a.common,
+            Command::LoadedLatency(a) => &a.common,
             Command::Run(r) => &r.common,
             Command::Report(_) | Command::Compare(_) | Command::Cleanup | Command::Stat(_) | Command::Hugepages(_) => {
                 &NO_COMMON
@@ -229,7 +247,7 @@ impl RunArgs {
     /// pool has them (or --reserve-hugepages), else a warning says how.
     pub fn plan(&self, machine: &Fingerprint) -> Result<Plan> {
         use crate::experiments::{
-            bandwidth, c2c, calls, context, latency, page_init, prefetch_fault, tlb, working_set,
+            bandwidth, c2c, calls, context, latency, loaded_latency, page_init, prefetch_fault, tlb, working_set,
         };
         let preset = self.preset.preset(Preset::Quick);
         let only = suite_names(&self.only)?;
@@ -259,6 +277,7 @@ impl RunArgs {
                 "page-init" => Job::PageInit(page_init::Params::preset(preset)),
                 "calls" => Job::Calls(calls::Params::preset(preset)),
                 "c2c" => Job::C2c(c2c::Params::preset(preset)),
+                "loaded-latency" => Job::LoadedLatency(loaded_latency::Params::preset(preset, machine)),
                 _ => Job::Context(context::Params::preset(preset)),
             });
         }

@@ -1,20 +1,27 @@
-//! `memperf bandwidth`: read bandwidth of one core and of all cores, for
-//! each loop shape, and how much software prefetch at distance D helps
-//! (after J. McCalpin, "Optimizing AMD Opteron Memory Bandwidth", 2010).
+//! `memperf bandwidth`: read and write bandwidth of one core and of all
+//! cores, for each loop shape, and how much software prefetch at distance
+//! D helps (after J. McCalpin, "Optimizing AMD Opteron Memory Bandwidth",
+//! 2010).
 //!
 //! Method: one f64 array per page policy, at least 4× the last-level cache,
-//! every page touched before timing. Each thread streams its own slice,
+//! every page touched before timing; the write kernels get four more of the
+//! same size (A, which they write, and the sources B, C, D), so they never
+//! disturb the array the read kernels checksum. Each thread streams its own slice,
 //! pinned, started behind a barrier. All variants (policy × threads ×
 //! kernel × hint × distance) are measured interleaved, repetition by
 //! repetition, so drift of the shared machine hits them alike; the effect
 //! of prefetch is the ratio to `simd` within each repetition. Every sample's
-//! checksum is compared with the closed-form sum of the array.
+//! checksum is compared with the closed-form sum of the array; after every
+//! write sample, what the last pass stored is read back (one element per
+//! 16 KiB and the last of each thread's slice) and compared with what the
+//! kernel's definition says it stores.
 
+use super::stream_arrays::Array;
 use super::{Context, Experiment, Preset};
 use crate::analysis::plateau;
 use crate::error::{Error, Result};
-use crate::kernels::{pattern_sum, pattern_value, stream_kernel, Hint, StreamArg, StreamKernel, StreamShape};
-use crate::memory::{Backing, PagePolicy, Region};
+use crate::kernels::{pattern_sum, stream_kernel, write, Hint, StreamArg, StreamKernel, StreamKernelInfo, StreamShape};
+use crate::memory::{Backing, PagePolicy};
 pub use crate::model::outcome::bandwidth::*;
 use crate::model::Caution;
 use crate::timing::schedule::{self, Ran, Ratio, Step};
@@ -50,14 +57,14 @@ impl Params {
         let mut threads = vec![1, all];
         threads.dedup();
         let (size, distances, hints, reps) = match preset {
-            Preset::Quick => (llc * 4, Sweep { start: 0, end: 1024, step: 128 }, vec![Hint::T0, Hint::Nta], 10),
+            Preset::Quick => (llc * 4, Sweep { start: 0, end: 1024, step: 256 }, vec![Hint::T0, Hint::Nta], 10),
             Preset::Default => {
                 ((8 * llc).max(GIB), Sweep { start: 0, end: 1024, step: 64 }, vec![Hint::T0, Hint::Nta], 10)
             }
             Preset::Full => ((8 * llc).max(GIB), Sweep { start: 0, end: 1024, step: 32 }, Hint::ALL.to_vec(), 14),
         };
         Params {
-            kernels: StreamShape::ALL.to_vec(),
+            kernels: StreamShape::all(),
             pages: vec![PagePolicy::Small],
             threads,
             size_bytes: Bytes(size.max(64 << 20)),
@@ -136,52 +143,52 @@ pub fn variants(p: &Params) -> Vec<Variant> {
     v
 }
 
-/// An array under one page policy, filled with the checksum pattern.
-struct Array {
-    region: Region,
-    len: usize,
+/// Elements of A read back after each write sample: one per 16 KiB and the
+/// last of each slice.
+fn spots(args: &[StreamArg]) -> Vec<(usize, usize)> {
+    const STRIDE: usize = 16 * 1024 / 8;
+    let mut v = Vec::new();
+    for (t, a) in args.iter().enumerate() {
+        v.extend((0..a.len).step_by(STRIDE).map(|i| (t, i)));
+        if a.len > 0 {
+            v.push((t, a.len - 1));
+        }
+    }
+    v
 }
 
-impl Array {
-    /// Each thread of `team` first-touches (fills) its own slice, so on a
-    /// NUMA machine its pages live on that thread's node.
-    fn new(policy: PagePolicy, size: Bytes, team: &Team, clock: &dyn Clock) -> Result<Array> {
-        let region = Region::untouched(policy, size)?;
-        let len = region.len() / 8;
-        let mut a = Array { region, len };
-        let slices = a.slices(team.threads(), 0);
-        let base = a.region.as_ptr() as usize;
-        team.run(clock, |t| {
-            let s = &slices[t];
-            let first = (s.ptr as usize - base) / 8;
-            for i in 0..s.len {
-                // SAFETY: i < s.len, inside this thread's slice.
-                unsafe { (s.ptr as *mut f64).add(i).write(pattern_value(first + i)) };
-            }
-        });
-        a.region.read_back();
-        Ok(a)
-    }
+/// Reads element `i` of A of slice `t` (volatile: the kernel wrote it
+/// through a pointer the compiler cannot see).
+fn read_a(args: &[StreamArg], (t, i): (usize, usize)) -> f64 {
+    // SAFETY: i < args[t].len, inside the array.
+    unsafe { args[t].ptr.add(i).read_volatile() }
+}
 
-    /// Per-thread slices, each a multiple of 64 elements (one AVX-512
-    /// iteration); the last thread takes the remainder.
-    fn slices(&self, threads: usize, distance: usize) -> Vec<StreamArg> {
-        let per = (self.len / threads) / 64 * 64;
-        let base = self.region.as_ptr() as *const f64;
-        (0..threads)
-            .map(|t| {
-                let start = t * per;
-                let len = if t + 1 == threads { self.len - start } else { per };
-                // SAFETY: start + len <= self.len, inside the region.
-                StreamArg { ptr: unsafe { base.add(start) }, len, distance }
-            })
-            .collect()
-    }
+/// Whether every spot of A holds what `op` stores in passes `first ..
+/// first + n` (update: `before` times the product of those passes' scalars).
+fn stored_as_defined(op: u8, args: &[StreamArg], first: u64, n: u64, before: &[f64]) -> bool {
+    let last = write::scalar(op, first + n - 1);
+    let product: f64 = (first..first + n).map(|p| write::scalar(op, p)).product();
+    spots(args).into_iter().enumerate().all(|(k, spot)| {
+        let (t, i) = spot;
+        // SAFETY: i < the slice's length; its sources are as long as A.
+        let src = |j: usize| unsafe { source(&args[t], j, i) };
+        let want = if op == write::UPDATE {
+            before[k] * product
+        } else {
+            write::element(op, last, 0.0, src(0), src(1), src(2))
+        };
+        read_a(args, spot) == want
+    })
+}
 
-    /// NUMA node of the first page of each slice.
-    fn slice_nodes(&self, threads: usize) -> Vec<Option<i32>> {
-        self.slices(threads, 0).iter().map(|s| crate::memory::region::numa_node_of(s.ptr as usize)).collect()
-    }
+/// Element `i` of source `j` of a write slice.
+///
+/// # Safety
+/// `i` < `arg.len`, and the slice's sources are as long as A.
+unsafe fn source(arg: &StreamArg, j: usize, i: usize) -> f64 {
+    // SAFETY: guaranteed by the caller.
+    unsafe { arg.sources[j].add(i).read_volatile() }
 }
 
 /// For each variant, the index of plain `simd` of its policy and threads
@@ -198,26 +205,46 @@ fn references(variants: &[Variant]) -> Vec<Option<usize>> {
         .collect()
 }
 
+/// The arrays of every page policy: the read array, and the write arrays
+/// when a write kernel is asked for.
+struct Arrays {
+    read: Vec<(PagePolicy, Array)>,
+    write: Vec<(PagePolicy, Array)>,
+}
+
+impl Arrays {
+    fn new(p: &Params, team: &Team, clock: &dyn Clock) -> Result<Arrays> {
+        let alloc = |parts: usize| -> Result<Vec<(PagePolicy, Array)>> {
+            p.pages.iter().map(|&pol| Array::new(pol, p.size_bytes, parts, team, 0, clock).map(|a| (pol, a))).collect()
+        };
+        let write = if p.kernels.iter().any(|k| k.writes()) { alloc(4)? } else { Vec::new() };
+        Ok(Arrays { read: alloc(1)?, write })
+    }
+
+    fn of(&self, v: &Variant) -> &Array {
+        let set = if v.kernel.writes() { &self.write } else { &self.read };
+        &set.iter().find(|(pol, _)| *pol == v.pages).expect("allocated").1
+    }
+
+    fn all_mut(&mut self) -> impl Iterator<Item = &mut Array> {
+        self.read.iter_mut().chain(self.write.iter_mut()).map(|(_, a)| a)
+    }
+}
+
 fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     check(p)?;
     let teams: Vec<(usize, Team)> =
         p.threads.iter().map(|&t| Team::new(t).map(|team| (t, team))).collect::<Result<_>>()?;
     warn_preconditions(p, ctx);
     let widest = teams.iter().max_by_key(|t| t.0).map(|t| &t.1).expect("checked non-empty");
-    let mut arrays: Vec<(PagePolicy, Array)> = p
-        .pages
-        .iter()
-        .map(|&pol| Array::new(pol, p.size_bytes, widest, ctx.clock).map(|a| (pol, a)))
-        .collect::<Result<_>>()?;
-    let len = arrays[0].1.len;
+    let mut arrays = Arrays::new(p, widest, ctx.clock)?;
+    let len = arrays.read[0].1.len;
     let variants = variants(p);
-    let kernels: Vec<(StreamKernel, String)> = variants
-        .iter()
-        .map(|v| stream_kernel(v.kernel, v.hint).map(|(k, info)| (k, info.isa)))
-        .collect::<Result<_>>()?;
+    let kernels: Vec<(StreamKernel, StreamKernelInfo)> =
+        variants.iter().map(|v| stream_kernel(v.kernel, v.hint)).collect::<Result<_>>()?;
     let (series, migrated) = measure(p, ctx, &variants, &kernels, &arrays, &teams)?;
     let results = results(&variants, &kernels, &series, len);
-    for (_, a) in arrays.iter_mut() {
+    for a in arrays.all_mut() {
         a.region.read_back();
         warn_coverage(a.region.backing(), ctx);
     }
@@ -227,16 +254,16 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     }
     let plateaus = plateaus(&results);
     Ok(Outcome {
-        isa: kernels.iter().map(|k| k.1.clone()).find(|i| i != "scalar").unwrap_or_else(|| "scalar".into()),
+        isa: kernels.iter().map(|k| k.1.isa.clone()).find(|i| i != "scalar").unwrap_or_else(|| "scalar".into()),
         size_bytes: Bytes(len as u64 * 8),
-        regions: arrays.iter().map(|(_, a)| a.region.backing().clone()).collect(),
+        regions: arrays.read.iter().chain(&arrays.write).map(|(_, a)| a.region.backing().clone()).collect(),
         placement: teams
             .iter()
             .map(|(n, t)| Placement {
                 threads: *n,
                 cpus: t.cpus().to_vec(),
                 migrated_samples: migrated.iter().find(|m| m.0 == *n).map_or(0, |m| m.1),
-                slice_nodes: arrays[0].1.slice_nodes(*n),
+                slice_nodes: arrays.read[0].1.slice_nodes(*n),
             })
             .collect(),
         order_seed: p.seed,
@@ -251,6 +278,56 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
 /// Per thread count, the samples in which a thread left its CPU.
 type Migrations = Vec<(usize, usize)>;
 
+/// One sample of a read kernel: the sum of every pass must be the array's.
+fn read_sample<'a>(
+    kernel: StreamKernel,
+    args: Vec<StreamArg>,
+    team: &'a Team,
+    ctx: &'a Context,
+    moved: &'a std::cell::Cell<usize>,
+    expected_pass: f64,
+) -> schedule::Variant<'a> {
+    Box::new(move |step: Step| {
+        let n = step.iterations(1);
+        // SAFETY: every slice lies inside the array, alive for the call.
+        let run = team.run(ctx.clock, |t| unsafe { kernel(n, &args[t]) });
+        if run.placement.iter().any(|pl| !pl.stayed()) {
+            moved.set(moved.get() + 1);
+        }
+        let sum: f64 = run.results.iter().sum();
+        Ran::timed(sum == expected_pass * n as f64, run.elapsed_ns)
+    })
+}
+
+/// One sample of a write kernel: every thread stores its slice of A `n`
+/// times, each pass with its own scalar; then what the last pass stored is
+/// read back (untimed).
+fn write_sample<'a>(
+    (kernel, op): (StreamKernel, u8),
+    args: Vec<StreamArg>,
+    team: &'a Team,
+    ctx: &'a Context,
+    moved: &'a std::cell::Cell<usize>,
+) -> schedule::Variant<'a> {
+    let mut passes = 0u64;
+    Box::new(move |step: Step| {
+        let n = step.iterations(1);
+        let before: Vec<f64> =
+            if op == write::UPDATE { spots(&args).into_iter().map(|s| read_a(&args, s)).collect() } else { vec![] };
+        let this: Vec<StreamArg> = args.iter().map(|a| StreamArg { first_pass: passes, ..*a }).collect();
+        // SAFETY: every slice and its sources lie inside the write array, alive for the call.
+        let run = team.run(ctx.clock, |t| unsafe { kernel(n, &this[t]) });
+        if run.placement.iter().any(|pl| !pl.stayed()) {
+            moved.set(moved.get() + 1);
+        }
+        let stored: f64 = run.results.iter().sum();
+        let total: usize = args.iter().map(|a| a.len).sum();
+        let ok = stored == (n as usize * total) as f64 && stored_as_defined(op, &this, passes, n, &before);
+        passes += n;
+        Ran::timed(ok, run.elapsed_ns)
+    })
+}
+
 /// Every variant through the scheduler: a warm-up pass, samples of at
 /// least `min_sample_s`, shuffled order, `simd` next to every block of
 /// prefetch variants. Returns the series and, per thread count, the
@@ -259,31 +336,26 @@ fn measure(
     p: &Params,
     ctx: &Context,
     variants: &[Variant],
-    kernels: &[(StreamKernel, String)],
-    arrays: &[(PagePolicy, Array)],
+    kernels: &[(StreamKernel, StreamKernelInfo)],
+    arrays: &Arrays,
     teams: &[(usize, Team)],
 ) -> Result<(Vec<schedule::Series>, Migrations)> {
-    let expected_pass = pattern_sum(0, arrays[0].1.len);
+    let expected_pass = pattern_sum(0, arrays.read[0].1.len);
     let migrated: Vec<(usize, std::cell::Cell<usize>)> = teams.iter().map(|t| (t.0, 0.into())).collect();
     let mut closures: Vec<schedule::Variant> = variants
         .iter()
         .zip(kernels)
         .map(|(v, (kernel, _))| {
-            let array = &arrays.iter().find(|(pol, _)| *pol == v.pages).expect("allocated").1;
+            let array = arrays.of(v);
             let team = &teams.iter().find(|(n, _)| *n == v.threads).expect("built").1;
             let moved = &migrated.iter().find(|m| m.0 == v.threads).expect("built").1;
-            let args = array.slices(v.threads, v.distance_elements.unwrap_or(0) as usize);
-            let kernel = *kernel;
-            Box::new(move |step: Step| {
-                let n = step.iterations(1);
-                // SAFETY: every slice lies inside the array, alive for the call.
-                let run = team.run(ctx.clock, |t| unsafe { kernel(n, &args[t]) });
-                if run.placement.iter().any(|pl| !pl.stayed()) {
-                    moved.set(moved.get() + 1);
+            match v.kernel.write_op() {
+                Some(op) => write_sample((*kernel, op as u8), array.write_slices(v.threads), team, ctx, moved),
+                None => {
+                    let args = array.slices(v.threads, v.distance_elements.unwrap_or(0) as usize);
+                    read_sample(*kernel, args, team, ctx, moved, expected_pass)
                 }
-                let sum: f64 = run.results.iter().sum();
-                Ran::timed(sum == expected_pass * n as f64, run.elapsed_ns)
-            }) as schedule::Variant
+            }
         })
         .collect();
     let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
@@ -296,7 +368,7 @@ fn measure(
 
 fn results(
     variants: &[Variant],
-    kernels: &[(StreamKernel, String)],
+    kernels: &[(StreamKernel, StreamKernelInfo)],
     series: &[schedule::Series],
     len: usize,
 ) -> Vec<VariantResult> {
@@ -311,15 +383,21 @@ fn results(
         .zip(series)
         .enumerate()
         .map(|(i, (v, s))| {
-            let bytes = len as u64 * 8 * s.iters;
-            let bw: Vec<f64> = s.samples_s.iter().map(|t| bytes as f64 / t).collect();
+            let traffic = kernels[i].1.traffic;
+            let elements = len as u64 * s.iters;
+            let bytes = elements * traffic.program_bytes();
+            let bus = elements * traffic.bus_bytes();
+            let per_s = |b: u64| -> Vec<f64> { s.samples_s.iter().map(|t| b as f64 / t).collect() };
             VariantResult {
                 variant: v.clone(),
-                isa: kernels[i].1.clone(),
+                isa: kernels[i].1.isa.clone(),
+                traffic,
                 passes: s.iters,
                 bytes_per_sample: bytes,
+                bus_bytes_per_sample: bus,
                 samples_s: s.samples_s.clone(),
-                bytes_per_s: Summary::of(&bw).expect("at least one finite sample"),
+                bytes_per_s: Summary::of(&per_s(bytes)).expect("at least one finite sample"),
+                bus_bytes_per_s: Summary::of(&per_s(bus)).expect("at least one finite sample"),
                 ratio_to_simd: Ratio::of(&ratios[i]),
                 ratios_to_simd: ratios[i].clone(),
                 checksum_ok: s.ok,
@@ -371,7 +449,9 @@ fn headlines(results: &[VariantResult]) -> Vec<Headline> {
         .filter_map(|(pages, threads)| {
             let of = |r: &VariantResult| r.variant.pages == pages && r.variant.threads == threads && r.checksum_ok;
             let simd = results.iter().find(|r| of(r) && r.variant.kernel == StreamShape::Simd)?;
-            let candidates: Vec<usize> = (0..results.len()).filter(|&i| of(&results[i])).collect();
+            // The best read variant: a write kernel moves other bytes.
+            let candidates: Vec<usize> =
+                (0..results.len()).filter(|&i| of(&results[i]) && !results[i].variant.kernel.writes()).collect();
             let best = schedule::holdout_best(&scores, &candidates);
             Some(Headline {
                 pages,

@@ -13,10 +13,12 @@ pub mod context;
 pub mod hugepages;
 pub mod info;
 pub mod latency;
+pub mod loaded_latency;
 pub mod page_init;
 pub mod plan;
 pub mod prefetch_fault;
 pub mod stat;
+pub mod stream_arrays;
 pub mod tlb;
 pub mod working_set;
 

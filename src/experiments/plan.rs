@@ -2,8 +2,8 @@
 //! one result document.
 
 use super::{
-    bandwidth, c2c, calls, context, info, latency, page_init, prefetch_fault, record, tlb, working_set, Context,
-    Experiment, Progress,
+    bandwidth, c2c, calls, context, info, latency, loaded_latency, page_init, prefetch_fault, record, tlb, working_set,
+    Context, Experiment, Progress,
 };
 use crate::error::Result;
 use crate::machine::Fingerprint;
@@ -26,6 +26,7 @@ pub enum Job {
     Context(context::Params),
     WorkingSet(working_set::Params),
     C2c(c2c::Params),
+    LoadedLatency(loaded_latency::Params),
 }
 
 /// Where the document goes.
@@ -57,7 +58,11 @@ impl Plan {
     /// Some experiment of the plan works on memory whose page size matters
     /// (or is `info`, which reports the pools).
     pub fn pages_matter(&self) -> bool {
-        self.jobs.iter().any(|j| !matches!(j, Job::Calls(_) | Job::Context(_) | Job::C2c(_)))
+        self.jobs.iter().any(|j| match j {
+            Job::Calls(_) | Job::Context(_) | Job::C2c(_) => false,
+            Job::LoadedLatency(p) => p.pages.uses_hugetlb_pool(),
+            _ => true,
+        })
     }
 
     /// Huge pages each pool must have free for the plan: (page size, pages).
@@ -102,6 +107,10 @@ impl Plan {
                 | Job::Calls(_)
                 | Job::Context(_)
                 | Job::C2c(_) => continue,
+                Job::LoadedLatency(p) => (
+                    std::slice::from_ref(&p.pages),
+                    Box::new(|pol: PagePolicy| p.chase_bytes.round_up(pol.page_size().0).0),
+                ),
             };
             for &pol in pages.iter().filter(|p| p.uses_hugetlb_pool()) {
                 // Policies sharing a pool (2m and shm) hold their regions at once.
@@ -213,6 +222,7 @@ pub fn execute(
                 Job::Context(p) => record::<context::ContextSaves>(p, &ctx, plan.strict)?,
                 Job::WorkingSet(p) => record::<working_set::WorkingSet>(p, &ctx, plan.strict)?,
                 Job::C2c(p) => record::<c2c::C2c>(p, &ctx, plan.strict)?,
+                Job::LoadedLatency(p) => record::<loaded_latency::LoadedLatency>(p, &ctx, plan.strict)?,
             }
         };
         if let Some(c) = super::steal_warning(before, super::steal_ticks()) {
@@ -254,6 +264,7 @@ fn job_name(job: &Job) -> &'static str {
         Job::Context(_) => context::ContextSaves::NAME,
         Job::WorkingSet(_) => working_set::WorkingSet::NAME,
         Job::C2c(_) => c2c::C2c::NAME,
+        Job::LoadedLatency(_) => loaded_latency::LoadedLatency::NAME,
     }
 }
 

@@ -16,11 +16,14 @@ pub mod portable;
 pub mod prefetch;
 pub mod stream;
 pub mod working_set;
+pub mod write;
 #[cfg(target_arch = "x86_64")]
 pub mod x86_64;
+#[cfg(target_arch = "x86_64")]
+pub mod x86_64_write;
 
 pub use stream::{
-    pattern_sum, pattern_value, stream_kernel, Hint, StreamArg, StreamKernel, StreamKernelInfo, StreamShape,
+    pattern_sum, pattern_value, stream_kernel, Hint, StreamArg, StreamKernel, StreamKernelInfo, StreamShape, Traffic,
 };
 
 #[cfg(all(test, target_arch = "x86_64"))]

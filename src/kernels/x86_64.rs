@@ -151,6 +151,28 @@ pub trait Vector: Copy {
     /// # Safety
     /// The CPU must support the vector's instruction set.
     unsafe fn add(a: Self, b: Self) -> Self;
+    /// # Safety
+    /// The CPU must support the vector's instruction set.
+    unsafe fn mul(a: Self, b: Self) -> Self;
+    /// `a + b·c` (fused where the set has it).
+    ///
+    /// # Safety
+    /// The CPU must support the vector's instruction set.
+    unsafe fn mul_add(a: Self, b: Self, c: Self) -> Self;
+    /// # Safety
+    /// The CPU must support the vector's instruction set.
+    unsafe fn splat(x: f64) -> Self;
+    /// An ordinary store.
+    ///
+    /// # Safety
+    /// `p` valid for writing `LANES` f64; the CPU supports the set.
+    unsafe fn store(p: *mut f64, v: Self);
+    /// A non-temporal store, around the caches.
+    ///
+    /// # Safety
+    /// `p` valid for writing `LANES` f64 and aligned to the vector's width;
+    /// the CPU supports the set.
+    unsafe fn stream(p: *mut f64, v: Self);
 }
 
 impl Vector for __m512d {
@@ -169,6 +191,31 @@ impl Vector for __m512d {
     unsafe fn add(a: Self, b: Self) -> Self {
         // SAFETY: the caller guarantees AVX-512F.
         unsafe { _mm512_add_pd(a, b) }
+    }
+    #[inline(always)]
+    unsafe fn mul(a: Self, b: Self) -> Self {
+        // SAFETY: the caller guarantees AVX-512F.
+        unsafe { _mm512_mul_pd(a, b) }
+    }
+    #[inline(always)]
+    unsafe fn mul_add(a: Self, b: Self, c: Self) -> Self {
+        // SAFETY: the caller guarantees AVX-512F (whose FMA is part of F).
+        unsafe { _mm512_fmadd_pd(b, c, a) }
+    }
+    #[inline(always)]
+    unsafe fn splat(x: f64) -> Self {
+        // SAFETY: the caller guarantees AVX-512F.
+        unsafe { _mm512_set1_pd(x) }
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut f64, v: Self) {
+        // SAFETY: the caller guarantees AVX-512F and 8 writable f64.
+        unsafe { _mm512_storeu_pd(p, v) }
+    }
+    #[inline(always)]
+    unsafe fn stream(p: *mut f64, v: Self) {
+        // SAFETY: the caller guarantees AVX-512F, 8 writable f64, 64-byte alignment.
+        unsafe { _mm512_stream_pd(p, v) }
     }
 }
 
@@ -189,6 +236,32 @@ impl Vector for __m256d {
         // SAFETY: the caller guarantees AVX.
         unsafe { _mm256_add_pd(a, b) }
     }
+    #[inline(always)]
+    unsafe fn mul(a: Self, b: Self) -> Self {
+        // SAFETY: the caller guarantees AVX.
+        unsafe { _mm256_mul_pd(a, b) }
+    }
+    #[inline(always)]
+    unsafe fn mul_add(a: Self, b: Self, c: Self) -> Self {
+        // FMA is a feature of its own beside AVX2: multiply, then add.
+        // SAFETY: the caller guarantees AVX.
+        unsafe { _mm256_add_pd(a, _mm256_mul_pd(b, c)) }
+    }
+    #[inline(always)]
+    unsafe fn splat(x: f64) -> Self {
+        // SAFETY: the caller guarantees AVX.
+        unsafe { _mm256_set1_pd(x) }
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut f64, v: Self) {
+        // SAFETY: the caller guarantees AVX and 4 writable f64.
+        unsafe { _mm256_storeu_pd(p, v) }
+    }
+    #[inline(always)]
+    unsafe fn stream(p: *mut f64, v: Self) {
+        // SAFETY: the caller guarantees AVX, 4 writable f64, 32-byte alignment.
+        unsafe { _mm256_stream_pd(p, v) }
+    }
 }
 
 impl Vector for __m128d {
@@ -205,6 +278,28 @@ impl Vector for __m128d {
     #[inline(always)]
     unsafe fn add(a: Self, b: Self) -> Self {
         _mm_add_pd(a, b)
+    }
+    #[inline(always)]
+    unsafe fn mul(a: Self, b: Self) -> Self {
+        _mm_mul_pd(a, b)
+    }
+    #[inline(always)]
+    unsafe fn mul_add(a: Self, b: Self, c: Self) -> Self {
+        _mm_add_pd(a, _mm_mul_pd(b, c))
+    }
+    #[inline(always)]
+    unsafe fn splat(x: f64) -> Self {
+        _mm_set1_pd(x)
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut f64, v: Self) {
+        // SAFETY: the caller guarantees 2 writable f64 (SSE2 is baseline).
+        unsafe { _mm_storeu_pd(p, v) }
+    }
+    #[inline(always)]
+    unsafe fn stream(p: *mut f64, v: Self) {
+        // SAFETY: the caller guarantees 2 writable f64 and 16-byte alignment.
+        unsafe { _mm_stream_pd(p, v) }
     }
 }
 

@@ -13,7 +13,12 @@ use crate::model::outcome::Outcome;
 use serde::{Deserialize, Serialize};
 
 /// Version 2: outcomes are typed and tagged by experiment.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
+
+/// The oldest version [`Document::from_json`] still reads, by upgrading it:
+/// version 2 had read kernels only in `bandwidth`, so each of its results
+/// moved 8 bytes read per element and its bus bytes were its bytes.
+pub const OLDEST_READABLE_VERSION: u32 = 2;
 
 /// A condition that weakens or limits a result, and what to do about it,
 /// as rendered from the catalogue ([`crate::model::Caution`]).
@@ -156,12 +161,18 @@ impl Document {
     pub fn from_json(text: &str) -> Result<Document> {
         let value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| Error::usage(format!("not a memperf result document: {e}")))?;
+        let mut value = value;
         let version = value.get("schema_version").and_then(|v| v.as_u64());
-        if version != Some(SCHEMA_VERSION as u64) {
-            return Err(Error::usage(format!(
-                "unsupported schema_version {}: this memperf reads version {SCHEMA_VERSION}",
-                version.map(|v| v.to_string()).unwrap_or_else(|| "(missing)".into())
-            )));
+        match version {
+            Some(v) if v == SCHEMA_VERSION as u64 => {}
+            Some(2) => upgrade_from_2(&mut value),
+            _ => {
+                return Err(Error::usage(format!(
+                    "unsupported schema_version {}: this memperf reads versions {OLDEST_READABLE_VERSION} to \
+                     {SCHEMA_VERSION}",
+                    version.map(|v| v.to_string()).unwrap_or_else(|| "(missing)".into())
+                )))
+            }
         }
         serde_json::from_value(value).map_err(|e| Error::usage(format!("malformed result document: {e}")))
     }
@@ -169,6 +180,28 @@ impl Document {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("documents serialise")
     }
+}
+
+/// Version 2 → 3: bandwidth results gain their traffic (all of version 2's
+/// kernels read 8 bytes per element and wrote none) and their bus bytes.
+fn upgrade_from_2(doc: &mut serde_json::Value) {
+    use serde_json::json;
+    let experiments = doc.get_mut("experiments").and_then(|e| e.as_array_mut());
+    for e in experiments.into_iter().flatten().filter(|e| e["name"] == "bandwidth") {
+        let results = e.get_mut("outcome").and_then(|o| o.get_mut("results")).and_then(|r| r.as_array_mut());
+        for r in results.into_iter().flatten() {
+            if let Some(obj) = r.as_object_mut() {
+                let bytes = obj.get("bytes_per_sample").cloned().unwrap_or(json!(null));
+                let per_s = obj.get("bytes_per_s").cloned().unwrap_or(json!(null));
+                obj.entry("bytes_read_per_element").or_insert(json!(8));
+                obj.entry("bytes_written_per_element").or_insert(json!(0));
+                obj.entry("write_allocate_bytes_per_element").or_insert(json!(0));
+                obj.entry("bus_bytes_per_sample").or_insert(bytes);
+                obj.entry("bus_bytes_per_s").or_insert(per_s);
+            }
+        }
+    }
+    doc["schema_version"] = json!(SCHEMA_VERSION);
 }
 
 /// Rank and launcher from the environment of Slurm, Open MPI or PMI.
@@ -223,6 +256,24 @@ mod tests {
         let e = Document::from_json(r#"{"schema_version": 99}"#).unwrap_err();
         assert!(e.message.contains("schema_version 99"));
         assert!(Document::from_json("not json").is_err());
+    }
+
+    /// A version-2 document (read kernels only) reads as version 3 with
+    /// the traffic those kernels had: 8 bytes read, bus bytes = bytes.
+    #[test]
+    fn a_version_2_document_is_upgraded() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/minimal-bandwidth.json");
+        let text = std::fs::read_to_string(path).unwrap();
+        assert!(text.contains("\"schema_version\": 2"), "the fixture is a version-2 document");
+        let doc = Document::from_json(&text).unwrap();
+        assert_eq!(doc.schema_version, SCHEMA_VERSION);
+        let bw = doc.outcome::<crate::model::outcome::bandwidth::Outcome>().unwrap();
+        for r in &bw.results {
+            assert_eq!(r.traffic.bytes_read_per_element, 8);
+            assert_eq!((r.traffic.bytes_written_per_element, r.traffic.write_allocate_bytes_per_element), (0, 0));
+            assert_eq!(r.bus_bytes_per_sample, r.bytes_per_sample);
+            assert_eq!(r.bus_bytes_per_s, r.bytes_per_s);
+        }
     }
 
     #[test]

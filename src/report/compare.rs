@@ -207,7 +207,7 @@ mod tests {
                 *s = (s.as_f64().unwrap() * scale).into();
             }
         }
-        serde_json::from_value(v).unwrap()
+        Document::from_json(&v.to_string()).unwrap()
     }
 
     #[test]

@@ -7,7 +7,8 @@ use crate::memory::PagePolicy;
 use crate::model::document::Document;
 use crate::model::outcome::bandwidth::Effect;
 use crate::model::outcome::{
-    bandwidth, c2c, calls, context, hugepages, latency, page_init, prefetch_fault, regions, stat, tlb, working_set,
+    bandwidth, c2c, calls, context, hugepages, latency, loaded_latency, page_init, prefetch_fault, regions, stat, tlb,
+    working_set,
 };
 use serde::{Deserialize, Serialize};
 
@@ -42,6 +43,15 @@ pub fn metrics(doc: &Document) -> Vec<Metric> {
                 "GB/s",
                 samples,
                 h.simd_bytes_per_s / 1e9,
+                true,
+            ));
+        }
+        for r in bw.results.iter().filter(|r| r.variant.kernel.writes()) {
+            out.push(metric(
+                format!("bandwidth {} pages, {} thread(s), {}", r.variant.pages, r.variant.threads, r.variant.kernel),
+                "GB/s",
+                r.samples_s.iter().map(|s| r.bytes_per_sample as f64 / s / 1e9).collect(),
+                r.bytes_per_s.median / 1e9,
                 true,
             ));
         }
@@ -88,7 +98,34 @@ pub fn metrics(doc: &Document) -> Vec<Metric> {
     out.extend(working_set_metrics(doc));
     out.extend(hugepages_metrics(doc));
     out.extend(c2c_metrics(doc));
+    out.extend(loaded_latency_metrics(doc));
     out.extend(region_metrics(doc));
+    out
+}
+
+/// The idle and the saturated ends of the loaded-latency curve.
+fn loaded_latency_metrics(doc: &Document) -> Vec<Metric> {
+    let Some(o) = doc.outcome::<loaded_latency::Outcome>() else { return Vec::new() };
+    let mut out = Vec::new();
+    for q in &o.points {
+        let name = match q.delay_ns {
+            None => "loaded-latency idle latency".to_string(),
+            Some(0) => "loaded-latency saturated latency".to_string(),
+            Some(_) => continue,
+        };
+        out.push(metric(name, "ns", q.samples_latency_ns.clone(), q.latency_ns.median, false));
+        if q.delay_ns == Some(0) {
+            let bus = q.loader_bus_bytes_per_s / q.loader_bytes_per_s.median.max(f64::MIN_POSITIVE);
+            let samples = q.samples_loader_bytes_per_s.iter().map(|b| (b * bus + q.chaser_bytes_per_s) / 1e9).collect();
+            out.push(metric(
+                "loaded-latency saturated bandwidth".into(),
+                "GB/s",
+                samples,
+                q.total_bytes_per_s / 1e9,
+                true,
+            ));
+        }
+    }
     out
 }
 

@@ -4,7 +4,7 @@ use super::barchart::{self, Bar, BarChart};
 use super::linechart::{render, Axis, Line, LineChart, Marker, Reference, Ticks};
 use crate::error::Result;
 use crate::model::document::Document;
-use crate::model::outcome::{bandwidth, calls, context, latency, page_init, prefetch_fault, tlb};
+use crate::model::outcome::{bandwidth, calls, context, latency, loaded_latency, page_init, prefetch_fault, tlb};
 
 /// One line per distinct key of `points`, in key order, each sorted by x,
 /// with the band `spread` gives each point.
@@ -104,6 +104,9 @@ pub fn all(doc: &Document) -> (Vec<Plot>, Vec<String>) {
     }
     if let Some(o) = doc.outcome::<tlb::Outcome>() {
         keep(tlb_plot(o, &doc.machine).map(|p| vec![p]));
+    }
+    if let Some(o) = doc.outcome::<loaded_latency::Outcome>() {
+        keep(loaded_latency_plot(o).map(|p| vec![p]));
     }
     if let Some(o) = doc.outcome::<prefetch_fault::Outcome>() {
         keep(prefetch_fault_plot(o).map(|p| vec![p]));
@@ -240,6 +243,45 @@ fn latency_plot(o: &latency::Outcome, m: &crate::machine::Fingerprint) -> Result
         file_name: "latency.svg".into(),
         title,
         experiment: "latency".into(),
+        svg: render(&chart)?,
+        figure: Figure::Line(chart),
+    })
+}
+
+/// Latency against delivered bandwidth (loaders and chaser), one point per
+/// delay with the spread of its latency samples, the idle latency as the
+/// reference and the bend marked where one was found.
+fn loaded_latency_plot(o: &loaded_latency::Outcome) -> Result<Plot> {
+    let mut pts: Vec<&loaded_latency::Point> = o.points.iter().collect();
+    pts.sort_by(|a, b| a.total_bytes_per_s.total_cmp(&b.total_bytes_per_s));
+    let line = Line {
+        name: format!("{} loader(s) running {}", o.loader_cpus.len(), o.loader_kernel),
+        points: pts.iter().map(|q| (q.total_bytes_per_s / 1e9, q.latency_ns.median)).collect(),
+        band: Some(pts.iter().map(|q| (q.latency_ns.min, q.latency_ns.max)).collect()),
+        ..Line::default()
+    };
+    let mut markers = Vec::new();
+    if let loaded_latency::Bend::Found { bytes_per_s, .. } = o.bend {
+        markers.push(Marker { x: bytes_per_s / 1e9, label: "bend".into() });
+    }
+    let title = "Latency vs delivered bandwidth (loaded latency)".to_string();
+    let chart = LineChart {
+        title: title.clone(),
+        x: Axis { linear: true, ..Axis::new("delivered bandwidth (GB/s)", Ticks::Number) },
+        y: Axis { linear: true, ..Axis::new("ns per load (median; band: min–max)", Ticks::Number) },
+        lines: vec![line],
+        references: vec![Reference {
+            name: format!("idle: {:.1} ns", o.idle_latency_ns),
+            y: o.idle_latency_ns,
+            band: None,
+        }],
+        markers,
+        spans: vec![],
+    };
+    Ok(Plot {
+        file_name: "loaded-latency.svg".into(),
+        title,
+        experiment: "loaded-latency".into(),
         svg: render(&chart)?,
         figure: Figure::Line(chart),
     })

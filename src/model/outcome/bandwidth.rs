@@ -2,7 +2,7 @@
 //! headline figures, prefetch-distance plateaus and the effect of prefetch.
 
 use crate::analysis;
-use crate::kernels::{Hint, StreamShape};
+use crate::kernels::{Hint, StreamShape, Traffic};
 use crate::memory::{Backing, PagePolicy};
 use crate::timing::schedule::{Direction, Ratio};
 use crate::timing::Summary;
@@ -33,12 +33,23 @@ pub struct VariantResult {
     #[serde(flatten)]
     pub variant: Variant,
     pub isa: String,
-    /// Passes over the array per sample.
+    /// Bytes per element index: read and written by the program, and the
+    /// write-allocate reads its ordinary stores cause (a model: x86 stores
+    /// read a line before writing it; non-temporal stores do not).
+    #[serde(flatten)]
+    pub traffic: Traffic,
+    /// Passes over the arrays per sample.
     pub passes: u64,
+    /// Bytes the program read and wrote in one sample …
     pub bytes_per_sample: u64,
+    /// … and with the write-allocate reads: what crossed the memory bus.
+    pub bus_bytes_per_sample: u64,
     /// Raw sample durations, in seconds, one per repetition.
     pub samples_s: Vec<f64>,
+    /// The program's bytes per second …
     pub bytes_per_s: Summary,
+    /// … and the bus's.
+    pub bus_bytes_per_s: Summary,
     /// Bandwidth over plain `simd` of the same policy and threads, measured
     /// next to each sample, per repetition (prefetch variants only) …
     pub ratios_to_simd: Vec<f64>,

@@ -11,6 +11,7 @@ pub mod context;
 pub mod hugepages;
 pub mod info;
 pub mod latency;
+pub mod loaded_latency;
 pub mod page_init;
 pub mod prefetch_fault;
 pub mod regions;
@@ -36,6 +37,7 @@ pub enum Outcome {
     Hugepages(hugepages::Outcome),
     WorkingSet(working_set::Outcome),
     C2c(c2c::Outcome),
+    LoadedLatency(loaded_latency::Outcome),
 }
 
 impl Outcome {
@@ -55,6 +57,7 @@ impl Outcome {
             Outcome::Hugepages(_) => "hugepages",
             Outcome::WorkingSet(_) => "working-set",
             Outcome::C2c(_) => "c2c",
+            Outcome::LoadedLatency(_) => "loaded-latency",
         }
     }
 
@@ -74,6 +77,7 @@ impl Outcome {
             Outcome::Hugepages(o) => o.valid,
             Outcome::WorkingSet(o) => o.valid,
             Outcome::C2c(o) => o.valid,
+            Outcome::LoadedLatency(o) => o.valid,
         }
     }
 }
@@ -94,4 +98,5 @@ macro_rules! outcome_conversions {
 }
 outcome_conversions!(Info => info, Bandwidth => bandwidth, Latency => latency, Tlb => tlb,
     PrefetchFault => prefetch_fault, PageInit => page_init, Calls => calls, Context => context,
-    Stat => stat, Regions => regions, Hugepages => hugepages, WorkingSet => working_set, C2c => c2c);
+    Stat => stat, Regions => regions, Hugepages => hugepages, WorkingSet => working_set, C2c => c2c,
+    LoadedLatency => loaded_latency);

@@ -6,16 +6,21 @@ use crate::model::outcome::bandwidth;
 use crate::units::Bytes;
 
 pub fn bandwidth_text(o: &bandwidth::Outcome) -> String {
-    let mut out = format!("read bandwidth over {} ({}), GB/s = 1e9 B/s\n", o.size_bytes, o.isa);
-    for r in &o.regions {
+    let mut out = format!("bandwidth over arrays of {} ({}), GB/s = 1e9 B/s\n", o.size_bytes, o.isa);
+    // One read array per policy first, then (with write kernels) one set
+    // of write arrays per policy.
+    let writes = o.results.iter().any(|r| r.variant.kernel.writes());
+    let read = if writes { o.regions.len() / 2 } else { o.regions.len() };
+    for (i, r) in o.regions.iter().enumerate() {
         out.push_str(&format!(
-            "  {} array: {} on huge pages\n",
+            "  {} {}: {} on huge pages\n",
             r.requested,
+            if i < read { "read array" } else { "write arrays (A, B, C, D)" },
             r.huge_fraction.map(|f| format!("{:.0}%", f * 100.0)).unwrap_or_else(|| "unknown".into())
         ));
     }
     let mut t = Table::new(["pages", "threads", "kernel", "median", "min", "max", "CV", "check"]);
-    for r in o.results.iter().filter(|r| r.variant.hint.is_none()) {
+    for r in o.results.iter().filter(|r| r.variant.hint.is_none() && !r.variant.kernel.writes()) {
         let s = &r.bytes_per_s;
         t.row([
             r.variant.pages.to_string(),
@@ -30,6 +35,7 @@ pub fn bandwidth_text(o: &bandwidth::Outcome) -> String {
     }
     out.push('\n');
     out.push_str(&t.render());
+    out.push_str(&write_table(o));
 
     // The distance sweep: one column per hint.
     let mut keys: Vec<_> =
@@ -91,6 +97,54 @@ pub fn bandwidth_text(o: &bandwidth::Outcome) -> String {
         ));
     }
     out
+}
+
+/// The write kernels: the bytes the program moved, and those that crossed
+/// the bus (with the write-allocate reads of ordinary stores).
+fn write_table(o: &bandwidth::Outcome) -> String {
+    let writes: Vec<_> = o.results.iter().filter(|r| r.variant.kernel.writes()).collect();
+    if writes.is_empty() {
+        return String::new();
+    }
+    let mut t = Table::new([
+        "pages",
+        "threads",
+        "kernel",
+        "B read:written",
+        "program GB/s",
+        "bus GB/s",
+        "min",
+        "max",
+        "CV",
+        "check",
+    ]);
+    for r in writes {
+        let s = &r.bytes_per_s;
+        t.row([
+            r.variant.pages.to_string(),
+            r.variant.threads.to_string(),
+            r.variant.label(),
+            format!(
+                "{}:{}{}",
+                r.traffic.bytes_read_per_element,
+                r.traffic.bytes_written_per_element,
+                if r.traffic.write_allocate_bytes_per_element > 0 { " +WA" } else { "" }
+            ),
+            gbps(s.median),
+            gbps(r.bus_bytes_per_s.median),
+            gbps(s.min),
+            gbps(s.max),
+            format!("{:.1}%", s.cv * 100.0),
+            if r.checksum_ok { "ok" } else { "FAIL" }.into(),
+        ]);
+    }
+    format!(
+        "\nwrite kernels, per element index: bytes the program reads:writes; program GB/s counts those, \
+         bus GB/s adds the write-allocate read (+WA) an ordinary store makes of its line first (a model, \
+         not a counter: non-temporal stores and read-modify-write make none); stores read back after \
+         every sample\n{}",
+        t.render()
+    )
 }
 
 /// "D = 96..160 (3 points): 6.07 GB/s", or why there is no plateau.

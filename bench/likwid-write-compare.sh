@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Compares memperf's write kernels with their likwid-bench counterparts
+# (Debian package `likwid`) in one session, alternated round by round:
+#
+#   memperf     likwid-bench (AVX-512 form; AVX where AVX-512 is absent)
+#   store       store_avx512        a = s
+#   store-nt    store_mem_avx512    a = s, non-temporal
+#   copy        copy_avx512         a = b
+#   copy-nt     copy_mem_avx512     a = b, non-temporal
+#   triad       stream_avx512       a = b + s·c   (STREAM's triad)
+#   update      update_avx512       a = s·a
+#   mix-3:1     triad_avx512        a = b + c·d   (likwid's "triad")
+#
+# Both tools count the bytes the program moves (likwid's BYTES per update:
+# no write-allocate), so memperf's `bytes_per_s` is compared, not its bus
+# figure. memperf's --size is the size of each array; likwid's -W size is
+# the total over the streams, so it gets streams × SIZE.
+#
+# Each round runs memperf once (every kernel, 1 and all threads, three
+# samples each after a warm-up pass, interleaved inside) and likwid-bench
+# once per kernel and thread count (ITERS passes), in alternating order
+# (memperf first in odd rounds, likwid first in even ones). Per kernel and
+# thread count the report gives the median of the per-round ratios
+# (memperf's median sample / likwid's run), a 95% distribution-free
+# interval for it (order statistics) and the range.
+#
+#   bench/likwid-write-compare.sh [ROUNDS] [SIZE_MIB] [ITERS]   (default 12, 512, 4; needs python3)
+set -euo pipefail
+rounds=${1:-12}
+size_mib=${2:-512}
+iters=${3:-4}
+cd "$(dirname "$0")/.."
+command -v likwid-bench >/dev/null || { echo "likwid-bench missing: apt-get install likwid" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "python3 missing: apt-get install python3" >&2; exit 2; }
+cargo build --release -q
+cpus=$(nproc)
+suffix=avx512
+grep -qw avx512f /proc/cpuinfo || suffix=avx
+# memperf kernel, likwid kernel, streams
+pairs="store:store_$suffix:1 store-nt:store_mem_$suffix:1 copy:copy_$suffix:2 copy-nt:copy_mem_$suffix:2
+triad:stream_$suffix:3 update:update_$suffix:1 mix-3:1:triad_$suffix:4"
+kernels=$(for p in $pairs; do echo "${p%:*:*}"; done | paste -sd,)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+run_likwid() { # round
+  for p in $pairs; do
+    streams=${p##*:}; rest=${p%:*}; lk=${rest##*:}; mk=${rest%:*}
+    for t in 1 "$cpus"; do
+      bw=$(likwid-bench -t "$lk" -i "$iters" -W "N:$((streams * size_mib))MB:$t" 2>/dev/null |
+        awk '/MByte\/s/ {print $2 * 1e6}')
+      echo "$1 $mk $t likwid $bw" >> "$tmp/rows"
+    done
+  done
+}
+
+run_memperf() { # round
+  ./target/release/memperf bandwidth --quiet --kernel "$kernels" --size "${size_mib}MiB" --repetitions 3 \
+    --threads "1,$cpus" --json "$tmp/m.json" >/dev/null 2>&1
+  python3 - "$tmp/m.json" "$1" >> "$tmp/rows" <<'PY'
+import json, statistics, sys
+doc = json.load(open(sys.argv[1]))
+bw = next(e for e in doc["experiments"] if e["name"] == "bandwidth")["outcome"]
+for r in bw["results"]:
+    if r["kernel"] in ("sum1", "sum4", "simd", "simd-prefetch"):
+        continue
+    v = statistics.median(r["bytes_per_sample"] / s for s in r["samples_s"])
+    print(sys.argv[2], r["kernel"], r["threads"], "memperf", v)
+PY
+}
+
+for r in $(seq 1 "$rounds"); do
+  if (( r % 2 )); then run_memperf "$r"; run_likwid "$r"; else run_likwid "$r"; run_memperf "$r"; fi
+  echo "round $r of $rounds done" >&2
+done
+
+python3 - "$tmp/rows" "$suffix" <<'PY'
+import collections, math, statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+by = collections.defaultdict(dict)  # (kernel, threads) -> round -> {tool: bw}
+for rnd, kernel, t, tool, v in rows:
+    by[(kernel, int(t))].setdefault(rnd, {})[tool] = float(v)
+
+def interval(r):
+    r, n = sorted(r), len(r)
+    k = int((n - 1.96 * math.sqrt(n)) / 2)
+    return f"95% [×{r[k]:.3f}, ×{r[n - 1 - k]:.3f}]" if k >= 0 and n >= 6 else "too few rounds for an interval"
+
+order = ["store", "store-nt", "copy", "copy-nt", "triad", "update", "mix-3:1"]
+print(f"memperf / likwid-bench ({sys.argv[2]} kernels), median of per-round ratios")
+print(f"{'kernel':10} {'threads':>7} {'memperf GB/s':>13} {'likwid GB/s':>12}  ratio")
+for (kernel, t) in sorted(by, key=lambda k: (order.index(k[0]), k[1])):
+    pairs = [(v["memperf"], v["likwid"]) for v in by[(kernel, t)].values() if "memperf" in v and "likwid" in v]
+    ratios = [m / l for m, l in pairs]
+    if not ratios:
+        continue
+    print(f"{kernel:10} {t:>7} {statistics.median(m for m, _ in pairs) / 1e9:>13.2f} "
+          f"{statistics.median(l for _, l in pairs) / 1e9:>12.2f}  ×{statistics.median(ratios):.3f} "
+          f"{interval(ratios)} (range ×{min(ratios):.3f}..×{max(ratios):.3f}, {len(ratios)} rounds)")
+PY

@@ -1,0 +1,544 @@
+//! `memperf loaded-latency`: the latency of memory as the memory system
+//! fills (the curve Intel MLC's `--loaded_latency` draws). One CPU chases
+//! a random cycle of lines (huge pages, so page walks do not pollute it)
+//! while every other CPU runs a bandwidth kernel that waits an injected
+//! delay after each block it moves; the delay is swept from none (full
+//! speed) to long (nearly idle), and an idle point runs no loader at all.
+//!
+//! Each point is one team run: every thread starts behind a barrier, works
+//! through a warm-up, and counts only what it does inside the window that
+//! follows; the chaser's loads give the latency, the loaders' blocks the
+//! bandwidth. Points and repetitions are measured in a shuffled order, so
+//! drift of the shared machine spreads over the curve instead of bending
+//! it. Little's law turns each point into the lines in flight it implies.
+
+use super::stream_arrays::Array;
+use super::{Context, Experiment, Preset};
+use crate::analysis::littles_law::lines_in_flight;
+use crate::error::{Error, Result};
+use crate::kernels::chase::{chase_kernel, visit_order, Chase, SplitMix64};
+use crate::kernels::{pattern_sum, stream_kernel, StreamArg, StreamKernel, StreamShape};
+use crate::memory::{PagePolicy, Region};
+pub use crate::model::outcome::loaded_latency::*;
+use crate::model::Caution;
+use crate::timing::{Clock, Summary, Team};
+use crate::units::{Bytes, MIB};
+use serde::{Deserialize, Serialize};
+use std::sync::Mutex;
+
+/// Bytes of a cache line: what each load of the chase fetches.
+const LINE: u64 = 64;
+/// Loads the chaser runs between two reads of the clock.
+const CHASE_CHUNK: u64 = 512;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Params {
+    /// What the loaders run: `simd` (read) or a write kernel or mix.
+    pub loader_kernel: StreamShape,
+    /// Delays after each block, swept (the idle point is added).
+    pub delays_ns: Vec<u64>,
+    /// Bytes each loader moves between two delays.
+    pub block_bytes: Bytes,
+    /// The chase's cycle, and each loader array.
+    pub chase_bytes: Bytes,
+    pub loader_bytes: Bytes,
+    /// Pages of the chase.
+    pub pages: PagePolicy,
+    pub repetitions: usize,
+    /// Each point: a warm-up, then the counted window.
+    pub warm_s: f64,
+    pub window_s: f64,
+    pub seed: u64,
+}
+
+impl Params {
+    pub fn preset(preset: Preset, machine: &crate::machine::Fingerprint) -> Params {
+        let llc = machine.llc_total_bytes().unwrap_or(Bytes(32 << 20)).0;
+        let (factor, delays, repetitions, window_s): (u64, Vec<u64>, usize, f64) = match preset {
+            Preset::Quick => (4, vec![0, 250, 1000, 4000, 16000], 3, 0.04),
+            Preset::Default => (8, vec![0, 100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 51200], 5, 0.1),
+            Preset::Full => (8, (0..14).map(|k| if k == 0 { 0 } else { 50 << (k - 1) }).collect(), 9, 0.2),
+        };
+        let size = Bytes((factor * llc).max(64 * MIB));
+        Params {
+            loader_kernel: StreamShape::Simd,
+            delays_ns: delays,
+            block_bytes: Bytes(16 * 1024),
+            chase_bytes: size,
+            loader_bytes: size,
+            pages: PagePolicy::Thp,
+            repetitions,
+            warm_s: window_s / 4.0,
+            window_s,
+            seed: 0x6c6f_6164,
+        }
+    }
+}
+
+pub struct LoadedLatency;
+
+impl Experiment for LoadedLatency {
+    const NAME: &'static str = "loaded-latency";
+    type Params = Params;
+    type Outcome = Outcome;
+
+    fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+        run(p, ctx)
+    }
+}
+
+/// The kernels a loader may run.
+pub fn loader_kernel_ok(k: StreamShape) -> bool {
+    k == StreamShape::Simd || k.writes()
+}
+
+fn check(p: &Params) -> Result<()> {
+    if !loader_kernel_ok(p.loader_kernel) {
+        return Err(Error::usage(format!(
+            "--loader {} is not a loader kernel: use simd (read) or a write kernel or mix \
+             (store, store-nt, copy, copy-nt, triad, update, mix-3:1)",
+            p.loader_kernel
+        )));
+    }
+    if p.repetitions == 0 {
+        return Err(Error::usage("--repetitions must be at least 1"));
+    }
+    if p.block_bytes.0 < 512 || !p.block_bytes.0.is_multiple_of(512) {
+        return Err(Error::usage(format!("--block {} is not a multiple of 512 bytes: use e.g. 16KiB", p.block_bytes)));
+    }
+    if p.loader_bytes.0 < p.block_bytes.0 * 4 || p.chase_bytes.0 < 64 * 1024 {
+        return Err(Error::usage("--size must be at least 4 blocks and 64KiB: use e.g. --size 256MiB"));
+    }
+    if !(p.window_s >= 0.001 && p.window_s <= 60.0 && p.warm_s >= 0.0) {
+        return Err(Error::usage("--window must be between 1ms and 60s: use e.g. --window 100ms"));
+    }
+    Ok(())
+}
+
+/// What one thread did inside the counted window: calls counted, the span
+/// they took (from the first counted call's start to the start of the call
+/// that found the window over), and whether every call validated.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Window {
+    pub calls: u64,
+    pub span_ns: u64,
+    pub ok: bool,
+}
+
+/// Calls `work(i)` back to back until the clock reaches `end_ns`, waiting
+/// `delay_ns` (read on `clock`) after each call; counts the calls that
+/// start at or after `count_from_ns`. Both the chaser (no delay) and the
+/// loaders run through this loop, so a fake clock gives exact counts.
+pub fn repeat_until(
+    clock: &dyn Clock,
+    delay_ns: u64,
+    count_from_ns: u64,
+    end_ns: u64,
+    mut work: impl FnMut(u64) -> bool,
+) -> Window {
+    let mut w = Window { ok: true, ..Window::default() };
+    let mut first = None;
+    for i in 0.. {
+        let t0 = clock.now_ns();
+        if t0 >= end_ns {
+            w.span_ns = first.map_or(0, |f| t0 - f);
+            break;
+        }
+        w.ok &= work(i);
+        if t0 >= count_from_ns {
+            w.calls += 1;
+            first.get_or_insert(t0);
+        }
+        if delay_ns > 0 {
+            let until = clock.now_ns() + delay_ns;
+            while clock.now_ns() < until {
+                std::hint::spin_loop();
+            }
+        }
+    }
+    w
+}
+
+/// One loader's blocks: its slice of the loader arrays, cut in blocks it
+/// cycles through.
+struct Loader {
+    kernel: StreamKernel,
+    reads: bool,
+    slice: StreamArg,
+    /// Index of the slice's first element in its array (for the checksum).
+    first_index: usize,
+    block: usize,
+}
+
+impl Loader {
+    fn blocks(&self) -> u64 {
+        (self.slice.len / self.block).max(1) as u64
+    }
+
+    /// Moves block `i` (modulo the slice); whether it validated.
+    fn run(&self, i: u64) -> bool {
+        let off = (i % self.blocks()) as usize * self.block;
+        let at = |p: *const f64| if p.is_null() { p } else { p.wrapping_add(off) };
+        let arg = StreamArg {
+            ptr: at(self.slice.ptr),
+            len: self.block,
+            sources: self.slice.sources.map(at),
+            first_pass: i,
+            distance: 0,
+        };
+        // SAFETY: off + block <= the slice's length, inside the loader array
+        // (and its sources), alive for the run.
+        let got = unsafe { (self.kernel)(1, &arg) };
+        if self.reads {
+            got == pattern_sum(self.first_index + off, self.block)
+        } else {
+            got == self.block as f64
+        }
+    }
+}
+
+/// The chase, shared with the one thread that runs it.
+struct Chaser(Chase);
+// SAFETY: the chase's raw pointers point into a region that outlives every
+// team run; only the chasing thread touches it, under the mutex.
+unsafe impl Send for Chaser {}
+
+/// What each thread of one point returned.
+enum Did {
+    Chase(Window),
+    Load(Window),
+}
+
+/// One point, one repetition: the chaser chases and every loader loads
+/// (none at the idle point) through the warm-up and the window.
+fn one_run(
+    team: &Team,
+    clock: &dyn Clock,
+    p: &Params,
+    delay: Option<u64>,
+    chaser: &Mutex<Chaser>,
+    loaders: &[Loader],
+) -> (Window, Vec<Window>) {
+    let k1 = chase_kernel(1).expect("one chain");
+    // Threads wake within microseconds of each other; the warm-up covers it.
+    let start = clock.now_ns();
+    let from = start + (p.warm_s * 1e9) as u64;
+    let end = from + (p.window_s * 1e9) as u64;
+    let run = team.run(clock, |t| {
+        if t == 0 {
+            let mut c = chaser.lock().unwrap_or_else(|e| e.into_inner());
+            // SAFETY: the chase's region outlives the run.
+            Did::Chase(repeat_until(clock, 0, from, end, |_| unsafe { c.0.run(k1, CHASE_CHUNK) }))
+        } else {
+            match delay {
+                Some(d) => Did::Load(repeat_until(clock, d, from, end, |i| loaders[t - 1].run(i))),
+                None => Did::Load(Window { ok: true, ..Window::default() }),
+            }
+        }
+    });
+    let mut chase = Window::default();
+    let mut loads = Vec::new();
+    for d in run.results {
+        match d {
+            Did::Chase(w) => chase = w,
+            Did::Load(w) => loads.push(w),
+        }
+    }
+    (chase, loads)
+}
+
+/// Raw figures of one run: ns per load, loader bytes per second, validity.
+fn figures(chase: &Window, loads: &[Window], block: u64) -> (f64, f64, bool) {
+    let loads_done = chase.calls * CHASE_CHUNK;
+    let latency = if loads_done > 0 { chase.span_ns as f64 / loads_done as f64 } else { f64::NAN };
+    let bw: f64 =
+        loads.iter().filter(|w| w.span_ns > 0).map(|w| (w.calls * block) as f64 / (w.span_ns as f64 * 1e-9)).sum();
+    (latency, bw, chase.ok && loads.iter().all(|w| w.ok))
+}
+
+fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+    check(p)?;
+    let cpus = crate::timing::team::allowed_cpus().len();
+    let team = Team::new(cpus.max(1))?;
+    let delays = point_delays(p, cpus, ctx);
+    let mut region = Region::new(p.pages, p.chase_bytes)?;
+    let lines = region.len() / LINE as usize;
+    // SAFETY: slot s is the line at s × 64 inside the region, which outlives the chase.
+    let chase = unsafe { Chase::new(region.as_ptr() as *mut u8, visit_order(lines, None, p.seed), |s| s * 64, 1) };
+    let chaser = Mutex::new(Chaser(chase));
+    let (kernel, info) = stream_kernel(p.loader_kernel, None)?;
+    let parts = if p.loader_kernel.writes() { 4 } else { 1 };
+    let array =
+        if cpus > 1 { Some(Array::new(PagePolicy::Small, p.loader_bytes, parts, &team, 1, ctx.clock)?) } else { None };
+    let loaders = array.as_ref().map_or_else(Vec::new, |a| loaders_of(a, kernel, p, cpus - 1));
+    let samples = measure(&team, p, ctx, &delays, &chaser, &loaders)?;
+    region.read_back();
+    warn_pages(region.backing(), ctx);
+    let bus_per_program = info.traffic.bus_bytes() as f64 / info.traffic.program_bytes() as f64;
+    let points: Vec<Point> =
+        delays.iter().zip(samples).map(|(&d, s)| point(d, s, bus_per_program)).collect::<Result<_>>()?;
+    Ok(summarise(p, &team, info.isa, region.backing().clone(), points))
+}
+
+/// The delays measured: the idle point first, then the sweep (none when
+/// there is no CPU for a loader).
+fn point_delays(p: &Params, cpus: usize, ctx: &Context) -> Vec<Option<u64>> {
+    let mut d = vec![None];
+    if cpus > 1 {
+        let mut sweep = p.delays_ns.clone();
+        sweep.sort();
+        sweep.dedup();
+        d.extend(sweep.into_iter().map(Some));
+    } else {
+        ctx.warn(Caution::VariantUnavailable {
+            experiment: "loaded-latency",
+            variant: "loaded points".into(),
+            message: "this process may use one CPU only, so no CPU is left to load memory: idle latency only".into(),
+            fix: Some("run where the process may use two CPUs or more (taskset, cgroup cpuset)".into()),
+        });
+    }
+    d
+}
+
+/// The `threads` loaders, one slice of the array each (as filled).
+fn loaders_of(a: &Array, kernel: StreamKernel, p: &Params, threads: usize) -> Vec<Loader> {
+    let slices = if p.loader_kernel.writes() { a.write_slices(threads) } else { a.slices(threads, 0) };
+    let base = a.region.as_ptr() as usize;
+    slices
+        .into_iter()
+        .map(|slice| Loader {
+            kernel,
+            reads: !p.loader_kernel.writes(),
+            first_index: (slice.ptr as usize - base) / 8,
+            slice,
+            block: (p.block_bytes.0 / 8) as usize,
+        })
+        .collect()
+}
+
+/// Every (point, repetition) once, in an order shuffled by the seed.
+fn measure(
+    team: &Team,
+    p: &Params,
+    ctx: &Context,
+    delays: &[Option<u64>],
+    chaser: &Mutex<Chaser>,
+    loaders: &[Loader],
+) -> Result<Vec<Vec<(f64, f64, bool)>>> {
+    let mut order: Vec<usize> = (0..p.repetitions).flat_map(|_| 0..delays.len()).collect();
+    SplitMix64(p.seed).shuffle(&mut order);
+    ctx.progress.start("loaded-latency", order.len() as u64);
+    let block = p.block_bytes.0;
+    // One untimed run at full load first: pages, caches and clocks settle.
+    one_run(team, ctx.clock, p, (!loaders.is_empty()).then_some(0), chaser, loaders);
+    let mut samples: Vec<Vec<(f64, f64, bool)>> = vec![Vec::new(); delays.len()];
+    for i in order {
+        ctx.check_interrupt()?;
+        let (chase, loads) = one_run(team, ctx.clock, p, delays[i], chaser, loaders);
+        samples[i].push(figures(&chase, &loads, block));
+        ctx.progress.advance(1);
+    }
+    ctx.progress.finish();
+    Ok(samples)
+}
+
+/// One point's figures from its repetitions; `bus_per_program` turns the
+/// loaders' program bytes into bus bytes.
+fn point(delay_ns: Option<u64>, samples: Vec<(f64, f64, bool)>, bus_per_program: f64) -> Result<Point> {
+    let lat: Vec<f64> = samples.iter().map(|s| s.0).filter(|x| x.is_finite()).collect();
+    let bw: Vec<f64> = samples.iter().map(|s| s.1).collect();
+    let Some(latency_ns) = Summary::of(&lat) else {
+        return Err(Error::usage("the chaser finished no chunk of loads inside the window: use a longer --window"));
+    };
+    let loader_bytes_per_s = Summary::of(&bw).expect("at least one repetition");
+    let chaser = LINE as f64 / (latency_ns.median * 1e-9);
+    let bus = loader_bytes_per_s.median * bus_per_program;
+    let total = bus + chaser;
+    Ok(Point {
+        delay_ns,
+        lines_in_flight: lines_in_flight(total, latency_ns.median, LINE),
+        samples_latency_ns: lat,
+        latency_ns,
+        samples_loader_bytes_per_s: bw,
+        loader_bytes_per_s,
+        loader_bus_bytes_per_s: bus,
+        chaser_bytes_per_s: chaser,
+        total_bytes_per_s: total,
+        valid: samples.iter().all(|s| s.2 && s.0.is_finite()),
+    })
+}
+
+fn summarise(
+    p: &Params,
+    team: &Team,
+    isa: String,
+    chase_backing: crate::memory::Backing,
+    points: Vec<Point>,
+) -> Outcome {
+    let idle = &points[0];
+    let saturated = points.iter().find(|q| q.delay_ns == Some(0));
+    Outcome {
+        chaser_cpu: team.cpus()[0],
+        loader_cpus: team.cpus()[1..].to_vec(),
+        loader_kernel: p.loader_kernel,
+        loader_isa: isa,
+        block_bytes: p.block_bytes.0,
+        chase_bytes: p.chase_bytes.0,
+        chase_backing,
+        idle_latency_ns: idle.latency_ns.median,
+        saturated_latency_ns: saturated.map(|q| q.latency_ns.median),
+        saturated_bytes_per_s: saturated.map(|q| q.total_bytes_per_s),
+        bend: bend(&points),
+        seed: p.seed,
+        valid: points.iter().all(|q| q.valid),
+        points,
+    }
+}
+
+/// Where the curve leaves the idle latency for good: the highest-bandwidth
+/// point after which every point (by bandwidth) lies beyond the tolerance
+/// (a lone noisy point in the middle of the curve is not a bend). The
+/// tolerance is 10%, or three times the idle point's own spread (CV) when
+/// that is larger, so noise alone does not make a bend.
+pub fn bend(points: &[Point]) -> Bend {
+    let Some(idle) = points.iter().find(|q| q.delay_ns.is_none()) else { return Bend::TooFewPoints };
+    if points.len() < 3 {
+        return Bend::TooFewPoints;
+    }
+    let tolerance = (3.0 * idle.latency_ns.cv).max(0.10);
+    let limit = idle.latency_ns.median * (1.0 + tolerance);
+    let mut by_bw: Vec<&Point> = points.iter().collect();
+    by_bw.sort_by(|a, b| a.total_bytes_per_s.total_cmp(&b.total_bytes_per_s));
+    let peak = by_bw.last().map_or(f64::NAN, |q| q.total_bytes_per_s);
+    let beyond_from = by_bw.iter().rposition(|q| q.latency_ns.median <= limit).map(|i| i + 1);
+    match beyond_from {
+        Some(i) if i == by_bw.len() => Bend::NoBend { tolerance },
+        None | Some(0) => Bend::TooFewPoints,
+        Some(i) => {
+            let q = by_bw[i - 1];
+            Bend::Found {
+                bytes_per_s: q.total_bytes_per_s,
+                latency_ns: q.latency_ns.median,
+                fraction_of_peak: q.total_bytes_per_s / peak,
+                tolerance,
+            }
+        }
+    }
+}
+
+fn warn_pages(b: &crate::memory::Backing, ctx: &Context) {
+    match b.requested {
+        PagePolicy::Small => ctx.warn(Caution::VariantUnavailable {
+            experiment: "loaded-latency",
+            variant: "huge-page chase".into(),
+            message: "the chase runs on 4 KiB pages, so its latency includes page walks".into(),
+            fix: Some("memperf loaded-latency --pages thp (or 2m)".into()),
+        }),
+        PagePolicy::Thp => {
+            if let Some(f) = b.huge_fraction.filter(|&f| f < 0.9) {
+                ctx.warn(Caution::ThpPartial { what: "chase", fraction: f });
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timing::FakeClock;
+
+    /// On a clock that advances 100 ns per read, the loop's counts are
+    /// exact: a call costs one read, a delay one read plus the reads that
+    /// reach it; so the blocks counted, and the bandwidth, fall as the
+    /// delay grows.
+    #[test]
+    fn the_loader_obeys_its_delay_on_a_fake_clock() {
+        let mut bandwidths = Vec::new();
+        for (delay, calls, span) in [(0u64, 99u64, 9_900u64), (100, 33, 9_900), (1_000, 9, 10_800), (5_000, 2, 10_400)]
+        {
+            let clock = FakeClock::stepping(vec![100]);
+            let mut ran = 0;
+            let w = repeat_until(&clock, delay, 0, 10_000, |_| {
+                ran += 1;
+                true
+            });
+            assert_eq!((w.calls, w.span_ns), (calls, span), "delay {delay}");
+            assert_eq!(ran, calls, "every call before the end counted (counting from 0)");
+            bandwidths.push(w.calls as f64 * 16384.0 / (w.span_ns as f64 * 1e-9));
+        }
+        assert!(bandwidths.windows(2).all(|b| b[1] < b[0]), "{bandwidths:?}");
+    }
+
+    #[test]
+    fn only_calls_inside_the_window_count() {
+        let clock = FakeClock::stepping(vec![100]);
+        let w = repeat_until(&clock, 0, 5_000, 10_000, |_| true);
+        // starts at 100, 200, … 9900: those from 5000 on are counted.
+        assert_eq!((w.calls, w.span_ns), (50, 5_000));
+        let clock = FakeClock::stepping(vec![100]);
+        assert!(!repeat_until(&clock, 0, 0, 1_000, |i| i != 3).ok, "a failed call makes the window invalid");
+    }
+
+    /// For real: a read loader with a long delay moves fewer bytes than one
+    /// without (each run alone, one CPU, a 1 MiB array).
+    #[test]
+    fn a_real_loader_moves_less_with_a_longer_delay() {
+        let clock = crate::timing::MonotonicClock::new();
+        let data: Vec<f64> = (0..(1 << 17)).map(crate::kernels::pattern_value).collect();
+        let (kernel, _) = stream_kernel(StreamShape::Simd, None).unwrap();
+        let loader = Loader {
+            kernel,
+            reads: true,
+            slice: StreamArg::read(data.as_ptr(), data.len(), 0),
+            first_index: 0,
+            block: 2048,
+        };
+        let mut bytes = Vec::new();
+        for delay in [0u64, 20_000] {
+            let now = clock.now_ns();
+            let w = repeat_until(&clock, delay, now, now + 20_000_000, |i| loader.run(i));
+            assert!(w.ok, "every block summed to its closed form");
+            bytes.push(w.calls);
+        }
+        assert!(bytes[1] * 2 < bytes[0], "a 20 µs delay per 16 KiB block must at least halve the blocks: {bytes:?}");
+    }
+
+    fn pt(delay: Option<u64>, latency: f64, bw: f64) -> Point {
+        let s = Summary::of(&[latency]).unwrap();
+        Point {
+            delay_ns: delay,
+            samples_latency_ns: vec![latency],
+            latency_ns: s,
+            samples_loader_bytes_per_s: vec![bw],
+            loader_bytes_per_s: Summary::of(&[bw]).unwrap(),
+            loader_bus_bytes_per_s: bw,
+            chaser_bytes_per_s: 0.0,
+            total_bytes_per_s: bw,
+            lines_in_flight: 0.0,
+            valid: true,
+        }
+    }
+
+    #[test]
+    fn the_bend_is_the_last_point_within_tolerance_of_idle() {
+        let pts =
+            [pt(None, 100.0, 1e9), pt(Some(1000), 104.0, 10e9), pt(Some(100), 108.0, 20e9), pt(Some(0), 160.0, 30e9)];
+        match bend(&pts) {
+            Bend::Found { bytes_per_s, latency_ns, fraction_of_peak, tolerance } => {
+                assert_eq!((bytes_per_s, latency_ns, tolerance), (20e9, 108.0, 0.10));
+                assert!((fraction_of_peak - 2.0 / 3.0).abs() < 1e-12);
+            }
+            other => panic!("{other:?}"),
+        }
+        let spike =
+            [pt(None, 100.0, 1e9), pt(Some(1000), 130.0, 10e9), pt(Some(100), 105.0, 20e9), pt(Some(0), 160.0, 30e9)];
+        assert!(
+            matches!(bend(&spike), Bend::Found { bytes_per_s, .. } if bytes_per_s == 20e9),
+            "a lone spike is no bend"
+        );
+        let flat = [pt(None, 100.0, 1e9), pt(Some(100), 101.0, 10e9), pt(Some(0), 109.0, 20e9)];
+        assert_eq!(bend(&flat), Bend::NoBend { tolerance: 0.10 });
+        assert_eq!(bend(&flat[..2]), Bend::TooFewPoints);
+    }
+}

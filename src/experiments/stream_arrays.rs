@@ -1,0 +1,92 @@
+//! The arrays stream kernels work on: `parts` f64 arrays of one size in
+//! one region under one page policy, filled with the checksum pattern and
+//! sliced per thread (used by `bandwidth` and by `loaded-latency`'s
+//! loaders).
+
+use crate::error::Result;
+use crate::kernels::{pattern_value, StreamArg};
+use crate::memory::{PagePolicy, Region};
+use crate::timing::{Clock, Team};
+use crate::units::Bytes;
+
+/// `parts` arrays of `len` f64 each, in one region under one page policy,
+/// filled with the checksum pattern: one for the read kernels, four (A, B,
+/// C, D) for the write kernels.
+pub struct Array {
+    pub region: Region,
+    pub parts: usize,
+    /// Elements of each part.
+    pub len: usize,
+}
+
+impl Array {
+    /// The parts are sliced for the threads of `team` from `first_thread`
+    /// on; each of those first-touches (fills) its own slice of every part,
+    /// so on a NUMA machine its pages live on that thread's node.
+    pub fn new(
+        policy: PagePolicy,
+        size: Bytes,
+        parts: usize,
+        team: &Team,
+        first_thread: usize,
+        clock: &dyn Clock,
+    ) -> Result<Array> {
+        let region = Region::untouched(policy, Bytes(size.0 * parts as u64))?;
+        let len = region.len() / 8 / parts / 64 * 64;
+        let mut a = Array { region, parts, len };
+        let owners = team.threads().saturating_sub(first_thread).max(1);
+        let slices: Vec<Vec<StreamArg>> = (0..parts).map(|k| a.part_slices(k, owners)).collect();
+        let base = a.region.as_ptr() as usize;
+        team.run(clock, |thread| {
+            let Some(t) = thread.checked_sub(first_thread) else { return };
+            for (k, part) in slices.iter().enumerate() {
+                let s = &part[t];
+                let first = (s.ptr as usize - base) / 8 - k * len;
+                for i in 0..s.len {
+                    // SAFETY: i < s.len, inside this thread's slice.
+                    unsafe { (s.ptr as *mut f64).add(i).write(pattern_value(first + i)) };
+                }
+            }
+        });
+        a.region.read_back();
+        Ok(a)
+    }
+
+    /// Per-thread slices of part `k`, each a multiple of 64 elements (one
+    /// AVX-512 iteration); the last thread takes the remainder.
+    pub fn part_slices(&self, k: usize, threads: usize) -> Vec<StreamArg> {
+        let per = (self.len / threads) / 64 * 64;
+        // SAFETY: part k lies inside the region (parts × len f64).
+        let base = unsafe { (self.region.as_ptr() as *const f64).add(k * self.len) };
+        (0..threads)
+            .map(|t| {
+                let start = t * per;
+                let len = if t + 1 == threads { self.len - start } else { per };
+                // SAFETY: start + len <= self.len, inside the part.
+                StreamArg::read(unsafe { base.add(start) }, len, 0)
+            })
+            .collect()
+    }
+
+    /// The read kernels' slices.
+    pub fn slices(&self, threads: usize, distance: usize) -> Vec<StreamArg> {
+        self.part_slices(0, threads).into_iter().map(|s| StreamArg { distance, ..s }).collect()
+    }
+
+    /// The write kernels' slices: A in part 0, B, C, D at the same offsets
+    /// in parts 1 to 3.
+    pub fn write_slices(&self, threads: usize) -> Vec<StreamArg> {
+        assert_eq!(self.parts, 4, "a write array");
+        let sources: Vec<Vec<StreamArg>> = (1..4).map(|k| self.part_slices(k, threads)).collect();
+        self.part_slices(0, threads)
+            .into_iter()
+            .enumerate()
+            .map(|(t, a)| StreamArg { sources: [0, 1, 2].map(|k| sources[k][t].ptr), ..a })
+            .collect()
+    }
+
+    /// NUMA node of the first page of each slice.
+    pub fn slice_nodes(&self, threads: usize) -> Vec<Option<i32>> {
+        self.slices(threads, 0).iter().map(|s| crate::memory::region::numa_node_of(s.ptr as usize)).collect()
+    }
+}

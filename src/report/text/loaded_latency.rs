@@ -1,0 +1,90 @@
+//! `loaded-latency` as text: the curve as a table, the idle and saturated
+//! points, the concurrency each implies, and where the curve bends.
+
+use super::super::table::{gbps, Table};
+use crate::model::outcome::loaded_latency::{Bend, Outcome};
+
+pub fn loaded_latency_text(o: &Outcome) -> String {
+    let mut out = format!(
+        "latency under load: CPU {} chases a random cycle over {} ({} on huge pages) while the loader(s) on {} \
+         run {} ({}), waiting the delay after every {} block\n",
+        o.chaser_cpu,
+        crate::units::Bytes(o.chase_bytes),
+        o.chase_backing.huge_fraction.map_or_else(|| "unknown".into(), |f| format!("{:.0}%", f * 100.0)),
+        cpus(&o.loader_cpus),
+        o.loader_kernel,
+        o.loader_isa,
+        crate::units::Bytes(o.block_bytes),
+    );
+    if o.loader_cpus.len() == 1 {
+        out.push_str("one chaser and one loader: the curve of one loading core, not of a whole socket\n");
+    }
+    let mut t = Table::new([
+        "delay",
+        "loader GB/s",
+        "loader bus GB/s",
+        "total GB/s",
+        "latency ns",
+        "min",
+        "max",
+        "× idle",
+        "lines in flight",
+    ]);
+    for q in &o.points {
+        t.row([
+            q.delay_ns.map_or_else(|| "idle".into(), |d| format!("{d} ns")),
+            q.delay_ns.map_or_else(|| "-".into(), |_| gbps(q.loader_bytes_per_s.median)),
+            q.delay_ns.map_or_else(|| "-".into(), |_| gbps(q.loader_bus_bytes_per_s)),
+            gbps(q.total_bytes_per_s),
+            format!("{:.1}", q.latency_ns.median),
+            format!("{:.1}", q.latency_ns.min),
+            format!("{:.1}", q.latency_ns.max),
+            format!("×{:.2}", q.latency_ns.median / o.idle_latency_ns),
+            format!("{:.1}", q.lines_in_flight),
+        ]);
+    }
+    out.push('\n');
+    out.push_str(&t.render());
+    out.push_str(
+        "(loader GB/s: the bytes the kernel reads and writes; bus: with the write-allocate read of each line an \
+         ordinary store writes (a model); total = loaders' bus + the chaser's own lines; lines in flight = \
+         total × latency / 64 B, Little's law)\n",
+    );
+    out.push_str(&format!("idle: {:.1} ns", o.idle_latency_ns));
+    match (o.saturated_latency_ns, o.saturated_bytes_per_s) {
+        (Some(l), Some(b)) => out.push_str(&format!(
+            "; saturated (no delay): {l:.1} ns at {} GB/s, ×{:.2} the idle latency\n",
+            gbps(b),
+            l / o.idle_latency_ns
+        )),
+        _ => out.push_str("; saturated: not measured (no CPU left for a loader)\n"),
+    }
+    out.push_str(&bend_text(&o.bend));
+    out
+}
+
+fn cpus(list: &[usize]) -> String {
+    match list {
+        [] => "no CPU".into(),
+        [c] => format!("CPU {c}"),
+        _ => format!("CPUs {}", list.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")),
+    }
+}
+
+fn bend_text(b: &Bend) -> String {
+    match b {
+        Bend::Found { bytes_per_s, latency_ns, fraction_of_peak, tolerance } => format!(
+            "bend: latency stays within {:.0}% of idle up to {} GB/s ({:.0}% of the highest bandwidth reached, \
+             {latency_ns:.1} ns), and rises beyond it\n",
+            tolerance * 100.0,
+            gbps(*bytes_per_s),
+            fraction_of_peak * 100.0
+        ),
+        Bend::NoBend { tolerance } => format!(
+            "no bend: latency stays within {:.0}% of idle (10%, or three times the idle point's own spread) up to \
+             the highest bandwidth reached: these loaders do not push memory past its knee, or the noise hides it\n",
+            tolerance * 100.0
+        ),
+        Bend::TooFewPoints => "bend: too few points to say\n".into(),
+    }
+}
