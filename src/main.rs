@@ -51,16 +51,29 @@ fn run(cli: Cli) -> Result<u8> {
             return export::compare(&a.a, &a.b, a.json.as_deref(), a.html.as_deref(), a.threshold_pct()?)
         }
         Command::Cleanup => return cleanup(),
+        Command::Completions(a) => {
+            std::io::Write::write_all(&mut std::io::stdout(), &memperf::cli::completions(&a.shell)?)
+                .map_err(|e| Error::io("writing the completion script", e))?;
+            return Ok(0);
+        }
+        Command::Man(a) => return man(a.output.as_deref()),
         Command::Stat(a) => return stat(a),
         Command::Hugepages(a) => return hugepages(a),
         _ => {}
     }
     install_interrupt_handler();
     let machine = Fingerprint::collect();
-    let plan = cli.command.plan(&machine)?;
+    let mut plan = cli.command.plan(&machine)?;
     export::check_outputs(&plan.output)?;
     let clock = MonotonicClock::new();
     let mut doc = plan::new_document(machine, &clock, &plan);
+    // Under a launcher every rank writes into -o DIR: each into a folder
+    // of its own, named so that none can collide.
+    if let (Some(rank), Some(dir)) = (doc.origin.rank, plan.output.dir.clone()) {
+        let o = &doc.origin;
+        plan.output.dir = Some(dir.join(memperf::model::launcher::rank_folder(&o.hostname, rank, &o.run_id)));
+        export::check_outputs(&plan.output)?;
+    }
     let bar = TerminalProgress::for_stderr(cli.command.common().quiet);
     let progress: &dyn memperf::experiments::Progress = match &bar {
         Some(b) => b,
@@ -171,6 +184,23 @@ fn hugepages(args: &memperf::cli::hugepages::HugepagesArgs) -> Result<u8> {
 }
 
 /// `memperf cleanup`: what killed runs left reserved goes back to the pools.
+/// `memperf man`: memperf.1 on stdout, or every page written atomically
+/// into DIR.
+fn man(dir: Option<&std::path::Path>) -> Result<u8> {
+    let pages = memperf::cli::man_pages();
+    match dir {
+        None => std::io::Write::write_all(&mut std::io::stdout(), &pages[0].1)
+            .map_err(|e| Error::io("writing the man page", e))?,
+        Some(d) => {
+            std::fs::create_dir_all(d).map_err(|e| Error::io(format!("creating {}", d.display()), e))?;
+            for (name, roff) in &pages {
+                memperf::report::sink::write(&d.join(name), roff)?;
+            }
+        }
+    }
+    Ok(0)
+}
+
 fn cleanup() -> Result<u8> {
     let given = memperf::memory::reserve::cleanup()?;
     let mut text = String::new();

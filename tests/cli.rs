@@ -221,6 +221,11 @@ fn small_latency_and_tlb_runs_validate() {
     assert_eq!(strides.into_iter().collect::<Vec<_>>(), vec![4096, 2 << 20]);
 }
 
+/// ETXTBSY on Linux.
+fn libc_etxtbsy() -> i32 {
+    26
+}
+
 /// `calls` honours its depths, threads and variants, and its shared-library
 /// chains load from the binary itself: a copy in another folder works.
 #[test]
@@ -228,12 +233,26 @@ fn calls_runs_from_a_copied_binary_with_the_cells_asked_for() {
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("memperf-copy");
     std::fs::copy(env!("CARGO_BIN_EXE_memperf"), &copy).unwrap();
-    let o = Command::new(&copy)
-        .args(["calls", "--quiet", "--variants", "plt,got,direct", "--depths", "1,3,8"])
-        .args(["--threads", "1", "--repetitions", "2", "--json", "-"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    // Another test forking at the moment of the copy holds its written file
+    // open until that child execs (ETXTBSY): wait for it, briefly.
+    let run = || {
+        Command::new(&copy)
+            .args(["calls", "--quiet", "--variants", "plt,got,direct", "--depths", "1,3,8"])
+            .args(["--threads", "1", "--repetitions", "2", "--json", "-"])
+            .current_dir(dir.path())
+            .output()
+    };
+    let mut o = run();
+    for _ in 0..50 {
+        match &o {
+            Err(e) if e.raw_os_error() == Some(libc_etxtbsy()) => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                o = run();
+            }
+            _ => break,
+        }
+    }
+    let o = o.unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let calls = doc["experiments"].as_array().unwrap().iter().find(|e| e["name"] == "calls").unwrap();
@@ -271,4 +290,97 @@ fn context_reports_every_save_asked_for() {
     assert_eq!(ops, ["setjmp", "sigsetjmp-1"]);
     assert!(saves.iter().all(|s| s["kernel"]["kind"].is_string() && s["valid"] == true));
     assert!(ctx["outcome"]["lesson"]["removing_heavy_save"]["median"].is_number());
+}
+
+/// Under a launcher each rank writes its own folder into `-o DIR`, named
+/// `<host>-<rank>-<run id>`, with the launch in its document; ranks sharing
+/// the host are warned about.
+#[test]
+fn ranks_under_a_launcher_write_folders_that_cannot_collide() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fleet");
+    let launches: [&[(&str, &str)]; 3] = [
+        &[("SLURM_PROCID", "0"), ("SLURM_LOCALID", "0"), ("SLURM_NTASKS_PER_NODE", "2"), ("SLURM_JOB_ID", "77")],
+        &[("SLURM_PROCID", "1"), ("SLURM_LOCALID", "1"), ("SLURM_NTASKS_PER_NODE", "2"), ("SLURM_JOB_ID", "77")],
+        &[("OMPI_COMM_WORLD_RANK", "2"), ("OMPI_COMM_WORLD_LOCAL_SIZE", "1")],
+    ];
+    for env in launches {
+        let o = Command::new(env!("CARGO_BIN_EXE_memperf"))
+            .args(["info", "-o", out.to_str().unwrap()])
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    let mut folders: Vec<String> =
+        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    folders.sort();
+    assert_eq!(folders.len(), 3, "{folders:?}");
+    for (rank, launcher) in [(0u64, "slurm"), (1, "slurm"), (2, "openmpi")] {
+        let f = folders.iter().find(|f| f.contains(&format!("-{rank}-"))).expect("a folder per rank");
+        let doc = json(&out.join(f).join("results.json"));
+        assert_eq!(doc["origin"]["rank"], rank);
+        assert_eq!(doc["origin"]["launcher"], launcher);
+        assert!(f.starts_with(&format!("{}-{rank}-", doc["origin"]["hostname"].as_str().unwrap())), "{f}");
+        let shared = doc["warnings"].as_array().unwrap().iter().any(|w| w["code"] == "ranks-share-host");
+        assert_eq!(shared, launcher == "slurm", "two Slurm ranks per node share it, one Open MPI rank does not");
+    }
+    let first = json(&out.join(folders.iter().find(|f| f.contains("-0-")).unwrap()).join("results.json"));
+    assert_eq!(first["origin"]["job_id"], "77");
+}
+
+/// A process given one CPU runs every measuring thread on that CPU, even
+/// when asked for all threads.
+#[test]
+fn threads_stay_inside_the_affinity_mask() {
+    if Command::new("taskset").arg("-V").output().is_err() {
+        eprintln!("skipped: taskset is not installed");
+        return;
+    }
+    let cpu = std::thread::available_parallelism().map(|n| n.get() - 1).unwrap_or(0).to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("b.json");
+    let o = Command::new("taskset")
+        .args(["-c", &cpu, env!("CARGO_BIN_EXE_memperf"), "bandwidth", "--quiet", "--kernel", "simd,copy"])
+        .args(["--threads", "all", "--size", "8MiB", "--repetitions", "2", "--json", j.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let placement = &json(&j)["experiments"][0]["outcome"]["placement"];
+    let cpus: Vec<u64> = placement[0]["cpus"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect();
+    assert_eq!(cpus, [cpu.parse::<u64>().unwrap()], "`all` is every CPU of the mask: one");
+    assert_eq!(placement[0]["migrated_samples"], 0);
+}
+
+/// Completions and man pages come from the clap definitions: every
+/// subcommand is in them, the bash script parses, and a bad shell is bad
+/// input.
+#[test]
+fn completions_and_man_pages_cover_every_subcommand() {
+    for shell in ["bash", "zsh", "fish"] {
+        let o = memperf(&["completions", shell]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let script = String::from_utf8_lossy(&o.stdout);
+        for sub in ["loaded-latency", "numa", "bandwidth", "completions"] {
+            assert!(script.contains(sub), "{shell} completion lacks {sub}");
+        }
+        if shell == "bash" {
+            let dir = tempfile::tempdir().unwrap();
+            let f = dir.path().join("memperf.bash");
+            std::fs::write(&f, script.as_bytes()).unwrap();
+            let check = Command::new("bash").arg("-n").arg(&f).output().unwrap();
+            assert!(check.status.success(), "bash -n: {}", stderr(&check));
+        }
+    }
+    let e = memperf(&["completions", "tcsh"]);
+    assert_eq!(e.status.code(), Some(2));
+    assert!(stderr(&e).contains("use bash, zsh, fish"), "{}", stderr(&e));
+    let page = memperf(&["man"]);
+    assert!(String::from_utf8_lossy(&page.stdout).starts_with(".ie") && page.status.success());
+    let dir = tempfile::tempdir().unwrap();
+    let o = memperf(&["man", "-o", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let numa = std::fs::read_to_string(dir.path().join("memperf-numa.1")).unwrap();
+    assert!(numa.contains(".TH memperf-numa 1") && numa.contains("\\-\\-repetitions"), "{numa}");
+    assert!(dir.path().join("memperf-loaded-latency.1").exists() && dir.path().join("memperf.1").exists());
 }

@@ -50,6 +50,7 @@ fn suite_writes_a_folder_whose_document_validates() {
             "bandwidth",
             "latency",
             "loaded-latency",
+            "numa",
             "tlb",
             "working-set",
             "prefetch-fault",

@@ -56,6 +56,8 @@ pub enum Command {
     Hugepages(hugepages::HugepagesArgs),
     /// Core-to-core latency: one cache line bounced between every pair of CPUs, grouped by topology.
     C2c(c2c::C2cArgs),
+    /// Node × node latency and read bandwidth, memory bound to each node (one line on a single-node machine).
+    Numa(NumaArgs),
     /// Latency as the memory system fills: one CPU chases while the others load memory at a swept rate (MLC's loaded latency).
     LoadedLatency(loaded_latency::LoadedLatencyArgs),
     /// The whole suite: one results folder with JSON, SVG plots and an HTML report.
@@ -66,6 +68,55 @@ pub enum Command {
     Compare(CompareArgs),
     /// Give back hugetlb pages that killed memperf runs left reserved.
     Cleanup,
+    /// Print a shell completion script: memperf completions bash|zsh|fish|elvish|powershell.
+    Completions(CompletionsArgs),
+    /// Print the man page (memperf.1), or write one page per subcommand into -o DIR.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// bash, zsh, fish, elvish or powershell
+    #[arg(value_name = "SHELL", allow_hyphen_values = true)]
+    pub shell: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write memperf.1 and memperf-SUBCOMMAND.1 into DIR instead of printing memperf.1.
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+}
+
+/// The completion script for `shell`, generated from the clap definitions.
+pub fn completions(shell: &str) -> Result<Vec<u8>> {
+    use clap::CommandFactory;
+    let sh: clap_complete::Shell = shell
+        .trim()
+        .parse()
+        .map_err(|_| Error::usage(format!("unknown shell '{shell}': use bash, zsh, fish, elvish or powershell")))?;
+    let mut out = Vec::new();
+    clap_complete::generate(sh, &mut Cli::command(), "memperf", &mut out);
+    Ok(out)
+}
+
+/// Man pages from the clap definitions: (file name, roff), memperf.1
+/// first, then one per subcommand.
+pub fn man_pages() -> Vec<(String, Vec<u8>)> {
+    use clap::CommandFactory;
+    let top = Cli::command();
+    let render = |cmd: clap::Command, title: &str| {
+        let mut out = Vec::new();
+        clap_mangen::Man::new(cmd).title(title).render(&mut out).expect("rendering into memory does not fail");
+        out
+    };
+    let mut pages = vec![("memperf.1".to_string(), render(top.clone(), "memperf"))];
+    for sub in top.get_subcommands() {
+        let name = format!("memperf-{}", sub.get_name());
+        let cmd = sub.clone().display_name(name.clone()).bin_name(format!("memperf {}", sub.get_name()));
+        pages.push((format!("{name}.1"), render(cmd, &name)));
+    }
+    pages
 }
 
 #[derive(Debug, Args)]
@@ -108,11 +159,12 @@ impl CompareArgs {
 }
 
 /// Names of the experiments the suite runs, in order.
-pub const SUITE: [&str; 11] = [
+pub const SUITE: [&str; 12] = [
     "info",
     "bandwidth",
     "latency",
     "loaded-latency",
+    "numa",
     "tlb",
     "working-set",
     "prefetch-fault",
@@ -121,6 +173,34 @@ pub const SUITE: [&str; 11] = [
     "context",
     "c2c",
 ];
+
+/// Options of `memperf numa`.
+#[derive(Debug, Args)]
+pub struct NumaArgs {
+    /// Size of each chase and each read array [default: max(64MiB, 4 × last-level cache)]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub size: Option<String>,
+    /// Samples per cell [default: 10]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub repetitions: Option<String>,
+    #[command(flatten)]
+    pub preset: PresetArgs,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+impl NumaArgs {
+    pub fn params(&self, machine: &Fingerprint) -> Result<crate::experiments::numa::Params> {
+        let mut p = crate::experiments::numa::Params::preset(self.preset.preset(Preset::Default), machine);
+        if let Some(s) = &self.size {
+            p.size_bytes = crate::units::parse_nonzero_size(s)?;
+        }
+        if let Some(r) = &self.repetitions {
+            p.repetitions = positive("--repetitions", r)?;
+        }
+        Ok(p)
+    }
+}
 
 /// Output options every measuring subcommand shares.
 #[derive(Debug, Clone, Args, Default)]
@@ -196,13 +276,18 @@ impl Command {
             Command::Calls(a) => Ok(plan_of(vec![Job::Calls(a.params()?)], &a.common, Some("calls"))),
             Command::Context(a) => Ok(plan_of(vec![Job::Context(a.params()?)], &a.common, Some("context"))),
             Command::C2c(a) => Ok(plan_of(vec![Job::C2c(a.params()?)], &a.common, Some("c2c"))),
+            Command::Numa(a) => Ok(plan_of(vec![Job::Numa(a.params(machine)?)], &a.common, Some("numa"))),
             Command::LoadedLatency(a) => {
                 Ok(plan_of(vec![Job::LoadedLatency(a.params(machine)?)], &a.common, Some("loaded-latency")))
             }
             Command::Run(r) => r.plan(machine),
-            Command::Report(_) | Command::Compare(_) | Command::Cleanup | Command::Stat(_) | Command::Hugepages(_) => {
-                Err(Error::usage("report, compare, cleanup and stat have no plan of experiments"))
-            }
+            Command::Report(_)
+            | Command::Compare(_)
+            | Command::Cleanup
+            | Command::Stat(_)
+            | Command::Hugepages(_)
+            | Command::Completions(_)
+            | Command::Man(_) => Err(Error::usage("report, compare, cleanup and stat have no plan of experiments")),
         }
     }
 
@@ -219,10 +304,15 @@ impl Command {
             Command::Context(a) => &a.common,
             Command::C2c(a) => &a.common,
             Command::LoadedLatency(a) => &a.common,
+            Command::Numa(a) => &a.common,
             Command::Run(r) => &r.common,
-            Command::Report(_) | Command::Compare(_) | Command::Cleanup | Command::Stat(_) | Command::Hugepages(_) => {
-                &NO_COMMON
-            }
+            Command::Report(_)
+            | Command::Compare(_)
+            | Command::Cleanup
+            | Command::Stat(_)
+            | Command::Hugepages(_)
+            | Command::Completions(_)
+            | Command::Man(_) => &NO_COMMON,
         }
     }
 }
@@ -247,7 +337,7 @@ impl RunArgs {
     /// pool has them (or --reserve-hugepages), else a warning says how.
     pub fn plan(&self, machine: &Fingerprint) -> Result<Plan> {
         use crate::experiments::{
-            bandwidth, c2c, calls, context, latency, loaded_latency, page_init, prefetch_fault, tlb, working_set,
+            bandwidth, c2c, calls, context, latency, loaded_latency, numa, page_init, prefetch_fault, tlb, working_set,
         };
         let preset = self.preset.preset(Preset::Quick);
         let only = suite_names(&self.only)?;
@@ -278,6 +368,7 @@ impl RunArgs {
                 "calls" => Job::Calls(calls::Params::preset(preset)),
                 "c2c" => Job::C2c(c2c::Params::preset(preset)),
                 "loaded-latency" => Job::LoadedLatency(loaded_latency::Params::preset(preset, machine)),
+                "numa" => Job::Numa(numa::Params::preset(preset, machine)),
                 _ => Job::Context(context::Params::preset(preset)),
             });
         }

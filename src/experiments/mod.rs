@@ -14,6 +14,7 @@ pub mod hugepages;
 pub mod info;
 pub mod latency;
 pub mod loaded_latency;
+pub mod numa;
 pub mod page_init;
 pub mod plan;
 pub mod prefetch_fault;

@@ -2,8 +2,8 @@
 //! one result document.
 
 use super::{
-    bandwidth, c2c, calls, context, info, latency, loaded_latency, page_init, prefetch_fault, record, tlb, working_set,
-    Context, Experiment, Progress,
+    bandwidth, c2c, calls, context, info, latency, loaded_latency, numa, page_init, prefetch_fault, record, tlb,
+    working_set, Context, Experiment, Progress,
 };
 use crate::error::Result;
 use crate::machine::Fingerprint;
@@ -27,6 +27,7 @@ pub enum Job {
     WorkingSet(working_set::Params),
     C2c(c2c::Params),
     LoadedLatency(loaded_latency::Params),
+    Numa(numa::Params),
 }
 
 /// Where the document goes.
@@ -59,7 +60,7 @@ impl Plan {
     /// (or is `info`, which reports the pools).
     pub fn pages_matter(&self) -> bool {
         self.jobs.iter().any(|j| match j {
-            Job::Calls(_) | Job::Context(_) | Job::C2c(_) => false,
+            Job::Calls(_) | Job::Context(_) | Job::C2c(_) | Job::Numa(_) => false,
             Job::LoadedLatency(p) => p.pages.uses_hugetlb_pool(),
             _ => true,
         })
@@ -106,7 +107,8 @@ impl Plan {
                 | Job::PageInit(_)
                 | Job::Calls(_)
                 | Job::Context(_)
-                | Job::C2c(_) => continue,
+                | Job::C2c(_)
+                | Job::Numa(_) => continue,
                 Job::LoadedLatency(p) => (
                     std::slice::from_ref(&p.pages),
                     Box::new(|pol: PagePolicy| p.chase_bytes.round_up(pol.page_size().0).0),
@@ -134,7 +136,10 @@ pub fn new_document(machine: Fingerprint, clock: &dyn Clock, plan: &Plan) -> Doc
         warnings.push(Caution::TimerCoarse { step_ns: granularity.0 }.render(command));
     }
     let started = document::now_secs();
-    let (rank, launcher) = document::launcher_rank();
+    let launch = crate::model::launcher::detect();
+    if let Some(n) = launch.as_ref().and_then(|l| l.ranks_on_host).filter(|&n| n > 1) {
+        warnings.push(Caution::RanksShareHost { ranks: n }.render(command));
+    }
     let run_id = format!("{}-{}-{}", machine.hostname, started, std::process::id());
     Document {
         schema_version: document::SCHEMA_VERSION,
@@ -145,8 +150,12 @@ pub fn new_document(machine: Fingerprint, clock: &dyn Clock, plan: &Plan) -> Doc
             hostname: machine.hostname.clone(),
             run_id,
             started_utc: document::utc_timestamp(started),
-            rank,
-            launcher,
+            rank: launch.as_ref().map(|l| l.rank),
+            launcher: launch.as_ref().map(|l| l.launcher.clone()),
+            local_rank: launch.as_ref().and_then(|l| l.local_rank),
+            ranks: launch.as_ref().and_then(|l| l.ranks),
+            ranks_on_host: launch.as_ref().and_then(|l| l.ranks_on_host),
+            job_id: launch.and_then(|l| l.job_id),
         },
         warnings,
         machine,
@@ -223,6 +232,7 @@ pub fn execute(
                 Job::WorkingSet(p) => record::<working_set::WorkingSet>(p, &ctx, plan.strict)?,
                 Job::C2c(p) => record::<c2c::C2c>(p, &ctx, plan.strict)?,
                 Job::LoadedLatency(p) => record::<loaded_latency::LoadedLatency>(p, &ctx, plan.strict)?,
+                Job::Numa(p) => record::<numa::Numa>(p, &ctx, plan.strict)?,
             }
         };
         if let Some(c) = super::steal_warning(before, super::steal_ticks()) {
@@ -265,6 +275,7 @@ fn job_name(job: &Job) -> &'static str {
         Job::WorkingSet(_) => working_set::WorkingSet::NAME,
         Job::C2c(_) => c2c::C2c::NAME,
         Job::LoadedLatency(_) => loaded_latency::LoadedLatency::NAME,
+        Job::Numa(_) => numa::Numa::NAME,
     }
 }
 

@@ -1,6 +1,7 @@
 //! Memory regions under a page policy, the read-back of what the kernel
 //! gave, and hugetlb reservations.
 
+pub mod numa;
 pub mod policy;
 pub mod region;
 pub mod reserve;

@@ -68,9 +68,19 @@ pub struct Origin {
     pub hostname: String,
     pub run_id: String,
     pub started_utc: String,
-    /// Rank from Slurm, Open MPI or PMI, when launched by one.
+    /// Rank from Open MPI, PMIx, MPICH or Slurm, when launched by one.
     pub rank: Option<u64>,
     pub launcher: Option<String>,
+    /// Rank on this host, processes in the job and on this host (ranks on
+    /// one host share its memory bandwidth), and the job's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_rank: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks_on_host: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -211,12 +221,10 @@ pub fn launcher_rank() -> (Option<u64>, Option<String>) {
 
 /// As [`launcher_rank`], from any environment.
 pub fn launcher_rank_from(env: impl Fn(&str) -> Option<String>) -> (Option<u64>, Option<String>) {
-    for (var, name) in [("SLURM_PROCID", "slurm"), ("OMPI_COMM_WORLD_RANK", "openmpi"), ("PMI_RANK", "pmi")] {
-        if let Some(rank) = env(var).and_then(|v| v.trim().parse().ok()) {
-            return (Some(rank), Some(name.into()));
-        }
+    match super::launcher::detect_from(env) {
+        Some(l) => (Some(l.rank), Some(l.launcher)),
+        None => (None, None),
     }
-    (None, None)
 }
 
 /// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ`.

@@ -8,6 +8,7 @@
 //! results) and nothing above.
 
 pub mod document;
+pub mod launcher;
 pub mod outcome;
 pub mod warnings;
 

@@ -120,6 +120,10 @@ pub enum Caution {
         huge: String,
         pages: u64,
     },
+    /// Several ranks of a launch run on this host at once.
+    RanksShareHost {
+        ranks: u64,
+    },
     /// One variant of an experiment could not be set up here; the others
     /// were measured.
     VariantUnavailable {
@@ -163,6 +167,7 @@ impl Caution {
             Caution::SystemTimeBelowResolution { .. } => "system-time-below-resolution",
             Caution::HugeSameReach { .. } => "huge-pages-same-tlb-reach",
             Caution::VariantUnavailable { .. } => "variant-unavailable",
+            Caution::RanksShareHost { .. } => "ranks-share-host",
         }
     }
 
@@ -192,6 +197,10 @@ impl Caution {
                 (after_ghz / before_ghz - 1.0) * 100.0
             ),
             Caution::ReserveFailed { message, .. } | Caution::Skipped { message, .. } => message.clone(),
+            Caution::RanksShareHost { ranks } => format!(
+                "{ranks} ranks of this launch run on this host at once: they share its memory bandwidth and caches, \
+                 so each rank's figures are its share, not the host's"
+            ),
             Caution::VariantUnavailable { experiment, variant, message, .. } => {
                 format!("{experiment}: variant {variant} not measured: {message}")
             }
@@ -242,6 +251,10 @@ impl Caution {
             | Caution::ReserveFailed { fix, .. }
             | Caution::Skipped { fix, .. }
             | Caution::VariantUnavailable { fix, .. } => fix.clone(),
+            Caution::RanksShareHost { .. } => Some(
+                "launch one rank per host to measure the host (srun --ntasks-per-node=1, mpirun --map-by ppr:1:node)"
+                    .into(),
+            ),
             Caution::NoHugepages { page } => {
                 Some(reserve_fix(*page, if page.0 == 2 << 20 { 1024 } else { 2 }, cmd))
             }

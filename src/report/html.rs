@@ -71,6 +71,11 @@ pub fn describe(name: &str) -> (&'static str, &'static str, &'static str) {
             "How much faster do random rows of three large float arrays run on each page policy, and did the arrays really get huge pages?",
             "2002, UltraSPARC III: 85 s → 15 s on 4 MiB ISM pages (×5.7); DTLB miss rate 30% → 0.03%, CPI 6.89 → 2.59.",
         ),
+        "numa" => (
+            "NUMA nodes",
+            "How far is each node's memory from each node's CPUs, in latency and read bandwidth?",
+            "",
+        ),
         "loaded-latency" => (
             "Latency under load",
             "How does memory latency grow as the other CPUs fill the memory system, at what bandwidth does the curve bend, and how many lines are in flight at each point?",

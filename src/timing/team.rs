@@ -148,7 +148,15 @@ impl Team {
                 format!("use --threads {} or fewer", allowed.len()),
             ));
         }
-        let cpus = allowed[..threads].to_vec();
+        Team::on(allowed[..threads].to_vec())
+    }
+
+    /// A team with one thread pinned to each of `cpus`.
+    pub fn on(cpus: Vec<usize>) -> Result<Team> {
+        let threads = cpus.len();
+        if threads == 0 {
+            return Err(Error::usage("a team needs at least one CPU"));
+        }
         let shared = Arc::new(Shared {
             state: Mutex::new(State { generation: 0, job: None, finished: 0, panicked: None, quit: false }),
             start: Condvar::new(),

@@ -12,6 +12,7 @@ pub mod hugepages;
 pub mod info;
 pub mod latency;
 pub mod loaded_latency;
+pub mod numa;
 pub mod page_init;
 pub mod prefetch_fault;
 pub mod regions;
@@ -38,6 +39,7 @@ pub enum Outcome {
     WorkingSet(working_set::Outcome),
     C2c(c2c::Outcome),
     LoadedLatency(loaded_latency::Outcome),
+    Numa(numa::Outcome),
 }
 
 impl Outcome {
@@ -58,6 +60,7 @@ impl Outcome {
             Outcome::WorkingSet(_) => "working-set",
             Outcome::C2c(_) => "c2c",
             Outcome::LoadedLatency(_) => "loaded-latency",
+            Outcome::Numa(_) => "numa",
         }
     }
 
@@ -78,6 +81,7 @@ impl Outcome {
             Outcome::WorkingSet(o) => o.valid,
             Outcome::C2c(o) => o.valid,
             Outcome::LoadedLatency(o) => o.valid,
+            Outcome::Numa(o) => o.valid,
         }
     }
 }
@@ -99,4 +103,4 @@ macro_rules! outcome_conversions {
 outcome_conversions!(Info => info, Bandwidth => bandwidth, Latency => latency, Tlb => tlb,
     PrefetchFault => prefetch_fault, PageInit => page_init, Calls => calls, Context => context,
     Stat => stat, Regions => regions, Hugepages => hugepages, WorkingSet => working_set, C2c => c2c,
-    LoadedLatency => loaded_latency);
+    LoadedLatency => loaded_latency, Numa => numa);

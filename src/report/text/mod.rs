@@ -9,6 +9,7 @@ mod context;
 mod latency;
 mod loaded_latency;
 pub mod machine;
+mod numa;
 mod page_init;
 mod prefetch_fault;
 pub mod stat;
@@ -55,6 +56,7 @@ pub fn experiment(doc: &Document, rec: &crate::model::document::ExperimentRecord
         Some(Outcome::WorkingSet(o)) => working_set::working_set_text(o),
         Some(Outcome::C2c(o)) => c2c::c2c_text(o),
         Some(Outcome::LoadedLatency(o)) => loaded_latency::loaded_latency_text(o),
+        Some(Outcome::Numa(o)) => numa::numa_text(o),
         None => format!("{}: completed without an outcome\n", rec.name),
     };
     if let [before, after] = rec.core_clock.as_slice() {

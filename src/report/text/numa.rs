@@ -1,0 +1,40 @@
+//! `numa` as text: two node × node matrices, or the one line saying why
+//! there are none.
+
+use super::super::table::{gbps, Table};
+use crate::model::outcome::numa::Outcome;
+
+pub fn numa_text(o: &Outcome) -> String {
+    if let Some(reason) = &o.no_matrix {
+        return format!("numa: {reason}\n");
+    }
+    let mut mem: Vec<usize> = o.cells.iter().map(|c| c.memory_node).collect();
+    mem.sort();
+    mem.dedup();
+    let mut cpu: Vec<usize> = o.cells.iter().map(|c| c.cpu_node).collect();
+    cpu.sort();
+    cpu.dedup();
+    let matrix = |title: &str, value: &dyn Fn(&crate::model::outcome::numa::Cell) -> String| {
+        let mut header = vec!["CPUs of \\ memory on".to_string()];
+        header.extend(mem.iter().map(|m| format!("node {m}")));
+        let mut t = Table::new(header);
+        for &c in &cpu {
+            let mut row = vec![format!("node {c}")];
+            for &m in &mem {
+                let cell = o.cells.iter().find(|x| x.cpu_node == c && x.memory_node == m);
+                row.push(cell.map_or_else(
+                    || "-".into(),
+                    |x| format!("{}{}", value(x), if x.placement_ok { "" } else { " (pages elsewhere)" }),
+                ));
+            }
+            t.row(row);
+        }
+        format!("{title}\n{}", t.render())
+    };
+    let mut out = format!("memory bound to each node with mbind, {} per array\n", crate::units::Bytes(o.size_bytes));
+    out.push_str(&matrix("latency, ns per load (one CPU, random chase, median):", &|x| {
+        format!("{:.1}", x.latency_ns.median)
+    }));
+    out.push_str(&matrix("read bandwidth, GB/s (all the node's CPUs, median):", &|x| gbps(x.bytes_per_s.median)));
+    out
+}
