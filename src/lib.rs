@@ -9,6 +9,7 @@ pub mod cli;
 pub mod counters;
 pub mod error;
 pub mod experiments;
+pub mod fleet;
 pub mod kernels;
 pub mod machine;
 pub mod memory;

@@ -57,6 +57,7 @@ fn run(cli: Cli) -> Result<u8> {
             return Ok(0);
         }
         Command::Man(a) => return man(a.output.as_deref()),
+        Command::Merge(a) => return merge(a),
         Command::Stat(a) => return stat(a),
         Command::Hugepages(a) => return hugepages(a),
         _ => {}
@@ -106,7 +107,7 @@ fn stat(args: &memperf::cli::stat::StatArgs) -> Result<u8> {
     use memperf::experiments::plan::Output;
     let machine = Fingerprint::collect();
     let params = args.params(&machine)?;
-    let out = Output { json: args.json.clone(), dir: args.output.clone(), table: false };
+    let out = Output { json: args.json.clone(), dir: args.output.clone(), table: false, openmetrics: None };
     export::check_outputs(&out)?;
     if let Some(csv) = &args.csv {
         memperf::report::sink::check(csv)?;
@@ -146,6 +147,7 @@ fn hugepages(args: &memperf::cli::hugepages::HugepagesArgs) -> Result<u8> {
         json: args.json.clone(),
         dir: args.output.clone(),
         table: args.json.as_deref() != Some(std::path::Path::new("-")),
+        openmetrics: None,
     };
     export::check_outputs(&out)?;
     // A command that cannot be run is bad input here: exit 2, not a shell's 127.
@@ -184,6 +186,46 @@ fn hugepages(args: &memperf::cli::hugepages::HugepagesArgs) -> Result<u8> {
 }
 
 /// `memperf cleanup`: what killed runs left reserved goes back to the pools.
+/// `memperf merge`: every document read (and the references) before
+/// anything is written; then fleet.json and fleet.txt into the folder, the
+/// report on stdout, and exit 3 when a host fails a reference.
+fn merge(a: &memperf::cli::MergeArgs) -> Result<u8> {
+    use memperf::fleet;
+    use memperf::report::sink;
+    let references = a.reference.as_deref().map(fleet::reference::load).transpose()?;
+    for f in [a.openmetrics.as_ref(), a.csv.as_ref()].into_iter().flatten() {
+        sink::check(f)?;
+    }
+    if a.output.exists() && !a.output.is_dir() {
+        return Err(Error::usage(format!("-o {}: exists and is not a folder", a.output.display())));
+    }
+    let docs = fleet::load_all(&a.paths)?;
+    let hosts: Vec<fleet::Host> = docs.iter().map(|(p, d)| fleet::Host::of(d, p)).collect();
+    for (i, h) in hosts.iter().enumerate() {
+        if let Some(other) = hosts[..i].iter().find(|o| o.id == h.id) {
+            return Err(Error::usage(format!(
+                "{} and {} are both of {}: give one run per host (and rank)",
+                other.source, h.source, h.id
+            )));
+        }
+    }
+    let f = fleet::analyse(hosts, references.as_ref());
+    let text = fleet::text::render(&f);
+    std::fs::create_dir_all(&a.output).map_err(|e| Error::io(format!("cannot create {}", a.output.display()), e))?;
+    let json = serde_json::to_string_pretty(&f).expect("a fleet serialises");
+    sink::write(&a.output.join("fleet.json"), json.as_bytes())?;
+    sink::write(&a.output.join("fleet.txt"), text.as_bytes())?;
+    if let Some(p) = &a.openmetrics {
+        let all: Vec<&memperf::model::document::Document> = docs.iter().map(|(_, d)| d).collect();
+        sink::write(p, memperf::report::openmetrics::render_all(&all).as_bytes())?;
+    }
+    if let Some(p) = &a.csv {
+        sink::write(p, fleet::text::csv(&f).as_bytes())?;
+    }
+    sink::stdout(sink::terminal_safe(&text).as_bytes())?;
+    Ok(if f.failed() { 3 } else { 0 })
+}
+
 /// `memperf man`: memperf.1 on stdout, or every page written atomically
 /// into DIR.
 fn man(dir: Option<&std::path::Path>) -> Result<u8> {

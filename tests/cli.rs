@@ -384,3 +384,52 @@ fn completions_and_man_pages_cover_every_subcommand() {
     assert!(numa.contains(".TH memperf-numa 1") && numa.contains("\\-\\-repetitions"), "{numa}");
     assert!(dir.path().join("memperf-loaded-latency.1").exists() && dir.path().join("memperf.1").exists());
 }
+
+/// A Python with the Prometheus client, whose OpenMetrics parser is the
+/// real one (`.ci/run` installs it).
+fn python_with_prometheus_client() -> Option<&'static str> {
+    let ok = Command::new("python3").args(["-c", "import prometheus_client"]).output().ok()?.status.success();
+    ok.then_some("python3")
+}
+
+/// `--openmetrics` writes the headlines in a form the Prometheus client's
+/// OpenMetrics parser accepts, with units in the names and host and rank
+/// labels; the figure read back is the document's, in bytes per second.
+#[test]
+fn openmetrics_output_parses_with_the_prometheus_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let (metrics, doc) = (dir.path().join("m.prom"), dir.path().join("d.json"));
+    let o = Command::new(env!("CARGO_BIN_EXE_memperf"))
+        .args(SMALL)
+        .args(["--kernel", "simd,copy", "--threads", "1"])
+        .args(["--openmetrics", metrics.to_str().unwrap(), "--json", doc.to_str().unwrap()])
+        .env("SLURM_PROCID", "4")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&metrics).unwrap();
+    assert!(text.ends_with("# EOF\n"));
+    let Some(py) = python_with_prometheus_client() else {
+        eprintln!("skipped: the parse check needs python3 with prometheus_client (pip install prometheus_client)");
+        return;
+    };
+    let script = r#"
+import sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+for f in text_string_to_metric_families(open(sys.argv[1]).read()):
+    for s in f.samples:
+        print(f.name, f.unit, s.labels.get("kernel", "-"), s.labels["host"], s.labels["rank"], repr(s.value))
+"#;
+    let parsed = Command::new(py).args(["-c", script, metrics.to_str().unwrap()]).output().unwrap();
+    assert!(parsed.status.success(), "the parser refused it: {}\n{text}", stderr(&parsed));
+    let lines = String::from_utf8_lossy(&parsed.stdout).into_owned();
+    let read = lines.lines().find(|l| l.starts_with("memperf_read_bandwidth_bytes_per_second ")).expect(&lines);
+    let f: Vec<&str> = read.split(' ').collect();
+    assert_eq!((f[1], f[2], f[4]), ("bytes_per_second", "simd", "4"), "{read}");
+    let d = json(&doc);
+    let simd =
+        d["experiments"][0]["outcome"]["results"].as_array().unwrap().iter().find(|r| r["kernel"] == "simd").unwrap();
+    let want = simd["bytes_per_s"]["median"].as_f64().unwrap();
+    assert!((f[5].parse::<f64>().unwrap() / want - 1.0).abs() < 1e-12, "{read} vs {want}");
+    assert!(lines.contains("memperf_write_bandwidth_bytes_per_second bytes_per_second copy"), "{lines}");
+}

@@ -68,10 +68,31 @@ pub enum Command {
     Compare(CompareArgs),
     /// Give back hugetlb pages that killed memperf runs left reserved.
     Cleanup,
+    /// Merge many hosts' documents into a fleet document and report: spreads, outliers (robust and Little's-law), references.
+    Merge(MergeArgs),
     /// Print a shell completion script: memperf completions bash|zsh|fish|elvish|powershell.
     Completions(CompletionsArgs),
     /// Print the man page (memperf.1), or write one page per subcommand into -o DIR.
     Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Result documents (results.json, journal.jsonl) or folders holding them, searched recursively.
+    #[arg(required = true, value_name = "DOC|DIR")]
+    pub paths: Vec<PathBuf>,
+    /// Where to write fleet.json and fleet.txt.
+    #[arg(short = 'o', long = "output", value_name = "DIR", required = true)]
+    pub output: PathBuf,
+    /// ReFrame-style references: {"SYSTEM": {"METRIC": [target, lower, upper, "unit"]}}; a failing host exits 3.
+    #[arg(long, value_name = "FILE")]
+    pub reference: Option<PathBuf>,
+    /// Also write every host's headlines as OpenMetrics text to FILE.
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    pub openmetrics: Option<PathBuf>,
+    /// Also write one CSV row per host and headline to FILE.
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    pub csv: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -211,6 +232,9 @@ pub struct CommonArgs {
     /// Write a results folder: results.json and one SVG per plot.
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
+    /// Also write the headlines as OpenMetrics text to FILE (for node_exporter's textfile collector).
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    pub openmetrics: Option<PathBuf>,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -287,6 +311,7 @@ impl Command {
             | Command::Stat(_)
             | Command::Hugepages(_)
             | Command::Completions(_)
+            | Command::Merge(_)
             | Command::Man(_) => Err(Error::usage("report, compare, cleanup and stat have no plan of experiments")),
         }
     }
@@ -312,12 +337,14 @@ impl Command {
             | Command::Stat(_)
             | Command::Hugepages(_)
             | Command::Completions(_)
+            | Command::Merge(_)
             | Command::Man(_) => &NO_COMMON,
         }
     }
 }
 
-static NO_COMMON: CommonArgs = CommonArgs { json: None, output: None, quiet: true, reserve_hugepages: false };
+static NO_COMMON: CommonArgs =
+    CommonArgs { json: None, output: None, openmetrics: None, quiet: true, reserve_hugepages: false };
 
 fn suite_names(text: &Option<String>) -> Result<Option<Vec<String>>> {
     let Some(t) = text else { return Ok(None) };
@@ -400,6 +427,7 @@ fn plan_of(jobs: Vec<Job>, c: &CommonArgs, subcommand: Option<&'static str>) -> 
             json: c.json.clone(),
             dir: c.output.clone(),
             table: c.json.as_deref() != Some(std::path::Path::new("-")),
+            openmetrics: c.openmetrics.clone(),
         },
         reserve_hugepages: c.reserve_hugepages,
     }

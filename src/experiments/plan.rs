@@ -37,6 +37,8 @@ pub struct Output {
     pub dir: Option<PathBuf>,
     /// Print tables to stdout (off when the JSON goes to stdout).
     pub table: bool,
+    /// The headlines in OpenMetrics text.
+    pub openmetrics: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -176,7 +178,7 @@ pub fn observation_document(
 ) -> Document {
     let plan = Plan {
         jobs: Vec::new(),
-        output: Output { json: None, dir: None, table: false },
+        output: Output { json: None, dir: None, table: false, openmetrics: None },
         strict: true,
         reserve_hugepages: false,
         notes: Vec::new(),

@@ -16,6 +16,9 @@ pub fn check_outputs(out: &Output) -> Result<()> {
     if let Some(path) = &out.json {
         sink::check(path)?;
     }
+    if let Some(path) = &out.openmetrics {
+        sink::check(path)?;
+    }
     if let Some(dir) = &out.dir {
         match std::fs::symlink_metadata(dir) {
             Ok(m) if m.is_dir() => sink::check(&dir.join("results.json")).map(|_| ())?,
@@ -47,6 +50,9 @@ pub fn export(doc: &Document, out: &Output) -> Result<()> {
     }
     if let Some(path) = &out.json {
         sink::write(path, doc.to_json().as_bytes())?;
+    }
+    if let Some(path) = &out.openmetrics {
+        sink::write(path, super::openmetrics::render(doc).as_bytes())?;
     }
     if let Some(dir) = &out.dir {
         write_folder(doc, dir)?;

@@ -10,6 +10,7 @@ pub mod headlines;
 pub mod html;
 pub mod journal;
 pub mod linechart;
+pub mod openmetrics;
 pub mod plots;
 pub mod sink;
 pub mod table;

@@ -1,0 +1,214 @@
+//! `memperf merge`: many hosts' result documents into one fleet document
+//! and report. Hosts are grouped by CPU (hosts with different CPUs are not
+//! compared); inside a group every headline gets its spread, and a host is
+//! an outlier by a robust rule ([`robust`]: median and MAD) or against a
+//! model ([`model`]: Little's law with the fleet's concurrency), and
+//! optionally checked against ReFrame-style references ([`reference`]).
+
+pub mod model;
+pub mod reference;
+pub mod robust;
+pub mod text;
+
+use crate::error::{Error, Result};
+use crate::model::document::{Build, Document};
+use crate::report::headlines;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Version of the fleet document (`schema/fleet.schema.json`).
+pub const FLEET_SCHEMA_VERSION: u32 = 1;
+
+/// One headline figure of one host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    pub name: String,
+    pub unit: String,
+    pub value: f64,
+    pub higher_is_better: bool,
+}
+
+/// One host (one process: host and rank) of the fleet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Host {
+    /// `host`, or `host#rank` under a launcher.
+    pub id: String,
+    pub hostname: String,
+    pub rank: Option<u64>,
+    pub run_id: String,
+    /// The CPU, as hosts are grouped by it.
+    pub cpu: String,
+    /// The document it came from.
+    pub source: String,
+    pub figures: Vec<Figure>,
+    /// All-thread read bandwidth (bytes/s) and DRAM latency (ns) for the
+    /// model, where the document has both.
+    pub model_inputs: Option<model::Inputs>,
+}
+
+impl Host {
+    pub fn figure(&self, name: &str) -> Option<&Figure> {
+        self.figures.iter().find(|f| f.name == name)
+    }
+
+    /// The host as its document describes it.
+    pub fn of(doc: &Document, source: &Path) -> Host {
+        let o = &doc.origin;
+        let c = &doc.machine.cpu;
+        Host {
+            id: match o.rank {
+                Some(r) => format!("{}#{r}", o.hostname),
+                None => o.hostname.clone(),
+            },
+            hostname: o.hostname.clone(),
+            rank: o.rank,
+            run_id: o.run_id.clone(),
+            cpu: format!(
+                "{} {} (family {} model {}), {} logical CPUs",
+                c.identity.vendor, c.identity.model_name, c.identity.family, c.identity.model, c.logical_cpus
+            ),
+            source: source.display().to_string(),
+            figures: headlines::metrics(doc)
+                .into_iter()
+                .filter(|m| m.value.is_finite())
+                .map(|m| Figure { name: m.name, unit: m.unit, value: m.value, higher_is_better: m.higher_is_better })
+                .collect(),
+            model_inputs: model::Inputs::of(doc),
+        }
+    }
+}
+
+/// A headline's spread across the hosts of a group that measured it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    pub name: String,
+    pub unit: String,
+    pub hosts: usize,
+    pub median: f64,
+    /// Median absolute deviation from the median.
+    pub mad: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// A host that stands out, and by which rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outlier {
+    pub host: String,
+    pub name: String,
+    pub value: f64,
+    /// `robust` (median and MAD) or `model` (Little's law).
+    pub rule: String,
+    /// `worse` or `better` than the group.
+    pub direction: String,
+    pub detail: String,
+}
+
+/// Hosts with one CPU, compared with each other.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Group {
+    pub cpu: String,
+    pub hosts: Vec<String>,
+    pub spreads: Vec<Spread>,
+    pub outliers: Vec<Outlier>,
+    /// The fleet's concurrency (median lines in flight) the model used, or
+    /// why the model was not applied.
+    pub model: model::Verdict,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fleet {
+    pub fleet_schema_version: u32,
+    pub kind: String,
+    pub build: Build,
+    pub hosts: Vec<Host>,
+    pub groups: Vec<Group>,
+    /// Pass/fail per host against `--reference`, when given.
+    pub reference: Option<Vec<reference::HostCheck>>,
+}
+
+impl Fleet {
+    /// Some host failed a reference.
+    pub fn failed(&self) -> bool {
+        self.reference.iter().flatten().any(|h| !h.passed)
+    }
+}
+
+/// The fleet of `hosts`: grouped by CPU, spreads, outliers, references.
+pub fn analyse(hosts: Vec<Host>, references: Option<&reference::References>) -> Fleet {
+    let mut cpus: Vec<String> = hosts.iter().map(|h| h.cpu.clone()).collect();
+    cpus.sort();
+    cpus.dedup();
+    let groups = cpus
+        .into_iter()
+        .map(|cpu| {
+            let members: Vec<&Host> = hosts.iter().filter(|h| h.cpu == cpu).collect();
+            let (spreads, mut outliers) = robust::judge(&members);
+            let (verdict, model_outliers) = model::judge(&members);
+            outliers.extend(model_outliers);
+            Group { cpu, hosts: members.iter().map(|h| h.id.clone()).collect(), spreads, outliers, model: verdict }
+        })
+        .collect();
+    Fleet {
+        fleet_schema_version: FLEET_SCHEMA_VERSION,
+        kind: "memperf-fleet".into(),
+        build: Build::current(),
+        reference: references.map(|r| reference::check(r, &hosts)),
+        hosts,
+        groups,
+    }
+}
+
+/// Every result document under `paths`: a file is one document (or
+/// journal); a folder holding results.json or a journal is one; any other
+/// folder is searched for them. Everything is read before anything is
+/// merged: one bad document stops the merge, naming its file.
+pub fn load_all(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Document)>> {
+    let mut found = Vec::new();
+    for p in paths {
+        let before = found.len();
+        collect(p, &mut found)?;
+        if found.len() == before {
+            return Err(Error::usage(format!(
+                "{}: no memperf result document (results.json or journal.jsonl) in it: give result folders or files",
+                p.display()
+            )));
+        }
+    }
+    found
+        .into_iter()
+        .map(|p| crate::report::journal::load(&p).map(|d| (p.clone(), d)).map_err(|e| named(&p, e)))
+        .collect()
+}
+
+/// The error with the file's name in front, once.
+fn named(p: &Path, e: Error) -> Error {
+    let name = p.display().to_string();
+    if e.message.contains(&name) {
+        e
+    } else {
+        Error { message: format!("{name}: {}", e.message), ..e }
+    }
+}
+
+fn collect(p: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let meta = std::fs::metadata(p).map_err(|e| Error::usage(format!("{}: {e}", p.display())))?;
+    if !meta.is_dir() {
+        out.push(p.to_path_buf());
+        return Ok(());
+    }
+    if p.join("results.json").exists() || p.join(crate::report::journal::FILE).exists() {
+        out.push(p.to_path_buf());
+        return Ok(());
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
+        .map_err(|e| Error::io(format!("cannot read {}", p.display()), e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|e| e.is_dir())
+        .collect();
+    entries.sort();
+    for e in entries {
+        collect(&e, out)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,92 @@
+//! The fleet report as text (and as CSV): per CPU group, the hosts'
+//! headlines side by side with each headline's spread, then the outliers
+//! by rule, the model's verdict and the reference checks.
+
+use super::{model::Verdict, Fleet};
+use crate::report::table::Table;
+
+pub fn render(f: &Fleet) -> String {
+    let mut out = format!("fleet of {} host(s) in {} CPU group(s)\n", f.hosts.len(), f.groups.len());
+    for g in &f.groups {
+        out.push_str(&format!("\n{} — {} host(s): {}\n", g.cpu, g.hosts.len(), g.hosts.join(", ")));
+        let mut header =
+            vec!["headline".to_string(), "unit".into(), "median".into(), "MAD".into(), "min".into(), "max".into()];
+        header.extend(g.hosts.iter().cloned());
+        let mut t = Table::new(header);
+        for s in &g.spreads {
+            let mut row = vec![s.name.clone(), s.unit.clone(), num(s.median), num(s.mad), num(s.min), num(s.max)];
+            for id in &g.hosts {
+                let h = f.hosts.iter().find(|h| &h.id == id).expect("member");
+                let mark = if g.outliers.iter().any(|o| &o.host == id && o.name == s.name) { " !" } else { "" };
+                row.push(
+                    h.figure(&s.name).map_or_else(|| "not measured".into(), |x| format!("{}{mark}", num(x.value))),
+                );
+            }
+            t.row(row);
+        }
+        out.push_str(&t.render());
+        match &g.model {
+            Verdict::Applied { fleet_lines_in_flight, tolerance } => out.push_str(&format!(
+                "model: the group keeps {fleet_lines_in_flight:.1} lines in flight (median); a host more than {:.0}% \
+                 below the bandwidth its own latency predicts is flagged\n",
+                tolerance * 100.0
+            )),
+            Verdict::NotApplied { reason } => out.push_str(&format!("model: not applied: {reason}\n")),
+        }
+        if g.hosts.len() < 3 {
+            out.push_str("robust rule: not applied: fewer than three hosts\n");
+        }
+        if g.outliers.is_empty() {
+            out.push_str("outliers: none\n");
+        }
+        for o in &g.outliers {
+            out.push_str(&format!("outlier ({}, {}): {} — {}: {}\n", o.rule, o.direction, o.host, o.name, o.detail));
+        }
+    }
+    if let Some(r) = &f.reference {
+        out.push_str("\nreferences:\n");
+        for h in r {
+            out.push_str(&format!("  {}: {}\n", h.host, if h.passed { "PASS" } else { "FAIL" }));
+            for c in h.checks.iter().filter(|c| !c.passed) {
+                out.push_str(&format!("    {}: {}\n", c.metric, c.reason));
+            }
+        }
+    }
+    out
+}
+
+fn num(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// One row per host and headline: `host,rank,cpu,headline,unit,value,outlier`.
+pub fn csv(f: &Fleet) -> String {
+    let mut out = String::from("host,rank,cpu,headline,unit,value,outlier\n");
+    for h in &f.hosts {
+        for x in &h.figures {
+            let flagged: Vec<&str> = f
+                .groups
+                .iter()
+                .flat_map(|g| &g.outliers)
+                .filter(|o| o.host == h.id && o.name == x.name)
+                .map(|o| o.rule.as_str())
+                .collect();
+            let cells = [
+                h.hostname.clone(),
+                h.rank.map(|r| r.to_string()).unwrap_or_default(),
+                h.cpu.clone(),
+                x.name.clone(),
+                x.unit.clone(),
+                format!("{}", x.value),
+                flagged.join("+"),
+            ];
+            out.push_str(&cells.map(|c| crate::report::csv::cell(&c)).join(","));
+            out.push('\n');
+        }
+    }
+    out
+}

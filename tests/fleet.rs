@@ -1,0 +1,152 @@
+//! `memperf merge` as a user meets it: a fleet of documents made from the
+//! fixture (one host with half the bandwidth, one with another CPU), the
+//! fleet document against its schema, the outlier found, the groups kept
+//! apart, the references' exit status, CSV and OpenMetrics read back, and
+//! bad input refused by name with nothing written.
+
+mod common;
+
+use common::read_json;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn memperf(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_memperf")).args(args).output().expect("memperf runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn fixture() -> Value {
+    read_json(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/minimal-bandwidth.json"))
+}
+
+/// A document of host `name` whose headline bandwidth is `gbps`.
+fn doc(name: &str, gbps: f64, cpu: &str) -> Value {
+    let mut d = fixture();
+    d["origin"]["hostname"] = name.into();
+    d["origin"]["run_id"] = format!("{name}-1-1").into();
+    d["machine"]["cpu"]["model_name"] = cpu.into();
+    d["experiments"][0]["outcome"]["headlines"][0]["simd_bytes_per_s"] = (gbps * 1e9).into();
+    d
+}
+
+fn write(dir: &Path, name: &str, v: &Value) {
+    std::fs::create_dir_all(dir.join(name)).unwrap();
+    std::fs::write(dir.join(name).join("results.json"), serde_json::to_string(v).unwrap()).unwrap();
+}
+
+fn fleet_schema_errors(v: &Value) -> Vec<String> {
+    let schema = read_json(&Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/fleet.schema.json"));
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    validator.iter_errors(v).map(|e| format!("{} at {}", e, e.instance_path)).collect()
+}
+
+const HEADLINE: &str = "bandwidth 4k pages, 1 thread(s), simd";
+
+#[test]
+fn merge_flags_the_bad_host_keeps_cpus_apart_and_checks_references() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    for (name, gbps, cpu) in
+        [("n1", 40.0, "EPYC"), ("n2", 41.0, "EPYC"), ("n3", 39.0, "EPYC"), ("n4", 20.0, "EPYC"), ("x1", 90.0, "Xeon")]
+    {
+        write(&runs.join("deep"), name, &doc(name, gbps, cpu));
+    }
+    let reference = tmp.path().join("ref.json");
+    std::fs::write(&reference, format!(r#"{{"*": {{"{HEADLINE}": [38.0, -0.1, null, "GB/s"]}}}}"#)).unwrap();
+    let out = tmp.path().join("fleet");
+    let (csv, prom) = (tmp.path().join("f.csv"), tmp.path().join("f.prom"));
+    let o = memperf(&[
+        "merge",
+        runs.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--reference",
+        reference.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+        "--openmetrics",
+        prom.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "n4 fails its reference: {}", stderr(&o));
+    let f = read_json(&out.join("fleet.json"));
+    assert!(fleet_schema_errors(&f).is_empty(), "{:#?}", fleet_schema_errors(&f));
+    let groups = f["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 2, "two CPUs, two groups");
+    let epyc = groups.iter().find(|g| g["cpu"].as_str().unwrap().contains("EPYC")).unwrap();
+    let outliers = epyc["outliers"].as_array().unwrap();
+    assert_eq!(outliers.len(), 1, "{outliers:#?}");
+    assert_eq!((outliers[0]["host"].as_str(), outliers[0]["rule"].as_str()), (Some("n4"), Some("robust")));
+    assert_eq!(outliers[0]["direction"], "worse");
+    let xeon = groups.iter().find(|g| g["cpu"].as_str().unwrap().contains("Xeon")).unwrap();
+    assert!(xeon["outliers"].as_array().unwrap().is_empty(), "90 GB/s on another CPU is not compared with 40");
+    let verdict: Vec<(String, bool)> = f["reference"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["host"].as_str().unwrap().to_string(), h["passed"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(verdict.iter().filter(|v| !v.1).map(|v| v.0.as_str()).collect::<Vec<_>>(), ["n4"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("outlier (robust, worse): n4") && text.contains("n4: FAIL"), "{text}");
+    assert_eq!(std::fs::read_to_string(out.join("fleet.txt")).unwrap(), text);
+    let rows: Vec<String> = std::fs::read_to_string(&csv).unwrap().lines().map(String::from).collect();
+    assert_eq!(rows[0], "host,rank,cpu,headline,unit,value,outlier");
+    let n4 = rows.iter().find(|r| r.starts_with("n4,")).unwrap();
+    assert!(n4.ends_with(",20,robust"), "{n4}");
+    let prom = std::fs::read_to_string(&prom).unwrap();
+    for h in ["n1", "n2", "n3", "n4", "x1"] {
+        assert!(prom.contains(&format!("host=\"{h}\"")), "{h} missing from the OpenMetrics");
+    }
+    assert!(prom.ends_with("# EOF\n"));
+    // Without the reference, the same fleet exits 0.
+    let o = memperf(&["merge", runs.to_str().unwrap(), "-o", tmp.path().join("f2").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_input_is_refused_by_name_and_nothing_is_merged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    write(&runs, "a", &doc("a", 40.0, "EPYC"));
+    write(&runs, "b", &doc("b", 40.0, "EPYC"));
+    std::fs::create_dir_all(runs.join("c")).unwrap();
+    std::fs::write(runs.join("c/results.json"), "{\"schema_version\": 3, \"build\": ").unwrap();
+    let out = tmp.path().join("fleet");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec![runs.display().to_string()], "c/results.json"),
+        (vec![tmp.path().join("nothing").display().to_string()], "nothing"),
+    ];
+    for (paths, needle) in cases {
+        let mut args = vec!["merge".to_string()];
+        args.extend(paths);
+        args.extend(["-o".to_string(), out.display().to_string()]);
+        let o = memperf(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains(needle) && e.lines().count() == 1, "{e}");
+        assert!(!out.exists(), "nothing written on bad input");
+    }
+    std::fs::remove_dir_all(runs.join("c")).unwrap();
+    let mut old = doc("c", 40.0, "EPYC");
+    old["schema_version"] = 99.into();
+    write(&runs, "c", &old);
+    let o = memperf(&["merge", runs.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("schema_version 99") && stderr(&o).contains("c/results.json"), "{}", stderr(&o));
+    write(&runs, "c", &doc("a", 41.0, "EPYC"));
+    let o = memperf(&["merge", runs.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("both of a"), "{}", stderr(&o));
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let o = memperf(&["merge", empty.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no memperf result document"), "{}", stderr(&o));
+    assert!(!out.exists());
+    let o = memperf(&["merge", "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "no documents at all");
+}
