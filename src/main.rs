@@ -107,7 +107,7 @@ fn stat(args: &memperf::cli::stat::StatArgs) -> Result<u8> {
     use memperf::experiments::plan::Output;
     let machine = Fingerprint::collect();
     let params = args.params(&machine)?;
-    let out = Output { json: args.json.clone(), dir: args.output.clone(), table: false, openmetrics: None };
+    let out = Output { json: args.json.clone(), dir: args.output.clone(), table: false, openmetrics: None, csv: None };
     export::check_outputs(&out)?;
     if let Some(csv) = &args.csv {
         memperf::report::sink::check(csv)?;
@@ -148,6 +148,7 @@ fn hugepages(args: &memperf::cli::hugepages::HugepagesArgs) -> Result<u8> {
         dir: args.output.clone(),
         table: args.json.as_deref() != Some(std::path::Path::new("-")),
         openmetrics: None,
+        csv: None,
     };
     export::check_outputs(&out)?;
     // A command that cannot be run is bad input here: exit 2, not a shell's 127.

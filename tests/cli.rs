@@ -433,3 +433,58 @@ for f in text_string_to_metric_families(open(sys.argv[1]).read()):
     assert!((f[5].parse::<f64>().unwrap() / want - 1.0).abs() < 1e-12, "{read} vs {want}");
     assert!(lines.contains("memperf_write_bandwidth_bytes_per_second bytes_per_second copy"), "{lines}");
 }
+
+/// `--csv` writes every table tidily: one row per raw sample of each
+/// bandwidth variant; and the pandas example loads it with the document
+/// and draws its plot, where Python has pandas and matplotlib.
+#[test]
+fn the_tidy_csv_has_a_row_per_sample_and_the_pandas_example_plots_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, doc) = (dir.path().join("r.csv"), dir.path().join("r.json"));
+    let o = memperf(
+        &[
+            SMALL,
+            &[
+                "--kernel",
+                "simd,copy",
+                "--threads",
+                "1",
+                "--csv",
+                csv.to_str().unwrap(),
+                "--json",
+                doc.to_str().unwrap(),
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let col = |n: &str| header.iter().position(|h| *h == n).unwrap();
+    let results: Vec<Vec<&str>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|r| r[col("table")] == "results")
+        .collect();
+    assert_eq!(results.len(), 2 * 2, "two variants × two samples");
+    assert!(results.iter().any(|r| r[col("kernel")] == "copy" && r[col("bytes_written_per_element")] == "8"));
+    let ok =
+        Command::new("python3").args(["-c", "import pandas, matplotlib"]).output().is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!(
+            "skipped: the pandas example needs python3 with pandas and matplotlib (pip install pandas matplotlib)"
+        );
+        return;
+    }
+    let png = dir.path().join("bw.png");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/pandas_plot.py");
+    let o = Command::new("python3").arg(example).args([&doc, &csv, &png]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).starts_with("4 samples of 2 variants"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(std::fs::metadata(&png).unwrap().len() > 1000, "a PNG was drawn");
+}

@@ -150,3 +150,34 @@ fn bad_input_is_refused_by_name_and_nothing_is_merged() {
     let o = memperf(&["merge", "-o", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "no documents at all");
 }
+
+/// The ReFrame check in contrib/reframe loads, runs memperf, passes its
+/// sanity check and reads every performance figure from memperf's
+/// OpenMetrics (its references are placeholders, so only the extraction
+/// is asserted, not the pass). Runs where ReFrame is installed (`.ci/run`
+/// installs reframe-hpc).
+#[test]
+fn the_reframe_check_runs_memperf_and_reads_its_figures() {
+    if !Command::new("reframe").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: ReFrame is not installed (pip install reframe-hpc)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let check = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/reframe/memperf_check.py");
+    let o = Command::new("reframe")
+        .arg("-c")
+        .arg(&check)
+        .args(["-r", "-S", &format!("executable={}", env!("CARGO_BIN_EXE_memperf"))])
+        .current_dir(dir.path())
+        .env("RFM_REPORT_FILE", dir.path().join("report.json"))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("Ran 1/1 test case(s)"), "{out}\n{}", stderr(&o));
+    assert!(!out.contains("sanity error"), "{out}");
+    for perf in ["read_bandwidth", "dram_latency", "loaded_latency_saturated"] {
+        let line = out.lines().find(|l| l.contains(&format!("P: {perf}: "))).unwrap_or_else(|| panic!("{perf}: {out}"));
+        let value: f64 = line.split(": ").nth(2).unwrap().split(' ').next().unwrap().parse().unwrap();
+        assert!(value > 0.0 && value.is_finite(), "{line}");
+    }
+}

@@ -235,6 +235,9 @@ pub struct CommonArgs {
     /// Also write the headlines as OpenMetrics text to FILE (for node_exporter's textfile collector).
     #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
     pub openmetrics: Option<PathBuf>,
+    /// Also write every table as one tidy CSV to FILE (one row per measurement, one column per parameter).
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    pub csv: Option<PathBuf>,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -344,7 +347,7 @@ impl Command {
 }
 
 static NO_COMMON: CommonArgs =
-    CommonArgs { json: None, output: None, openmetrics: None, quiet: true, reserve_hugepages: false };
+    CommonArgs { json: None, output: None, openmetrics: None, csv: None, quiet: true, reserve_hugepages: false };
 
 fn suite_names(text: &Option<String>) -> Result<Option<Vec<String>>> {
     let Some(t) = text else { return Ok(None) };
@@ -428,6 +431,7 @@ fn plan_of(jobs: Vec<Job>, c: &CommonArgs, subcommand: Option<&'static str>) -> 
             dir: c.output.clone(),
             table: c.json.as_deref() != Some(std::path::Path::new("-")),
             openmetrics: c.openmetrics.clone(),
+            csv: c.csv.clone(),
         },
         reserve_hugepages: c.reserve_hugepages,
     }

@@ -39,6 +39,8 @@ pub struct Output {
     pub table: bool,
     /// The headlines in OpenMetrics text.
     pub openmetrics: Option<PathBuf>,
+    /// Every table as one tidy CSV.
+    pub csv: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -178,7 +180,7 @@ pub fn observation_document(
 ) -> Document {
     let plan = Plan {
         jobs: Vec::new(),
-        output: Output { json: None, dir: None, table: false, openmetrics: None },
+        output: Output { json: None, dir: None, table: false, openmetrics: None, csv: None },
         strict: true,
         reserve_hugepages: false,
         notes: Vec::new(),

@@ -16,7 +16,7 @@ pub fn check_outputs(out: &Output) -> Result<()> {
     if let Some(path) = &out.json {
         sink::check(path)?;
     }
-    if let Some(path) = &out.openmetrics {
+    for path in [&out.openmetrics, &out.csv].into_iter().flatten() {
         sink::check(path)?;
     }
     if let Some(dir) = &out.dir {
@@ -53,6 +53,9 @@ pub fn export(doc: &Document, out: &Output) -> Result<()> {
     }
     if let Some(path) = &out.openmetrics {
         sink::write(path, super::openmetrics::render(doc).as_bytes())?;
+    }
+    if let Some(path) = &out.csv {
+        sink::write(path, super::tidy::document(doc).as_bytes())?;
     }
     if let Some(dir) = &out.dir {
         write_folder(doc, dir)?;

@@ -407,6 +407,13 @@ fn bandwidth_advice(doc: &Document) -> Vec<String> {
                 .map(|p| &p.plateau);
             let r = super::text::ratio_text(&e.confirmed);
             out.push(match (e.verdict, plateau) {
+                // Less than a line ahead nothing is fetched early: advise
+                // no distance from such a gain.
+                (Effect::Helps, _) if e.distance_elements < 8 => format!(
+                    "A prefetch ({}) of the line being read (D = {}) read faster than plain simd on {} pages, {r}: \
+                     the instruction, not prefetching ahead, made this difference; it is no reason to prefetch.",
+                    e.hint, e.distance_elements, e.pages
+                ),
                 (Effect::Helps, Some(Plateau::Found { start, end, .. })) => format!(
                     "Software prefetch ({}) helps streaming reads on {} pages, {r}: prefetch {start}..{end} elements ({}..{} bytes) ahead.",
                     e.hint, e.pages, start * 8, end * 8

@@ -15,5 +15,6 @@ pub mod plots;
 pub mod sink;
 pub mod table;
 pub mod text;
+pub mod tidy;
 
 pub use crate::model::{Document, Warning};
