@@ -18,6 +18,16 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// Runs memperf with `args` and `--json json`, asserts it succeeded, and
+/// returns the document it wrote, checked against the schema.
+fn measured(args: &[&str], json: &Path) -> serde_json::Value {
+    let o = memperf(&[args, &["--json", json.to_str().unwrap()]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc = read_json(json);
+    assert!(schema_errors(&doc).is_empty(), "{:#?}", schema_errors(&doc));
+    doc
+}
+
 #[test]
 fn the_programs_status_and_output_pass_through() {
     let o = memperf(&["stat", "--", "sh", "-c", "echo out; echo err >&2; exit 5"]);
@@ -273,18 +283,8 @@ fn hugepages_keeps_exit_statuses_and_output() {
 fn working_set_validates_on_every_policy() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("w.json");
-    let o = memperf(&[
-        "working-set",
-        "--quiet",
-        "--size",
-        "48MiB",
-        "--pages",
-        "4k,thp",
-        "--repetitions",
-        "3",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let args = ["working-set", "--quiet", "--size", "48MiB", "--pages", "4k,thp", "--repetitions", "3", "--json"];
+    let o = memperf(&[&args[..], &[json.to_str().unwrap()]].concat());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let doc = read_json(&json);
     assert!(schema_errors(&doc).is_empty(), "{:#?}", schema_errors(&doc));
@@ -307,10 +307,7 @@ fn c2c_measures_every_pair_and_refuses_cpus_it_may_not_use() {
     }
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("c.json");
-    let o = memperf(&["c2c", "--quiet", "--repetitions", "3", "--json", json.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let doc = read_json(&json);
-    assert!(schema_errors(&doc).is_empty(), "{:#?}", schema_errors(&doc));
+    let doc = measured(&["c2c", "--quiet", "--repetitions", "3"], &json);
     let out = &doc["experiments"][0]["outcome"];
     let n = out["cpus"].as_array().unwrap().len();
     assert_eq!(out["pairs"].as_array().unwrap().len(), n * (n - 1) / 2 * 2, "every pair, both handoffs");
@@ -329,23 +326,21 @@ fn c2c_measures_every_pair_and_refuses_cpus_it_may_not_use() {
 fn bandwidth_write_kernels_validate_and_report_bus_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("w.json");
-    let o = memperf(&[
-        "bandwidth",
-        "--quiet",
-        "--kernel",
-        "store,store-nt,copy,update,mix-2:1,mix-3:1",
-        "--size",
-        "8MiB",
-        "--threads",
-        "1",
-        "--repetitions",
-        "2",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let doc = read_json(&json);
-    assert!(schema_errors(&doc).is_empty(), "{:#?}", schema_errors(&doc));
+    let doc = measured(
+        &[
+            "bandwidth",
+            "--quiet",
+            "--kernel",
+            "store,store-nt,copy,update,mix-2:1,mix-3:1",
+            "--size",
+            "8MiB",
+            "--threads",
+            "1",
+            "--repetitions",
+            "2",
+        ],
+        &json,
+    );
     let results = doc["experiments"][0]["outcome"]["results"].as_array().unwrap();
     let kernels: Vec<&str> = results.iter().map(|r| r["kernel"].as_str().unwrap()).collect();
     assert_eq!(kernels, ["store", "store-nt", "copy", "update", "triad", "mix-3:1"], "mix-2:1 is triad");
@@ -379,23 +374,21 @@ fn loaded_latency_draws_its_curve_and_refuses_bad_input() {
     }
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("l.json");
-    let o = memperf(&[
-        "loaded-latency",
-        "--quiet",
-        "--size",
-        "16MiB",
-        "--delays",
-        "0,20us",
-        "--repetitions",
-        "2",
-        "--window",
-        "20ms",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let doc = read_json(&json);
-    assert!(schema_errors(&doc).is_empty(), "{:#?}", schema_errors(&doc));
+    let doc = measured(
+        &[
+            "loaded-latency",
+            "--quiet",
+            "--size",
+            "16MiB",
+            "--delays",
+            "0,20us",
+            "--repetitions",
+            "2",
+            "--window",
+            "20ms",
+        ],
+        &json,
+    );
     let out = &doc["experiments"][0]["outcome"];
     let points = out["points"].as_array().unwrap();
     let delays: Vec<Option<u64>> = points.iter().map(|p| p["delay_ns"].as_u64()).collect();

@@ -106,6 +106,19 @@ impl Isa {
     }
 }
 
+/// Every ISA with a kernel that this CPU supports, narrowest first (for
+/// tests that check each instantiation).
+pub fn supported_isas() -> Vec<Isa> {
+    let mut v = vec![Isa::Sse2];
+    if std::arch::is_x86_feature_detected!("avx2") {
+        v.push(Isa::Avx2);
+    }
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        v.push(Isa::Avx512);
+    }
+    v
+}
+
 /// The widest ISA this CPU (and OS) supports.
 pub fn best_isa() -> Isa {
     if std::arch::is_x86_feature_detected!("avx512f") {
@@ -503,20 +516,9 @@ mod tests {
     use super::*;
     use crate::kernels::disasm::mnemonics;
 
-    fn isas() -> Vec<Isa> {
-        let mut v = vec![Isa::Sse2];
-        if std::arch::is_x86_feature_detected!("avx2") {
-            v.push(Isa::Avx2);
-        }
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            v.push(Isa::Avx512);
-        }
-        v
-    }
-
     #[test]
     fn simd_prefetch_contains_its_prefetch_and_vector_loads() {
-        for isa in isas() {
+        for isa in supported_isas() {
             for hint in Hint::ALL {
                 let (k, _) = simd_for(isa, Some(hint));
                 let m = mnemonics(k as *const u8);
@@ -534,7 +536,7 @@ mod tests {
 
     #[test]
     fn simd_has_no_prefetch() {
-        for isa in isas() {
+        for isa in supported_isas() {
             let (k, _) = simd_for(isa, None);
             let m = mnemonics(k as *const u8);
             assert!(m.iter().all(|x| !x.starts_with("prefetch")), "{isa:?}: {m:?}");

@@ -130,23 +130,12 @@ mod tests {
     use crate::kernels::disasm::{mnemonics, text};
     use crate::kernels::StreamShape;
 
-    fn isas() -> Vec<Isa> {
-        let mut v = vec![Isa::Sse2];
-        if std::arch::is_x86_feature_detected!("avx2") {
-            v.push(Isa::Avx2);
-        }
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            v.push(Isa::Avx512);
-        }
-        v
-    }
-
     /// The `-nt` kernels store with non-temporal moves and fence; every
     /// other write kernel has no non-temporal store; all of them store
     /// full vectors of their set and call nothing inside their loop.
     #[test]
     fn nontemporal_stores_are_in_the_nt_kernels_and_nowhere_else() {
-        for isa in isas() {
+        for isa in super::super::x86_64::supported_isas() {
             for shape in StreamShape::WRITE {
                 let op = shape.write_op().unwrap();
                 let k = write_for(isa, op, shape.non_temporal());
