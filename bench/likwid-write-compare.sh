@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compares memperf's write kernels with their likwid-bench counterparts
-# (Debian package `likwid`) in one session, alternated round by round:
+# (Debian package `likwid`) in one session, alternated kernel by kernel:
 #
 #   memperf     likwid-bench (AVX-512 form; AVX where AVX-512 is absent)
 #   store       store_avx512        a = s
@@ -16,14 +16,13 @@
 # figure. memperf's --size is the size of each array; likwid's -W size is
 # the total over the streams, so it gets streams × SIZE.
 #
-# Each round runs memperf once (every kernel, 1 and all threads, three
-# samples each after a warm-up pass, interleaved inside) and likwid-bench
-# once per kernel and thread count (ITERS passes), in alternating order
-# (memperf first in odd rounds, likwid first in even ones). Per kernel and
-# thread count the report gives the median of the per-round ratios
-# (memperf's median sample / likwid's run), a 95% distribution-free
-# interval for it (order statistics) and the range.
-#
+# Each round takes every kernel and thread count in turn and runs the two
+# tools back to back on it, seconds apart, in an order that alternates
+# from round to round: likwid-bench (ITERS passes) and memperf (that
+# kernel alone, three samples after a warm-up pass). Per kernel and thread
+# count the report gives the median of the per-round ratios (memperf's
+# median sample / likwid's run), a 95% distribution-free interval for it
+# (order statistics) and the range.
 #   bench/likwid-write-compare.sh [ROUNDS] [SIZE_MIB] [ITERS]   (default 12, 512, 4; needs python3)
 set -euo pipefail
 rounds=${1:-12}
@@ -39,24 +38,18 @@ grep -qw avx512f /proc/cpuinfo || suffix=avx
 # memperf kernel, likwid kernel, streams
 pairs="store:store_$suffix:1 store-nt:store_mem_$suffix:1 copy:copy_$suffix:2 copy-nt:copy_mem_$suffix:2
 triad:stream_$suffix:3 update:update_$suffix:1 mix-3:1:triad_$suffix:4"
-kernels=$(for p in $pairs; do echo "${p%:*:*}"; done | paste -sd,)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-run_likwid() { # round
-  for p in $pairs; do
-    streams=${p##*:}; rest=${p%:*}; lk=${rest##*:}; mk=${rest%:*}
-    for t in 1 "$cpus"; do
-      bw=$(likwid-bench -t "$lk" -i "$iters" -W "N:$((streams * size_mib))MB:$t" 2>/dev/null |
-        awk '/MByte\/s/ {print $2 * 1e6}')
-      echo "$1 $mk $t likwid $bw" >> "$tmp/rows"
-    done
-  done
+likwid_one() { # round memperf-kernel likwid-kernel streams threads
+  local bw
+  bw=$(likwid-bench -t "$3" -i "$iters" -W "N:$(($4 * size_mib))MB:$5" 2>/dev/null | awk '/MByte\/s/ {print $2 * 1e6}')
+  echo "$1 $2 $5 likwid $bw" >> "$tmp/rows"
 }
 
-run_memperf() { # round
-  ./target/release/memperf bandwidth --quiet --kernel "$kernels" --size "${size_mib}MiB" --repetitions 3 \
-    --threads "1,$cpus" --json "$tmp/m.json" >/dev/null 2>&1
+memperf_one() { # round memperf-kernel threads
+  ./target/release/memperf bandwidth --quiet --kernel "$2" --size "${size_mib}MiB" --repetitions 3 \
+    --threads "$3" --json "$tmp/m.json" >/dev/null 2>&1
   python3 - "$tmp/m.json" "$1" >> "$tmp/rows" <<'PY'
 import json, statistics, sys
 doc = json.load(open(sys.argv[1]))
@@ -70,7 +63,16 @@ PY
 }
 
 for r in $(seq 1 "$rounds"); do
-  if (( r % 2 )); then run_memperf "$r"; run_likwid "$r"; else run_likwid "$r"; run_memperf "$r"; fi
+  for p in $pairs; do
+    streams=${p##*:}; rest=${p%:*}; lk=${rest##*:}; mk=${rest%:*}
+    for t in 1 "$cpus"; do
+      if (( r % 2 )); then
+        memperf_one "$r" "$mk" "$t"; likwid_one "$r" "$mk" "$lk" "$streams" "$t"
+      else
+        likwid_one "$r" "$mk" "$lk" "$streams" "$t"; memperf_one "$r" "$mk" "$t"
+      fi
+    done
+  done
   echo "round $r of $rounds done" >&2
 done
 
