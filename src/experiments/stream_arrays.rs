@@ -9,6 +9,12 @@ use crate::memory::{PagePolicy, Region};
 use crate::timing::{Clock, Team};
 use crate::units::Bytes;
 
+/// Elements between the end of one part and the start of the next (17
+/// lines): parts that started at the same offset in a page would send
+/// a[i], b[i], c[i] to the same cache sets and DRAM banks, and their loads
+/// and stores would alias at 4 KiB (STREAM's OFFSET, for the same reason).
+pub const PART_GAP: usize = 17 * 8;
+
 /// `parts` arrays of `len` f64 each, in one region under one page policy,
 /// filled with the checksum pattern: one for the read kernels, four (A, B,
 /// C, D) for the write kernels.
@@ -31,8 +37,9 @@ impl Array {
         first_thread: usize,
         clock: &dyn Clock,
     ) -> Result<Array> {
-        let region = Region::untouched(policy, Bytes(size.0 * parts as u64))?;
-        let len = region.len() / 8 / parts / 64 * 64;
+        let gaps = (parts as u64 - 1) * PART_GAP as u64 * 8;
+        let region = Region::untouched(policy, Bytes(size.0 * parts as u64 + gaps))?;
+        let len = (region.len() / 8 - (parts - 1) * PART_GAP) / parts / 64 * 64;
         let mut a = Array { region, parts, len };
         let owners = team.threads().saturating_sub(first_thread).max(1);
         let slices: Vec<Vec<StreamArg>> = (0..parts).map(|k| a.part_slices(k, owners)).collect();
@@ -41,7 +48,7 @@ impl Array {
             let Some(t) = thread.checked_sub(first_thread) else { return };
             for (k, part) in slices.iter().enumerate() {
                 let s = &part[t];
-                let first = (s.ptr as usize - base) / 8 - k * len;
+                let first = (s.ptr as usize - base) / 8 - k * (len + PART_GAP);
                 for i in 0..s.len {
                     // SAFETY: i < s.len, inside this thread's slice.
                     unsafe { (s.ptr as *mut f64).add(i).write(pattern_value(first + i)) };
@@ -56,8 +63,8 @@ impl Array {
     /// AVX-512 iteration); the last thread takes the remainder.
     pub fn part_slices(&self, k: usize, threads: usize) -> Vec<StreamArg> {
         let per = (self.len / threads) / 64 * 64;
-        // SAFETY: part k lies inside the region (parts × len f64).
-        let base = unsafe { (self.region.as_ptr() as *const f64).add(k * self.len) };
+        // SAFETY: part k lies inside the region (parts × len f64 and the gaps between them).
+        let base = unsafe { (self.region.as_ptr() as *const f64).add(k * (self.len + PART_GAP)) };
         (0..threads)
             .map(|t| {
                 let start = t * per;
