@@ -221,11 +221,6 @@ fn small_latency_and_tlb_runs_validate() {
     assert_eq!(strides.into_iter().collect::<Vec<_>>(), vec![4096, 2 << 20]);
 }
 
-/// ETXTBSY on Linux.
-fn libc_etxtbsy() -> i32 {
-    26
-}
-
 /// `calls` honours its depths, threads and variants, and its shared-library
 /// chains load from the binary itself: a copy in another folder works.
 #[test]
@@ -245,7 +240,7 @@ fn calls_runs_from_a_copied_binary_with_the_cells_asked_for() {
     let mut o = run();
     for _ in 0..50 {
         match &o {
-            Err(e) if e.raw_os_error() == Some(libc_etxtbsy()) => {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
                 std::thread::sleep(std::time::Duration::from_millis(20));
                 o = run();
             }

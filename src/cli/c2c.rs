@@ -28,7 +28,7 @@ impl C2cArgs {
         let mut p = crate::experiments::c2c::Params::preset(self.preset.preset(Preset::Default));
         if let Some(list) = &self.cpus {
             let allowed = crate::timing::team::allowed_cpus();
-            let cpus = crate::experiments::c2c::cpu_list(list);
+            let cpus = crate::machine::sysfs::cpu_list(list);
             if cpus.is_empty() {
                 return Err(Error::usage(format!("--cpus '{list}': give CPU numbers, e.g. --cpus 0-3 or --cpus 0,8")));
             }

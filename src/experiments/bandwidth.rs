@@ -166,10 +166,10 @@ fn read_a(args: &[StreamArg], (t, i): (usize, usize)) -> f64 {
 
 /// Whether every spot of A holds what `op` stores in passes `first ..
 /// first + n` (update: `before` times the product of those passes' scalars).
-fn stored_as_defined(op: u8, args: &[StreamArg], first: u64, n: u64, before: &[f64]) -> bool {
+fn stored_as_defined(op: u8, args: &[StreamArg], spots: &[(usize, usize)], first: u64, n: u64, before: &[f64]) -> bool {
     let last = write::scalar(op, first + n - 1);
     let product: f64 = (first..first + n).map(|p| write::scalar(op, p)).product();
-    spots(args).into_iter().enumerate().all(|(k, spot)| {
+    spots.iter().copied().enumerate().all(|(k, spot)| {
         let (t, i) = spot;
         // SAFETY: i < the slice's length; its sources are as long as A.
         let src = |j: usize| unsafe { source(&args[t], j, i) };
@@ -310,10 +310,11 @@ fn write_sample<'a>(
     moved: &'a std::cell::Cell<usize>,
 ) -> schedule::Variant<'a> {
     let mut passes = 0u64;
+    let spots = spots(&args);
     Box::new(move |step: Step| {
         let n = step.iterations(1);
         let before: Vec<f64> =
-            if op == write::UPDATE { spots(&args).into_iter().map(|s| read_a(&args, s)).collect() } else { vec![] };
+            if op == write::UPDATE { spots.iter().map(|&s| read_a(&args, s)).collect() } else { vec![] };
         let this: Vec<StreamArg> = args.iter().map(|a| StreamArg { first_pass: passes, ..*a }).collect();
         // SAFETY: every slice and its sources lie inside the write array, alive for the call.
         let run = team.run(ctx.clock, |t| unsafe { kernel(n, &this[t]) });
@@ -322,7 +323,7 @@ fn write_sample<'a>(
         }
         let stored: f64 = run.results.iter().sum();
         let total: usize = args.iter().map(|a| a.len).sum();
-        let ok = stored == (n as usize * total) as f64 && stored_as_defined(op, &this, passes, n, &before);
+        let ok = stored == (n as usize * total) as f64 && stored_as_defined(op, &this, &spots, passes, n, &before);
         passes += n;
         Ran::timed(ok, run.elapsed_ns)
     })

@@ -8,6 +8,7 @@
 use super::{Context, Experiment};
 use crate::error::{Error, Result};
 use crate::kernels::c2c::{side, Handoff, Line};
+pub use crate::machine::sysfs::cpu_list;
 pub use crate::model::outcome::c2c::*;
 use crate::timing::schedule::{self, Ran, Step};
 use crate::timing::team::pin_current_thread;
@@ -38,21 +39,6 @@ impl Params {
         let cpus = crate::timing::team::allowed_cpus().into_iter().take(PRESET_MAX_CPUS).collect();
         Params { cpus, handoffs: Handoff::ALL.to_vec(), repetitions, min_sample_s }
     }
-}
-
-/// Parses a sysfs CPU list such as `0-3,8,10-11`.
-pub fn cpu_list(text: &str) -> Vec<usize> {
-    text.trim()
-        .split(',')
-        .filter(|p| !p.is_empty())
-        .flat_map(|p| match p.split_once('-') {
-            Some((a, b)) => match (a.parse::<usize>(), b.parse::<usize>()) {
-                (Ok(a), Ok(b)) if a <= b => (a..=b).collect(),
-                _ => Vec::new(),
-            },
-            None => p.parse().into_iter().collect(),
-        })
-        .collect()
 }
 
 /// How CPUs `a` and `b` relate, from sysfs under `root`

@@ -5,10 +5,11 @@
 //! node read back. All pairs are measured interleaved through the
 //! scheduler. With one node there is no matrix, and the outcome says so.
 
+use super::stream_arrays::Array;
 use super::{chases, Context, Experiment, Preset};
 use crate::error::{Error, Result};
 use crate::kernels::chase::{chase_kernel, visit_order, Chase};
-use crate::kernels::{pattern_sum, pattern_value, stream_kernel, StreamArg, StreamShape};
+use crate::kernels::{pattern_sum, stream_kernel, StreamShape};
 use crate::memory::numa::{self, Node};
 use crate::memory::region::numa_node_of;
 use crate::memory::{PagePolicy, Region};
@@ -89,11 +90,12 @@ pub fn run(p: &Params, ctx: &Context, nodes: &[Node]) -> Result<Outcome> {
             valid: true,
         });
     }
-    let memory: Vec<Bound> = mem_nodes.iter().map(|&n| Bound::new(n, p)).collect::<Result<_>>()?;
     let teams: Vec<Team> = cpu_nodes
         .iter()
         .map(|&n| Team::on(info.iter().find(|i| i.id == n).expect("listed").cpus.clone()))
         .collect::<Result<_>>()?;
+    let memory: Vec<Bound> =
+        mem_nodes.iter().map(|&n| Bound::new(n, p, &teams[0], ctx.clock)).collect::<Result<_>>()?;
     let pairs: Vec<(usize, usize)> =
         (0..cpu_nodes.len()).flat_map(|c| (0..mem_nodes.len()).map(move |m| (c, m))).collect();
     let series = measure(p, ctx, &pairs, &memory, &teams)?;
@@ -103,7 +105,7 @@ pub fn run(p: &Params, ctx: &Context, nodes: &[Node]) -> Result<Outcome> {
         .map(|(k, &(c, m))| {
             let (lat, bw) = (&series[2 * k], &series[2 * k + 1]);
             let ns: Vec<f64> = chases::ns_per_load(lat);
-            let bytes = memory[m].len as f64 * 8.0;
+            let bytes = memory[m].array.len as f64 * 8.0;
             let per_s: Vec<f64> = bw.per_iter_s().iter().map(|s| bytes / s).collect();
             Cell {
                 cpu_node: cpu_nodes[c],
@@ -122,37 +124,34 @@ pub fn run(p: &Params, ctx: &Context, nodes: &[Node]) -> Result<Outcome> {
 /// A chase and a read array bound to one node.
 struct Bound {
     chase: RefCell<Chase>,
-    array: Region,
-    len: usize,
+    array: Array,
     placed: bool,
     _chase_region: Region,
 }
 
 impl Bound {
-    fn new(node: usize, p: &Params) -> Result<Bound> {
-        let bound = |size: Bytes| -> Result<Region> {
-            let mut r = Region::untouched(PagePolicy::Thp, size)?;
+    fn new(node: usize, p: &Params, team: &Team, clock: &dyn crate::timing::Clock) -> Result<Bound> {
+        let bind = |mut r: Region| -> Result<Region> {
             let len = r.len();
             numa::bind(r.as_mut_slice::<u8>().as_mut_ptr() as usize, len, node).map_err(|e| {
                 Error::unsatisfiable(format!("cannot bind memory to NUMA node {node}: {e}"), "memperf run --skip numa")
             })?;
             Ok(r)
         };
-        let mut chase_region = bound(p.size_bytes)?;
-        let mut array = bound(p.size_bytes)?;
-        let len = array.len() / 8;
-        for (i, x) in array.as_mut_slice::<f64>().iter_mut().enumerate() {
-            *x = pattern_value(i);
-        }
+        let mut chase_region = bind(Region::untouched(PagePolicy::Thp, p.size_bytes)?)?;
+        // Filled by the team of the first CPU node: the pages come from
+        // `node` whichever CPUs touch them.
+        let array = Array::fill(bind(Array::region(PagePolicy::Thp, p.size_bytes, 1)?)?, 1, team, 0, clock)?;
+        let len = array.len;
         let lines = chase_region.len() / 64;
         let base = chase_region.as_mut_slice::<u8>().as_mut_ptr();
         // SAFETY: slot s is the line at s × 64 inside the region, which the Bound keeps alive.
         let chase = unsafe { Chase::new(base, visit_order(lines, None, p.seed), |s| s * 64, 1) };
-        let placed = [base as usize, array.as_ptr() as usize]
+        let placed = [base as usize, array.region.as_ptr() as usize]
             .iter()
             .flat_map(|&b| (0..len * 8).step_by(len * 8 / 16).map(move |o| b + o))
             .all(|a| numa_node_of(a) == Some(node as i32));
-        Ok(Bound { chase: RefCell::new(chase), array, len, placed, _chase_region: chase_region })
+        Ok(Bound { chase: RefCell::new(chase), array, placed, _chase_region: chase_region })
     }
 }
 
@@ -177,15 +176,8 @@ fn measure(
             // SAFETY: the chase's memory lives as long as `memory`.
             Ran::valid(unsafe { mem.chase.borrow_mut().run(k1, n) })
         }));
-        let per = mem.len / team.threads();
-        let args: Vec<StreamArg> = (0..team.threads())
-            .map(|t| {
-                let len = if t + 1 == team.threads() { mem.len - t * per } else { per };
-                // SAFETY: t × per + len <= mem.len, inside the array.
-                StreamArg::read(unsafe { (mem.array.as_ptr() as *const f64).add(t * per) }, len, 0)
-            })
-            .collect();
-        let expected = pattern_sum(0, mem.len);
+        let args = mem.array.slices(team.threads(), 0);
+        let expected = pattern_sum(0, mem.array.len);
         variants.push(Box::new(move |step: Step| {
             let n = step.iterations(1);
             // SAFETY: every slice lies inside the array, alive for the call.

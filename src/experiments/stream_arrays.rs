@@ -37,8 +37,18 @@ impl Array {
         first_thread: usize,
         clock: &dyn Clock,
     ) -> Result<Array> {
+        Array::fill(Array::region(policy, size, parts)?, parts, team, first_thread, clock)
+    }
+
+    /// The untouched region `parts` arrays of `size` need (a caller may
+    /// set its memory policy before [`Array::fill`] touches it).
+    pub fn region(policy: PagePolicy, size: Bytes, parts: usize) -> Result<Region> {
         let gaps = (parts as u64 - 1) * PART_GAP as u64 * 8;
-        let region = Region::untouched(policy, Bytes(size.0 * parts as u64 + gaps))?;
+        Region::untouched(policy, Bytes(size.0 * parts as u64 + gaps))
+    }
+
+    /// The arrays in `region` (from [`Array::region`]), filled as [`Array::new`] says.
+    pub fn fill(region: Region, parts: usize, team: &Team, first_thread: usize, clock: &dyn Clock) -> Result<Array> {
         let len = (region.len() / 8 - (parts - 1) * PART_GAP) / parts / 64 * 64;
         let mut a = Array { region, parts, len };
         let owners = team.threads().saturating_sub(first_thread).max(1);

@@ -78,6 +78,25 @@ impl Host {
     }
 }
 
+/// A host built in a test: `id` is also its name; figures are (name, unit,
+/// value, higher is better).
+#[cfg(test)]
+pub fn test_host(id: &str, cpu: &str, figures: &[(&str, &str, f64, bool)]) -> Host {
+    Host {
+        id: id.into(),
+        hostname: id.into(),
+        rank: None,
+        run_id: format!("{id}-1-1"),
+        cpu: cpu.into(),
+        source: format!("{id}/results.json"),
+        figures: figures
+            .iter()
+            .map(|&(n, u, v, h)| Figure { name: n.into(), unit: u.into(), value: v, higher_is_better: h })
+            .collect(),
+        model_inputs: None,
+    }
+}
+
 /// A headline's spread across the hosts of a group that measured it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Spread {

@@ -97,21 +97,7 @@ mod tests {
     use crate::fleet::robust;
 
     fn host(id: &str, gbps: f64, ns: f64) -> Host {
-        let mut h = Host {
-            id: id.into(),
-            hostname: id.into(),
-            rank: None,
-            run_id: "r".into(),
-            cpu: "cpu".into(),
-            source: "s".into(),
-            figures: vec![crate::fleet::Figure {
-                name: "bw".into(),
-                unit: "GB/s".into(),
-                value: gbps,
-                higher_is_better: true,
-            }],
-            model_inputs: None,
-        };
+        let mut h = crate::fleet::test_host(id, "cpu", &[("bw", "GB/s", gbps, true)]);
         h.model_inputs = Some(Inputs { bytes_per_s: gbps * 1e9, threads: 2, latency_ns: ns });
         h
     }

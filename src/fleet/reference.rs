@@ -120,19 +120,9 @@ fn one(h: &Host, metric: &str, Bound(target, lo, hi, unit): &Bound) -> Check {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fleet::Figure;
 
     fn host(name: &str, bw: f64) -> Host {
-        Host {
-            id: name.into(),
-            hostname: name.into(),
-            rank: None,
-            run_id: "r".into(),
-            cpu: "c".into(),
-            source: "s".into(),
-            figures: vec![Figure { name: "bw".into(), unit: "GB/s".into(), value: bw, higher_is_better: true }],
-            model_inputs: None,
-        }
+        crate::fleet::test_host(name, "c", &[("bw", "GB/s", bw, true)])
     }
 
     #[test]

@@ -68,23 +68,7 @@ pub fn judge(hosts: &[&Host]) -> (Vec<Spread>, Vec<Outlier>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fleet::Figure;
-
-    pub fn host(id: &str, cpu: &str, figures: &[(&str, &str, f64, bool)]) -> Host {
-        Host {
-            id: id.into(),
-            hostname: id.into(),
-            rank: None,
-            run_id: format!("{id}-1-1"),
-            cpu: cpu.into(),
-            source: format!("{id}/results.json"),
-            figures: figures
-                .iter()
-                .map(|&(n, u, v, h)| Figure { name: n.into(), unit: u.into(), value: v, higher_is_better: h })
-                .collect(),
-            model_inputs: None,
-        }
-    }
+    use crate::fleet::test_host as host;
 
     /// Seven hosts, one with half the bandwidth: median 40, MAD 1, its
     /// z = 0.6745 × (20 − 40) / 1 = −13.49, worse; the others stay inside.

@@ -35,18 +35,25 @@ pub fn parse_sysfs_size(text: &str) -> Option<Bytes> {
     num.parse::<u64>().ok().map(|n| Bytes(n * mult))
 }
 
+/// The CPUs (or nodes) of a sysfs list such as `0-3,8,10-11`; malformed
+/// parts are left out.
+pub fn cpu_list(text: &str) -> Vec<usize> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .flat_map(|p| match p.split_once('-') {
+            Some((a, b)) => match (a.parse::<usize>(), b.parse::<usize>()) {
+                (Ok(a), Ok(b)) if a <= b => (a..=b).collect(),
+                _ => Vec::new(),
+            },
+            None => p.parse().into_iter().collect(),
+        })
+        .collect()
+}
+
 /// Counts the CPUs in a list such as `0-3,8,10-11`.
 pub fn count_cpu_list(list: &str) -> usize {
-    list.split(',')
-        .filter(|s| !s.trim().is_empty())
-        .map(|part| match part.trim().split_once('-') {
-            Some((a, b)) => match (a.parse::<usize>(), b.parse::<usize>()) {
-                (Ok(a), Ok(b)) if b >= a => b - a + 1,
-                _ => 0,
-            },
-            None => usize::from(part.trim().parse::<usize>().is_ok()),
-        })
-        .sum()
+    cpu_list(list).len()
 }
 
 /// Caches of cpu0 under `root` (normally `/sys/devices/system/cpu`).

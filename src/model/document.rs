@@ -214,19 +214,6 @@ fn upgrade_from_2(doc: &mut serde_json::Value) {
     doc["schema_version"] = json!(SCHEMA_VERSION);
 }
 
-/// Rank and launcher from the environment of Slurm, Open MPI or PMI.
-pub fn launcher_rank() -> (Option<u64>, Option<String>) {
-    launcher_rank_from(|v| std::env::var(v).ok())
-}
-
-/// As [`launcher_rank`], from any environment.
-pub fn launcher_rank_from(env: impl Fn(&str) -> Option<String>) -> (Option<u64>, Option<String>) {
-    match super::launcher::detect_from(env) {
-        Some(l) => (Some(l.rank), Some(l.launcher)),
-        None => (None, None),
-    }
-}
-
 /// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ`.
 pub fn utc_timestamp(secs: u64) -> String {
     let days = (secs / 86_400) as i64;
@@ -282,16 +269,5 @@ mod tests {
             assert_eq!(r.bus_bytes_per_sample, r.bytes_per_sample);
             assert_eq!(r.bus_bytes_per_s, r.bytes_per_s);
         }
-    }
-
-    #[test]
-    fn rank_comes_from_the_launcher() {
-        let env = |pairs: &'static [(&'static str, &'static str)]| {
-            move |k: &str| pairs.iter().find(|p| p.0 == k).map(|p| p.1.to_string())
-        };
-        assert_eq!(launcher_rank_from(env(&[("SLURM_PROCID", "3")])), (Some(3), Some("slurm".into())));
-        assert_eq!(launcher_rank_from(env(&[("OMPI_COMM_WORLD_RANK", "1")])), (Some(1), Some("openmpi".into())));
-        assert_eq!(launcher_rank_from(env(&[("PMI_RANK", "x")])), (None, None), "a rank must parse");
-        assert_eq!(launcher_rank_from(env(&[])), (None, None));
     }
 }
