@@ -407,9 +407,8 @@ fn bandwidth_advice(doc: &Document) -> Vec<String> {
                 .map(|p| &p.plateau);
             let r = super::text::ratio_text(&e.confirmed);
             out.push(match (e.verdict, plateau) {
-                // Less than a line ahead nothing is fetched early: advise
-                // no distance from such a gain.
-                (Effect::Helps, _) if e.distance_elements < 8 => format!(
+                // Advise no distance from a gain less than a line ahead.
+                (Effect::Helps, _) if e.within_a_line() => format!(
                     "A prefetch ({}) of the line being read (D = {}) read faster than plain simd on {} pages, {r}: \
                      the instruction, not prefetching ahead, made this difference; it is no reason to prefetch.",
                     e.hint, e.distance_elements, e.pages

@@ -81,6 +81,15 @@ pub struct PrefetchEffect {
     pub verdict: Effect,
 }
 
+impl PrefetchEffect {
+    /// Chosen less than a line (8 elements) ahead: such a prefetch fetches
+    /// nothing the load would not, so a difference it makes is the
+    /// instruction's, not prefetching ahead's.
+    pub fn within_a_line(&self) -> bool {
+        self.distance_elements < 8
+    }
+}
+
 /// What a confirmed ratio says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

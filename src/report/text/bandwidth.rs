@@ -80,9 +80,7 @@ pub fn bandwidth_text(o: &bandwidth::Outcome) -> String {
         ));
     }
     for e in &o.prefetch_effects {
-        // Less than a line ahead, a prefetch fetches nothing the load would
-        // not: a difference there is the instruction's, not the distance's.
-        let within_line = e.distance_elements < 8 && e.verdict != bandwidth::Effect::WithinNoise;
+        let within_line = e.within_a_line() && e.verdict != bandwidth::Effect::WithinNoise;
         out.push_str(&format!(
             "prefetch {} at D = {} (chosen on even repetitions) vs adjacent simd, {} pages, {} thread(s): {} on the odd repetitions: {}{}\n",
             e.hint,
