@@ -19,6 +19,7 @@
 use super::{Context, Experiment};
 use crate::error::{Error, Result};
 use crate::kernels::page_init::{add_physmem, validate, FreeLists, Mode, PageDesc, Segment};
+use crate::kernels::{stream_kernel, StreamArg, StreamKernel, StreamShape};
 use crate::memory::{PagePolicy, Region};
 use crate::model::outcome::page_init::StoreKernel as StoreKernelResult;
 pub use crate::model::outcome::page_init::*;
@@ -185,22 +186,35 @@ enum Work {
     Init(Mode),
 }
 
-type StoreFn = unsafe fn(*mut u64, usize, u64) -> u64;
+/// A store kernel over u64 words, storing `value`.
+type WordStore = unsafe fn(*mut u64, usize, u64) -> u64;
+
+/// The two ABIs a store kernel of the limit comes in: page-init's own
+/// word stores, and `bandwidth`'s write kernels (one pass).
+#[derive(Clone, Copy)]
+enum StoreFn {
+    Words(WordStore),
+    Stream(StreamKernel),
+}
 
 /// The store kernels whose best is the limit: full-line non-temporal
-/// stores, `rep stosb`, the widest vector stores, and two allocating ones
-/// kept for reference.
+/// stores and the widest vector stores (`bandwidth`'s `store-nt` and
+/// `store` kernels), `rep stosb`, and two allocating ones kept for
+/// reference.
 fn store_kernels() -> Vec<(&'static str, StoreFn)> {
-    let mut v: Vec<(&'static str, StoreFn)> = vec![("plain", crate::kernels::portable::store_fill)];
+    let mut v: Vec<(&'static str, StoreFn)> = vec![("plain", StoreFn::Words(crate::kernels::portable::store_fill))];
     #[cfg(target_arch = "x86_64")]
     {
         use crate::kernels::x86_64 as x;
         v.extend([
-            ("prefetchw", x::store_prefetchw as StoreFn),
-            ("non-temporal", x::store_nontemporal_wide),
-            ("rep-stosb", x::store_rep_stosb),
-            ("wide-vector", x::store_wide),
+            ("prefetchw", StoreFn::Words(x::store_prefetchw)),
+            ("rep-stosb", StoreFn::Words(x::store_rep_stosb)),
         ]);
+    }
+    for (name, shape) in [("non-temporal", StreamShape::StoreNt), ("wide-vector", StreamShape::Store)] {
+        if let Ok((k, _)) = stream_kernel(shape, None) {
+            v.push((name, StoreFn::Stream(k)));
+        }
     }
     v
 }
@@ -283,7 +297,13 @@ fn store_run(team: &Team, clock: &dyn crate::timing::Clock, d: &Descs, words: us
     let run = team.run(clock, |t| {
         let len = if t + 1 == n { (words - t * per) / 8 * 8 } else { per };
         // SAFETY: each thread writes its own line-aligned part of the region.
-        unsafe { k((d.0 as *mut u64).add(t * per), len, 0x5a5a_5a5a_5a5a_5a5a) }
+        let ptr = unsafe { (d.0 as *mut u64).add(t * per) };
+        match k {
+            // SAFETY: as above.
+            StoreFn::Words(k) => unsafe { k(ptr, len, 0x5a5a_5a5a_5a5a_5a5a) },
+            // SAFETY: as above; a store kernel reads no source.
+            StoreFn::Stream(k) => unsafe { k(1, &StreamArg::read(ptr as *const f64, len, 0)) as u64 },
+        }
     });
     run.elapsed_ns
 }

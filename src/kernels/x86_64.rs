@@ -411,25 +411,6 @@ pub unsafe fn store_prefetchw(ptr: *mut u64, len: usize, value: u64) -> u64 {
     len as u64
 }
 
-/// Non-temporal stores of `value` over `len` u64 words (a multiple of 2):
-/// the write bandwidth without read-for-ownership.
-///
-/// # Safety
-/// `ptr` must be valid for writing `len` u64, 16-byte aligned.
-#[inline(never)]
-pub unsafe fn store_nontemporal(ptr: *mut u64, len: usize, value: u64) -> u64 {
-    let p = std::hint::black_box(ptr) as *mut __m128i;
-    // SAFETY: SSE2 is baseline on x86_64; stores stay inside the buffer.
-    unsafe {
-        let v = _mm_set1_epi64x(value as i64);
-        for i in 0..len / 2 {
-            _mm_stream_si128(p.add(i), v);
-        }
-        _mm_sfence();
-    }
-    len as u64
-}
-
 /// `rep stosb` over `len` u64 words: the microcoded string store (fast
 /// short-string and "ERMS" paths write whole lines without reading them).
 ///
@@ -446,67 +427,6 @@ pub unsafe fn store_rep_stosb(ptr: *mut u64, len: usize, value: u64) -> u64 {
             in("al") value as u8,
             options(nostack),
         );
-    }
-    len as u64
-}
-
-/// The widest vector stores the CPU has (AVX-512: a full line per store),
-/// over `len` u64 words (a multiple of 8).
-///
-/// # Safety
-/// `ptr` must be valid for writing `len` u64, 64-byte aligned.
-#[inline(never)]
-pub unsafe fn store_wide(ptr: *mut u64, len: usize, value: u64) -> u64 {
-    if std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: AVX-512F is present; as for this function.
-        unsafe { store_wide_avx512(ptr, len, value, false) }
-    } else {
-        // SAFETY: as for this function (SSE2 is baseline).
-        unsafe { store_plain_sse2(ptr, len, value) }
-    }
-}
-
-/// Full-line non-temporal stores (AVX-512: one 64-byte streaming store per
-/// line; else four 16-byte ones).
-///
-/// # Safety
-/// As for [`store_wide`].
-#[inline(never)]
-pub unsafe fn store_nontemporal_wide(ptr: *mut u64, len: usize, value: u64) -> u64 {
-    if std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: AVX-512F is present; as for this function.
-        unsafe { store_wide_avx512(ptr, len, value, true) }
-    } else {
-        // SAFETY: as for this function.
-        unsafe { store_nontemporal(ptr, len, value) }
-    }
-}
-
-#[target_feature(enable = "avx512f")]
-unsafe fn store_wide_avx512(ptr: *mut u64, len: usize, value: u64, streaming: bool) -> u64 {
-    let p = std::hint::black_box(ptr) as *mut __m512i;
-    let v = _mm512_set1_epi64(value as i64);
-    for i in 0..len / 8 {
-        // SAFETY: line i lies inside the 64-byte-aligned buffer.
-        unsafe {
-            if streaming {
-                _mm512_stream_si512(p.add(i), v);
-            } else {
-                _mm512_store_si512(p.add(i), v);
-            }
-        }
-    }
-    _mm_sfence();
-    len as u64
-}
-
-#[target_feature(enable = "sse2")]
-unsafe fn store_plain_sse2(ptr: *mut u64, len: usize, value: u64) -> u64 {
-    let p = std::hint::black_box(ptr) as *mut __m128i;
-    let v = _mm_set1_epi64x(value as i64);
-    for i in 0..len / 2 {
-        // SAFETY: inside the 16-byte-aligned buffer.
-        unsafe { _mm_store_si128(p.add(i), v) };
     }
     len as u64
 }
@@ -558,12 +478,7 @@ mod tests {
         let off = buf.as_ptr().align_offset(64);
         let words = &mut buf[off..off + 4096];
         type Store = unsafe fn(*mut u64, usize, u64) -> u64;
-        let kernels: [(Store, u64); 4] = [
-            (store_rep_stosb, 0x3c3c_3c3c_3c3c_3c3c),
-            (store_wide, 7),
-            (store_nontemporal_wide, 9),
-            (store_prefetchw, 11),
-        ];
+        let kernels: [(Store, u64); 2] = [(store_rep_stosb, 0x3c3c_3c3c_3c3c_3c3c), (store_prefetchw, 11)];
         for (k, value) in kernels {
             words.fill(0);
             // SAFETY: 4096 words, 64-byte aligned.
@@ -571,9 +486,6 @@ mod tests {
             assert!(words.iter().all(|&w| w == value), "{value:#x}");
         }
         assert!(mnemonics(store_rep_stosb as *const u8).iter().any(|m| m == "stosb"));
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            let m = mnemonics(store_wide_avx512 as *const u8);
-            assert!(m.iter().any(|m| m == "vmovntdq") && m.iter().any(|m| m == "vmovdqa64"), "{m:?}");
-        }
+        assert!(mnemonics(store_prefetchw as *const u8).iter().any(|m| m == "prefetchw"));
     }
 }
