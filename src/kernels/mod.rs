@@ -28,3 +28,43 @@ pub use stream::{
 
 #[cfg(all(test, target_arch = "x86_64"))]
 pub mod disasm;
+
+/// Writes back and evicts the cache line holding `p` (x86_64: `clflush`;
+/// elsewhere nothing, and the line stays cached). A check that reads
+/// between timed samples evicts what it read, so the next sample does not
+/// find those lines in cache (a read kernel would gain, a non-temporal
+/// store would lose, by a check's residue).
+///
+/// # Safety
+/// `p` must point into mapped memory.
+pub unsafe fn evict_line(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: clflush needs only a mapped address, which the caller guarantees.
+    unsafe {
+        std::arch::x86_64::_mm_clflush(p)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+#[cfg(test)]
+mod tests {
+    /// Evicting writes a dirty line back: the values stay; on x86_64 the
+    /// eviction is a `clflush`.
+    #[test]
+    fn evicting_a_line_keeps_what_it_holds() {
+        let mut v: Vec<f64> = (0..64).map(|i| i as f64 * 1.5).collect();
+        v[3] = -7.25;
+        for i in (0..64).step_by(8) {
+            // SAFETY: inside the vector.
+            unsafe { super::evict_line(v.as_ptr().add(i) as *const u8) };
+        }
+        assert_eq!(v[3], -7.25);
+        assert!(v.iter().enumerate().all(|(i, &x)| i == 3 || x == i as f64 * 1.5));
+        #[cfg(target_arch = "x86_64")]
+        {
+            let m = super::disasm::mnemonics(super::evict_line as *const u8);
+            assert!(m.iter().any(|x| x == "clflush"), "{m:?}");
+        }
+    }
+}
