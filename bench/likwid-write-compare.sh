@@ -14,7 +14,8 @@
 # Both tools count the bytes the program moves (likwid's BYTES per update:
 # no write-allocate), so memperf's `bytes_per_s` is compared, not its bus
 # figure. memperf's --size is the size of each array; likwid's -W size is
-# the total over the streams, so it gets streams × SIZE.
+# the total over the streams, so it gets streams × SIZE, in bytes (its
+# "MB" is 10^6 bytes).
 #
 # Each round takes every kernel and thread count in turn and runs the two
 # tools back to back on it, seconds apart, in an order that alternates
@@ -23,11 +24,24 @@
 # count the report gives the median of the per-round ratios (memperf's
 # median sample / likwid's run), a 95% distribution-free interval for it
 # (order statistics) and the range.
-#   bench/likwid-write-compare.sh [ROUNDS] [SIZE_MIB] [ITERS]   (default 12, 512, 4; needs python3)
+# A last line pools every ratio of every kernel and thread count. The raw
+# rows (round, kernel, threads, tool, bytes/s) are kept in ROWS if given.
+# KERNELS (environment) limits the run to some memperf kernels, e.g.
+# KERNELS="store-nt copy-nt".
+# SIZE is a number of MiB or a number with KiB or MiB (128KiB: the arrays
+# stay in L2, where the kernels' code, not the host's memory, is timed).
+#   bench/likwid-write-compare.sh [ROUNDS] [SIZE] [ITERS] [ROWS]   (default 12, 512, 4; needs python3)
 set -euo pipefail
 rounds=${1:-12}
-size_mib=${2:-512}
+size=${2:-512}
+case $size in
+  *KiB) bytes=$((${size%KiB} * 1024)) ;;
+  *MiB) bytes=$((${size%MiB} * 1048576)) ;;
+  *[!0-9]* | '') echo "SIZE must be a number of MiB, or end in KiB or MiB: $size" >&2; exit 2 ;;
+  *) bytes=$((size * 1048576)) ;;
+esac
 iters=${3:-4}
+rows_out=${4:-}
 cd "$(dirname "$0")/.."
 command -v likwid-bench >/dev/null || { echo "likwid-bench missing: apt-get install likwid" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "python3 missing: apt-get install python3" >&2; exit 2; }
@@ -43,12 +57,12 @@ trap 'rm -rf "$tmp"' EXIT
 
 likwid_one() { # round memperf-kernel likwid-kernel streams threads
   local bw
-  bw=$(likwid-bench -t "$3" -i "$iters" -W "N:$(($4 * size_mib))MB:$5" 2>/dev/null | awk '/MByte\/s/ {print $2 * 1e6}')
+  bw=$(likwid-bench -t "$3" -i "$iters" -W "N:$(($4 * bytes))B:$5" 2>/dev/null | awk '/MByte\/s/ {print $2 * 1e6}')
   echo "$1 $2 $5 likwid $bw" >> "$tmp/rows"
 }
 
 memperf_one() { # round memperf-kernel threads
-  ./target/release/memperf bandwidth --quiet --kernel "$2" --size "${size_mib}MiB" --repetitions 3 \
+  ./target/release/memperf bandwidth --quiet --kernel "$2" --size "${bytes}B" --repetitions 3 \
     --threads "$3" --json "$tmp/m.json" >/dev/null 2>&1
   python3 - "$tmp/m.json" "$1" >> "$tmp/rows" <<'PY'
 import json, statistics, sys
@@ -65,6 +79,7 @@ PY
 for r in $(seq 1 "$rounds"); do
   for p in $pairs; do
     streams=${p##*:}; rest=${p%:*}; lk=${rest##*:}; mk=${rest%:*}
+    [[ -z ${KERNELS:-} || " $KERNELS " == *" $mk "* ]] || continue
     for t in 1 "$cpus"; do
       if (( r % 2 )); then
         memperf_one "$r" "$mk" "$t"; likwid_one "$r" "$mk" "$lk" "$streams" "$t"
@@ -76,6 +91,7 @@ for r in $(seq 1 "$rounds"); do
   echo "round $r of $rounds done" >&2
 done
 
+[ -n "$rows_out" ] && cp "$tmp/rows" "$rows_out"
 python3 - "$tmp/rows" "$suffix" <<'PY'
 import collections, math, statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
@@ -88,6 +104,7 @@ def interval(r):
     k = int((n - 1.96 * math.sqrt(n)) / 2)
     return f"95% [×{r[k]:.3f}, ×{r[n - 1 - k]:.3f}]" if k >= 0 and n >= 6 else "too few rounds for an interval"
 
+all_ratios = []
 order = ["store", "store-nt", "copy", "copy-nt", "triad", "update", "mix-3:1"]
 print(f"memperf / likwid-bench ({sys.argv[2]} kernels), median of per-round ratios")
 print(f"{'kernel':10} {'threads':>7} {'memperf GB/s':>13} {'likwid GB/s':>12}  ratio")
@@ -96,7 +113,11 @@ for (kernel, t) in sorted(by, key=lambda k: (order.index(k[0]), k[1])):
     ratios = [m / l for m, l in pairs]
     if not ratios:
         continue
+    all_ratios += ratios
     print(f"{kernel:10} {t:>7} {statistics.median(m for m, _ in pairs) / 1e9:>13.2f} "
           f"{statistics.median(l for _, l in pairs) / 1e9:>12.2f}  ×{statistics.median(ratios):.3f} "
           f"{interval(ratios)} (range ×{min(ratios):.3f}..×{max(ratios):.3f}, {len(ratios)} rounds)")
+if all_ratios:
+    print(f"{'pooled':10} {'':>7} {'':>13} {'':>12}  ×{statistics.median(all_ratios):.3f} "
+          f"{interval(all_ratios)} ({len(all_ratios)} ratios)")
 PY
