@@ -186,7 +186,6 @@ fn hugepages(args: &memperf::cli::hugepages::HugepagesArgs) -> Result<u8> {
     })
 }
 
-/// `memperf cleanup`: what killed runs left reserved goes back to the pools.
 /// `memperf merge`: every document read (and the references) before
 /// anything is written; then fleet.json and fleet.txt into the folder, the
 /// report on stdout, and exit 3 when a host fails a reference.
@@ -244,6 +243,7 @@ fn man(dir: Option<&std::path::Path>) -> Result<u8> {
     Ok(0)
 }
 
+/// `memperf cleanup`: what killed runs left reserved goes back to the pools.
 fn cleanup() -> Result<u8> {
     let given = memperf::memory::reserve::cleanup()?;
     let mut text = String::new();

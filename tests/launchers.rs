@@ -26,6 +26,24 @@ fn documents(dir: &Path) -> Vec<Value> {
     docs
 }
 
+/// Runs `launcher LAUNCH… memperf RUN… -o DIR` with `env`, checks it
+/// succeeded and the two ranks' documents, and returns them.
+fn two_ranks(launcher: &str, launch: &[&str], env: &[(&str, &str)], name: &str) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(launcher)
+        .args(launch)
+        .arg(env!("CARGO_BIN_EXE_memperf"))
+        .args(RUN)
+        .args(["-o", dir.path().to_str().unwrap()])
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let docs = documents(dir.path());
+    check_two_ranks(&docs, name);
+    docs
+}
+
 fn check_two_ranks(docs: &[Value], launcher: &str) {
     assert_eq!(docs.len(), 2, "one folder per rank");
     let mut cpus = Vec::new();
@@ -51,16 +69,7 @@ fn two_slurm_ranks_write_two_documents() {
         eprintln!("skipped: no Slurm is running here (.ci/run starts one with .ci/launchers.sh)");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let o = Command::new("srun")
-        .args(["-n", "2", env!("CARGO_BIN_EXE_memperf")])
-        .args(RUN)
-        .args(["-o", dir.path().to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let docs = documents(dir.path());
-    check_two_ranks(&docs, "slurm");
+    let docs = two_ranks("srun", &["-n", "2"], &[], "slurm");
     assert!(docs[0]["origin"]["job_id"].is_string(), "Slurm's job id is kept");
     // Slurm gave each task one CPU: each rank's `all` is that one CPU, and
     // they differ.
@@ -77,15 +86,6 @@ fn two_open_mpi_ranks_write_two_documents() {
         eprintln!("skipped: Open MPI is not installed here (.ci/run installs openmpi-bin)");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let o = Command::new("mpirun")
-        .args(["-n", "2", "--oversubscribe", env!("CARGO_BIN_EXE_memperf")])
-        .args(RUN)
-        .args(["-o", dir.path().to_str().unwrap()])
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    check_two_ranks(&documents(dir.path()), "openmpi");
+    let root = [("OMPI_ALLOW_RUN_AS_ROOT", "1"), ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")];
+    two_ranks("mpirun", &["-n", "2", "--oversubscribe"], &root, "openmpi");
 }

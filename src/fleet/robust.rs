@@ -6,23 +6,22 @@
 //! three hosts make no judgement.
 
 use super::{Host, Outlier, Spread};
-use crate::timing::stats::median;
+use crate::timing::stats::Summary;
 
 /// Beyond this modified z-score a host is an outlier.
 pub const LIMIT: f64 = 3.5;
 
-/// Modified z-scores of `values` (None when all are equal or too few).
-pub fn z_scores(values: &[f64]) -> Option<Vec<f64>> {
+/// Modified z-scores of `values`, whose summary is `s` (None when all are
+/// equal or too few).
+pub fn z_scores(values: &[f64], s: &Summary) -> Option<Vec<f64>> {
     if values.len() < 3 {
         return None;
     }
-    let m = median(values)?;
-    let dev: Vec<f64> = values.iter().map(|v| (v - m).abs()).collect();
-    let mad = median(&dev)?;
-    if mad > 0.0 {
-        return Some(values.iter().map(|v| 0.6745 * (v - m) / mad).collect());
+    let m = s.median;
+    if s.mad > 0.0 {
+        return Some(values.iter().map(|v| 0.6745 * (v - m) / s.mad).collect());
     }
-    let mean_ad = dev.iter().sum::<f64>() / dev.len() as f64;
+    let mean_ad = values.iter().map(|v| (v - m).abs()).sum::<f64>() / values.len() as f64;
     (mean_ad > 0.0).then(|| values.iter().map(|v| (v - m) / (1.253314 * mean_ad)).collect())
 }
 
@@ -38,18 +37,18 @@ pub fn judge(hosts: &[&Host]) -> (Vec<Spread>, Vec<Outlier>) {
         let have: Vec<(&Host, &super::Figure)> =
             hosts.iter().filter_map(|h| h.figure(&name).filter(|f| f.unit == unit).map(|f| (*h, f))).collect();
         let values: Vec<f64> = have.iter().map(|(_, f)| f.value).collect();
-        let Some(m) = median(&values) else { continue };
-        let dev: Vec<f64> = values.iter().map(|v| (v - m).abs()).collect();
+        let Some(s) = Summary::of(&values) else { continue };
+        let m = s.median;
         spreads.push(Spread {
             name: name.clone(),
             unit: unit.clone(),
-            hosts: values.len(),
+            hosts: s.count,
             median: m,
-            mad: median(&dev).unwrap_or(0.0),
-            min: values.iter().copied().fold(f64::INFINITY, f64::min),
-            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            mad: s.mad,
+            min: s.min,
+            max: s.max,
         });
-        let Some(z) = z_scores(&values) else { continue };
+        let Some(z) = z_scores(&values, &s) else { continue };
         for ((h, f), z) in have.iter().zip(z).filter(|(_, z)| z.abs() > LIMIT) {
             let worse = (z < 0.0) == f.higher_is_better;
             outliers.push(Outlier {
@@ -95,10 +94,11 @@ mod tests {
     #[test]
     fn equal_majorities_fall_back_to_the_mean_deviation_and_two_hosts_make_no_verdict() {
         // MAD = 0; MeanAD = 10/5 = 2; z = 10 / (1.253314 × 2) = 3.99 > 3.5.
-        let z = z_scores(&[5.0, 5.0, 5.0, 5.0, 15.0]).unwrap();
+        let z_of = |v: &[f64]| z_scores(v, &Summary::of(v).unwrap());
+        let z = z_of(&[5.0, 5.0, 5.0, 5.0, 15.0]).unwrap();
         assert!((z[4] - 10.0 / (1.253314 * 2.0)).abs() < 1e-12 && z[0] == 0.0);
-        assert!(z_scores(&[5.0, 5.0, 5.0]).is_none());
-        assert!(z_scores(&[1.0, 100.0]).is_none());
+        assert!(z_of(&[5.0, 5.0, 5.0]).is_none());
+        assert!(z_of(&[1.0, 100.0]).is_none());
         // A latency that is higher is worse.
         let hosts: Vec<Host> = [100.0, 101.0, 99.0, 100.0, 300.0]
             .iter()
