@@ -11,6 +11,7 @@ pub mod schedule;
 pub mod stats;
 pub mod team;
 pub mod usage;
+pub mod wait;
 
 pub use clock::{Clock, FakeClock, MonotonicClock};
 pub use schedule::{Ran, Ratio, Step};

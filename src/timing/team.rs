@@ -3,14 +3,17 @@
 //! The threads are made and pinned once, when the team is, and wait for
 //! work between runs (a thread made anew for every sample would start each
 //! one on a cold stack, with its first pages faulted in and a fresh
-//! migration to its CPU). For each run every thread waits on a barrier and
-//! records its start and end on the shared clock. The elapsed time of a
+//! migration to its CPU); they stay awake for a moment after each run, for
+//! the next sample (see [`super::wait`]). For each run every thread waits on
+//! a spinning barrier and records its start and end on the shared clock. The elapsed time of a
 //! run is from the earliest start to the latest end, so a straggler counts
 //! against the aggregate bandwidth, as it should.
 
+use super::wait::{self, SpinBarrier, HOT_WAIT};
 use super::Clock;
 use crate::error::{Error, Result};
-use std::sync::{Arc, Barrier, Condvar, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 
 /// The CPUs a team runs on, one thread per CPU, and the threads.
 pub struct Team {
@@ -34,6 +37,9 @@ type Job = *const (dyn Fn(usize) + Sync);
 /// What the workers share with the team.
 struct Shared {
     state: Mutex<State>,
+    /// `state.generation`, readable without the lock: an idle worker spins
+    /// on it for a while before it sleeps on `start` (see [`wait`]).
+    published: AtomicU64,
     start: Condvar,
     done: Condvar,
 }
@@ -61,6 +67,7 @@ struct Workers {
 impl Drop for Workers {
     fn drop(&mut self) {
         self.shared.state.lock().unwrap_or_else(|e| e.into_inner()).quit = true;
+        self.shared.published.store(u64::MAX, Ordering::Release);
         self.shared.start.notify_all();
         for h in self.handles.drain(..) {
             let _ = h.join();
@@ -71,6 +78,7 @@ impl Drop for Workers {
 fn worker(shared: Arc<Shared>, index: usize) {
     let mut seen = 0u64;
     loop {
+        wait::hot_wait(&shared.published, seen, HOT_WAIT);
         let job = {
             let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
             while st.generation == seen && !st.quit {
@@ -159,6 +167,7 @@ impl Team {
         }
         let shared = Arc::new(Shared {
             state: Mutex::new(State { generation: 0, job: None, finished: 0, panicked: None, quit: false }),
+            published: AtomicU64::new(0),
             start: Condvar::new(),
             done: Condvar::new(),
         });
@@ -193,7 +202,7 @@ impl Team {
         F: Fn(usize) -> R + Sync,
     {
         let n = self.cpus.len();
-        let barrier = Barrier::new(n);
+        let barrier = SpinBarrier::new(n);
         let slots: Vec<Slot<R>> = (0..n).map(|_| Mutex::new(None)).collect();
         let job = |i: usize| {
             let cpu = self.cpus[i];
@@ -217,6 +226,8 @@ impl Team {
         st.job = Some(SendJob(unsafe { std::mem::transmute::<&(dyn Fn(usize) + Sync), Job>(erased) }));
         st.finished = 0;
         st.generation += 1;
+        wait::run_starting();
+        shared.published.store(st.generation, Ordering::Release);
         shared.start.notify_all();
         while st.finished < n {
             st = shared.done.wait(st).unwrap_or_else(|e| e.into_inner());
