@@ -60,10 +60,11 @@ pub fn hot_wait(published: &AtomicU64, seen: u64, limit: Duration) -> Woke {
     }
 }
 
-/// A one-shot barrier whose waiters spin: they leave within tens of
+/// A one-shot barrier whose waiters spin: they leave within a few hundred
 /// nanoseconds of the last arrival, where a futex barrier wakes each
-/// sleeper in turn, microseconds apart (10 µs median on a 2-vCPU KVM guest,
-/// 20 ns spinning), a skew that would count against a run's elapsed time.
+/// sleeper in turn, microseconds apart, a skew that counts against a run's
+/// elapsed time (`cargo run --release --example start_skew` on a 2-vCPU
+/// Zen 5 guest: 15 µs median with a futex, 150 ns spinning).
 pub struct SpinBarrier {
     arrived: AtomicUsize,
     parties: usize,
