@@ -4,10 +4,11 @@
 //! work between runs (a thread made anew for every sample would start each
 //! one on a cold stack, with its first pages faulted in and a fresh
 //! migration to its CPU); they stay awake for a moment after each run, for
-//! the next sample (see [`super::wait`]). For each run every thread waits on
-//! a spinning barrier and records its start and end on the shared clock. The elapsed time of a
-//! run is from the earliest start to the latest end, so a straggler counts
-//! against the aggregate bandwidth, as it should.
+//! the next sample (see [`super::wait`]). For each run every thread waits
+//! on a spinning barrier and records its start and end on the shared
+//! clock. The elapsed time of a run is from the earliest start to the
+//! latest end, so a straggler counts against the aggregate bandwidth, as it
+//! should.
 
 use super::wait::{self, SpinBarrier, HOT_WAIT};
 use super::Clock;
@@ -37,16 +38,15 @@ type Job = *const (dyn Fn(usize) + Sync);
 /// What the workers share with the team.
 struct Shared {
     state: Mutex<State>,
-    /// `state.generation`, readable without the lock: an idle worker spins
+    /// Bumped (under the `state` lock) for each run and at quit; a worker
+    /// runs each generation once. Atomic so that an idle worker can spin
     /// on it for a while before it sleeps on `start` (see [`wait`]).
-    published: AtomicU64,
+    generation: AtomicU64,
     start: Condvar,
     done: Condvar,
 }
 
 struct State {
-    /// Bumped for each run; a worker runs each generation once.
-    generation: u64,
     job: Option<SendJob>,
     finished: usize,
     /// A worker's job panicked (the message), re-raised by `run`.
@@ -66,8 +66,11 @@ struct Workers {
 
 impl Drop for Workers {
     fn drop(&mut self) {
-        self.shared.state.lock().unwrap_or_else(|e| e.into_inner()).quit = true;
-        self.shared.published.store(u64::MAX, Ordering::Release);
+        let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.quit = true;
+        // Wakes a hot-waiting worker, which then finds `quit`.
+        self.shared.generation.fetch_add(1, Ordering::AcqRel);
+        drop(st);
         self.shared.start.notify_all();
         for h in self.handles.drain(..) {
             let _ = h.join();
@@ -78,16 +81,16 @@ impl Drop for Workers {
 fn worker(shared: Arc<Shared>, index: usize) {
     let mut seen = 0u64;
     loop {
-        wait::hot_wait(&shared.published, seen, HOT_WAIT);
+        wait::hot_wait(&shared.generation, seen, HOT_WAIT);
         let job = {
             let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
-            while st.generation == seen && !st.quit {
+            while shared.generation.load(Ordering::Acquire) == seen && !st.quit {
                 st = shared.start.wait(st).unwrap_or_else(|e| e.into_inner());
             }
             if st.quit {
                 return;
             }
-            seen = st.generation;
+            seen = shared.generation.load(Ordering::Acquire);
             st.job.expect("a job comes with each generation")
         };
         // SAFETY: `run` keeps the job alive until every worker has counted
@@ -166,8 +169,8 @@ impl Team {
             return Err(Error::usage("a team needs at least one CPU"));
         }
         let shared = Arc::new(Shared {
-            state: Mutex::new(State { generation: 0, job: None, finished: 0, panicked: None, quit: false }),
-            published: AtomicU64::new(0),
+            state: Mutex::new(State { job: None, finished: 0, panicked: None, quit: false }),
+            generation: AtomicU64::new(0),
             start: Condvar::new(),
             done: Condvar::new(),
         });
@@ -225,9 +228,8 @@ impl Team {
         // everything it borrows) lives until then.
         st.job = Some(SendJob(unsafe { std::mem::transmute::<&(dyn Fn(usize) + Sync), Job>(erased) }));
         st.finished = 0;
-        st.generation += 1;
         wait::run_starting();
-        shared.published.store(st.generation, Ordering::Release);
+        shared.generation.fetch_add(1, Ordering::AcqRel);
         shared.start.notify_all();
         while st.finished < n {
             st = shared.done.wait(st).unwrap_or_else(|e| e.into_inner());

@@ -9,7 +9,9 @@
 //! a worker stays awake ([`hot_wait`]) for [`HOT_WAIT`] after each run,
 //! unless another team starts one meanwhile, and the threads of a run meet
 //! at a spinning [`SpinBarrier`] (likwid-bench's barrier, and OpenMP's
-//! active wait, do the same).
+//! active wait, do the same). A worker that finishes first spins while its
+//! teammates still run; its loop is `pause` (`spin_loop`) and `sched_yield`,
+//! which leave an SMT sibling the core's execution resources.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
