@@ -81,7 +81,7 @@ impl Drop for Workers {
 fn worker(shared: Arc<Shared>, index: usize) {
     let mut seen = 0u64;
     loop {
-        wait::hot_wait(&shared.generation, seen, HOT_WAIT);
+        wait::hot_wait(&shared.generation, seen, &wait::RUNS_STARTED, HOT_WAIT);
         let job = {
             let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
             while shared.generation.load(Ordering::Acquire) == seen && !st.quit {

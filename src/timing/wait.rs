@@ -22,7 +22,7 @@ pub const HOT_WAIT: Duration = Duration::from_millis(20);
 /// Runs started by every team of this process: a worker of one team stops
 /// spinning as soon as another team starts a run, so it never competes
 /// with that run for a CPU.
-static RUNS_STARTED: AtomicU64 = AtomicU64::new(0);
+pub static RUNS_STARTED: AtomicU64 = AtomicU64::new(0);
 
 /// Counts a run about to start (call before publishing it).
 pub fn run_starting() {
@@ -41,15 +41,16 @@ pub enum Woke {
 }
 
 /// Spins, yielding the CPU to any other runnable thread, until `published`
-/// moves past `seen`, any team starts a run, or `limit` passes.
-pub fn hot_wait(published: &AtomicU64, seen: u64, limit: Duration) -> Woke {
-    let runs = RUNS_STARTED.load(Ordering::Acquire);
+/// moves past `seen`, `runs_started` (a team's: [`RUNS_STARTED`]) moves, or
+/// `limit` passes.
+pub fn hot_wait(published: &AtomicU64, seen: u64, runs_started: &AtomicU64, limit: Duration) -> Woke {
+    let runs = runs_started.load(Ordering::Acquire);
     let since = Instant::now();
     loop {
         if published.load(Ordering::Acquire) != seen {
             return Woke::Published;
         }
-        if RUNS_STARTED.load(Ordering::Acquire) != runs {
+        if runs_started.load(Ordering::Acquire) != runs {
             return Woke::RunStarted;
         }
         if since.elapsed() >= limit {
@@ -130,32 +131,34 @@ mod tests {
             std::thread::sleep(Duration::from_millis(2));
             p.store(8, Ordering::Release);
         });
-        assert_eq!(hot_wait(&published, 7, Duration::from_secs(60)), Woke::Published);
+        let runs = AtomicU64::new(0);
+        assert_eq!(hot_wait(&published, 7, &runs, Duration::from_secs(60)), Woke::Published);
         publisher.join().unwrap();
     }
 
     #[test]
     fn a_hot_worker_gives_up_after_the_limit() {
         let published = AtomicU64::new(3);
+        let runs = AtomicU64::new(0);
         let t = Instant::now();
-        let woke = hot_wait(&published, 3, Duration::from_millis(5));
-        // Another test's team may start a run meanwhile (RunStarted);
-        // otherwise it waited out the whole limit.
-        assert!(
-            woke == Woke::RunStarted || (woke == Woke::TimedOut && t.elapsed() >= Duration::from_millis(5)),
-            "{woke:?} after {:?}",
-            t.elapsed()
-        );
+        assert_eq!(hot_wait(&published, 3, &runs, Duration::from_millis(5)), Woke::TimedOut);
+        assert!(t.elapsed() >= Duration::from_millis(5), "gave up after {:?}", t.elapsed());
     }
 
     #[test]
     fn another_teams_run_sends_a_hot_worker_to_sleep() {
-        let published = Arc::new(AtomicU64::new(0));
-        let starter = std::thread::spawn(|| {
+        let published = AtomicU64::new(0);
+        let runs = Arc::new(AtomicU64::new(0));
+        let r = Arc::clone(&runs);
+        let starter = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(2));
-            run_starting();
+            r.fetch_add(1, Ordering::AcqRel);
         });
-        assert_eq!(hot_wait(&published, 0, Duration::from_secs(60)), Woke::RunStarted);
+        assert_eq!(hot_wait(&published, 0, &runs, Duration::from_secs(60)), Woke::RunStarted);
         starter.join().unwrap();
+        // Teams count their runs in the process-wide counter workers watch.
+        let before = RUNS_STARTED.load(Ordering::Acquire);
+        run_starting();
+        assert!(RUNS_STARTED.load(Ordering::Acquire) > before);
     }
 }
