@@ -60,13 +60,19 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Merge(a) => return merge(a),
         Command::Stat(a) => return stat(a),
         Command::Hugepages(a) => return hugepages(a),
+        Command::Info(memperf::cli::InfoArgs { record: Some(dir), .. }) => return record(dir),
         _ => {}
     }
     install_interrupt_handler();
-    let machine = Fingerprint::collect();
-    let mut plan = cli.command.plan(&machine)?;
-    export::check_outputs(&plan.output)?;
+    let mut machine = Fingerprint::collect();
+    // Bad input fails here, before anything is measured.
+    let unmeasured = cli.command.plan(&machine)?;
+    export::check_outputs(&unmeasured.output)?;
+    // The clock and the cache levels, then the plan sized from them.
     let clock = MonotonicClock::new();
+    let notes = plan::measure_machine(&mut machine, &clock, unmeasured.needs_levels());
+    let mut plan = cli.command.plan(&machine)?;
+    plan.notes.extend(notes.into_iter().map(|c| c.render(plan.command)));
     let mut doc = plan::new_document(machine, &clock, &plan);
     // Under a launcher every rank writes into -o DIR: each into a folder
     // of its own, named so that none can collide.
@@ -241,6 +247,14 @@ fn man(dir: Option<&std::path::Path>) -> Result<u8> {
         }
     }
     Ok(0)
+}
+
+/// `memperf info --record DIR`: this machine's CPUID dump and files.
+fn record(dir: &std::path::Path) -> Result<u8> {
+    let live = memperf::machine::source::Source::live();
+    let n = memperf::machine::record::record(&live.root, &live.cpuid, dir)?;
+    let text = format!("recorded {n} files of this machine into {}\n", dir.display());
+    memperf::report::sink::stdout(memperf::report::sink::terminal_safe(&text).as_bytes()).map(|_| 0)
 }
 
 /// `memperf cleanup`: what killed runs left reserved goes back to the pools.

@@ -7,6 +7,7 @@
 
 pub mod attribution;
 pub mod knees;
+pub mod levels;
 pub mod littles_law;
 pub mod mann_whitney;
 pub mod plateau;

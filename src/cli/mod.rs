@@ -32,8 +32,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Machine fingerprint: CPU, caches, TLBs, huge pages, THP, PMU, prefetch instructions.
-    Info(CommonArgs),
+    /// Machine fingerprint: CPU, caches and TLBs as claimed (each checked) beside the measured clock and cache levels, huge pages, THP, PMU, prefetch instructions.
+    Info(InfoArgs),
     /// Read bandwidth per loop shape, single- and all-thread, with a software-prefetch distance sweep.
     Bandwidth(bandwidth::BandwidthArgs),
     /// Load-to-use latency from L1 to DRAM per page policy, its knees, and memory-level parallelism.
@@ -74,6 +74,16 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the man page (memperf.1), or write one page per subcommand into -o DIR.
     Man(ManArgs),
+}
+
+/// Options of `memperf info`.
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// Write a recording of this machine into DIR instead (its CPUID dump and the /sys and /proc files memperf reads), for reading it back elsewhere.
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: CommonArgs,
 }
 
 #[derive(Debug, Args)]
@@ -287,7 +297,7 @@ impl Command {
     /// The plan this command asks for, against this machine.
     pub fn plan(&self, machine: &Fingerprint) -> Result<Plan> {
         match self {
-            Command::Info(c) => Ok(plan_of(vec![Job::Info], c, Some("info"))),
+            Command::Info(c) => Ok(plan_of(vec![Job::Info], &c.common, Some("info"))),
             Command::Bandwidth(b) => {
                 Ok(plan_of(vec![Job::Bandwidth(b.params(machine)?)], &b.common, Some("bandwidth")))
             }
@@ -321,7 +331,7 @@ impl Command {
 
     pub fn common(&self) -> &CommonArgs {
         match self {
-            Command::Info(c) => c,
+            Command::Info(c) => &c.common,
             Command::Bandwidth(b) => &b.common,
             Command::Latency(l) => &l.common,
             Command::Tlb(t) => &t.common,

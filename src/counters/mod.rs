@@ -298,6 +298,19 @@ pub struct PmuStatus {
     pub perf_event_paranoid: Option<i32>,
 }
 
+impl PmuStatus {
+    /// Nothing opened, for `reason` (a recorded machine).
+    pub fn not_probed(reason: &str) -> PmuStatus {
+        PmuStatus {
+            hardware_counters: false,
+            software_counters: false,
+            reason: Some(reason.into()),
+            fix: Some("record the machine's counters on the machine itself (memperf info)".into()),
+            perf_event_paranoid: None,
+        }
+    }
+}
+
 /// Explains a failed perf_event_open of `event`.
 pub fn explain_open_error(err: &io::Error, paranoid: Option<i32>, event: &EventSpec) -> Unavailable {
     let (reason, fix): (String, &str) = match err.raw_os_error() {

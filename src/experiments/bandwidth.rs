@@ -53,22 +53,25 @@ pub struct Params {
 
 impl Params {
     pub fn preset(preset: Preset, machine: &crate::machine::Fingerprint) -> Params {
-        let llc = machine.llc_total_bytes().unwrap_or(Bytes(32 << 20)).0;
         let all = crate::timing::team::allowed_cpus().len().max(1);
         let mut threads = vec![1, all];
         threads.dedup();
+        // One read array and four write arrays live at once.
+        let at_least = |factor, floor| super::budget::memory_size(machine, factor, Bytes(floor), 5).0;
         let (size, distances, hints, reps) = match preset {
-            Preset::Quick => (llc * 4, Sweep { start: 0, end: 1024, step: 256 }, vec![Hint::T0, Hint::Nta], 10),
-            Preset::Default => {
-                ((8 * llc).max(GIB), Sweep { start: 0, end: 1024, step: 64 }, vec![Hint::T0, Hint::Nta], 10)
+            Preset::Quick => {
+                (at_least(4, 64 << 20), Sweep { start: 0, end: 1024, step: 256 }, vec![Hint::T0, Hint::Nta], 10)
             }
-            Preset::Full => ((8 * llc).max(GIB), Sweep { start: 0, end: 1024, step: 32 }, Hint::ALL.to_vec(), 14),
+            Preset::Default => {
+                (at_least(8, GIB), Sweep { start: 0, end: 1024, step: 64 }, vec![Hint::T0, Hint::Nta], 10)
+            }
+            Preset::Full => (at_least(8, GIB), Sweep { start: 0, end: 1024, step: 32 }, Hint::ALL.to_vec(), 14),
         };
         Params {
             kernels: StreamShape::all(),
             pages: vec![PagePolicy::Small],
             threads,
-            size_bytes: Bytes(size.max(64 << 20)),
+            size_bytes: Bytes(size),
             distance_elements: distances,
             hints,
             repetitions: reps,
@@ -426,10 +429,9 @@ fn results(
 }
 
 fn warn_preconditions(p: &Params, ctx: &Context) {
-    if let Some(llc) = ctx.machine.llc_total_bytes() {
-        if p.size_bytes.0 < 4 * llc.0 {
-            ctx.warn(Caution::WorkingSetInCache { size: p.size_bytes, llc });
-        }
+    let (llc, _) = ctx.machine.sizing_llc();
+    if p.size_bytes.0 < 4 * llc.0 {
+        ctx.warn(Caution::WorkingSetInCache { size: p.size_bytes, llc });
     }
 }
 

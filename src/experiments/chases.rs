@@ -18,9 +18,7 @@ use std::cell::RefCell;
 /// and 128 MiB beyond the noise, three alternated runs on Zen 5, and halved
 /// the time of the largest working sets.)
 pub fn warm_loads(lines: usize, machine: &crate::machine::Fingerprint) -> u64 {
-    let cached: u64 = machine.caches.iter().filter(|c| c.kind != "Instruction").map(|c| c.size_bytes.0).sum();
-    let llc = machine.llc_total_bytes().map_or(0, |b| b.0);
-    let cap = 2 * cached.max(llc) / 64;
+    let cap = 2 * machine.cached_bytes().0 / 64;
     (lines as u64).min(cap.max(1 << 16))
 }
 

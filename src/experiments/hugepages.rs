@@ -77,7 +77,7 @@ fn one_run(program: &Program, p: &Params, arm: Arm, round: usize) -> Result<Run>
     let existing = std::env::var("GLIBC_TUNABLES").ok();
     let env: Vec<(OsString, OsString)> = vec![("GLIBC_TUNABLES".into(), tunables(existing.as_deref(), arm).into())];
     let out = if p.show_output { None } else { Some(output_file()?) };
-    let events = crate::counters::events::compact_set(&crate::machine::cpuid::identity());
+    let events = crate::counters::events::compact_set(&crate::machine::cpuid::this_identity());
     let w = Watch {
         events: &events,
         env: &env,

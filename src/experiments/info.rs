@@ -65,6 +65,21 @@ pub fn machine_warnings(m: &Fingerprint, cmd: Command, pages_matter: bool) -> Ve
     if pages_matter && (m.thp.enabled == "never" || m.thp.enabled == "unavailable") {
         w.push(Caution::ThpOff { mode: m.thp.enabled.clone() });
     }
+    for c in m.caches.iter().filter(|c| !c.plausible()) {
+        w.push(Caution::CacheClaimImplausible {
+            level: c.level,
+            kind: c.kind.clone(),
+            size: c.size_bytes,
+            reasons: c.implausible.clone(),
+        });
+    }
+    if let Some(found) = m.measured_levels.as_ref().map(|l| &l.found) {
+        if let (Some(far_from), Some(far_ns)) = (found.far_from, found.far_ns) {
+            for c in m.caches.iter().filter(|c| c.is_data() && c.plausible() && c.size_bytes.0 >= 2 * far_from.0) {
+                w.push(Caution::CacheClaimNotSeen { level: c.level, size: c.size_bytes, far_from, far_ns });
+            }
+        }
+    }
     for c in m.cache_disagreements() {
         w.push(Caution::CacheSizeDisagreement {
             level: c.level,

@@ -62,10 +62,13 @@ pub fn size_sweep(min: Bytes, max: Bytes, per_octave: u32) -> Vec<Bytes> {
 
 impl Params {
     pub fn preset(preset: Preset, machine: &crate::machine::Fingerprint) -> Params {
-        let llc = machine.llc_total_bytes().unwrap_or(Bytes(32 << 20)).0;
-        let full_max = (4 * llc).max(GIB).next_power_of_two();
+        // Up to 4× where memory begins (measured, else a plausible claim),
+        // for each of the (up to three) policies at once, within the budget.
+        let pow2_floor = |b: Bytes| Bytes(1u64 << (63 - b.0.max(1).leading_zeros()));
+        let quick_max = pow2_floor(super::budget::memory_size(machine, 4, Bytes(64 << 20), 3)).0;
+        let full_max = pow2_floor(super::budget::memory_size(machine, 4, Bytes(GIB), 3)).0;
         let (max, per_octave, chains, reps) = match preset {
-            Preset::Quick => ((4 * llc).next_power_of_two(), 1, vec![1, 4, 8], 5),
+            Preset::Quick => (quick_max, 1, vec![1, 4, 8], 5),
             Preset::Default => (full_max, 1, vec![1, 2, 4, 8, 16], 10),
             Preset::Full => (full_max, 2, (1..=16).collect(), 15),
         };
@@ -114,7 +117,7 @@ fn check(p: &Params) -> Result<()> {
 fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     check(p)?;
     let _pin = crate::timing::team::PinGuard::first_cpu();
-    let clock_before = core_clock::sample(ctx.clock);
+    let clock_before = core_clock::sample(ctx.clock, ctx.machine.nominal_clocks()).clock;
     let max = *p.sizes_bytes.iter().max().expect("checked non-empty");
     let regions_of = |size: Bytes| -> Result<Vec<(PagePolicy, Region)>> {
         p.pages.iter().map(|&pol| Region::new(pol, size).map(|r| (pol, r))).collect()
@@ -144,7 +147,10 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     for (_, r) in regions.iter_mut() {
         r.read_back();
     }
-    let core_clock: Vec<CoreClock> = [clock_before, core_clock::sample(ctx.clock)].into_iter().flatten().collect();
+    let core_clock: Vec<CoreClock> = [clock_before, core_clock::sample(ctx.clock, ctx.machine.nominal_clocks()).clock]
+        .into_iter()
+        .flatten()
+        .collect();
     let levels = latency_levels(&points, ctx.machine, max, core_clock::mean_ghz(&core_clock));
     warn(ctx, &regions, &points, max);
     let valid = points.iter().all(|x| x.valid) && mlp.iter().all(|m| m.valid);
@@ -278,14 +284,13 @@ pub fn latency_levels(
     max: Bytes,
     ghz: Option<f64>,
 ) -> Vec<LatencyLevel> {
-    let caches: Vec<Known> = m
-        .caches
-        .iter()
-        .filter(|c| c.kind != "Instruction")
-        .map(|c| Known { name: format!("L{}", c.level), size: c.size_bytes.0 as f64 })
-        .collect();
-    let llc_name = m.caches.iter().filter(|c| c.kind != "Instruction").map(|c| c.level).max().map(|l| format!("L{l}"));
-    let past_llc = m.llc_total_bytes().is_some_and(|l| max.0 >= 4 * l.0);
+    // Only plausible claims name a knee; the sweep reaches memory when it
+    // passes 4× the measured far level (or the plausible last level).
+    let plausible = m.plausible_data_caches();
+    let caches: Vec<Known> =
+        plausible.iter().map(|(name, size)| Known { name: name.clone(), size: size.0 as f64 }).collect();
+    let llc_name = plausible.last().map(|c| c.0.clone());
+    let past_llc = max.0 >= 4 * m.sizing_llc().0 .0;
     let mut pols: Vec<PagePolicy> = points.iter().map(|p| p.pages).collect();
     pols.sort();
     pols.dedup();
@@ -324,10 +329,9 @@ pub fn latency_levels(
 }
 
 fn warn(ctx: &Context, regions: &[(PagePolicy, Region)], points: &[Point], max: Bytes) {
-    if let Some(llc) = ctx.machine.llc_total_bytes() {
-        if max.0 < 4 * llc.0 {
-            ctx.warn(Caution::LatencyMaxBelow4xLlc { max, llc });
-        }
+    let (llc, _) = ctx.machine.sizing_llc();
+    if max.0 < 4 * llc.0 {
+        ctx.warn(Caution::LatencyMaxBelow4xLlc { max, llc });
     }
     // Every region a THP point was measured in, the largest included.
     let thp = regions

@@ -53,13 +53,13 @@ pub struct Params {
 
 impl Params {
     pub fn preset(preset: Preset, machine: &crate::machine::Fingerprint) -> Params {
-        let llc = machine.llc_total_bytes().unwrap_or(Bytes(32 << 20)).0;
         let (factor, delays, repetitions, window_s): (u64, Vec<u64>, usize, f64) = match preset {
             Preset::Quick => (4, vec![0, 250, 1000, 4000, 16000], 3, 0.04),
             Preset::Default => (8, vec![0, 100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 51200], 5, 0.1),
             Preset::Full => (8, (0..14).map(|k| if k == 0 { 0 } else { 50 << (k - 1) }).collect(), 9, 0.2),
         };
-        let size = Bytes((factor * llc).max(64 * MIB));
+        // The chase and the loaders' array live at once.
+        let size = super::budget::memory_size(machine, factor, Bytes(64 * MIB), 2);
         Params {
             loader_kernel: StreamShape::Simd,
             delays_ns: delays,

@@ -6,6 +6,7 @@
 //! that says whether its results passed validation.
 
 pub mod bandwidth;
+pub mod budget;
 pub mod c2c;
 pub mod calls;
 pub mod chases;

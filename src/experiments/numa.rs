@@ -32,9 +32,9 @@ pub struct Params {
 
 impl Params {
     pub fn preset(preset: Preset, machine: &crate::machine::Fingerprint) -> Params {
-        let llc = machine.llc_total_bytes().unwrap_or(Bytes(32 * MIB)).0;
         let repetitions = if preset == Preset::Quick { 5 } else { 10 };
-        Params { size_bytes: Bytes((4 * llc).max(64 * MIB)), repetitions, min_sample_s: 0.01, seed: 0x6e75_6d61 }
+        let size_bytes = super::budget::memory_size(machine, 4, Bytes(64 * MIB), 2);
+        Params { size_bytes, repetitions, min_sample_s: 0.01, seed: 0x6e75_6d61 }
     }
 }
 

@@ -6,7 +6,7 @@ use super::{
     working_set, Context, Experiment, Progress,
 };
 use crate::error::Result;
-use crate::machine::Fingerprint;
+use crate::machine::{levels, Fingerprint};
 use crate::memory::{PagePolicy, Reservation};
 use crate::model::document::{self, Build, Document, ExperimentRecord, Origin, Warning};
 use crate::model::warnings::{Caution, Command};
@@ -70,6 +70,23 @@ impl Plan {
         })
     }
 
+    /// Some experiment of the plan sizes its working sets from the cache
+    /// levels (or is `info`, which shows them).
+    pub fn needs_levels(&self) -> bool {
+        self.jobs.iter().any(|j| {
+            matches!(
+                j,
+                Job::Info
+                    | Job::Bandwidth(_)
+                    | Job::Latency(_)
+                    | Job::Tlb(_)
+                    | Job::WorkingSet(_)
+                    | Job::LoadedLatency(_)
+                    | Job::Numa(_)
+            )
+        })
+    }
+
     /// Huge pages each pool must have free for the plan: (page size, pages).
     pub fn hugepage_needs(&self) -> Vec<(Bytes, u64)> {
         let mut needs: Vec<(Bytes, u64)> = Vec::new();
@@ -127,6 +144,41 @@ impl Plan {
         }
         needs
     }
+}
+
+/// How far the cache-level probe sweeps: past twice the largest plausible
+/// claimed cache (so a real one is seen to end), at least
+/// [`levels::MIN_REACH`], within half the memory budget and 1 GiB.
+pub fn probe_reach(machine: &Fingerprint) -> Bytes {
+    let claimed = machine.plausible_data_caches().iter().map(|c| c.1 .0).max().unwrap_or(0);
+    let want = (2 * claimed).next_power_of_two().max(levels::MIN_REACH.0);
+    let budget = super::budget::Budget::of(machine).memory.0 / 2;
+    Bytes(want.min(budget.next_power_of_two() / 2).clamp(levels::FIRST.0, crate::units::GIB))
+}
+
+/// Measures what sizes and cycles rest on, before anything is planned:
+/// the core clock (always) and, when `levels`, where the cache levels end.
+/// What could not be measured comes back as cautions; the fingerprint
+/// keeps each measurement with its raw figures.
+pub fn measure_machine(machine: &mut Fingerprint, clock: &dyn Clock, levels: bool) -> Vec<Caution> {
+    let mut notes = Vec::new();
+    let reading = crate::timing::core_clock::measure(clock, machine.nominal_clocks(), 5, 0.005);
+    if let Some(why) = &reading.not_measured {
+        notes.push(Caution::ClockNotMeasured { reason: why.clone() });
+    }
+    machine.core_clock = Some(reading);
+    if levels {
+        let thp = !matches!(machine.thp.enabled.as_str(), "never" | "unavailable");
+        let claimed = machine.plausible_data_caches().iter().map(|c| c.1 .0).max().unwrap_or(0);
+        match levels::measure(clock, probe_reach(machine), Bytes(2 * claimed), thp) {
+            Ok(m) if !m.valid => {
+                notes.push(Caution::LevelsNotMeasured { reason: "a chase did not end where its cycle says".into() })
+            }
+            Ok(m) => machine.measured_levels = Some(m),
+            Err(e) => notes.push(Caution::LevelsNotMeasured { reason: e.message }),
+        }
+    }
+    notes
 }
 
 /// A new document for this machine and command line, with the clock's
@@ -220,7 +272,8 @@ pub fn execute(
         let ctx = Context::new(&machine, clock, progress).for_command(plan.command);
         let before = super::steal_ticks();
         let measures = !matches!(job, Job::Info) && !super::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed);
-        let clock_before = if measures { crate::timing::core_clock::sample(clock) } else { None };
+        let nominal = machine.nominal_clocks();
+        let clock_before = if measures { crate::timing::core_clock::sample(clock, nominal).clock } else { None };
         let mut rec = if super::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
             interrupted_record(job)
         } else {
@@ -242,9 +295,10 @@ pub fn execute(
         if let Some(c) = super::steal_warning(before, super::steal_ticks()) {
             rec.warnings.push(c.render(plan.command));
         }
-        let clock_after = if measures { crate::timing::core_clock::sample(clock) } else { None };
+        let clock_after = if measures { crate::timing::core_clock::sample(clock, nominal).clock } else { None };
+        let moved = clock_moved(clock_before.as_ref(), clock_after.as_ref(), machine.system.governor.is_some());
         rec.core_clock = [clock_before, clock_after].into_iter().flatten().collect();
-        if let Some(c) = clock_moved(clock_before, clock_after) {
+        if let Some(c) = moved {
             rec.warnings.push(c.render(plan.command));
         }
         on_record(&rec)?;
@@ -257,13 +311,16 @@ pub fn execute(
 /// experiment, its figures in cycles (and its timings) straddle two clocks.
 pub const CLOCK_MOVED: f64 = 0.05;
 
-/// A warning when the core clock moved by more than [`CLOCK_MOVED`].
+/// A warning when the believed core clock moved by more than
+/// [`CLOCK_MOVED`]; `cpufreq`: the OS controls the frequency (a governor
+/// exists), so the fix can name it.
 pub fn clock_moved(
-    before: Option<crate::timing::core_clock::CoreClock>,
-    after: Option<crate::timing::core_clock::CoreClock>,
+    before: Option<&crate::timing::core_clock::CoreClock>,
+    after: Option<&crate::timing::core_clock::CoreClock>,
+    cpufreq: bool,
 ) -> Option<Caution> {
     let (b, a) = (before?.ghz, after?.ghz);
-    ((a / b - 1.0).abs() > CLOCK_MOVED).then_some(Caution::ClockMoved { before_ghz: b, after_ghz: a })
+    ((a / b - 1.0).abs() > CLOCK_MOVED).then_some(Caution::ClockMoved { before_ghz: b, after_ghz: a, cpufreq })
 }
 
 fn job_name(job: &Job) -> &'static str {
@@ -341,13 +398,16 @@ mod tests {
     #[test]
     fn a_clock_that_moved_more_than_five_percent_is_said() {
         use crate::timing::core_clock::CoreClock;
-        let c = |ghz| Some(CoreClock { ghz, min_ghz: ghz, max_ghz: ghz, samples: 5 });
-        assert_eq!(clock_moved(c(3.0), c(3.1)), None);
-        let moved = clock_moved(c(3.0), c(2.7)).unwrap().render(Command::Run);
+        let c = |ghz| CoreClock { ghz, min_ghz: ghz, max_ghz: ghz, samples: 5, methods: vec![] };
+        assert_eq!(clock_moved(Some(&c(3.0)), Some(&c(3.1)), true), None);
+        let moved = clock_moved(Some(&c(3.0)), Some(&c(2.7)), true).unwrap().render(Command::Run);
         assert_eq!(moved.code, "clock-moved");
         assert!(moved.message.contains("3.00 GHz before, 2.70 GHz after (-10.0%)"), "{}", moved.message);
         assert!(moved.fix.unwrap().contains("cpupower"));
-        assert_eq!(clock_moved(None, c(1.0)), None, "nothing measured, nothing said");
+        // A guest without cpufreq: the host moves the clock; no cpupower.
+        let guest = clock_moved(Some(&c(3.0)), Some(&c(2.7)), false).unwrap().render(Command::Run);
+        assert!(!guest.fix.as_deref().unwrap().contains("cpupower"), "{:?}", guest.fix);
+        assert_eq!(clock_moved(None, Some(&c(1.0)), true), None, "nothing measured, nothing said");
     }
 
     #[test]

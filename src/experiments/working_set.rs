@@ -43,8 +43,8 @@ impl Params {
     /// plus 2m and 1g where their pools have the pages free now.
     pub fn preset(preset: super::Preset, machine: &crate::machine::Fingerprint) -> Params {
         use super::Preset;
-        let llc = machine.llc_total_bytes().map(|b| b.0).unwrap_or(32 * MIB);
-        let total = (8 * llc).max(256 * MIB).next_multiple_of(6 * MIB);
+        // Up to five policies' arrays live at once.
+        let total = super::budget::memory_size(machine, 8, Bytes(256 * MIB), 5).0 / (6 * MIB) * (6 * MIB);
         let (repetitions, min_sample_s) = match preset {
             Preset::Quick => (5, 0.02),
             Preset::Default => (9, 0.05),

@@ -19,6 +19,8 @@ pub struct SysfsCache {
     pub size_bytes: Bytes,
     pub line_bytes: u64,
     pub ways: Option<u64>,
+    /// `number_of_sets`, where sysfs gives it.
+    pub sets: Option<u64>,
     pub shared_cpu_list: String,
     pub shared_by_cpus: usize,
 }
@@ -76,6 +78,7 @@ pub fn caches(root: &Path) -> Vec<SysfsCache> {
             size_bytes: size,
             line_bytes: read_trimmed(&d.join("coherency_line_size")).and_then(|s| s.parse().ok()).unwrap_or(64),
             ways: read_trimmed(&d.join("ways_of_associativity")).and_then(|s| s.parse().ok()),
+            sets: read_trimmed(&d.join("number_of_sets")).and_then(|s| s.parse().ok()),
             shared_by_cpus: count_cpu_list(&shared).max(1),
             shared_cpu_list: shared,
         });

@@ -62,6 +62,33 @@ pub enum Caution {
     ClockMoved {
         before_ghz: f64,
         after_ghz: f64,
+        /// The OS sets the frequency (a cpufreq governor exists).
+        cpufreq: bool,
+    },
+    /// The cache levels could not be measured: sizes come from plausible
+    /// claims, or a default.
+    LevelsNotMeasured {
+        reason: String,
+    },
+    /// A claimed cache fails a plausibility check: it sizes and names nothing.
+    CacheClaimImplausible {
+        level: u8,
+        kind: String,
+        size: Bytes,
+        reasons: Vec<String>,
+    },
+    /// A claimed cache is larger than where the measured curve reaches
+    /// its far (memory) level.
+    CacheClaimNotSeen {
+        level: u8,
+        size: Bytes,
+        far_from: Bytes,
+        far_ns: f64,
+    },
+    /// The core clock could not be measured (the chains disagree, or no
+    /// believable figure): nothing is given in cycles.
+    ClockNotMeasured {
+        reason: String,
     },
     ReserveFailed {
         message: String,
@@ -154,6 +181,10 @@ impl Caution {
             Caution::TimerCoarse { .. } => "timer-coarse",
             Caution::StealTime { .. } => "steal-time",
             Caution::ClockMoved { .. } => "clock-moved",
+            Caution::ClockNotMeasured { .. } => "clock-not-measured",
+            Caution::LevelsNotMeasured { .. } => "levels-not-measured",
+            Caution::CacheClaimImplausible { .. } => "cache-claim-implausible",
+            Caution::CacheClaimNotSeen { .. } => "cache-claim-not-seen",
             Caution::ReserveFailed { .. } => "reserve-hugepages",
             Caution::SuiteNoHugetlb { .. } => "suite-no-hugetlb",
             Caution::Skipped { .. } => "skipped",
@@ -192,7 +223,21 @@ impl Caution {
             Caution::StealTime { fraction } => {
                 format!("the hypervisor stole {:.1}% of CPU time during the measurement", fraction * 100.0)
             }
-            Caution::ClockMoved { before_ghz, after_ghz } => format!(
+            Caution::LevelsNotMeasured { reason } => format!(
+                "cache levels not measured — {reason}: working sets are sized from plausible CPUID/sysfs claims"
+            ),
+            Caution::CacheClaimImplausible { level, kind, size, reasons } => format!(
+                "the claimed L{level} {kind} cache of {size} is implausible ({}): nothing is sized or named after it",
+                reasons.join("; ")
+            ),
+            Caution::CacheClaimNotSeen { level, size, far_from, far_ns } => format!(
+                "L{level} is claimed at {size}, but latency reaches its far level ({far_ns:.0} ns) from {far_from}: {}",
+                "working sets past it behave like memory here (a guest shares its host's cache), so sizes follow the measurement"
+            ),
+            Caution::ClockNotMeasured { reason } => {
+                format!("core clock not measured — {reason}: no figure is given in cycles")
+            }
+            Caution::ClockMoved { before_ghz, after_ghz, .. } => format!(
                 "the core clock moved during the measurement: {before_ghz:.2} GHz before, {after_ghz:.2} GHz after ({:+.1}%)",
                 (after_ghz / before_ghz - 1.0) * 100.0
             ),
@@ -270,8 +315,18 @@ impl Caution {
             Caution::DebugBuild => Some("cargo run --release".into()),
             Caution::TimerCoarse { .. } => Some("use a kernel clocksource with fine resolution (tsc): cat /sys/devices/system/clocksource/clocksource0/current_clocksource".into()),
             Caution::StealTime { .. } => Some("rerun when the host is quieter, or on dedicated cores".into()),
-            Caution::ClockMoved { .. } => Some(
+            Caution::ClockMoved { cpufreq: true, .. } => Some(
                 "fix the frequency (cpupower frequency-set -g performance, as root) and rerun, or rerun when the host is quieter".into(),
+            ),
+            Caution::ClockMoved { cpufreq: false, .. } => Some(
+                "this system has no cpufreq (a guest: the host sets the clock); rerun when the host is quieter, or on dedicated cores".into(),
+            ),
+            Caution::LevelsNotMeasured { .. } => {
+                Some("free memory (the probe maps 256 MiB or more) and rerun; sizes can be set with --size".into())
+            }
+            Caution::CacheClaimImplausible { .. } | Caution::CacheClaimNotSeen { .. } => None,
+            Caution::ClockNotMeasured { .. } => Some(
+                "figures in ns are unaffected; for cycles, rerun on an idle machine (chains that still disagree mean this core folds them)".into(),
             ),
             Caution::SuiteNoHugetlb { need, .. } => Some(reserve_fix(Bytes(2 << 20), *need, Command::Run)),
             Caution::WorkingSetInCache { llc, .. } => {

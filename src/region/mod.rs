@@ -69,7 +69,7 @@ thread_local! {
 
 fn config() -> &'static Config {
     CONFIG.get_or_init(|| {
-        let cpu = crate::machine::cpuid::identity();
+        let cpu = crate::machine::cpuid::this_identity();
         let (events, events_error) = match std::env::var("MEMPERF_EVENTS") {
             Ok(list) => match crate::counters::events::resolve_list(&list, &cpu) {
                 Ok(e) => (e, None),

@@ -47,7 +47,7 @@ pub fn concurrency(doc: &Document) -> Vec<Concurrency> {
     let (Some(bw), Some(lat)) = (doc.outcome::<bandwidth::Outcome>(), doc.outcome::<latency::Outcome>()) else {
         return Vec::new();
     };
-    let llc = doc.machine.llc_total_bytes().map_or(0, |b| b.0);
+    let llc = doc.machine.sizing_llc().0 .0;
     let Some((lat_pages, latency_ns)) = walk_free_dram(lat, llc) else { return Vec::new() };
     let line = doc.machine.line_bytes();
     let chains: Vec<(usize, f64)> =

@@ -155,7 +155,7 @@ fn regions(p: &Params) -> Result<(Vec<Swept>, Option<String>)> {
 fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     check(p)?;
     let _pin = crate::timing::team::PinGuard::first_cpu();
-    let clock_before = core_clock::sample(ctx.clock);
+    let clock_before = core_clock::sample(ctx.clock, ctx.machine.nominal_clocks()).clock;
     let (mut swept, missing) = regions(p)?;
     let mut counts: Vec<u64> = swept.iter().flat_map(|s| s.counts.clone()).collect();
     counts.sort();
@@ -186,7 +186,10 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     for s in swept.iter_mut() {
         s.region.read_back();
     }
-    let core_clock: Vec<CoreClock> = [clock_before, core_clock::sample(ctx.clock)].into_iter().flatten().collect();
+    let core_clock: Vec<CoreClock> = [clock_before, core_clock::sample(ctx.clock, ctx.machine.nominal_clocks()).clock]
+        .into_iter()
+        .flatten()
+        .collect();
     let control = curves::control(&swept, &points, ctx.machine, missing);
     if let Control::SameReach { policy, pages } = &control {
         ctx.warn(Caution::HugeSameReach { huge: policy.to_string(), pages: *pages });

@@ -25,10 +25,10 @@ pub fn machine(m: &Fingerprint, info: Option<&info::Outcome>) -> String {
         format!("{} logical, {} physical, {} socket(s)", c.logical_cpus, c.physical_cores, c.sockets),
     ]);
     t.row(["hypervisor".into(), c.identity.hypervisor.clone().unwrap_or_else(|| "none".into())]);
-    t.row([
-        "frequency".into(),
-        c.nominal_frequency_hz.map(|f| format!("{:.2} GHz nominal", f / 1e9)).unwrap_or_else(|| "unknown".into()),
-    ]);
+    t.row(["nominal clock".into(), nominal(c)]);
+    if let Some(r) = &m.core_clock {
+        t.row(["core clock".into(), core_clock(r)]);
+    }
     t.row(["vector isa".into(), c.identity.vector_isa.join(", ")]);
     t.row([
         "memory".into(),
@@ -57,7 +57,7 @@ pub fn machine(m: &Fingerprint, info: Option<&info::Outcome>) -> String {
     ]);
     let mut out = t.render().lines().skip(1).map(|l| format!("{l}\n")).collect::<String>();
 
-    let mut caches = Table::new(["cache", "size", "line", "ways", "shared by", "CPUID says"]);
+    let mut caches = Table::new(["cache", "claimed", "line", "ways", "shared by", "CPUID says", "claim"]);
     for k in &m.caches {
         caches.row([
             format!("L{} {}", k.level, k.kind),
@@ -68,13 +68,17 @@ pub fn machine(m: &Fingerprint, info: Option<&info::Outcome>) -> String {
             k.cpuid_size_bytes
                 .map(|s| if s == k.size_bytes { "same".to_string() } else { s.to_string() })
                 .unwrap_or_else(|| "-".into()),
+            if k.plausible() { "plausible".into() } else { "implausible (see warnings)".into() },
         ]);
     }
     out.push('\n');
     out.push_str(&caches.render());
+    out.push_str(&measured_levels(m));
 
-    if let Some(info) = info {
-        let mut tlb = Table::new(["dTLB", "page", "entries", "reach"]);
+    if m.tlbs.is_empty() && !m.tlb_source.is_empty() {
+        out.push_str("\ndTLB: not reported by CPUID (no leaf describes it): `memperf tlb` measures its reach\n");
+    } else if let Some(info) = info {
+        let mut tlb = Table::new(["dTLB (claimed)", "page", "entries", "reach"]);
         for r in &info.tlb_reach {
             tlb.row([
                 format!("L{} {}", r.level, r.kind),
@@ -100,6 +104,44 @@ pub fn machine(m: &Fingerprint, info: Option<&info::Outcome>) -> String {
     if !pools.is_empty() {
         out.push('\n');
         out.push_str(&pools.render());
+    }
+    out
+}
+
+/// "2.60 GHz (tsc), 2.60 GHz (cpuinfo)", or "unknown".
+fn nominal(c: &crate::machine::Cpu) -> String {
+    if c.nominal_clocks.is_empty() {
+        return c.nominal_frequency_hz.map(|f| format!("{:.2} GHz", f / 1e9)).unwrap_or_else(|| "unknown".into());
+    }
+    c.nominal_clocks.iter().map(|n| format!("{:.2} GHz ({})", n.ghz, n.source)).collect::<Vec<_>>().join(", ")
+}
+
+/// "3.59 GHz measured (add-reg-reg 3.56, imul-reg-reg 3.61 GHz agree)", or
+/// "not measured — why".
+pub fn core_clock(r: &crate::timing::core_clock::ClockReading) -> String {
+    let chains = r.methods.iter().map(|m| format!("{} {:.2}", m.method, m.ghz)).collect::<Vec<_>>().join(", ");
+    match (&r.clock, &r.not_measured) {
+        (Some(c), _) => format!("{:.2} GHz measured ({chains} GHz agree)", c.ghz),
+        (None, Some(why)) => format!("not measured — {why}"),
+        (None, None) => "not measured".into(),
+    }
+}
+
+/// What the latency probe measured: where the last cache ends and the far
+/// level begins, beside the claims above.
+fn measured_levels(m: &Fingerprint) -> String {
+    let Some(l) = &m.measured_levels else { return String::new() };
+    let f = &l.found;
+    let curve = l.points.iter().map(|p| format!("{} {:.1}", p.size_bytes, p.latency_ns)).collect::<Vec<_>>().join(", ");
+    let mut out = format!("measured (random chase, {} pages, ns per load): {curve}\n", l.pages);
+    match (f.last_cache_end, f.far_from, f.far_ns) {
+        (Some((inside, past)), Some(from), Some(ns)) => out.push_str(&format!(
+            "  the last cache level ends between {inside} and {past}; the far level ({ns:.0} ns) starts at {from}: sizes meant to reach memory start from it\n"
+        )),
+        _ => out.push_str(&format!(
+            "  no far level confirmed ({}): sizes come from plausible claims\n",
+            f.far_not_reached.as_deref().unwrap_or("unknown")
+        )),
     }
     out
 }

@@ -1,0 +1,110 @@
+//! The fingerprint of machines this session does not run on, read from
+//! their recordings (`tests/data/machines/<name>/`: a CPUID dump and the
+//! /sys and /proc files memperf reads, written by `memperf info --record`
+//! or converted from `../shared/machines/`) through the code that reads
+//! the live machine; and the sizes every preset derives from them.
+
+use memperf::experiments::{bandwidth, budget, latency, loaded_latency, numa, working_set, Preset};
+use memperf::machine::source::Source;
+use memperf::machine::{Fingerprint, LlcSource};
+use memperf::units::{Bytes, GIB, KIB, MIB};
+use std::path::{Path, PathBuf};
+
+fn recordings() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/machines");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("tests/data/machines exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("cpuid.txt").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn machine(name: &str) -> Fingerprint {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/machines").join(name);
+    Fingerprint::read(&Source::recorded(&dir).unwrap())
+}
+
+#[test]
+fn every_recording_reads_as_a_coherent_machine() {
+    let all = recordings();
+    assert!(all.len() >= 2, "{all:?}");
+    for dir in all {
+        let f = Fingerprint::read(&Source::recorded(&dir).unwrap());
+        let name = dir.display();
+        assert!(!f.cpu.identity.vendor.is_empty() && f.cpu.identity.family > 0, "{name}");
+        assert!(f.cpu.logical_cpus >= 1 && f.cpu.physical_cores >= 1, "{name}");
+        assert!(f.caches.iter().any(|c| c.level == 1 && c.is_data()), "{name}: {:?}", f.caches);
+        assert!(f.memory_total_bytes.is_some_and(|b| b.0 > GIB), "{name}");
+        assert!(!f.thp.enabled.is_empty() && f.thp.enabled != "unavailable", "{name}");
+        assert!(!f.pmu.hardware_counters, "{name}: a recording cannot open counters");
+        assert!(f.prefetch_instructions.iter().any(|p| p == "prefetcht0"), "{name}");
+        // Whatever the machine claims, no preset's regions exceed the budget.
+        check_presets(&f, &name.to_string());
+    }
+}
+
+/// The regions each preset holds at once fit the memory budget, and none
+/// is sized from an implausible claim.
+fn check_presets(f: &Fingerprint, name: &str) {
+    let budget = budget::Budget::of(f).memory.0;
+    for preset in [Preset::Quick, Preset::Default, Preset::Full] {
+        let bw = bandwidth::Params::preset(preset, f);
+        assert!(5 * bw.size_bytes.0 <= budget, "{name} {preset:?}: bandwidth {}", bw.size_bytes);
+        let lat = latency::Params::preset(preset, f);
+        let max = lat.sizes_bytes.iter().max().unwrap().0;
+        assert!(3 * max <= budget, "{name} {preset:?}: latency {}", Bytes(max));
+        let ll = loaded_latency::Params::preset(preset, f);
+        assert!(ll.chase_bytes.0 + ll.loader_bytes.0 <= budget, "{name} {preset:?}");
+        let ws = working_set::Params::preset(preset, f);
+        assert!(5 * ws.total_bytes.0 <= budget, "{name} {preset:?}: working set {}", ws.total_bytes);
+        let nu = numa::Params::preset(preset, f);
+        assert!(2 * nu.size_bytes.0 <= budget, "{name} {preset:?}");
+    }
+}
+
+/// The Intel Xeon guest (family 6 model 167): CPUID invents a 480 MiB L3
+/// (491,520 sets, one instance for 2 vCPUs) and hides its TLBs.
+#[test]
+fn the_intel_guest_s_480_mib_l3_is_implausible_and_its_tlbs_not_reported() {
+    let f = machine("intel-xeon-m167-kvm-2vcpu");
+    assert_eq!((f.cpu.identity.vendor.as_str(), f.cpu.identity.family, f.cpu.identity.model), ("GenuineIntel", 6, 167));
+    assert!(f.cpu.identity.vector_isa.contains(&"avx512f".to_string()));
+    let l3 = f.caches.iter().find(|c| c.level == 3).unwrap();
+    assert_eq!(l3.size_bytes, Bytes(480 * MIB));
+    assert!(!l3.plausible());
+    assert!(l3.implausible.iter().any(|r| r.contains("240MiB per CPU")), "{:?}", l3.implausible);
+    for c in f.caches.iter().filter(|c| c.level < 3) {
+        assert!(c.plausible(), "{:?}", c);
+    }
+    assert_eq!(f.caches[0].size_bytes, Bytes(48 * KIB));
+    // Leaf 0x18 is all zeros and leaf 2 defers to it: nothing, not zeros,
+    // and not AMD's leaves (which Intel answers with zeros).
+    assert!(f.tlbs.is_empty(), "{:?}", f.tlbs);
+    assert_eq!(f.tlb_source, "not reported");
+    // Its clock: no leaf 0x16, no "@ GHz" in the brand; /proc/cpuinfo's 2.6.
+    assert_eq!(f.cpu.nominal_clocks.len(), 1);
+    assert_eq!(f.cpu.nominal_clocks[0].source, "cpuinfo");
+    assert!((f.cpu.nominal_clocks[0].ghz - 2.6).abs() < 1e-9);
+    // Unmeasured, the 480 MiB claim sizes nothing: the assumed 32 MiB does.
+    assert_eq!(f.sizing_llc(), (Bytes(32 * MIB), LlcSource::Assumed));
+    let bw = bandwidth::Params::preset(Preset::Quick, &f);
+    assert_eq!(bw.size_bytes, Bytes(128 * MIB), "was 1.9 GiB × 5 arrays from the claim");
+    let lat = latency::Params::preset(Preset::Quick, &f);
+    assert_eq!(lat.sizes_bytes.iter().max(), Some(&Bytes(128 * MIB)), "was up to 2 GiB");
+}
+
+/// The AMD EPYC guest of this session (family 25 model 17, Zen 4): a
+/// plausible 32 MiB L3 and TLBs described by AMD's leaves.
+#[test]
+fn the_zen4_guest_s_claims_are_plausible_and_its_tlbs_described() {
+    let f = machine("amd-epyc-zen4-kvm-2vcpu");
+    assert_eq!((f.cpu.identity.vendor.as_str(), f.cpu.identity.family, f.cpu.identity.model), ("AuthenticAMD", 25, 17));
+    assert!(f.caches.iter().all(|c| c.plausible()), "{:?}", f.caches);
+    assert_eq!(f.caches.iter().find(|c| c.level == 3).unwrap().size_bytes, Bytes(32 * MIB));
+    assert_eq!(f.tlb_source, "CPUID leaves 0x80000005/6/19");
+    assert_eq!(f.dtlb_entries(1, Bytes(4096)), Some(72));
+    assert_eq!(f.dtlb_entries(2, Bytes(4096)), Some(3072));
+    assert_eq!(f.sizing_llc(), (Bytes(32 * MIB), LlcSource::Claimed));
+}
