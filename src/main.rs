@@ -4,7 +4,7 @@
 use clap::Parser;
 use memperf::cli::{progress::TerminalProgress, Cli, Command};
 use memperf::error::{Error, Result};
-use memperf::experiments::{plan, NoProgress, INTERRUPTED};
+use memperf::experiments::{plan, NoProgress, Preset, INTERRUPTED};
 use memperf::machine::Fingerprint;
 use memperf::report::export;
 use memperf::report::journal::Journal;
@@ -70,9 +70,21 @@ fn run(cli: Cli) -> Result<u8> {
     export::check_outputs(&unmeasured.output)?;
     // The clock and the cache levels, then the plan sized from them.
     let clock = MonotonicClock::new();
-    let notes = plan::measure_machine(&mut machine, &clock, unmeasured.needs_levels());
+    let mut notes = plan::measure_machine(&mut machine, &clock, unmeasured.needs_levels());
     let mut plan = cli.command.plan(&machine)?;
+    if let Command::Run(r) = &cli.command {
+        let fitted = memperf::experiments::fit::fit_suite(&mut plan, &machine, r.preset.preset(Preset::Quick));
+        notes.extend(fitted.filter(|f| !f.shrunk.is_empty()).map(|f| memperf::model::Caution::SuiteFitted {
+            budget_s: f.budget_s,
+            before_s: f.before_s,
+            after_s: f.after_s,
+            shrunk: f.shrunk,
+        }));
+    }
     plan.notes.extend(notes.into_iter().map(|c| c.render(plan.command)));
+    if !cli.command.common().quiet {
+        eprintln!("{}", plan.summary(&machine));
+    }
     let mut doc = plan::new_document(machine, &clock, &plan);
     // Under a launcher every rank writes into -o DIR: each into a folder
     // of its own, named so that none can collide.

@@ -49,6 +49,18 @@ impl fmt::Display for Bytes {
     }
 }
 
+/// "0.4 s", "41 s", "3 min 20 s": a duration for people.
+pub fn seconds(s: f64) -> String {
+    if s < 10.0 {
+        format!("{s:.1} s")
+    } else if s < 60.0 {
+        format!("{s:.0} s")
+    } else {
+        let r = s.round() as u64;
+        format!("{} min {} s", r / 60, r % 60)
+    }
+}
+
 /// Parses `4KiB`, `512MiB`, `2GiB`, `1TiB`, `4k`, `2m`, `1g`, `64K` or a
 /// plain number of bytes. Units are always powers of 1024.
 pub fn parse_size(text: &str) -> Result<Bytes> {

@@ -17,6 +17,7 @@
 //! kernel's definition says it stores; the lines that check read are
 //! evicted before the next timed sample, so it leaves no trace in one.
 
+use super::estimate::Rates;
 use super::stream_arrays::Array;
 use super::{Context, Experiment, Preset};
 use crate::analysis::plateau;
@@ -80,6 +81,28 @@ impl Params {
             seed: 0x6261_6e64,
         }
     }
+}
+
+/// Seconds [`run`] takes on a machine of rates `r`: one pass of a variant
+/// moves the bytes its kernel's traffic says (bus bytes, write-allocate
+/// included) at the streaming rate of its threads; every variant through
+/// the scheduler (a warm-up pass, `simd` beside the prefetch blocks); and
+/// the arrays mapped and touched.
+pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64 {
+    let vs = variants(p);
+    let elements = p.size_bytes.0 as f64 / 8.0;
+    let unit: Vec<f64> = vs
+        .iter()
+        .map(|v| {
+            let bus = stream_kernel(v.kernel, v.hint).map_or(8, |k| k.1.traffic.bus_bytes()) as f64;
+            elements * bus / r.read_bps(v.threads)
+        })
+        .collect();
+    let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
+    plan.reference_of = references(&vs);
+    let arrays = if p.kernels.iter().any(|k| k.writes()) { 5 } else { 1 };
+    let mapped: f64 = p.pages.iter().map(|&pol| r.fault_s(Bytes(p.size_bytes.0 * arrays), pol)).sum();
+    schedule::estimate_s(&plan, &unit, &unit) + mapped
 }
 
 pub struct Bandwidth;

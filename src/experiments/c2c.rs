@@ -41,6 +41,16 @@ impl Params {
     }
 }
 
+/// Seconds the experiment takes: every pair and handoff through the
+/// scheduler; a round trip costs two line transfers (~100 ns each).
+pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, _: &super::estimate::Rates) -> f64 {
+    let n = p.cpus.len();
+    let pairs = p.handoffs.len() * n * n.saturating_sub(1) / 2;
+    let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
+    plan.max_iters = 1 << 28;
+    schedule::estimate_s(&plan, &vec![200e-9; pairs], &vec![200e-6; pairs])
+}
+
 /// How CPUs `a` and `b` relate, from sysfs under `root`
 /// (`/sys/devices/system/cpu`).
 pub fn relation(root: &std::path::Path, a: usize, b: usize) -> Relation {

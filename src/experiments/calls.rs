@@ -126,6 +126,19 @@ fn entries(p: &Params, ctx: &Context) -> (Vec<(Linkage, ChainFn)>, Vec<SharedCha
     (out, loaded)
 }
 
+/// Seconds the experiment takes: every (linkage, depth, threads) cell
+/// through the scheduler; 64 chains of a call and a return cost a few ns
+/// per level, far below a sample, so the samples are the cost.
+pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, _: &super::estimate::Rates) -> f64 {
+    let unit: Vec<f64> = p
+        .linkages
+        .iter()
+        .flat_map(|_| p.threads.iter().flat_map(|_| p.depths.iter().map(|&d| d as f64 * 2e-9)))
+        .collect();
+    let warm: Vec<f64> = unit.iter().map(|u| 64.0 * u).collect();
+    schedule::estimate_s(&schedule::Plan::new(p.repetitions, p.min_sample_s), &unit, &warm)
+}
+
 fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     p.check()?;
     let teams: Vec<(usize, Team)> =

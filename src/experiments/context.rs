@@ -71,6 +71,15 @@ impl Params {
     }
 }
 
+/// Seconds the experiment takes: each save operation per thread count and
+/// each interpreter, through the scheduler; a cell's samples add up to
+/// `min_cell_s`, and a save costs at most a few hundred ns.
+pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, _: &super::estimate::Rates) -> f64 {
+    let cells = p.ops.len() * p.threads.len() + Protection::ALL.len();
+    let plan = schedule::Plan::new(p.repetitions, p.min_cell_s / p.repetitions as f64);
+    schedule::estimate_s(&plan, &vec![400e-9; cells], &vec![4e-6; cells])
+}
+
 pub struct ContextSaves;
 
 impl Experiment for ContextSaves {

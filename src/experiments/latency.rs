@@ -11,6 +11,7 @@
 //! is the translation cost. Page policies are measured alternately at each
 //! working set (A B A B …) and compared as ratios per round.
 
+use super::estimate::{Rates, CLOCK_SAMPLE_S};
 use super::{chases, Context, Experiment, Preset};
 use crate::analysis::attribution::{attribute, Attribution, Known};
 use crate::analysis::knees;
@@ -85,6 +86,39 @@ impl Params {
             seed: 0x006d_656d_7065_7266,
         }
     }
+}
+
+/// Seconds [`run`] takes on a machine of rates `r`: per working set, each
+/// order's chases through the scheduler (a warm-up before every sample),
+/// their regions and cycles; then the K-chain sweep at the largest.
+pub fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &Rates) -> f64 {
+    let plan = chases::plan(p.repetitions, p.min_sample_s, p.seed);
+    let orders = if p.page_local { 2.0 } else { 1.0 };
+    let policies = p.pages.len() as f64;
+    let mut s = 2.0 * CLOCK_SAMPLE_S;
+    for &size in &p.sizes_bytes {
+        let lines = size.0 / LINE as u64;
+        let unit: Vec<f64> = p.pages.iter().map(|&pol| r.ns_per_load(size, pol) * 1e-9).collect();
+        let warm: Vec<f64> = unit.iter().map(|u| chases::warm_loads(lines as usize, m) as f64 * u).collect();
+        s += orders * (schedule::estimate_s(&plan, &unit, &warm) + policies * r.link_s(lines));
+        s += p.pages.iter().map(|&pol| r.fault_s(size, pol)).sum::<f64>();
+    }
+    let Some(&max) = p.sizes_bytes.iter().max() else { return s };
+    let lines = max.0 / LINE as u64;
+    let mut chains = p.chains.clone();
+    if !chains.contains(&1) {
+        chains.push(1);
+    }
+    let keys: Vec<(PagePolicy, usize)> =
+        p.pages.iter().flat_map(|&pol| chains.iter().map(move |&k| (pol, k))).collect();
+    let unit: Vec<f64> = keys.iter().map(|&(pol, _)| r.ns_per_load(max, pol) * 1e-9).collect();
+    let warm: Vec<f64> = keys
+        .iter()
+        .zip(&unit)
+        .map(|(&(_, k), u)| (chases::warm_loads(lines as usize, m) / k as u64) as f64 * u)
+        .collect();
+    s + schedule::estimate_s(&plan, &unit, &warm)
+        + p.pages.iter().map(|&pol| r.fault_s(max, pol) + r.link_s(lines)).sum::<f64>()
 }
 
 pub struct Latency;

@@ -12,6 +12,7 @@
 //! drift of the shared machine spreads over the curve instead of bending
 //! it. Little's law turns each point into the lines in flight it implies.
 
+use super::estimate::Rates;
 use super::stream_arrays::Array;
 use super::{Context, Experiment, Preset};
 use crate::analysis::littles_law::lines_in_flight;
@@ -73,6 +74,20 @@ impl Params {
             seed: 0x6c6f_6164,
         }
     }
+}
+
+/// Seconds the experiment takes: the chase and the loaders' array mapped,
+/// the cycle built and the array filled; then one untimed run and every
+/// point's repetitions, each a warm-up and a window.
+pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64 {
+    let loaders = crate::timing::team::allowed_cpus().len() > 1;
+    let points = 1 + if loaders { p.delays_ns.len() } else { 0 };
+    let runs = (1 + p.repetitions * points) as f64;
+    let setup = r.fault_s(p.chase_bytes, p.pages)
+        + r.link_s(p.chase_bytes.0 / LINE)
+        + r.fault_s(p.loader_bytes, PagePolicy::Small)
+        + p.loader_bytes.0 as f64 / r.read_bps(1);
+    setup + runs * (p.warm_s + p.window_s)
 }
 
 pub struct LoadedLatency;

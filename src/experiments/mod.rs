@@ -11,6 +11,8 @@ pub mod c2c;
 pub mod calls;
 pub mod chases;
 pub mod context;
+pub mod estimate;
+pub mod fit;
 pub mod hugepages;
 pub mod info;
 pub mod latency;
@@ -47,9 +49,14 @@ pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// Progress of the running experiment (a bar on a terminal, or nothing).
 pub trait Progress: Sync {
+    /// A measurement of `total` steps starts inside the current job.
     fn start(&self, label: &str, total: u64);
     fn advance(&self, n: u64);
     fn finish(&self);
+    /// The plan: each job's name and estimated seconds, once, first.
+    fn plan(&self, _jobs: &[(&'static str, f64)]) {}
+    /// Job `index` of the plan begins.
+    fn job(&self, _index: usize) {}
 }
 
 pub struct NoProgress;
@@ -149,6 +156,7 @@ pub fn record<E: Experiment>(params: &E::Params, ctx: &Context, strict: bool) ->
         valid: true,
         duration_s: start.elapsed().as_secs_f64(),
         core_clock: Vec::new(),
+        estimated_s: None,
     };
     match result {
         Ok(outcome) => {

@@ -16,6 +16,7 @@
 //! is validated in full and the digests compared: all variants must
 //! produce the same lists.
 
+use super::estimate::Rates;
 use super::{Context, Experiment};
 use crate::error::{Error, Result};
 use crate::kernels::page_init::{add_physmem, validate, FreeLists, Mode, PageDesc, Segment};
@@ -178,6 +179,32 @@ fn check(p: &Params) -> Result<()> {
         return Err(Error::usage("--ahead is out of range: use 0 to 4096 descriptors"));
     }
     Ok(())
+}
+
+/// Seconds the experiment takes: the descriptor array mapped; then every
+/// variant through the scheduler — a store kernel streams the array at the
+/// machine's rate, an initialisation takes about 1.4 times as long (it
+/// reaches 50–100% of the store limit) and its warm-up run is validated
+/// (as long again).
+pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64 {
+    let layout = if p.layout.is_empty() { generated_layout(p.memory_bytes) } else { p.layout.clone() };
+    let pages: u64 = layout.iter().map(|(_, size)| size.0 / p.base_page_bytes.0.max(1)).sum();
+    let bytes = (pages * 128) as f64;
+    let all = p.threads.max(1);
+    let teams = if all > 1 { 2 } else { 1 };
+    let aheads = p.ahead.values().into_iter().filter(|&k| k > 0).count();
+    let stores = store_kernels().len();
+    let mut unit: Vec<f64> = Vec::new();
+    for t in [1, all].iter().take(teams) {
+        unit.extend(std::iter::repeat_n(bytes / r.read_bps(*t), stores));
+    }
+    let init = |t: usize| 1.4 * bytes / r.read_bps(t);
+    unit.extend([init(1), init(1)]);
+    unit.extend(std::iter::repeat_n(init(1), aheads));
+    unit.extend(std::iter::repeat_n(init(all), aheads.max(1)));
+    let warm: Vec<f64> = unit.iter().enumerate().map(|(i, u)| if i < stores * teams { *u } else { 2.0 * u }).collect();
+    let plan = schedule::Plan::new(p.repetitions, 0.01);
+    schedule::estimate_s(&plan, &unit, &warm) + r.fault_s(Bytes(bytes as u64), PagePolicy::Small)
 }
 
 /// What one sample of a variant runs: a store kernel, or add_physmem.

@@ -146,6 +146,11 @@ impl Plan {
     }
 }
 
+/// What the machine probe takes (clock, levels, rates), about.
+pub const PROBE_S: f64 = 0.8;
+/// Writing the document, plots and report, about.
+pub const REPORT_S: f64 = 0.5;
+
 /// How far the cache-level probe sweeps: past twice the largest plausible
 /// claimed cache (so a real one is seen to end), at least
 /// [`levels::MIN_REACH`], within half the memory budget and 1 GiB.
@@ -251,6 +256,7 @@ pub fn observation_document(
         warnings: Vec::new(),
         duration_s,
         core_clock: Vec::new(),
+        estimated_s: None,
     });
     doc
 }
@@ -268,7 +274,10 @@ pub fn execute(
     doc.warnings.extend(plan.notes.iter().cloned());
     let _reservations = reserve(plan, doc)?;
     let machine = doc.machine.clone();
-    for job in &plan.jobs {
+    let rates = super::estimate::Rates::of(&machine);
+    progress.plan(&plan.estimates(&machine));
+    for (index, job) in plan.jobs.iter().enumerate() {
+        progress.job(index);
         let ctx = Context::new(&machine, clock, progress).for_command(plan.command);
         let before = super::steal_ticks();
         let measures = !matches!(job, Job::Info) && !super::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed);
@@ -292,6 +301,7 @@ pub fn execute(
                 Job::Numa(p) => record::<numa::Numa>(p, &ctx, plan.strict)?,
             }
         };
+        rec.estimated_s = Some(job.estimate_s(&machine, &rates));
         if let Some(c) = super::steal_warning(before, super::steal_ticks()) {
             rec.warnings.push(c.render(plan.command));
         }
@@ -323,6 +333,74 @@ pub fn clock_moved(
     ((a / b - 1.0).abs() > CLOCK_MOVED).then_some(Caution::ClockMoved { before_ghz: b, after_ghz: a, cpufreq })
 }
 
+impl Job {
+    /// Seconds this job is expected to take on `m` (see [`super::estimate`]).
+    pub fn estimate_s(&self, m: &Fingerprint, r: &super::estimate::Rates) -> f64 {
+        match self {
+            Job::Info => 0.0,
+            Job::Bandwidth(p) => bandwidth::estimate_s(p, m, r),
+            Job::Latency(p) => latency::estimate_s(p, m, r),
+            Job::Tlb(p) => tlb::estimate_s(p, m, r),
+            Job::PrefetchFault(p) => prefetch_fault::estimate_s(p, m, r),
+            Job::PageInit(p) => page_init::estimate_s(p, m, r),
+            Job::Calls(p) => calls::estimate_s(p, m, r),
+            Job::Context(p) => context::estimate_s(p, m, r),
+            Job::WorkingSet(p) => working_set::estimate_s(p, m, r),
+            Job::C2c(p) => c2c::estimate_s(p, m, r),
+            Job::LoadedLatency(p) => loaded_latency::estimate_s(p, m, r),
+            Job::Numa(p) => numa::estimate_s(p, m, r),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        job_name(self)
+    }
+}
+
+impl Plan {
+    /// A suite plan of `jobs` with no outputs (for costing and tests).
+    pub fn for_suite(jobs: Vec<Job>) -> Plan {
+        Plan {
+            jobs,
+            output: Output::default(),
+            strict: false,
+            reserve_hugepages: false,
+            notes: Vec::new(),
+            journal: false,
+            command: Command::Run,
+        }
+    }
+
+    /// What every plan spends beside its jobs: the machine probe, two
+    /// core-clock readings per measuring job, the report.
+    pub fn overhead_s(&self) -> f64 {
+        let measuring = self.jobs.iter().filter(|j| !matches!(j, Job::Info)).count() as f64;
+        let probe = if self.needs_levels() { PROBE_S } else { 0.1 };
+        probe + 2.0 * measuring * super::estimate::CLOCK_SAMPLE_S + REPORT_S
+    }
+
+    /// One line for the terminal: "plan: 11 experiments, about 41 s
+    /// (bandwidth 6.9 s, latency 4.2 s, …)".
+    pub fn summary(&self, m: &Fingerprint) -> String {
+        let est = self.estimates(m);
+        let total: f64 = est.iter().map(|e| e.1).sum::<f64>() + self.overhead_s();
+        let parts: Vec<String> =
+            est.iter().filter(|e| e.1 > 0.05).map(|(n, s)| format!("{n} {}", crate::units::seconds(*s))).collect();
+        format!(
+            "plan: {} experiment(s), about {} ({})",
+            self.jobs.len(),
+            crate::units::seconds(total),
+            if parts.is_empty() { "nothing to measure".into() } else { parts.join(", ") }
+        )
+    }
+
+    /// Each job's estimated seconds, in plan order.
+    pub fn estimates(&self, m: &Fingerprint) -> Vec<(&'static str, f64)> {
+        let r = super::estimate::Rates::of(m);
+        self.jobs.iter().map(|j| (j.name(), j.estimate_s(m, &r))).collect()
+    }
+}
+
 fn job_name(job: &Job) -> &'static str {
     match job {
         Job::Info => info::Info::NAME,
@@ -351,6 +429,7 @@ fn interrupted_record(job: &Job) -> ExperimentRecord {
         valid: true,
         duration_s: 0.0,
         core_clock: Vec::new(),
+        estimated_s: None,
     }
 }
 

@@ -9,6 +9,7 @@
 //! reference. The sum is validated against an f64 recomputation, and every
 //! policy must compute the same sum bit for bit.
 
+use super::estimate::Rates;
 use super::{Context, Experiment};
 use crate::counters::{self, events};
 use crate::error::{Error, Result};
@@ -153,6 +154,24 @@ fn count_sample(
     });
     let seconds = t0.elapsed().as_secs_f64();
     (specs.iter().zip(statuses).map(|(s, st)| EventCount::of(s, st)).collect(), seconds)
+}
+
+/// Seconds the experiment takes on a machine of rates `r`: the arrays
+/// mapped and filled (every element computed), every policy through the scheduler (a row costs
+/// three random reads of a 2 KiB span), and one counted run per policy.
+pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64 {
+    let row_bytes = 3 * 4 * p.row_floats;
+    let unit: Vec<f64> = p
+        .pages
+        .iter()
+        .map(|&pol| 3.0 * r.ns_per_load(p.total_bytes, pol) * 1e-9 + row_bytes as f64 / r.read_bps(1))
+        .collect();
+    let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
+    plan.reference_of = vec![None; p.pages.len()];
+    // Filling computes every element (about 1.5 ns each).
+    let filled = p.total_bytes.0 as f64 / 4.0 * 1.5e-9;
+    let mapped: f64 = p.pages.iter().map(|&pol| r.fault_s(p.total_bytes, pol) + filled).sum();
+    schedule::estimate_s(&plan, &unit, &unit) + mapped + p.pages.len() as f64 * p.min_sample_s
 }
 
 pub struct WorkingSet;

@@ -52,6 +52,26 @@ pub struct MeasuredLevels {
     pub duration_s: f64,
     /// Every sample ended where the cycle says.
     pub valid: bool,
+    /// One thread reading the largest working set sequentially, B/s: what
+    /// the plan costs streaming passes with (not a bandwidth result).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_bytes_per_s: Option<f64>,
+    /// B/s a region is mapped and touched at, on 4 KiB pages and on THP
+    /// (direct compaction included), measured on [`FAULT_PROBE`] each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault_bytes_per_s: Option<(f64, f64)>,
+}
+
+/// The regions timed for the fault rates.
+pub const FAULT_PROBE: Bytes = Bytes(32 * MIB);
+
+/// B/s `Region::new` maps and touches [`FAULT_PROBE`] at, per policy.
+fn fault_rate(pages: PagePolicy) -> Option<f64> {
+    let t0 = std::time::Instant::now();
+    let r = Region::new(pages, FAULT_PROBE).ok()?;
+    let s = t0.elapsed().as_secs_f64();
+    drop(r);
+    (s > 0.0).then(|| FAULT_PROBE.0 as f64 / s)
 }
 
 impl MeasuredLevels {
@@ -91,14 +111,36 @@ pub fn measure(clock: &dyn Clock, reach: Bytes, must_pass: Bytes, thp: bool) -> 
     }
     region.read_back();
     let found = levels::find(&curve(&points));
+    let streamed = points.last().map_or(FIRST, |p| p.size_bytes);
     Ok(MeasuredLevels {
         pages,
         huge_fraction: region.backing().huge_fraction,
+        read_bytes_per_s: read_rate(clock, &region, streamed),
+        fault_bytes_per_s: fault_rate(PagePolicy::Small).zip(fault_rate(if thp { PagePolicy::Thp } else { pages })),
         points,
         found,
         duration_s: started.elapsed().as_secs_f64(),
         valid,
     })
+}
+
+/// B/s of one sequential pass over the first `bytes` of the region (the
+/// second of two: the first brings the TLB and prefetchers up to speed).
+fn read_rate(clock: &dyn Clock, region: &Region, bytes: Bytes) -> Option<f64> {
+    let words = &region.as_slice::<u64>()[..(bytes.0 / 8) as usize];
+    let mut ns = 0;
+    for _ in 0..2 {
+        let t0 = clock.now_ns();
+        let sum = words.chunks_exact(8).fold([0u64; 8], |mut acc, c| {
+            for (a, w) in acc.iter_mut().zip(c) {
+                *a = a.wrapping_add(*w);
+            }
+            acc
+        });
+        std::hint::black_box(sum);
+        ns = clock.now_ns().saturating_sub(t0);
+    }
+    (ns > 0).then(|| bytes.0 as f64 * 1e9 / ns as f64)
 }
 
 /// The last two points may differ by this much for the far level to be flat.

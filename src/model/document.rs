@@ -60,6 +60,9 @@ pub struct ExperimentRecord {
     /// (a timed chain of dependent adds), where it could be.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub core_clock: Vec<crate::timing::core_clock::CoreClock>,
+    /// What the plan expected this experiment to take, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_s: Option<f64>,
 }
 
 /// Who produced the document: host, run id, and launcher rank if any.
@@ -148,6 +151,7 @@ impl Document {
                     valid: true,
                     duration_s: 0.0,
                     core_clock: Vec::new(),
+                    estimated_s: None,
                 });
             }
         }

@@ -65,6 +65,13 @@ pub enum Caution {
         /// The OS sets the frequency (a cpufreq governor exists).
         cpufreq: bool,
     },
+    /// The suite was shrunk to fit its time budget.
+    SuiteFitted {
+        budget_s: f64,
+        before_s: f64,
+        after_s: f64,
+        shrunk: Vec<&'static str>,
+    },
     /// The cache levels could not be measured: sizes come from plausible
     /// claims, or a default.
     LevelsNotMeasured {
@@ -183,6 +190,7 @@ impl Caution {
             Caution::ClockMoved { .. } => "clock-moved",
             Caution::ClockNotMeasured { .. } => "clock-not-measured",
             Caution::LevelsNotMeasured { .. } => "levels-not-measured",
+            Caution::SuiteFitted { .. } => "suite-fitted",
             Caution::CacheClaimImplausible { .. } => "cache-claim-implausible",
             Caution::CacheClaimNotSeen { .. } => "cache-claim-not-seen",
             Caution::ReserveFailed { .. } => "reserve-hugepages",
@@ -223,6 +231,11 @@ impl Caution {
             Caution::StealTime { fraction } => {
                 format!("the hypervisor stole {:.1}% of CPU time during the measurement", fraction * 100.0)
             }
+            Caution::SuiteFitted { budget_s, before_s, after_s, shrunk } => format!(
+                "the suite's presets would take about {before_s:.0} s on this machine, over its {budget_s:.0} s budget: \
+                 {} ran lighter (fewer repetitions, points or bytes; see each one's parameters), about {after_s:.0} s in all",
+                shrunk.join(", ")
+            ),
             Caution::LevelsNotMeasured { reason } => format!(
                 "cache levels not measured — {reason}: working sets are sized from plausible CPUID/sysfs claims"
             ),
@@ -325,6 +338,7 @@ impl Caution {
                 Some("free memory (the probe maps 256 MiB or more) and rerun; sizes can be set with --size".into())
             }
             Caution::CacheClaimImplausible { .. } | Caution::CacheClaimNotSeen { .. } => None,
+            Caution::SuiteFitted { .. } => Some("memperf run --full, or each experiment on its own with its options".into()),
             Caution::ClockNotMeasured { .. } => Some(
                 "figures in ns are unaffected; for cycles, rerun on an idle machine (chains that still disagree mean this core folds them)".into(),
             ),

@@ -388,6 +388,26 @@ pub fn holdout_best(score: &[Vec<f64>], candidates: &[usize]) -> Option<Holdout>
     (!confirming.is_empty()).then_some(Holdout { chosen, confirming })
 }
 
+/// The seconds [`measure`] will take for variants whose one iteration
+/// lasts `unit_s[i]` and whose warm-up lasts `warm_s[i]`: one warm-up each,
+/// calibration (iterations grow ×10 at most per run until a run lasts
+/// `min_sample_s`: about 1.3 samples), then every repetition's samples in
+/// its order — references included, a warm-up before each when the plan
+/// warms every sample — and one untimed reference run per group.
+pub fn estimate_s(plan: &Plan, unit_s: &[f64], warm_s: &[f64]) -> f64 {
+    let n = unit_s.len();
+    let sample = |i: usize| (plan.min_sample_s * 1.05).max(unit_s[i]) + unit_s[i] / 2.0;
+    let warm = |i: usize| warm_s.get(i).copied().unwrap_or(0.0);
+    let setup: f64 = (0..n).map(|i| warm(i) + 1.3 * plan.min_sample_s.max(unit_s[i]) + unit_s[i]).sum();
+    let mut rng = crate::kernels::chase::SplitMix64(0);
+    let reference_of = |i: usize| plan.reference_of.get(i).copied().flatten();
+    let is_reference: Vec<bool> = (0..n).map(|i| (0..n).any(|j| reference_of(j) == Some(i))).collect();
+    let order = repetition_order(n, &is_reference, &reference_of, plan.reference_every.max(1), &mut rng);
+    let per_rep: f64 = order.iter().map(|&i| sample(i) + if plan.warm_each_sample { warm(i) } else { 0.0 }).sum();
+    let lead_ins: f64 = (0..n).filter(|&r| is_reference[r]).map(sample).sum();
+    plan.repetitions as f64 * (per_rep + lead_ins) + setup
+}
+
 /// Samples one repetition takes (references included), for progress.
 pub fn samples_per_repetition(plan: &Plan, n: usize) -> usize {
     let mut rng = crate::kernels::chase::SplitMix64(0);
@@ -512,6 +532,27 @@ mod tests {
         // One calibration run (1 ms already exceeds 0.5 ms), then one
         // untimed reference run per group and repetition.
         assert_eq!(lead_ins.get(), 1 + 2);
+    }
+
+    /// The estimate counts what `measure` does: on the fake clock of the
+    /// test above (1 ms per read) its figure matches the clock's total.
+    #[test]
+    fn the_estimate_counts_samples_warm_ups_and_references() {
+        let mut plan = Plan::new(4, 0.010);
+        plan.reference_of = vec![None, Some(0), Some(0)];
+        plan.reference_every = 1;
+        // No warm-ups, units far below the sample: 5 samples per repetition
+        // (the reference thrice) + 1 lead-in, each 10.5 ms; setup 3 × 13 ms.
+        let e = estimate_s(&plan, &[0.0; 3], &[0.0; 3]);
+        assert!((e - (4.0 * 6.0 * 0.0105 + 3.0 * 0.013)).abs() < 1e-12, "{e}");
+        // Warming each sample adds a warm-up to each of the 5 samples.
+        plan.warm_each_sample = true;
+        let w = estimate_s(&plan, &[0.0; 3], &[0.002; 3]);
+        assert!((w - e - (4.0 * 5.0 * 0.002 + 3.0 * 0.002)).abs() < 1e-12, "{w} {e}");
+        // A unit longer than the minimum sets the sample (and half a unit
+        // of rounding up).
+        let long = estimate_s(&Plan::new(2, 0.001), &[0.1], &[0.0]);
+        assert!((long - (2.0 * 0.15 + 0.13 + 0.1)).abs() < 1e-12, "{long}");
     }
 
     #[test]

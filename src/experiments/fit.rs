@@ -1,0 +1,305 @@
+//! Fitting the suite to its time budget: while the plan's estimate is over
+//! budget, the job estimated longest gives up one step — fewer
+//! repetitions, a shorter sweep, a smaller working set, shorter samples —
+//! never below what its statistics need (the best prefetch distance is
+//! chosen on half the repetitions and confirmed on the other half: 10 at
+//! least; a knee needs points on both sides of it). What was given up is
+//! said, so a reader knows the suite ran lighter than its preset.
+
+use super::plan::{Job, Plan};
+use super::{budget, Preset};
+use crate::machine::Fingerprint;
+use crate::units::{Bytes, MIB};
+
+/// One step down for `job`; `false` when it is at its floor.
+pub fn shrink(job: &mut Job, m: &Fingerprint) -> bool {
+    let (llc, _) = m.sizing_llc();
+    let floor = |f: u64| Bytes((f * llc.0).max(64 * MIB));
+    match job {
+        Job::Info | Job::Numa(_) => false,
+        Job::Bandwidth(p) => shrink_bandwidth(p, floor(4), Bytes(llc.0.max(64 * MIB))),
+        Job::Latency(p) => shrink_latency(p, floor(4), Bytes(llc.0.max(64 * MIB))),
+        Job::Tlb(p) => {
+            if p.refine {
+                p.refine = false;
+            } else if p.repetitions > 3 {
+                p.repetitions -= 1;
+            } else if p.max_pages > 4096 {
+                p.max_pages /= 2;
+            } else {
+                return halve_sample(&mut p.min_sample_s, 0.001);
+            }
+            true
+        }
+        Job::WorkingSet(p) => {
+            let six = 6 * MIB;
+            if p.total_bytes.0 / 2 >= floor(4).0.max(48 * MIB) {
+                p.total_bytes = Bytes(p.total_bytes.0 / 2 / six * six);
+            } else if p.repetitions > 3 {
+                p.repetitions -= 1;
+            } else {
+                return halve_sample(&mut p.min_sample_s, 0.005);
+            }
+            true
+        }
+        Job::PrefetchFault(p) => {
+            if p.stride_pages > 1 << 14 {
+                p.stride_pages /= 2;
+            } else if p.repetitions > 6 {
+                p.repetitions -= 2;
+            } else {
+                return halve_sample(&mut p.min_sample_s, 0.002);
+            }
+            true
+        }
+        Job::PageInit(p) => {
+            if p.memory_bytes.0 / 2 >= 1 << 30 {
+                p.memory_bytes = Bytes(p.memory_bytes.0 / 2);
+            } else if p.repetitions > 2 {
+                p.repetitions -= 1;
+            } else {
+                return false;
+            }
+            true
+        }
+        Job::Calls(p) => {
+            if p.threads.len() > 2 {
+                // Keep 1 and all; thin the ladder between them.
+                p.threads.remove(p.threads.len() / 2);
+            } else if p.repetitions > 6 {
+                p.repetitions -= 2;
+            } else {
+                return halve_sample(&mut p.min_sample_s, 0.0005);
+            }
+            true
+        }
+        Job::Context(p) => {
+            if p.threads.len() > 2 {
+                p.threads.remove(p.threads.len() / 2);
+            } else if p.repetitions > 6 {
+                p.repetitions -= 2;
+            } else if p.min_cell_s > 0.1 {
+                p.min_cell_s /= 2.0;
+            } else {
+                return false;
+            }
+            true
+        }
+        Job::C2c(p) => {
+            if p.cpus.len() > 4 {
+                let keep = p.cpus.len() * 3 / 4;
+                p.cpus.truncate(keep);
+            } else if p.repetitions > 3 {
+                p.repetitions -= 1;
+            } else {
+                return halve_sample(&mut p.min_sample_s, 0.001);
+            }
+            true
+        }
+        Job::LoadedLatency(p) => {
+            if p.repetitions > 2 {
+                p.repetitions -= 1;
+            } else if p.window_s > 0.01 {
+                p.window_s /= 2.0;
+                p.warm_s = p.window_s / 4.0;
+            } else {
+                return false;
+            }
+            true
+        }
+    }
+}
+
+/// Bandwidth gives up, in order: size down to 4× where memory begins
+/// (STREAM's rule), prefetch distances down to three (a plateau's least),
+/// the kernels least asked about, repetitions down to 6, the second hint,
+/// then size down to where memory begins (the run warns that part of the
+/// array is read from cache); `simd` and its prefetch stay.
+fn shrink_bandwidth(p: &mut super::bandwidth::Params, four: Bytes, one: Bytes) -> bool {
+    use crate::kernels::StreamShape as S;
+    const DROP: [S; 9] = [S::Sum1, S::Mix31, S::CopyNt, S::Sum4, S::Update, S::Copy, S::StoreNt, S::Triad, S::Store];
+    if p.size_bytes.0 > four.0 {
+        p.size_bytes = Bytes((p.size_bytes.0 / 2).max(four.0));
+    } else if p.distance_elements.count() > 3 {
+        let span = p.distance_elements.end - p.distance_elements.start;
+        p.distance_elements.step = (p.distance_elements.step * 2).min(span / 2).max(1);
+    } else if let Some(k) = DROP.iter().find(|k| p.kernels.contains(k)) {
+        p.kernels.retain(|x| x != k);
+    } else if p.repetitions > 6 {
+        p.repetitions -= 2;
+    } else if p.hints.len() > 1 {
+        p.hints.truncate(1);
+    } else if p.size_bytes.0 > one.0 {
+        p.size_bytes = Bytes((p.size_bytes.0 / 2).max(one.0));
+    } else {
+        return halve_sample(&mut p.min_sample_s, 0.002);
+    }
+    true
+}
+
+/// Latency gives up, in order: working sets past 4× where memory begins,
+/// chain counts down to two, repetitions down to 3, working sets down to
+/// where memory begins (the run warns that the far figure includes cache
+/// hits), page policies down to one (THP where asked: fewest walks),
+/// working sets down to 64 MiB (the far level is then not reached, and the
+/// run says so).
+fn shrink_latency(p: &mut super::latency::Params, four: Bytes, one: Bytes) -> bool {
+    let max = p.sizes_bytes.iter().max().copied().unwrap_or_default();
+    if max.0 / 2 >= four.0 {
+        p.sizes_bytes.retain(|s| s.0 < max.0);
+    } else if p.chains.len() > 2 {
+        p.chains.remove(1);
+    } else if p.repetitions > 3 {
+        p.repetitions -= 1;
+    } else if max.0 / 2 >= one.0 && p.sizes_bytes.len() > 1 {
+        p.sizes_bytes.retain(|s| s.0 < max.0);
+    } else if p.pages.len() > 1 {
+        let keep =
+            if p.pages.contains(&crate::memory::PagePolicy::Thp) { crate::memory::PagePolicy::Thp } else { p.pages[0] };
+        p.pages = vec![keep];
+    } else if max.0 / 2 >= 64 * MIB && p.sizes_bytes.len() > 1 {
+        // The far level is then not reached, and the run says so.
+        p.sizes_bytes.retain(|s| s.0 < max.0);
+    } else {
+        return halve_sample(&mut p.min_sample_s, 0.002);
+    }
+    true
+}
+
+fn halve_sample(s: &mut f64, floor: f64) -> bool {
+    if *s / 2.0 >= floor {
+        *s /= 2.0;
+        true
+    } else {
+        false
+    }
+}
+
+/// What fitting did: the estimate before and after, and the jobs it shrank.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fitted {
+    pub budget_s: f64,
+    pub before_s: f64,
+    pub after_s: f64,
+    pub shrunk: Vec<&'static str>,
+}
+
+/// Shrinks the plan's jobs until the whole fits `budget_s` or none can
+/// shrink further.
+pub fn fit(plan: &mut Plan, m: &Fingerprint, budget_s: f64) -> Fitted {
+    let total = |p: &Plan| p.estimates(m).iter().map(|e| e.1).sum::<f64>() + p.overhead_s();
+    let before_s = total(plan);
+    let mut shrunk: Vec<&'static str> = Vec::new();
+    let mut stuck = vec![false; plan.jobs.len()];
+    while total(plan) > budget_s {
+        let est = plan.estimates(m);
+        let Some(i) = (0..plan.jobs.len()).filter(|&i| !stuck[i]).max_by(|&a, &b| est[a].1.total_cmp(&est[b].1)) else {
+            break;
+        };
+        if shrink(&mut plan.jobs[i], m) {
+            if !shrunk.contains(&est[i].0) {
+                shrunk.push(est[i].0);
+            }
+        } else {
+            stuck[i] = true;
+        }
+    }
+    Fitted { budget_s, before_s, after_s: total(plan), shrunk }
+}
+
+/// The suite's plan fitted to its preset's budget (none for `Default`).
+pub fn fit_suite(plan: &mut Plan, m: &Fingerprint, preset: Preset) -> Option<Fitted> {
+    budget::suite_seconds(preset).map(|b| fit(plan, m, b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::{bandwidth, c2c, calls, context, latency, page_init, tlb};
+    use crate::machine::levels::{LevelPoint, MeasuredLevels};
+    use crate::units::GIB;
+
+    /// A machine whose memory begins at 1 GiB (a 1 GiB last-level cache)
+    /// and that has a terabyte: every preset grows, and the fit brings the
+    /// suite back within its minute.
+    fn big_cache_machine() -> Fingerprint {
+        let mut m = Fingerprint::collect();
+        m.memory_total_bytes = Some(Bytes(1 << 40));
+        m.memory_available_bytes = Some(Bytes(1 << 40));
+        let points: Vec<LevelPoint> = (14..=34)
+            .map(|e| LevelPoint {
+                size_bytes: Bytes(1 << e),
+                latency_ns: if e <= 30 { 40.0 } else { 120.0 },
+                samples_ns: vec![],
+            })
+            .collect();
+        let found = crate::analysis::levels::find(
+            &points.iter().map(|p| (p.size_bytes.0 as f64, p.latency_ns)).collect::<Vec<_>>(),
+        );
+        assert_eq!(found.far_from, Some(Bytes(2 * GIB)));
+        m.measured_levels = Some(MeasuredLevels {
+            pages: crate::memory::PagePolicy::Thp,
+            huge_fraction: Some(1.0),
+            points,
+            found,
+            duration_s: 1.0,
+            valid: true,
+            read_bytes_per_s: Some(10e9),
+            fault_bytes_per_s: Some((2e9, 2e9)),
+        });
+        m
+    }
+
+    fn suite(m: &Fingerprint, threads: usize) -> Plan {
+        let ladder: Vec<usize> =
+            std::iter::successors(Some(1), |t| Some(t * 2)).take_while(|&t| t <= threads).collect();
+        let mut bw = bandwidth::Params::preset(Preset::Quick, m);
+        bw.threads = vec![1, threads];
+        let mut ca = calls::Params::preset(Preset::Quick);
+        ca.threads = ladder.clone();
+        let mut cx = context::Params::preset(Preset::Quick);
+        cx.threads = ladder;
+        let mut cc = c2c::Params::preset(Preset::Quick);
+        cc.cpus = (0..c2c::PRESET_MAX_CPUS).collect();
+        let mut pi = page_init::Params::preset(Preset::Quick);
+        pi.threads = threads;
+        Plan::for_suite(vec![
+            Job::Bandwidth(bw),
+            Job::Latency(latency::Params::preset(Preset::Quick, m)),
+            Job::Tlb(tlb::Params::preset(Preset::Quick)),
+            Job::PageInit(pi),
+            Job::Calls(ca),
+            Job::Context(cx),
+            Job::C2c(cc),
+        ])
+    }
+
+    #[test]
+    fn a_1_gib_cache_and_256_cpus_fit_the_quick_minute() {
+        let m = big_cache_machine();
+        let mut plan = suite(&m, 256);
+        let f = fit_suite(&mut plan, &m, Preset::Quick).unwrap();
+        assert!(f.before_s > 60.0, "the presets alone would overrun: {f:?}");
+        assert!(f.after_s <= budget::SUITE_SECONDS.0, "{f:?}");
+        assert!(f.shrunk.contains(&"bandwidth"), "{f:?}");
+        // The statistics keep their floors.
+        for j in &plan.jobs {
+            if let Job::Bandwidth(p) = j {
+                assert!(p.repetitions >= 6, "{}", p.repetitions);
+                assert!(p.distance_elements.count() >= 3, "a plateau needs three points");
+                assert!(p.kernels.contains(&crate::kernels::StreamShape::Simd));
+                assert!(p.size_bytes.0 >= m.sizing_llc().0 .0, "never below where memory begins");
+            }
+        }
+    }
+
+    #[test]
+    fn a_plan_within_budget_is_left_alone() {
+        let m = big_cache_machine();
+        let mut plan = Plan::for_suite(vec![Job::Calls(calls::Params::preset(Preset::Quick))]);
+        let before = format!("{:?}", plan.jobs);
+        let f = fit(&mut plan, &m, 60.0);
+        assert!(f.shrunk.is_empty());
+        assert_eq!(format!("{:?}", plan.jobs), before);
+    }
+}
