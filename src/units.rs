@@ -180,6 +180,16 @@ pub fn parse_u64(name: &str, text: &str) -> Result<u64> {
     parsed.map_err(|_| Error::usage(format!("{name} '{text}' is not a non-negative integer (decimal or 0x-hex)")))
 }
 
+/// A percentage such as `2%` or `2` (meaning 2%), as a fraction in
+/// (0, 1): `--precision 2%` is 0.02.
+pub fn parse_percent(name: &str, text: &str) -> Result<f64> {
+    let t = text.trim();
+    match t.strip_suffix('%').unwrap_or(t).trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p < 100.0 => Ok(p / 100.0),
+        _ => Err(Error::usage(format!("{name} '{text}': give a percentage above 0 and below 100, e.g. {name} 2%"))),
+    }
+}
+
 /// `1234567` as `1,234,567`.
 pub fn group_thousands(n: u64) -> String {
     let digits = n.to_string();

@@ -41,6 +41,50 @@ fn the_programs_status_and_output_pass_through() {
     assert!(stderr(&killed).contains("killed by signal 15 (SIGTERM)"));
 }
 
+/// README example 3 on a CPU without an encoding for a named event: that
+/// event is "not measured — no encoding for <CPU>" in the table, the JSON
+/// and the CSV; the others are counted; the exit status is the program's.
+#[test]
+fn an_event_this_cpu_cannot_encode_is_not_measured_and_the_rest_counted() {
+    let cpu = memperf::machine::cpuid::this_identity();
+    let Some(foreign) = ["dtlb-walk-cycles", "dtlb-walks", "loads"]
+        .into_iter()
+        .find(|n| memperf::counters::events::resolve(n, &cpu).is_ok_and(|e| e.no_encoding().is_some()))
+    else {
+        println!("skipped: this CPU encodes every named event memperf knows");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv) = (dir.path().join("s.json"), dir.path().join("s.csv"));
+    let events = format!("task-clock,{foreign},page-faults");
+    let o = memperf(&[
+        "stat",
+        "-e",
+        &events,
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        "exit 3",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("not measured: {foreign}: no encoding for {}", cpu.vendor)), "{}", stderr(&o));
+    let doc = read_json(&json);
+    let events = doc["experiments"][0]["outcome"]["events"].as_array().unwrap().clone();
+    let status = |n: &str| events.iter().find(|e| e["name"] == n).unwrap()["status"].clone();
+    assert_eq!(status(foreign)["status"], "unavailable");
+    assert!(status(foreign)["reason"].as_str().unwrap().starts_with("no encoding for"));
+    assert_eq!(status("task-clock")["status"], "measured");
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        rows.lines().any(|l| l.starts_with(&format!("total,,,{foreign},,")) && l.ends_with("not measured")),
+        "{rows}"
+    );
+}
+
 #[test]
 fn a_sigterm_to_memperf_reaches_the_program() {
     let child = Command::new(env!("CARGO_BIN_EXE_memperf"))

@@ -26,6 +26,12 @@ pub struct LatencyArgs {
     /// Seed of the random chase order.
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub seed: Option<String>,
+    /// Samples per point, at least (each after a warm-up traversal) [default: 6]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub repetitions: Option<String>,
+    /// Go on sampling (up to 60 samples) until every point's median is known to ± PCT, 95% interval [default: 3%]; `none`: exactly --repetitions
+    #[arg(long, value_name = "PCT", allow_hyphen_values = true)]
+    pub precision: Option<String>,
     #[command(flatten)]
     pub preset: PresetArgs,
     #[command(flatten)]
@@ -78,6 +84,17 @@ impl LatencyArgs {
         if let Some(s) = &self.seed {
             p.seed = crate::units::parse_u64("--seed", s)?;
         }
+        if let Some(r) = &self.repetitions {
+            p.repetitions = positive("--repetitions", r)?;
+        }
+        match self.precision.as_deref().map(str::trim) {
+            Some("none") => p.precision = None,
+            Some(t) => {
+                p.precision = Some(crate::units::parse_percent("--precision", t)?);
+                p.max_repetitions = 60;
+            }
+            None => {}
+        }
         let max = p.sizes_bytes.iter().max().copied().unwrap_or_default();
         let arrays = p.pages.iter().filter(|x| !x.uses_hugetlb_pool()).count() as u64;
         crate::memory::check_fits(
@@ -105,5 +122,15 @@ mod tests {
         // These hung, or truncated to u32, before.
         assert!(parse_sizes("4KiB:1GiB:4294967295").unwrap_err().message.contains("out of range"));
         assert!(parse_sizes("4KiB:16KiB:4294967297").is_err());
+    }
+
+    #[test]
+    fn precision_is_a_percentage() {
+        assert_eq!(crate::units::parse_percent("--precision", "2%").unwrap(), 0.02);
+        assert_eq!(crate::units::parse_percent("--precision", " 5 ").unwrap(), 0.05);
+        for bad in ["0", "100%", "-1", "x", ""] {
+            let e = crate::units::parse_percent("--precision", bad).unwrap_err();
+            assert!(e.message.contains("e.g. --precision 2%"), "{bad}: {}", e.message);
+        }
     }
 }

@@ -25,6 +25,9 @@ pub enum EventKind {
     Typed { perf_type: u32, config: u64 },
     /// `pmu/term=value,…/`: resolved through the PMU's sysfs format files.
     Pmu { pmu: String, terms: Vec<(String, u64)> },
+    /// A named event this CPU has no encoding for: never opened, reported
+    /// "not measured" with `reason`.
+    NoEncoding { reason: String },
 }
 
 /// One event, as asked for and as it will be opened.
@@ -40,6 +43,14 @@ impl EventSpec {
     /// Software events are counted by the kernel and work without a PMU.
     pub fn is_software(&self) -> bool {
         matches!(self.kind, EventKind::Typed { perf_type: TYPE_SOFTWARE, .. })
+    }
+
+    /// Why this event cannot be opened on this CPU, before trying.
+    pub fn no_encoding(&self) -> Option<&str> {
+        match &self.kind {
+            EventKind::NoEncoding { reason } => Some(reason),
+            _ => None,
+        }
     }
 }
 
@@ -216,15 +227,23 @@ pub fn resolve(name: &str, cpu: &CpuIdentity) -> Result<EventSpec, String> {
             return Ok(typed(TYPE_RAW, config, &format!("{} [{}]", e.description, table.cpu)));
         }
     }
-    let known_named = named_tables().iter().any(|t| t.events.contains_key(name));
-    if known_named {
-        return Err(format!(
-            "event '{name}' is defined for {} only; this CPU ({} family {} model {}) has no table: give it raw, e.g. -e r0e12",
-            named_tables().iter().filter(|t| t.events.contains_key(name)).map(|t| t.cpu.clone()).collect::<Vec<_>>().join("; "),
-            cpu.vendor,
-            cpu.family,
-            cpu.model
-        ));
+    let tables: Vec<String> =
+        named_tables().into_iter().filter(|t| t.events.contains_key(name)).map(|t| t.cpu).collect();
+    if !tables.is_empty() {
+        // Counted where it can be: the other events still are.
+        return Ok(EventSpec {
+            name: name.into(),
+            kind: EventKind::NoEncoding {
+                reason: format!(
+                    "no encoding for {} family {} model {} ({name} is defined for {} only)",
+                    cpu.vendor,
+                    cpu.family,
+                    cpu.model,
+                    tables.join("; ")
+                ),
+            },
+            description: "a named event of other CPUs".into(),
+        });
     }
     Err(format!(
         "unknown event '{name}': use a perf name (cycles, instructions, dTLB-load-misses, page-faults …), rNNNN or pmu/event=…,umask=…/"
@@ -342,10 +361,13 @@ mod tests {
         assert_eq!(intel.kind, EventKind::Typed { perf_type: TYPE_RAW, config: 0x0e12 });
         let active = resolve("dtlb-walk-cycles", &spr()).unwrap();
         assert_eq!(active.kind, EventKind::Typed { perf_type: TYPE_RAW, config: 0x0100_1012 });
-        let e = resolve("dtlb-walk-cycles", &zen5()).unwrap_err();
-        assert!(e.contains("defined for Intel") && e.contains("family 26"), "{e}");
-        let other = CpuIdentity { vendor: "GenuineIntel".into(), family: 6, model: 85, ..Default::default() };
-        assert!(resolve("dtlb-walks", &other).unwrap_err().contains("give it raw"));
+        // Named for other CPUs only: resolved, to be reported not measured.
+        let e = resolve("dtlb-walk-cycles", &zen5()).unwrap();
+        let why = e.no_encoding().unwrap();
+        assert!(why.contains("no encoding for AuthenticAMD family 26 model 2") && why.contains("Intel"), "{why}");
+        let rocket = CpuIdentity { vendor: "GenuineIntel".into(), family: 6, model: 167, ..Default::default() };
+        assert!(resolve("dtlb-walks", &rocket).unwrap().no_encoding().unwrap().contains("model 167"));
+        assert!(resolve("cycles", &rocket).unwrap().no_encoding().is_none());
     }
 
     #[test]

@@ -139,6 +139,18 @@ pub enum Target {
 /// Opens counters.
 pub trait CounterBackend {
     fn open(&self, event: &EventSpec, target: Target) -> Result<Box<dyn RunningCounter>, Unavailable>;
+
+    /// [`CounterBackend::open`], except for an event this CPU has no
+    /// encoding for: that one is unavailable without asking the kernel.
+    fn open_event(&self, event: &EventSpec, target: Target) -> Result<Box<dyn RunningCounter>, Unavailable> {
+        match event.no_encoding() {
+            Some(reason) => Err(Unavailable {
+                reason: reason.to_string(),
+                fix: Some(format!("give {} raw for this CPU (-e rNNNN from its PMU event tables)", event.name)),
+            }),
+            None => self.open(event, target),
+        }
+    }
 }
 
 /// Why a counter could not be opened, and what would fix it.
@@ -224,6 +236,7 @@ impl PerfBackend {
                 b.attrs_mut().type_ = *perf_type;
                 Ok(b)
             }
+            EventKind::NoEncoding { reason } => Err(Unavailable { reason: reason.clone(), fix: None }),
             EventKind::Pmu { pmu, terms } => {
                 let mut d = Dynamic::builder(pmu).map_err(|_| Unavailable {
                     reason: format!(
@@ -377,7 +390,7 @@ pub fn count_all<R>(
     work: impl FnOnce() -> R,
 ) -> (R, Vec<CounterStatus>) {
     let mut opened: Vec<Result<Box<dyn RunningCounter>, Unavailable>> =
-        events.iter().map(|e| backend.open(e, Target::CallingThread)).collect();
+        events.iter().map(|e| backend.open_event(e, Target::CallingThread)).collect();
     let started: Vec<io::Result<()>> = opened.iter_mut().map(|c| c.as_mut().map_or(Ok(()), |c| c.enable())).collect();
     let r = work();
     for c in opened.iter_mut().flatten() {

@@ -39,8 +39,16 @@ pub struct Params {
     pub page_local: bool,
     /// Window of the page-local variant, in 4 KiB pages.
     pub window_pages: usize,
-    /// Samples per chase (each after a warm-up traversal), interleaved.
+    /// Samples per chase (each after a warm-up traversal), interleaved: at
+    /// least this many.
     pub repetitions: usize,
+    /// More repetitions, up to `max_repetitions`, until each point's median
+    /// is known to ± this fraction (95% interval); `None`: exactly
+    /// `repetitions`.
+    #[serde(default)]
+    pub precision: Option<f64>,
+    #[serde(default)]
+    pub max_repetitions: usize,
     /// Shortest sample.
     pub min_sample_s: f64,
     pub seed: u64,
@@ -68,10 +76,12 @@ impl Params {
         let pow2_floor = |b: Bytes| Bytes(1u64 << (63 - b.0.max(1).leading_zeros()));
         let quick_max = pow2_floor(super::budget::memory_size(machine, 4, Bytes(64 << 20), 3)).0;
         let full_max = pow2_floor(super::budget::memory_size(machine, 4, Bytes(GIB), 3)).0;
-        let (max, per_octave, chains, reps) = match preset {
-            Preset::Quick => (quick_max, 1, vec![1, 4, 8], 5),
-            Preset::Default => (full_max, 1, vec![1, 2, 4, 8, 16], 10),
-            Preset::Full => (full_max, 2, (1..=16).collect(), 15),
+        // The suite's quick run takes a fixed count (its time is planned);
+        // the others go on until each median is known to ±3% (±2%).
+        let (max, per_octave, chains, reps, precision, max_reps) = match preset {
+            Preset::Quick => (quick_max, 1, vec![1, 4, 8], 5, None, 5),
+            Preset::Default => (full_max, 1, vec![1, 2, 4, 8, 16], 6, Some(0.03), 20),
+            Preset::Full => (full_max, 2, (1..=16).collect(), 8, Some(0.02), 30),
         };
         Params {
             pages: vec![PagePolicy::Small, PagePolicy::Thp],
@@ -82,6 +92,8 @@ impl Params {
             page_local: preset != Preset::Quick,
             window_pages: 16,
             repetitions: reps,
+            precision,
+            max_repetitions: max_reps,
             min_sample_s: 0.01,
             seed: 0x006d_656d_7065_7266,
         }
@@ -92,7 +104,7 @@ impl Params {
 /// order's chases through the scheduler (a warm-up before every sample),
 /// their regions and cycles; then the K-chain sweep at the largest.
 pub fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &Rates) -> f64 {
-    let plan = chases::plan(p.repetitions, p.min_sample_s, p.seed);
+    let plan = p.plan();
     let orders = if p.page_local { 2.0 } else { 1.0 };
     let policies = p.pages.len() as f64;
     let mut s = 2.0 * CLOCK_SAMPLE_S;
@@ -105,9 +117,9 @@ pub fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &Rates) -> f64
     }
     let Some(&max) = p.sizes_bytes.iter().max() else { return s };
     let lines = max.0 / LINE as u64;
-    let mut chains = p.chains.clone();
-    if !chains.contains(&1) {
-        chains.push(1);
+    let chains = p.mlp_chains();
+    if chains.is_empty() {
+        return s;
     }
     let keys: Vec<(PagePolicy, usize)> =
         p.pages.iter().flat_map(|&pol| chains.iter().map(move |&k| (pol, k))).collect();
@@ -117,8 +129,31 @@ pub fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &Rates) -> f64
         .zip(&unit)
         .map(|(&(_, k), u)| (chases::warm_loads(lines as usize, m) / k as u64) as f64 * u)
         .collect();
-    s + schedule::estimate_s(&plan, &unit, &warm)
-        + p.pages.iter().map(|&pol| r.fault_s(max, pol) + r.link_s(lines)).sum::<f64>()
+    // The sweep reuses the largest working set's regions; its chases are new.
+    s + schedule::estimate_s(&plan, &unit, &warm) + policies * r.link_s(lines)
+}
+
+impl Params {
+    /// The scheduler's plan for every chase of the sweep.
+    pub fn plan(&self) -> schedule::Plan {
+        let mut plan = chases::plan(self.repetitions, self.min_sample_s, self.seed);
+        plan.precision = self.precision;
+        plan.max_repetitions = self.max_repetitions.max(self.repetitions);
+        plan
+    }
+
+    /// The chain counts of the parallelism sweep, one included; none when
+    /// only one chain is asked for (the random curve's largest point is it).
+    pub fn mlp_chains(&self) -> Vec<usize> {
+        let mut chains = self.chains.clone();
+        if !chains.contains(&1) {
+            chains.insert(0, 1);
+        }
+        if chains.len() < 2 {
+            chains.clear();
+        }
+        chains
+    }
 }
 
 pub struct Latency;
@@ -164,7 +199,11 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     ctx.progress.start("latency", (p.sizes_bytes.len() + 1) as u64);
     let mut points = Vec::new();
     let mut ratios = Vec::new();
-    for &size in &p.sizes_bytes {
+    let mut sizes = p.sizes_bytes.clone();
+    sizes.sort();
+    sizes.dedup();
+    let mut largest = None;
+    for size in sizes {
         ctx.check_interrupt()?;
         // Regions of the working set's own size: a small set at the start
         // of a large region read 4–8% slower on 4 KiB pages than the same
@@ -174,9 +213,14 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         points.extend(pts);
         ratios.extend(rs);
         ctx.progress.advance(1);
+        // The largest set's regions serve the parallelism sweep too.
+        largest = (size == max).then_some(sized);
     }
-    let mut regions = regions_of(max)?;
-    let mlp = mlp_sweep(p, ctx, &mut regions, max)?;
+    let mut regions = match largest {
+        Some(r) => r,
+        None => regions_of(max)?,
+    };
+    let mlp = if p.mlp_chains().is_empty() { Vec::new() } else { mlp_sweep(p, ctx, &mut regions, max)? };
     ctx.progress.advance(1);
     for (_, r) in regions.iter_mut() {
         r.read_back();
@@ -223,7 +267,7 @@ fn measure_size(
                 RefCell::new(unsafe { Chase::new(base, visit_order(lines, window, p.seed), |s| s * LINE, 1) })
             })
             .collect();
-        let series = chases::measure(&chases, &chases::plan(p.repetitions, p.min_sample_s, p.seed), ctx)?;
+        let series = chases::measure(&chases, &p.plan(), ctx)?;
         drop(chases);
         for (_, r) in regions.iter_mut() {
             r.read_back();
@@ -257,10 +301,7 @@ fn measure_size(
 
 /// K chains at the largest working set: every (policy, K) interleaved.
 fn mlp_sweep(p: &Params, ctx: &Context, regions: &mut [(PagePolicy, Region)], size: Bytes) -> Result<Vec<MlpPoint>> {
-    let mut chains = p.chains.clone();
-    if !chains.contains(&1) {
-        chains.insert(0, 1);
-    }
+    let chains = p.mlp_chains();
     let lines = size.0 as usize / LINE;
     let shared: Vec<(PagePolicy, RefCell<Chase>)> = regions
         .iter_mut()
@@ -287,7 +328,7 @@ fn mlp_sweep(p: &Params, ctx: &Context, regions: &mut [(PagePolicy, Region)], si
             }) as schedule::Variant
         })
         .collect();
-    let plan = chases::plan(p.repetitions, p.min_sample_s, p.seed);
+    let plan = p.plan();
     let (series, _) = schedule::measure(&plan, ctx.clock, &mut variants, &mut || ctx.check_interrupt())?;
     // ns per load: a step of K chains is K loads.
     let per_load = |j: usize| stats::median(&series[j].per_iter_s()).map_or(f64::NAN, |s| s * 1e9 / keys[j].1 as f64);

@@ -110,13 +110,17 @@ pub fn measure(clock: &dyn Clock, reach: Bytes, must_pass: Bytes, thp: bool) -> 
         }
     }
     region.read_back();
+    let huge_fraction = region.backing().huge_fraction;
     let found = levels::find(&curve(&points));
-    let streamed = points.last().map_or(FIRST, |p| p.size_bytes);
+    let read_bytes_per_s = read_rate(clock, &region, points.last().map_or(FIRST, |p| p.size_bytes));
+    drop(region);
+    let small = fault_rate(PagePolicy::Small);
+    let huge = fault_rate(if thp { PagePolicy::Thp } else { pages });
     Ok(MeasuredLevels {
         pages,
-        huge_fraction: region.backing().huge_fraction,
-        read_bytes_per_s: read_rate(clock, &region, streamed),
-        fault_bytes_per_s: fault_rate(PagePolicy::Small).zip(fault_rate(if thp { PagePolicy::Thp } else { pages })),
+        huge_fraction,
+        read_bytes_per_s,
+        fault_bytes_per_s: small.zip(huge),
         points,
         found,
         duration_s: started.elapsed().as_secs_f64(),

@@ -95,7 +95,7 @@ fn with_state<R>(f: impl FnOnce(&mut ThreadState) -> R) -> R {
         let state = s.get_or_insert_with(|| {
             let cfg = config();
             let mut counters: Vec<Opened> =
-                cfg.events.iter().map(|e| PerfBackend.open(e, Target::CallingThread)).collect();
+                cfg.events.iter().map(|e| PerfBackend.open_event(e, Target::CallingThread)).collect();
             for (e, c) in cfg.events.iter().zip(counters.iter_mut()) {
                 match c {
                     Ok(c) => {

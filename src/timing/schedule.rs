@@ -90,6 +90,17 @@ pub struct Plan {
     /// Most iterations per sample (guards calibration against a variant
     /// that reports zero time).
     pub max_iters: u64,
+    /// Each sample lasts at least this many times the variant's warm-up
+    /// (0: off), so that a plan that warms every sample spends at most
+    /// half its time warming.
+    #[serde(default)]
+    pub sample_over_warm: f64,
+    /// Past `repetitions`, repetitions go on until every variant's median
+    /// is known to ± this fraction (95% interval), up to `max_repetitions`.
+    #[serde(default)]
+    pub precision: Option<f64>,
+    #[serde(default)]
+    pub max_repetitions: usize,
 }
 
 impl Plan {
@@ -102,6 +113,9 @@ impl Plan {
             reference_every: 4,
             seed: 0x7363_6865_6475_6c65,
             max_iters: 1 << 40,
+            sample_over_warm: 0.0,
+            precision: None,
+            max_repetitions: repetitions,
         }
     }
 }
@@ -142,64 +156,109 @@ pub fn measure(
     let mut series: Vec<Series> = (0..n)
         .map(|_| Series { iters: 1, samples_s: Vec::new(), adjacent_reference_s_per_iter: Vec::new(), ok: true })
         .collect();
-    for (v, s) in variants.iter_mut().zip(series.iter_mut()) {
-        s.ok &= v(Step::WarmUp).ok;
+    let mut warm_ns = vec![0u64; n];
+    for ((v, s), w) in variants.iter_mut().zip(series.iter_mut()).zip(warm_ns.iter_mut()) {
+        let (ns, ok) = timed(clock, v, Step::WarmUp);
+        s.ok &= ok;
+        *w = ns;
     }
-    for (v, s) in variants.iter_mut().zip(series.iter_mut()) {
-        s.iters = calibrate(plan, clock, v, &mut s.ok);
+    for ((v, s), &w) in variants.iter_mut().zip(series.iter_mut()).zip(&warm_ns) {
+        let target_ns = (plan.min_sample_s * 1e9).max(plan.sample_over_warm * w as f64);
+        s.iters = calibrate(plan, clock, v, &mut s.ok, target_ns);
     }
     let reference_of = |i: usize| plan.reference_of.get(i).copied().flatten();
     let is_reference: Vec<bool> = (0..n).map(|i| (0..n).any(|j| reference_of(j) == Some(i))).collect();
     let mut rng = crate::kernels::chase::SplitMix64(plan.seed);
     let mut orders = Vec::with_capacity(plan.repetitions);
-    for rep in 0..plan.repetitions {
+    while orders.len() < plan.repetitions
+        || (orders.len() < plan.max_repetitions && !precise_enough(plan.precision, &series))
+    {
         let order = repetition_order(n, &is_reference, &reference_of, plan.reference_every.max(1), &mut rng);
-        let mut last_ref: Vec<Option<f64>> = vec![None; n];
-        // Samples waiting for the reference after their block: (variant,
-        // index in its adjacent list).
-        let mut pending: Vec<(usize, usize)> = Vec::new();
-        let mut group_now: Option<usize> = None;
-        for &i in &order {
-            between()?;
-            let group = if is_reference[i] { Some(i) } else { reference_of(i) };
-            if group != group_now {
-                // A group's first sample comes right after another group's
-                // (another thread count, another array): one untimed run of
-                // its reference first, so no member pays for the switch.
-                if let Some(r) = group {
-                    series[r].ok &= variants[r](Step::Calibrate(series[r].iters)).ok;
-                }
-                group_now = group;
-            }
-            let secs = sample(plan, clock, &mut variants[i], &mut series[i]);
-            if is_reference[i] {
-                // One sample per repetition is kept: the reference's first;
-                // later ones serve only as neighbours.
-                if series[i].samples_s.len() == rep {
-                    series[i].samples_s.push(secs);
-                }
-                let now = secs / series[i].iters as f64;
-                // The samples of the block just measured get the mean of
-                // the references on both sides of it (A B A bracketing: a
-                // drift over the block cancels, and so does the reference's
-                // place in the order).
-                for (v, k) in pending.extract_if(.., |(v, _)| reference_of(*v) == Some(i)) {
-                    let before = series[v].adjacent_reference_s_per_iter[k];
-                    series[v].adjacent_reference_s_per_iter[k] =
-                        if before.is_finite() { (before * now).sqrt() } else { now };
-                }
-                last_ref[i] = Some(now);
-            } else {
-                series[i].samples_s.push(secs);
-            }
-            if let Some(r) = reference_of(i) {
-                series[i].adjacent_reference_s_per_iter.push(last_ref[r].unwrap_or(f64::NAN));
-                pending.push((i, series[i].adjacent_reference_s_per_iter.len() - 1));
-            }
-        }
+        repetition(plan, clock, variants, &mut series, &order, &is_reference, &reference_of, between)?;
         orders.push(order);
     }
     Ok((series, orders))
+}
+
+/// Whether every variant's median is known to ± `precision` (relative
+/// half-width of its 95% distribution-free interval); `None`: no target.
+pub fn precise_enough(precision: Option<f64>, series: &[Series]) -> bool {
+    let Some(p) = precision else { return true };
+    series.iter().all(|s| relative_half_width(&s.per_iter_s()).is_some_and(|w| w <= p))
+}
+
+/// Half the width of the 95% interval of the median of `v`, over the
+/// median; `None` below six values (no interval reaches 95%).
+pub fn relative_half_width(v: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.len() < 6 {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let (k, _) = median_interval(v.len(), 0.95);
+    let median = super::stats::median(&v)?;
+    (median > 0.0).then(|| (v[v.len() - 1 - k] - v[k]) / 2.0 / median)
+}
+
+/// One repetition: every variant once in `order`, references bracketing
+/// their blocks.
+#[allow(clippy::too_many_arguments)]
+fn repetition(
+    plan: &Plan,
+    clock: &dyn Clock,
+    variants: &mut [Variant],
+    series: &mut [Series],
+    order: &[usize],
+    is_reference: &[bool],
+    reference_of: &dyn Fn(usize) -> Option<usize>,
+    between: &mut dyn FnMut() -> Result<()>,
+) -> Result<()> {
+    let n = variants.len();
+    let rep = series.iter().map(|s| s.samples_s.len()).max().unwrap_or(0);
+    let mut last_ref: Vec<Option<f64>> = vec![None; n];
+    // Samples waiting for the reference after their block: (variant,
+    // index in its adjacent list).
+    let mut pending: Vec<(usize, usize)> = Vec::new();
+    let mut group_now: Option<usize> = None;
+    for &i in order {
+        between()?;
+        let group = if is_reference[i] { Some(i) } else { reference_of(i) };
+        if group != group_now {
+            // A group's first sample comes right after another group's
+            // (another thread count, another array): one untimed run of
+            // its reference first, so no member pays for the switch.
+            if let Some(r) = group {
+                series[r].ok &= variants[r](Step::Calibrate(series[r].iters)).ok;
+            }
+            group_now = group;
+        }
+        let secs = sample(plan, clock, &mut variants[i], &mut series[i]);
+        if is_reference[i] {
+            // One sample per repetition is kept: the reference's first;
+            // later ones serve only as neighbours.
+            if series[i].samples_s.len() == rep {
+                series[i].samples_s.push(secs);
+            }
+            let now = secs / series[i].iters as f64;
+            // The samples of the block just measured get the mean of
+            // the references on both sides of it (A B A bracketing: a
+            // drift over the block cancels, and so does the reference's
+            // place in the order).
+            for (v, k) in pending.extract_if(.., |(v, _)| reference_of(*v) == Some(i)) {
+                let before = series[v].adjacent_reference_s_per_iter[k];
+                series[v].adjacent_reference_s_per_iter[k] =
+                    if before.is_finite() { (before * now).sqrt() } else { now };
+            }
+            last_ref[i] = Some(now);
+        } else {
+            series[i].samples_s.push(secs);
+        }
+        if let Some(r) = reference_of(i) {
+            series[i].adjacent_reference_s_per_iter.push(last_ref[r].unwrap_or(f64::NAN));
+            pending.push((i, series[i].adjacent_reference_s_per_iter.len() - 1));
+        }
+    }
+    Ok(())
 }
 
 /// One repetition's order: the variants shuffled, those sharing a
@@ -254,11 +313,10 @@ fn timed(clock: &dyn Clock, v: &mut Variant, step: Step) -> (u64, bool) {
     (ran.elapsed_ns.unwrap_or(t1.saturating_sub(t0)), ran.ok)
 }
 
-/// Iterations per sample so that one lasts at least `min_sample_s`: run,
+/// Iterations per sample so that one lasts at least `target_ns`: run,
 /// and grow the count by the shortfall (at most ×10 per step, with a 10%
 /// margin) until a run is long enough.
-fn calibrate(plan: &Plan, clock: &dyn Clock, v: &mut Variant, ok: &mut bool) -> u64 {
-    let target_ns = plan.min_sample_s * 1e9;
+fn calibrate(plan: &Plan, clock: &dyn Clock, v: &mut Variant, ok: &mut bool, target_ns: f64) -> u64 {
     let mut iters = 1u64;
     loop {
         let (ns, good) = timed(clock, v, Step::Calibrate(iters));
@@ -391,14 +449,17 @@ pub fn holdout_best(score: &[Vec<f64>], candidates: &[usize]) -> Option<Holdout>
 /// The seconds [`measure`] will take for variants whose one iteration
 /// lasts `unit_s[i]` and whose warm-up lasts `warm_s[i]`: one warm-up each,
 /// calibration (iterations grow ×10 at most per run until a run lasts
-/// `min_sample_s`: about 1.3 samples), then every repetition's samples in
-/// its order — references included, a warm-up before each when the plan
-/// warms every sample — and one untimed reference run per group.
+/// the sample's target: about 1.3 samples), then every repetition's
+/// samples in its order — references included, a warm-up before each when
+/// the plan warms every sample — and one untimed reference run per group.
+/// Repetitions past the least that a precision target adds are not
+/// counted: how many it takes depends on the noise of the moment.
 pub fn estimate_s(plan: &Plan, unit_s: &[f64], warm_s: &[f64]) -> f64 {
     let n = unit_s.len();
-    let sample = |i: usize| (plan.min_sample_s * 1.05).max(unit_s[i]) + unit_s[i] / 2.0;
     let warm = |i: usize| warm_s.get(i).copied().unwrap_or(0.0);
-    let setup: f64 = (0..n).map(|i| warm(i) + 1.3 * plan.min_sample_s.max(unit_s[i]) + unit_s[i]).sum();
+    let target = |i: usize| plan.min_sample_s.max(plan.sample_over_warm * warm(i));
+    let sample = |i: usize| (target(i) * 1.05).max(unit_s[i]) + unit_s[i] / 2.0;
+    let setup: f64 = (0..n).map(|i| warm(i) + 1.3 * target(i).max(unit_s[i]) + unit_s[i]).sum();
     let mut rng = crate::kernels::chase::SplitMix64(0);
     let reference_of = |i: usize| plan.reference_of.get(i).copied().flatten();
     let is_reference: Vec<bool> = (0..n).map(|i| (0..n).any(|j| reference_of(j) == Some(i))).collect();

@@ -99,7 +99,8 @@ pub fn observe(
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<Observed> {
     let held = crate::process::spawn_held(program, watch.env, watch.output)?;
-    let mut counters: Vec<Opened> = watch.events.iter().map(|e| backend.open(e, Target::Child(held.pid))).collect();
+    let mut counters: Vec<Opened> =
+        watch.events.iter().map(|e| backend.open_event(e, Target::Child(held.pid))).collect();
     let _forwarding = Forwarding::install(held.pid);
     let shown = program.argv[0].to_string_lossy().into_owned();
     let t0 = Instant::now();
