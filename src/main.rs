@@ -67,6 +67,7 @@ fn run(cli: Cli) -> Result<u8> {
     let mut machine = Fingerprint::collect();
     // Bad input fails here, before anything is measured.
     let unmeasured = cli.command.plan(&machine)?;
+    unmeasured.jobs.iter().try_for_each(|j| j.check())?;
     export::check_outputs(&unmeasured.output)?;
     // The clock and the cache levels, then the plan sized from them.
     let clock = MonotonicClock::new();

@@ -108,3 +108,22 @@ fn the_zen4_guest_s_claims_are_plausible_and_its_tlbs_described() {
     assert_eq!(f.dtlb_entries(2, Bytes(4096)), Some(3072));
     assert_eq!(f.sizing_llc(), (Bytes(32 * MIB), LlcSource::Claimed));
 }
+
+/// A probe disturbed by a neighbour (its far level from 1 MiB) does not
+/// shrink working sets below a plausible claim; a far level measured past
+/// the claim is used as measured.
+#[test]
+fn the_larger_of_a_plausible_claim_and_the_measured_far_level_sizes_working_sets() {
+    let mut f = machine("amd-epyc-zen4-kvm-2vcpu");
+    let levels = |far: u64| {
+        let found = serde_json::json!({"levels": [], "far_from": far, "far_ns": 100.0});
+        let doc = serde_json::json!({"pages": "thp", "points": [], "found": found, "duration_s": 0.5, "valid": true});
+        Some(serde_json::from_value(doc).expect("a measured-levels document"))
+    };
+    f.measured_levels = levels(MIB);
+    assert_eq!(f.sizing_llc(), (Bytes(32 * MIB), LlcSource::Claimed));
+    assert_eq!(f.cached_bytes(), Bytes(32 * MIB + MIB + 32 * KIB), "claimed L1d + L2 + L3");
+    f.measured_levels = levels(64 * MIB);
+    assert_eq!(f.sizing_llc(), (Bytes(64 * MIB), LlcSource::Measured));
+    assert_eq!(f.cached_bytes(), Bytes(64 * MIB));
+}

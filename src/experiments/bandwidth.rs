@@ -117,7 +117,7 @@ impl Experiment for Bandwidth {
     }
 }
 
-fn check(p: &Params) -> Result<()> {
+pub(crate) fn check(p: &Params) -> Result<()> {
     if p.kernels.is_empty() || p.pages.is_empty() || p.threads.is_empty() {
         return Err(Error::usage("--kernel, --pages and --threads each need at least one value"));
     }

@@ -167,7 +167,7 @@ impl Experiment for Latency {
     }
 }
 
-fn check(p: &Params) -> Result<()> {
+pub(crate) fn check(p: &Params) -> Result<()> {
     if p.pages.is_empty() || p.sizes_bytes.is_empty() {
         return Err(Error::usage("--pages and --sizes need at least one value"));
     }

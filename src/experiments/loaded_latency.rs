@@ -107,7 +107,7 @@ pub fn loader_kernel_ok(k: StreamShape) -> bool {
     k == StreamShape::Simd || k.writes()
 }
 
-fn check(p: &Params) -> Result<()> {
+pub(crate) fn check(p: &Params) -> Result<()> {
     if !loader_kernel_ok(p.loader_kernel) {
         return Err(Error::usage(format!(
             "--loader {} is not a loader kernel: use simd (read) or a write kernel or mix \

@@ -96,10 +96,16 @@ pub fn no_matrix_reason(cpu_nodes: usize, mem_nodes: usize) -> Option<String> {
     }
 }
 
-pub fn run(p: &Params, ctx: &Context, nodes: &[Node]) -> Result<Outcome> {
+/// Every parameter checked before anything is measured.
+pub(crate) fn check(p: &Params) -> Result<()> {
     if p.repetitions == 0 || p.size_bytes.0 < MIB {
         return Err(Error::usage("numa needs --repetitions ≥ 1 and --size ≥ 1MiB"));
     }
+    Ok(())
+}
+
+pub fn run(p: &Params, ctx: &Context, nodes: &[Node]) -> Result<Outcome> {
+    check(p)?;
     let (info, cpu_nodes, mem_nodes) = usable(nodes);
     if let Some(reason) = no_matrix_reason(cpu_nodes.len(), mem_nodes.len()) {
         return Ok(Outcome {

@@ -159,7 +159,7 @@ unsafe impl Sync for Descs {}
 // SAFETY: as above.
 unsafe impl Send for Descs {}
 
-fn check(p: &Params) -> Result<()> {
+pub(crate) fn check(p: &Params) -> Result<()> {
     if p.base_page_bytes.0 == 0
         || !p.large_page_bytes.0.is_multiple_of(p.base_page_bytes.0)
         || p.large_page_bytes <= p.base_page_bytes
@@ -199,9 +199,9 @@ pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64
         unit.extend(std::iter::repeat_n(bytes / r.read_bps(*t), stores));
     }
     let init = |t: usize| 1.4 * bytes / r.read_bps(t);
-    unit.extend([init(1), init(1)]);
+    unit.extend([init(1), init(1), init(1)]);
     unit.extend(std::iter::repeat_n(init(1), aheads));
-    unit.extend(std::iter::repeat_n(init(all), aheads.max(1)));
+    unit.extend(std::iter::repeat_n(init(all), aheads.max(1) + usize::from(all > 1)));
     let warm: Vec<f64> = unit.iter().enumerate().map(|(i, u)| if i < stores * teams { *u } else { 2.0 * u }).collect();
     let plan = schedule::Plan::new(p.repetitions, 0.01);
     schedule::estimate_s(&plan, &unit, &warm) + r.fault_s(Bytes(bytes as u64), PagePolicy::Small)
@@ -226,10 +226,14 @@ enum StoreFn {
 
 /// The store kernels whose best is the limit: full-line non-temporal
 /// stores and the widest vector stores (`bandwidth`'s `store-nt` and
-/// `store` kernels), `rep stosb`, and two allocating ones kept for
-/// reference.
+/// `store` kernels), `rep stosb`, non-temporal stores of the descriptor
+/// images themselves (some memory writes some values faster: the limit is
+/// for these bytes), and two allocating ones kept for reference.
 fn store_kernels() -> Vec<(&'static str, StoreFn)> {
-    let mut v: Vec<(&'static str, StoreFn)> = vec![("plain", StoreFn::Words(crate::kernels::portable::store_fill))];
+    let mut v: Vec<(&'static str, StoreFn)> = vec![
+        ("plain", StoreFn::Words(crate::kernels::portable::store_fill)),
+        ("descriptor-images", StoreFn::Words(crate::kernels::page_init::store_descriptor_images)),
+    ];
     #[cfg(target_arch = "x86_64")]
     {
         use crate::kernels::x86_64 as x;
@@ -264,13 +268,18 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     for team in teams.iter().take(if team_all.threads() > 1 { 2 } else { 1 }) {
         keys.extend(store_kernels().into_iter().map(|(n, k)| (n.to_string(), Work::Store(n, k), *team)));
     }
-    keys.push(("locked".into(), Work::Init(Mode { locked: true, ahead: 0 }), &team1));
-    keys.push(("lockfree".into(), Work::Init(Mode { locked: false, ahead: 0 }), &team1));
+    let mode = |locked, ahead, streaming| Work::Init(Mode { locked, ahead, streaming });
+    keys.push(("locked".into(), mode(true, 0, false), &team1));
+    keys.push(("lockfree".into(), mode(false, 0, false), &team1));
     for &k in &aheads {
-        keys.push(("prefetch".into(), Work::Init(Mode { locked: false, ahead: k }), &team1));
+        keys.push(("prefetch".into(), mode(false, k, false), &team1));
     }
+    keys.push(("streaming".into(), mode(false, 0, true), &team1));
     for &k in aheads.iter().chain(aheads.is_empty().then_some(&(DEFAULT_AHEAD as usize))) {
-        keys.push(("parallel".into(), Work::Init(Mode { locked: false, ahead: k }), &team_all));
+        keys.push(("parallel".into(), mode(false, k, false), &team_all));
+    }
+    if team_all.threads() > 1 {
+        keys.push(("parallel-streaming".into(), mode(false, 0, true), &team_all));
     }
     let checks: Vec<std::cell::RefCell<Option<std::result::Result<u64, String>>>> =
         keys.iter().map(|_| std::cell::RefCell::new(None)).collect();

@@ -355,6 +355,24 @@ impl Job {
     pub fn name(&self) -> &'static str {
         job_name(self)
     }
+
+    /// Every parameter within range, checked before the machine is probed
+    /// or the plan printed, so bad input is one line and nothing else.
+    pub fn check(&self) -> Result<()> {
+        match self {
+            Job::Info | Job::C2c(_) => Ok(()),
+            Job::Bandwidth(p) => bandwidth::check(p),
+            Job::Latency(p) => latency::check(p),
+            Job::Tlb(p) => tlb::check(p),
+            Job::PrefetchFault(p) => p.check(),
+            Job::PageInit(p) => page_init::check(p),
+            Job::Calls(p) => p.check(),
+            Job::Context(p) => p.check(),
+            Job::WorkingSet(p) => working_set::check(p),
+            Job::LoadedLatency(p) => loaded_latency::check(p),
+            Job::Numa(p) => numa::check(p),
+        }
+    }
 }
 
 impl Plan {

@@ -176,20 +176,26 @@ pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64
 
 pub struct WorkingSet;
 
+/// Every parameter checked before anything is measured.
+pub(crate) fn check(p: &Params) -> Result<()> {
+    if p.pages.is_empty() || !p.pages.contains(&PagePolicy::Small) {
+        return Err(Error::usage("working-set compares with 4k: include 4k in --pages"));
+    }
+    if p.row_floats == 0 || p.total_bytes.0 / 12 / p.row_floats < 2 {
+        return Err(Error::usage(format!("--size {}: too small for two rows of three arrays", p.total_bytes)));
+    }
+    Ok(())
+}
+
 impl Experiment for WorkingSet {
     const NAME: &'static str = "working-set";
     type Params = Params;
     type Outcome = Outcome;
 
     fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
-        if p.pages.is_empty() || !p.pages.contains(&PagePolicy::Small) {
-            return Err(Error::usage("working-set compares with 4k: include 4k in --pages"));
-        }
+        check(p)?;
         let row = p.row_floats as usize;
         let rows_total = p.total_bytes.0 / 12 / p.row_floats;
-        if rows_total < 2 {
-            return Err(Error::usage(format!("--size {}: too small for two rows of three arrays", p.total_bytes)));
-        }
         let index = index(p.index_len, rows_total, p.seed);
         let arrays: Vec<Arrays> = p.pages.iter().map(|&pol| Arrays::new(pol, p)).collect::<Result<_>>()?;
         let check: Vec<u32> = index.iter().take(CHECK_ROWS).copied().collect();

@@ -9,6 +9,10 @@
 //! base-page free list. Variants: a lock around every free-list operation
 //! (the original), no lock, software prefetch of the descriptor k ahead,
 //! and segments split among threads with their own lists, spliced at the end.
+//! The streaming variant builds each descriptor in registers and writes both
+//! of its lines whole with non-temporal stores: no line is read for
+//! ownership, and no descriptor is written twice (a list head's `prev` is
+//! held back until the next page on that list is known).
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
@@ -108,6 +112,9 @@ pub struct Mode {
     pub locked: bool,
     /// Prefetch the descriptor this many ahead (0: none).
     pub ahead: usize,
+    /// Write whole descriptors with non-temporal stores (no lock, no
+    /// prefetch: a streaming store reads nothing).
+    pub streaming: bool,
 }
 
 /// Pushes descriptor `idx` on `list`.
@@ -145,6 +152,163 @@ unsafe fn prefetch_desc(p: *const PageDesc) {
     let _ = p;
 }
 
+/// A descriptor's value, off its list (next and prev NIL).
+#[inline(always)]
+fn descriptor(pfn: u64, root: u64, in_run: bool) -> PageDesc {
+    PageDesc {
+        pfn,
+        next: NIL,
+        prev: NIL,
+        root,
+        hash_next: NIL,
+        vnode: 0,
+        offset: pfn << 12,
+        lock: AtomicU32::new(0),
+        size_code: u8::from(in_run),
+        flags: 1,
+        share_count: 0,
+        io_lock: 0,
+        mapping: 0,
+        pad: [0; 6],
+    }
+}
+
+/// Writes `d` to `dst` as two whole lines of non-temporal stores.
+///
+/// # Safety
+/// `dst` must be a valid, 128-byte aligned descriptor no other thread touches.
+#[inline(always)]
+unsafe fn stream_desc(dst: *mut PageDesc, d: &PageDesc) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is part of x86_64; both pointers hold 128 bytes, `dst` is
+    // 16-byte aligned (the caller's contract).
+    unsafe {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+        let (src, dst) = (d as *const PageDesc as *const __m128i, dst as *mut __m128i);
+        for k in 0..8 {
+            _mm_stream_si128(dst.add(k), _mm_loadu_si128(src.add(k)));
+        }
+    }
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: both pointers hold 128 bytes; `stnp` stores a pair of words
+    // with a non-temporal hint and reads nothing.
+    unsafe {
+        let (src, dst) = (d as *const PageDesc as *const u64, dst as *mut u64);
+        for k in (0..16).step_by(2) {
+            std::arch::asm!("stnp {a}, {b}, [{p}]", a = in(reg) *src.add(k), b = in(reg) *src.add(k + 1),
+                p = in(reg) dst.add(k), options(nostack, preserves_flags));
+        }
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    // SAFETY: as the caller guarantees.
+    unsafe {
+        std::ptr::copy_nonoverlapping(d, dst, 1)
+    };
+}
+
+/// Streams `len / 16` descriptor images (the values `add_physmem` writes,
+/// off any list) over `ptr`: the store limit for these very bytes, since
+/// on some machines the write rate depends on the data written. Returns
+/// the descriptors written.
+///
+/// # Safety
+/// `ptr` must be 128-byte aligned and hold `len` words no other thread touches.
+pub unsafe fn store_descriptor_images(ptr: *mut u64, len: usize, first_pfn: u64) -> u64 {
+    let descs = ptr as *mut PageDesc;
+    let n = len / 16;
+    for i in 0..n as u64 {
+        let pfn = first_pfn.wrapping_add(i);
+        // SAFETY: i < n descriptors fit in the caller's `len` words.
+        unsafe { stream_desc(descs.add(i as usize), &descriptor(pfn, pfn, false)) };
+    }
+    stream_fence();
+    n as u64
+}
+
+/// Drains the weakly ordered streaming stores before anyone reads the lists.
+#[inline(always)]
+fn stream_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: sfence only orders stores.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    std::sync::atomic::fence(Ordering::SeqCst);
+}
+
+/// A list head not yet written: its `prev` is the next page pushed.
+type Held = Option<(u64, PageDesc)>;
+
+/// Pushes descriptor `idx` (value `d`) on `list`, writing the page held
+/// before it, now that its `prev` is known.
+///
+/// # Safety
+/// As for [`push`]; `held` belongs to `list`.
+#[inline(always)]
+unsafe fn push_streaming(list: &mut FreeList, held: &mut Held, descs: *mut PageDesc, idx: u64, mut d: PageDesc) {
+    d.next = list.head;
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        if let Some((h, mut hd)) = held.take() {
+            hd.prev = idx;
+            stream_desc(descs.add(h as usize), &hd);
+        } else if list.head != NIL {
+            // The head was written by an earlier call: one ordinary store.
+            (*descs.add(list.head as usize)).prev = idx;
+        } else {
+            list.tail = idx;
+        }
+    }
+    *held = Some((idx, d));
+    list.head = idx;
+    list.count += 1;
+}
+
+/// [`add_physmem`] with every descriptor written once, whole, by streaming
+/// stores: constituents at once, a large page's root when its run is
+/// complete, each list head when the next page on its list is known.
+///
+/// # Safety
+/// As for [`add_physmem`].
+unsafe fn add_physmem_streaming(
+    descs: *mut PageDesc,
+    seg: Segment,
+    from: u64,
+    count: u64,
+    ratio: u64,
+    lists: &mut FreeLists,
+) {
+    let (mut held_base, mut held_large): (Held, Held) = (None, None);
+    let mut root: Option<(u64, PageDesc)> = None;
+    let mut run_end = 0u64;
+    for i in from..from + count {
+        let idx = seg.first_desc + i;
+        let pfn = seg.base_pfn + i;
+        if root.is_none() && pfn.is_multiple_of(ratio) && i + ratio <= seg.pages {
+            root = Some((idx, descriptor(pfn, idx, true)));
+            run_end = i + ratio;
+            continue;
+        }
+        // SAFETY: idx and every index on the lists are this thread's (caller's contract).
+        unsafe {
+            match &root {
+                None => push_streaming(&mut lists.base, &mut held_base, descs, idx, descriptor(pfn, idx, false)),
+                Some((r, _)) => stream_desc(descs.add(idx as usize), &descriptor(pfn, *r, true)),
+            }
+            if root.is_some() && i + 1 == run_end {
+                let (r, d) = root.take().expect("in a run");
+                push_streaming(&mut lists.large, &mut held_large, descs, r, d);
+            }
+        }
+    }
+    for (h, d) in [held_base, held_large].into_iter().flatten() {
+        // SAFETY: h is this thread's descriptor; its prev stays NIL.
+        unsafe { stream_desc(descs.add(h as usize), &d) };
+    }
+    stream_fence();
+}
+
 /// Initialises the descriptors of pages `from..from + count` of `seg` and
 /// frees them onto `lists`. `from` must be a multiple of `ratio` relative
 /// to the pfn alignment, or 0 (threads split segments at large-page
@@ -163,6 +327,10 @@ pub unsafe fn add_physmem(
     mode: Mode,
     lists: &mut FreeLists,
 ) {
+    if mode.streaming {
+        // SAFETY: the same contract.
+        return unsafe { add_physmem_streaming(descs, seg, from, count, ratio, lists) };
+    }
     let end = seg.pages;
     let stop = from + count;
     let mut run_root = NIL;
@@ -310,9 +478,8 @@ mod tests {
     fn every_variant_builds_the_same_valid_lists() {
         let segs = layout();
         let mut digests = Vec::new();
-        for mode in
-            [Mode { locked: true, ahead: 0 }, Mode { locked: false, ahead: 0 }, Mode { locked: false, ahead: 4 }]
-        {
+        let mode = |locked, ahead, streaming| Mode { locked, ahead, streaming };
+        for mode in [mode(true, 0, false), mode(false, 0, false), mode(false, 4, false), mode(false, 0, true)] {
             let mut a = array(115);
             let mut lists = FreeLists::default();
             for &s in &segs {
@@ -322,20 +489,36 @@ mod tests {
             // SAFETY: as above.
             digests.push(unsafe { validate(a.as_ptr(), &segs, 8, &lists) }.unwrap());
         }
-        // Split like the parallel variant: halves at a large-page boundary, spliced.
-        let mut a = array(115);
-        let (mut l1, mut l2) = (FreeLists::default(), FreeLists::default());
-        let s = segs[1];
-        // SAFETY: a holds the descriptors; the halves are disjoint.
-        unsafe {
-            add_physmem(a.as_mut_ptr(), segs[0], 0, segs[0].pages, 8, Mode { locked: false, ahead: 0 }, &mut l1);
-            add_physmem(a.as_mut_ptr(), s, 0, 32, 8, Mode { locked: false, ahead: 0 }, &mut l1);
-            add_physmem(a.as_mut_ptr(), s, 32, 32, 8, Mode { locked: false, ahead: 0 }, &mut l2);
-            add_physmem(a.as_mut_ptr(), segs[2], 0, segs[2].pages, 8, Mode { locked: false, ahead: 0 }, &mut l2);
-            l1.splice(&l2, a.as_mut_ptr());
-            digests.push(validate(a.as_ptr(), &segs, 8, &l1).unwrap());
+        // Split like the parallel variants: halves at a large-page boundary, spliced.
+        for m in [mode(false, 0, false), mode(false, 0, true)] {
+            let mut a = array(115);
+            let (mut l1, mut l2) = (FreeLists::default(), FreeLists::default());
+            let s = segs[1];
+            // SAFETY: a holds the descriptors; the halves are disjoint.
+            unsafe {
+                add_physmem(a.as_mut_ptr(), segs[0], 0, segs[0].pages, 8, m, &mut l1);
+                add_physmem(a.as_mut_ptr(), s, 0, 32, 8, m, &mut l1);
+                add_physmem(a.as_mut_ptr(), s, 32, 32, 8, m, &mut l2);
+                add_physmem(a.as_mut_ptr(), segs[2], 0, segs[2].pages, 8, m, &mut l2);
+                l1.splice(&l2, a.as_mut_ptr());
+                digests.push(validate(a.as_ptr(), &segs, 8, &l1).unwrap());
+            }
         }
+        assert_eq!(digests.len(), 6);
         assert!(digests.windows(2).all(|w| w[0] == w[1]), "{digests:?}");
+    }
+
+    /// The streaming path and the image kernel store with non-temporal
+    /// moves and fence before they return.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn streaming_writes_are_non_temporal_and_fenced() {
+        use crate::kernels::disasm::mnemonics;
+        for f in [add_physmem as *const u8, store_descriptor_images as *const u8] {
+            let m = mnemonics(f);
+            assert!(m.iter().filter(|x| x.starts_with("movnt")).count() >= 8, "{m:?}");
+            assert!(m.iter().any(|x| x == "sfence"), "{m:?}");
+        }
     }
 
     #[test]
@@ -345,7 +528,17 @@ mod tests {
         let mut lists = FreeLists::default();
         for &s in &segs[..2] {
             // SAFETY: a holds the descriptors.
-            unsafe { add_physmem(a.as_mut_ptr(), s, 0, s.pages, 8, Mode { locked: false, ahead: 0 }, &mut lists) };
+            unsafe {
+                add_physmem(
+                    a.as_mut_ptr(),
+                    s,
+                    0,
+                    s.pages,
+                    8,
+                    Mode { locked: false, ahead: 0, streaming: false },
+                    &mut lists,
+                )
+            };
         }
         // SAFETY: as above (the third segment is left uninitialised on purpose).
         let e = unsafe { validate(a.as_ptr(), &segs, 8, &lists) }.unwrap_err();

@@ -185,13 +185,22 @@ impl Fingerprint {
     /// source: the measured start of the far level; else the claimed
     /// last-level cache (all instances) where the claim is plausible; else
     /// [`ASSUMED_LLC`]. An implausible claim is never used.
+    ///
+    /// A plausible claim larger than the measured far level wins: a guest
+    /// shares its host's cache, and a cache full of a neighbour's lines
+    /// now may be free for the next experiment, so a working set that must
+    /// outgrow the cache outgrows the claim too.
     pub fn sizing_llc(&self) -> (Bytes, LlcSource) {
-        if let Some(far) = self.measured_levels.as_ref().and_then(|m| m.found.far_from) {
-            return (far, LlcSource::Measured);
-        }
-        match self.llc() {
-            Some(c) if c.plausible() => (self.llc_total_bytes().unwrap_or(ASSUMED_LLC), LlcSource::Claimed),
-            _ => (ASSUMED_LLC, LlcSource::Assumed),
+        let far = self.measured_levels.as_ref().and_then(|m| m.found.far_from);
+        let claimed = match self.llc() {
+            Some(c) if c.plausible() => Some(self.llc_total_bytes().unwrap_or(ASSUMED_LLC)),
+            _ => None,
+        };
+        match (far, claimed) {
+            (Some(m), Some(c)) if c > m => (c, LlcSource::Claimed),
+            (Some(m), _) => (m, LlcSource::Measured),
+            (None, Some(c)) => (c, LlcSource::Claimed),
+            (None, None) => (ASSUMED_LLC, LlcSource::Assumed),
         }
     }
 

@@ -245,7 +245,7 @@ impl Caution {
             ),
             Caution::CacheClaimNotSeen { level, size, far_from, far_ns } => format!(
                 "L{level} is claimed at {size}, but latency reaches its far level ({far_ns:.0} ns) from {far_from}: {}",
-                "working sets past it behave like memory here (a guest shares its host's cache), so sizes follow the measurement"
+                "a guest shares its host's cache, which a neighbour may fill now and free later, so working sets that must outgrow the cache are sized past the claim"
             ),
             Caution::ClockNotMeasured { reason } => {
                 format!("core clock not measured — {reason}: no figure is given in cycles")

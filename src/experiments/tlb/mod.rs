@@ -163,7 +163,7 @@ struct Swept {
     region: Region,
 }
 
-fn check(p: &Params) -> Result<()> {
+pub(crate) fn check(p: &Params) -> Result<()> {
     if p.pages.is_empty() || p.min_pages < 2 || p.repetitions == 0 {
         return Err(Error::usage("tlb needs at least one page policy, at least 2 pages and one repetition"));
     }
