@@ -127,3 +127,31 @@ fn the_larger_of_a_plausible_claim_and_the_measured_far_level_sizes_working_sets
     assert_eq!(f.sizing_llc(), (Bytes(64 * MIB), LlcSource::Measured));
     assert_eq!(f.cached_bytes(), Bytes(64 * MIB));
 }
+
+/// Each recording's quick-suite document (Intel: written by the build that
+/// met the machine, before claims were checked) validates against the
+/// schema and rebuilds into a report; no plot of either names a cache the
+/// machine only claims implausibly.
+#[test]
+fn recorded_quick_suites_rebuild_without_an_implausible_cache_marker() {
+    for dir in recordings().into_iter().filter(|d| d.join("run-quick.json").is_file()) {
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("run-quick.json")).unwrap()).unwrap();
+        let schema: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/results.schema.json")).unwrap(),
+        )
+        .unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let errors: Vec<String> = validator.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path)).collect();
+        assert!(errors.is_empty(), "{}: {errors:#?}", dir.display());
+        let out = tempfile::tempdir().unwrap();
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_memperf"))
+            .args(["report", dir.join("run-quick.json").to_str().unwrap(), "-o", out.path().to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let svg = std::fs::read_to_string(out.path().join("latency.svg")).unwrap();
+        assert!(svg.contains("L2 "), "{}: the plausible L2 is marked", dir.display());
+        assert!(!svg.contains("480MiB"), "{}: the 480 MiB claim is drawn", dir.display());
+    }
+}

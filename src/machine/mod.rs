@@ -299,6 +299,24 @@ pub fn brand_ghz(brand: &str) -> Option<f64> {
     }
 }
 
+impl Fingerprint {
+    /// Checks the recorded cache claims again (CPUID's own geometry is not
+    /// recorded, so only what the document holds), adding any problem the
+    /// document lacks: an old document's 480 MiB L3 is implausible too.
+    pub fn recheck_claims(&mut self) {
+        let sizes: Vec<(u8, bool, Bytes)> = self.caches.iter().map(|c| (c.level, c.is_data(), c.size_bytes)).collect();
+        let cpus = self.cpu.logical_cpus;
+        for cache in self.caches.iter_mut() {
+            let lower = sizes.iter().filter(|s| s.1 && s.0 + 1 == cache.level).map(|s| s.2).max();
+            for p in claims::cache_problems(cache, None, cpus, lower.filter(|_| cache.is_data())) {
+                if !cache.implausible.contains(&p) {
+                    cache.implausible.push(p);
+                }
+            }
+        }
+    }
+}
+
 /// sysfs is authoritative (it is what this VM was given); CPUID's figure is
 /// kept beside it. Without sysfs, CPUID alone. Every claim is checked.
 pub fn merge_caches(sys: Vec<sysfs::SysfsCache>, cpu: Vec<cpuid::CpuidCache>, logical_cpus: usize) -> Vec<Cache> {

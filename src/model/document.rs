@@ -188,7 +188,12 @@ impl Document {
                 )))
             }
         }
-        serde_json::from_value(value).map_err(|e| Error::usage(format!("malformed result document: {e}")))
+        let mut doc: Document =
+            serde_json::from_value(value).map_err(|e| Error::usage(format!("malformed result document: {e}")))?;
+        // A document written before claims were checked (or by another
+        // build) still never draws or sizes anything from an implausible one.
+        doc.machine.recheck_claims();
+        Ok(doc)
     }
 
     pub fn to_json(&self) -> String {
