@@ -10,6 +10,7 @@ pub mod counters;
 pub mod error;
 pub mod experiments;
 pub mod fleet;
+pub mod input;
 pub mod kernels;
 pub mod machine;
 pub mod memory;

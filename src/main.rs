@@ -21,7 +21,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) if e.kind == memperf::error::ErrorKind::ClosedPipe => ExitCode::from(e.kind.exit_code() as u8),
         Err(e) => {
-            eprintln!("memperf: error: {e}");
+            eprintln!("memperf: error: {}", memperf::report::sink::one_line(&e.to_string()));
             ExitCode::from(e.kind.exit_code() as u8)
         }
     }
@@ -35,12 +35,24 @@ fn usage_error(e: clap::Error) -> ExitCode {
         e.kind(),
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
     ) {
-        let _ = e.print();
-        return ExitCode::from(if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { 2 } else { 0 });
+        let code = if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { 2 } else { 0 };
+        // Help goes to stdout: a closed reader ends it quietly, a full disk is an error.
+        let text = e.render().to_string();
+        return match memperf::report::sink::write(std::path::Path::new("-"), text.as_bytes()) {
+            Ok(()) => ExitCode::from(code),
+            Err(w) if w.kind == memperf::error::ErrorKind::ClosedPipe => ExitCode::from(w.kind.exit_code() as u8),
+            Err(w) => {
+                eprintln!("memperf: error: {}", memperf::report::sink::one_line(&w.to_string()));
+                ExitCode::from(2)
+            }
+        };
     }
     let text = e.to_string();
     let first = text.lines().next().unwrap_or("bad usage").trim_start_matches("error: ");
-    eprintln!("memperf: error: {first} (fix: see memperf --help, or memperf SUBCOMMAND --help)");
+    eprintln!(
+        "memperf: error: {} (fix: see memperf --help, or memperf SUBCOMMAND --help)",
+        memperf::report::sink::one_line(first)
+    );
     ExitCode::from(2)
 }
 
@@ -52,9 +64,7 @@ fn run(cli: Cli) -> Result<u8> {
         }
         Command::Cleanup => return cleanup(),
         Command::Completions(a) => {
-            std::io::Write::write_all(&mut std::io::stdout(), &memperf::cli::completions(&a.shell)?)
-                .map_err(|e| Error::io("writing the completion script", e))?;
-            return Ok(0);
+            return memperf::report::sink::stdout(&memperf::cli::completions(&a.shell)?).map(|_| 0);
         }
         Command::Man(a) => return man(a.output.as_deref()),
         Command::Merge(a) => return merge(a),
@@ -250,8 +260,7 @@ fn merge(a: &memperf::cli::MergeArgs) -> Result<u8> {
 fn man(dir: Option<&std::path::Path>) -> Result<u8> {
     let pages = memperf::cli::man_pages();
     match dir {
-        None => std::io::Write::write_all(&mut std::io::stdout(), &pages[0].1)
-            .map_err(|e| Error::io("writing the man page", e))?,
+        None => memperf::report::sink::stdout(&pages[0].1)?,
         Some(d) => {
             std::fs::create_dir_all(d).map_err(|e| Error::io(format!("creating {}", d.display()), e))?;
             for (name, roff) in &pages {
@@ -272,10 +281,22 @@ fn record(dir: &std::path::Path) -> Result<u8> {
 
 /// `memperf cleanup`: what killed runs left reserved goes back to the pools.
 fn cleanup() -> Result<u8> {
+    use memperf::memory::reserve::Reaped;
     let given = memperf::memory::reserve::cleanup()?;
     let mut text = String::new();
-    for (pid, page, pages) in &given {
-        text.push_str(&format!("gave back {pages} {page} page(s) reserved by pid {pid}, which is gone\n"));
+    for r in &given {
+        text.push_str(&match r {
+            Reaped::GaveBack { pid, page, pages } => {
+                format!("gave back {pages} {page} page(s) reserved by pid {pid}, which is gone\n")
+            }
+            Reaped::Unreadable { path, removed: true } => format!(
+                "removed the unreadable record {} of a run that is gone: what it added cannot be known (check nr_hugepages)\n",
+                path.display()
+            ),
+            Reaped::Unreadable { path, removed: false } => {
+                format!("kept the unreadable record {}: its run may still be alive\n", path.display())
+            }
+        });
     }
     if given.is_empty() {
         text.push_str("nothing to give back: no reservation of a dead memperf run\n");

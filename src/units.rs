@@ -64,15 +64,18 @@ pub fn seconds(s: f64) -> String {
 /// Parses `4KiB`, `512MiB`, `2GiB`, `1TiB`, `4k`, `2m`, `1g`, `64K` or a
 /// plain number of bytes. Units are always powers of 1024.
 pub fn parse_size(text: &str) -> Result<Bytes> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (digits, unit) = t.split_at(split);
-    if digits.is_empty() {
+    if text.trim() != text {
+        return Err(Error::usage(format!("size '{text}' has spaces around it: give it as {}", text.trim())));
+    }
+    let t = text;
+    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    if whole.is_empty() || fraction.contains('.') || (number.contains('.') && fraction.is_empty()) {
         return Err(Error::usage(format!(
-            "malformed size '{text}': expected a number with an optional IEC unit, e.g. 512MiB"
+            "malformed size '{text}': expected a number with an optional IEC unit, e.g. 512MiB or 1.5GiB"
         )));
     }
-    let number: u64 = digits.parse().map_err(|_| Error::usage(format!("size '{text}' is too large")))?;
     let scale = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kib" => KIB,
@@ -83,7 +86,15 @@ pub fn parse_size(text: &str) -> Result<Bytes> {
             return Err(Error::usage(format!("unknown size unit '{other}' in '{text}': use B, KiB, MiB, GiB or TiB")))
         }
     };
-    number.checked_mul(scale).map(Bytes).ok_or_else(|| Error::usage(format!("size '{text}' is too large")))
+    let too_large = || Error::usage(format!("size '{text}' is too large"));
+    // Exact arithmetic: 1.5GiB is 1610612736 bytes; 1.3B is no whole number.
+    let digits: u128 = format!("{whole}{fraction}").parse().map_err(|_| too_large())?;
+    let denominator = 10u128.checked_pow(fraction.len() as u32).ok_or_else(too_large)?;
+    let scaled = digits.checked_mul(scale as u128).ok_or_else(too_large)?;
+    if scaled % denominator != 0 {
+        return Err(Error::usage(format!("size '{text}' is not a whole number of bytes")));
+    }
+    u64::try_from(scaled / denominator).map(Bytes).map_err(|_| too_large())
 }
 
 /// Parses a size that must be at least one byte.
@@ -214,15 +225,32 @@ mod tests {
         assert_eq!(parse_size("2GiB").unwrap(), Bytes(2 * GIB));
         assert_eq!(parse_size("2g").unwrap(), Bytes(2 * GIB));
         assert_eq!(parse_size("1000").unwrap(), Bytes(1000));
-        assert_eq!(parse_size(" 64 K ").unwrap(), Bytes(64 * KIB));
+        assert_eq!(parse_size("64 K").unwrap(), Bytes(64 * KIB));
+        assert_eq!(parse_size("1.5GiB").unwrap(), Bytes(3 * GIB / 2));
+        assert_eq!(parse_size("0.25KiB").unwrap(), Bytes(256));
     }
 
     #[test]
     fn malformed_sizes_are_usage_errors() {
-        for bad in ["", "GiB", "12XB", "-4KiB", "1.5GiB", "99999999999999999999", "18446744073709551615GiB"] {
+        for bad in [
+            "",
+            "GiB",
+            "12XB",
+            "-4KiB",
+            "1.3B",
+            "1.",
+            ".5K",
+            "1.2.3K",
+            " 5",
+            "5 ",
+            "99999999999999999999",
+            "18446744073709551615GiB",
+        ] {
             let e = parse_size(bad).unwrap_err();
             assert_eq!(e.kind, crate::error::ErrorKind::Usage, "{bad}");
         }
+        assert!(parse_size(" 5").unwrap_err().message.contains("spaces around it"));
+        assert!(parse_size("1.3B").unwrap_err().message.contains("whole number of bytes"));
         assert!(parse_nonzero_size("0").is_err());
     }
 

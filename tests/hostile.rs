@@ -98,7 +98,12 @@ const CASES: &[(&[&str], &str)] = &[
     (&["latency", "--sizes", ""], "empty list"),
     (&["latency", "--sizes", "4KiB:"], "malformed size"),
     (&["latency", "--sizes", "4KiB:1MiB:x"], "points per octave"),
-    (&["latency", "--sizes", "1.5MiB"], "unknown size unit"),
+    (&["latency", "--sizes", "1.3B"], "not a whole number of bytes"),
+    (&["bandwidth", "--size", " 5"], "spaces around it"),
+    (&["c2c", "--cpus", "0,0"], "appears twice"),
+    (&["calls", "--depths", "1,1"], "appears twice"),
+    (&["calls", "--depths", "4,1:8:1"], "appears twice"),
+    (&["stat", "-e", "task-clock,task-clock", "--", "true"], "appears twice"),
     (&["latency", "--chains", "1,1"], "appears twice"),
     (&["latency", "--chains", "-1"], "--chains"),
     (&["latency", "--seed", "18446744073709551616"], "--seed"),
@@ -245,4 +250,91 @@ fn a_results_folder_belongs_to_one_run() {
         journal,
         "the first run's journal is intact"
     );
+}
+
+/// Runs memperf with a deadline: a hang is a failure, not a stuck suite.
+fn memperf_within(args: &[&str], cwd: &Path, secs: u64) -> std::process::Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_memperf"))
+        .args(args)
+        .current_dir(cwd)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed().as_secs() > secs {
+            let _ = child.kill();
+            panic!("{args:?} hung for {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// FIFOs, devices, loops and unbounded input: each refused at once with
+/// one line and exit 2 (or, for a loop, walked once), never a hang.
+#[test]
+fn special_inputs_are_refused_at_once_and_loops_walked_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let f = fifo.to_str().unwrap();
+    let deep = format!(
+        r#"[{{"name":"x","formula":["{}task_clock{}"],"unit":"","description":"d"}}]"#,
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    );
+    std::fs::write(dir.path().join("m.json"), deep).unwrap();
+    let script = dir.path().join("noshebang");
+    std::fs::write(&script, "echo hi\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["report", f], "a FIFO"),
+        (&["report", "/dev/zero"], "a character device"),
+        (&["compare", "/dev/zero", "/dev/zero"], "a character device"),
+        (&["stat", "--machine-results", "/dev/zero", "--", "true"], "a character device"),
+        (&["info", "--json", f], "nothing reads the FIFO"),
+        (&["stat", "-e", "task-clock", "--metrics", "m.json", "--", "true"], "deeper than"),
+        (&["hugepages", "-n", "1", "--", "./noshebang"], "#! line"),
+    ];
+    for (args, needle) in cases {
+        let o = memperf_within(args, dir.path(), 30);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.trim_end().lines().last().unwrap_or("").contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    // A folder that links to itself: merge walks it once and ends.
+    let fleet = dir.path().join("fleet");
+    std::fs::create_dir(&fleet).unwrap();
+    std::os::unix::fs::symlink(&fleet, fleet.join("loop")).unwrap();
+    let o = memperf_within(&["merge", fleet.to_str().unwrap(), "-o", "out"], dir.path(), 30);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// help, man and completions: quiet into a closed pipe, exit 2 into a full disk.
+#[test]
+fn help_man_and_completions_handle_closed_and_full_stdout() {
+    for args in [&["man"][..], &["completions", "bash"], &["completions", "zsh"], &["--help"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_memperf"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.is_empty(), "{args:?} into a closed pipe said: {err}");
+        assert_ne!(o.status.code(), Some(2), "{args:?}");
+        if Path::new("/dev/full").exists() {
+            let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+            let o = Command::new(env!("CARGO_BIN_EXE_memperf")).args(args).stdout(full).output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.starts_with("memperf: error:") && err.lines().count() == 1, "{args:?}: {err}");
+        }
+    }
 }

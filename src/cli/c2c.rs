@@ -29,6 +29,9 @@ impl C2cArgs {
         if let Some(list) = &self.cpus {
             let allowed = crate::timing::team::allowed_cpus();
             let cpus = crate::machine::sysfs::cpu_list(list);
+            if let Some(c) = cpus.iter().enumerate().find_map(|(i, c)| cpus[..i].contains(c).then_some(c)) {
+                return Err(Error::usage(format!("--cpus: CPU {c} appears twice in '{list}': give each CPU once")));
+            }
             if cpus.is_empty() {
                 return Err(Error::usage(format!("--cpus '{list}': give CPU numbers, e.g. --cpus 0-3 or --cpus 0,8")));
             }

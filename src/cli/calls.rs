@@ -77,7 +77,9 @@ pub fn depths(text: &str) -> Result<Vec<u64>> {
         }
     }
     out.sort();
-    out.dedup();
+    if let Some(w) = out.windows(2).find(|w| w[0] == w[1]) {
+        return Err(Error::usage(format!("--depths: depth {} appears twice in '{text}': give each depth once", w[0])));
+    }
     Ok(out)
 }
 

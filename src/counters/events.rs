@@ -269,9 +269,10 @@ pub fn resolve_list(text: &str, cpu: &CpuIdentity) -> Result<Vec<EventSpec>, Str
             return Err(format!("-e '{text}': an empty event name; separate events with single commas"));
         }
         let spec = resolve(n, cpu)?;
-        if !out.iter().any(|e| e.name == spec.name) {
-            out.push(spec);
+        if out.iter().any(|e| e.name == spec.name) {
+            return Err(format!("-e: '{n}' appears twice in the list: give each event once"));
         }
+        out.push(spec);
     }
     Ok(out)
 }

@@ -110,10 +110,20 @@ enum Expr {
     Binary(char, Box<Expr>, Box<Expr>),
 }
 
+/// The longest formula, the deepest nesting of parentheses and signs, and
+/// the most operators one may hold: far past any real metric, and bounded
+/// so that parsing, evaluating and dropping a formula cannot exhaust a
+/// stack (in `memperf stat` or in a program linked to libmemperf).
+const MAX_FORMULA_CHARS: usize = 4096;
+const MAX_DEPTH: usize = 64;
+const MAX_OPERATORS: usize = 512;
+
 struct Parser<'a> {
     text: &'a str,
     chars: Vec<char>,
     at: usize,
+    depth: usize,
+    operators: usize,
 }
 
 impl Parser<'_> {
@@ -128,9 +138,23 @@ impl Parser<'_> {
         self.chars.get(self.at).copied()
     }
 
+    /// Counts one more operator or nesting level, refusing past the limits.
+    fn grow(&mut self, nests: bool) -> Result<(), String> {
+        self.operators += 1;
+        self.depth += usize::from(nests);
+        if self.operators > MAX_OPERATORS || self.depth > MAX_DEPTH {
+            let shown: String = self.text.chars().take(40).collect();
+            return Err(format!(
+                "formula '{shown}…' nests deeper than {MAX_DEPTH} or holds more than {MAX_OPERATORS} operators"
+            ));
+        }
+        Ok(())
+    }
+
     fn expr(&mut self) -> Result<Expr, String> {
         let mut left = self.term()?;
         while let Some(op @ ('+' | '-')) = self.peek() {
+            self.grow(false)?;
             self.at += 1;
             left = Expr::Binary(op, Box::new(left), Box::new(self.term()?));
         }
@@ -140,6 +164,7 @@ impl Parser<'_> {
     fn term(&mut self) -> Result<Expr, String> {
         let mut left = self.factor()?;
         while let Some(op @ ('*' | '/')) = self.peek() {
+            self.grow(false)?;
             self.at += 1;
             left = Expr::Binary(op, Box::new(left), Box::new(self.factor()?));
         }
@@ -149,17 +174,22 @@ impl Parser<'_> {
     fn factor(&mut self) -> Result<Expr, String> {
         match self.peek() {
             Some('(') => {
+                self.grow(true)?;
                 self.at += 1;
                 let e = self.expr()?;
                 if self.peek() != Some(')') {
                     return Err(format!("formula '{}': a '(' is not closed", self.text));
                 }
                 self.at += 1;
+                self.depth -= 1;
                 Ok(e)
             }
             Some('-') => {
+                self.grow(true)?;
                 self.at += 1;
-                Ok(Expr::Neg(Box::new(self.factor()?)))
+                let e = Expr::Neg(Box::new(self.factor()?));
+                self.depth -= 1;
+                Ok(e)
             }
             Some(c) if c.is_ascii_digit() || c == '.' => {
                 let start = self.at;
@@ -191,7 +221,11 @@ impl Parser<'_> {
 }
 
 fn parse(text: &str) -> Result<Expr, String> {
-    let mut p = Parser { text, chars: text.chars().collect(), at: 0 };
+    if text.chars().count() > MAX_FORMULA_CHARS {
+        let shown: String = text.chars().take(40).collect();
+        return Err(format!("formula '{shown}…' is longer than {MAX_FORMULA_CHARS} characters"));
+    }
+    let mut p = Parser { text, chars: text.chars().collect(), at: 0, depth: 0, operators: 0 };
     let e = p.expr()?;
     match p.peek() {
         None => Ok(e),
@@ -309,9 +343,8 @@ pub fn user_file(path: Option<&Path>) -> Option<std::path::PathBuf> {
 pub fn load(path: Option<&Path>) -> Result<Vec<Definition>, String> {
     let mut defs = builtin();
     let Some(file) = user_file(path) else { return Ok(defs) };
-    let text = std::fs::read_to_string(&file).map_err(|e| {
-        format!("--metrics {}: cannot read it ({e}); give a JSON list of metric definitions", file.display())
-    })?;
+    let text = crate::input::read_text(&file, crate::input::SMALL_LIMIT, "metrics file")
+        .map_err(|e| format!("--metrics: {}; give a JSON list of metric definitions", e.message))?;
     let user: Vec<Definition> = serde_json::from_str(&text).map_err(|e| {
         format!(
             "--metrics {}: not a list of {{name, formula: [..], unit, description}} ({e}); see src/counters/metrics.json",
@@ -410,6 +443,15 @@ mod tests {
         assert!(parse("(a").unwrap_err().contains("not closed"));
         assert!(parse("a b").unwrap_err().contains("unexpected 'b'"));
         assert!(parse("a $ b").unwrap_err().contains("unexpected '$'"));
+        // Bounded: nesting, operator count and length, each refused with a reason.
+        let deep = format!("{}a{}", "(".repeat(100_000), ")".repeat(100_000));
+        let long_sum = vec!["a"; 100_000].join("+");
+        let signs = format!("{}a", "-".repeat(200_000));
+        for f in [deep, long_sum, signs, format!("{}a{}", "(".repeat(65), ")".repeat(65)), vec!["a"; 600].join("*")] {
+            let e = parse(&f).unwrap_err();
+            assert!(e.contains("deeper than") || e.contains("longer than"), "{e}");
+        }
+        assert!(parse(&format!("{}a{}", "(".repeat(64), ")".repeat(64))).is_ok());
     }
 
     #[test]

@@ -86,7 +86,12 @@ fn one_run(program: &Program, p: &Params, arm: Arm, round: usize) -> Result<Run>
         interval_rows: false,
         children: p.children,
     };
-    let seen = observe(program, &w, &crate::counters::PerfBackend, &mut |_| {})?;
+    // A program that cannot run is bad input here (exit 2, with the fix);
+    // under `stat` the status is the shell's (126/127).
+    let seen = observe(program, &w, &crate::counters::PerfBackend, &mut |_| {}).map_err(|e| match e.kind {
+        crate::error::ErrorKind::Child(_) => crate::error::Error { kind: crate::error::ErrorKind::Usage, ..e },
+        _ => e,
+    })?;
     let ok = seen.exit == Exit::Exited { code: 0 };
     Ok(Run {
         arm,

@@ -210,10 +210,28 @@ fn named(p: &Path, e: Error) -> Error {
     }
 }
 
+/// How deep `merge` looks for results folders under the paths it is given.
+const MAX_DEPTH: usize = 16;
+
 fn collect(p: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    walk(p, out, &mut std::collections::HashSet::new(), 0)
+}
+
+/// Every results folder or document under `p`, each folder visited once
+/// (a symlink loop ends where it closes) and at most [`MAX_DEPTH`] deep.
+fn walk(
+    p: &Path,
+    out: &mut Vec<PathBuf>,
+    seen: &mut std::collections::HashSet<(u64, u64)>,
+    depth: usize,
+) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(p).map_err(|e| Error::usage(format!("{}: {e}", p.display())))?;
     if !meta.is_dir() {
         out.push(p.to_path_buf());
+        return Ok(());
+    }
+    if !seen.insert((meta.dev(), meta.ino())) || depth > MAX_DEPTH {
         return Ok(());
     }
     if p.join("results.json").exists() || p.join(crate::report::journal::FILE).exists() {
@@ -227,7 +245,7 @@ fn collect(p: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         .collect();
     entries.sort();
     for e in entries {
-        collect(&e, out)?;
+        walk(&e, out, seen, depth + 1)?;
     }
     Ok(())
 }

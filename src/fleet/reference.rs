@@ -17,7 +17,7 @@ pub type References = BTreeMap<String, BTreeMap<String, Bound>>;
 
 /// Reads and checks a reference file.
 pub fn load(path: &std::path::Path) -> Result<References> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    let text = crate::input::read_text(path, crate::input::SMALL_LIMIT, "references file")?;
     parse(&text).map_err(|m| {
         Error::usage(format!(
             "--reference {}: {m}: give {{\"SYSTEM\": {{\"METRIC\": [target, lower, upper, \"unit\"]}}}}",

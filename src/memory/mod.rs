@@ -206,10 +206,26 @@ mod tests {
         std::fs::write("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", (before + 1).to_string()).unwrap();
         let record = format!("/run/memperf/reservations/{pid}-2048kB-0");
         std::fs::write(&record, format!("{pid} 2048 1 1\n")).unwrap();
+        // Killed between its intent (2 pages, pool at `before + 1`) and the
+        // pool's write: nothing of it reached the pool.
+        let pending = format!("/run/memperf/reservations/{pid}-2048kB-1");
+        std::fs::write(&pending, format!("{pid} 2048 2 2 {}\n", before + 1)).unwrap();
+        // Torn by a kill mid-write (the old in-place rewrite could leave this).
+        let torn = format!("/run/memperf/reservations/{pid}-2048kB-2");
+        std::fs::write(&torn, "").unwrap();
         let reaped = reserve::cleanup().unwrap();
-        assert!(reaped.contains(&(pid, Bytes(2 * MIB), 1)), "{reaped:?}");
-        assert_eq!(nr_2m(), before);
-        assert!(!std::path::Path::new(&record).exists());
+        let after = nr_2m();
+        // Put the pool back even when an assertion below fails.
+        let _ = std::fs::write("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", before.to_string());
+        assert!(reaped.contains(&reserve::Reaped::GaveBack { pid, page: Bytes(2 * MIB), pages: 1 }), "{reaped:?}");
+        assert!(
+            reaped.contains(&reserve::Reaped::Unreadable { path: torn.clone().into(), removed: true }),
+            "{reaped:?}"
+        );
+        assert_eq!(after, before, "one page given back, none for the pending intent");
+        for r in [&record, &pending, &torn] {
+            assert!(!std::path::Path::new(r).exists(), "{r}");
+        }
     }
 
     #[test]

@@ -94,32 +94,62 @@ struct Record {
     page_kib: u64,
     needed: u64,
     added: u64,
+    /// The pool's size before this run wrote it, while the write may or
+    /// may not have happened (a kill between the record and the pool):
+    /// then what was added is read from the pool, at most `added`.
+    pending_from: Option<u64>,
 }
 
 impl Record {
     fn parse(text: &str) -> Option<Record> {
-        let v: Vec<u64> = text.split_whitespace().filter_map(|x| x.parse().ok()).collect();
-        match v.as_slice() {
-            [pid, page_kib, needed, added] => {
-                Some(Record { pid: *pid as u32, page_kib: *page_kib, needed: *needed, added: *added })
-            }
-            _ => None,
-        }
+        let v: Vec<u64> = text.split_whitespace().map(|x| x.parse().ok()).collect::<Option<_>>()?;
+        let (pid, page_kib, needed, added) = (*v.first()? as u32, *v.get(1)?, *v.get(2)?, *v.get(3)?);
+        let pending_from = match v.len() {
+            4 => None,
+            5 => Some(v[4]),
+            _ => return None,
+        };
+        Some(Record { pid, page_kib, needed, added, pending_from })
     }
     fn text(&self) -> String {
-        format!("{} {} {} {}\n", self.pid, self.page_kib, self.needed, self.added)
+        let pending = self.pending_from.map(|n| format!(" {n}")).unwrap_or_default();
+        format!("{} {} {} {}{pending}\n", self.pid, self.page_kib, self.needed, self.added)
+    }
+    /// Pages this record's run added to a pool now holding `now`.
+    fn added_to(&self, now: u64) -> u64 {
+        match self.pending_from {
+            Some(before) => now.saturating_sub(before).min(self.added),
+            None => self.added,
+        }
     }
 }
 
-fn records() -> Vec<(PathBuf, Record)> {
+/// Every record, parsed, or `None` where it cannot be read (torn, empty,
+/// garbage); the pid from the file name where the name holds one.
+fn records_all() -> Vec<(PathBuf, Option<Record>)> {
     let Ok(dir) = std::fs::read_dir(state_dir().join("reservations")) else { return Vec::new() };
     dir.filter_map(|e| e.ok())
-        .filter_map(|e| {
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| {
             let mut s = String::new();
-            std::fs::File::open(e.path()).ok()?.read_to_string(&mut s).ok()?;
-            Some((e.path(), Record::parse(&s)?))
+            let ok = std::fs::File::open(e.path()).and_then(|mut f| f.read_to_string(&mut s)).is_ok();
+            (e.path(), ok.then(|| Record::parse(&s)).flatten())
         })
         .collect()
+}
+
+fn records() -> Vec<(PathBuf, Record)> {
+    records_all().into_iter().filter_map(|(p, r)| Some((p, r?))).collect()
+}
+
+/// What `cleanup` (and every reserving run, first) did with a record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reaped {
+    /// A dead run's pages, given back.
+    GaveBack { pid: u32, page: Bytes, pages: u64 },
+    /// A record that cannot be read; removed when its run (named in the
+    /// file name) is gone, kept while it may be alive.
+    Unreadable { path: PathBuf, removed: bool },
 }
 
 fn alive(pid: u32) -> bool {
@@ -129,24 +159,32 @@ fn alive(pid: u32) -> bool {
 
 /// Gives back what dead processes added; returns (pid, pool, pages) for
 /// each record cleared. Call with the pool lock held.
-fn reap(_lock: &PoolLock) -> Vec<(u32, Bytes, u64)> {
+fn reap(_lock: &PoolLock) -> Vec<Reaped> {
     let mut out = Vec::new();
-    for (path, r) in records() {
+    for (path, r) in records_all() {
+        let Some(r) = r else {
+            let pid = path.file_name().and_then(|n| n.to_str()?.split('-').next()?.parse::<u32>().ok());
+            let removed = pid.is_some_and(|p| !alive(p)) && std::fs::remove_file(&path).is_ok();
+            out.push(Reaped::Unreadable { path, removed });
+            continue;
+        };
         if alive(r.pid) {
             continue;
         }
         let nr = pool_dir(Bytes(r.page_kib * 1024)).join("nr_hugepages");
+        let mut pages = 0;
         if let Some(now) = read_u64(&nr) {
-            let _ = std::fs::write(&nr, now.saturating_sub(r.added).to_string());
+            pages = r.added_to(now);
+            let _ = std::fs::write(&nr, now.saturating_sub(pages).to_string());
         }
         let _ = std::fs::remove_file(&path);
-        out.push((r.pid, Bytes(r.page_kib * 1024), r.added));
+        out.push(Reaped::GaveBack { pid: r.pid, page: Bytes(r.page_kib * 1024), pages });
     }
     out
 }
 
 /// `memperf cleanup`: gives back the pages of runs that died holding them.
-pub fn cleanup() -> Result<Vec<(u32, Bytes, u64)>> {
+pub fn cleanup() -> Result<Vec<Reaped>> {
     let lock = PoolLock::take()?;
     Ok(reap(&lock))
 }
@@ -188,7 +226,7 @@ impl Reservation {
         let claimed: u64 = records()
             .iter()
             .filter(|(_, r)| r.pid != pid && r.page_kib * 1024 == page.0 && alive(r.pid))
-            .map(|(_, r)| r.needed)
+            .map(|(_, r)| r.needed.saturating_sub(mapped_pages(r.pid, page)))
             .sum();
         let available = free_for_us(&dir, claimed);
         let add = pages.saturating_sub(available);
@@ -202,6 +240,14 @@ impl Reservation {
             return Ok(r);
         }
         let target = total + add;
+        // The intent first: a kill from here on leaves a record that says
+        // how to find what was added.
+        r.added = add;
+        if let Err(e) = r.write_record_pending(pages, Some(total)) {
+            r.added = 0;
+            r.give_back();
+            return Err(e);
+        }
         if let Err(e) = std::fs::write(&nr, target.to_string()) {
             r.give_back();
             return Err(Error::unsatisfiable(
@@ -232,16 +278,44 @@ impl Reservation {
     }
 
     fn write_record(&self, needed: u64) -> Result<()> {
+        self.write_record_pending(needed, None)
+    }
+
+    /// Writes the record aside, syncs it and renames it into place: a kill
+    /// at any moment leaves the old record or the new one, never a torn one.
+    fn write_record_pending(&self, needed: u64, pending_from: Option<u64>) -> Result<()> {
         let page_kib = self
             .nr
             .parent()
             .and_then(|d| d.file_name())
             .and_then(|n| n.to_str()?.strip_prefix("hugepages-")?.strip_suffix("kB")?.parse::<u64>().ok());
-        let rec = Record { pid: std::process::id(), page_kib: page_kib.unwrap_or(0), needed, added: self.added };
-        let mut f = std::fs::File::create(&self.record)
-            .map_err(|e| Error::io(format!("cannot write {}", self.record.display()), e))?;
-        f.write_all(rec.text().as_bytes()).and_then(|_| f.sync_all()).map_err(|e| Error::io("reservation record", e))
+        let rec = Record {
+            pid: std::process::id(),
+            page_kib: page_kib.unwrap_or(0),
+            needed,
+            added: self.added,
+            pending_from,
+        };
+        let name = self.record.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let tmp = self.record.with_file_name(format!(".{name}.tmp"));
+        let written = (|| {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(rec.text().as_bytes())?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &self.record)
+        })();
+        written.map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            Error::io(format!("cannot write the reservation record {}", self.record.display()), e)
+        })
     }
+}
+
+/// Pages of `page` size process `pid` has mapped already: no longer free,
+/// so no longer part of what its record still claims.
+fn mapped_pages(pid: u32, page: Bytes) -> u64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap_or_default();
+    crate::memory::smaps::mapped_with_page(&text, page.0) / page.0.max(1)
 }
 
 /// Free pages of a pool not promised to mappings (resv) nor claimed by
@@ -296,8 +370,15 @@ mod tests {
 
     #[test]
     fn records_round_trip() {
-        let r = Record { pid: 42, page_kib: 2048, needed: 16, added: 3 };
+        let r = Record { pid: 42, page_kib: 2048, needed: 16, added: 3, pending_from: None };
         assert_eq!(Record::parse(&r.text()), Some(r));
-        assert_eq!(Record::parse("garbage"), None);
+        let p = Record { pid: 42, page_kib: 2048, needed: 16, added: 3, pending_from: Some(10) };
+        assert_eq!(Record::parse(&p.text()), Some(p));
+        for bad in ["garbage", "", "42 2048 16", "42 2048 16 3 x", "42 2048 16 3 1 2"] {
+            assert_eq!(Record::parse(bad), None, "{bad}");
+        }
+        // A pending intent gives back what reached the pool, at most what it meant to add.
+        let p = Record { pid: 1, page_kib: 2048, needed: 4, added: 3, pending_from: Some(10) };
+        assert_eq!((p.added_to(10), p.added_to(12), p.added_to(20)), (0, 2, 3));
     }
 }

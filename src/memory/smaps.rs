@@ -54,6 +54,23 @@ pub fn entry_at(text: &str, start: usize) -> Option<SmapsEntry> {
     current.filter(|c| c.start == start)
 }
 
+/// Bytes of every mapping in smaps `text` whose kernel page size is
+/// `page`: a hugetlb mapping's pages are either faulted in or reserved for
+/// it, so all of its size is taken from the pool.
+pub fn mapped_with_page(text: &str, page: u64) -> u64 {
+    let (mut total, mut size) = (0u64, 0u64);
+    for line in text.lines() {
+        let Some((key, rest)) = line.split_once(':') else { continue };
+        let kb = || rest.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) * 1024;
+        match key {
+            "Size" => size = kb(),
+            "KernelPageSize" if kb() == page => total += size,
+            _ => {}
+        }
+    }
+    total
+}
+
 /// The first entry (the only one of a smaps_rollup).
 pub fn first_entry(text: &str) -> Option<SmapsEntry> {
     let range = text.lines().next()?.split_once(' ')?.0;
@@ -95,5 +112,12 @@ Private_Hugetlb:       0 kB
         assert_eq!(shm.kernel_page_size, 2 << 20);
         assert_eq!(shm.end - shm.start, 1 << 30);
         assert!(entry_at(FIXTURE, 0x1000).is_none());
+    }
+
+    #[test]
+    fn counts_the_bytes_mapped_with_one_page_size() {
+        assert_eq!(mapped_with_page(FIXTURE, 2 << 20), 1 << 30);
+        assert_eq!(mapped_with_page(FIXTURE, 4096), 2 << 20);
+        assert_eq!(mapped_with_page(FIXTURE, 1 << 30), 0);
     }
 }

@@ -253,7 +253,14 @@ impl Held {
             let _ = running.wait_blocking();
             let err = std::io::Error::from_raw_os_error(errno);
             let status = if errno == libc::ENOENT { 127 } else { 126 };
-            return Err(Error::child_status(status, format!("{shown}: cannot execute it: {err}")));
+            let fix = match errno {
+                libc::ENOEXEC => format!("it is neither a program nor a script with a #! line: add one, or run it through its interpreter (-- sh {shown})"),
+                libc::EACCES => format!("make it executable (chmod +x {shown}) or run it through its interpreter"),
+                libc::ENOENT => "give the path of a program that exists (or a name on $PATH)".into(),
+                _ => "give a program this machine can run".into(),
+            };
+            let e = Error::child_status(status, format!("{shown}: cannot execute it: {err}"));
+            return Err(Error { fix: Some(fix), ..e });
         }
         Ok(running)
     }

@@ -7,12 +7,21 @@ use crate::model::outcome::{regions, stat};
 
 pub const STAT_HEADER: &str = "record,t_s,region,name,value,unit,status";
 
-/// Quotes a cell when it holds a comma, a quote or a line break.
+/// A cell safe for a spreadsheet and a terminal: control characters (ESC,
+/// BEL, line breaks) become `?`; text that a spreadsheet would run as a
+/// formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return,
+/// OWASP's rule) gets a leading `'`, numbers excepted; then quoted when it
+/// holds a comma, a quote or the `'`.
 pub fn cell(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
+    let mut t: String = text.chars().map(|c| if c.is_control() { '?' } else { c }).collect();
+    let formula = text.starts_with(['=', '+', '-', '@', '\t', '\r']) && text.trim().parse::<f64>().is_err();
+    if formula {
+        t.insert(0, '\'');
+    }
+    if t.contains([',', '"']) || formula {
+        format!("\"{}\"", t.replace('"', "\"\""))
     } else {
-        text.to_string()
+        t
     }
 }
 
@@ -86,6 +95,17 @@ pub fn regions(o: &regions::Outcome) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cells_cannot_carry_formulas_or_control_bytes() {
+        assert_eq!(cell("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+        assert_eq!(cell("@SUM(A1)"), "\"'@SUM(A1)\"");
+        assert_eq!(cell("-1.5"), "-1.5");
+        assert_eq!(cell("+cmd|' /C calc'!A0"), "\"'+cmd|' /C calc'!A0\"");
+        assert_eq!(cell("a\u{1b}]0;x\u{7}"), "a?]0;x?");
+        assert_eq!(cell("a,b"), "\"a,b\"");
+        assert_eq!(cell("line\nbreak"), "line?break");
+    }
 
     #[test]
     fn cells_are_quoted_when_they_must_be() {

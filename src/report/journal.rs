@@ -67,7 +67,7 @@ impl Journal {
 /// left out and reported on stderr; any other malformed line, a header of
 /// another schema version, or a second header is an error.
 pub fn read(path: &Path) -> Result<Document> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    let text = crate::input::read_text(path, crate::input::DOCUMENT_LIMIT, "journal")?;
     parse(&text, path)
 }
 
@@ -143,6 +143,6 @@ pub fn load(path: &Path) -> Result<Document> {
     if path.extension().is_some_and(|e| e == "jsonl") {
         return read(path);
     }
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    let text = crate::input::read_text(path, crate::input::DOCUMENT_LIMIT, "document")?;
     Document::from_json(&text).map_err(|e| Error { message: format!("{}: {}", path.display(), e.message), ..e })
 }

@@ -93,14 +93,37 @@ pub fn write(path: &Path, contents: &[u8]) -> Result<()> {
     match check(path)? {
         Target::Stdout => stdout(contents),
         Target::Stream => {
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+            let mut f = open_stream(path)?;
             f.write_all(contents).map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
         }
         Target::Atomic => atomic(path, contents),
     }
+}
+
+/// Opens a FIFO or character device for writing without blocking: a FIFO
+/// nobody reads is refused at once (ENXIO) instead of holding the open
+/// forever; then the writes block as usual.
+fn open_stream(path: &Path) -> Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    let shown = one_line(&path.display().to_string());
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENXIO) => refuse(
+                format!("nothing reads the FIFO {shown}"),
+                format!("start its reader first (cat {shown} &), or write to a file"),
+            ),
+            _ => Error::io(format!("cannot write {shown}"), e),
+        })?;
+    // SAFETY: fcntl on a descriptor this function owns; no memory is passed.
+    unsafe {
+        let flags = libc::fcntl(f.as_raw_fd(), libc::F_GETFL);
+        libc::fcntl(f.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
+    }
+    Ok(f)
 }
 
 /// A temporary file beside `path`, synced, then renamed over it.
@@ -126,6 +149,13 @@ fn atomic(path: &Path, contents: &[u8]) -> Result<()> {
 /// replaced by `?`; newlines and tabs stay.
 pub fn terminal_safe(text: &str) -> String {
     text.chars().map(|c| if c.is_control() && c != '\n' && c != '\t' { '?' } else { c }).collect()
+}
+
+/// Text safe as one line of a terminal or a line-based file: every
+/// control character, line breaks included, becomes `?`, so a crafted name
+/// can neither drive the terminal nor forge a line of its own.
+pub fn one_line(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { '?' } else { c }).collect()
 }
 
 /// Quotes arguments for a POSIX shell, so a command line copied from a
