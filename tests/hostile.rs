@@ -226,12 +226,13 @@ fn a_crafted_hostname_cannot_reach_the_terminal() {
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let path = dir.path().join("doc.json");
     let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    doc["origin"]["hostname"] = "evil\u{1b}]0;pwned\u{7}".into();
+    doc["origin"]["hostname"] = "evil\u{1b}]0;pwned\u{7}\n# EOF".into();
     std::fs::write(&path, doc.to_string()).unwrap();
     let o = memperf(&["compare", "doc.json", "doc.json"], dir.path());
     assert_eq!(o.status.code(), Some(0));
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("evil?]0;pwned?"), "the name is shown, defanged: {text}");
+    assert!(text.contains("evil?]0;pwned??# EOF"), "the name is shown, defanged, on its own line: {text}");
+    assert!(!text.lines().any(|l| l.starts_with("# EOF")), "a line was forged: {text}");
     assert!(!o.stdout.contains(&0x1b) && !o.stdout.contains(&0x07), "control bytes reached stdout");
 }
 

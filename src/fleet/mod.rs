@@ -55,14 +55,17 @@ impl Host {
     pub fn of(doc: &Document, source: &Path) -> Host {
         let o = &doc.origin;
         let c = &doc.machine.cpu;
+        // Names from a document are data: one line each, no control bytes,
+        // in every output the fleet writes (text, CSV, HTML, stdout).
+        let safe = crate::report::sink::one_line;
         Host {
             id: match o.rank {
-                Some(r) => format!("{}#{r}", o.hostname),
-                None => o.hostname.clone(),
+                Some(r) => format!("{}#{r}", safe(&o.hostname)),
+                None => safe(&o.hostname),
             },
-            hostname: o.hostname.clone(),
+            hostname: safe(&o.hostname),
             rank: o.rank,
-            run_id: o.run_id.clone(),
+            run_id: safe(&o.run_id),
             cpu: format!(
                 "{} {} (family {} model {}), {} logical CPUs",
                 c.identity.vendor, c.identity.model_name, c.identity.family, c.identity.model, c.logical_cpus

@@ -21,11 +21,13 @@ pub struct Side {
 impl Side {
     fn of(d: &Document) -> Side {
         let id = &d.machine.cpu.identity;
+        // Names from a document are data: one line each, no control bytes.
+        let safe = crate::report::sink::one_line;
         Side {
-            hostname: d.origin.hostname.clone(),
-            started_utc: d.origin.started_utc.clone(),
-            run_id: d.origin.run_id.clone(),
-            cpu: format!("{} (family {} model {})", id.model_name, id.family, id.model),
+            hostname: safe(&d.origin.hostname),
+            started_utc: safe(&d.origin.started_utc),
+            run_id: safe(&d.origin.run_id),
+            cpu: safe(&format!("{} (family {} model {})", id.model_name, id.family, id.model)),
         }
     }
 }
