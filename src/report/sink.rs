@@ -100,24 +100,39 @@ pub fn write(path: &Path, contents: &[u8]) -> Result<()> {
     }
 }
 
-/// Opens a FIFO or character device for writing without blocking: a FIFO
-/// nobody reads is refused at once (ENXIO) instead of holding the open
+/// How long a FIFO may wait for its reader to open it.
+const FIFO_READER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Opens a FIFO or character device for writing without blocking in
+/// open(): a FIFO nobody reads (ENXIO) is tried again for
+/// [`FIFO_READER_WAIT`], then refused, instead of holding the open
 /// forever; then the writes block as usual.
 fn open_stream(path: &Path) -> Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::io::AsRawFd;
     let shown = one_line(&path.display().to_string());
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ENXIO) => refuse(
-                format!("nothing reads the FIFO {shown}"),
-                format!("start its reader first (cat {shown} &), or write to a file"),
-            ),
-            _ => Error::io(format!("cannot write {shown}"), e),
-        })?;
+    let open = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+            .open(path)
+    };
+    let start = std::time::Instant::now();
+    let f = loop {
+        match open() {
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) && start.elapsed() < FIFO_READER_WAIT => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                return Err(refuse(
+                    format!("nothing read the FIFO {shown} within {} s", FIFO_READER_WAIT.as_secs()),
+                    format!("start its reader first (cat {shown} &), or write to a file"),
+                ))
+            }
+            Err(e) => return Err(Error::io(format!("cannot write {shown}"), e)),
+            Ok(f) => break f,
+        }
+    };
     // SAFETY: fcntl on a descriptor this function owns; no memory is passed.
     unsafe {
         let flags = libc::fcntl(f.as_raw_fd(), libc::F_GETFL);
