@@ -7,9 +7,10 @@
 //! that grows past it while being read is refused too, never read until
 //! memory runs out.
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
+use crate::report::sink::{kind, one_line, refuse};
 use std::io::Read;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// The most a result document or journal may hold: 256 MiB (a full suite
@@ -23,7 +24,7 @@ pub const SMALL_LIMIT: u64 = 16 << 20;
 /// The text of `path`, named `what` in errors ("document", "metrics file"),
 /// at most `limit` bytes.
 pub fn read_text(path: &Path, limit: u64, what: &str) -> Result<String> {
-    let shown = crate::report::sink::terminal_safe(&path.display().to_string()).replace('\n', "?");
+    let shown = one_line(&path.display().to_string());
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
@@ -61,26 +62,6 @@ fn too_big(shown: &str, what: &str, limit: u64) -> Error {
     )
 }
 
-fn kind(t: &std::fs::FileType) -> &'static str {
-    if t.is_dir() {
-        "a folder"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "a special file"
-    }
-}
-
-fn refuse(message: String, fix: String) -> Error {
-    Error { kind: ErrorKind::Usage, message, fix: Some(fix) }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,7 +86,7 @@ mod tests {
         for (p, needle) in [
             (Path::new("/dev/zero"), "a character device"),
             (fifo.as_path(), "a FIFO"),
-            (dir.path(), "a folder"),
+            (dir.path(), "a directory"),
             (big.as_path(), "more than 10B"),
         ] {
             let e = read_text(p, 10, "document").unwrap_err();

@@ -20,94 +20,69 @@ pub fn shrink(job: &mut Job, m: &Fingerprint) -> bool {
         Job::Bandwidth(p) => shrink_bandwidth(p, floor(4), Bytes(llc.0.max(64 * MIB))),
         Job::Latency(p) => shrink_latency(p, floor(4), Bytes(llc.0.max(64 * MIB))),
         Job::Tlb(p) => {
-            if p.refine {
-                p.refine = false;
-            } else if p.repetitions > 3 {
-                p.repetitions -= 1;
-            } else if p.max_pages > 4096 {
-                p.max_pages /= 2;
-            } else {
-                return halve_sample(&mut p.min_sample_s, 0.001);
-            }
-            true
+            step(p.refine, || p.refine = false)
+                || fewer(&mut p.repetitions, 3, 1)
+                || step(p.max_pages > 4096, || p.max_pages /= 2)
+                || halve_sample(&mut p.min_sample_s, 0.001)
         }
         Job::WorkingSet(p) => {
             let six = 6 * MIB;
-            if p.total_bytes.0 / 2 >= floor(4).0.max(48 * MIB) {
-                p.total_bytes = Bytes(p.total_bytes.0 / 2 / six * six);
-            } else if p.repetitions > 3 {
-                p.repetitions -= 1;
-            } else {
-                return halve_sample(&mut p.min_sample_s, 0.005);
-            }
-            true
+            step(p.total_bytes.0 / 2 >= floor(4).0.max(48 * MIB), || {
+                p.total_bytes = Bytes(p.total_bytes.0 / 2 / six * six)
+            }) || fewer(&mut p.repetitions, 3, 1)
+                || halve_sample(&mut p.min_sample_s, 0.005)
         }
         Job::PrefetchFault(p) => {
-            if p.stride_pages > 1 << 14 {
-                p.stride_pages /= 2;
-            } else if p.repetitions > 6 {
-                p.repetitions -= 2;
-            } else {
-                return halve_sample(&mut p.min_sample_s, 0.002);
-            }
-            true
+            step(p.stride_pages > 1 << 14, || p.stride_pages /= 2)
+                || fewer(&mut p.repetitions, 6, 2)
+                || halve_sample(&mut p.min_sample_s, 0.002)
         }
         Job::PageInit(p) => {
-            if p.memory_bytes.0 / 2 >= 1 << 30 {
-                p.memory_bytes = Bytes(p.memory_bytes.0 / 2);
-            } else if p.repetitions > 2 {
-                p.repetitions -= 1;
-            } else {
-                return false;
-            }
-            true
+            step(p.memory_bytes.0 / 2 >= 1 << 30, || p.memory_bytes = Bytes(p.memory_bytes.0 / 2))
+                || fewer(&mut p.repetitions, 2, 1)
         }
+        // Keep 1 and all threads; thin the ladder between them.
         Job::Calls(p) => {
-            if p.threads.len() > 2 {
-                // Keep 1 and all; thin the ladder between them.
-                p.threads.remove(p.threads.len() / 2);
-            } else if p.repetitions > 6 {
-                p.repetitions -= 2;
-            } else {
-                return halve_sample(&mut p.min_sample_s, 0.0005);
-            }
-            true
+            thin(&mut p.threads) || fewer(&mut p.repetitions, 6, 2) || halve_sample(&mut p.min_sample_s, 0.0005)
         }
         Job::Context(p) => {
-            if p.threads.len() > 2 {
-                p.threads.remove(p.threads.len() / 2);
-            } else if p.repetitions > 6 {
-                p.repetitions -= 2;
-            } else if p.min_cell_s > 0.1 {
-                p.min_cell_s /= 2.0;
-            } else {
-                return false;
-            }
-            true
+            thin(&mut p.threads) || fewer(&mut p.repetitions, 6, 2) || step(p.min_cell_s > 0.1, || p.min_cell_s /= 2.0)
         }
         Job::C2c(p) => {
-            if p.cpus.len() > 4 {
-                let keep = p.cpus.len() * 3 / 4;
-                p.cpus.truncate(keep);
-            } else if p.repetitions > 3 {
-                p.repetitions -= 1;
-            } else {
-                return halve_sample(&mut p.min_sample_s, 0.001);
-            }
-            true
+            let keep = p.cpus.len() * 3 / 4;
+            step(p.cpus.len() > 4, || p.cpus.truncate(keep))
+                || fewer(&mut p.repetitions, 3, 1)
+                || halve_sample(&mut p.min_sample_s, 0.001)
         }
         Job::LoadedLatency(p) => {
-            if p.repetitions > 2 {
-                p.repetitions -= 1;
-            } else if p.window_s > 0.01 {
-                p.window_s /= 2.0;
-                p.warm_s = p.window_s / 4.0;
-            } else {
-                return false;
-            }
-            true
+            fewer(&mut p.repetitions, 2, 1)
+                || step(p.window_s > 0.01, || {
+                    p.window_s /= 2.0;
+                    p.warm_s = p.window_s / 4.0;
+                })
         }
     }
+}
+
+/// One rung of a shrinking ladder: `act` when `possible`, and whether it did.
+fn step(possible: bool, act: impl FnOnce()) -> bool {
+    if possible {
+        act();
+    }
+    possible
+}
+
+/// `n` less `by`, while it is above `above`.
+fn fewer<T: Copy + PartialOrd + std::ops::SubAssign>(n: &mut T, above: T, by: T) -> bool {
+    step(*n > above, || *n -= by)
+}
+
+/// Drops the middle rung of a ladder with more than two, keeping its ends.
+fn thin<T>(ladder: &mut Vec<T>) -> bool {
+    let middle = ladder.len() / 2;
+    step(ladder.len() > 2, || {
+        ladder.remove(middle);
+    })
 }
 
 /// Bandwidth gives up, in order: size down to 4× where memory begins

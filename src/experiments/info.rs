@@ -73,7 +73,10 @@ pub fn machine_warnings(m: &Fingerprint, cmd: Command, pages_matter: bool) -> Ve
             reasons: c.implausible.clone(),
         });
     }
-    if let Some(found) = m.measured_levels.as_ref().map(|l| &l.found) {
+    // An observation with no fix: said where the machine is described
+    // (`info`, the suite's report), not before every measurement.
+    let describes_machine = matches!(cmd, Command::Run | Command::Sub("info"));
+    if let Some(found) = m.measured_levels.as_ref().map(|l| &l.found).filter(|_| describes_machine) {
         if let (Some(far_from), Some(far_ns)) = (found.far_from, found.far_ns) {
             for c in m.caches.iter().filter(|c| c.is_data() && c.plausible() && c.size_bytes.0 >= 2 * far_from.0) {
                 w.push(Caution::CacheClaimNotSeen { level: c.level, size: c.size_bytes, far_from, far_ns });

@@ -77,7 +77,7 @@ fn fault_rate(pages: PagePolicy) -> Option<f64> {
 impl MeasuredLevels {
     /// The analysis again, from the points (for recordings).
     pub fn reanalyse(&self) -> CacheLevelsFound {
-        levels::find(&self.points.iter().map(|p| (p.size_bytes.0 as f64, p.latency_ns)).collect::<Vec<_>>())
+        levels::find(&curve(&self.points))
     }
 }
 
@@ -128,20 +128,18 @@ pub fn measure(clock: &dyn Clock, reach: Bytes, must_pass: Bytes, thp: bool) -> 
     })
 }
 
-/// B/s of one sequential pass over the first `bytes` of the region (the
-/// second of two: the first brings the TLB and prefetchers up to speed).
+/// B/s of one pass of `bandwidth`'s `simd` read kernel over the first
+/// `bytes` of the region (the second of two: the first brings the TLB and
+/// prefetchers up to speed).
 fn read_rate(clock: &dyn Clock, region: &Region, bytes: Bytes) -> Option<f64> {
-    let words = &region.as_slice::<u64>()[..(bytes.0 / 8) as usize];
+    let (simd, _) = crate::kernels::stream_kernel(crate::kernels::StreamShape::Simd, None).ok()?;
+    let words = &region.as_slice::<f64>()[..(bytes.0 / 8) as usize];
+    let arg = crate::kernels::StreamArg::read(words.as_ptr(), words.len(), 0);
     let mut ns = 0;
     for _ in 0..2 {
         let t0 = clock.now_ns();
-        let sum = words.chunks_exact(8).fold([0u64; 8], |mut acc, c| {
-            for (a, w) in acc.iter_mut().zip(c) {
-                *a = a.wrapping_add(*w);
-            }
-            acc
-        });
-        std::hint::black_box(sum);
+        // SAFETY: `arg` views `words`, borrowed from the region for this call.
+        std::hint::black_box(unsafe { simd(1, &arg) });
         ns = clock.now_ns().saturating_sub(t0);
     }
     (ns > 0).then(|| bytes.0 as f64 * 1e9 / ns as f64)

@@ -251,6 +251,20 @@ impl Fingerprint {
         &self.cpu.nominal_clocks
     }
 
+    /// Checks the recorded cache claims again (CPUID's own geometry is not
+    /// recorded, so only what the document holds), adding any problem the
+    /// document lacks: an old document's 480 MiB L3 is implausible too.
+    pub fn recheck_claims(&mut self) {
+        let problems = problems_of(&self.caches, &[], self.cpu.logical_cpus);
+        for (cache, found) in self.caches.iter_mut().zip(problems) {
+            for p in found {
+                if !cache.implausible.contains(&p) {
+                    cache.implausible.push(p);
+                }
+            }
+        }
+    }
+
     /// The believed core clock measured at the start of the run, in GHz.
     pub fn core_ghz(&self) -> Option<f64> {
         self.core_clock.as_ref().and_then(|r| r.clock.as_ref()).map(|c| c.ghz)
@@ -299,28 +313,10 @@ pub fn brand_ghz(brand: &str) -> Option<f64> {
     }
 }
 
-impl Fingerprint {
-    /// Checks the recorded cache claims again (CPUID's own geometry is not
-    /// recorded, so only what the document holds), adding any problem the
-    /// document lacks: an old document's 480 MiB L3 is implausible too.
-    pub fn recheck_claims(&mut self) {
-        let sizes: Vec<(u8, bool, Bytes)> = self.caches.iter().map(|c| (c.level, c.is_data(), c.size_bytes)).collect();
-        let cpus = self.cpu.logical_cpus;
-        for cache in self.caches.iter_mut() {
-            let lower = sizes.iter().filter(|s| s.1 && s.0 + 1 == cache.level).map(|s| s.2).max();
-            for p in claims::cache_problems(cache, None, cpus, lower.filter(|_| cache.is_data())) {
-                if !cache.implausible.contains(&p) {
-                    cache.implausible.push(p);
-                }
-            }
-        }
-    }
-}
-
 /// sysfs is authoritative (it is what this VM was given); CPUID's figure is
 /// kept beside it. Without sysfs, CPUID alone. Every claim is checked.
 pub fn merge_caches(sys: Vec<sysfs::SysfsCache>, cpu: Vec<cpuid::CpuidCache>, logical_cpus: usize) -> Vec<Cache> {
-    let mut out: Vec<(Cache, Option<cpuid::CpuidCache>)> = if sys.is_empty() {
+    let out: Vec<(Cache, Option<cpuid::CpuidCache>)> = if sys.is_empty() {
         cpu.into_iter()
             .map(|c| {
                 let cache = Cache {
@@ -356,13 +352,26 @@ pub fn merge_caches(sys: Vec<sysfs::SysfsCache>, cpu: Vec<cpuid::CpuidCache>, lo
             })
             .collect()
     };
-    let sizes: Vec<(u8, bool, Bytes)> = out.iter().map(|(c, _)| (c.level, c.is_data(), c.size_bytes)).collect();
-    for (cache, cpuid) in out.iter_mut() {
-        let lower = sizes.iter().filter(|s| s.1 && s.0 + 1 == cache.level).map(|s| s.2).max();
-        cache.implausible =
-            claims::cache_problems(cache, cpuid.as_ref(), logical_cpus, lower.filter(|_| cache.is_data()));
+    let (mut caches, cpuid): (Vec<Cache>, Vec<Option<cpuid::CpuidCache>>) = out.into_iter().unzip();
+    let problems = problems_of(&caches, &cpuid, logical_cpus);
+    for (cache, found) in caches.iter_mut().zip(problems) {
+        cache.implausible = found;
     }
-    out.into_iter().map(|(c, _)| c).collect()
+    caches
+}
+
+/// Each cache's problems, checked against CPUID's description of it (where
+/// given) and the data or unified level below it.
+fn problems_of(caches: &[Cache], cpuid: &[Option<cpuid::CpuidCache>], logical_cpus: usize) -> Vec<Vec<String>> {
+    caches
+        .iter()
+        .enumerate()
+        .map(|(i, cache)| {
+            let lower = caches.iter().filter(|c| c.is_data() && c.level + 1 == cache.level).map(|c| c.size_bytes).max();
+            let own = cpuid.get(i).and_then(|c| c.as_ref());
+            claims::cache_problems(cache, own, logical_cpus, lower.filter(|_| cache.is_data()))
+        })
+        .collect()
 }
 
 #[cfg(test)]

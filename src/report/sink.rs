@@ -51,9 +51,14 @@ pub fn check(path: &Path) -> Result<Target> {
     }
 }
 
-fn kind(t: &std::fs::FileType) -> &'static str {
+/// What a file that is not a regular file is, in words.
+pub(crate) fn kind(t: &std::fs::FileType) -> &'static str {
     if t.is_dir() {
         "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
     } else if t.is_block_device() {
         "a block device"
     } else if t.is_socket() {
@@ -63,7 +68,8 @@ fn kind(t: &std::fs::FileType) -> &'static str {
     }
 }
 
-fn refuse(message: String, fix: impl Into<String>) -> Error {
+/// A usage error (exit 2) with its fix.
+pub(crate) fn refuse(message: String, fix: impl Into<String>) -> Error {
     Error { kind: ErrorKind::Usage, message, fix: Some(fix.into()) }
 }
 

@@ -104,109 +104,52 @@ struct Chain {
 /// The constant the imul chain multiplies by (odd, so no product is 0).
 pub const IMUL_FACTOR: u64 = 0x9E37_79B9_7F4A_7C15;
 
-/// `iters` × 16 dependent `add x, one` (one = 1, in a register).
-#[cfg(target_arch = "x86_64")]
-#[inline(never)]
-pub fn add_chain(iters: u64) -> u64 {
-    let mut x: u64 = 0;
-    let n = iters.max(1);
-    let one = std::hint::black_box(1u64);
-    // SAFETY: register arithmetic only; no memory is touched.
-    unsafe {
-        std::arch::asm!(
-            "2:",
-            "add {x}, {one}", "add {x}, {one}", "add {x}, {one}", "add {x}, {one}",
-            "add {x}, {one}", "add {x}, {one}", "add {x}, {one}", "add {x}, {one}",
-            "add {x}, {one}", "add {x}, {one}", "add {x}, {one}", "add {x}, {one}",
-            "add {x}, {one}", "add {x}, {one}", "add {x}, {one}", "add {x}, {one}",
-            "dec {n}",
-            "jnz 2b",
-            x = inout(reg) x,
-            one = in(reg) one,
-            n = inout(reg) n => _,
-            options(nomem, nostack),
-        );
-    }
-    x
+/// A dependent chain: `iters` × 16 copies of one register instruction on
+/// `x` (its other operand `k` in a register, never an immediate), from
+/// `start`, behind the loop's own counter.
+macro_rules! chain {
+    ($(#[$doc:meta])* $arch:literal, $name:ident, $start:expr, $k:expr, $ins:literal, $count:literal) => {
+        $(#[$doc])*
+        #[cfg(target_arch = $arch)]
+        #[inline(never)]
+        pub fn $name(iters: u64) -> u64 {
+            let mut x: u64 = $start;
+            let n = iters.max(1);
+            let k = std::hint::black_box($k);
+            // SAFETY: register arithmetic only; no memory is touched.
+            unsafe {
+                std::arch::asm!(
+                    "2:",
+                    $ins, $ins, $ins, $ins, $ins, $ins, $ins, $ins,
+                    $ins, $ins, $ins, $ins, $ins, $ins, $ins, $ins,
+                    $count,
+                    x = inout(reg) x,
+                    k = in(reg) k,
+                    n = inout(reg) n => _,
+                    options(nomem, nostack),
+                );
+            }
+            x
+        }
+    };
 }
 
-/// `iters` × 16 dependent `imul x, m` (m = [`IMUL_FACTOR`], in a register).
-#[cfg(target_arch = "x86_64")]
-#[inline(never)]
-pub fn second_chain(iters: u64) -> u64 {
-    let mut x: u64 = 1;
-    let n = iters.max(1);
-    let m = std::hint::black_box(IMUL_FACTOR);
-    // SAFETY: register arithmetic only; no memory is touched.
-    unsafe {
-        std::arch::asm!(
-            "2:",
-            "imul {x}, {m}", "imul {x}, {m}", "imul {x}, {m}", "imul {x}, {m}",
-            "imul {x}, {m}", "imul {x}, {m}", "imul {x}, {m}", "imul {x}, {m}",
-            "imul {x}, {m}", "imul {x}, {m}", "imul {x}, {m}", "imul {x}, {m}",
-            "imul {x}, {m}", "imul {x}, {m}", "imul {x}, {m}", "imul {x}, {m}",
-            "dec {n}",
-            "jnz 2b",
-            x = inout(reg) x,
-            m = in(reg) m,
-            n = inout(reg) n => _,
-            options(nomem, nostack),
-        );
-    }
-    x
-}
-
-/// `iters` × 16 dependent `add x, x, one`.
-#[cfg(target_arch = "aarch64")]
-#[inline(never)]
-pub fn add_chain(iters: u64) -> u64 {
-    let mut x: u64 = 0;
-    let n = iters.max(1);
-    let one = std::hint::black_box(1u64);
-    // SAFETY: register arithmetic only; no memory is touched.
-    unsafe {
-        std::arch::asm!(
-            "2:",
-            "add {x}, {x}, {one}", "add {x}, {x}, {one}", "add {x}, {x}, {one}", "add {x}, {x}, {one}",
-            "add {x}, {x}, {one}", "add {x}, {x}, {one}", "add {x}, {x}, {one}", "add {x}, {x}, {one}",
-            "add {x}, {x}, {one}", "add {x}, {x}, {one}", "add {x}, {x}, {one}", "add {x}, {x}, {one}",
-            "add {x}, {x}, {one}", "add {x}, {x}, {one}", "add {x}, {x}, {one}", "add {x}, {x}, {one}",
-            "subs {n}, {n}, #1",
-            "b.ne 2b",
-            x = inout(reg) x,
-            one = in(reg) one,
-            n = inout(reg) n => _,
-            options(nomem, nostack),
-        );
-    }
-    x
-}
-
-/// `iters` × 16 dependent `eor x, x, k` (an even count: x ends as it began).
-#[cfg(target_arch = "aarch64")]
-#[inline(never)]
-pub fn second_chain(iters: u64) -> u64 {
-    let mut x: u64 = 1;
-    let n = iters.max(1);
-    let k = std::hint::black_box(IMUL_FACTOR);
-    // SAFETY: register arithmetic only; no memory is touched.
-    unsafe {
-        std::arch::asm!(
-            "2:",
-            "eor {x}, {x}, {k}", "eor {x}, {x}, {k}", "eor {x}, {x}, {k}", "eor {x}, {x}, {k}",
-            "eor {x}, {x}, {k}", "eor {x}, {x}, {k}", "eor {x}, {x}, {k}", "eor {x}, {x}, {k}",
-            "eor {x}, {x}, {k}", "eor {x}, {x}, {k}", "eor {x}, {x}, {k}", "eor {x}, {x}, {k}",
-            "eor {x}, {x}, {k}", "eor {x}, {x}, {k}", "eor {x}, {x}, {k}", "eor {x}, {x}, {k}",
-            "subs {n}, {n}, #1",
-            "b.ne 2b",
-            x = inout(reg) x,
-            k = in(reg) k,
-            n = inout(reg) n => _,
-            options(nomem, nostack),
-        );
-    }
-    x
-}
+chain!(
+    /// `iters` × 16 dependent `add x, k` (k = 1).
+    "x86_64", add_chain, 0, 1u64, "add {x}, {k}", "dec {n}\njnz 2b"
+);
+chain!(
+    /// `iters` × 16 dependent `imul x, k` (k = [`IMUL_FACTOR`]).
+    "x86_64", second_chain, 1, IMUL_FACTOR, "imul {x}, {k}", "dec {n}\njnz 2b"
+);
+chain!(
+    /// `iters` × 16 dependent `add x, x, k` (k = 1).
+    "aarch64", add_chain, 0, 1u64, "add {x}, {x}, {k}", "subs {n}, {n}, #1\nb.ne 2b"
+);
+chain!(
+    /// `iters` × 16 dependent `eor x, x, k` (an even count: x ends as it began).
+    "aarch64", second_chain, 1, IMUL_FACTOR, "eor {x}, {x}, {k}", "subs {n}, {n}, #1\nb.ne 2b"
+);
 
 /// `base` to the power `exp`, wrapping (what the imul chain computes).
 fn wrapping_pow(mut base: u64, mut exp: u64) -> u64 {
