@@ -153,5 +153,29 @@ fn recorded_quick_suites_rebuild_without_an_implausible_cache_marker() {
         let svg = std::fs::read_to_string(out.path().join("latency.svg")).unwrap();
         assert!(svg.contains("L2 "), "{}: the plausible L2 is marked", dir.display());
         assert!(!svg.contains("480MiB"), "{}: the 480 MiB claim is drawn", dir.display());
+        // A clock from one folding chain (Intel: 18–21 GHz) gives no cycles
+        // and no "clock moved" warning, in the document as read and the report.
+        let text = std::fs::read_to_string(dir.join("run-quick.json")).unwrap();
+        let read = memperf::model::document::Document::from_json(&text).unwrap();
+        for rec in &read.experiments {
+            if rec.core_clock.iter().any(|c| !c.two_chains()) {
+                assert!(rec.warnings.iter().any(|w| w.code == "clock-not-measured"), "{}", rec.name);
+                assert!(rec.warnings.iter().all(|w| w.code != "clock-moved"), "{}", rec.name);
+            }
+            if let Some(memperf::model::outcome::Outcome::Latency(o)) = &rec.outcome {
+                let trusted = o.core_clock.iter().all(|c| c.two_chains());
+                assert!(
+                    trusted || o.levels.iter().all(|l| l.cycles.is_none()),
+                    "{}: cycles from a folded clock",
+                    dir.display()
+                );
+            }
+        }
+        let html = std::fs::read_to_string(out.path().join("report.html")).unwrap();
+        for (i, _) in html.match_indices(" GHz before") {
+            let figure: String = html[..i].chars().rev().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+            let ghz: f64 = figure.chars().rev().collect::<String>().parse().unwrap();
+            assert!(ghz <= memperf::timing::core_clock::MAX_GHZ, "{}: a clock of {ghz} GHz is shown", dir.display());
+        }
     }
 }

@@ -190,10 +190,36 @@ impl Document {
         }
         let mut doc: Document =
             serde_json::from_value(value).map_err(|e| Error::usage(format!("malformed result document: {e}")))?;
-        // A document written before claims were checked (or by another
-        // build) still never draws or sizes anything from an implausible one.
-        doc.machine.recheck_claims();
+        doc.recheck();
         Ok(doc)
+    }
+
+    /// A document from disk judged by today's rules, whatever build wrote
+    /// it: its cache claims checked again (nothing is drawn or sized from
+    /// an implausible one), and a core clock measured by the old one-chain
+    /// method (an `add` chain a renamer may fold: 19 GHz on a Golden Cove
+    /// guest) is no clock — its figures in cycles are dropped, its "clock
+    /// moved" warnings replaced by "clock: not measured". The raw clock
+    /// readings stay in the record.
+    pub fn recheck(&mut self) {
+        use crate::model::warnings::{Caution, Command};
+        self.machine.recheck_claims();
+        for rec in &mut self.experiments {
+            let Some(old) = rec.core_clock.iter().find(|c| !c.two_chains()) else { continue };
+            let reason = format!(
+                "this document's clock ({:.2} GHz) came from one chain of adds, which a renamer can fold",
+                old.ghz
+            );
+            match rec.outcome.as_mut() {
+                Some(Outcome::Latency(o)) => o.levels.iter_mut().for_each(|l| l.cycles = None),
+                Some(Outcome::Tlb(o)) => o.walk_cycles = None,
+                _ => {}
+            }
+            rec.warnings.retain(|w| w.code != "clock-moved");
+            if !rec.warnings.iter().any(|w| w.code == "clock-not-measured") {
+                rec.warnings.push(Caution::ClockNotMeasured { reason }.render(Command::Run));
+            }
+        }
     }
 
     pub fn to_json(&self) -> String {

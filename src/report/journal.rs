@@ -104,6 +104,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Document> {
     let mut doc =
         doc.ok_or_else(|| Error::usage(format!("{} has no header: not a memperf journal", path.display())))?;
     doc.mark_never_ran();
+    doc.recheck();
     Ok(doc)
 }
 

@@ -13,11 +13,12 @@ pub fn latency_text(o: &latency::Outcome) -> String {
         out.push_str(&format!("  {} region: {}\n", r.requested, coverage(r)));
     }
     match o.core_clock.first() {
-        Some(_) => out.push_str(&format!(
-            "  core clock (dependent adds): {}\n",
+        Some(_) if o.core_clock.iter().all(|c| c.two_chains()) => out.push_str(&format!(
+            "  core clock (two dependent chains): {}\n",
             o.core_clock.iter().map(|c| format!("{:.2} GHz", c.ghz)).collect::<Vec<_>>().join(" before, ") + " after"
         )),
-        None => out.push_str("  core clock: not measured on this architecture; no figures in cycles\n"),
+        Some(_) => out.push_str("  core clock: not measured (one folding chain); no figures in cycles\n"),
+        None => out.push_str("  core clock: not measured; no figures in cycles\n"),
     }
     let mut pols: Vec<_> = o.points.iter().map(|p| p.pages).collect();
     pols.sort();

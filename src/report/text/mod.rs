@@ -59,11 +59,13 @@ pub fn experiment(doc: &Document, rec: &crate::model::document::ExperimentRecord
         Some(Outcome::Numa(o)) => numa::numa_text(o),
         None => format!("{}: completed without an outcome\n", rec.name),
     };
-    if let [before, after] = rec.core_clock.as_slice() {
-        out.push_str(&format!(
-            "core clock (a timed chain of dependent adds): {:.2} GHz before, {:.2} GHz after\n",
+    match rec.core_clock.as_slice() {
+        [before, after] if before.two_chains() && after.two_chains() => out.push_str(&format!(
+            "core clock (two dependent chains): {:.2} GHz before, {:.2} GHz after\n",
             before.ghz, after.ghz
-        ));
+        )),
+        [_, _] => out.push_str("core clock: not measured (one folding chain, see the warnings)\n"),
+        _ => {}
     }
     if !rec.valid {
         out.push_str(&format!("{}: INVALID — a result failed validation (see the warnings)\n", rec.name));
