@@ -10,7 +10,8 @@ use std::ffi::{c_char, c_int, CStr};
 /// # Safety
 /// `name` is NULL or a NUL-terminated string valid for the call.
 unsafe fn name<'a>(name: *const c_char) -> Option<std::borrow::Cow<'a, str>> {
-    (!name.is_null()).then(|| CStr::from_ptr(name).to_string_lossy())
+    // SAFETY: not NULL here, and the caller guarantees NUL termination.
+    (!name.is_null()).then(|| unsafe { CStr::from_ptr(name) }.to_string_lossy())
 }
 
 /// Opens region `name` on the calling thread.
@@ -19,7 +20,8 @@ unsafe fn name<'a>(name: *const c_char) -> Option<std::borrow::Cow<'a, str>> {
 /// `region` is NULL (ignored) or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn mp_region_begin(region: *const c_char) {
-    if let Some(n) = name(region) {
+    // SAFETY: the caller's guarantee is `name`'s.
+    if let Some(n) = unsafe { name(region) } {
         let _ = std::panic::catch_unwind(|| memperf::region::begin(&n));
     }
 }
@@ -30,7 +32,8 @@ pub unsafe extern "C" fn mp_region_begin(region: *const c_char) {
 /// `region` is NULL (ignored) or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn mp_region_end(region: *const c_char) {
-    if let Some(n) = name(region) {
+    // SAFETY: the caller's guarantee is `name`'s.
+    if let Some(n) = unsafe { name(region) } {
         let _ = std::panic::catch_unwind(|| memperf::region::end(&n));
     }
 }
@@ -42,7 +45,8 @@ pub unsafe extern "C" fn mp_region_end(region: *const c_char) {
 /// `path` is NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn mp_regions_write(path: *const c_char) -> c_int {
-    let target = match name(path) {
+    // SAFETY: the caller's guarantee is `name`'s.
+    let target = match unsafe { name(path) } {
         Some(p) => std::path::PathBuf::from(p.into_owned()),
         None => memperf::region::default_path(),
     };

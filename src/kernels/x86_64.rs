@@ -281,7 +281,8 @@ impl Vector for __m128d {
     const LANES: usize = 2;
     #[inline(always)]
     unsafe fn zero() -> Self {
-        _mm_setzero_pd()
+        // SAFETY: SSE2 is baseline on x86_64; no memory is touched.
+        unsafe { _mm_setzero_pd() }
     }
     #[inline(always)]
     unsafe fn load(p: *const f64) -> Self {
@@ -290,19 +291,23 @@ impl Vector for __m128d {
     }
     #[inline(always)]
     unsafe fn add(a: Self, b: Self) -> Self {
-        _mm_add_pd(a, b)
+        // SAFETY: SSE2 is baseline on x86_64; no memory is touched.
+        unsafe { _mm_add_pd(a, b) }
     }
     #[inline(always)]
     unsafe fn mul(a: Self, b: Self) -> Self {
-        _mm_mul_pd(a, b)
+        // SAFETY: SSE2 is baseline on x86_64; no memory is touched.
+        unsafe { _mm_mul_pd(a, b) }
     }
     #[inline(always)]
     unsafe fn mul_add(a: Self, b: Self, c: Self) -> Self {
-        _mm_add_pd(a, _mm_mul_pd(b, c))
+        // SAFETY: SSE2 is baseline on x86_64; no memory is touched.
+        unsafe { _mm_add_pd(a, _mm_mul_pd(b, c)) }
     }
     #[inline(always)]
     unsafe fn splat(x: f64) -> Self {
-        _mm_set1_pd(x)
+        // SAFETY: SSE2 is baseline on x86_64; no memory is touched.
+        unsafe { _mm_set1_pd(x) }
     }
     #[inline(always)]
     unsafe fn store(p: *mut f64, v: Self) {

@@ -59,7 +59,8 @@ unsafe fn write_loop<V: Vector, const OP: u8, const NT: bool>(iters: u64, arg: &
     }
     if NT {
         // Streaming stores are weakly ordered: drain them before returning.
-        _mm_sfence();
+        // SAFETY: sfence is SSE, baseline on x86_64; it only orders stores.
+        unsafe { _mm_sfence() };
     }
     (iters * n as u64) as f64
 }

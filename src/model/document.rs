@@ -288,6 +288,18 @@ mod tests {
         assert!(Document::from_json("not json").is_err());
     }
 
+    /// The checked-in schema names the version the code writes, in its
+    /// `$id`, its title and its `schema_version` constant alike.
+    #[test]
+    fn the_schema_file_names_the_version_written() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/results.schema.json");
+        let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let v = SCHEMA_VERSION;
+        assert_eq!(schema["$id"], format!("https://memperf.invalid/schema/results-{v}.json"));
+        assert_eq!(schema["title"], format!("memperf result document, schema_version {v}"));
+        assert_eq!(schema["properties"]["schema_version"]["const"], v);
+    }
+
     /// A version-2 document (read kernels only) reads as version 3 with
     /// the traffic those kernels had: 8 bytes read, bus bytes = bytes.
     #[test]

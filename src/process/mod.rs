@@ -215,25 +215,30 @@ unsafe fn child_after_fork(
     argv: &[*const libc::c_char],
     envp: &[*const libc::c_char],
 ) -> ! {
-    let mut byte = 0u8;
-    let n = libc::read(release.as_raw_fd(), (&mut byte as *mut u8).cast(), 1);
-    if n != 1 {
-        // memperf gave up before releasing: leave without running anything.
-        libc::_exit(125);
+    // SAFETY: the caller runs this in the child right after fork; only
+    // async-signal-safe calls follow, on descriptors and strings the parent
+    // built before forking, and every path ends in exec or _exit.
+    unsafe {
+        let mut byte = 0u8;
+        let n = libc::read(release.as_raw_fd(), (&mut byte as *mut u8).cast(), 1);
+        if n != 1 {
+            // memperf gave up before releasing: leave without running anything.
+            libc::_exit(125);
+        }
+        if let Some(out) = output {
+            libc::dup2(out.as_raw_fd(), 1);
+            libc::dup2(out.as_raw_fd(), 2);
+        }
+        // Rust ignores SIGPIPE; a program expects the default, as a shell gives it.
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+        libc::execve(path.as_ptr(), argv.as_ptr(), envp.as_ptr());
+        let errno = *libc::__errno_location();
+        libc::write(error.as_raw_fd(), (&errno as *const i32).cast(), 4);
+        libc::_exit(if errno == libc::ENOENT { 127 } else { 126 });
     }
-    if let Some(out) = output {
-        libc::dup2(out.as_raw_fd(), 1);
-        libc::dup2(out.as_raw_fd(), 2);
-    }
-    // Rust ignores SIGPIPE; a program expects the default, as a shell gives it.
-    libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    let mut none: libc::sigset_t = std::mem::zeroed();
-    libc::sigemptyset(&mut none);
-    libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
-    libc::execve(path.as_ptr(), argv.as_ptr(), envp.as_ptr());
-    let errno = *libc::__errno_location();
-    libc::write(error.as_raw_fd(), (&errno as *const i32).cast(), 4);
-    libc::_exit(if errno == libc::ENOENT { 127 } else { 126 });
 }
 
 impl Held {
