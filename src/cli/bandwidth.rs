@@ -12,11 +12,11 @@ use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct BandwidthArgs {
-    /// Loop shapes (comma-separated): read sum1, sum4, simd, simd-prefetch; write store, store-nt, copy, copy-nt, triad, update; read:write mixes mix-1:0, mix-1:1, mix-2:1, mix-3:1 [default: all]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    /// Loop shapes, comma-separated: read (sum1, sum4, simd, simd-prefetch), write, and read:write mixes (mix-R:W) [default: all]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::kernels))]
     pub kernel: Option<String>,
-    /// Page policies: 4k, thp, 2m, 1g, shm (comma-separated) [default: 4k]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    /// Page policies, comma-separated [default: 4k]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::pages))]
     pub pages: Option<String>,
     /// Thread counts, pinned one per CPU; `all` for every CPU [default: 1,all]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
@@ -27,8 +27,8 @@ pub struct BandwidthArgs {
     /// Prefetch distances in 8-byte elements, START:END:STEP [default: 0:1024:32]
     #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
     pub distance: Option<String>,
-    /// Prefetch hints: t0, t1, t2, nta, w, or all [default: t0,nta]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    /// Prefetch hints, comma-separated, or all [default: t0,nta]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::hints_or_all))]
     pub hint: Option<String>,
     /// Samples per variant.
     #[arg(long, value_name = "N", allow_hyphen_values = true)]

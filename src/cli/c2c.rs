@@ -11,8 +11,8 @@ pub struct C2cArgs {
     /// CPUs whose pairs to measure [default: the CPUs this process may use, the first 16]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub cpus: Option<String>,
-    /// How the line changes hands: load-store, cas [default: both]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    /// How the line changes hands, comma-separated [default: both]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::handoffs))]
     pub handoff: Option<String>,
     /// Samples per pair [default: 7]
     #[arg(long, value_name = "N", allow_hyphen_values = true)]

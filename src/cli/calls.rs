@@ -31,8 +31,8 @@ impl CellArgs {
 
 #[derive(Debug, Args)]
 pub struct CallsArgs {
-    /// Linkages: direct, plt, got, saves, inlined (comma-separated) [default: all]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    /// Linkages, comma-separated [default: all]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::linkages))]
     pub variants: Option<String>,
     /// Chain depths: a list (1,2,4) or ranges START:END:STEP, comma-separated [default: 1..4096, dense around 4..128]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
@@ -85,8 +85,8 @@ pub fn depths(text: &str) -> Result<Vec<u64>> {
 
 #[derive(Debug, Args)]
 pub struct ContextArgs {
-    /// Saves: builtin-setjmp, _setjmp, setjmp, sigsetjmp-0, sigsetjmp-1, getcontext, swapcontext [default: all]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    /// Saves, comma-separated [default: all]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::saves))]
     pub ops: Option<String>,
     #[command(flatten)]
     pub cells: CellArgs,

@@ -11,8 +11,8 @@ use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct LatencyArgs {
-    /// Page policies, measured alternately: 4k, thp, 2m, 1g, shm [default: 4k,thp]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    /// Page policies, comma-separated, measured alternately [default: 4k,thp]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::pages))]
     pub pages: Option<String>,
     /// Working sets: a list (4KiB,1MiB) or START:END[:POINTS_PER_OCTAVE] [default: 4KiB:1GiB]
     #[arg(long, value_name = "SIZES", allow_hyphen_values = true)]

@@ -12,8 +12,8 @@ use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct LoadedLatencyArgs {
-    /// What the loading CPUs run: simd (read), or store, store-nt, copy, copy-nt, triad, update, mix-1:1, mix-2:1, mix-3:1 [default: simd]
-    #[arg(long, value_name = "KERNEL", allow_hyphen_values = true)]
+    /// What the loading CPUs run: simd (read) or a write kernel [default: simd]
+    #[arg(long, value_name = "KERNEL", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::loaders))]
     pub loader: Option<String>,
     /// Delays each loader waits after each block, swept: a list with units (0,100ns,1us,20us) [default: 0 to 51.2us, doubling]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
@@ -24,8 +24,8 @@ pub struct LoadedLatencyArgs {
     /// Size of the chase, and of each loader array [default: max(64MiB, 8 × last-level cache)]
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub size: Option<String>,
-    /// Pages of the chase: thp, 2m, 1g, 4k (4k adds page walks to every load) [default: thp]
-    #[arg(long, value_name = "POLICY", allow_hyphen_values = true)]
+    /// Pages of the chase (4k adds page walks to every load) [default: thp]
+    #[arg(long, value_name = "POLICY", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::pages))]
     pub pages: Option<String>,
     /// Counted window of each point, after a warm-up of a quarter of it [default: 100ms]
     #[arg(long, value_name = "TIME", allow_hyphen_values = true)]

@@ -9,6 +9,7 @@ pub mod calls;
 pub mod hugepages;
 pub mod latency;
 pub mod loaded_latency;
+pub mod offers;
 pub mod page_init;
 pub mod prefetch_fault;
 pub mod progress;
@@ -20,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::experiments::plan::{Job, Output, Plan};
 use crate::experiments::Preset;
 use crate::machine::Fingerprint;
+use crate::model::about;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -32,33 +34,33 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Machine fingerprint: CPU, caches and TLBs as claimed (each checked) beside the measured clock and cache levels, huge pages, THP, PMU, prefetch instructions.
+    #[command(about = about::INFO.summary)]
     Info(InfoArgs),
-    /// Read bandwidth per loop shape, single- and all-thread, with a software-prefetch distance sweep.
+    #[command(about = about::BANDWIDTH.summary)]
     Bandwidth(bandwidth::BandwidthArgs),
-    /// Load-to-use latency from L1 to DRAM per page policy, its knees, and memory-level parallelism.
+    #[command(about = about::LATENCY.summary)]
     Latency(latency::LatencyArgs),
-    /// TLB reach per page size and the cost of a page walk.
+    #[command(about = about::TLB.summary)]
     Tlb(tlb::TlbArgs),
-    /// The 2002 sample application (random rows of three large float arrays) on every page policy: time, FLOP/s, speed-up, coverage, TLB cost.
+    #[command(about = about::WORKING_SET.summary)]
     WorkingSet(working_set::WorkingSetArgs),
-    /// What a prefetch of NULL, an unmapped, PROT_NONE or kernel address costs; whether a prefetch survives a TLB miss.
+    #[command(about = about::PREFETCH_FAULT.summary)]
     PrefetchFault(prefetch_fault::PrefetchFaultArgs),
-    /// Page-descriptor initialisation: locked, lock-free, prefetch, parallel, against the store-bandwidth limit.
+    #[command(about = about::PAGE_INIT.summary)]
     PageInit(page_init::PageInitArgs),
-    /// What a call and its return cost as a call chain deepens: direct, PLT, GOT, all registers saved, inlined.
+    #[command(about = about::CALLS.summary)]
     Calls(calls::CallsArgs),
-    /// What setjmp, sigsetjmp, getcontext and swapcontext cost, which enter the kernel, and the Ruby lesson.
+    #[command(about = about::CONTEXT.summary)]
     Context(calls::ContextArgs),
-    /// Count a program's events (at intervals with -I), derive CPI, miss rates and the time in page walks, and advise; honest without a PMU.
+    #[command(about = about::STAT.summary)]
     Stat(stat::StatArgs),
-    /// Does this unmodified program get faster on huge pages? A/B runs through glibc's malloc tunable, with the coverage read back.
+    #[command(about = about::HUGEPAGES.summary)]
     Hugepages(hugepages::HugepagesArgs),
-    /// Core-to-core latency: one cache line bounced between every pair of CPUs, grouped by topology.
+    #[command(about = about::C2C.summary)]
     C2c(c2c::C2cArgs),
-    /// Node × node latency and read bandwidth, memory bound to each node (one line on a single-node machine).
+    #[command(about = about::NUMA.summary)]
     Numa(NumaArgs),
-    /// Latency as the memory system fills: one CPU chases while the others load memory at a swept rate (MLC's loaded latency).
+    #[command(about = about::LOADED_LATENCY.summary)]
     LoadedLatency(loaded_latency::LoadedLatencyArgs),
     /// The whole suite: one results folder with JSON, SVG plots and an HTML report.
     Run(RunArgs),
@@ -107,8 +109,8 @@ pub struct MergeArgs {
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
-    /// bash, zsh, fish, elvish or powershell
-    #[arg(value_name = "SHELL", allow_hyphen_values = true)]
+    /// The shell to complete for.
+    #[arg(value_name = "SHELL", allow_hyphen_values = true, value_parser = offers::Offers(offers::shells))]
     pub shell: String,
 }
 
@@ -189,22 +191,6 @@ impl CompareArgs {
     }
 }
 
-/// Names of the experiments the suite runs, in order.
-pub const SUITE: [&str; 12] = [
-    "info",
-    "bandwidth",
-    "latency",
-    "loaded-latency",
-    "numa",
-    "tlb",
-    "working-set",
-    "prefetch-fault",
-    "page-init",
-    "calls",
-    "context",
-    "c2c",
-];
-
 /// Options of `memperf numa`.
 #[derive(Debug, Args)]
 pub struct NumaArgs {
@@ -281,11 +267,11 @@ impl PresetArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Run only these experiments (info, bandwidth, latency, tlb, working-set, prefetch-fault, page-init, calls, context, c2c).
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    /// Run only these experiments, comma-separated.
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = offers::Offers(offers::suite))]
     pub only: Option<String>,
-    /// Skip these experiments.
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    /// Skip these experiments, comma-separated.
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = offers::Offers(offers::suite))]
     pub skip: Option<String>,
     #[command(flatten)]
     pub preset: PresetArgs,
@@ -361,12 +347,13 @@ static NO_COMMON: CommonArgs =
 
 fn suite_names(text: &Option<String>) -> Result<Option<Vec<String>>> {
     let Some(t) = text else { return Ok(None) };
+    let suite = crate::experiments::registry::suite_names();
     crate::units::parse_list(t, |n| {
-        SUITE
+        suite
             .iter()
             .find(|s| **s == n)
             .map(|s| s.to_string())
-            .ok_or_else(|| Error::usage(format!("unknown experiment '{n}': use {}", SUITE.join(", "))))
+            .ok_or_else(|| Error::usage(format!("unknown experiment '{n}': use {}", suite.join(", "))))
     })
     .map(Some)
 }
@@ -376,41 +363,19 @@ impl RunArgs {
     /// --only/--skip; hugetlb 2 MiB pages join the latency sweep when the
     /// pool has them (or --reserve-hugepages), else a warning says how.
     pub fn plan(&self, machine: &Fingerprint) -> Result<Plan> {
-        use crate::experiments::{
-            bandwidth, c2c, calls, context, latency, loaded_latency, numa, page_init, prefetch_fault, tlb, working_set,
-        };
         let preset = self.preset.preset(Preset::Quick);
         let only = suite_names(&self.only)?;
         let skip = suite_names(&self.skip)?.unwrap_or_default();
         let wanted = |n: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == n)) && !skip.iter().any(|x| x == n);
+        let mut jobs: Vec<Job> = crate::experiments::registry::suite_entries()
+            .filter(|e| wanted(e.name()))
+            .filter_map(|e| e.suite_job(preset, machine))
+            .collect();
         let mut notes = Vec::new();
-        let mut lat = latency::Params::preset(preset, machine);
-        let max = lat.sizes_bytes.iter().max().copied().unwrap_or_default();
-        let need = max.0.div_ceil(2 << 20);
-        let free = machine.pool(crate::units::Bytes(2 << 20)).map(|p| p.available()).unwrap_or(0);
-        if self.common.reserve_hugepages || free >= need {
-            lat.pages.push(crate::memory::PagePolicy::Huge2M);
-        } else if wanted("latency") {
-            notes.push(
-                crate::model::Caution::SuiteNoHugetlb { need, free }.render(crate::model::warnings::Command::Run),
-            );
-        }
-        let mut jobs = Vec::new();
-        for name in SUITE.iter().filter(|n| wanted(n)) {
-            jobs.push(match *name {
-                "info" => Job::Info,
-                "bandwidth" => Job::Bandwidth(bandwidth::Params::preset(preset, machine)),
-                "latency" => Job::Latency(lat.clone()),
-                "tlb" => Job::Tlb(tlb::Params::preset(preset)),
-                "working-set" => Job::WorkingSet(working_set::Params::preset(preset, machine)),
-                "prefetch-fault" => Job::PrefetchFault(prefetch_fault::Params::preset(preset)),
-                "page-init" => Job::PageInit(page_init::Params::preset(preset)),
-                "calls" => Job::Calls(calls::Params::preset(preset)),
-                "c2c" => Job::C2c(c2c::Params::preset(preset)),
-                "loaded-latency" => Job::LoadedLatency(loaded_latency::Params::preset(preset, machine)),
-                "numa" => Job::Numa(numa::Params::preset(preset, machine)),
-                _ => Job::Context(context::Params::preset(preset)),
-            });
+        for job in &mut jobs {
+            if let Job::Latency(lat) = job {
+                notes.extend(self.suite_hugetlb_latency(lat, machine));
+            }
         }
         if jobs.is_empty() {
             return Err(Error::usage("--only and --skip leave no experiment to run"));
@@ -423,6 +388,26 @@ impl RunArgs {
         plan.notes = notes;
         plan.journal = true;
         Ok(plan)
+    }
+}
+
+impl RunArgs {
+    /// The suite's latency sweep takes 2 MiB hugetlb pages when their pool
+    /// has them (or with --reserve-hugepages); else a note says how.
+    fn suite_hugetlb_latency(
+        &self,
+        lat: &mut crate::experiments::latency::Params,
+        machine: &Fingerprint,
+    ) -> Option<crate::model::Warning> {
+        let max = lat.sizes_bytes.iter().max().copied().unwrap_or_default();
+        let need = max.0.div_ceil(2 << 20);
+        let free = machine.pool(crate::units::Bytes(2 << 20)).map(|p| p.available()).unwrap_or(0);
+        if self.common.reserve_hugepages || free >= need {
+            lat.pages.push(crate::memory::PagePolicy::Huge2M);
+            None
+        } else {
+            Some(crate::model::Caution::SuiteNoHugetlb { need, free }.render(crate::model::warnings::Command::Run))
+        }
     }
 }
 

@@ -7,11 +7,11 @@ use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct PrefetchFaultArgs {
-    /// Prefetch hints: t0, t1, t2, nta, w [default: all]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    /// Prefetch hints, comma-separated [default: all]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::hints))]
     pub hint: Option<String>,
-    /// Targets: mapped, null, unmapped, prot-none, kernel, non-canonical [default: all]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    /// Targets, comma-separated [default: all]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::targets))]
     pub targets: Option<String>,
     /// Linked-list lengths [default: 1,2,4,8,16,32,64]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]

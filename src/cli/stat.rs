@@ -12,7 +12,8 @@ pub struct StatArgs {
     /// Events to count: perf names (cycles, instructions, dTLB-load-misses, page-faults …),
     /// this CPU's named events (dtlb-walks, loads), rNNNN, or pmu/event=…,umask=…/
     /// [default: the events the derived metrics use, and the software events]
-    #[arg(short = 'e', long = "events", value_name = "LIST", allow_hyphen_values = true)]
+    #[arg(short = 'e', long = "events", value_name = "LIST", allow_hyphen_values = true,
+          value_parser = super::offers::Offers(super::offers::events), hide_possible_values = true)]
     pub events: Option<String>,
     /// Also print the counts of every interval of MS milliseconds while CMD runs (at least 10).
     #[arg(short = 'I', long = "interval", value_name = "MS", allow_hyphen_values = true)]

@@ -7,8 +7,8 @@ use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct TlbArgs {
-    /// Page policies, measured alternately: 4k, thp, 2m, 1g, shm [default: 4k,thp]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    /// Page policies, comma-separated, measured alternately [default: 4k,thp]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::pages))]
     pub pages: Option<String>,
     /// Most pages per policy [default: 65536]
     #[arg(long, value_name = "N", allow_hyphen_values = true)]

@@ -11,8 +11,8 @@ pub struct WorkingSetArgs {
     /// The three arrays together [default: 8× the last-level cache, at least 256MiB]
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub size: Option<String>,
-    /// Page policies, measured alternately: 4k, thp, 2m, 1g, shm [default: 4k, thp, and 2m/1g where their pools have the pages; 2m, 1g and shm with --reserve-hugepages]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    /// Page policies, comma-separated, measured alternately [default: 4k, thp, and 2m/1g where their pools have the pages; 2m, 1g and shm with --reserve-hugepages]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::pages))]
     pub pages: Option<String>,
     /// Samples per policy [default: 9]
     #[arg(long, value_name = "N", allow_hyphen_values = true)]

@@ -66,24 +66,28 @@ impl Plan {
         self.jobs.iter().any(|j| match j {
             Job::Calls(_) | Job::Context(_) | Job::C2c(_) | Job::Numa(_) => false,
             Job::LoadedLatency(p) => p.pages.uses_hugetlb_pool(),
-            _ => true,
+            Job::Info
+            | Job::Bandwidth(_)
+            | Job::Latency(_)
+            | Job::Tlb(_)
+            | Job::PrefetchFault(_)
+            | Job::PageInit(_)
+            | Job::WorkingSet(_) => true,
         })
     }
 
     /// Some experiment of the plan sizes its working sets from the cache
     /// levels (or is `info`, which shows them).
     pub fn needs_levels(&self) -> bool {
-        self.jobs.iter().any(|j| {
-            matches!(
-                j,
-                Job::Info
-                    | Job::Bandwidth(_)
-                    | Job::Latency(_)
-                    | Job::Tlb(_)
-                    | Job::WorkingSet(_)
-                    | Job::LoadedLatency(_)
-                    | Job::Numa(_)
-            )
+        self.jobs.iter().any(|j| match j {
+            Job::Info
+            | Job::Bandwidth(_)
+            | Job::Latency(_)
+            | Job::Tlb(_)
+            | Job::WorkingSet(_)
+            | Job::LoadedLatency(_)
+            | Job::Numa(_) => true,
+            Job::PrefetchFault(_) | Job::PageInit(_) | Job::Calls(_) | Job::Context(_) | Job::C2c(_) => false,
         })
     }
 

@@ -7,6 +7,7 @@
 //! policies, kernel names, summaries, the machine fingerprint, analysis
 //! results) and nothing above.
 
+pub mod about;
 pub mod document;
 pub mod launcher;
 pub mod outcome;

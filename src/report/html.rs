@@ -27,78 +27,10 @@ pub fn escape(s: &str) -> String {
     out
 }
 
-/// (title, question, classic result) of each experiment.
+/// (title, question, classic result) of an experiment; a name from a
+/// newer memperf gets a plain title.
 pub fn describe(name: &str) -> (&'static str, &'static str, &'static str) {
-    match name {
-        "info" => ("Machine", "What is this machine: CPU, caches, TLBs per page size, huge-page pools, THP, counters?", "—"),
-        "bandwidth" => (
-            "Read bandwidth and software prefetch",
-            "How fast can one core (and all cores) stream-read memory, and how much does software prefetch at distance D help? Which loop shape gets there?",
-            "McCalpin 2010: single-thread Opteron read rose from ~4.5 to ~6.08 GB/s with prefetch 96+ elements ahead; large pages +3%.",
-        ),
-        "latency" => (
-            "Load-to-use latency",
-            "What is the latency from L1 to DRAM for each page size, and how much memory-level parallelism does one core reach?",
-            "McCalpin 2010: 6.08 GB/s × 74 ns ≈ 450 B ≈ 7 lines in flight (Little's law).",
-        ),
-        "tlb" => (
-            "TLB reach and page walks",
-            "How much memory does each TLB level cover per page size, and what does a page walk cost?",
-            "UltraSPARC III: 512 entries × 8 KiB = 4 MiB reach; ~90 cycles per miss.",
-        ),
-        "prefetch-fault" => (
-            "Prefetching bad addresses",
-            "What does a prefetch of NULL, an unmapped, a PROT_NONE or a kernel address cost? Does a prefetch that misses the TLB walk the page table?",
-            "UltraSPARC IV+ strong prefetch of address 0: 1.34 s of system time per 10^6 prefetches; the weak variant cost nothing.",
-        ),
-        "page-init" => (
-            "Page-descriptor initialisation",
-            "How fast can a kernel-style array of 128-byte page descriptors be initialised and freed, and how close is that to the store-bandwidth limit?",
-            "Solaris 10 page_t init: 1.785 µs → 0.388 µs per page (4.6×) with prefetch and no locks.",
-        ),
-        "calls" => (
-            "Deep call chains",
-            "What does a call and its return cost as a chain deepens, through a PLT, with every register saved, or inlined; where does the return-stack predictor run out?",
-            "2009, UltraSPARC T1: 3 M register-window spill/fill traps per second on one thread (~300 ns each); inlining cured it.",
-        ),
-        "context" => (
-            "Context saves",
-            "What do setjmp, sigsetjmp, getcontext and swapcontext cost, which of them enter the kernel, and what does a needless heavy save cost an interpreter?",
-            "Ruby 1.8 flushed all register windows on every protected call: removing the flush gave 10% to nearly 2×.",
-        ),
-        "working-set" => (
-            "Large working sets on huge pages",
-            "How much faster do random rows of three large float arrays run on each page policy, and did the arrays really get huge pages?",
-            "2002, UltraSPARC III: 85 s → 15 s on 4 MiB ISM pages (×5.7); DTLB miss rate 30% → 0.03%, CPI 6.89 → 2.59.",
-        ),
-        "numa" => (
-            "NUMA nodes",
-            "How far is each node's memory from each node's CPUs, in latency and read bandwidth?",
-            "",
-        ),
-        "loaded-latency" => (
-            "Latency under load",
-            "How does memory latency grow as the other CPUs fill the memory system, at what bandwidth does the curve bend, and how many lines are in flight at each point?",
-            "McCalpin: Bandwidth = Concurrency / Latency, and latency rises as the queues fill; Intel MLC --loaded_latency draws this curve.",
-        ),
-        "c2c" => (
-            "Core-to-core latency",
-            "How long does one cache line take to travel between two CPUs, by their topology?",
-            "",
-        ),
-        "stat" => (
-            "A program's counters",
-            "What did the program count, what follows from it, and what cannot be known on this machine?",
-            "2002: cputrack -T 5 and libcpc, then CPI 6.89 and 31 s of 85 s lost to TLB misses, by hand.",
-        ),
-        "regions" => ("Counters around regions of a program", "What did each instrumented region cost?", ""),
-        "hugepages" => (
-            "Huge pages for an unmodified program",
-            "Does this program get faster on huge pages, and did it really get them?",
-            "",
-        ),
-        _ => ("Experiment", "", ""),
-    }
+    crate::model::about::of(name).map_or(("Experiment", "", ""), |a| (a.title, a.question, a.classic))
 }
 
 /// The command that reproduces one experiment of this document.
@@ -187,7 +119,7 @@ fn section(doc: &Document, rec: &ExperimentRecord, answer: &str, plots: &[Plot])
     if !question.is_empty() {
         s.push_str(&format!("<p class=\"question\">{}</p>\n", escape(question)));
     }
-    if classic != "—" && !classic.is_empty() {
+    if !classic.is_empty() {
         s.push_str(&format!("<p class=\"classic\">Classic result: {}</p>\n", escape(classic)));
     }
     match rec.status {

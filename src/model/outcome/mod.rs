@@ -43,27 +43,6 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// The experiment's name, as the CLI and the document spell it.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Outcome::Info(_) => "info",
-            Outcome::Bandwidth(_) => "bandwidth",
-            Outcome::Latency(_) => "latency",
-            Outcome::Tlb(_) => "tlb",
-            Outcome::PrefetchFault(_) => "prefetch-fault",
-            Outcome::PageInit(_) => "page-init",
-            Outcome::Calls(_) => "calls",
-            Outcome::Context(_) => "context",
-            Outcome::Stat(_) => "stat",
-            Outcome::Regions(_) => "regions",
-            Outcome::Hugepages(_) => "hugepages",
-            Outcome::WorkingSet(_) => "working-set",
-            Outcome::C2c(_) => "c2c",
-            Outcome::LoadedLatency(_) => "loaded-latency",
-            Outcome::Numa(_) => "numa",
-        }
-    }
-
     /// False when any result failed validation.
     pub fn valid(&self) -> bool {
         match self {
@@ -86,9 +65,11 @@ impl Outcome {
     }
 }
 
-/// Conversions from each experiment's outcome into the enum, and back.
+/// Conversions from each experiment's outcome into the enum, and back;
+/// each variant's name and the list of them.
 macro_rules! outcome_conversions {
-    ($($variant:ident => $module:ident),*) => {$(
+    ($($variant:ident => $module:ident : $name:literal),*) => {
+        $(
         impl From<$module::Outcome> for Outcome {
             fn from(o: $module::Outcome) -> Outcome { Outcome::$variant(o) }
         }
@@ -98,9 +79,34 @@ macro_rules! outcome_conversions {
                 match o { Outcome::$variant(x) => Ok(x), _ => Err(()) }
             }
         }
-    )*};
+        )*
+        /// Every outcome's name, as the document's `experiment` tag spells it.
+        pub const NAMES: &[&str] = &[$($name),*];
+
+        impl Outcome {
+            /// The experiment's name, as the CLI and the document spell it.
+            pub fn name(&self) -> &'static str {
+                match self { $(Outcome::$variant(_) => $name),* }
+            }
+        }
+    };
 }
-outcome_conversions!(Info => info, Bandwidth => bandwidth, Latency => latency, Tlb => tlb,
-    PrefetchFault => prefetch_fault, PageInit => page_init, Calls => calls, Context => context,
-    Stat => stat, Regions => regions, Hugepages => hugepages, WorkingSet => working_set, C2c => c2c,
-    LoadedLatency => loaded_latency, Numa => numa);
+outcome_conversions!(Info => info: "info", Bandwidth => bandwidth: "bandwidth", Latency => latency: "latency",
+    Tlb => tlb: "tlb", PrefetchFault => prefetch_fault: "prefetch-fault", PageInit => page_init: "page-init",
+    Calls => calls: "calls", Context => context: "context", Stat => stat: "stat", Regions => regions: "regions",
+    Hugepages => hugepages: "hugepages", WorkingSet => working_set: "working-set", C2c => c2c: "c2c",
+    LoadedLatency => loaded_latency: "loaded-latency", Numa => numa: "numa");
+
+#[cfg(test)]
+mod tests {
+    /// Each name is the serde tag its variant reads under.
+    #[test]
+    fn every_name_is_its_variants_tag() {
+        for name in super::NAMES {
+            let e = serde_json::from_value::<super::Outcome>(serde_json::json!({ "experiment": name })).unwrap_err();
+            assert!(!e.to_string().contains("unknown variant"), "{name}: {e}");
+        }
+        let e = serde_json::from_value::<super::Outcome>(serde_json::json!({ "experiment": "nope" })).unwrap_err();
+        assert!(e.to_string().contains("unknown variant"), "{e}");
+    }
+}
