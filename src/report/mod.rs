@@ -11,6 +11,7 @@ pub mod html;
 pub mod journal;
 pub mod linechart;
 pub mod openmetrics;
+pub mod outcome;
 pub mod plots;
 pub mod sink;
 pub mod table;

@@ -1,8 +1,9 @@
 //! `numa` as text: two node × node matrices, or the one line saying why
 //! there are none.
 
-use super::super::table::{gbps, Table};
+use crate::model::document::Document;
 use crate::model::outcome::numa::Outcome;
+use crate::report::table::{gbps, Table};
 
 pub fn numa_text(o: &Outcome) -> String {
     if let Some(reason) = &o.no_matrix {
@@ -37,4 +38,10 @@ pub fn numa_text(o: &Outcome) -> String {
     }));
     out.push_str(&matrix("read bandwidth, GB/s (all the node's CPUs, median):", &|x| gbps(x.bytes_per_s.median)));
     out
+}
+
+impl super::Render for Outcome {
+    fn text(&self, _doc: &Document) -> String {
+        numa_text(self)
+    }
 }

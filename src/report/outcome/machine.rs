@@ -1,8 +1,9 @@
 //! The machine fingerprint as a table: CPU, caches, TLB reach, pools.
 
-use super::super::table::Table;
 use crate::machine::Fingerprint;
+use crate::model::document::Document;
 use crate::model::outcome::info;
+use crate::report::table::Table;
 
 pub fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_else(|| "unknown".into())
@@ -155,5 +156,11 @@ pub fn coverage(b: &crate::memory::Backing) -> String {
     match b.page_size_bytes {
         Some(p) => format!("{f} (page size {p})"),
         None => format!("{f} (partly huge: no single page size)"),
+    }
+}
+
+impl super::Render for crate::model::outcome::info::Outcome {
+    fn text(&self, doc: &Document) -> String {
+        machine(&doc.machine, Some(self))
     }
 }

@@ -1,23 +1,9 @@
-//! Terminal rendering of a document: one section per experiment, each a
-//! table plus the sentences a user acts on, one renderer per outcome (a
-//! file each). Rendered from the document alone.
+//! Terminal rendering of a document: each record's section (its outcome's
+//! renderer writes it), its clock and validity, Little's law where the
+//! document has what it needs, and the warnings for stderr.
 
-mod bandwidth;
-mod c2c;
-mod calls;
-mod context;
-mod latency;
-mod loaded_latency;
-pub mod machine;
-mod numa;
-mod page_init;
-mod prefetch_fault;
-pub mod stat;
-mod tlb;
-mod working_set;
-
-pub use bandwidth::plateau_text;
-pub use machine::machine;
+pub use super::outcome::machine::machine;
+pub use super::outcome::{plateau_text, stat};
 
 use crate::model::document::{Document, Status, Warning};
 
@@ -40,23 +26,8 @@ pub fn experiment(doc: &Document, rec: &crate::model::document::ExperimentRecord
             rec.skip_reason.clone().unwrap_or_else(|| format!("{:?}", rec.status).to_lowercase())
         );
     }
-    use crate::model::Outcome;
     let mut out = match &rec.outcome {
-        Some(Outcome::Info(o)) => machine(&doc.machine, Some(o)),
-        Some(Outcome::Bandwidth(o)) => bandwidth::bandwidth_text(o),
-        Some(Outcome::Latency(o)) => latency::latency_text(o),
-        Some(Outcome::Tlb(o)) => tlb::tlb_text(o),
-        Some(Outcome::PrefetchFault(o)) => prefetch_fault::prefetch_fault_text(o),
-        Some(Outcome::PageInit(o)) => page_init::page_init_text(o),
-        Some(Outcome::Calls(o)) => calls::calls_text(o),
-        Some(Outcome::Context(o)) => context::context_text(o),
-        Some(Outcome::Stat(o)) => stat::stat_text(o),
-        Some(Outcome::Regions(o)) => stat::regions_text(o),
-        Some(Outcome::Hugepages(o)) => stat::hugepages_text(o),
-        Some(Outcome::WorkingSet(o)) => working_set::working_set_text(o),
-        Some(Outcome::C2c(o)) => c2c::c2c_text(o),
-        Some(Outcome::LoadedLatency(o)) => loaded_latency::loaded_latency_text(o),
-        Some(Outcome::Numa(o)) => numa::numa_text(o),
+        Some(o) => super::outcome::of(o).text(doc),
         None => format!("{}: completed without an outcome\n", rec.name),
     };
     match rec.core_clock.as_slice() {

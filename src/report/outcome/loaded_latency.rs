@@ -1,8 +1,14 @@
 //! `loaded-latency` as text: the curve as a table, the idle and saturated
 //! points, the concurrency each implies, and where the curve bends.
 
-use super::super::table::{gbps, Table};
+use crate::error::Result;
+use crate::model::document::Document;
+use crate::model::outcome::loaded_latency;
 use crate::model::outcome::loaded_latency::{Bend, Outcome};
+use crate::report::headlines::{metric, Metric};
+use crate::report::linechart::{render, Axis, Line, LineChart, Marker, Reference, Ticks};
+use crate::report::plots::{Figure, Plot};
+use crate::report::table::{gbps, Table};
 
 pub fn loaded_latency_text(o: &Outcome) -> String {
     let mut out = format!(
@@ -86,5 +92,81 @@ fn bend_text(b: &Bend) -> String {
             tolerance * 100.0
         ),
         Bend::TooFewPoints => "bend: too few points to say\n".into(),
+    }
+}
+
+/// Latency against delivered bandwidth (loaders and chaser), one point per
+/// delay with the spread of its latency samples, the idle latency as the
+/// reference and the bend marked where one was found.
+fn loaded_latency_plot(o: &loaded_latency::Outcome) -> Result<Plot> {
+    let mut pts: Vec<&loaded_latency::Point> = o.points.iter().collect();
+    pts.sort_by(|a, b| a.total_bytes_per_s.total_cmp(&b.total_bytes_per_s));
+    let line = Line {
+        name: format!("{} loader(s) running {}", o.loader_cpus.len(), o.loader_kernel),
+        points: pts.iter().map(|q| (q.total_bytes_per_s / 1e9, q.latency_ns.median)).collect(),
+        band: Some(pts.iter().map(|q| (q.latency_ns.min, q.latency_ns.max)).collect()),
+        ..Line::default()
+    };
+    let mut markers = Vec::new();
+    if let loaded_latency::Bend::Found { bytes_per_s, .. } = o.bend {
+        markers.push(Marker { x: bytes_per_s / 1e9, label: "bend".into() });
+    }
+    let title = "Latency vs delivered bandwidth (loaded latency)".to_string();
+    let chart = LineChart {
+        title: title.clone(),
+        x: Axis { linear: true, ..Axis::new("delivered bandwidth (GB/s)", Ticks::Number) },
+        y: Axis { linear: true, ..Axis::new("ns per load (median; band: min–max)", Ticks::Number) },
+        lines: vec![line],
+        references: vec![Reference {
+            name: format!("idle: {:.1} ns", o.idle_latency_ns),
+            y: o.idle_latency_ns,
+            band: None,
+        }],
+        markers,
+        spans: vec![],
+    };
+    Ok(Plot {
+        file_name: "loaded-latency.svg".into(),
+        title,
+        experiment: "loaded-latency".into(),
+        svg: render(&chart)?,
+        figure: Figure::Line(chart),
+    })
+}
+
+/// The idle and the saturated ends of the loaded-latency curve.
+fn loaded_latency_metrics(o: &loaded_latency::Outcome) -> Vec<Metric> {
+    let mut out = Vec::new();
+    for q in &o.points {
+        let name = match q.delay_ns {
+            None => "loaded-latency idle latency".to_string(),
+            Some(0) => "loaded-latency saturated latency".to_string(),
+            Some(_) => continue,
+        };
+        out.push(metric(name, "ns", q.samples_latency_ns.clone(), q.latency_ns.median, false));
+        if q.delay_ns == Some(0) {
+            let bus = q.loader_bus_bytes_per_s / q.loader_bytes_per_s.median.max(f64::MIN_POSITIVE);
+            let samples = q.samples_loader_bytes_per_s.iter().map(|b| (b * bus + q.chaser_bytes_per_s) / 1e9).collect();
+            out.push(metric(
+                "loaded-latency saturated bandwidth".into(),
+                "GB/s",
+                samples,
+                q.total_bytes_per_s / 1e9,
+                true,
+            ));
+        }
+    }
+    out
+}
+
+impl super::Render for Outcome {
+    fn text(&self, _doc: &Document) -> String {
+        loaded_latency_text(self)
+    }
+    fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
+        loaded_latency_plot(self).map(|p| vec![p])
+    }
+    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+        loaded_latency_metrics(self)
     }
 }

@@ -1,8 +1,11 @@
 //! `c2c` as text: per handoff the N×N matrix of median one-way ns (none on
 //! the diagonal), then the pairs grouped by topology.
 
-use super::super::table::Table;
+use crate::model::document::Document;
+use crate::model::outcome::c2c;
 use crate::model::outcome::c2c::Outcome;
+use crate::report::headlines::{metric, Metric};
+use crate::report::table::Table;
 
 pub fn c2c_text(o: &Outcome) -> String {
     let mut out =
@@ -34,4 +37,30 @@ pub fn c2c_text(o: &Outcome) -> String {
         out.push_str(&format!("  note: {n}\n"));
     }
     out
+}
+
+/// Core-to-core one-way ns per topology relation and handoff (samples:
+/// the pairs' medians).
+fn c2c_metrics(c: &c2c::Outcome) -> Vec<Metric> {
+    c.groups
+        .iter()
+        .map(|g| {
+            let samples = c
+                .pairs
+                .iter()
+                .filter(|p| p.relation == g.relation && p.handoff == g.handoff)
+                .flat_map(|p| p.samples_ns.iter().copied())
+                .collect();
+            metric(format!("c2c {}, {}", g.relation.name(), g.handoff.name()), "ns", samples, g.median_ns, false)
+        })
+        .collect()
+}
+
+impl super::Render for Outcome {
+    fn text(&self, _doc: &Document) -> String {
+        c2c_text(self)
+    }
+    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+        c2c_metrics(self)
+    }
 }

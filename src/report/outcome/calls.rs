@@ -1,9 +1,16 @@
 //! `calls` as text: ns per call by linkage and depth, the step, CPU time,
 //! what each change saves, and the 2009 figures beside today's.
 
-use super::super::table::Table;
+use crate::error::Result;
+use crate::model::document::Document;
+use crate::model::outcome::calls::Outcome;
 use crate::model::outcome::calls::{self, StepUp};
 use crate::model::outcome::context::KernelEntry;
+use crate::report::headlines::{metric, Metric};
+use crate::report::linechart::{render, Axis, LineChart, Marker, Ticks};
+use crate::report::plots::Plot;
+use crate::report::plots::{lines_by, Figure};
+use crate::report::table::Table;
 use crate::timing::Ratio;
 
 pub fn calls_text(o: &calls::Outcome) -> String {
@@ -144,4 +151,123 @@ fn history(o: &calls::Outcome) -> String {
         }
     }
     out
+}
+
+/// ns per call against chain depth, one line per linkage and thread
+/// count, with the step memperf found marked.
+fn calls_plot(o: &calls::Outcome) -> Result<Plot> {
+    let lines = lines_by(
+        &o.points,
+        |p| (p.linkage, p.threads),
+        |(l, t)| format!("{l}, {t} thread(s)"),
+        |p| (p.depth as f64, p.ns_per_call.median),
+        |p| (p.ns_per_call.min, p.ns_per_call.max),
+    );
+    let markers = o
+        .steps
+        .iter()
+        .filter(|s| s.threads == 1 && s.linkage == crate::kernels::calls::Linkage::Direct)
+        .filter_map(|s| match s.step {
+            calls::StepUp::Clear { after_depth, .. } => {
+                Some(Marker { x: after_depth as f64, label: format!("step (direct): depth {after_depth}") })
+            }
+            _ => None,
+        })
+        .collect();
+    let title = "Call and return: ns per call vs chain depth".to_string();
+    let chart = LineChart {
+        title: title.clone(),
+        x: Axis::new("chain depth (calls)", Ticks::Integer),
+        y: Axis::new("ns per call (median; band: min–max)", Ticks::Number),
+        lines,
+        references: vec![],
+        markers,
+        spans: vec![],
+    };
+    Ok(Plot {
+        file_name: "calls.svg".into(),
+        title,
+        experiment: "calls".into(),
+        svg: render(&chart)?,
+        figure: Figure::Line(chart),
+    })
+}
+
+/// ns per call of every linkage at the deepest depth, per thread count.
+fn calls_metrics(c: &calls::Outcome) -> Vec<Metric> {
+    let Some(&deepest) = c.depths.iter().max() else { return Vec::new() };
+    c.points
+        .iter()
+        .filter(|p| p.depth == deepest)
+        .map(|p| {
+            let samples = p.samples_s.iter().map(|s| s * 1e9 / (p.chains_per_sample * p.depth) as f64).collect();
+            metric(
+                format!("call {} at depth {}, {} thread(s)", p.linkage, p.depth, p.threads),
+                "ns/call",
+                samples,
+                p.ns_per_call.median,
+                false,
+            )
+        })
+        .collect()
+}
+
+/// Advice from `calls`: where the return stack runs out, and what the
+/// cheapest change saves at the deepest depth.
+fn calls_advice(c: &calls::Outcome) -> Vec<String> {
+    use crate::kernels::calls::Linkage;
+    use calls::StepUp;
+    let mut out = Vec::new();
+    let direct = c.steps.iter().find(|s| s.linkage == Linkage::Direct && s.threads == 1);
+    if let Some(StepUp::Clear {
+        before_depth,
+        after_depth,
+        marginal_before_ns,
+        marginal_after_ns,
+        ratio,
+        attributed_to_return_stack: true,
+    }) = direct.map(|s| &s.step)
+    {
+        out.push(format!(
+            "Call chains deeper than {before_depth}..{after_depth} frames outrun the return-stack predictor here: each further call costs {marginal_after_ns:.1} ns instead of {marginal_before_ns:.1} ns (×{:.2} [×{:.2}, ×{:.2}]); inline or flatten hot recursive paths deeper than that.",
+            ratio.median, ratio.low, ratio.high
+        ));
+    }
+    for s in c.savings.iter().filter(|s| s.speedup.direction() == crate::timing::schedule::Direction::Above) {
+        if matches!((s.from, s.to), (Linkage::Plt, Linkage::Got) | (Linkage::Direct, Linkage::Inlined)) {
+            out.push(format!(
+                "{}: saves {:.2} ns per call at depth {} ({} → {}, ×{:.2} [×{:.2}, ×{:.2}]).",
+                s.change,
+                s.ns_per_call_from - s.ns_per_call_to,
+                s.depth,
+                s.from,
+                s.to,
+                s.speedup.median,
+                s.speedup.low,
+                s.speedup.high
+            ));
+        }
+    }
+    out
+}
+
+impl super::Render for Outcome {
+    fn text(&self, _doc: &Document) -> String {
+        calls_text(self)
+    }
+    fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
+        calls_plot(self).map(|p| vec![p])
+    }
+    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+        calls_metrics(self)
+    }
+    fn advice(&self, _doc: &Document) -> Vec<String> {
+        calls_advice(self)
+    }
+    fn advice_row(&self, advice: &str) -> Option<String> {
+        if advice.starts_with("Call chains deeper") {
+            return Some("direct   1 thread(s): steps up".into());
+        }
+        advice.split(": saves").next().map(|change| format!("  {change}: "))
+    }
 }

@@ -1,9 +1,16 @@
 //! `tlb` as text: the sweeps, the control, reaches beside CPUID, walk cost.
 
-use super::super::table::Table;
 use super::machine::coverage;
 use crate::analysis::attribution::Attribution;
+use crate::error::Result;
+use crate::model::document::Document;
 use crate::model::outcome::tlb;
+use crate::model::outcome::tlb::Outcome;
+use crate::report::headlines::{metric, Metric};
+use crate::report::linechart::{render, Axis, LineChart, Marker, Ticks};
+use crate::report::plots::Plot;
+use crate::report::plots::{lines_by, Figure};
+use crate::report::table::Table;
 
 pub fn tlb_text(o: &tlb::Outcome) -> String {
     use tlb::{Control, Sweep};
@@ -87,4 +94,79 @@ pub fn tlb_text(o: &tlb::Outcome) -> String {
         out.push_str(&format!("{a}\n"));
     }
     out
+}
+
+/// ns per access against the pages touched, one line per policy and sweep,
+/// with CPUID's 4 KiB TLB entries marked (in a VM they may be the
+/// hypervisor's table: the curve is the measurement).
+fn tlb_plot(o: &tlb::Outcome, m: &crate::machine::Fingerprint) -> Result<Plot> {
+    let lines = lines_by(
+        &o.points,
+        |p| (p.pages, p.sweep),
+        |(pol, sweep)| match sweep {
+            tlb::Sweep::Own => format!("{pol} pages, a line per page"),
+            tlb::Sweep::Control => format!("{pol}, a line every 4 KiB (control)"),
+        },
+        |p| (p.page_count as f64, p.ns_per_access.median),
+        |p| (p.ns_per_access.min, p.ns_per_access.max),
+    );
+    let title = "TLB: ns per access vs pages touched".to_string();
+    let chart = LineChart {
+        title: title.clone(),
+        x: Axis::new("pages touched (count; the control: 4 KiB strides)", Ticks::Integer),
+        y: Axis::new("ns per access (median; band: min–max)", Ticks::Number),
+        lines,
+        references: vec![],
+        markers: m
+            .tlbs
+            .iter()
+            .filter(|t| t.page_size_bytes.0 == 4096)
+            .filter_map(|t| {
+                t.entries.map(|e| Marker { x: e as f64, label: format!("L{} {} TLB: {e} (CPUID)", t.level, t.kind) })
+            })
+            .collect(),
+        spans: vec![],
+    };
+    Ok(Plot {
+        file_name: "tlb.svg".into(),
+        title,
+        experiment: "tlb".into(),
+        svg: render(&chart)?,
+        figure: Figure::Line(chart),
+    })
+}
+
+fn tlb_advice(doc: &Document) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(t) = doc.outcome::<tlb::Outcome>() {
+        for a in &t.advice {
+            let mut s = a.clone();
+            if let Some(c) = s.get_mut(0..1) {
+                c.make_ascii_uppercase();
+            }
+            out.push(format!("{s}."));
+        }
+    }
+    out
+}
+
+impl super::Render for Outcome {
+    fn text(&self, _doc: &Document) -> String {
+        tlb_text(self)
+    }
+    fn plots(&self, doc: &Document) -> Result<Vec<Plot>> {
+        tlb_plot(self, &doc.machine).map(|p| vec![p])
+    }
+    /// The walk cost beyond the 4 KiB reach.
+    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+        let Some(w) = &self.walk_ns else { return Vec::new() };
+        let samples: Vec<f64> = self.walk_costs.iter().map(|c| c.ns_median).collect();
+        vec![metric("page walk beyond the 4 KiB reach".into(), "ns", samples, w.median, false)]
+    }
+    fn advice(&self, doc: &Document) -> Vec<String> {
+        tlb_advice(doc)
+    }
+    fn advice_row(&self, advice: &str) -> Option<String> {
+        Some(advice.trim_end_matches('.').to_lowercase().chars().take(40).collect())
+    }
 }

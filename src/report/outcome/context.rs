@@ -1,9 +1,15 @@
 //! `context` as text: ns per save, which saves enter the kernel and the
 //! evidence, and the Ruby lesson beside Ruby's figures.
 
-use super::super::table::Table;
+use crate::error::Result;
 use crate::kernels::context::Protection;
+use crate::model::document::Document;
+use crate::model::outcome::context::Outcome;
 use crate::model::outcome::context::{self, KernelEntry};
+use crate::report::barchart::{self, Bar, BarChart};
+use crate::report::headlines::{metric, Metric};
+use crate::report::plots::{Figure, Plot};
+use crate::report::table::Table;
 use crate::timing::schedule::Direction;
 
 pub fn context_text(o: &context::Outcome) -> String {
@@ -80,4 +86,91 @@ fn lesson(o: &context::Outcome) -> String {
         ));
     }
     out
+}
+
+/// ns per round trip of each context save, one bar per thread count.
+fn context_plot(o: &context::Outcome) -> Result<Plot> {
+    let mut ops: Vec<_> = o.saves.iter().map(|s| s.op).collect();
+    ops.dedup();
+    let groups = o
+        .threads
+        .iter()
+        .map(|&t| {
+            let bars = ops
+                .iter()
+                .map(|&op| {
+                    o.saves
+                        .iter()
+                        .find(|s| s.op == op && s.threads == t)
+                        .map(|s| Bar { value: s.ns_per_op.median, interval: Some((s.ns_per_op.min, s.ns_per_op.max)) })
+                })
+                .collect();
+            (format!("{t} thread(s)"), bars)
+        })
+        .collect();
+    let title = "Context saves: ns per round trip".to_string();
+    let chart = BarChart {
+        title: title.clone(),
+        value_label: "ns per round trip (median; whisker: min–max)".into(),
+        categories: ops.iter().map(|o| o.name().to_string()).collect(),
+        groups,
+        reference: None,
+    };
+    Ok(Plot {
+        file_name: "context.svg".into(),
+        title,
+        experiment: "context".into(),
+        svg: barchart::render(&chart)?,
+        figure: Figure::Bars(chart),
+    })
+}
+
+/// ns per round trip of every context save, per thread count.
+fn context_metrics(c: &context::Outcome) -> Vec<Metric> {
+    c.saves
+        .iter()
+        .map(|s| {
+            let samples = s.samples_s.iter().map(|t| t * 1e9 / s.ops_per_sample as f64).collect();
+            metric(format!("context {}, {} thread(s)", s.op, s.threads), "ns/op", samples, s.ns_per_op.median, false)
+        })
+        .collect()
+}
+
+/// Advice from `context`: the Ruby lesson, when the heavy save measurably costs.
+fn context_advice(c: &context::Outcome) -> Vec<String> {
+    let Some(r) = &c.lesson.removing_heavy_save else { return Vec::new() };
+    if r.direction() != crate::timing::schedule::Direction::Above {
+        return Vec::new();
+    }
+    let kernel: Vec<&str> = c
+        .saves
+        .iter()
+        .filter(|s| s.threads == 1 && matches!(s.kernel, context::KernelEntry::Yes { .. }))
+        .map(|s| s.op.name())
+        .collect();
+    vec![format!(
+        "A protected call that saves the signal mask (sigsetjmp(env, 1)) where __builtin_setjmp would do makes this interpreter ×{:.1} [×{:.1}, ×{:.1}] slower; saves that enter the kernel here: {}.",
+        r.median,
+        r.low,
+        r.high,
+        if kernel.is_empty() { "none resolved".to_string() } else { kernel.join(", ") }
+    )]
+}
+
+impl super::Render for Outcome {
+    fn text(&self, _doc: &Document) -> String {
+        context_text(self)
+    }
+    fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
+        context_plot(self).map(|p| vec![p])
+    }
+    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+        context_metrics(self)
+    }
+    fn advice(&self, _doc: &Document) -> Vec<String> {
+        context_advice(self)
+    }
+    fn advice_row(&self, _advice: &str) -> Option<String> {
+        Some("removing the needless heavy save".into())
+    }
 }

@@ -2,11 +2,14 @@
 //! not measured, once per reason), derived metrics with their formulas,
 //! memory and huge-page coverage, what cannot be known, advice, intervals.
 
-use super::super::table::Table;
 use crate::counters::sanity::PmuCheck;
 use crate::counters::CounterStatus;
+use crate::model::document::Document;
+use crate::model::outcome::hugepages;
 use crate::model::outcome::stat::{EventCount, Outcome};
 use crate::model::outcome::{regions, stat};
+use crate::report::headlines::{metric, Metric};
+use crate::report::table::Table;
 use crate::units::Bytes;
 
 pub fn stat_text(o: &Outcome) -> String {
@@ -257,4 +260,82 @@ pub fn hugepages_text(o: &crate::model::outcome::hugepages::Outcome) -> String {
         out.push_str(&format!("  → {a}\n"));
     }
     out
+}
+
+/// One run of a program: its times, memory and the metrics computed.
+fn stat_metrics(s: &stat::Outcome) -> Vec<Metric> {
+    let one = |name: &str, unit: &str, v: f64, higher: bool| metric(format!("stat {name}"), unit, vec![v], v, higher);
+    let mut out = vec![
+        one("wall time", "s", s.wall_s, false),
+        one("CPU time", "s", s.usage.user_s + s.usage.system_s, false),
+        one("peak RSS", "MiB", s.usage.max_rss_bytes as f64 / (1 << 20) as f64, false),
+    ];
+    if let Some((faults, _)) = s.event("page-faults").and_then(|e| e.status.value()) {
+        out.push(one("page faults", "count", faults, false));
+    }
+    for (name, higher) in [("CPI", false), ("IPC", true), ("estimated time in page walks", false)] {
+        if let Some(m) = s.metric(name) {
+            if let Some(v) = m.value() {
+                out.push(one(name, &m.unit, v, higher));
+            }
+        }
+    }
+    out
+}
+
+/// Wall time of each arm of the A/B.
+fn hugepages_metrics(h: &hugepages::Outcome) -> Vec<Metric> {
+    h.summaries
+        .iter()
+        .filter_map(|s| {
+            let samples: Vec<f64> = h.runs.iter().filter(|r| r.arm == s.arm && r.ok()).map(|r| r.wall_s).collect();
+            let m = s.wall_s.as_ref()?.median;
+            Some(metric(format!("hugepages {} wall time", s.arm.name()), "s", samples, m, false))
+        })
+        .collect()
+}
+
+/// Wall time per entry of each region.
+fn region_metrics(r: &regions::Outcome) -> Vec<Metric> {
+    r.regions
+        .iter()
+        .filter(|g| g.entries > 0)
+        .map(|g| {
+            let v = g.wall_ns as f64 / g.entries as f64;
+            metric(format!("region {} per entry", g.name), "ns", vec![v], v, false)
+        })
+        .collect()
+}
+
+impl super::Render for Outcome {
+    fn text(&self, _doc: &Document) -> String {
+        stat_text(self)
+    }
+    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+        stat_metrics(self)
+    }
+    fn advice(&self, _doc: &Document) -> Vec<String> {
+        self.advice.clone()
+    }
+}
+
+impl super::Render for crate::model::outcome::regions::Outcome {
+    fn text(&self, _doc: &Document) -> String {
+        regions_text(self)
+    }
+    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+        region_metrics(self)
+    }
+}
+
+impl super::Render for crate::model::outcome::hugepages::Outcome {
+    fn text(&self, _doc: &Document) -> String {
+        hugepages_text(self)
+    }
+    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+        hugepages_metrics(self)
+    }
+    fn advice(&self, _doc: &Document) -> Vec<String> {
+        self.advice.clone()
+    }
 }

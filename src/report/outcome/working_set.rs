@@ -3,8 +3,11 @@
 //! translation time beside the walk cost's prediction; the article's
 //! figures beside today's.
 
-use super::super::table::Table;
+use crate::model::document::Document;
+use crate::model::outcome::working_set;
 use crate::model::outcome::working_set::Outcome;
+use crate::report::headlines::{metric, Metric};
+use crate::report::table::Table;
 use crate::units::Bytes;
 
 pub fn working_set_text(o: &Outcome) -> String {
@@ -78,4 +81,27 @@ pub fn working_set_text(o: &Outcome) -> String {
         out.push_str(&format!("  → {a}\n"));
     }
     out
+}
+
+/// ns per row of the sample application on each page policy.
+fn working_set_metrics(w: &working_set::Outcome) -> Vec<Metric> {
+    w.results
+        .iter()
+        .map(|r| {
+            let samples = r.samples_s.iter().map(|s| s * 1e9 / r.rows_per_sample as f64).collect();
+            metric(format!("working-set {} pages", r.pages), "ns/row", samples, r.ns_per_row.median, false)
+        })
+        .collect()
+}
+
+impl super::Render for Outcome {
+    fn text(&self, _doc: &Document) -> String {
+        working_set_text(self)
+    }
+    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+        working_set_metrics(self)
+    }
+    fn advice(&self, _doc: &Document) -> Vec<String> {
+        self.advice.clone()
+    }
 }

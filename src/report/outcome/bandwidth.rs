@@ -1,0 +1,338 @@
+//! `bandwidth` as text: the kernels, the distance sweep, plateaus, effects.
+
+use crate::analysis::plateau::Plateau;
+use crate::error::Result;
+use crate::model::document::Document;
+use crate::model::outcome::bandwidth;
+use crate::model::outcome::bandwidth::Effect;
+use crate::model::outcome::bandwidth::Outcome;
+use crate::report::headlines::{metric, Metric};
+use crate::report::linechart::{render, Axis, LineChart, Reference, Ticks};
+use crate::report::plots::Plot;
+use crate::report::plots::{lines_by, Figure};
+use crate::report::table::{gbps, Table};
+use crate::report::text::ratio_text;
+use crate::units::Bytes;
+
+pub fn bandwidth_text(o: &bandwidth::Outcome) -> String {
+    let mut out = format!("bandwidth over arrays of {} ({}), GB/s = 1e9 B/s\n", o.size_bytes, o.isa);
+    // One read array per policy first, then (with write kernels) one set
+    // of write arrays per policy.
+    let writes = o.results.iter().any(|r| r.variant.kernel.writes());
+    let read = if writes { o.regions.len() / 2 } else { o.regions.len() };
+    for (i, r) in o.regions.iter().enumerate() {
+        out.push_str(&format!(
+            "  {} {}: {} on huge pages\n",
+            r.requested,
+            if i < read { "read array" } else { "write arrays (A, B, C, D)" },
+            r.huge_fraction.map(|f| format!("{:.0}%", f * 100.0)).unwrap_or_else(|| "unknown".into())
+        ));
+    }
+    let mut t = Table::new(["pages", "threads", "kernel", "median", "min", "max", "CV", "check"]);
+    for r in o.results.iter().filter(|r| r.variant.hint.is_none() && !r.variant.kernel.writes()) {
+        let s = &r.bytes_per_s;
+        t.row([
+            r.variant.pages.to_string(),
+            r.variant.threads.to_string(),
+            r.variant.label(),
+            gbps(s.median),
+            gbps(s.min),
+            gbps(s.max),
+            format!("{:.1}%", s.cv * 100.0),
+            if r.checksum_ok { "ok" } else { "FAIL" }.into(),
+        ]);
+    }
+    out.push('\n');
+    out.push_str(&t.render());
+    out.push_str(&write_table(o));
+
+    // The distance sweep: one column per hint.
+    let mut keys: Vec<_> =
+        o.results.iter().filter_map(|r| r.variant.hint.map(|_| (r.variant.pages, r.variant.threads))).collect();
+    keys.dedup();
+    for (pages, threads) in keys {
+        let mut hints: Vec<_> = o.results.iter().filter_map(|r| r.variant.hint).collect();
+        hints.sort();
+        hints.dedup();
+        let mut header = vec!["D (elements)".to_string(), "bytes".into()];
+        header.extend(hints.iter().map(|h| format!("{h} GB/s")));
+        let mut sweep = Table::new(header);
+        let mut ds: Vec<u64> = o.results.iter().filter_map(|r| r.variant.distance_elements).collect();
+        ds.sort();
+        ds.dedup();
+        for d in ds {
+            let mut row = vec![d.to_string(), Bytes(d * 8).to_string()];
+            for h in &hints {
+                let r = o.results.iter().find(|r| {
+                    r.variant.pages == pages
+                        && r.variant.threads == threads
+                        && r.variant.hint == Some(*h)
+                        && r.variant.distance_elements == Some(d)
+                });
+                row.push(r.map(|r| gbps(r.bytes_per_s.median)).unwrap_or_else(|| "-".into()));
+            }
+            sweep.row(row);
+        }
+        out.push_str(&format!("\nprefetch distance sweep, {pages} pages, {threads} thread(s):\n"));
+        out.push_str(&sweep.render());
+    }
+    if !o.plateaus.is_empty() {
+        out.push('\n');
+    }
+    for p in &o.plateaus {
+        out.push_str(&format!(
+            "plateau {} pages, {} thread(s), hint {}: {}\n",
+            p.pages,
+            p.threads,
+            p.hint,
+            plateau_text(&p.plateau)
+        ));
+    }
+    for e in &o.prefetch_effects {
+        let within_line = e.within_a_line() && e.verdict != bandwidth::Effect::WithinNoise;
+        out.push_str(&format!(
+            "prefetch {} at D = {} (chosen on even repetitions) vs adjacent simd, {} pages, {} thread(s): {} on the odd repetitions: {}{}\n",
+            e.hint,
+            e.distance_elements,
+            e.pages,
+            e.threads,
+            ratio_text(&e.confirmed),
+            e.verdict.describe(),
+            if within_line {
+                " — but less than a line ahead a prefetch fetches nothing early: the prefetch instruction in the \
+                 loop, not prefetching ahead, made this difference"
+            } else {
+                ""
+            }
+        ));
+    }
+    out.push('\n');
+    for h in &o.headlines {
+        out.push_str(&format!(
+            "{} pages, {} thread(s): simd {} GB/s; best variant {} ({} GB/s on repetitions that did not choose it)\n",
+            h.pages,
+            h.threads,
+            gbps(h.simd_bytes_per_s),
+            h.best,
+            gbps(h.best_holdout_bytes_per_s)
+        ));
+    }
+    out
+}
+
+/// The write kernels: the bytes the program moved, and those that crossed
+/// the bus (with the write-allocate reads of ordinary stores).
+fn write_table(o: &bandwidth::Outcome) -> String {
+    let writes: Vec<_> = o.results.iter().filter(|r| r.variant.kernel.writes()).collect();
+    if writes.is_empty() {
+        return String::new();
+    }
+    let mut t = Table::new([
+        "pages",
+        "threads",
+        "kernel",
+        "B read:written",
+        "program GB/s",
+        "bus GB/s",
+        "min",
+        "max",
+        "CV",
+        "check",
+    ]);
+    for r in writes {
+        let s = &r.bytes_per_s;
+        t.row([
+            r.variant.pages.to_string(),
+            r.variant.threads.to_string(),
+            r.variant.label(),
+            format!(
+                "{}:{}{}",
+                r.traffic.bytes_read_per_element,
+                r.traffic.bytes_written_per_element,
+                if r.traffic.write_allocate_bytes_per_element > 0 { " +WA" } else { "" }
+            ),
+            gbps(s.median),
+            gbps(r.bus_bytes_per_s.median),
+            gbps(s.min),
+            gbps(s.max),
+            format!("{:.1}%", s.cv * 100.0),
+            if r.checksum_ok { "ok" } else { "FAIL" }.into(),
+        ]);
+    }
+    format!(
+        "\nwrite kernels, per element index: bytes the program reads:writes; program GB/s counts those, \
+         bus GB/s adds the write-allocate read (+WA) an ordinary store makes of its line first (a model, \
+         not a counter: non-temporal stores and read-modify-write make none); stores read back after \
+         every sample\n{}",
+        t.render()
+    )
+}
+
+/// "D = 96..160 (3 points): 6.07 GB/s", or why there is no plateau.
+pub fn plateau_text(p: &crate::analysis::plateau::Plateau) -> String {
+    use crate::analysis::plateau::Plateau;
+    match p {
+        Plateau::Found { start, end, points, value, tolerance } => {
+            format!("D = {start}..{end} ({points} points within {:.1}%): {} GB/s", tolerance * 100.0, gbps(*value))
+        }
+        Plateau::NoPlateau { longest_run, tolerance } => format!(
+            "no plateau (at most {longest_run} adjacent point(s) within {:.1}% of the best; a plateau needs {})",
+            tolerance * 100.0,
+            crate::analysis::plateau::MIN_POINTS
+        ),
+    }
+}
+
+/// Bandwidth against prefetch distance, one line per hint with the spread
+/// of its samples, the `simd` figure (and its spread) as the reference, and
+/// each plateau shaded only where one was found; one chart per page policy
+/// and thread count.
+fn bandwidth_plots(o: &bandwidth::Outcome) -> Result<Vec<Plot>> {
+    let mut keys: Vec<_> =
+        o.results.iter().filter(|r| r.variant.hint.is_some()).map(|r| (r.variant.pages, r.variant.threads)).collect();
+    keys.dedup();
+    let mut plots = Vec::new();
+    let gb = |x: f64| x / 1e9;
+    for (pages, threads) in keys {
+        let of = |r: &&bandwidth::VariantResult| r.variant.pages == pages && r.variant.threads == threads;
+        let curve: Vec<&bandwidth::VariantResult> =
+            o.results.iter().filter(of).filter(|r| r.variant.hint.is_some()).collect();
+        let lines = lines_by(
+            &curve,
+            |r| r.variant.hint,
+            |h| format!("simd-prefetch {}", h.map(|h| h.to_string()).unwrap_or_default()),
+            |r| (r.variant.distance_elements.unwrap_or(0) as f64, gb(r.bytes_per_s.median)),
+            |r| (gb(r.bytes_per_s.min), gb(r.bytes_per_s.max)),
+        );
+        let references = o
+            .results
+            .iter()
+            .filter(of)
+            .filter(|r| r.variant.kernel == crate::kernels::StreamShape::Simd)
+            .map(|r| Reference {
+                name: format!("simd, no prefetch: {:.2}", gb(r.bytes_per_s.median)),
+                y: gb(r.bytes_per_s.median),
+                band: Some((gb(r.bytes_per_s.min), gb(r.bytes_per_s.max))),
+            })
+            .collect();
+        let spans = o
+            .plateaus
+            .iter()
+            .filter(|p| p.pages == pages && p.threads == threads)
+            .filter_map(|p| match p.plateau {
+                crate::analysis::plateau::Plateau::Found { start, end, .. } => {
+                    Some((start as f64, end as f64, format!("plateau of {}: D = {start}..{end}", p.hint)))
+                }
+                _ => None,
+            })
+            .collect();
+        let title = format!("Read bandwidth vs prefetch distance — {pages} pages, {threads} thread(s), {}", o.isa);
+        let chart = LineChart {
+            title: title.clone(),
+            x: Axis { linear: true, ..Axis::new("prefetch distance D (8-byte elements)", Ticks::Integer) },
+            y: Axis::new("GB/s (median; band: min–max of the samples)", Ticks::Number),
+            lines,
+            references,
+            markers: vec![],
+            spans,
+        };
+        plots.push(Plot {
+            file_name: format!("bandwidth-{pages}-{threads}t.svg"),
+            title,
+            experiment: "bandwidth".into(),
+            svg: render(&chart)?,
+            figure: Figure::Line(chart),
+        });
+    }
+    Ok(plots)
+}
+
+fn bandwidth_advice(doc: &Document) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(bw) = doc.outcome::<bandwidth::Outcome>() {
+        for e in bw.prefetch_effects.iter().filter(|e| e.threads == 1) {
+            let plateau = bw
+                .plateaus
+                .iter()
+                .find(|p| p.pages == e.pages && p.threads == e.threads && p.hint == e.hint)
+                .map(|p| &p.plateau);
+            let r = crate::report::text::ratio_text(&e.confirmed);
+            out.push(match (e.verdict, plateau) {
+                // Advise no distance from a gain less than a line ahead.
+                (Effect::Helps, _) if e.within_a_line() => format!(
+                    "A prefetch ({}) of the line being read (D = {}) read faster than plain simd on {} pages, {r}: \
+                     the instruction, not prefetching ahead, made this difference; it is no reason to prefetch.",
+                    e.hint, e.distance_elements, e.pages
+                ),
+                (Effect::Helps, Some(Plateau::Found { start, end, .. })) => format!(
+                    "Software prefetch ({}) helps streaming reads on {} pages, {r}: prefetch {start}..{end} elements ({}..{} bytes) ahead.",
+                    e.hint, e.pages, start * 8, end * 8
+                ),
+                (Effect::Helps, _) => format!(
+                    "Software prefetch ({}) helps streaming reads on {} pages, {r} at D = {}, but the distance curve has no plateau: the best distance is not well defined.",
+                    e.hint, e.pages, e.distance_elements
+                ),
+                (Effect::Hurts, _) => format!(
+                    "Software prefetch ({}) slows streaming reads on {} pages, {r}: leave streaming to the hardware prefetchers.",
+                    e.hint, e.pages
+                ),
+                (Effect::WithinNoise, _) => format!(
+                    "Software prefetch ({}) makes no difference beyond the noise to streaming reads on {} pages, {r}: the hardware prefetchers already keep up.",
+                    e.hint, e.pages
+                ),
+                (Effect::TooFewPairs, _) => continue,
+            });
+        }
+    }
+    out
+}
+
+/// The simd headline of each policy and thread count, and every write
+/// kernel's figure.
+fn bandwidth_metrics(bw: &Outcome) -> Vec<Metric> {
+    let mut out = Vec::new();
+    for h in &bw.headlines {
+        let simd = bw
+            .results
+            .iter()
+            .find(|r| r.variant.pages == h.pages && r.variant.threads == h.threads && r.variant.label() == "simd");
+        let samples =
+            simd.map(|r| r.samples_s.iter().map(|s| r.bytes_per_sample as f64 / s / 1e9).collect()).unwrap_or_default();
+        out.push(metric(
+            format!("bandwidth {} pages, {} thread(s), simd", h.pages, h.threads),
+            "GB/s",
+            samples,
+            h.simd_bytes_per_s / 1e9,
+            true,
+        ));
+    }
+    for r in bw.results.iter().filter(|r| r.variant.kernel.writes()) {
+        out.push(metric(
+            format!("bandwidth {} pages, {} thread(s), {}", r.variant.pages, r.variant.threads, r.variant.kernel),
+            "GB/s",
+            r.samples_s.iter().map(|s| r.bytes_per_sample as f64 / s / 1e9).collect(),
+            r.bytes_per_s.median / 1e9,
+            true,
+        ));
+    }
+    out
+}
+
+impl super::Render for Outcome {
+    fn text(&self, _doc: &Document) -> String {
+        bandwidth_text(self)
+    }
+    fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
+        bandwidth_plots(self)
+    }
+    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+        bandwidth_metrics(self)
+    }
+    fn advice(&self, doc: &Document) -> Vec<String> {
+        bandwidth_advice(doc)
+    }
+    fn advice_row(&self, advice: &str) -> Option<String> {
+        let at = advice.find("Software prefetch (")? + "Software prefetch (".len();
+        Some(format!("prefetch {} at D = ", advice[at..].split(')').next()?))
+    }
+}

@@ -1,0 +1,227 @@
+//! `latency` as text: the curve, its levels, ratios and the K-chain sweep.
+
+use super::machine::coverage;
+use crate::analysis::attribution::Attribution;
+use crate::error::Result;
+use crate::memory::PagePolicy;
+use crate::model::document::Document;
+use crate::model::outcome::latency;
+use crate::model::outcome::latency::Outcome;
+use crate::report::headlines::{metric, Metric};
+use crate::report::linechart::{render, Axis, LineChart, Marker, Ticks};
+use crate::report::plots::Plot;
+use crate::report::plots::{cache_markers, lines_by, Figure};
+use crate::report::table::Table;
+use crate::report::text::ratio_text;
+use crate::units::Bytes;
+
+pub fn latency_text(o: &latency::Outcome) -> String {
+    let mut out = format!("load-to-use latency, dependent random chase (seed {:#x})\n", o.seed);
+    for r in &o.regions {
+        out.push_str(&format!("  {} region: {}\n", r.requested, coverage(r)));
+    }
+    match o.core_clock.first() {
+        Some(_) if o.core_clock.iter().all(|c| c.two_chains()) => out.push_str(&format!(
+            "  core clock (two dependent chains): {}\n",
+            o.core_clock.iter().map(|c| format!("{:.2} GHz", c.ghz)).collect::<Vec<_>>().join(" before, ") + " after"
+        )),
+        Some(_) => out.push_str("  core clock: not measured (one folding chain); no figures in cycles\n"),
+        None => out.push_str("  core clock: not measured; no figures in cycles\n"),
+    }
+    let mut pols: Vec<_> = o.points.iter().map(|p| p.pages).collect();
+    pols.sort();
+    pols.dedup();
+    let mut header = vec!["working set".to_string()];
+    for p in &pols {
+        header.push(format!("{p} ns"));
+        header.push(format!("{p} spread"));
+        header.push(format!("{p} local"));
+    }
+    let mut t = Table::new(header);
+    let mut sizes: Vec<Bytes> = o.points.iter().map(|p| p.size_bytes).collect();
+    sizes.sort();
+    sizes.dedup();
+    for size in sizes {
+        let mut row = vec![size.to_string()];
+        for pol in &pols {
+            let get =
+                |order: &str| o.points.iter().find(|p| p.size_bytes == size && p.pages == *pol && p.order == order);
+            row.push(get("random").map(|p| format!("{:.1}", p.latency_ns.median)).unwrap_or_else(|| "-".into()));
+            row.push(
+                get("random")
+                    .map(|p| format!("{:.1}..{:.1}", p.latency_ns.min, p.latency_ns.max))
+                    .unwrap_or_else(|| "-".into()),
+            );
+            row.push(get("page-local").map(|p| format!("{:.1}", p.latency_ns.median)).unwrap_or_else(|| "-".into()));
+        }
+        t.row(row);
+    }
+    out.push_str("\n(spread: lowest..highest sample mean; each sample ≥ 10 ms after a warm-up traversal)\n");
+    out.push_str(&t.render());
+    if !o.levels.is_empty() {
+        let mut lv = Table::new(["pages", "level", "latency ns", "cycles", "working sets", "knee after it"]);
+        for l in &o.levels {
+            lv.row([
+                l.pages.to_string(),
+                l.name.clone(),
+                format!("{:.1}", l.latency_ns),
+                l.cycles.map(|c| format!("{c:.0}")).unwrap_or_else(|| "-".into()),
+                format!("{}..{}", l.from_bytes, l.up_to_bytes),
+                match &l.knee_after {
+                    None => "-".into(),
+                    Some(Attribution::Level { name, size }) => format!("{name} ({})", Bytes(*size as u64)),
+                    Some(Attribution::Unattributed) => "unattributed (no cache within ×2)".into(),
+                },
+            ]);
+        }
+        out.push_str("\nlevels (cycles at the measured core clock):\n");
+        out.push_str(&lv.render());
+    }
+    // The largest working set of each pair (every size is in the document).
+    let largest = o.ratios.iter().map(|r| r.size_bytes).max();
+    for r in o.ratios.iter().filter(|r| Some(r.size_bytes) == largest) {
+        out.push_str(&format!("{} / {} latency at {}: {}\n", r.b, r.a, r.size_bytes, ratio_text(&r.ratio)));
+    }
+    if !o.mlp.is_empty() {
+        let mut m = Table::new(["pages", "working set", "chains", "ns per load", "speed-up"]);
+        for x in &o.mlp {
+            m.row([
+                x.pages.to_string(),
+                x.size_bytes.to_string(),
+                x.chains.to_string(),
+                format!("{:.1}", x.ns_per_load),
+                format!("{:.2}", x.speedup),
+            ]);
+        }
+        out.push_str("\nmemory-level parallelism (independent chases in flight, policies alternated):\n");
+        out.push_str(&m.render());
+    }
+    out
+}
+
+/// Latency against working set, log axes, one line per page policy and
+/// order with the spread of its samples, the cache sizes, the 4 KiB TLB
+/// reach and the knees memperf found marked.
+fn latency_plot(o: &latency::Outcome, m: &crate::machine::Fingerprint) -> Result<Plot> {
+    let lines = lines_by(
+        &o.points,
+        |p| (p.pages, p.order.clone()),
+        |(pol, order)| format!("{pol} {order}"),
+        |p| (p.size_bytes.0 as f64, p.latency_ns.median),
+        |p| (p.latency_ns.min, p.latency_ns.max),
+    );
+    let mut markers = cache_markers(m);
+    // The memory each 4 KiB TLB level covers (CPUID's entries × 4 KiB).
+    for t in m.tlbs.iter().filter(|t| t.page_size_bytes.0 == 4096) {
+        if let Some(e) = t.entries {
+            let reach = crate::units::Bytes(e as u64 * 4096);
+            markers.push(Marker { x: reach.0 as f64, label: format!("L{} TLB reach {reach}", t.level) });
+        }
+    }
+    for l in o.levels.iter().filter(|l| l.pages == crate::memory::PagePolicy::Small) {
+        if l.knee_after.is_some() {
+            markers.push(Marker { x: l.up_to_bytes.0 as f64, label: format!("knee: end of {}", l.name) });
+        }
+    }
+    let title = "Load-to-use latency vs working set".to_string();
+    let chart = LineChart {
+        title: title.clone(),
+        x: Axis::new("working set (bytes)", Ticks::Bytes),
+        y: Axis::new("ns per load (median; band: min–max)", Ticks::Number),
+        lines,
+        references: vec![],
+        markers,
+        spans: vec![],
+    };
+    Ok(Plot {
+        file_name: "latency.svg".into(),
+        title,
+        experiment: "latency".into(),
+        svg: render(&chart)?,
+        figure: Figure::Line(chart),
+    })
+}
+
+/// Whether huge pages cut random-access latency, and from which working
+/// set on: the smallest size from which every larger one has its whole
+/// interval below 1 (never a single lucky point).
+fn huge_page_latency_advice(lat: &latency::Outcome) -> Vec<String> {
+    use crate::timing::schedule::Direction;
+    let mut pairs: Vec<(PagePolicy, PagePolicy)> = lat.ratios.iter().map(|r| (r.a, r.b)).collect();
+    pairs.sort();
+    pairs.dedup();
+    let mut out = Vec::new();
+    for (a, b) in pairs {
+        let mut rs: Vec<&latency::PolicyRatio> = lat.ratios.iter().filter(|r| r.a == a && r.b == b).collect();
+        rs.sort_by_key(|r| r.size_bytes);
+        let Some(last) = rs.last() else { continue };
+        let r = crate::report::text::ratio_text(&last.ratio);
+        let below_from = rs
+            .iter()
+            .rposition(|x| x.ratio.direction() != Direction::Below)
+            .map_or(Some(0), |i| (i + 1 < rs.len()).then_some(i + 1))
+            .map(|i| rs[i].size_bytes);
+        out.push(match (last.ratio.direction(), below_from) {
+            (Direction::Below, Some(from)) => format!(
+                "Huge pages ({b}) cut random-access latency against {a} by {:.0}% at {}, {r}; the gain holds beyond the noise from a working set of {from} on.",
+                (1.0 - last.ratio.median) * 100.0,
+                last.size_bytes
+            ),
+            (Direction::TooFewPairs, _) => continue,
+            (Direction::Above, _) => format!(
+                "Huge pages ({b}) are slower than {a} for random access at {}, {r}: check their coverage.",
+                last.size_bytes
+            ),
+            _ => format!(
+                "Huge pages ({b}) change random-access latency against {a} by no more than the noise at {}, {r}.",
+                last.size_bytes
+            ),
+        });
+    }
+    out
+}
+
+fn latency_advice(doc: &Document) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(lat) = doc.outcome::<latency::Outcome>() {
+        out.extend(huge_page_latency_advice(lat));
+    }
+    for c in crate::report::concurrency::concurrency(doc).iter().filter(|c| c.threads == 1) {
+        out.push(format!("Effective concurrency of one core on {} pages: {} (Little's law).", c.pages, c.formula));
+    }
+    out
+}
+
+/// The largest random-order point of each page policy.
+fn latency_metrics(lat: &Outcome) -> Vec<Metric> {
+    let mut pols: Vec<PagePolicy> = lat.points.iter().map(|p| p.pages).collect();
+    pols.sort();
+    pols.dedup();
+    pols.into_iter()
+        .filter_map(|pol| {
+            let p = lat.points.iter().filter(|p| p.pages == pol && p.order == "random").max_by_key(|p| p.size_bytes)?;
+            Some(metric(
+                format!("latency {} pages at {}", pol, p.size_bytes),
+                "ns",
+                p.sample_latency_ns.clone(),
+                p.latency_ns.median,
+                false,
+            ))
+        })
+        .collect()
+}
+
+impl super::Render for Outcome {
+    fn text(&self, _doc: &Document) -> String {
+        latency_text(self)
+    }
+    fn plots(&self, doc: &Document) -> Result<Vec<Plot>> {
+        latency_plot(self, &doc.machine).map(|p| vec![p])
+    }
+    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+        latency_metrics(self)
+    }
+    fn advice(&self, doc: &Document) -> Vec<String> {
+        latency_advice(doc)
+    }
+}

@@ -1,0 +1,86 @@
+//! One renderer per outcome, a file each: that experiment's text, plots,
+//! headline metrics and advice behind [`Render`]. The format writers
+//! (text, HTML, CSV, OpenMetrics, compare) go through [`of`] and never
+//! match on experiments themselves.
+
+mod bandwidth;
+mod c2c;
+mod calls;
+mod context;
+mod latency;
+mod loaded_latency;
+pub mod machine;
+mod numa;
+mod page_init;
+mod prefetch_fault;
+pub mod stat;
+mod tlb;
+mod working_set;
+
+pub use bandwidth::plateau_text;
+
+use super::headlines::Metric;
+use super::plots::Plot;
+use crate::error::Result;
+use crate::model::document::{Document, Status};
+use crate::model::Outcome;
+
+/// What a report shows of one outcome. `doc` is the whole document, for
+/// what an outcome's figures are read against (the machine, another
+/// experiment's control).
+pub trait Render {
+    /// Its section of the terminal report.
+    fn text(&self, doc: &Document) -> String;
+    /// Its plots.
+    fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
+        Ok(Vec::new())
+    }
+    /// Its headline metrics, with their raw samples.
+    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+        Vec::new()
+    }
+    /// The advice its figures imply.
+    fn advice(&self, _doc: &Document) -> Vec<String> {
+        Vec::new()
+    }
+    /// Text that the table line a line of advice rests on contains, for
+    /// the report's link from the advice to its evidence.
+    fn advice_row(&self, _advice: &str) -> Option<String> {
+        None
+    }
+}
+
+/// The renderer of an outcome: the one place that matches on them.
+pub fn of(o: &Outcome) -> &dyn Render {
+    match o {
+        Outcome::Info(x) => x,
+        Outcome::Bandwidth(x) => x,
+        Outcome::Latency(x) => x,
+        Outcome::Tlb(x) => x,
+        Outcome::PrefetchFault(x) => x,
+        Outcome::PageInit(x) => x,
+        Outcome::Calls(x) => x,
+        Outcome::Context(x) => x,
+        Outcome::Stat(x) => x,
+        Outcome::Regions(x) => x,
+        Outcome::Hugepages(x) => x,
+        Outcome::WorkingSet(x) => x,
+        Outcome::C2c(x) => x,
+        Outcome::LoadedLatency(x) => x,
+        Outcome::Numa(x) => x,
+    }
+}
+
+/// The outcome of each experiment in the document, in its order: the
+/// first completed record of each name, as `Document::outcome` reads them.
+pub fn outcomes(doc: &Document) -> Vec<&Outcome> {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut out = Vec::new();
+    for rec in doc.experiments.iter().filter(|r| r.status == Status::Completed) {
+        if let Some(o) = rec.outcome.as_ref().filter(|o| !seen.contains(&o.name())) {
+            seen.push(o.name());
+            out.push(o);
+        }
+    }
+    out
+}

@@ -1,0 +1,165 @@
+//! `page-init` as text: the limit, the variants, the extrapolation.
+
+use super::machine::coverage;
+use crate::error::Result;
+use crate::model::document::Document;
+use crate::model::outcome::page_init;
+use crate::model::outcome::page_init::Outcome;
+use crate::report::barchart::{self, Bar, BarChart};
+use crate::report::headlines::{metric, Metric};
+use crate::report::plots::{Figure, Plot};
+use crate::report::table::{gbps, Table};
+use crate::units::Bytes;
+
+/// A variant whose median beats the limit's (within the noise unless the
+/// outcome says the limit is broken).
+fn above(r: &page_init::VariantResult) -> bool {
+    r.fraction_of_store_limit > 1.0
+}
+
+pub fn page_init_text(o: &page_init::Outcome) -> String {
+    let mut out = format!(
+        "page-descriptor initialisation: {} pages ({} large), {} of 128-byte descriptors in {} segments\n",
+        o.pages,
+        o.large_pages,
+        Bytes(o.descriptor_bytes),
+        o.segments.len()
+    );
+    out.push_str(&format!("  descriptors: {}\n", coverage(&o.descriptors)));
+    let kernels: Vec<String> = o
+        .store_kernels
+        .iter()
+        .map(|k| format!("{} {}t {} GB/s", k.kernel, k.threads, gbps(k.bytes_per_s.median)))
+        .collect();
+    out.push_str(&format!(
+        "store kernels over the same array, interleaved with the variants: {}\n",
+        kernels.join(", ")
+    ));
+    out.push_str(&format!(
+        "store-bandwidth limit (best store kernel): {} GB/s one thread → {:.2} ns/page; {} GB/s all threads → {:.2} ns/page\n",
+        gbps(o.store_bytes_per_s_1t),
+        o.limit_ns_per_page_1t,
+        gbps(o.store_bytes_per_s_all),
+        o.limit_ns_per_page_all
+    ));
+    if o.limit_broken {
+        out.push_str("LIMIT BROKEN: a variant ran faster than every store kernel, so the limit is not one and the fractions below mean nothing\n");
+    }
+    out.push_str(&format!(
+        "parallel uses ahead = {} (chosen on the even repetitions of the single-thread sweep)\n\n",
+        o.best_ahead
+    ));
+    let mut t =
+        Table::new(["variant", "threads", "ahead", "ns/page", "Mpages/s", "vs locked [interval]", "of limit", "lists"]);
+    for r in &o.results {
+        t.row([
+            r.variant.clone(),
+            r.threads.to_string(),
+            r.ahead.to_string(),
+            format!("{:.2}", r.ns_per_page.median),
+            format!("{:.1}", r.pages_per_s / 1e6),
+            r.speedup_vs_locked
+                .map(|x| format!("×{:.2} [×{:.2}, ×{:.2}]", x.median, x.low, x.high))
+                .unwrap_or_else(|| "reference".into()),
+            format!("{:.0}%{}", r.fraction_of_store_limit * 100.0, if above(r) { "*" } else { "" }),
+            r.validation.clone(),
+        ]);
+    }
+    out.push_str(&t.render());
+    if !o.limit_broken && o.results.iter().any(above) {
+        out.push_str(
+            "* above the limit's median, but not beyond the noise: paired per repetition with the best store kernel, its interval includes ×1\n",
+        );
+    }
+    if let Some(best) = o.results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median)) {
+        out.push_str(&format!("\nbest: {} — Solaris 10 (2005) went from 1.785 to 0.388 µs per page (×4.6)\n", o.best));
+        for (what, s) in &best.extrapolated_s {
+            out.push_str(&format!("  initialising {what}: {s:.3} s\n"));
+        }
+    }
+    out
+}
+
+/// ns per page of each page-init variant against the store limit of its
+/// thread count (one thread's limit drawn), the --ahead sweep as its rows.
+fn page_init_plot(o: &page_init::Outcome) -> Result<Plot> {
+    let categories: Vec<String> = o
+        .results
+        .iter()
+        .map(|r| match r.variant.as_str() {
+            "prefetch" | "parallel" => format!("{} {}t, {} ahead", r.variant, r.threads, r.ahead),
+            _ => format!("{} {}t", r.variant, r.threads),
+        })
+        .collect();
+    let bars = o
+        .results
+        .iter()
+        .map(|r| Some(Bar { value: r.ns_per_page.median, interval: Some((r.ns_per_page.min, r.ns_per_page.max)) }))
+        .collect();
+    let title = "Page-descriptor initialisation: ns per page".to_string();
+    let chart = BarChart {
+        title: title.clone(),
+        value_label: "ns per page (median; whisker: min–max)".into(),
+        categories,
+        groups: vec![("ns per page".into(), bars)],
+        reference: Some((format!("store limit, 1 thread: {:.2} ns", o.limit_ns_per_page_1t), o.limit_ns_per_page_1t)),
+    };
+    Ok(Plot {
+        file_name: "page-init.svg".into(),
+        title,
+        experiment: "page-init".into(),
+        svg: barchart::render(&chart)?,
+        figure: Figure::Bars(chart),
+    })
+}
+
+fn page_init_advice(doc: &Document) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(pi) = doc.outcome::<page_init::Outcome>() {
+        if let Some(b) = pi.results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median)) {
+            let over = b
+                .speedup_vs_locked
+                .map(|r| format!("×{:.2} [×{:.2}, ×{:.2}] over locked", r.median, r.low, r.high))
+                .unwrap_or_else(|| "the locked reference".into());
+            out.push(if pi.limit_broken {
+                format!(
+                    "Page-descriptor initialisation: {} reaches {:.2} ns/page, {over}; the store limit was beaten, so no fraction of it is given.",
+                    pi.best, b.ns_per_page.median
+                )
+            } else {
+                format!(
+                    "Page-descriptor initialisation: {} reaches {:.2} ns/page, {over}, {:.0}% of the store-bandwidth limit.",
+                    pi.best,
+                    b.ns_per_page.median,
+                    b.fraction_of_store_limit * 100.0
+                )
+            });
+        }
+    }
+    out
+}
+
+impl super::Render for Outcome {
+    fn text(&self, _doc: &Document) -> String {
+        page_init_text(self)
+    }
+    fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
+        page_init_plot(self).map(|p| vec![p])
+    }
+    /// The best variant's ns per page.
+    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+        let best = self.results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median));
+        best.map(|b| {
+            let samples = b.samples_s.iter().map(|s| s * 1e9 / self.pages as f64).collect();
+            metric(format!("page-init best ({})", b.variant), "ns/page", samples, b.ns_per_page.median, false)
+        })
+        .into_iter()
+        .collect()
+    }
+    fn advice(&self, doc: &Document) -> Vec<String> {
+        page_init_advice(doc)
+    }
+    fn advice_row(&self, _advice: &str) -> Option<String> {
+        Some("best:".into())
+    }
+}

@@ -1,0 +1,170 @@
+//! `prefetch-fault` as text: targets, cells, findings, lists, TLB walk.
+
+use crate::error::Result;
+use crate::model::document::Document;
+use crate::model::outcome::prefetch_fault;
+use crate::model::outcome::prefetch_fault::Outcome;
+use crate::report::barchart::{self, Bar, BarChart};
+use crate::report::plots::{Figure, Plot};
+use crate::report::table::Table;
+
+pub fn prefetch_fault_text(o: &prefetch_fault::Outcome) -> String {
+    use prefetch_fault::{LoopKind, Target};
+    let mut out = String::from("prefetch of bad addresses, each rotated over distinct pages and verified first\n");
+    for t in &o.targets {
+        out.push_str(&format!(
+            "  {} ({} addresses, {}..{}): {}{}\n",
+            t.target.name(),
+            t.addresses,
+            t.first,
+            t.last,
+            t.check,
+            if t.ok { "" } else { " (CHECK FAILED)" }
+        ));
+    }
+    let interval = |r: &Option<crate::timing::Ratio>| {
+        r.map(|r| format!("{:+.2} [{:+.2}, {:+.2}]", r.median, r.low, r.high)).unwrap_or_else(|| "-".into())
+    };
+    let mut t =
+        Table::new(["instruction", "target", "loop", "ns/prefetch", "vs mapped (ns, interval)", "sys s", "faults"]);
+    for c in &o.cells {
+        t.row([
+            c.instruction.clone(),
+            c.target.name().into(),
+            format!("{:?}", c.loop_kind).to_lowercase(),
+            format!("{:.2}", c.ns_per_prefetch.median),
+            if c.target == Target::Mapped { "reference".into() } else { interval(&c.over_mapped_ns) },
+            c.system_s.map(|s| format!("{s:.3}")).unwrap_or_else(|| "below resolution".into()),
+            c.page_faults.to_string(),
+        ]);
+    }
+    out.push('\n');
+    out.push_str(&t.render());
+    out.push('\n');
+    for v in &o.verdicts {
+        let kind = if v.loop_kind == LoopKind::Throughput { "throughput" } else { "latency-bound" };
+        out.push_str(&format!("{} ({kind} loop): {}\n", v.instruction, v.finding.describe()));
+    }
+    let mut l = Table::new(["list length", "none ns/node", "unguarded vs none", "guarded vs none", "NULL prefetches"]);
+    let mut lens: Vec<usize> = o.lists.iter().map(|c| c.length).collect();
+    lens.sort();
+    lens.dedup();
+    for len in lens {
+        let get = |v: &str| o.lists.iter().find(|c| c.length == len && c.variant == v);
+        l.row([
+            len.to_string(),
+            get("none").map(|c| format!("{:.2}", c.ns_per_node.median)).unwrap_or_else(|| "-".into()),
+            get("unguarded").map(|c| interval(&c.over_none_ns)).unwrap_or_else(|| "-".into()),
+            get("guarded").map(|c| interval(&c.over_none_ns)).unwrap_or_else(|| "-".into()),
+            get("unguarded").map(|c| c.null_prefetches.to_string()).unwrap_or_default(),
+        ]);
+    }
+    out.push_str("\nlinked lists, prefetching the node two ahead (NULL near each end):\n");
+    out.push_str(&l.render());
+    let mut s =
+        Table::new(["pages", "on huge pages", "ahead (pages)", "ns/access without", "with", "speed-up [interval]"]);
+    for r in &o.stride {
+        s.row([
+            r.pages.to_string(),
+            r.huge_fraction.map(|f| format!("{:.0}%", f * 100.0)).unwrap_or_else(|| "-".into()),
+            r.ahead_pages.to_string(),
+            format!("{:.1}", r.ns_per_access_without),
+            format!("{:.1}", r.ns_per_access_with),
+            format!("×{:.2} [×{:.2}, ×{:.2}]", r.speedup.median, r.speedup.low, r.speedup.high),
+        ]);
+    }
+    out.push_str("\none line per 4 KiB in random page order, dependent loads, prefetch D pages ahead:\n");
+    out.push_str(&s.render());
+    out.push_str(&format!("{}\n", o.tlb_miss_verdict.describe()));
+    out
+}
+
+/// What each prefetch instruction costs on each target: for a bad target,
+/// ns over the same instruction on mapped lines; for mapped lines, ns over
+/// the loop without prefetch; with the paired interval; one bar per loop kind.
+fn prefetch_fault_plot(o: &prefetch_fault::Outcome) -> Result<Plot> {
+    use prefetch_fault::{LoopKind, Target};
+    let mut rows: Vec<(String, Target)> =
+        o.cells.iter().filter(|c| c.instruction != "none").map(|c| (c.instruction.clone(), c.target)).collect();
+    rows.sort();
+    rows.dedup();
+    let groups = [LoopKind::Throughput, LoopKind::Latency]
+        .iter()
+        .map(|&k| {
+            let bars = rows
+                .iter()
+                .map(|(ins, t)| {
+                    let cell = o.cells.iter().find(|c| &c.instruction == ins && c.target == *t && c.loop_kind == k)?;
+                    let r = if *t == Target::Mapped { cell.over_baseline_ns } else { cell.over_mapped_ns }?;
+                    Some(Bar { value: r.median, interval: Some((r.low, r.high)) })
+                })
+                .collect();
+            (format!("{k:?} loop").to_lowercase(), bars)
+        })
+        .collect();
+    let title = "Prefetching bad addresses: extra ns per prefetch".to_string();
+    let chart = BarChart {
+        title: title.clone(),
+        value_label: "ns per prefetch over the mapped line (mapped: over no prefetch); whisker: interval".into(),
+        categories: rows.iter().map(|(i, t)| format!("{i} {}", t.name())).collect(),
+        groups,
+        reference: Some(("0 ns: no extra cost".into(), 0.0)),
+    };
+    Ok(Plot {
+        file_name: "prefetch-fault.svg".into(),
+        title,
+        experiment: "prefetch-fault".into(),
+        svg: barchart::render(&chart)?,
+        figure: Figure::Bars(chart),
+    })
+}
+
+fn prefetch_fault_advice(doc: &Document) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(pf) = doc.outcome::<prefetch_fault::Outcome>() {
+        use prefetch_fault::Finding;
+        let mut traps: Vec<&str> = pf
+            .verdicts
+            .iter()
+            .filter(|v| matches!(v.finding, Finding::Traps { .. }))
+            .map(|v| v.instruction.as_str())
+            .collect();
+        traps.dedup();
+        let free: Vec<&str> = pf
+            .verdicts
+            .iter()
+            .filter(|v| matches!(v.finding, Finding::NoCostBeyondNoise { .. }))
+            .map(|v| v.instruction.as_str())
+            .collect();
+        if !traps.is_empty() {
+            out.push(format!(
+                "Prefetches of bad addresses trap here ({}): guard them with a NULL test.",
+                traps.join(", ")
+            ));
+        } else if pf.verdicts.iter().all(|v| matches!(v.finding, Finding::NoCostBeyondNoise { .. })) && !free.is_empty()
+        {
+            out.push("No prefetch instruction traps or costs more than the noise on a bad address here: prefetching NULL at the end of a list is harmless.".into());
+        }
+        let mut v = pf.tlb_miss_verdict.describe();
+        if let Some(c) = v.get_mut(0..1) {
+            c.make_ascii_uppercase();
+        }
+        out.push(format!("{v}."));
+    }
+    out
+}
+
+impl super::Render for Outcome {
+    fn text(&self, _doc: &Document) -> String {
+        prefetch_fault_text(self)
+    }
+    fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
+        prefetch_fault_plot(self).map(|p| vec![p])
+    }
+    fn advice(&self, doc: &Document) -> Vec<String> {
+        prefetch_fault_advice(doc)
+    }
+    fn advice_row(&self, advice: &str) -> Option<String> {
+        advice.starts_with("Prefetches that miss the TLB").then(|| "prefetches that miss the TLB".into())
+    }
+}
