@@ -18,6 +18,7 @@ pub mod model;
 pub mod process;
 pub mod region;
 pub mod report;
+pub mod rng;
 pub mod timing;
 pub mod units;
 

@@ -6,8 +6,8 @@ use memperf::cli::{progress::TerminalProgress, Cli, Command};
 use memperf::error::{Error, Result};
 use memperf::experiments::{plan, NoProgress, Preset, INTERRUPTED};
 use memperf::machine::Fingerprint;
+use memperf::model::journal::Journal;
 use memperf::report::export;
-use memperf::report::journal::Journal;
 use memperf::timing::MonotonicClock;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -78,7 +78,8 @@ fn run(cli: Cli) -> Result<u8> {
     // Bad input fails here, before anything is measured.
     let unmeasured = cli.command.plan(&machine)?;
     unmeasured.jobs.iter().try_for_each(|j| j.check())?;
-    export::check_outputs(&unmeasured.output)?;
+    let mut output = cli.command.output(&machine);
+    export::check_outputs(&output)?;
     // The clock and the cache levels, then the plan sized from them.
     let clock = MonotonicClock::new();
     let mut notes = plan::measure_machine(&mut machine, &clock, unmeasured.needs_levels());
@@ -99,17 +100,17 @@ fn run(cli: Cli) -> Result<u8> {
     let mut doc = plan::new_document(machine, &clock, &plan);
     // Under a launcher every rank writes into -o DIR: each into a folder
     // of its own, named so that none can collide.
-    if let (Some(rank), Some(dir)) = (doc.origin.rank, plan.output.dir.clone()) {
+    if let (Some(rank), Some(dir)) = (doc.origin.rank, output.dir.clone()) {
         let o = &doc.origin;
-        plan.output.dir = Some(dir.join(memperf::model::launcher::rank_folder(&o.hostname, rank, &o.run_id)));
-        export::check_outputs(&plan.output)?;
+        output.dir = Some(dir.join(memperf::model::launcher::rank_folder(&o.hostname, rank, &o.run_id)));
+        export::check_outputs(&output)?;
     }
     let bar = TerminalProgress::for_stderr(cli.command.common().quiet);
     let progress: &dyn memperf::experiments::Progress = match &bar {
         Some(b) => b,
         None => &NoProgress,
     };
-    let mut journal = match (&plan.output.dir, plan.journal) {
+    let mut journal = match (&output.dir, plan.journal) {
         (Some(dir), true) => Some(Journal::create(dir, &doc)?),
         _ => None,
     };
@@ -119,7 +120,7 @@ fn run(cli: Cli) -> Result<u8> {
         Some(j) => j.append(rec),
         None => Ok(()),
     })?;
-    export::export(&doc, &plan.output)?;
+    export::export(&doc, &output)?;
     Ok(if INTERRUPTED.load(Ordering::Relaxed) {
         130
     } else if doc.valid() {
@@ -133,7 +134,7 @@ fn run(cli: Cli) -> Result<u8> {
 /// stderr; the report goes to stderr after it ends; memperf exits with the
 /// program's status.
 fn stat(args: &memperf::cli::stat::StatArgs) -> Result<u8> {
-    use memperf::experiments::plan::Output;
+    use memperf::report::export::Output;
     let machine = Fingerprint::collect();
     let params = args.params(&machine)?;
     let out = Output { json: args.json.clone(), dir: args.output.clone(), table: false, openmetrics: None, csv: None };
@@ -170,7 +171,7 @@ fn stat(args: &memperf::cli::stat::StatArgs) -> Result<u8> {
 /// `memperf hugepages -- CMD`: the A/B, its report on stdout after the
 /// runs (each run is announced on stderr as it ends).
 fn hugepages(args: &memperf::cli::hugepages::HugepagesArgs) -> Result<u8> {
-    use memperf::experiments::plan::Output;
+    use memperf::report::export::Output;
     let params = args.params()?;
     let out = Output {
         json: args.json.clone(),

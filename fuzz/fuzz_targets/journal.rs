@@ -5,5 +5,5 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    let _ = memperf::report::journal::parse(text, std::path::Path::new("fuzz.jsonl"));
+    let _ = memperf::model::journal::parse(text, std::path::Path::new("fuzz.jsonl"));
 });

@@ -11,3 +11,4 @@ pub mod levels;
 pub mod littles_law;
 pub mod mann_whitney;
 pub mod plateau;
+pub mod steps;

@@ -18,10 +18,11 @@ pub mod tlb;
 pub mod working_set;
 
 use crate::error::{Error, Result};
-use crate::experiments::plan::{Job, Output, Plan};
+use crate::experiments::plan::{Job, Plan};
 use crate::experiments::Preset;
 use crate::machine::Fingerprint;
 use crate::model::about;
+use crate::report::export::Output;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -315,6 +316,23 @@ impl Command {
         }
     }
 
+    /// Where the document goes: the options given, and for the suite a
+    /// new results folder when -o is not.
+    pub fn output(&self, machine: &Fingerprint) -> Output {
+        let c = self.common();
+        let mut out = Output {
+            json: c.json.clone(),
+            dir: c.output.clone(),
+            table: c.json.as_deref() != Some(std::path::Path::new("-")),
+            openmetrics: c.openmetrics.clone(),
+            csv: c.csv.clone(),
+        };
+        if matches!(self, Command::Run(_)) && out.dir.is_none() {
+            out.dir = Some(default_results_dir(machine));
+        }
+        out
+    }
+
     pub fn common(&self) -> &CommonArgs {
         match self {
             Command::Info(c) => &c.common,
@@ -380,11 +398,7 @@ impl RunArgs {
         if jobs.is_empty() {
             return Err(Error::usage("--only and --skip leave no experiment to run"));
         }
-        let mut common = self.common.clone();
-        if common.output.is_none() {
-            common.output = Some(default_results_dir(machine));
-        }
-        let mut plan = plan_of(jobs, &common, None);
+        let mut plan = plan_of(jobs, &self.common, None);
         plan.notes = notes;
         plan.journal = true;
         Ok(plan)
@@ -421,13 +435,6 @@ fn plan_of(jobs: Vec<Job>, c: &CommonArgs, subcommand: Option<&'static str>) -> 
         notes: Vec::new(),
         journal: false,
         jobs,
-        output: Output {
-            json: c.json.clone(),
-            dir: c.output.clone(),
-            table: c.json.as_deref() != Some(std::path::Path::new("-")),
-            openmetrics: c.openmetrics.clone(),
-            csv: c.csv.clone(),
-        },
         reserve_hugepages: c.reserve_hugepages,
     }
 }

@@ -12,7 +12,6 @@ use crate::model::document::{self, Build, Document, ExperimentRecord, Origin, Wa
 use crate::model::warnings::{Caution, Command};
 use crate::timing::Clock;
 use crate::units::Bytes;
-use std::path::PathBuf;
 
 #[derive(Debug, Clone)]
 pub enum Job {
@@ -30,23 +29,9 @@ pub enum Job {
     Numa(numa::Params),
 }
 
-/// Where the document goes.
-#[derive(Debug, Clone, Default)]
-pub struct Output {
-    pub json: Option<PathBuf>,
-    pub dir: Option<PathBuf>,
-    /// Print tables to stdout (off when the JSON goes to stdout).
-    pub table: bool,
-    /// The headlines in OpenMetrics text.
-    pub openmetrics: Option<PathBuf>,
-    /// Every table as one tidy CSV.
-    pub csv: Option<PathBuf>,
-}
-
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub jobs: Vec<Job>,
-    pub output: Output,
     /// An experiment the machine cannot satisfy is an error (a subcommand
     /// asked for it) rather than a skipped record (the suite).
     pub strict: bool,
@@ -241,7 +226,6 @@ pub fn observation_document(
 ) -> Document {
     let plan = Plan {
         jobs: Vec::new(),
-        output: Output { json: None, dir: None, table: false, openmetrics: None, csv: None },
         strict: true,
         reserve_hugepages: false,
         notes: Vec::new(),
@@ -382,15 +366,7 @@ impl Job {
 impl Plan {
     /// A suite plan of `jobs` with no outputs (for costing and tests).
     pub fn for_suite(jobs: Vec<Job>) -> Plan {
-        Plan {
-            jobs,
-            output: Output::default(),
-            strict: false,
-            reserve_hugepages: false,
-            notes: Vec::new(),
-            journal: false,
-            command: Command::Run,
-        }
+        Plan { jobs, strict: false, reserve_hugepages: false, notes: Vec::new(), journal: false, command: Command::Run }
     }
 
     /// What every plan spends beside its jobs: the machine probe, two
@@ -485,15 +461,7 @@ mod tests {
     use super::*;
 
     fn plan(jobs: Vec<Job>) -> Plan {
-        Plan {
-            jobs,
-            output: Output::default(),
-            strict: true,
-            reserve_hugepages: true,
-            notes: vec![],
-            journal: false,
-            command: Command::Run,
-        }
+        Plan { jobs, strict: true, reserve_hugepages: true, notes: vec![], journal: false, command: Command::Run }
     }
 
     #[test]

@@ -199,7 +199,7 @@ pub fn load_all(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Document)>> {
     }
     found
         .into_iter()
-        .map(|p| crate::report::journal::load(&p).map(|d| (p.clone(), d)).map_err(|e| named(&p, e)))
+        .map(|p| crate::model::journal::load(&p).map(|d| (p.clone(), d)).map_err(|e| named(&p, e)))
         .collect()
 }
 
@@ -237,7 +237,7 @@ fn walk(
     if !seen.insert((meta.dev(), meta.ino())) || depth > MAX_DEPTH {
         return Ok(());
     }
-    if p.join("results.json").exists() || p.join(crate::report::journal::FILE).exists() {
+    if p.join("results.json").exists() || p.join(crate::model::journal::FILE).exists() {
         out.push(p.to_path_buf());
         return Ok(());
     }

@@ -11,30 +11,7 @@
 //! speed-up over one chain is the memory-level parallelism the core reaches.
 //! The checksum is where each chain ends, which the order gives in closed form.
 
-/// A deterministic 64-bit generator (SplitMix64): small, fast, seedable.
-pub struct SplitMix64(pub u64);
-
-impl SplitMix64 {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0), by multiply-shift.
-    pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() as u128 * n as u128) >> 64) as usize
-    }
-
-    pub fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in (1..v.len()).rev() {
-            let j = self.below(i + 1);
-            v.swap(i, j);
-        }
-    }
-}
+pub use crate::rng::SplitMix64;
 
 /// The order in which slots `0..n` are visited: a random permutation, or,
 /// with `window` = w, the slots grouped in windows of w consecutive slots,

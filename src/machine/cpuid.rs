@@ -10,20 +10,7 @@ use crate::units::Bytes;
 use raw_cpuid::{CacheType, CpuId, DatType};
 use serde::{Deserialize, Serialize};
 
-/// CPU identity.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CpuIdentity {
-    pub vendor: String,
-    pub model_name: String,
-    pub family: u32,
-    pub model: u32,
-    pub stepping: u32,
-    pub hypervisor: Option<String>,
-    /// Vector extensions relevant to the kernels, widest first.
-    pub vector_isa: Vec<String>,
-    /// Base frequency CPUID reports (leaf 0x16), in Hz.
-    pub base_frequency_hz: Option<f64>,
-}
+pub use crate::model::cpu::CpuIdentity;
 
 /// A cache as CPUID describes it, with the geometry its size comes from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

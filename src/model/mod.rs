@@ -8,7 +8,9 @@
 //! results) and nothing above.
 
 pub mod about;
+pub mod cpu;
 pub mod document;
+pub mod journal;
 pub mod launcher;
 pub mod outcome;
 pub mod warnings;

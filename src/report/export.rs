@@ -6,9 +6,21 @@
 use super::sink;
 use super::{html, plots, text};
 use crate::error::{Error, Result};
-use crate::experiments::plan::Output;
 use crate::model::document::Document;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Where a command's document goes.
+#[derive(Debug, Clone, Default)]
+pub struct Output {
+    pub json: Option<PathBuf>,
+    pub dir: Option<PathBuf>,
+    /// Print tables to stdout (off when the JSON goes to stdout).
+    pub table: bool,
+    /// The headlines in OpenMetrics text.
+    pub openmetrics: Option<PathBuf>,
+    /// Every table as one tidy CSV.
+    pub csv: Option<PathBuf>,
+}
 
 /// Checks every output path before anything is measured, so a bad path
 /// costs the user no measuring time.
@@ -83,7 +95,7 @@ pub fn write_folder(doc: &Document, dir: &Path) -> Result<()> {
 /// `memperf report PATH`: re-renders the plots and report.html (and a
 /// results.json) from a document or a journal alone.
 pub fn rebuild(path: &Path, out: Option<&Path>) -> Result<()> {
-    let doc = super::journal::load(path)?;
+    let doc = crate::model::journal::load(path)?;
     let dir = match out {
         Some(d) => d.to_path_buf(),
         None if path.is_dir() => path.to_path_buf(),
@@ -111,7 +123,7 @@ pub fn compare(
     for p in json.iter().chain(html_out.iter()) {
         sink::check(p)?;
     }
-    let (da, db) = (super::journal::load(a)?, super::journal::load(b)?);
+    let (da, db) = (crate::model::journal::load(a)?, crate::model::journal::load(b)?);
     let c = super::compare::compare(&da, &db, threshold_pct);
     if c.rows.is_empty() {
         return Err(Error::usage(format!(

@@ -8,7 +8,6 @@ pub mod csv;
 pub mod export;
 pub mod headlines;
 pub mod html;
-pub mod journal;
 pub mod linechart;
 pub mod openmetrics;
 pub mod outcome;

@@ -168,7 +168,7 @@ pub fn measure(
     }
     let reference_of = |i: usize| plan.reference_of.get(i).copied().flatten();
     let is_reference: Vec<bool> = (0..n).map(|i| (0..n).any(|j| reference_of(j) == Some(i))).collect();
-    let mut rng = crate::kernels::chase::SplitMix64(plan.seed);
+    let mut rng = crate::rng::SplitMix64(plan.seed);
     let mut orders = Vec::with_capacity(plan.repetitions);
     while orders.len() < plan.repetitions
         || (orders.len() < plan.max_repetitions && !precise_enough(plan.precision, &series))
@@ -270,7 +270,7 @@ fn repetition_order(
     is_reference: &[bool],
     reference_of: &dyn Fn(usize) -> Option<usize>,
     every: usize,
-    rng: &mut crate::kernels::chase::SplitMix64,
+    rng: &mut crate::rng::SplitMix64,
 ) -> Vec<usize> {
     let mut others: Vec<usize> = (0..n).filter(|&i| !is_reference[i]).collect();
     rng.shuffle(&mut others);
@@ -460,7 +460,7 @@ pub fn estimate_s(plan: &Plan, unit_s: &[f64], warm_s: &[f64]) -> f64 {
     let target = |i: usize| plan.min_sample_s.max(plan.sample_over_warm * warm(i));
     let sample = |i: usize| (target(i) * 1.05).max(unit_s[i]) + unit_s[i] / 2.0;
     let setup: f64 = (0..n).map(|i| warm(i) + 1.3 * target(i).max(unit_s[i]) + unit_s[i]).sum();
-    let mut rng = crate::kernels::chase::SplitMix64(0);
+    let mut rng = crate::rng::SplitMix64(0);
     let reference_of = |i: usize| plan.reference_of.get(i).copied().flatten();
     let is_reference: Vec<bool> = (0..n).map(|i| (0..n).any(|j| reference_of(j) == Some(i))).collect();
     let order = repetition_order(n, &is_reference, &reference_of, plan.reference_every.max(1), &mut rng);
@@ -471,7 +471,7 @@ pub fn estimate_s(plan: &Plan, unit_s: &[f64], warm_s: &[f64]) -> f64 {
 
 /// Samples one repetition takes (references included), for progress.
 pub fn samples_per_repetition(plan: &Plan, n: usize) -> usize {
-    let mut rng = crate::kernels::chase::SplitMix64(0);
+    let mut rng = crate::rng::SplitMix64(0);
     let reference_of = |i: usize| plan.reference_of.get(i).copied().flatten();
     let is_reference: Vec<bool> = (0..n).map(|i| (0..n).any(|j| reference_of(j) == Some(i))).collect();
     repetition_order(n, &is_reference, &reference_of, plan.reference_every.max(1), &mut rng).len()

@@ -23,7 +23,7 @@ pub fn gather(machine: &Fingerprint, from: Option<&Path>) -> crate::error::Resul
     };
     match from {
         Some(path) => {
-            let doc = crate::report::journal::load(path)?;
+            let doc = crate::model::journal::load(path)?;
             match walk_ns(&doc) {
                 Some(w) => {
                     f.walk_ns = Some(w);
@@ -82,7 +82,7 @@ fn newest_with_walk_cost(root: &Path, host: &str) -> Option<(PathBuf, f64, Optio
         .collect();
     dirs.sort_by_key(|d| std::cmp::Reverse(d.0));
     dirs.into_iter().take(20).find_map(|(_, dir)| {
-        let doc = crate::report::journal::load(&dir).ok()?;
+        let doc = crate::model::journal::load(&dir).ok()?;
         (doc.origin.hostname == host).then(|| walk_ns(&doc)).flatten().map(|w| (dir, w, measured_reach_4k(&doc)))
     })
 }

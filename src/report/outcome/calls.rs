@@ -73,7 +73,7 @@ fn steps(o: &calls::Outcome) -> String {
             ),
             StepUp::NoStep { best_split_depth, ratio: r } => format!(
                 "no step: the marginal cost stays within ×{:.1} up to depth {}{}",
-                crate::experiments::calls::STEP_RATIO,
+                crate::analysis::steps::STEP_RATIO,
                 o.depths.iter().max().copied().unwrap_or(0),
                 match (best_split_depth, r) {
                     (Some(d), Some(r)) => format!(" (best split, at depth {d}: {})", ratio(r)),

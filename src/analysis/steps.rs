@@ -1,0 +1,121 @@
+//! Steps in a cost curve: where the marginal cost (the slope between
+//! neighbouring points) jumps from one flat level to a higher one, as a
+//! call chain's cost does when it outruns the return-stack predictor.
+//! Said only when a split chosen on half the repetitions is confirmed by
+//! the other half.
+
+use crate::model::outcome::calls::StepUp;
+use crate::timing::Ratio;
+
+/// Marginals needed on each side of a split.
+const STEP_SIDE: usize = 3;
+/// A step must raise the marginal cost by at least this factor.
+pub const STEP_RATIO: f64 = 1.3;
+
+/// Where the marginal cost of a call steps up on one curve: `curve` is
+/// (depth, seconds per chain in each of `reps` repetitions), sorted by
+/// depth. The split is chosen on the even repetitions and its size
+/// confirmed on the odd ones, so noise cannot both place and prove it.
+pub fn step_up(curve: &[(u64, Vec<f64>)], reps: usize) -> StepUp {
+    if curve.len() < 2 * STEP_SIDE + 1 {
+        return StepUp::NotMeasured {
+            reason: format!(
+                "{} depths{}; a step needs {} (three marginals on each side)",
+                curve.len(),
+                curve.first().map(|c| format!(" from {} on", c.0)).unwrap_or_default(),
+                2 * STEP_SIDE + 1
+            ),
+        };
+    }
+    // marginal[i][r]: seconds per extra call between depth i and i+1, repetition r.
+    let marginal: Vec<Vec<f64>> = curve
+        .windows(2)
+        .map(|w| (0..reps).map(|r| (w[1].1[r] - w[0].1[r]) / (w[1].0 - w[0].0) as f64).collect())
+        .collect();
+    let median_of = |v: &[f64]| crate::timing::stats::median(v).unwrap_or(f64::NAN);
+    let reps_of = |parity: usize| (0..reps).filter(move |r| r % 2 == parity);
+    // The split: a change point chosen on the even repetitions — the k that
+    // best explains their median marginals as two flat levels (least
+    // squares), at least STEP_SIDE marginals on each side.
+    let even: Vec<f64> = marginal.iter().map(|m| median_of(&reps_of(0).map(|r| m[r]).collect::<Vec<_>>())).collect();
+    let sse = |v: &[f64]| {
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
+    };
+    let candidates = STEP_SIDE..=marginal.len() - STEP_SIDE;
+    let Some(k) =
+        candidates.min_by(|&a, &b| (sse(&even[..a]) + sse(&even[a..])).total_cmp(&(sse(&even[..b]) + sse(&even[b..]))))
+    else {
+        return StepUp::NotMeasured { reason: "too few depths to place a split".into() };
+    };
+    // Its size, confirmed on the odd repetitions: per repetition, the
+    // median marginal after the split over the median before it.
+    let confirming: Vec<f64> = reps_of(1)
+        .map(|r| {
+            let side = |range: &[Vec<f64>]| median_of(&range.iter().map(|m| m[r]).collect::<Vec<_>>());
+            let (before, after) = (side(&marginal[..k]), side(&marginal[k..]));
+            if before > 0.0 {
+                after / before
+            } else {
+                f64::NAN
+            }
+        })
+        .collect();
+    if confirming.is_empty() {
+        return StepUp::NotMeasured { reason: "too few repetitions to choose a split and confirm it".into() };
+    }
+    let ratio = Ratio::of(&confirming);
+    let clear =
+        ratio.is_some_and(|r| r.direction() == crate::timing::schedule::Direction::Above && r.median >= STEP_RATIO);
+    if !clear {
+        return StepUp::NoStep { best_split_depth: Some(curve[k].0), ratio };
+    }
+    let all_reps = |range: &[Vec<f64>]| median_of(&range.iter().map(|m| median_of(m)).collect::<Vec<_>>()) * 1e9;
+    StepUp::Clear {
+        before_depth: curve[k].0,
+        after_depth: curve[k + 1].0,
+        marginal_before_ns: all_reps(&marginal[..k]),
+        marginal_after_ns: all_reps(&marginal[k..]),
+        ratio: ratio.expect("clear"),
+        attributed_to_return_stack: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A curve whose seconds per chain follow `per_call(depth)` exactly,
+    /// the same in every repetition except a small alternating wobble.
+    fn synthetic(depths: &[u64], reps: usize, chain_s: impl Fn(u64) -> f64) -> Vec<(u64, Vec<f64>)> {
+        depths.iter().map(|&d| (d, (0..reps).map(|r| chain_s(d) * (1.0 + 0.002 * (r % 3) as f64)).collect())).collect()
+    }
+
+    const DEPTHS: [u64; 12] = [4, 8, 12, 16, 24, 32, 40, 48, 64, 96, 128, 256];
+
+    #[test]
+    fn a_return_stack_step_is_found_where_it_is() {
+        // 1 ns per call up to 32, 5 ns per call past it.
+        let c = synthetic(&DEPTHS, 12, |d| 1e-9 * (d as f64 + 4.0 * d.saturating_sub(32) as f64));
+        match step_up(&c, 12) {
+            StepUp::Clear { before_depth, after_depth, marginal_before_ns, marginal_after_ns, .. } => {
+                assert_eq!((before_depth, after_depth), (32, 40));
+                assert!((marginal_before_ns - 1.0).abs() < 0.05, "{marginal_before_ns}");
+                assert!((marginal_after_ns - 5.0).abs() < 0.1, "{marginal_after_ns}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_flat_curve_has_no_step() {
+        let c = synthetic(&DEPTHS, 12, |d| 1e-9 * d as f64);
+        assert!(matches!(step_up(&c, 12), StepUp::NoStep { .. }), "{:?}", step_up(&c, 12));
+    }
+
+    #[test]
+    fn too_few_depths_are_not_measured() {
+        let c = synthetic(&[4, 8, 16], 12, |d| 1e-9 * d as f64);
+        assert!(matches!(step_up(&c, 12), StepUp::NotMeasured { .. }));
+    }
+}
