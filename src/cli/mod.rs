@@ -283,27 +283,20 @@ pub struct RunArgs {
 impl Command {
     /// The plan this command asks for, against this machine.
     pub fn plan(&self, machine: &Fingerprint) -> Result<Plan> {
+        use crate::experiments as x;
         match self {
-            Command::Info(c) => Ok(plan_of(vec![Job::Info], &c.common, Some("info"))),
-            Command::Bandwidth(b) => {
-                Ok(plan_of(vec![Job::Bandwidth(b.params(machine)?)], &b.common, Some("bandwidth")))
-            }
-            Command::Latency(l) => Ok(plan_of(vec![Job::Latency(l.params(machine)?)], &l.common, Some("latency"))),
-            Command::Tlb(t) => Ok(plan_of(vec![Job::Tlb(t.params()?)], &t.common, Some("tlb"))),
-            Command::WorkingSet(w) => {
-                Ok(plan_of(vec![Job::WorkingSet(w.params(machine)?)], &w.common, Some("working-set")))
-            }
-            Command::PrefetchFault(a) => {
-                Ok(plan_of(vec![Job::PrefetchFault(a.params()?)], &a.common, Some("prefetch-fault")))
-            }
-            Command::PageInit(a) => Ok(plan_of(vec![Job::PageInit(a.params()?)], &a.common, Some("page-init"))),
-            Command::Calls(a) => Ok(plan_of(vec![Job::Calls(a.params()?)], &a.common, Some("calls"))),
-            Command::Context(a) => Ok(plan_of(vec![Job::Context(a.params()?)], &a.common, Some("context"))),
-            Command::C2c(a) => Ok(plan_of(vec![Job::C2c(a.params()?)], &a.common, Some("c2c"))),
-            Command::Numa(a) => Ok(plan_of(vec![Job::Numa(a.params(machine)?)], &a.common, Some("numa"))),
-            Command::LoadedLatency(a) => {
-                Ok(plan_of(vec![Job::LoadedLatency(a.params(machine)?)], &a.common, Some("loaded-latency")))
-            }
+            Command::Info(c) => Ok(one::<x::info::Info>(x::info::Params {}, &c.common)),
+            Command::Bandwidth(b) => Ok(one::<x::bandwidth::Bandwidth>(b.params(machine)?, &b.common)),
+            Command::Latency(l) => Ok(one::<x::latency::Latency>(l.params(machine)?, &l.common)),
+            Command::Tlb(t) => Ok(one::<x::tlb::Tlb>(t.params()?, &t.common)),
+            Command::WorkingSet(w) => Ok(one::<x::working_set::WorkingSet>(w.params(machine)?, &w.common)),
+            Command::PrefetchFault(a) => Ok(one::<x::prefetch_fault::PrefetchFault>(a.params()?, &a.common)),
+            Command::PageInit(a) => Ok(one::<x::page_init::PageInit>(a.params()?, &a.common)),
+            Command::Calls(a) => Ok(one::<x::calls::Calls>(a.params()?, &a.common)),
+            Command::Context(a) => Ok(one::<x::context::ContextSaves>(a.params()?, &a.common)),
+            Command::C2c(a) => Ok(one::<x::c2c::C2c>(a.params()?, &a.common)),
+            Command::Numa(a) => Ok(one::<x::numa::Numa>(a.params(machine)?, &a.common)),
+            Command::LoadedLatency(a) => Ok(one::<x::loaded_latency::LoadedLatency>(a.params(machine)?, &a.common)),
             Command::Run(r) => r.plan(machine),
             Command::Report(_)
             | Command::Compare(_)
@@ -391,7 +384,7 @@ impl RunArgs {
             .collect();
         let mut notes = Vec::new();
         for job in &mut jobs {
-            if let Job::Latency(lat) = job {
+            if let Some(lat) = job.params_mut::<crate::experiments::latency::Params>() {
                 notes.extend(self.suite_hugetlb_latency(lat, machine));
             }
         }
@@ -423,6 +416,11 @@ impl RunArgs {
             Some(crate::model::Caution::SuiteNoHugetlb { need, free }.render(crate::model::warnings::Command::Run))
         }
     }
+}
+
+/// The plan of one experiment's subcommand.
+fn one<E: crate::experiments::Experiment>(params: E::Params, c: &CommonArgs) -> Plan {
+    plan_of(vec![Job::of::<E>(params)], c, Some(E::NAME))
 }
 
 /// A plan for a subcommand (`Some(name)`: strict, fixes name its options)

@@ -108,6 +108,22 @@ pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64
 pub struct Bandwidth;
 
 impl Experiment for Bandwidth {
+    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
+        estimate_s(p, m, r)
+    }
+    fn check(p: &Params) -> Result<()> {
+        check(p)
+    }
+    fn needs_levels(_: &Params) -> bool {
+        true
+    }
+    fn mapped(p: &Params) -> Vec<(crate::memory::PagePolicy, u64)> {
+        p.pages.iter().map(|&pol| (pol, p.size_bytes.round_up(pol.page_size().0).0)).collect()
+    }
+    fn shrink(p: &mut Params, m: &crate::machine::Fingerprint) -> bool {
+        let (four, one) = super::fit::memory_floors(m);
+        super::fit::shrink_bandwidth(p, four, one)
+    }
     const NAME: &'static str = "bandwidth";
     type Params = Params;
     type Outcome = Outcome;

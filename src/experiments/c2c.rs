@@ -95,6 +95,19 @@ fn ping_pong(a: usize, b: usize, handoff: Handoff, n: u64) -> (bool, u64) {
 pub struct C2c;
 
 impl Experiment for C2c {
+    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
+        estimate_s(p, m, r)
+    }
+    fn pages_matter(_: &Params) -> bool {
+        false
+    }
+    fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
+        use super::fit::{fewer, halve_sample, step};
+        let keep = p.cpus.len() * 3 / 4;
+        step(p.cpus.len() > 4, || p.cpus.truncate(keep))
+            || fewer(&mut p.repetitions, 3, 1)
+            || halve_sample(&mut p.min_sample_s, 0.001)
+    }
     const NAME: &'static str = "c2c";
     type Params = Params;
     type Outcome = Outcome;

@@ -86,6 +86,20 @@ fn dense(ranges: &[(u64, u64, u64)], extra: &[u64]) -> Vec<u64> {
 pub struct Calls;
 
 impl Experiment for Calls {
+    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
+        estimate_s(p, m, r)
+    }
+    fn check(p: &Params) -> Result<()> {
+        p.check()
+    }
+    fn pages_matter(_: &Params) -> bool {
+        false
+    }
+    /// Keeps 1 and all threads; thins the ladder between them.
+    fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
+        use super::fit::{fewer, halve_sample, thin};
+        thin(&mut p.threads) || fewer(&mut p.repetitions, 6, 2) || halve_sample(&mut p.min_sample_s, 0.0005)
+    }
     const NAME: &'static str = "calls";
     type Params = Params;
     type Outcome = Outcome;

@@ -6,66 +6,20 @@
 //! least; a knee needs points on both sides of it). What was given up is
 //! said, so a reader knows the suite ran lighter than its preset.
 
-use super::plan::{Job, Plan};
+use super::plan::Plan;
 use super::{budget, Preset};
 use crate::machine::Fingerprint;
 use crate::units::{Bytes, MIB};
 
-/// One step down for `job`; `false` when it is at its floor.
-pub fn shrink(job: &mut Job, m: &Fingerprint) -> bool {
+/// Where the floors of working sets lie on `m`: 4× and 1× where memory
+/// begins (the sizing last-level cache), at least 64 MiB.
+pub(crate) fn memory_floors(m: &Fingerprint) -> (Bytes, Bytes) {
     let (llc, _) = m.sizing_llc();
-    let floor = |f: u64| Bytes((f * llc.0).max(64 * MIB));
-    match job {
-        Job::Info | Job::Numa(_) => false,
-        Job::Bandwidth(p) => shrink_bandwidth(p, floor(4), Bytes(llc.0.max(64 * MIB))),
-        Job::Latency(p) => shrink_latency(p, floor(4), Bytes(llc.0.max(64 * MIB))),
-        Job::Tlb(p) => {
-            step(p.refine, || p.refine = false)
-                || fewer(&mut p.repetitions, 3, 1)
-                || step(p.max_pages > 4096, || p.max_pages /= 2)
-                || halve_sample(&mut p.min_sample_s, 0.001)
-        }
-        Job::WorkingSet(p) => {
-            let six = 6 * MIB;
-            step(p.total_bytes.0 / 2 >= floor(4).0.max(48 * MIB), || {
-                p.total_bytes = Bytes(p.total_bytes.0 / 2 / six * six)
-            }) || fewer(&mut p.repetitions, 3, 1)
-                || halve_sample(&mut p.min_sample_s, 0.005)
-        }
-        Job::PrefetchFault(p) => {
-            step(p.stride_pages > 1 << 14, || p.stride_pages /= 2)
-                || fewer(&mut p.repetitions, 6, 2)
-                || halve_sample(&mut p.min_sample_s, 0.002)
-        }
-        Job::PageInit(p) => {
-            step(p.memory_bytes.0 / 2 >= 1 << 30, || p.memory_bytes = Bytes(p.memory_bytes.0 / 2))
-                || fewer(&mut p.repetitions, 2, 1)
-        }
-        // Keep 1 and all threads; thin the ladder between them.
-        Job::Calls(p) => {
-            thin(&mut p.threads) || fewer(&mut p.repetitions, 6, 2) || halve_sample(&mut p.min_sample_s, 0.0005)
-        }
-        Job::Context(p) => {
-            thin(&mut p.threads) || fewer(&mut p.repetitions, 6, 2) || step(p.min_cell_s > 0.1, || p.min_cell_s /= 2.0)
-        }
-        Job::C2c(p) => {
-            let keep = p.cpus.len() * 3 / 4;
-            step(p.cpus.len() > 4, || p.cpus.truncate(keep))
-                || fewer(&mut p.repetitions, 3, 1)
-                || halve_sample(&mut p.min_sample_s, 0.001)
-        }
-        Job::LoadedLatency(p) => {
-            fewer(&mut p.repetitions, 2, 1)
-                || step(p.window_s > 0.01, || {
-                    p.window_s /= 2.0;
-                    p.warm_s = p.window_s / 4.0;
-                })
-        }
-    }
+    (Bytes((4 * llc.0).max(64 * MIB)), Bytes(llc.0.max(64 * MIB)))
 }
 
 /// One rung of a shrinking ladder: `act` when `possible`, and whether it did.
-fn step(possible: bool, act: impl FnOnce()) -> bool {
+pub(crate) fn step(possible: bool, act: impl FnOnce()) -> bool {
     if possible {
         act();
     }
@@ -73,12 +27,12 @@ fn step(possible: bool, act: impl FnOnce()) -> bool {
 }
 
 /// `n` less `by`, while it is above `above`.
-fn fewer<T: Copy + PartialOrd + std::ops::SubAssign>(n: &mut T, above: T, by: T) -> bool {
+pub(crate) fn fewer<T: Copy + PartialOrd + std::ops::SubAssign>(n: &mut T, above: T, by: T) -> bool {
     step(*n > above, || *n -= by)
 }
 
 /// Drops the middle rung of a ladder with more than two, keeping its ends.
-fn thin<T>(ladder: &mut Vec<T>) -> bool {
+pub(crate) fn thin<T>(ladder: &mut Vec<T>) -> bool {
     let middle = ladder.len() / 2;
     step(ladder.len() > 2, || {
         ladder.remove(middle);
@@ -90,7 +44,7 @@ fn thin<T>(ladder: &mut Vec<T>) -> bool {
 /// the kernels least asked about, repetitions down to 6, the second hint,
 /// then size down to where memory begins (the run warns that part of the
 /// array is read from cache); `simd` and its prefetch stay.
-fn shrink_bandwidth(p: &mut super::bandwidth::Params, four: Bytes, one: Bytes) -> bool {
+pub(crate) fn shrink_bandwidth(p: &mut super::bandwidth::Params, four: Bytes, one: Bytes) -> bool {
     use crate::kernels::StreamShape as S;
     const DROP: [S; 9] = [S::Sum1, S::Mix31, S::CopyNt, S::Sum4, S::Update, S::Copy, S::StoreNt, S::Triad, S::Store];
     if p.size_bytes.0 > four.0 {
@@ -118,7 +72,7 @@ fn shrink_bandwidth(p: &mut super::bandwidth::Params, four: Bytes, one: Bytes) -
 /// hits), page policies down to one (THP where asked: fewest walks),
 /// working sets down to 64 MiB (the far level is then not reached, and the
 /// run says so).
-fn shrink_latency(p: &mut super::latency::Params, four: Bytes, one: Bytes) -> bool {
+pub(crate) fn shrink_latency(p: &mut super::latency::Params, four: Bytes, one: Bytes) -> bool {
     let max = p.sizes_bytes.iter().max().copied().unwrap_or_default();
     if max.0 / 2 >= four.0 {
         p.sizes_bytes.retain(|s| s.0 < max.0);
@@ -141,7 +95,7 @@ fn shrink_latency(p: &mut super::latency::Params, four: Bytes, one: Bytes) -> bo
     true
 }
 
-fn halve_sample(s: &mut f64, floor: f64) -> bool {
+pub(crate) fn halve_sample(s: &mut f64, floor: f64) -> bool {
     if *s / 2.0 >= floor {
         *s /= 2.0;
         true
@@ -171,7 +125,7 @@ pub fn fit(plan: &mut Plan, m: &Fingerprint, budget_s: f64) -> Fitted {
         let Some(i) = (0..plan.jobs.len()).filter(|&i| !stuck[i]).max_by(|&a, &b| est[a].1.total_cmp(&est[b].1)) else {
             break;
         };
-        if shrink(&mut plan.jobs[i], m) {
+        if plan.jobs[i].shrink(m) {
             if !shrunk.contains(&est[i].0) {
                 shrunk.push(est[i].0);
             }
@@ -190,6 +144,7 @@ pub fn fit_suite(plan: &mut Plan, m: &Fingerprint, preset: Preset) -> Option<Fit
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiments::plan::Job;
     use crate::experiments::{bandwidth, c2c, calls, context, latency, page_init, tlb};
     use crate::machine::levels::{LevelPoint, MeasuredLevels};
     use crate::units::GIB;
@@ -239,13 +194,13 @@ mod tests {
         let mut pi = page_init::Params::preset(Preset::Quick);
         pi.threads = threads;
         Plan::for_suite(vec![
-            Job::Bandwidth(bw),
-            Job::Latency(latency::Params::preset(Preset::Quick, m)),
-            Job::Tlb(tlb::Params::preset(Preset::Quick)),
-            Job::PageInit(pi),
-            Job::Calls(ca),
-            Job::Context(cx),
-            Job::C2c(cc),
+            Job::of::<bandwidth::Bandwidth>(bw),
+            Job::of::<latency::Latency>(latency::Params::preset(Preset::Quick, m)),
+            Job::of::<tlb::Tlb>(tlb::Params::preset(Preset::Quick)),
+            Job::of::<page_init::PageInit>(pi),
+            Job::of::<calls::Calls>(ca),
+            Job::of::<context::ContextSaves>(cx),
+            Job::of::<c2c::C2c>(cc),
         ])
     }
 
@@ -258,20 +213,23 @@ mod tests {
         assert!(f.after_s <= budget::SUITE_SECONDS.0, "{f:?}");
         assert!(f.shrunk.contains(&"bandwidth"), "{f:?}");
         // The statistics keep their floors.
-        for j in &plan.jobs {
-            if let Job::Bandwidth(p) = j {
+        let mut checked = 0;
+        for j in &mut plan.jobs {
+            if let Some(p) = j.params_mut::<bandwidth::Params>() {
+                checked += 1;
                 assert!(p.repetitions >= 6, "{}", p.repetitions);
                 assert!(p.distance_elements.count() >= 3, "a plateau needs three points");
                 assert!(p.kernels.contains(&crate::kernels::StreamShape::Simd));
                 assert!(p.size_bytes.0 >= m.sizing_llc().0 .0, "never below where memory begins");
             }
         }
+        assert_eq!(checked, 1, "the suite's bandwidth job was found");
     }
 
     #[test]
     fn a_plan_within_budget_is_left_alone() {
         let m = big_cache_machine();
-        let mut plan = Plan::for_suite(vec![Job::Calls(calls::Params::preset(Preset::Quick))]);
+        let mut plan = Plan::for_suite(vec![Job::of::<calls::Calls>(calls::Params::preset(Preset::Quick))]);
         let before = format!("{:?}", plan.jobs);
         let f = fit(&mut plan, &m, 60.0);
         assert!(f.shrunk.is_empty());

@@ -18,6 +18,12 @@ pub struct Params {}
 pub struct Info;
 
 impl Experiment for Info {
+    fn estimate_s(_: &Params, _: &crate::machine::Fingerprint, _: &super::estimate::Rates) -> f64 {
+        0.0
+    }
+    fn needs_levels(_: &Params) -> bool {
+        true
+    }
     const NAME: &'static str = "info";
     type Params = Params;
     type Outcome = Outcome;

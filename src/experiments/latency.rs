@@ -159,6 +159,23 @@ impl Params {
 pub struct Latency;
 
 impl Experiment for Latency {
+    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
+        estimate_s(p, m, r)
+    }
+    fn check(p: &Params) -> Result<()> {
+        check(p)
+    }
+    fn needs_levels(_: &Params) -> bool {
+        true
+    }
+    fn mapped(p: &Params) -> Vec<(crate::memory::PagePolicy, u64)> {
+        let max = p.sizes_bytes.iter().max().copied().unwrap_or_default();
+        p.pages.iter().map(|&pol| (pol, max.round_up(pol.page_size().0).0)).collect()
+    }
+    fn shrink(p: &mut Params, m: &crate::machine::Fingerprint) -> bool {
+        let (four, one) = super::fit::memory_floors(m);
+        super::fit::shrink_latency(p, four, one)
+    }
     const NAME: &'static str = "latency";
     type Params = Params;
     type Outcome = Outcome;

@@ -93,6 +93,29 @@ pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64
 pub struct LoadedLatency;
 
 impl Experiment for LoadedLatency {
+    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
+        estimate_s(p, m, r)
+    }
+    fn check(p: &Params) -> Result<()> {
+        check(p)
+    }
+    fn needs_levels(_: &Params) -> bool {
+        true
+    }
+    fn pages_matter(p: &Params) -> bool {
+        p.pages.uses_hugetlb_pool()
+    }
+    fn mapped(p: &Params) -> Vec<(crate::memory::PagePolicy, u64)> {
+        vec![(p.pages, p.chase_bytes.round_up(p.pages.page_size().0).0)]
+    }
+    fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
+        use super::fit::{fewer, step};
+        fewer(&mut p.repetitions, 2, 1)
+            || step(p.window_s > 0.01, || {
+                p.window_s /= 2.0;
+                p.warm_s = p.window_s / 4.0;
+            })
+    }
     const NAME: &'static str = "loaded-latency";
     type Params = Params;
     type Outcome = Outcome;

@@ -131,12 +131,97 @@ impl<'a> Context<'a> {
 }
 
 /// An experiment: parameters in, outcome out. An outcome whose results can
-/// fail validation carries a `valid` field; the record copies it.
-pub trait Experiment {
+/// fail validation carries a `valid` field; the record copies it. What a
+/// plan needs of it (checking, costing, huge pages, shrinking to a budget)
+/// is here too, so the plan never matches on experiments.
+pub trait Experiment: 'static {
     const NAME: &'static str;
-    type Params: Serialize + DeserializeOwned;
+    type Params: Serialize + DeserializeOwned + Clone + std::fmt::Debug + Send + Sync + 'static;
     type Outcome: Into<crate::model::Outcome>;
     fn run(params: &Self::Params, ctx: &Context) -> Result<Self::Outcome>;
+    /// Seconds `p` is expected to take on `m` (see [`estimate`]).
+    fn estimate_s(p: &Self::Params, m: &Fingerprint, r: &estimate::Rates) -> f64;
+    /// Every parameter within range, checked before the machine is probed
+    /// or the plan printed, so bad input is one line and nothing else.
+    fn check(_p: &Self::Params) -> Result<()> {
+        Ok(())
+    }
+    /// Whether the page size of its memory matters (a warning about the
+    /// pools or THP concerns it).
+    fn pages_matter(_p: &Self::Params) -> bool {
+        true
+    }
+    /// Whether it sizes its working sets from the measured cache levels.
+    fn needs_levels(_p: &Self::Params) -> bool {
+        false
+    }
+    /// Each page policy it maps and the bytes it maps with it; the plan
+    /// reserves the hugetlb ones.
+    fn mapped(_p: &Self::Params) -> Vec<(crate::memory::PagePolicy, u64)> {
+        Vec::new()
+    }
+    /// One step down towards the suite's time budget; `false` at its
+    /// floor (see [`fit`]).
+    fn shrink(_p: &mut Self::Params, _m: &Fingerprint) -> bool {
+        false
+    }
+}
+
+/// An experiment with its parameters, as a plan holds it: the object-safe
+/// face of [`Experiment`].
+pub trait Planned: Send + Sync + std::fmt::Debug {
+    fn name(&self) -> &'static str;
+    fn check(&self) -> Result<()>;
+    fn estimate_s(&self, m: &Fingerprint, r: &estimate::Rates) -> f64;
+    fn pages_matter(&self) -> bool;
+    fn needs_levels(&self) -> bool;
+    fn mapped(&self) -> Vec<(crate::memory::PagePolicy, u64)>;
+    fn shrink(&mut self, m: &Fingerprint) -> bool;
+    fn record(&self, ctx: &Context, strict: bool) -> Result<ExperimentRecord>;
+    fn params_any(&mut self) -> &mut dyn std::any::Any;
+    fn clone_box(&self) -> Box<dyn Planned>;
+}
+
+/// `E`'s parameters, planned.
+pub struct With<E: Experiment>(pub E::Params);
+
+impl<E: Experiment> std::fmt::Debug for With<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}({:?})", E::NAME, self.0)
+    }
+}
+
+impl<E: Experiment> Planned for With<E> {
+    fn name(&self) -> &'static str {
+        E::NAME
+    }
+    fn check(&self) -> Result<()> {
+        E::check(&self.0)
+    }
+    fn estimate_s(&self, m: &Fingerprint, r: &estimate::Rates) -> f64 {
+        E::estimate_s(&self.0, m, r)
+    }
+    fn pages_matter(&self) -> bool {
+        E::pages_matter(&self.0)
+    }
+    fn needs_levels(&self) -> bool {
+        E::needs_levels(&self.0)
+    }
+    fn mapped(&self) -> Vec<(crate::memory::PagePolicy, u64)> {
+        E::mapped(&self.0)
+    }
+    fn shrink(&mut self, m: &Fingerprint) -> bool {
+        E::shrink(&mut self.0, m)
+    }
+    fn record(&self, ctx: &Context, strict: bool) -> Result<ExperimentRecord> {
+        record::<E>(&self.0, ctx, strict)
+    }
+    fn params_any(&mut self) -> &mut dyn std::any::Any {
+        &mut self.0
+    }
+    fn clone_box(&self) -> Box<dyn Planned> {
+        Box::new(With::<E>(self.0.clone()))
+    }
 }
 
 /// Runs an experiment and turns whatever happened into a document record.
@@ -206,6 +291,9 @@ mod tests {
         const NAME: &'static str = "broken";
         type Params = ();
         type Outcome = crate::model::outcome::latency::Outcome;
+        fn estimate_s(_: &(), _: &Fingerprint, _: &estimate::Rates) -> f64 {
+            0.0
+        }
         fn run(_: &(), ctx: &Context) -> Result<Self::Outcome> {
             ctx.warn(Caution::Checksum { what: "broken" });
             Ok(crate::model::outcome::latency::Outcome {
@@ -226,6 +314,9 @@ mod tests {
         const NAME: &'static str = "refused";
         type Params = ();
         type Outcome = crate::model::outcome::info::Outcome;
+        fn estimate_s(_: &(), _: &Fingerprint, _: &estimate::Rates) -> f64 {
+            0.0
+        }
         fn run(_: &(), _: &Context) -> Result<Self::Outcome> {
             Err(Error::unsatisfiable("no 2 MiB pages reserved", "echo 512 > /proc/sys/vm/nr_hugepages"))
         }

@@ -61,6 +61,18 @@ pub fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &Rates) -> f64
 pub struct Numa;
 
 impl Experiment for Numa {
+    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
+        estimate_s(p, m, r)
+    }
+    fn check(p: &Params) -> Result<()> {
+        check(p)
+    }
+    fn needs_levels(_: &Params) -> bool {
+        true
+    }
+    fn pages_matter(_: &Params) -> bool {
+        false
+    }
     const NAME: &'static str = "numa";
     type Params = Params;
     type Outcome = Outcome;

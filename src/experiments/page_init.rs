@@ -124,6 +124,17 @@ pub fn segments(layout: &[(Bytes, Bytes)], base_page: Bytes) -> Result<Vec<Segme
 pub struct PageInit;
 
 impl Experiment for PageInit {
+    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
+        estimate_s(p, m, r)
+    }
+    fn check(p: &Params) -> Result<()> {
+        check(p)
+    }
+    fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
+        use super::fit::{fewer, step};
+        step(p.memory_bytes.0 / 2 >= 1 << 30, || p.memory_bytes = Bytes(p.memory_bytes.0 / 2))
+            || fewer(&mut p.repetitions, 2, 1)
+    }
     const NAME: &'static str = "page-init";
     type Params = Params;
     type Outcome = Outcome;

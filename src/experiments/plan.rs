@@ -1,10 +1,7 @@
 //! A plan: the experiments a command asks for, run one after another into
 //! one result document.
 
-use super::{
-    bandwidth, c2c, calls, context, info, latency, loaded_latency, numa, page_init, prefetch_fault, record, tlb,
-    working_set, Context, Experiment, Progress,
-};
+use super::{info, Context, Experiment, Planned, Progress, With};
 use crate::error::Result;
 use crate::machine::{levels, Fingerprint};
 use crate::memory::{PagePolicy, Reservation};
@@ -13,20 +10,50 @@ use crate::model::warnings::{Caution, Command};
 use crate::timing::Clock;
 use crate::units::Bytes;
 
-#[derive(Debug, Clone)]
-pub enum Job {
-    Info,
-    Bandwidth(bandwidth::Params),
-    Latency(latency::Params),
-    Tlb(tlb::Params),
-    PrefetchFault(prefetch_fault::Params),
-    PageInit(page_init::Params),
-    Calls(calls::Params),
-    Context(context::Params),
-    WorkingSet(working_set::Params),
-    C2c(c2c::Params),
-    LoadedLatency(loaded_latency::Params),
-    Numa(numa::Params),
+/// One experiment of a plan, with its parameters.
+#[derive(Debug)]
+pub struct Job(Box<dyn Planned>);
+
+impl Clone for Job {
+    fn clone(&self) -> Job {
+        Job(self.0.clone_box())
+    }
+}
+
+impl Job {
+    /// Experiment `E` with parameters `p`.
+    pub fn of<E: Experiment>(p: E::Params) -> Job {
+        Job(Box::new(With::<E>(p)))
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    /// Every parameter within range, checked before the machine is probed
+    /// or the plan printed, so bad input is one line and nothing else.
+    pub fn check(&self) -> Result<()> {
+        self.0.check()
+    }
+
+    /// Seconds this job is expected to take on `m` (see [`super::estimate`]).
+    pub fn estimate_s(&self, m: &Fingerprint, r: &super::estimate::Rates) -> f64 {
+        self.0.estimate_s(m, r)
+    }
+
+    /// One step down towards a time budget; `false` at its floor.
+    pub fn shrink(&mut self, m: &Fingerprint) -> bool {
+        self.0.shrink(m)
+    }
+
+    /// Its parameters, when they are `P`'s.
+    pub fn params_mut<P: 'static>(&mut self) -> Option<&mut P> {
+        self.0.params_any().downcast_mut::<P>()
+    }
+
+    fn measures(&self) -> bool {
+        self.name() != info::Info::NAME
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -48,32 +75,13 @@ impl Plan {
     /// Some experiment of the plan works on memory whose page size matters
     /// (or is `info`, which reports the pools).
     pub fn pages_matter(&self) -> bool {
-        self.jobs.iter().any(|j| match j {
-            Job::Calls(_) | Job::Context(_) | Job::C2c(_) | Job::Numa(_) => false,
-            Job::LoadedLatency(p) => p.pages.uses_hugetlb_pool(),
-            Job::Info
-            | Job::Bandwidth(_)
-            | Job::Latency(_)
-            | Job::Tlb(_)
-            | Job::PrefetchFault(_)
-            | Job::PageInit(_)
-            | Job::WorkingSet(_) => true,
-        })
+        self.jobs.iter().any(|j| j.0.pages_matter())
     }
 
     /// Some experiment of the plan sizes its working sets from the cache
     /// levels (or is `info`, which shows them).
     pub fn needs_levels(&self) -> bool {
-        self.jobs.iter().any(|j| match j {
-            Job::Info
-            | Job::Bandwidth(_)
-            | Job::Latency(_)
-            | Job::Tlb(_)
-            | Job::WorkingSet(_)
-            | Job::LoadedLatency(_)
-            | Job::Numa(_) => true,
-            Job::PrefetchFault(_) | Job::PageInit(_) | Job::Calls(_) | Job::Context(_) | Job::C2c(_) => false,
-        })
+        self.jobs.iter().any(|j| j.0.needs_levels())
     }
 
     /// Huge pages each pool must have free for the plan: (page size, pages).
@@ -90,45 +98,12 @@ impl Plan {
             }
         };
         for job in &self.jobs {
-            // (policies of the job, bytes each hugetlb policy maps)
-            let (pages, bytes_of): (&[PagePolicy], Box<dyn Fn(PagePolicy) -> u64>) = match job {
-                Job::Bandwidth(p) => (&p.pages, Box::new(|pol: PagePolicy| p.size_bytes.round_up(pol.page_size().0).0)),
-                Job::Latency(p) => {
-                    let max = p.sizes_bytes.iter().max().copied().unwrap_or_default();
-                    (&p.pages, Box::new(move |pol: PagePolicy| max.round_up(pol.page_size().0).0))
-                }
-                Job::Tlb(p) => (
-                    &p.pages,
-                    Box::new(|pol: PagePolicy| {
-                        // Its own sweep, and the 4 KiB-stride control when it
-                        // is the control's policy (a region of its own).
-                        let page = pol.page_size().0;
-                        let own =
-                            (p.counts(pol.page_size()).last().copied().unwrap_or(0) * page).next_multiple_of(page);
-                        let control = p.counts(Bytes(4096)).last().copied().unwrap_or(0) * 4096;
-                        own + if pol == p.control_policy() { control.next_multiple_of(page) } else { 0 }
-                    }),
-                ),
-                Job::WorkingSet(p) => {
-                    (&p.pages, Box::new(|pol: PagePolicy| p.total_bytes.round_up(pol.page_size().0).0))
-                }
-                Job::Info
-                | Job::PrefetchFault(_)
-                | Job::PageInit(_)
-                | Job::Calls(_)
-                | Job::Context(_)
-                | Job::C2c(_)
-                | Job::Numa(_) => continue,
-                Job::LoadedLatency(p) => (
-                    std::slice::from_ref(&p.pages),
-                    Box::new(|pol: PagePolicy| p.chase_bytes.round_up(pol.page_size().0).0),
-                ),
-            };
-            for &pol in pages.iter().filter(|p| p.uses_hugetlb_pool()) {
+            let mapped = job.0.mapped();
+            for &(pol, bytes) in mapped.iter().filter(|m| m.0.uses_hugetlb_pool()) {
                 // Policies sharing a pool (2m and shm) hold their regions at once.
                 let sharing =
-                    pages.iter().filter(|q| q.uses_hugetlb_pool() && q.page_size() == pol.page_size()).count();
-                add(pol, Bytes(bytes_of(pol) * sharing as u64));
+                    mapped.iter().filter(|m| m.0.uses_hugetlb_pool() && m.0.page_size() == pol.page_size()).count();
+                add(pol, Bytes(bytes * sharing as u64));
             }
         }
         needs
@@ -209,7 +184,7 @@ pub fn new_document(machine: Fingerprint, clock: &dyn Clock, plan: &Plan) -> Doc
         },
         warnings,
         machine,
-        planned: plan.jobs.iter().map(|j| job_name(j).to_string()).collect(),
+        planned: plan.jobs.iter().map(|j| j.name().to_string()).collect(),
         experiments: Vec::new(),
     }
 }
@@ -268,26 +243,13 @@ pub fn execute(
         progress.job(index);
         let ctx = Context::new(&machine, clock, progress).for_command(plan.command);
         let before = super::steal_ticks();
-        let measures = !matches!(job, Job::Info) && !super::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed);
+        let measures = job.measures() && !super::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed);
         let nominal = machine.nominal_clocks();
         let clock_before = if measures { crate::timing::core_clock::sample(clock, nominal).clock } else { None };
         let mut rec = if super::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
             interrupted_record(job)
         } else {
-            match job {
-                Job::Info => record::<info::Info>(&info::Params {}, &ctx, plan.strict)?,
-                Job::Bandwidth(p) => record::<bandwidth::Bandwidth>(p, &ctx, plan.strict)?,
-                Job::Latency(p) => record::<latency::Latency>(p, &ctx, plan.strict)?,
-                Job::Tlb(p) => record::<tlb::Tlb>(p, &ctx, plan.strict)?,
-                Job::PrefetchFault(p) => record::<prefetch_fault::PrefetchFault>(p, &ctx, plan.strict)?,
-                Job::PageInit(p) => record::<page_init::PageInit>(p, &ctx, plan.strict)?,
-                Job::Calls(p) => record::<calls::Calls>(p, &ctx, plan.strict)?,
-                Job::Context(p) => record::<context::ContextSaves>(p, &ctx, plan.strict)?,
-                Job::WorkingSet(p) => record::<working_set::WorkingSet>(p, &ctx, plan.strict)?,
-                Job::C2c(p) => record::<c2c::C2c>(p, &ctx, plan.strict)?,
-                Job::LoadedLatency(p) => record::<loaded_latency::LoadedLatency>(p, &ctx, plan.strict)?,
-                Job::Numa(p) => record::<numa::Numa>(p, &ctx, plan.strict)?,
-            }
+            job.0.record(&ctx, plan.strict)?
         };
         rec.estimated_s = Some(job.estimate_s(&machine, &rates));
         if let Some(c) = super::steal_warning(before, super::steal_ticks()) {
@@ -321,48 +283,6 @@ pub fn clock_moved(
     ((a / b - 1.0).abs() > CLOCK_MOVED).then_some(Caution::ClockMoved { before_ghz: b, after_ghz: a, cpufreq })
 }
 
-impl Job {
-    /// Seconds this job is expected to take on `m` (see [`super::estimate`]).
-    pub fn estimate_s(&self, m: &Fingerprint, r: &super::estimate::Rates) -> f64 {
-        match self {
-            Job::Info => 0.0,
-            Job::Bandwidth(p) => bandwidth::estimate_s(p, m, r),
-            Job::Latency(p) => latency::estimate_s(p, m, r),
-            Job::Tlb(p) => tlb::estimate_s(p, m, r),
-            Job::PrefetchFault(p) => prefetch_fault::estimate_s(p, m, r),
-            Job::PageInit(p) => page_init::estimate_s(p, m, r),
-            Job::Calls(p) => calls::estimate_s(p, m, r),
-            Job::Context(p) => context::estimate_s(p, m, r),
-            Job::WorkingSet(p) => working_set::estimate_s(p, m, r),
-            Job::C2c(p) => c2c::estimate_s(p, m, r),
-            Job::LoadedLatency(p) => loaded_latency::estimate_s(p, m, r),
-            Job::Numa(p) => numa::estimate_s(p, m, r),
-        }
-    }
-
-    pub fn name(&self) -> &'static str {
-        job_name(self)
-    }
-
-    /// Every parameter within range, checked before the machine is probed
-    /// or the plan printed, so bad input is one line and nothing else.
-    pub fn check(&self) -> Result<()> {
-        match self {
-            Job::Info | Job::C2c(_) => Ok(()),
-            Job::Bandwidth(p) => bandwidth::check(p),
-            Job::Latency(p) => latency::check(p),
-            Job::Tlb(p) => tlb::check(p),
-            Job::PrefetchFault(p) => p.check(),
-            Job::PageInit(p) => page_init::check(p),
-            Job::Calls(p) => p.check(),
-            Job::Context(p) => p.check(),
-            Job::WorkingSet(p) => working_set::check(p),
-            Job::LoadedLatency(p) => loaded_latency::check(p),
-            Job::Numa(p) => numa::check(p),
-        }
-    }
-}
-
 impl Plan {
     /// A suite plan of `jobs` with no outputs (for costing and tests).
     pub fn for_suite(jobs: Vec<Job>) -> Plan {
@@ -372,7 +292,7 @@ impl Plan {
     /// What every plan spends beside its jobs: the machine probe, two
     /// core-clock readings per measuring job, the report.
     pub fn overhead_s(&self) -> f64 {
-        let measuring = self.jobs.iter().filter(|j| !matches!(j, Job::Info)).count() as f64;
+        let measuring = self.jobs.iter().filter(|j| j.measures()).count() as f64;
         let probe = if self.needs_levels() { PROBE_S } else { 0.1 };
         probe + 2.0 * measuring * super::estimate::CLOCK_SAMPLE_S + REPORT_S
     }
@@ -399,26 +319,9 @@ impl Plan {
     }
 }
 
-fn job_name(job: &Job) -> &'static str {
-    match job {
-        Job::Info => info::Info::NAME,
-        Job::Bandwidth(_) => bandwidth::Bandwidth::NAME,
-        Job::Latency(_) => latency::Latency::NAME,
-        Job::Tlb(_) => tlb::Tlb::NAME,
-        Job::PrefetchFault(_) => prefetch_fault::PrefetchFault::NAME,
-        Job::PageInit(_) => page_init::PageInit::NAME,
-        Job::Calls(_) => calls::Calls::NAME,
-        Job::Context(_) => context::ContextSaves::NAME,
-        Job::WorkingSet(_) => working_set::WorkingSet::NAME,
-        Job::C2c(_) => c2c::C2c::NAME,
-        Job::LoadedLatency(_) => loaded_latency::LoadedLatency::NAME,
-        Job::Numa(_) => numa::Numa::NAME,
-    }
-}
-
 fn interrupted_record(job: &Job) -> ExperimentRecord {
     ExperimentRecord {
-        name: job_name(job).into(),
+        name: job.name().into(),
         status: document::Status::Interrupted,
         skip_reason: Some("skipped: interrupted".into()),
         params: serde_json::Value::Null,
@@ -459,6 +362,7 @@ fn reserve(plan: &Plan, doc: &mut Document) -> Result<Vec<Reservation>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiments::{bandwidth, latency, tlb};
 
     fn plan(jobs: Vec<Job>) -> Plan {
         Plan { jobs, strict: true, reserve_hugepages: true, notes: vec![], journal: false, command: Command::Run }
@@ -485,18 +389,21 @@ mod tests {
         let mut bw = bandwidth::Params::preset(crate::experiments::Preset::Quick, &m);
         bw.pages = vec![PagePolicy::Huge2M, PagePolicy::Shm, PagePolicy::Small];
         bw.size_bytes = Bytes(64 << 20);
-        assert_eq!(plan(vec![Job::Bandwidth(bw)]).hugepage_needs(), vec![(Bytes(2 << 20), 64)]);
+        assert_eq!(plan(vec![Job::of::<bandwidth::Bandwidth>(bw)]).hugepage_needs(), vec![(Bytes(2 << 20), 64)]);
 
         let mut lat = latency::Params::preset(crate::experiments::Preset::Quick, &m);
         lat.pages = vec![PagePolicy::Small, PagePolicy::Huge2M];
         lat.sizes_bytes = vec![Bytes(4096), Bytes(64 << 20)];
-        assert_eq!(plan(vec![Job::Latency(lat)]).hugepage_needs(), vec![(Bytes(2 << 20), 32)]);
+        assert_eq!(plan(vec![Job::of::<latency::Latency>(lat)]).hugepage_needs(), vec![(Bytes(2 << 20), 32)]);
 
         let mut t = tlb::Params::preset(crate::experiments::Preset::Quick);
         t.pages = vec![PagePolicy::Small, PagePolicy::Huge1G];
         t.max_bytes = Bytes(2 << 30);
         t.max_pages = 1 << 16;
         // 1 GiB pages: 2 at their own stride, and the 4 KiB control (256 MiB) one more.
-        assert_eq!(plan(vec![Job::Tlb(t), Job::Info]).hugepage_needs(), vec![(Bytes(1 << 30), 3)]);
+        assert_eq!(
+            plan(vec![Job::of::<tlb::Tlb>(t), Job::of::<info::Info>(info::Params {})]).hugepage_needs(),
+            vec![(Bytes(1 << 30), 3)]
+        );
     }
 }

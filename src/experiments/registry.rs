@@ -10,7 +10,8 @@
 
 use super::plan::Job;
 use super::{
-    bandwidth, c2c, calls, context, latency, loaded_latency, numa, page_init, prefetch_fault, tlb, working_set, Preset,
+    bandwidth, c2c, calls, context, info, latency, loaded_latency, numa, page_init, prefetch_fault, tlb, working_set,
+    Preset,
 };
 use crate::machine::Fingerprint;
 use crate::model::about::{self, About};
@@ -55,18 +56,20 @@ const fn suite(about: &'static About, job: fn(Preset, &Fingerprint) -> Job) -> E
 
 /// Every experiment, the suite's first and in the order the suite runs them.
 pub static EXPERIMENTS: &[Entry] = &[
-    suite(&about::INFO, |_, _| Job::Info),
-    suite(&about::BANDWIDTH, |p, m| Job::Bandwidth(bandwidth::Params::preset(p, m))),
-    suite(&about::LATENCY, |p, m| Job::Latency(latency::Params::preset(p, m))),
-    suite(&about::LOADED_LATENCY, |p, m| Job::LoadedLatency(loaded_latency::Params::preset(p, m))),
-    suite(&about::NUMA, |p, m| Job::Numa(numa::Params::preset(p, m))),
-    suite(&about::TLB, |p, _| Job::Tlb(tlb::Params::preset(p))),
-    suite(&about::WORKING_SET, |p, m| Job::WorkingSet(working_set::Params::preset(p, m))),
-    suite(&about::PREFETCH_FAULT, |p, _| Job::PrefetchFault(prefetch_fault::Params::preset(p))),
-    suite(&about::PAGE_INIT, |p, _| Job::PageInit(page_init::Params::preset(p))),
-    suite(&about::CALLS, |p, _| Job::Calls(calls::Params::preset(p))),
-    suite(&about::CONTEXT, |p, _| Job::Context(context::Params::preset(p))),
-    suite(&about::C2C, |p, _| Job::C2c(c2c::Params::preset(p))),
+    suite(&about::INFO, |_, _| Job::of::<info::Info>(info::Params {})),
+    suite(&about::BANDWIDTH, |p, m| Job::of::<bandwidth::Bandwidth>(bandwidth::Params::preset(p, m))),
+    suite(&about::LATENCY, |p, m| Job::of::<latency::Latency>(latency::Params::preset(p, m))),
+    suite(&about::LOADED_LATENCY, |p, m| {
+        Job::of::<loaded_latency::LoadedLatency>(loaded_latency::Params::preset(p, m))
+    }),
+    suite(&about::NUMA, |p, m| Job::of::<numa::Numa>(numa::Params::preset(p, m))),
+    suite(&about::TLB, |p, _| Job::of::<tlb::Tlb>(tlb::Params::preset(p))),
+    suite(&about::WORKING_SET, |p, m| Job::of::<working_set::WorkingSet>(working_set::Params::preset(p, m))),
+    suite(&about::PREFETCH_FAULT, |p, _| Job::of::<prefetch_fault::PrefetchFault>(prefetch_fault::Params::preset(p))),
+    suite(&about::PAGE_INIT, |p, _| Job::of::<page_init::PageInit>(page_init::Params::preset(p))),
+    suite(&about::CALLS, |p, _| Job::of::<calls::Calls>(calls::Params::preset(p))),
+    suite(&about::CONTEXT, |p, _| Job::of::<context::ContextSaves>(context::Params::preset(p))),
+    suite(&about::C2C, |p, _| Job::of::<c2c::C2c>(c2c::Params::preset(p))),
     Entry { about: &about::STAT, runs: Runs::AroundProgram },
     Entry { about: &about::HUGEPAGES, runs: Runs::AroundProgram },
     Entry { about: &about::REGIONS, runs: Runs::FromProgram },

@@ -188,6 +188,27 @@ pub(crate) fn check(p: &Params) -> Result<()> {
 }
 
 impl Experiment for WorkingSet {
+    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
+        estimate_s(p, m, r)
+    }
+    fn check(p: &Params) -> Result<()> {
+        check(p)
+    }
+    fn needs_levels(_: &Params) -> bool {
+        true
+    }
+    fn mapped(p: &Params) -> Vec<(crate::memory::PagePolicy, u64)> {
+        p.pages.iter().map(|&pol| (pol, p.total_bytes.round_up(pol.page_size().0).0)).collect()
+    }
+    fn shrink(p: &mut Params, m: &crate::machine::Fingerprint) -> bool {
+        use super::fit::{fewer, halve_sample, step};
+        let (four, _) = super::fit::memory_floors(m);
+        let six = 6 * crate::units::MIB;
+        step(p.total_bytes.0 / 2 >= four.0.max(48 * crate::units::MIB), || {
+            p.total_bytes = Bytes(p.total_bytes.0 / 2 / six * six)
+        }) || fewer(&mut p.repetitions, 3, 1)
+            || halve_sample(&mut p.min_sample_s, 0.005)
+    }
     const NAME: &'static str = "working-set";
     type Params = Params;
     type Outcome = Outcome;

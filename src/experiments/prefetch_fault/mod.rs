@@ -171,6 +171,18 @@ pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64
 pub struct PrefetchFault;
 
 impl Experiment for PrefetchFault {
+    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
+        estimate_s(p, m, r)
+    }
+    fn check(p: &Params) -> Result<()> {
+        p.check()
+    }
+    fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
+        use super::fit::{fewer, halve_sample, step};
+        step(p.stride_pages > 1 << 14, || p.stride_pages /= 2)
+            || fewer(&mut p.repetitions, 6, 2)
+            || halve_sample(&mut p.min_sample_s, 0.002)
+    }
     const NAME: &'static str = "prefetch-fault";
     type Params = Params;
     type Outcome = Outcome;

@@ -136,6 +136,35 @@ pub fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &Rates) -> f64
 pub struct Tlb;
 
 impl Experiment for Tlb {
+    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
+        estimate_s(p, m, r)
+    }
+    fn check(p: &Params) -> Result<()> {
+        check(p)
+    }
+    fn needs_levels(_: &Params) -> bool {
+        true
+    }
+    /// Its own sweep per policy, and the 4 KiB-stride control in the
+    /// control's policy (a region of its own).
+    fn mapped(p: &Params) -> Vec<(crate::memory::PagePolicy, u64)> {
+        p.pages
+            .iter()
+            .map(|&pol| {
+                let page = pol.page_size().0;
+                let own = (p.counts(pol.page_size()).last().copied().unwrap_or(0) * page).next_multiple_of(page);
+                let control = p.counts(Bytes(4096)).last().copied().unwrap_or(0) * 4096;
+                (pol, own + if pol == p.control_policy() { control.next_multiple_of(page) } else { 0 })
+            })
+            .collect()
+    }
+    fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
+        use super::fit::{fewer, halve_sample, step};
+        step(p.refine, || p.refine = false)
+            || fewer(&mut p.repetitions, 3, 1)
+            || step(p.max_pages > 4096, || p.max_pages /= 2)
+            || halve_sample(&mut p.min_sample_s, 0.001)
+    }
     const NAME: &'static str = "tlb";
     type Params = Params;
     type Outcome = Outcome;
