@@ -94,7 +94,7 @@ fn merge_flags_the_bad_host_keeps_cpus_apart_and_checks_references() {
     assert!(text.contains("outlier (robust, worse): n4") && text.contains("n4: FAIL"), "{text}");
     assert_eq!(std::fs::read_to_string(out.join("fleet.txt")).unwrap(), text);
     let rows: Vec<String> = std::fs::read_to_string(&csv).unwrap().lines().map(String::from).collect();
-    assert_eq!(rows[0], "host,rank,cpu,headline,unit,value,outlier");
+    assert_eq!(rows[0], "host,rank,cpu,headline,key,unit,value,outlier");
     let n4 = rows.iter().find(|r| r.starts_with("n4,")).unwrap();
     assert!(n4.ends_with(",20,robust"), "{n4}");
     let prom = std::fs::read_to_string(&prom).unwrap();

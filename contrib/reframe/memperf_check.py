@@ -62,10 +62,11 @@ class MemperfCheck(rfm.RunOnlyRegressionTest):
     @performance_function('s')
     def dram_latency(self):
         """The random chase at the largest working set, 4 KiB pages."""
-        return sn.max(sn.extractall(_metric('memperf_latency_seconds', {'case': '4k pages at'}), _PROM, 'v', float))
+        family = 'memperf_latency_random_seconds'
+        return sn.max(sn.extractall(_metric(family, {'pages': '4k'}), _PROM, 'v', float))
 
     @performance_function('s')
     def loaded_latency_saturated(self):
         return sn.extractsingle(
-            _metric('memperf_loaded_latency_seconds', {'case': 'saturated latency'}), _PROM, 'v', float
+            _metric('memperf_loaded_latency_saturated_latency_seconds', {}), _PROM, 'v', float
         )

@@ -22,6 +22,8 @@ pub const FLEET_SCHEMA_VERSION: u32 = 1;
 /// One headline figure of one host.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Figure {
+    /// The headline's join key (`id{label=value,…}`, as `compare` joins).
+    pub key: String,
     pub name: String,
     pub unit: String,
     pub value: f64,
@@ -47,8 +49,10 @@ pub struct Host {
 }
 
 impl Host {
-    pub fn figure(&self, name: &str) -> Option<&Figure> {
-        self.figures.iter().find(|f| f.name == name)
+    /// The figure of this key, or of this display name (what references
+    /// written before keys existed name).
+    pub fn figure(&self, metric: &str) -> Option<&Figure> {
+        self.figures.iter().find(|f| f.key == metric).or_else(|| self.figures.iter().find(|f| f.name == metric))
     }
 
     /// The host as its document describes it.
@@ -74,7 +78,13 @@ impl Host {
             figures: headlines::metrics(doc)
                 .into_iter()
                 .filter(|m| m.value.is_finite())
-                .map(|m| Figure { name: m.name, unit: m.unit, value: m.value, higher_is_better: m.higher_is_better })
+                .map(|m| Figure {
+                    key: m.key(),
+                    name: m.name,
+                    unit: m.unit,
+                    value: m.value,
+                    higher_is_better: m.higher_is_better,
+                })
                 .collect(),
             model_inputs: model::Inputs::of(doc),
         }
@@ -94,7 +104,13 @@ pub fn test_host(id: &str, cpu: &str, figures: &[(&str, &str, f64, bool)]) -> Ho
         source: format!("{id}/results.json"),
         figures: figures
             .iter()
-            .map(|&(n, u, v, h)| Figure { name: n.into(), unit: u.into(), value: v, higher_is_better: h })
+            .map(|&(n, u, v, h)| Figure {
+                key: n.into(),
+                name: n.into(),
+                unit: u.into(),
+                value: v,
+                higher_is_better: h,
+            })
             .collect(),
         model_inputs: None,
     }
@@ -103,6 +119,7 @@ pub fn test_host(id: &str, cpu: &str, figures: &[(&str, &str, f64, bool)]) -> Ho
 /// A headline's spread across the hosts of a group that measured it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
+    pub key: String,
     pub name: String,
     pub unit: String,
     pub hosts: usize,

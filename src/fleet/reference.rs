@@ -2,7 +2,9 @@
 //! lower_fraction, upper_fraction, unit]`, a fraction `null` for no bound
 //! (ReFrame's `None`). Systems here are host selectors: `*` (every host),
 //! `prefix*`, or a host name; the most specific one that names a metric
-//! wins. Metrics are headline names, as `memperf compare` prints them.
+//! wins. Metrics are headline keys (`latency.random{pages=4k,size_bytes=…}`,
+//! the `key` of `memperf compare --json` and of fleet.json's figures) or,
+//! as before keys existed, headline names as `memperf compare` prints them.
 
 use super::Host;
 use crate::error::{Error, Result};

@@ -27,19 +27,20 @@ pub fn z_scores(values: &[f64], s: &Summary) -> Option<Vec<f64>> {
 
 /// Spreads and robust outliers of a group's hosts, headline by headline.
 pub fn judge(hosts: &[&Host]) -> (Vec<Spread>, Vec<Outlier>) {
-    let mut names: Vec<(String, String)> =
-        hosts.iter().flat_map(|h| h.figures.iter().map(|f| (f.name.clone(), f.unit.clone()))).collect();
+    let mut names: Vec<(String, String, String)> =
+        hosts.iter().flat_map(|h| h.figures.iter().map(|f| (f.key.clone(), f.unit.clone(), f.name.clone()))).collect();
     names.sort();
-    names.dedup();
+    names.dedup_by(|a, b| (&a.0, &a.1) == (&b.0, &b.1));
     let mut spreads = Vec::new();
     let mut outliers = Vec::new();
-    for (name, unit) in names {
+    for (key, unit, name) in names {
         let have: Vec<(&Host, &super::Figure)> =
-            hosts.iter().filter_map(|h| h.figure(&name).filter(|f| f.unit == unit).map(|f| (*h, f))).collect();
+            hosts.iter().filter_map(|h| h.figure(&key).filter(|f| f.unit == unit).map(|f| (*h, f))).collect();
         let values: Vec<f64> = have.iter().map(|(_, f)| f.value).collect();
         let Some(s) = Summary::of(&values) else { continue };
         let m = s.median;
         spreads.push(Spread {
+            key: key.clone(),
             name: name.clone(),
             unit: unit.clone(),
             hosts: s.count,

@@ -18,9 +18,7 @@ pub fn render(f: &Fleet) -> String {
             for id in &g.hosts {
                 let h = f.hosts.iter().find(|h| &h.id == id).expect("member");
                 let mark = if g.outliers.iter().any(|o| &o.host == id && o.name == s.name) { " !" } else { "" };
-                row.push(
-                    h.figure(&s.name).map_or_else(|| "not measured".into(), |x| format!("{}{mark}", num(x.value))),
-                );
+                row.push(h.figure(&s.key).map_or_else(|| "not measured".into(), |x| format!("{}{mark}", num(x.value))));
             }
             t.row(row);
         }
@@ -63,9 +61,9 @@ fn num(v: f64) -> String {
     }
 }
 
-/// One row per host and headline: `host,rank,cpu,headline,unit,value,outlier`.
+/// One row per host and headline: `host,rank,cpu,headline,key,unit,value,outlier`.
 pub fn csv(f: &Fleet) -> String {
-    let mut out = String::from("host,rank,cpu,headline,unit,value,outlier\n");
+    let mut out = String::from("host,rank,cpu,headline,key,unit,value,outlier\n");
     for h in &f.hosts {
         for x in &h.figures {
             let flagged: Vec<&str> = f
@@ -80,6 +78,7 @@ pub fn csv(f: &Fleet) -> String {
                 h.rank.map(|r| r.to_string()).unwrap_or_default(),
                 h.cpu.clone(),
                 x.name.clone(),
+                x.key.clone(),
                 x.unit.clone(),
                 format!("{}", x.value),
                 flagged.join("+"),

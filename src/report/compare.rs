@@ -69,6 +69,9 @@ impl RowVerdict {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
+    /// The metric's join key (`id{label=value,…}`): the same in every run.
+    pub key: String,
+    /// Its name as a person reads it.
     pub metric: String,
     pub unit: String,
     /// Median of the raw samples (the recorded value where there are none).
@@ -113,7 +116,7 @@ pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comp
     let mut rows = Vec::new();
     let mut left_out = Vec::new();
     for x in &ma {
-        let Some(y) = mb.iter().find(|y| y.name == x.name) else {
+        let Some(y) = mb.iter().find(|y| y.key() == x.key()) else {
             left_out.push(format!("{} (only in A)", x.name));
             continue;
         };
@@ -132,6 +135,7 @@ pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comp
         };
         let regression = matches!(verdict, RowVerdict::Worse { .. }) && threshold_pct.is_some_and(|t| worse_by_pct > t);
         rows.push(Row {
+            key: x.key(),
             metric: x.name.clone(),
             unit: x.unit.clone(),
             a: va,
@@ -142,8 +146,9 @@ pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comp
             regression,
         });
     }
-    left_out
-        .extend(mb.iter().filter(|y| !ma.iter().any(|x| x.name == y.name)).map(|y| format!("{} (only in B)", y.name)));
+    left_out.extend(
+        mb.iter().filter(|y| !ma.iter().any(|x| x.key() == y.key())).map(|y| format!("{} (only in B)", y.name)),
+    );
     Comparison { same_cpu: a.cpu == b.cpu, a, b, threshold_pct, rows, left_out }
 }
 

@@ -2,9 +2,11 @@
 //! node_exporter's textfile collector also read): one gauge family per
 //! experiment and unit, the unit in the name and in `# UNIT`, SI base
 //! units (bytes per second, seconds, bytes), `host` and `rank` labels on
-//! every sample, and `# EOF` last. Bandwidth gets structured labels
-//! (`pages`, `threads`, `kernel`); other headlines carry their name in a
-//! `case` label. An unmeasured figure (not finite) is left out, never 0.
+//! every sample, and `# EOF` last. Each headline's family is named from
+//! its id (`latency.random` → `memperf_latency_random_seconds`) and its
+//! labels are the metric's own (`pages`, `threads`, `size_bytes` …); the
+//! read and write bandwidth of every kernel run are families of their own.
+//! An unmeasured figure (not finite) is left out, never 0.
 
 use super::headlines;
 use crate::model::document::Document;
@@ -34,18 +36,6 @@ fn sanitize(text: &str) -> String {
 /// A label value with `\`, `"` and newlines escaped.
 fn escape(v: &str) -> String {
     v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
-}
-
-/// (scale to the base unit, unit, what one figure is per) of a headline unit.
-fn base_unit(unit: &str) -> (f64, Option<&'static str>, Option<String>) {
-    match unit {
-        "GB/s" => (1e9, Some("bytes_per_second"), None),
-        "ns" => (1e-9, Some("seconds"), None),
-        "s" => (1.0, Some("seconds"), None),
-        "MiB" => (1048576.0, Some("bytes"), None),
-        u if u.starts_with("ns/") => (1e-9, Some("seconds"), Some(sanitize(&u[3..]))),
-        _ => (1.0, None, None),
-    }
 }
 
 pub fn render(doc: &Document) -> String {
@@ -93,19 +83,18 @@ fn add_document(doc: &Document, families: &mut BTreeMap<String, Family>) {
             );
         }
     }
-    for m in headlines::metrics(doc).into_iter().filter(|m| !m.name.starts_with("bandwidth ")) {
-        let (experiment, case) = m.name.split_once(' ').unwrap_or((m.name.as_str(), ""));
-        let (scale, unit, per) = base_unit(&m.unit);
-        let mut name = format!("memperf_{}", sanitize(experiment));
+    for m in headlines::metrics(doc).into_iter().filter(|m| !m.id.starts_with("bandwidth.")) {
+        let (scale, unit, per) = m.si();
+        let mut name = format!("memperf_{}", sanitize(&m.id));
         if let Some(p) = per {
             name.push_str(&format!("_per_{p}"));
         }
-        let mut labels = vec![("case".to_string(), case.to_string())];
+        let mut labels: Vec<(String, String)> = m.labels.iter().map(|(k, v)| (sanitize(k), v.clone())).collect();
         match unit {
             Some(u) => name.push_str(&format!("_{u}")),
             None => labels.push(("unit".into(), m.unit.clone())),
         }
-        add(name, format!("memperf {experiment}: headline figures (case: which one)"), unit, labels, m.value * scale);
+        add(name, format!("memperf {}: headline figure", m.id), unit, labels, m.value * scale);
     }
 }
 
@@ -134,9 +123,26 @@ mod tests {
         assert_eq!(sanitize("loaded-latency"), "loaded_latency");
         assert_eq!(sanitize("4k pages"), "_4k_pages");
         assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
-        assert_eq!(base_unit("GB/s").1, Some("bytes_per_second"));
-        assert_eq!(base_unit("ns/row"), (1e-9, Some("seconds"), Some("row".into())));
-        assert_eq!(base_unit("CPI").1, None);
+        let m = |unit: &str| crate::report::headlines::metric("x.y", &[], "x".into(), unit, vec![], 1.0, true);
+        assert_eq!(m("GB/s").si().1, Some("bytes_per_second"));
+        assert_eq!(m("ns/row").si(), (1e-9, Some("seconds"), Some("row".into())));
+        assert_eq!(m("CPI").si().1, None);
+    }
+
+    /// A recorded quick suite: every headline in a family named from its
+    /// id, with the metric's own labels and no free-text `case`.
+    #[test]
+    fn headlines_are_families_of_their_ids_with_structured_labels() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/machines/amd-epyc-zen4-kvm-2vcpu/run-quick.json");
+        let doc = Document::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let text = render(&doc);
+        assert!(!text.contains("case=\""), "{text}");
+        let lat = text.lines().find(|l| l.starts_with("memperf_latency_random_seconds{")).expect(&text);
+        assert!(lat.contains("pages=\"4k\"") && lat.contains("size_bytes=\""), "{lat}");
+        assert!(text.contains("\nmemperf_loaded_latency_saturated_latency_seconds{"), "{text}");
+        let c2c = text.lines().find(|l| l.starts_with("memperf_c2c_one_way_seconds{")).expect(&text);
+        assert!(c2c.contains("relation=\"") && c2c.contains("handoff=\""), "{c2c}");
     }
 
     /// The version-2 fixture: read bandwidth in bytes per second with its

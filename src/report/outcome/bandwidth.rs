@@ -299,6 +299,8 @@ fn bandwidth_metrics(bw: &Outcome) -> Vec<Metric> {
         let samples =
             simd.map(|r| r.samples_s.iter().map(|s| r.bytes_per_sample as f64 / s / 1e9).collect()).unwrap_or_default();
         out.push(metric(
+            "bandwidth.read",
+            &[("pages", h.pages.to_string()), ("threads", h.threads.to_string()), ("kernel", "simd".into())],
             format!("bandwidth {} pages, {} thread(s), simd", h.pages, h.threads),
             "GB/s",
             samples,
@@ -307,7 +309,10 @@ fn bandwidth_metrics(bw: &Outcome) -> Vec<Metric> {
         ));
     }
     for r in bw.results.iter().filter(|r| r.variant.kernel.writes()) {
+        let v = &r.variant;
         out.push(metric(
+            "bandwidth.write",
+            &[("pages", v.pages.to_string()), ("threads", v.threads.to_string()), ("kernel", v.kernel.to_string())],
             format!("bandwidth {} pages, {} thread(s), {}", r.variant.pages, r.variant.threads, r.variant.kernel),
             "GB/s",
             r.samples_s.iter().map(|s| r.bytes_per_sample as f64 / s / 1e9).collect(),

@@ -51,7 +51,15 @@ fn c2c_metrics(c: &c2c::Outcome) -> Vec<Metric> {
                 .filter(|p| p.relation == g.relation && p.handoff == g.handoff)
                 .flat_map(|p| p.samples_ns.iter().copied())
                 .collect();
-            metric(format!("c2c {}, {}", g.relation.name(), g.handoff.name()), "ns", samples, g.median_ns, false)
+            metric(
+                "c2c.one_way",
+                &[("relation", g.relation.name().to_string()), ("handoff", g.handoff.name().to_string())],
+                format!("c2c {}, {}", g.relation.name(), g.handoff.name()),
+                "ns",
+                samples,
+                g.median_ns,
+                false,
+            )
         })
         .collect()
 }

@@ -202,6 +202,12 @@ fn calls_metrics(c: &calls::Outcome) -> Vec<Metric> {
         .map(|p| {
             let samples = p.samples_s.iter().map(|s| s * 1e9 / (p.chains_per_sample * p.depth) as f64).collect();
             metric(
+                "calls.call",
+                &[
+                    ("linkage", p.linkage.to_string()),
+                    ("depth", p.depth.to_string()),
+                    ("threads", p.threads.to_string()),
+                ],
                 format!("call {} at depth {}, {} thread(s)", p.linkage, p.depth, p.threads),
                 "ns/call",
                 samples,

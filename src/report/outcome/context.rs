@@ -131,7 +131,15 @@ fn context_metrics(c: &context::Outcome) -> Vec<Metric> {
         .iter()
         .map(|s| {
             let samples = s.samples_s.iter().map(|t| t * 1e9 / s.ops_per_sample as f64).collect();
-            metric(format!("context {}, {} thread(s)", s.op, s.threads), "ns/op", samples, s.ns_per_op.median, false)
+            metric(
+                "context.round_trip",
+                &[("op", s.op.to_string()), ("threads", s.threads.to_string())],
+                format!("context {}, {} thread(s)", s.op, s.threads),
+                "ns/op",
+                samples,
+                s.ns_per_op.median,
+                false,
+            )
         })
         .collect()
 }

@@ -201,6 +201,8 @@ fn latency_metrics(lat: &Outcome) -> Vec<Metric> {
         .filter_map(|pol| {
             let p = lat.points.iter().filter(|p| p.pages == pol && p.order == "random").max_by_key(|p| p.size_bytes)?;
             Some(metric(
+                "latency.random",
+                &[("pages", pol.to_string()), ("size_bytes", p.size_bytes.0.to_string())],
                 format!("latency {} pages at {}", pol, p.size_bytes),
                 "ns",
                 p.sample_latency_ns.clone(),

@@ -143,11 +143,15 @@ fn loaded_latency_metrics(o: &loaded_latency::Outcome) -> Vec<Metric> {
             Some(0) => "loaded-latency saturated latency".to_string(),
             Some(_) => continue,
         };
-        out.push(metric(name, "ns", q.samples_latency_ns.clone(), q.latency_ns.median, false));
+        let id =
+            format!("loaded_latency.{}", crate::report::headlines::id_part(name.trim_start_matches("loaded-latency ")));
+        out.push(metric(&id, &[], name, "ns", q.samples_latency_ns.clone(), q.latency_ns.median, false));
         if q.delay_ns == Some(0) {
             let bus = q.loader_bus_bytes_per_s / q.loader_bytes_per_s.median.max(f64::MIN_POSITIVE);
             let samples = q.samples_loader_bytes_per_s.iter().map(|b| (b * bus + q.chaser_bytes_per_s) / 1e9).collect();
             out.push(metric(
+                "loaded_latency.saturated_bandwidth",
+                &[],
                 "loaded-latency saturated bandwidth".into(),
                 "GB/s",
                 samples,

@@ -151,7 +151,15 @@ impl super::Render for Outcome {
         let best = self.results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median));
         best.map(|b| {
             let samples = b.samples_s.iter().map(|s| s * 1e9 / self.pages as f64).collect();
-            metric(format!("page-init best ({})", b.variant), "ns/page", samples, b.ns_per_page.median, false)
+            metric(
+                "page_init.best",
+                &[("variant", b.variant.to_string())],
+                format!("page-init best ({})", b.variant),
+                "ns/page",
+                samples,
+                b.ns_per_page.median,
+                false,
+            )
         })
         .into_iter()
         .collect()

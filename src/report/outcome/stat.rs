@@ -264,7 +264,10 @@ pub fn hugepages_text(o: &crate::model::outcome::hugepages::Outcome) -> String {
 
 /// One run of a program: its times, memory and the metrics computed.
 fn stat_metrics(s: &stat::Outcome) -> Vec<Metric> {
-    let one = |name: &str, unit: &str, v: f64, higher: bool| metric(format!("stat {name}"), unit, vec![v], v, higher);
+    let one = |name: &str, unit: &str, v: f64, higher: bool| {
+        let id = format!("stat.{}", crate::report::headlines::id_part(name));
+        metric(&id, &[], format!("stat {name}"), unit, vec![v], v, higher)
+    };
     let mut out = vec![
         one("wall time", "s", s.wall_s, false),
         one("CPU time", "s", s.usage.user_s + s.usage.system_s, false),
@@ -290,7 +293,8 @@ fn hugepages_metrics(h: &hugepages::Outcome) -> Vec<Metric> {
         .filter_map(|s| {
             let samples: Vec<f64> = h.runs.iter().filter(|r| r.arm == s.arm && r.ok()).map(|r| r.wall_s).collect();
             let m = s.wall_s.as_ref()?.median;
-            Some(metric(format!("hugepages {} wall time", s.arm.name()), "s", samples, m, false))
+            let name = format!("hugepages {} wall time", s.arm.name());
+            Some(metric("hugepages.wall_time", &[("arm", s.arm.name().to_string())], name, "s", samples, m, false))
         })
         .collect()
 }
@@ -302,7 +306,8 @@ fn region_metrics(r: &regions::Outcome) -> Vec<Metric> {
         .filter(|g| g.entries > 0)
         .map(|g| {
             let v = g.wall_ns as f64 / g.entries as f64;
-            metric(format!("region {} per entry", g.name), "ns", vec![v], v, false)
+            let name = format!("region {} per entry", g.name);
+            metric("regions.per_entry", &[("region", g.name.clone())], name, "ns", vec![v], v, false)
         })
         .collect()
 }

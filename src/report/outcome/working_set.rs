@@ -89,7 +89,15 @@ fn working_set_metrics(w: &working_set::Outcome) -> Vec<Metric> {
         .iter()
         .map(|r| {
             let samples = r.samples_s.iter().map(|s| s * 1e9 / r.rows_per_sample as f64).collect();
-            metric(format!("working-set {} pages", r.pages), "ns/row", samples, r.ns_per_row.median, false)
+            metric(
+                "working_set.row",
+                &[("pages", r.pages.to_string())],
+                format!("working-set {} pages", r.pages),
+                "ns/row",
+                samples,
+                r.ns_per_row.median,
+                false,
+            )
         })
         .collect()
 }
