@@ -17,11 +17,17 @@
 //! kernel's definition says it stores; the lines that check read are
 //! evicted before the next timed sample, so it leaves no trace in one.
 
-use super::estimate::Rates;
-use super::stream_arrays::Array;
-use super::{Context, Experiment, Preset};
+mod summary;
+mod validate;
+
+use summary::{headlines, plateaus, prefetch_effects};
+use validate::{evict_spots, read_a, spots, stored_as_defined};
+
 use crate::analysis::plateau;
 use crate::error::{Error, Result};
+use crate::experiments::estimate::Rates;
+use crate::experiments::stream_arrays::Array;
+use crate::experiments::{Context, Experiment, Preset};
 use crate::kernels::{pattern_sum, stream_kernel, write, Hint, StreamArg, StreamKernel, StreamKernelInfo, StreamShape};
 use crate::memory::{Backing, PagePolicy};
 pub use crate::model::outcome::bandwidth::*;
@@ -184,70 +190,6 @@ pub fn variants(p: &Params) -> Vec<Variant> {
         }
     }
     v
-}
-
-/// Elements of A read back after each write sample: one per 16 KiB and the
-/// last of each slice.
-fn spots(args: &[StreamArg]) -> Vec<(usize, usize)> {
-    const STRIDE: usize = 16 * 1024 / 8;
-    let mut v = Vec::new();
-    for (t, a) in args.iter().enumerate() {
-        v.extend((0..a.len).step_by(STRIDE).map(|i| (t, i)));
-        if a.len > 0 {
-            v.push((t, a.len - 1));
-        }
-    }
-    v
-}
-
-/// Reads element `i` of A of slice `t` (volatile: the kernel wrote it
-/// through a pointer the compiler cannot see).
-fn read_a(args: &[StreamArg], (t, i): (usize, usize)) -> f64 {
-    // SAFETY: i < args[t].len, inside the array.
-    unsafe { args[t].ptr.add(i).read_volatile() }
-}
-
-/// Whether every spot of A holds what `op` stores in passes `first ..
-/// first + n` (update: `before` times the product of those passes' scalars).
-fn stored_as_defined(op: u8, args: &[StreamArg], spots: &[(usize, usize)], first: u64, n: u64, before: &[f64]) -> bool {
-    let last = write::scalar(op, first + n - 1);
-    let product: f64 = (first..first + n).map(|p| write::scalar(op, p)).product();
-    spots.iter().copied().enumerate().all(|(k, spot)| {
-        let (t, i) = spot;
-        // SAFETY: i < the slice's length; its sources are as long as A.
-        let src = |j: usize| unsafe { source(&args[t], j, i) };
-        let want = if op == write::UPDATE {
-            before[k] * product
-        } else {
-            write::element(op, last, 0.0, src(0), src(1), src(2))
-        };
-        read_a(args, spot) == want
-    })
-}
-
-/// Evicts the lines of A and of its three sources at every spot (what
-/// [`stored_as_defined`] and update's `before` read), so the next timed
-/// pass starts as if nothing had checked them.
-fn evict_spots(args: &[StreamArg], spots: &[(usize, usize)]) {
-    for &(t, i) in spots {
-        let a = &args[t];
-        // SAFETY: i < the slice's length; A and its sources are mapped and as long.
-        unsafe {
-            crate::kernels::evict_line(a.ptr.add(i) as *const u8);
-            for src in a.sources.into_iter().filter(|s| !s.is_null()) {
-                crate::kernels::evict_line(src.add(i) as *const u8);
-            }
-        }
-    }
-}
-
-/// Element `i` of source `j` of a write slice.
-///
-/// # Safety
-/// `i` < `arg.len`, and the slice's sources are as long as A.
-unsafe fn source(arg: &StreamArg, j: usize, i: usize) -> f64 {
-    // SAFETY: guaranteed by the caller.
-    unsafe { arg.sources[j].add(i).read_volatile() }
 }
 
 /// For each variant, the index of plain `simd` of its policy and threads
@@ -491,112 +433,6 @@ fn warn_results(results: &[VariantResult], p: &Params, ctx: &Context) {
     if results.iter().any(|r| !r.checksum_ok) {
         ctx.warn(Caution::Checksum { what: "bandwidth" });
     }
-}
-
-/// Bandwidth of each sample (one per repetition).
-fn per_rep_bw(r: &VariantResult) -> Vec<f64> {
-    r.samples_s.iter().map(|s| r.bytes_per_sample as f64 / s).collect()
-}
-
-/// Per policy and thread count: plain `simd` as the headline, and the best
-/// variant chosen on even repetitions, reported on the odd ones.
-fn headlines(results: &[VariantResult]) -> Vec<Headline> {
-    let mut keys: Vec<(PagePolicy, usize)> = results.iter().map(|r| (r.variant.pages, r.variant.threads)).collect();
-    keys.sort();
-    keys.dedup();
-    let scores: Vec<Vec<f64>> = results.iter().map(per_rep_bw).collect();
-    keys.into_iter()
-        .filter_map(|(pages, threads)| {
-            let of = |r: &VariantResult| r.variant.pages == pages && r.variant.threads == threads && r.checksum_ok;
-            let simd = results.iter().find(|r| of(r) && r.variant.kernel == StreamShape::Simd)?;
-            // The best read variant: a write kernel moves other bytes.
-            let candidates: Vec<usize> =
-                (0..results.len()).filter(|&i| of(&results[i]) && !results[i].variant.kernel.writes()).collect();
-            let best = schedule::holdout_best(&scores, &candidates);
-            Some(Headline {
-                pages,
-                threads,
-                simd_bytes_per_s: simd.bytes_per_s.median,
-                best: best.as_ref().map_or_else(|| "not measured".into(), |b| results[b.chosen].variant.label()),
-                best_holdout_bytes_per_s: best
-                    .and_then(|b| crate::timing::stats::median(&b.confirming))
-                    .unwrap_or(f64::NAN),
-            })
-        })
-        .collect()
-}
-
-fn curve(results: &[VariantResult], pages: PagePolicy, threads: usize, hint: Hint) -> Vec<usize> {
-    let mut c: Vec<usize> = (0..results.len())
-        .filter(|&i| {
-            let v = &results[i].variant;
-            v.pages == pages && v.threads == threads && v.hint == Some(hint)
-        })
-        .collect();
-    c.sort_by_key(|&i| results[i].variant.distance_elements);
-    c
-}
-
-fn curve_keys(results: &[VariantResult]) -> Vec<(PagePolicy, usize, Hint)> {
-    let mut keys: Vec<_> =
-        results.iter().filter_map(|r| r.variant.hint.map(|h| (r.variant.pages, r.variant.threads, h))).collect();
-    keys.sort();
-    keys.dedup();
-    keys
-}
-
-/// The best plateau of each prefetch-distance curve, within the measured
-/// noise (at least 1%), or "no plateau".
-fn plateaus(results: &[VariantResult]) -> Vec<Plateau> {
-    curve_keys(results)
-        .into_iter()
-        .map(|(pages, threads, hint)| {
-            let idx = curve(results, pages, threads, hint);
-            let values: Vec<Vec<f64>> = idx.iter().map(|&i| per_rep_bw(&results[i])).collect();
-            let points: Vec<plateau::CurvePoint> = idx
-                .iter()
-                .zip(&values)
-                .map(|(&i, v)| plateau::CurvePoint { x: results[i].variant.distance_elements.unwrap_or(0), values: v })
-                .collect();
-            Plateau { pages, threads, hint, plateau: plateau::best(&points, 0.01) }
-        })
-        .collect()
-}
-
-/// Per curve: the distance with the best ratio to adjacent `simd` on the
-/// even repetitions (inside the plateau when there is one), and its ratio
-/// on the odd repetitions, which did not choose it.
-fn prefetch_effects(results: &[VariantResult], plateaus: &[Plateau]) -> Vec<PrefetchEffect> {
-    curve_keys(results)
-        .into_iter()
-        .filter_map(|(pages, threads, hint)| {
-            let span = plateaus.iter().find(|p| p.pages == pages && p.threads == threads && p.hint == hint);
-            let inside = |d: u64| match span.map(|p| &p.plateau) {
-                Some(plateau::Plateau::Found { start, end, .. }) => (*start..=*end).contains(&d),
-                _ => true,
-            };
-            let idx: Vec<usize> = curve(results, pages, threads, hint)
-                .into_iter()
-                .filter(|&i| inside(results[i].variant.distance_elements.unwrap_or(0)))
-                .collect();
-            let ratios: Vec<Vec<f64>> = results.iter().map(ratio_per_rep).collect();
-            let pick = schedule::holdout_best(&ratios, &idx)?;
-            let confirmed = Ratio::of(&pick.confirming)?;
-            Some(PrefetchEffect {
-                pages,
-                threads,
-                hint,
-                distance_elements: results[pick.chosen].variant.distance_elements.unwrap_or(0),
-                verdict: Effect::of(&confirmed),
-                confirmed,
-            })
-        })
-        .collect()
-}
-
-/// A variant's bandwidth over adjacent `simd`'s, per repetition.
-fn ratio_per_rep(r: &VariantResult) -> Vec<f64> {
-    r.ratios_to_simd.clone()
 }
 
 #[cfg(test)]
