@@ -79,7 +79,7 @@ fn run(cli: Cli) -> Result<u8> {
     let unmeasured = cli.command.plan(&machine)?;
     unmeasured.jobs.iter().try_for_each(|j| j.check())?;
     let mut output = cli.command.output(&machine);
-    export::check_outputs(&output)?;
+    export::check_outputs(&output, &[])?;
     // The clock and the cache levels, then the plan sized from them.
     let clock = MonotonicClock::new();
     let mut notes = plan::measure_machine(&mut machine, &clock, unmeasured.needs_levels());
@@ -103,7 +103,7 @@ fn run(cli: Cli) -> Result<u8> {
     if let (Some(rank), Some(dir)) = (doc.origin.rank, output.dir.clone()) {
         let o = &doc.origin;
         output.dir = Some(dir.join(memperf::model::launcher::rank_folder(&o.hostname, rank, &o.run_id)));
-        export::check_outputs(&output)?;
+        export::check_outputs(&output, &[])?;
     }
     let bar = TerminalProgress::for_stderr(cli.command.common().quiet);
     let progress: &dyn memperf::experiments::Progress = match &bar {
@@ -138,10 +138,11 @@ fn stat(args: &memperf::cli::stat::StatArgs) -> Result<u8> {
     let machine = Fingerprint::collect();
     let params = args.params(&machine)?;
     let out = Output { json: args.json.clone(), dir: args.output.clone(), table: false, openmetrics: None, csv: None };
-    export::check_outputs(&out)?;
-    if let Some(csv) = &args.csv {
-        memperf::report::sink::check(csv)?;
-    }
+    // The table goes to stderr; --csv is stat's own table, planned with the rest.
+    let csv_dir = Output { csv: args.csv.clone(), ..out.clone() };
+    let inputs: Vec<&std::path::Path> =
+        [args.metrics.as_deref(), args.machine_results.as_deref()].into_iter().flatten().collect();
+    export::check_outputs(&csv_dir, &inputs)?;
     let program = memperf::process::find(&args.command)?;
     let clock = MonotonicClock::new();
     let started = std::time::Instant::now();
@@ -180,7 +181,7 @@ fn hugepages(args: &memperf::cli::hugepages::HugepagesArgs) -> Result<u8> {
         openmetrics: None,
         csv: None,
     };
-    export::check_outputs(&out)?;
+    export::check_outputs(&out, &[])?;
     // A command that cannot be run is bad input here: exit 2, not a shell's 127.
     let program = memperf::process::find(&args.command).map_err(|e| Error::usage(e.message))?;
     install_interrupt_handler();
@@ -223,11 +224,19 @@ fn merge(a: &memperf::cli::MergeArgs) -> Result<u8> {
     use memperf::fleet;
     use memperf::report::sink;
     let references = a.reference.as_deref().map(fleet::reference::load).transpose()?;
-    for f in [a.openmetrics.as_ref(), a.csv.as_ref()].into_iter().flatten() {
-        sink::check(f)?;
-    }
     if a.output.exists() && !a.output.is_dir() {
         return Err(Error::usage(format!("-o {}: exists and is not a folder", a.output.display())));
+    }
+    let (fleet_json, fleet_txt) = (a.output.join("fleet.json"), a.output.join("fleet.txt"));
+    let mut outputs: Vec<(&str, &std::path::Path)> = vec![("-o", &fleet_json), ("-o", &fleet_txt)];
+    outputs.extend(a.openmetrics.as_deref().map(|p| ("--openmetrics", p)));
+    outputs.extend(a.csv.as_deref().map(|p| ("--csv", p)));
+    let mut inputs: Vec<&std::path::Path> = a.paths.iter().map(|p| p.as_path()).collect();
+    inputs.extend(a.reference.as_deref());
+    if a.output.is_dir() {
+        sink::check_all(&outputs, &inputs)?;
+    } else {
+        sink::check_all(&outputs[2..], &inputs)?;
     }
     let docs = fleet::load_all(&a.paths)?;
     let hosts: Vec<fleet::Host> = docs.iter().map(|(p, d)| fleet::Host::of(d, p)).collect();

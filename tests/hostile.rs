@@ -94,6 +94,13 @@ const CASES: &[(&[&str], &str)] = &[
     (&["report", "/nonexistent"], "/nonexistent"),
     (&["compare", "/nonexistent", "/nonexistent"], "/nonexistent"),
     (&["report", "Cargo.toml"], "not a memperf result document"),
+    // outputs planned together, before anything runs
+    (&["info", "--json", "a.json", "--csv", "./a.json"], "also the output of --json"),
+    (&["info", "--json", "-", "--openmetrics", "/dev/stdout"], "also the output of --json"),
+    (&["stat", "--json", "s.json", "--csv", "s.json", "--", "true"], "also the output of --json"),
+    (&["compare", "Cargo.toml", "Cargo.toml", "--html", "Cargo.toml"], "a file this command reads"),
+    (&["info", "--json", "/dev/full"], "neither a terminal nor /dev/null"),
+    (&["info", "--csv", "/dev/zero"], "neither a terminal nor /dev/null"),
     // more ranges and lists across subcommands
     (&["latency", "--sizes", ""], "empty list"),
     (&["latency", "--sizes", "4KiB:"], "malformed size"),
@@ -251,6 +258,60 @@ fn a_results_folder_belongs_to_one_run() {
         journal,
         "the first run's journal is intact"
     );
+}
+
+/// A name that fits the file system but not memperf's temporary name is
+/// refused before anything is measured; one that fits both is written.
+#[test]
+fn a_name_too_long_for_its_temporary_name_is_refused_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "x".repeat(250);
+    let o = memperf(&["info", "--json", &long], dir.path());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("250 bytes") && err.contains("at most 239"), "{err}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written");
+    let fits = "y".repeat(239);
+    let o = memperf(&["info", "--json", &fits], dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(dir.path().join(&fits).exists());
+}
+
+/// A folder that holds another command's results is not written over,
+/// whichever command made it.
+#[test]
+fn a_results_folder_of_another_command_is_not_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = memperf(&["info", "-o", "res"], dir.path());
+    assert_eq!(first.status.code(), Some(0), "{}", String::from_utf8_lossy(&first.stderr));
+    let results = std::fs::read(dir.path().join("res/results.json")).unwrap();
+    let second = memperf(&["run", "--quiet", "--only", "info", "-o", "res"], dir.path());
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(2), "{err}");
+    assert!(err.contains("already holds a run (results.json exists)"), "{err}");
+    assert_eq!(std::fs::read(dir.path().join("res/results.json")).unwrap(), results);
+}
+
+/// Documents whose raw samples are empty or all zero are not compared as
+/// if they were measurements: every such headline is named and left out.
+#[test]
+fn documents_without_usable_samples_are_not_compared_silently() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/minimal-bandwidth.json");
+    let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    std::fs::write(dir.path().join("a.json"), doc.to_string()).unwrap();
+    for (name, samples) in [("empty.json", serde_json::json!([])), ("zero.json", serde_json::json!([0.0, 0.0, 0.0]))] {
+        for r in doc["experiments"][0]["outcome"]["results"].as_array_mut().unwrap() {
+            r["samples_s"] = samples.clone();
+        }
+        std::fs::write(dir.path().join(name), doc.to_string()).unwrap();
+        let o = memperf(&["compare", "a.json", name], dir.path());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        let why = if name == "empty.json" { "no raw samples in B" } else { "zero, negative or not a number" };
+        assert!(err.contains("no headline could be compared") && err.contains(why), "{name}: {err}");
+        assert!(o.stdout.is_empty(), "{name}: nothing compared");
+    }
 }
 
 /// Runs memperf with a deadline: a hang is a failure, not a stuck suite.

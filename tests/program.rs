@@ -252,6 +252,42 @@ fn the_c_example_links_both_libraries_and_writes_a_document() {
     assert!(outputs[0].starts_with("tmp = ") && outputs[0] == outputs[1], "{outputs:?}");
 }
 
+/// MEMPERF_REGIONS naming a FIFO that nothing reads: the program's exit
+/// writer gives up at once with a line saying why, and the program ends
+/// with its own status instead of waiting on a reader.
+#[test]
+fn a_fifo_nobody_reads_does_not_hold_a_program_at_exit() {
+    let libs = c_libraries();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("sample");
+    compile(&exe, &libs, &["-lmemperf", &format!("-Wl,-rpath,{}", libs.display())]);
+    let fifo = dir.path().join("regions.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let started = std::time::Instant::now();
+    let mut child = Command::new(&exe)
+        .args(["8", "4000"])
+        .env("MEMPERF_REGIONS", &fifo)
+        .env_remove("LD_LIBRARY_PATH")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(8) {
+            let _ = child.kill();
+            panic!("the program still waits at exit after 8 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "{err}");
+    assert!(err.contains("nothing read the FIFO"), "{err}");
+}
+
 fn walk_program(dir: &Path) -> PathBuf {
     let exe = dir.join("walk");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/walk.c");

@@ -362,6 +362,98 @@ pub fn load(path: Option<&Path>) -> Result<Vec<Definition>, String> {
 }
 
 #[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A formula as a tree, rendered with every operation parenthesised.
+    #[derive(Debug, Clone)]
+    enum Tree {
+        Number(u8),
+        Name(usize),
+        Neg(Box<Tree>),
+        Op(char, Box<Tree>, Box<Tree>),
+    }
+
+    const NAMES: [&str; 3] = ["cycles", "dtlb-walks", "page_faults"];
+
+    fn tree() -> impl Strategy<Value = Tree> {
+        let leaf = prop_oneof![(1u8..100).prop_map(Tree::Number), (0usize..3).prop_map(Tree::Name)];
+        leaf.prop_recursive(6, 64, 2, |inner| {
+            prop_oneof![
+                inner.clone().prop_map(|t| Tree::Neg(Box::new(t))),
+                (prop::sample::select(vec!['+', '-', '*', '/']), inner.clone(), inner).prop_map(|(op, a, b)| Tree::Op(
+                    op,
+                    Box::new(a),
+                    Box::new(b)
+                )),
+            ]
+        })
+    }
+
+    fn text(t: &Tree) -> String {
+        match t {
+            Tree::Number(n) => n.to_string(),
+            Tree::Name(i) => NAMES[*i].to_string(),
+            Tree::Neg(x) => format!("-({})", text(x)),
+            Tree::Op(op, a, b) => format!("({} {op} {})", text(a), text(b)),
+        }
+    }
+
+    /// The reference: the same arithmetic, done directly on the tree.
+    fn value(t: &Tree, v: &[f64; 3]) -> Result<f64, ()> {
+        Ok(match t {
+            Tree::Number(n) => *n as f64,
+            Tree::Name(i) => v[*i],
+            Tree::Neg(x) => -value(x, v)?,
+            Tree::Op(op, a, b) => {
+                let (a, b) = (value(a, v)?, value(b, v)?);
+                match op {
+                    '+' => a + b,
+                    '-' => a - b,
+                    '*' => a * b,
+                    _ if b == 0.0 => return Err(()),
+                    _ => a / b,
+                }
+            }
+        })
+    }
+
+    proptest! {
+        /// Whatever a metrics file holds as a formula, parsing ends in a
+        /// value or an error: never a panic or an overflowed stack.
+        #[test]
+        fn any_text_parses_or_is_refused(s in "\\PC{0,300}") {
+            let _ = parse(&s);
+        }
+
+        #[test]
+        fn deep_or_long_formulas_are_refused_not_crashed(n in 1usize..20_000, c in prop::sample::select(vec!['(', '-', '+'])) {
+            let s: String = std::iter::repeat_n(c, n).chain("1".chars()).collect();
+            let _ = parse(&s);
+        }
+
+        /// A well-formed formula computes what its arithmetic says, and a
+        /// zero divisor is an error on both sides.
+        #[test]
+        fn a_formula_computes_its_arithmetic(t in tree(), a in 1.0f64..1e6, b in 0.0f64..1e3, c in 1.0f64..10.0) {
+            let s = text(&t);
+            let expr = parse(&s).map_err(|e| TestCaseError::fail(format!("{s}: {e}")))?;
+            let inputs: BTreeMap<String, Input> = NAMES
+                .iter()
+                .zip([a, b, c])
+                .map(|(n, v)| (n.to_string(), Input { value: v, scaled: false, hardware: false }))
+                .collect();
+            let got = eval(&expr, &inputs);
+            match value(&t, &[a, b, c]) {
+                Ok(want) => prop_assert!(got.as_ref().is_ok_and(|g| g == &want || (g.is_nan() && want.is_nan())), "{s}: {got:?} vs {want}"),
+                Err(()) => prop_assert!(got.is_err(), "{s}: {got:?}, a zero divisor"),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

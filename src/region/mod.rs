@@ -294,7 +294,9 @@ pub fn outcome(defs: &[Definition]) -> Outcome {
     }
 }
 
-/// Writes the regions so far as a result document to `path`, atomically.
+/// Writes the regions so far as a result document to `path`, atomically
+/// (a FIFO: at once, or not at all when nothing reads it — this runs at
+/// the program's exit, which must never wait on a reader).
 pub fn write_document(path: &std::path::Path) -> crate::error::Result<()> {
     let defs = metrics::load(None).unwrap_or_else(|_| metrics::builtin());
     let outcome = outcome(&defs);
@@ -315,7 +317,7 @@ pub fn write_document(path: &std::path::Path) -> crate::error::Result<()> {
             fix: Some("set MEMPERF_EVENTS to a list `memperf stat -e` accepts".into()),
         });
     }
-    crate::report::sink::write(path, doc.to_json().as_bytes())
+    crate::report::sink::write_waiting(path, doc.to_json().as_bytes(), std::time::Duration::ZERO)
 }
 
 /// Where the exit writer puts the document.

@@ -109,6 +109,18 @@ fn central(m: &Metric) -> f64 {
     crate::timing::stats::median(&m.samples).unwrap_or(m.value)
 }
 
+/// Why a metric's raw samples cannot carry a comparison: none at all, or
+/// one that is zero, negative or not a number (a timing never is).
+fn unusable(m: &Metric, side: &str) -> Option<String> {
+    if m.samples.is_empty() {
+        return Some(format!("no raw samples in {side}"));
+    }
+    m.samples
+        .iter()
+        .any(|v| !(v.is_finite() && *v > 0.0))
+        .then(|| format!("a raw sample in {side} is zero, negative or not a number"))
+}
+
 /// Compares every metric the two documents share.
 pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comparison {
     let (ma, mb) = (super::headlines::metrics(da), super::headlines::metrics(db));
@@ -120,6 +132,10 @@ pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comp
             left_out.push(format!("{} (only in A)", x.name));
             continue;
         };
+        if let Some(why) = unusable(x, "A").or_else(|| unusable(y, "B")) {
+            left_out.push(format!("{} ({why}: not compared)", x.name));
+            continue;
+        }
         let (va, vb) = (central(x), central(y));
         if !(va > 0.0 && vb > 0.0 && va.is_finite() && vb.is_finite()) {
             left_out.push(format!("{} (a value is zero, negative or not a number: no ratio)", x.name));

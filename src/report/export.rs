@@ -23,36 +23,55 @@ pub struct Output {
 }
 
 /// Checks every output path before anything is measured, so a bad path
-/// costs the user no measuring time.
-pub fn check_outputs(out: &Output) -> Result<()> {
-    if let Some(path) = &out.json {
-        sink::check(path)?;
-    }
-    for path in [&out.openmetrics, &out.csv].into_iter().flatten() {
-        sink::check(path)?;
-    }
+/// costs the user no measuring time: all of them together (see
+/// [`sink::check_all`]), `inputs` being what the command reads, and a
+/// results folder that is new or empty of results (a second run into one
+/// would replace the first's results.json without a word).
+pub fn check_outputs(out: &Output, inputs: &[&Path]) -> Result<()> {
+    let (results, report) = match &out.dir {
+        Some(dir) => (Some(dir.join("results.json")), Some(dir.join("report.html"))),
+        None => (None, None),
+    };
+    let mut all: Vec<(&str, &Path)> = Vec::new();
+    all.extend(out.json.as_deref().map(|p| ("--json", p)));
+    all.extend(out.openmetrics.as_deref().map(|p| ("--openmetrics", p)));
+    all.extend(out.csv.as_deref().map(|p| ("--csv", p)));
     if let Some(dir) = &out.dir {
-        match std::fs::symlink_metadata(dir) {
-            Ok(m) if m.is_dir() => sink::check(&dir.join("results.json")).map(|_| ())?,
-            Ok(_) => {
-                return Err(Error::usage(format!("-o {}: exists and is not a folder", dir.display())));
-            }
-            Err(_) => {
-                let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-                if !parent.exists() {
-                    // create_dir_all makes it; its first existing ancestor must be writable.
-                    let mut a = parent;
-                    while !a.exists() {
-                        a = a.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-                    }
-                    sink::check(&a.join(".memperf-probe")).map(|_| ())?;
-                } else {
-                    sink::check(&parent.join(".memperf-probe")).map(|_| ())?;
-                }
-            }
+        check_results_folder(dir)?;
+        // A folder still to be made holds nothing another output could name.
+        if dir.is_dir() {
+            all.extend(results.as_deref().map(|p| ("-o", p)));
+            all.extend(report.as_deref().map(|p| ("-o", p)));
         }
     }
-    Ok(())
+    sink::check_all(&all, inputs)
+}
+
+/// `-o DIR`: a folder (or a path where one can be made) that holds no
+/// results of another run yet.
+fn check_results_folder(dir: &Path) -> Result<()> {
+    let shown = sink::one_line(&dir.display().to_string());
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.is_dir() => {
+            if let Some(held) = ["results.json", crate::model::journal::FILE].iter().find(|f| dir.join(f).exists()) {
+                return Err(Error {
+                    kind: crate::error::ErrorKind::Usage,
+                    message: format!("-o {shown} already holds a run ({held} exists): its results would be replaced"),
+                    fix: Some("give each run its own -o folder (or leave -o out for a new one)".into()),
+                });
+            }
+            Ok(())
+        }
+        Ok(_) => Err(Error::usage(format!("-o {shown}: exists and is not a folder"))),
+        Err(_) => {
+            // create_dir_all makes it; its first existing ancestor must be writable.
+            let mut a = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            while !a.exists() {
+                a = a.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            }
+            sink::check(&a.join(".memperf-probe")).map(|_| ())
+        }
+    }
 }
 
 pub fn export(doc: &Document, out: &Output) -> Result<()> {
@@ -120,11 +139,19 @@ pub fn compare(
     if json == Some(Path::new("-")) && html_out == Some(Path::new("-")) {
         return Err(Error::usage("--json - and --html - both ask for stdout: send one of them to a file"));
     }
-    for p in json.iter().chain(html_out.iter()) {
-        sink::check(p)?;
-    }
+    let outputs: Vec<(&str, &Path)> =
+        json.map(|p| ("--json", p)).into_iter().chain(html_out.map(|p| ("--html", p))).collect();
+    sink::check_all(&outputs, &[a, b])?;
     let (da, db) = (crate::model::journal::load(a)?, crate::model::journal::load(b)?);
     let c = super::compare::compare(&da, &db, threshold_pct);
+    if c.rows.is_empty() && !c.left_out.is_empty() && c.left_out.iter().all(|l| !l.contains("only in")) {
+        return Err(Error::usage(format!(
+            "{} and {}: no headline could be compared ({})",
+            sink::one_line(&a.display().to_string()),
+            sink::one_line(&b.display().to_string()),
+            sink::one_line(&c.left_out.join("; "))
+        )));
+    }
     if c.rows.is_empty() {
         return Err(Error::usage(format!(
             "{} and {} have no headline metric in common: nothing to compare",

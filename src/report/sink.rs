@@ -12,7 +12,7 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use std::io::Write;
-use std::os::unix::fs::FileTypeExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
 /// How a target will be written.
@@ -28,7 +28,7 @@ pub enum Target {
 /// Checks `path` before any measurement: what it is, and that its folder
 /// exists and is writable.
 pub fn check(path: &Path) -> Result<Target> {
-    if path == Path::new("-") {
+    if path == Path::new("-") || path == Path::new("/dev/stdout") {
         return Ok(Target::Stdout);
     }
     let shown = path.display();
@@ -41,7 +41,12 @@ pub fn check(path: &Path) -> Result<Target> {
             },
         )),
         Ok(m) if m.is_file() => writable_folder(path).map(|_| Target::Atomic),
-        Ok(m) if m.file_type().is_fifo() || m.file_type().is_char_device() => Ok(Target::Stream),
+        Ok(m) if m.file_type().is_fifo() => Ok(Target::Stream),
+        Ok(m) if m.file_type().is_char_device() && streamable_device(m.rdev()) => Ok(Target::Stream),
+        Ok(m) if m.file_type().is_char_device() => Err(refuse(
+            format!("{shown} is a character device that is neither a terminal nor /dev/null"),
+            "write results to a file, a pipe, a terminal, /dev/null or - (stdout)",
+        )),
         Ok(m) => Err(refuse(
             format!("{shown} is {}, not a file", kind(&m.file_type())),
             "give the path of a new or regular file",
@@ -49,6 +54,95 @@ pub fn check(path: &Path) -> Result<Target> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => writable_folder(path).map(|_| Target::Atomic),
         Err(e) => Err(Error::io(format!("cannot inspect {shown}"), e)),
     }
+}
+
+/// The character devices memperf streams into: /dev/null and terminals
+/// (virtual consoles, /dev/tty and /dev/console, pseudo-terminals). Any
+/// other device (/dev/mem, /dev/kmsg, a watchdog, /dev/full …) is refused:
+/// writing a result into it does harm or nothing useful.
+fn streamable_device(rdev: u64) -> bool {
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    matches!((major, minor), (1, 3) | (4, _) | (5, 0) | (5, 1)) || (136..=143).contains(&major)
+}
+
+/// The longest file name memperf writes directly: the temporary name it
+/// writes through (`.NAME.tmp.PID`) adds up to 16 bytes and must stay
+/// within the 255 bytes a file name may have.
+pub const NAME_MAX_WRITTEN: usize = 255 - 16;
+
+/// Every output of a command, each named by its option, checked together
+/// before anything is measured: each as [`check`] says, a name short enough
+/// for its temporary name, no two of them the same file (or both stdout),
+/// and none of them a file the command reads (`inputs`; a folder stands for
+/// the results.json and journal.jsonl in it).
+pub fn check_all(outputs: &[(&str, &Path)], inputs: &[&Path]) -> Result<()> {
+    let read: Vec<std::path::PathBuf> = inputs
+        .iter()
+        .flat_map(|i| {
+            if i.is_dir() {
+                vec![i.join("results.json"), i.join("journal.jsonl")]
+            } else {
+                vec![i.to_path_buf()]
+            }
+        })
+        .filter_map(|i| identity(&i))
+        .collect();
+    let mut seen: Vec<(std::path::PathBuf, &str)> = Vec::new();
+    for &(option, path) in outputs {
+        let shown = one_line(&path.display().to_string());
+        let target = check(path)?;
+        if target == Target::Atomic {
+            name_fits(path)?;
+        }
+        let id = match target {
+            Target::Stdout => std::path::PathBuf::from("-"),
+            // /dev/null and a terminal may take several outputs.
+            Target::Stream if !std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) => continue,
+            _ => match identity(path) {
+                Some(id) => id,
+                None => continue,
+            },
+        };
+        if let Some((_, other)) = seen.iter().find(|(p, _)| *p == id) {
+            return Err(refuse(
+                format!("{option} {shown} is also the output of {other}: one would silently replace the other"),
+                "give each output its own path",
+            ));
+        }
+        if read.contains(&id) {
+            return Err(refuse(
+                format!("{option} {shown} is a file this command reads: writing it would replace its own input"),
+                "write the output to another path",
+            ));
+        }
+        seen.push((id, option));
+    }
+    Ok(())
+}
+
+/// A file name short enough for the temporary name it is written through.
+fn name_fits(path: &Path) -> Result<()> {
+    let n = path.file_name().map_or(0, |f| f.len());
+    if n > NAME_MAX_WRITTEN {
+        return Err(refuse(
+            format!(
+                "the file name of {} is {n} bytes: memperf writes it through a temporary name up to {} bytes long, over the 255 a name may have",
+                one_line(&path.display().to_string()),
+                n + 16
+            ),
+            format!("use a name of at most {NAME_MAX_WRITTEN} bytes"),
+        ));
+    }
+    Ok(())
+}
+
+/// What file `path` is, whether it exists yet or not: its canonical path,
+/// or its folder's canonical path joined with its name.
+fn identity(path: &Path) -> Option<std::path::PathBuf> {
+    std::fs::canonicalize(path).ok().or_else(|| {
+        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        Some(std::fs::canonicalize(dir).ok()?.join(path.file_name()?))
+    })
 }
 
 /// What a file that is not a regular file is, in words.
@@ -96,10 +190,17 @@ fn writable_folder(path: &Path) -> Result<()> {
 
 /// Writes `contents` to `path` the way [`check`] says is safe.
 pub fn write(path: &Path, contents: &[u8]) -> Result<()> {
+    write_waiting(path, contents, FIFO_READER_WAIT)
+}
+
+/// As [`write`], waiting at most `wait` for the reader of a FIFO (zero
+/// where nothing may wait: a program's exit, which the region API's
+/// writer runs in).
+pub fn write_waiting(path: &Path, contents: &[u8], wait: std::time::Duration) -> Result<()> {
     match check(path)? {
         Target::Stdout => stdout(contents),
         Target::Stream => {
-            let mut f = open_stream(path)?;
+            let mut f = open_stream(path, wait)?;
             f.write_all(contents).map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
         }
         Target::Atomic => atomic(path, contents),
@@ -110,10 +211,10 @@ pub fn write(path: &Path, contents: &[u8]) -> Result<()> {
 const FIFO_READER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Opens a FIFO or character device for writing without blocking in
-/// open(): a FIFO nobody reads (ENXIO) is tried again for
-/// [`FIFO_READER_WAIT`], then refused, instead of holding the open
-/// forever; then the writes block as usual.
-fn open_stream(path: &Path) -> Result<std::fs::File> {
+/// open(): a FIFO nobody reads (ENXIO) is tried again for `wait`
+/// ([`FIFO_READER_WAIT`] for [`write`]), then refused, instead of holding
+/// the open forever; then the writes block as usual.
+fn open_stream(path: &Path, wait: std::time::Duration) -> Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::io::AsRawFd;
     let shown = one_line(&path.display().to_string());
@@ -126,12 +227,12 @@ fn open_stream(path: &Path) -> Result<std::fs::File> {
     let start = std::time::Instant::now();
     let f = loop {
         match open() {
-            Err(e) if e.raw_os_error() == Some(libc::ENXIO) && start.elapsed() < FIFO_READER_WAIT => {
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) && start.elapsed() < wait => {
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
             Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
                 return Err(refuse(
-                    format!("nothing read the FIFO {shown} within {} s", FIFO_READER_WAIT.as_secs()),
+                    format!("nothing read the FIFO {shown} within {} s", wait.as_secs()),
                     format!("start its reader first (cat {shown} &), or write to a file"),
                 ))
             }
@@ -263,16 +364,47 @@ mod tests {
         assert!(e.message.contains("does not exist") && e.fix.unwrap().contains("mkdir -p"));
     }
 
+    /// /dev/null takes results; /dev/full, /dev/mem, /dev/kmsg, /dev/zero
+    /// are refused before anything is written, and stay what they are.
     #[test]
-    fn a_full_device_is_an_error_and_stays_a_device() {
-        let full = Path::new("/dev/full");
-        if !full.exists() {
-            eprintln!("skipped: no /dev/full");
-            return;
+    fn only_null_and_terminals_among_devices_take_results() {
+        assert_eq!(check(Path::new("/dev/null")).unwrap(), Target::Stream);
+        assert_eq!(check(Path::new("/dev/stdout")).unwrap(), Target::Stdout);
+        for dev in ["/dev/full", "/dev/mem", "/dev/kmsg", "/dev/zero"].map(Path::new).iter().filter(|d| d.exists()) {
+            let e = write(dev, b"x").unwrap_err();
+            assert_eq!(e.kind.exit_code(), 2, "{}", dev.display());
+            assert!(e.message.contains("neither a terminal nor /dev/null"), "{}", e.message);
+            assert!(std::fs::metadata(dev).unwrap().file_type().is_char_device());
         }
-        assert_eq!(check(full).unwrap(), Target::Stream);
-        let e = write(full, b"x").unwrap_err();
-        assert_eq!(e.kind.exit_code(), 2);
-        assert!(std::fs::metadata(full).unwrap().file_type().is_char_device());
+        assert!(streamable_device(libc::makedev(136, 3)), "a pseudo-terminal");
+        assert!(!streamable_device(libc::makedev(10, 130)), "a watchdog");
+    }
+
+    #[test]
+    fn outputs_are_planned_together() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.json");
+        let input = dir.path().join("in.json");
+        std::fs::write(&input, "{}").unwrap();
+        // The same file twice, by two spellings.
+        let again = dir.path().join(".").join("a.json");
+        let e = check_all(&[("--json", &a), ("--csv", &again)], &[]).unwrap_err();
+        assert!(e.message.contains("also the output of --json"), "{}", e.message);
+        // An output that is an input, directly or inside a folder given.
+        let e = check_all(&[("--html", &input)], &[&input]).unwrap_err();
+        assert!(e.message.contains("reads"), "{}", e.message);
+        let inside = dir.path().join("results.json");
+        assert!(check_all(&[("--json", &inside)], &[dir.path()]).is_err());
+        // Two outputs on stdout, and /dev/null twice (harmless).
+        assert!(check_all(&[("--json", Path::new("-")), ("--csv", Path::new("/dev/stdout"))], &[]).is_err());
+        let null = Path::new("/dev/null");
+        check_all(&[("--json", null), ("--csv", null), ("--openmetrics", &a)], &[&input]).unwrap();
+        // A name whose temporary name would pass 255 bytes.
+        let long = dir.path().join("x".repeat(NAME_MAX_WRITTEN + 1));
+        let e = check_all(&[("--json", &long)], &[]).unwrap_err();
+        assert!(e.message.contains("255") && e.fix.unwrap().contains("239"), "{}", e.message);
+        let fits = dir.path().join("x".repeat(NAME_MAX_WRITTEN));
+        check_all(&[("--json", &fits)], &[]).unwrap();
+        write(&fits, b"fits").unwrap();
     }
 }

@@ -1,0 +1,94 @@
+//! Properties over what memperf reads: whatever a result document holds,
+//! reading it ends in a document or a one-line error, and a document that
+//! reads renders (text, headlines, OpenMetrics, HTML, compare) without a
+//! panic. Documents are the recorded quick suites and the version-2
+//! fixture with one value anywhere replaced by something hostile.
+
+use memperf::model::document::Document;
+use proptest::prelude::*;
+use serde_json::Value;
+use std::path::Path;
+
+/// The documents the mutations start from.
+fn seeds() -> Vec<Value> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let mut paths = vec![root.join("minimal-bandwidth.json")];
+    for m in std::fs::read_dir(root.join("machines")).unwrap() {
+        paths.push(m.unwrap().path().join("run-quick.json"));
+    }
+    paths
+        .into_iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .collect()
+}
+
+/// Every JSON pointer in `v`.
+fn pointers(v: &Value, at: String, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            m.iter().for_each(|(k, x)| pointers(x, format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")), out))
+        }
+        Value::Array(a) => a.iter().enumerate().for_each(|(i, x)| pointers(x, format!("{at}/{i}"), out)),
+        _ => {}
+    }
+    out.push(at);
+}
+
+/// Values a crafted or broken document may hold where a real one holds
+/// something else.
+fn hostile() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        prop::num::f64::ANY.prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        Just(Value::from(u64::MAX)),
+        Just(Value::from(-1e308)),
+        "\\PC{0,40}".prop_map(Value::String),
+        Just(Value::String("\u{1b}]0;PWN\u{7}\n# EOF".into())),
+        Just(Value::Array(vec![])),
+        Just(Value::Array(vec![Value::from(0.0); 3])),
+        Just(serde_json::json!({})),
+    ]
+}
+
+/// Reads `text` as a document; renders everything a reader can ask for.
+fn read_and_render(text: &str) {
+    if let Ok(doc) = Document::from_json(text) {
+        let _ = memperf::report::text::render(&doc);
+        let _ = memperf::report::headlines::metrics(&doc);
+        let _ = memperf::report::headlines::advice(&doc);
+        let _ = memperf::report::openmetrics::render(&doc);
+        let (plots, _) = memperf::report::plots::all(&doc);
+        let _ = memperf::report::html::render(&doc, &plots);
+        let _ = memperf::report::compare::compare(&doc, &doc, Some(5.0));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// One value anywhere in a real document replaced by a hostile one.
+    #[test]
+    fn a_document_with_any_value_replaced_reads_or_is_refused(seed in any::<prop::sample::Index>(), at in any::<prop::sample::Index>(), with in hostile()) {
+        let all = seeds();
+        let mut doc = all[seed.index(all.len())].clone();
+        let mut ps = Vec::new();
+        pointers(&doc, String::new(), &mut ps);
+        let p = &ps[at.index(ps.len())];
+        match doc.pointer_mut(p) {
+            Some(slot) => *slot = with,
+            None => doc = with,
+        }
+        read_and_render(&doc.to_string());
+    }
+
+    /// Arbitrary text, and a document cut short anywhere.
+    #[test]
+    fn any_text_or_a_truncated_document_reads_or_is_refused(text in "\\PC{0,200}", cut in any::<prop::sample::Index>()) {
+        read_and_render(&text);
+        let whole = seeds()[0].to_string();
+        read_and_render(&whole[..cut.index(whole.len())]);
+    }
+}
