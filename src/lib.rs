@@ -11,6 +11,7 @@ pub mod error;
 pub mod experiments;
 pub mod fleet;
 pub mod input;
+pub mod interrupt;
 pub mod kernels;
 pub mod machine;
 pub mod memory;

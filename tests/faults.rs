@@ -160,3 +160,27 @@ fn a_signalled_suite_keeps_every_finished_experiment() {
     assert_eq!(status, [("info", "completed"), ("bandwidth", "completed"), ("tlb", "interrupted")]);
     assert!(out.join("report.html").exists());
 }
+
+/// `info --json FIFO` with no reader waits for one (up to 10 s); one
+/// SIGTERM ends that wait at once, with exit 130 and a line saying why.
+#[test]
+fn one_sigterm_ends_the_wait_for_a_fifos_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("out.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let child = Command::new(env!("CARGO_BIN_EXE_memperf"))
+        .args(["info", "--quiet", "--json", fifo.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // info measures the clock and the levels (about a second), then waits.
+    std::thread::sleep(Duration::from_millis(3000));
+    let sent = Instant::now();
+    signal(&child, libc::SIGTERM);
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(sent.elapsed() < Duration::from_secs(3), "the wait outlasted the signal by {:?}", sent.elapsed());
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted while waiting for a reader of the FIFO"), "{err}");
+}

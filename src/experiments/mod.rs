@@ -33,7 +33,7 @@ use crate::model::warnings::{Caution, Command};
 use crate::model::{ExperimentRecord, Status, Warning};
 use crate::timing::Clock;
 use serde::{de::DeserializeOwned, Serialize};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
 /// Parameter sets every experiment offers: `--quick` (the suite's
@@ -45,8 +45,7 @@ pub enum Preset {
     Full,
 }
 
-/// Set by the SIGINT handler; experiments stop after the current sample.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+pub use crate::interrupt::INTERRUPTED;
 
 /// Progress of the running experiment (a bar on a terminal, or nothing).
 pub trait Progress: Sync {

@@ -227,6 +227,13 @@ fn open_stream(path: &Path, wait: std::time::Duration) -> Result<std::fs::File> 
     let start = std::time::Instant::now();
     let f = loop {
         match open() {
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) && crate::interrupt::requested() => {
+                return Err(Error {
+                    kind: ErrorKind::Interrupted,
+                    message: format!("interrupted while waiting for a reader of the FIFO {shown}"),
+                    fix: None,
+                })
+            }
             Err(e) if e.raw_os_error() == Some(libc::ENXIO) && start.elapsed() < wait => {
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
