@@ -95,6 +95,10 @@ fn ping_pong(a: usize, b: usize, handoff: Handoff, n: u64) -> (bool, u64) {
 pub struct C2c;
 
 impl Experiment for C2c {
+    const NAME: &'static str = "c2c";
+    type Params = Params;
+    type Outcome = Outcome;
+
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
@@ -108,9 +112,6 @@ impl Experiment for C2c {
             || fewer(&mut p.repetitions, 3, 1)
             || halve_sample(&mut p.min_sample_s, 0.001)
     }
-    const NAME: &'static str = "c2c";
-    type Params = Params;
-    type Outcome = Outcome;
 
     fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         if p.cpus.len() < 2 {

@@ -86,6 +86,10 @@ fn dense(ranges: &[(u64, u64, u64)], extra: &[u64]) -> Vec<u64> {
 pub struct Calls;
 
 impl Experiment for Calls {
+    const NAME: &'static str = "calls";
+    type Params = Params;
+    type Outcome = Outcome;
+
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
@@ -100,9 +104,6 @@ impl Experiment for Calls {
         use super::fit::{fewer, halve_sample, thin};
         thin(&mut p.threads) || fewer(&mut p.repetitions, 6, 2) || halve_sample(&mut p.min_sample_s, 0.0005)
     }
-    const NAME: &'static str = "calls";
-    type Params = Params;
-    type Outcome = Outcome;
     fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         run(p, ctx)
     }

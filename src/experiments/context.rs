@@ -83,6 +83,10 @@ pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, _: &super::estima
 pub struct ContextSaves;
 
 impl Experiment for ContextSaves {
+    const NAME: &'static str = "context";
+    type Params = Params;
+    type Outcome = Outcome;
+
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
@@ -96,9 +100,6 @@ impl Experiment for ContextSaves {
         use super::fit::{fewer, step, thin};
         thin(&mut p.threads) || fewer(&mut p.repetitions, 6, 2) || step(p.min_cell_s > 0.1, || p.min_cell_s /= 2.0)
     }
-    const NAME: &'static str = "context";
-    type Params = Params;
-    type Outcome = Outcome;
     fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         run(p, ctx)
     }

@@ -18,15 +18,16 @@ pub struct Params {}
 pub struct Info;
 
 impl Experiment for Info {
+    const NAME: &'static str = "info";
+    type Params = Params;
+    type Outcome = Outcome;
+
     fn estimate_s(_: &Params, _: &crate::machine::Fingerprint, _: &super::estimate::Rates) -> f64 {
         0.0
     }
     fn needs_levels(_: &Params) -> bool {
         true
     }
-    const NAME: &'static str = "info";
-    type Params = Params;
-    type Outcome = Outcome;
 
     fn run(_: &Params, ctx: &Context) -> Result<Outcome> {
         if let Some(c) = pmu_caution(ctx.machine) {

@@ -159,6 +159,10 @@ impl Params {
 pub struct Latency;
 
 impl Experiment for Latency {
+    const NAME: &'static str = "latency";
+    type Params = Params;
+    type Outcome = Outcome;
+
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
@@ -176,9 +180,6 @@ impl Experiment for Latency {
         let (four, one) = super::fit::memory_floors(m);
         super::fit::shrink_latency(p, four, one)
     }
-    const NAME: &'static str = "latency";
-    type Params = Params;
-    type Outcome = Outcome;
     fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         run(p, ctx)
     }

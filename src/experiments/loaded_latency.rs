@@ -93,6 +93,10 @@ pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64
 pub struct LoadedLatency;
 
 impl Experiment for LoadedLatency {
+    const NAME: &'static str = "loaded-latency";
+    type Params = Params;
+    type Outcome = Outcome;
+
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
@@ -116,9 +120,6 @@ impl Experiment for LoadedLatency {
                 p.warm_s = p.window_s / 4.0;
             })
     }
-    const NAME: &'static str = "loaded-latency";
-    type Params = Params;
-    type Outcome = Outcome;
 
     fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         run(p, ctx)

@@ -61,6 +61,10 @@ pub fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &Rates) -> f64
 pub struct Numa;
 
 impl Experiment for Numa {
+    const NAME: &'static str = "numa";
+    type Params = Params;
+    type Outcome = Outcome;
+
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
@@ -73,9 +77,6 @@ impl Experiment for Numa {
     fn pages_matter(_: &Params) -> bool {
         false
     }
-    const NAME: &'static str = "numa";
-    type Params = Params;
-    type Outcome = Outcome;
 
     fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         run(p, ctx, &numa::nodes(std::path::Path::new("/sys/devices/system/node")))

@@ -124,6 +124,10 @@ pub fn segments(layout: &[(Bytes, Bytes)], base_page: Bytes) -> Result<Vec<Segme
 pub struct PageInit;
 
 impl Experiment for PageInit {
+    const NAME: &'static str = "page-init";
+    type Params = Params;
+    type Outcome = Outcome;
+
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
@@ -135,9 +139,6 @@ impl Experiment for PageInit {
         step(p.memory_bytes.0 / 2 >= 1 << 30, || p.memory_bytes = Bytes(p.memory_bytes.0 / 2))
             || fewer(&mut p.repetitions, 2, 1)
     }
-    const NAME: &'static str = "page-init";
-    type Params = Params;
-    type Outcome = Outcome;
     fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         run(p, ctx)
     }

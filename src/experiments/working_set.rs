@@ -188,6 +188,10 @@ pub(crate) fn check(p: &Params) -> Result<()> {
 }
 
 impl Experiment for WorkingSet {
+    const NAME: &'static str = "working-set";
+    type Params = Params;
+    type Outcome = Outcome;
+
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
@@ -209,9 +213,6 @@ impl Experiment for WorkingSet {
         }) || fewer(&mut p.repetitions, 3, 1)
             || halve_sample(&mut p.min_sample_s, 0.005)
     }
-    const NAME: &'static str = "working-set";
-    type Params = Params;
-    type Outcome = Outcome;
 
     fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         check(p)?;

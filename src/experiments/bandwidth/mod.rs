@@ -114,6 +114,10 @@ pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64
 pub struct Bandwidth;
 
 impl Experiment for Bandwidth {
+    const NAME: &'static str = "bandwidth";
+    type Params = Params;
+    type Outcome = Outcome;
+
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
@@ -130,9 +134,6 @@ impl Experiment for Bandwidth {
         let (four, one) = super::fit::memory_floors(m);
         super::fit::shrink_bandwidth(p, four, one)
     }
-    const NAME: &'static str = "bandwidth";
-    type Params = Params;
-    type Outcome = Outcome;
 
     fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         run(p, ctx)

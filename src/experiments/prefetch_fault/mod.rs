@@ -171,6 +171,10 @@ pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64
 pub struct PrefetchFault;
 
 impl Experiment for PrefetchFault {
+    const NAME: &'static str = "prefetch-fault";
+    type Params = Params;
+    type Outcome = Outcome;
+
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
@@ -183,9 +187,6 @@ impl Experiment for PrefetchFault {
             || fewer(&mut p.repetitions, 6, 2)
             || halve_sample(&mut p.min_sample_s, 0.002)
     }
-    const NAME: &'static str = "prefetch-fault";
-    type Params = Params;
-    type Outcome = Outcome;
     fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         run(p, ctx)
     }

@@ -136,6 +136,10 @@ pub fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &Rates) -> f64
 pub struct Tlb;
 
 impl Experiment for Tlb {
+    const NAME: &'static str = "tlb";
+    type Params = Params;
+    type Outcome = Outcome;
+
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
@@ -165,9 +169,6 @@ impl Experiment for Tlb {
             || step(p.max_pages > 4096, || p.max_pages /= 2)
             || halve_sample(&mut p.min_sample_s, 0.001)
     }
-    const NAME: &'static str = "tlb";
-    type Params = Params;
-    type Outcome = Outcome;
     fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         run(p, ctx)
     }
