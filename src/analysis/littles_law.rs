@@ -14,8 +14,25 @@ pub fn lines_in_flight(bytes_per_s: f64, latency_ns: f64, line_bytes: u64) -> f6
     bytes_per_s * latency_ns * 1e-9 / line_bytes as f64
 }
 
+/// The most lines one core keeps in flight: the outstanding misses of the
+/// largest L2 miss queue among today's x86 cores (Intel's P-cores track
+/// 48, AMD's Zen 4 and 5 64). A figure above it is no concurrency: the
+/// latency or the bandwidth put into the law is not the one it needs.
+pub const CORE_LINES_MAX: f64 = 64.0;
+
+/// Why `lines` in flight per thread cannot be claimed, if they cannot.
+pub fn beyond_a_core(lines: f64) -> Option<String> {
+    (!lines.is_finite() || lines > CORE_LINES_MAX).then(|| {
+        format!(
+            "{lines:.1} lines in flight is more than one core tracks (at most {CORE_LINES_MAX:.0} outstanding misses)"
+        )
+    })
+}
+
 /// The chain count where the K-chain speed-up stops growing: the first K
-/// whose speed-up is within `tolerance` of the best one.
+/// whose speed-up is within `tolerance` of the best one, and only with a
+/// larger K measured beyond it (a speed-up still rising at the largest K
+/// tried has not stopped anywhere that was seen).
 pub fn saturation(chains_speedup: &[(usize, f64)], tolerance: f64) -> Option<(usize, f64)> {
     let best = chains_speedup.iter().map(|c| c.1).filter(|s| s.is_finite()).fold(f64::NEG_INFINITY, f64::max);
     if !best.is_finite() {
@@ -23,7 +40,8 @@ pub fn saturation(chains_speedup: &[(usize, f64)], tolerance: f64) -> Option<(us
     }
     let mut sorted = chains_speedup.to_vec();
     sorted.sort_by_key(|c| c.0);
-    sorted.into_iter().find(|c| c.1 >= best * (1.0 - tolerance))
+    let largest = sorted.last()?.0;
+    sorted.into_iter().find(|c| c.1 >= best * (1.0 - tolerance)).filter(|c| c.0 < largest)
 }
 
 #[cfg(test)]
@@ -41,5 +59,17 @@ mod tests {
         let s = [(1, 1.0), (2, 1.9), (4, 3.6), (8, 6.1), (16, 6.2)];
         assert_eq!(saturation(&s, 0.05), Some((8, 6.1)));
         assert_eq!(saturation(&[], 0.05), None);
+        // Still rising at the largest count tried (the Intel recording:
+        // ×6.1 → ×12.2 at 8 chains): no saturation is seen.
+        assert_eq!(saturation(&[(1, 1.0), (2, 1.9), (4, 6.1), (8, 12.2)], 0.05), None);
+    }
+
+    #[test]
+    fn more_lines_than_a_core_tracks_are_not_claimed() {
+        assert_eq!(beyond_a_core(7.0), None);
+        assert_eq!(beyond_a_core(64.0), None);
+        let why = beyond_a_core(66.3).unwrap();
+        assert!(why.contains("66.3 lines") && why.contains("64"), "{why}");
+        assert!(beyond_a_core(f64::NAN).is_some());
     }
 }

@@ -4,11 +4,19 @@
 //! random chase on 4 KiB pages one per load, so the 4 KiB figure would
 //! inflate the result), and the K-chain sweep's saturation beside it as a
 //! cross-check on demand misses alone.
+//!
+//! Before it is said, the figure is checked against the document's other
+//! findings and against physics: a huge-page latency is walk-free only
+//! where `tlb` did not find huge pages using small TLB entries, the point
+//! taken is the DRAM-sized one nearest the caches (the fewest walks), and
+//! no core keeps more than
+//! [`CORE_LINES_MAX`](crate::analysis::littles_law::CORE_LINES_MAX) lines in flight. A failed
+//! check leaves the figure "not claimed", with the check named.
 
-use crate::analysis::littles_law::{lines_in_flight, saturation};
+use crate::analysis::littles_law::{beyond_a_core, lines_in_flight, saturation};
 use crate::memory::PagePolicy;
 use crate::model::document::Document;
-use crate::model::outcome::{bandwidth, latency};
+use crate::model::outcome::{bandwidth, latency, tlb};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -28,17 +36,32 @@ pub struct Concurrency {
     /// only, no prefetch), on the same pages, when measured.
     pub chase_saturation_chains: Option<usize>,
     pub formula: String,
+    /// Why the figure is not claimed (a check it failed), or None.
+    pub not_claimed: Option<String>,
 }
 
 /// The DRAM-sized point of a huge-page policy whose own region had at
-/// least 90% coverage.
+/// least 90% coverage: the smallest one (at least 4× the last-level cache),
+/// which has the fewest page walks if huge pages do not cover them all.
 fn walk_free_dram(lat: &latency::Outcome, llc_total: u64) -> Option<(PagePolicy, f64)> {
     let huge = |p: &latency::Point| p.pages != PagePolicy::Small && p.huge_fraction.is_some_and(|f| f >= 0.9);
     lat.points
         .iter()
         .filter(|p| p.order == "random" && huge(p) && p.size_bytes.0 >= 4 * llc_total)
-        .max_by_key(|p| p.size_bytes)
+        .min_by_key(|p| p.size_bytes)
         .map(|p| (p.pages, p.latency_ns.median))
+}
+
+/// Why a huge-page latency of this document is not walk-free: `tlb` found
+/// huge pages stepping where 4 KiB pages do (a guest whose host backs it
+/// with small pages), so every huge-page load beyond that reach walks.
+fn walks_in_huge_pages(doc: &Document) -> Option<String> {
+    match &doc.outcome::<tlb::Outcome>()?.control {
+        tlb::Control::SameReach { policy, pages } => Some(format!(
+            "the DRAM latency on huge pages includes page walks here: `tlb` found {policy} pages using small TLB entries (they step at {pages} pages, as 4 KiB pages do)"
+        )),
+        _ => None,
+    }
 }
 
 /// Lines in flight for every bandwidth headline, where the document has a
@@ -53,11 +76,13 @@ pub fn concurrency(doc: &Document) -> Vec<Concurrency> {
     let chains: Vec<(usize, f64)> =
         lat.mlp.iter().filter(|m| m.pages == lat_pages).map(|m| (m.chains, m.speedup)).collect();
     let sat = saturation(&chains, 0.05).map(|s| s.0);
+    let walks = walks_in_huge_pages(doc);
     bw.headlines
         .iter()
         .map(|h| {
             let per_thread = h.simd_bytes_per_s / h.threads as f64;
             let n = lines_in_flight(per_thread, latency_ns, line);
+            let not_claimed = walks.clone().or_else(|| beyond_a_core(n));
             Concurrency {
                 pages: h.pages,
                 threads: h.threads,
@@ -67,6 +92,7 @@ pub fn concurrency(doc: &Document) -> Vec<Concurrency> {
                 line_bytes: line,
                 lines_in_flight: n,
                 chase_saturation_chains: sat,
+                not_claimed,
                 formula: format!(
                     "{:.2} GB/s per thread × {latency_ns:.0} ns ({lat_pages} pages, idle) / {line} B = {n:.1} demand + hardware-prefetch lines in flight per thread{}",
                     per_thread / 1e9,
@@ -75,4 +101,63 @@ pub fn concurrency(doc: &Document) -> Vec<Concurrency> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recorded(name: &str) -> Document {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/machines")
+            .join(name)
+            .join("run-quick.json");
+        Document::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    /// The Intel guest's quick suite: `tlb` found THP stepping at the 4 KiB
+    /// reach, so its huge-page DRAM latency (272 ns at 2 GiB, climbing
+    /// with the working set) is no walk-free latency. The 66 lines in
+    /// flight an expert knocked down are not claimed, and no advice
+    /// quotes them.
+    #[test]
+    fn a_latency_full_of_walks_gives_no_concurrency() {
+        let doc = recorded("intel-xeon-m167-kvm-2vcpu");
+        let c = concurrency(&doc);
+        assert!(!c.is_empty());
+        for x in &c {
+            let why = x.not_claimed.as_deref().unwrap_or_else(|| panic!("claimed: {}", x.formula));
+            assert!(why.contains("page walks") && why.contains("96 pages"), "{why}");
+        }
+        let advice = crate::report::headlines::advice(&doc);
+        assert!(!advice.iter().any(|a| a.contains("Little's law")), "{advice:?}");
+        let text = crate::report::text::derived(&doc);
+        assert!(text.contains("not claimed — the DRAM latency on huge pages includes page walks"), "{text}");
+    }
+
+    /// The same document, had `tlb` found a valid control: the point
+    /// nearest the caches is used (the fewest walks), and a figure beyond
+    /// what a core tracks is still not claimed.
+    #[test]
+    fn the_nearest_dram_point_is_used_and_a_core_bounds_the_figure() {
+        let mut doc = recorded("intel-xeon-m167-kvm-2vcpu");
+        for rec in doc.experiments.iter_mut() {
+            if let Some(crate::model::Outcome::Tlb(t)) = rec.outcome.as_mut() {
+                t.control = tlb::Control::Valid { policy: PagePolicy::Thp, huge_fraction: 1.0 };
+            }
+        }
+        let one = concurrency(&doc).into_iter().find(|c| c.threads == 1).unwrap();
+        assert_eq!(one.not_claimed, None, "{}", one.formula);
+        let lat = doc.outcome::<latency::Outcome>().unwrap();
+        let largest = lat.points.iter().filter(|p| p.pages == one.latency_pages).map(|p| p.latency_ns.median);
+        assert!(one.latency_ns < largest.fold(0.0, f64::max) * 0.8, "{} ns is the nearest point", one.latency_ns);
+        assert!(one.lines_in_flight < 64.0, "{}", one.formula);
+        for rec in doc.experiments.iter_mut() {
+            if let Some(crate::model::Outcome::Bandwidth(b)) = rec.outcome.as_mut() {
+                b.headlines.iter_mut().for_each(|h| h.simd_bytes_per_s *= 3.0);
+            }
+        }
+        let three = concurrency(&doc).into_iter().find(|c| c.threads == 1).unwrap();
+        assert!(three.not_claimed.as_deref().is_some_and(|w| w.contains("more than one core tracks")), "{three:?}");
+    }
 }

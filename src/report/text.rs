@@ -56,6 +56,10 @@ pub fn derived(doc: &Document) -> String {
         out.push_str("  not measured: needs a DRAM latency on huge pages (≥ 90% coverage, working set ≥ 4× the last-level cache)\n");
     }
     for x in c {
+        if let Some(why) = &x.not_claimed {
+            out.push_str(&format!("  {} pages, {} thread(s): not claimed — {why}\n", x.pages, x.threads));
+            continue;
+        }
         out.push_str(&format!("  {} pages, {} thread(s): {}\n", x.pages, x.threads, x.formula));
         if let Some(k) = x.chase_saturation_chains {
             out.push_str(&format!(

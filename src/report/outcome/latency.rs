@@ -186,7 +186,8 @@ fn latency_advice(doc: &Document) -> Vec<String> {
     if let Some(lat) = doc.outcome::<latency::Outcome>() {
         out.extend(huge_page_latency_advice(lat));
     }
-    for c in crate::report::concurrency::concurrency(doc).iter().filter(|c| c.threads == 1) {
+    let claimed = crate::report::concurrency::concurrency(doc);
+    for c in claimed.iter().filter(|c| c.threads == 1 && c.not_claimed.is_none()) {
         out.push(format!("Effective concurrency of one core on {} pages: {} (Little's law).", c.pages, c.formula));
     }
     out
