@@ -29,6 +29,15 @@ pub fn beyond_a_core(lines: f64) -> Option<String> {
     })
 }
 
+/// Whether `speedup` with `chains` independent chases is more than
+/// parallelism can give (K chains at most K times as many loads), beyond a
+/// 5% allowance for noise: a sign that the one-chain reference paid for
+/// something the K chains overlapped or avoided, not memory-level
+/// parallelism.
+pub fn super_linear(chains: usize, speedup: f64) -> bool {
+    speedup > chains as f64 * 1.05
+}
+
 /// The chain count where the K-chain speed-up stops growing: the first K
 /// whose speed-up is within `tolerance` of the best one, and only with a
 /// larger K measured beyond it (a speed-up still rising at the largest K
@@ -62,6 +71,13 @@ mod tests {
         // Still rising at the largest count tried (the Intel recording:
         // ×6.1 → ×12.2 at 8 chains): no saturation is seen.
         assert_eq!(saturation(&[(1, 1.0), (2, 1.9), (4, 6.1), (8, 12.2)], 0.05), None);
+    }
+
+    #[test]
+    fn more_than_k_times_from_k_chains_is_super_linear() {
+        assert!(super_linear(8, 12.23));
+        assert!(!super_linear(8, 8.3));
+        assert!(!super_linear(1, 1.0));
     }
 
     #[test]
