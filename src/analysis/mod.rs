@@ -12,3 +12,4 @@ pub mod littles_law;
 pub mod mann_whitney;
 pub mod plateau;
 pub mod steps;
+pub mod sweep;

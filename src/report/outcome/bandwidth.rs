@@ -2,14 +2,13 @@
 
 use crate::analysis::plateau::Plateau;
 use crate::error::Result;
+use crate::kernels::Hint;
+use crate::memory::PagePolicy;
 use crate::model::document::Document;
-use crate::model::outcome::bandwidth;
-use crate::model::outcome::bandwidth::Effect;
-use crate::model::outcome::bandwidth::Outcome;
+use crate::model::outcome::bandwidth::{self, Effect, Outcome};
 use crate::report::headlines::{metric, Metric};
 use crate::report::linechart::{render, Axis, LineChart, Reference, Ticks};
-use crate::report::plots::Plot;
-use crate::report::plots::{lines_by, Figure};
+use crate::report::plots::{lines_by, Figure, Plot};
 use crate::report::table::{gbps, Table};
 use crate::report::text::ratio_text;
 use crate::units::Bytes;
@@ -257,6 +256,10 @@ fn bandwidth_advice(doc: &Document) -> Vec<String> {
                 .find(|p| p.pages == e.pages && p.threads == e.threads && p.hint == e.hint)
                 .map(|p| &p.plateau);
             let r = crate::report::text::ratio_text(&e.confirmed);
+            let harm = harm_over_the_sweep(bw, e.pages, e.threads, e.hint);
+            if let Some(h) = &harm {
+                out.push(h.clone());
+            }
             out.push(match (e.verdict, plateau) {
                 // Advise no distance from a gain less than a line ahead.
                 (Effect::Helps, _) if e.within_a_line() => format!(
@@ -276,6 +279,8 @@ fn bandwidth_advice(doc: &Document) -> Vec<String> {
                     "Software prefetch ({}) slows streaming reads on {} pages, {r}: leave streaming to the hardware prefetchers.",
                     e.hint, e.pages
                 ),
+                // The point chosen says nothing; the sweep said it hurts.
+                (Effect::WithinNoise, _) if harm.is_some() => continue,
                 (Effect::WithinNoise, _) => format!(
                     "Software prefetch ({}) makes no difference beyond the noise to streaming reads on {} pages, {r}: the hardware prefetchers already keep up.",
                     e.hint, e.pages
@@ -285,6 +290,26 @@ fn bandwidth_advice(doc: &Document) -> Vec<String> {
         }
     }
     out
+}
+
+/// Advice from the whole distance sweep of one hint: where every distance
+/// from some D on is slower than adjacent simd (each interval below ×1),
+/// whatever the distance the verdict above was chosen at.
+fn harm_over_the_sweep(bw: &Outcome, pages: PagePolicy, threads: usize, hint: Hint) -> Option<String> {
+    let points: Vec<(u64, crate::timing::Ratio)> = bw
+        .results
+        .iter()
+        .filter(|r| r.variant.pages == pages && r.variant.threads == threads && r.variant.hint == Some(hint))
+        .filter_map(|r| Some((r.variant.distance_elements?, r.ratio_to_simd?)))
+        .collect();
+    let s = crate::analysis::sweep::below_from(&points)?;
+    Some(format!(
+        "Software prefetch ({hint}) slows streaming reads on {pages} pages, {threads} thread(s), at every distance from D = {} on ({} distances): {:.0}% to {:.0}% against plain simd, each interval below ×1: do not use it for streams here.",
+        s.from,
+        s.points,
+        (s.highest - 1.0) * 100.0,
+        (s.lowest - 1.0) * 100.0
+    ))
 }
 
 /// The simd headline of each policy and thread count, and every write
@@ -339,5 +364,23 @@ impl super::Render for Outcome {
     fn advice_row(&self, advice: &str) -> Option<String> {
         let at = advice.find("Software prefetch (")? + "Software prefetch (".len();
         Some(format!("prefetch {} at D = ", advice[at..].split(')').next()?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The Intel guest's sweep: nta is within the noise at D = 0 but costs
+    /// 37–61% from D = 256 on; t0 costs 2–5% from D = 512 on. The advice
+    /// says so, and no longer says nta "makes no difference".
+    #[test]
+    fn a_harm_over_the_sweep_is_advice_even_when_the_chosen_point_is_noise() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/machines/intel-xeon-m167-kvm-2vcpu/run-quick.json");
+        let doc = crate::model::Document::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let advice = super::bandwidth_advice(&doc);
+        let nta = "Software prefetch (nta) slows streaming reads on 4k pages, 1 thread(s), at every distance from D = 256 on (4 distances): -37% to -61%";
+        assert!(advice.iter().any(|a| a.starts_with(nta)), "{advice:#?}");
+        assert!(advice.iter().any(|a| a.contains("(t0) slows") && a.contains("from D = 512 on")), "{advice:#?}");
+        assert!(!advice.iter().any(|a| a.contains("(nta) makes no difference")), "{advice:#?}");
     }
 }
