@@ -4,7 +4,8 @@
 //! Said only when a split chosen on half the repetitions is confirmed by
 //! the other half.
 
-use crate::model::outcome::calls::StepUp;
+use crate::kernels::calls::Linkage;
+use crate::model::outcome::calls::{CurveStep, StepUp};
 use crate::timing::Ratio;
 
 /// Marginals needed on each side of a split.
@@ -81,6 +82,54 @@ pub fn step_up(curve: &[(u64, Vec<f64>)], reps: usize) -> StepUp {
     }
 }
 
+/// The least a mispredicted return costs, in cycles: 15–20 on today's
+/// cores; 10 leaves room for a short pipeline.
+pub const MISPREDICT_CYCLES: f64 = 10.0;
+
+/// Without a measured core clock, the least in nanoseconds: 10 cycles at
+/// 5 GHz.
+pub const MISPREDICT_NS_WITHOUT_CLOCK: f64 = 2.0;
+
+/// Names the clear steps that are the return-stack predictor running out.
+/// A step is, on one thread count, when `direct` steps clearly and
+/// `inlined` (no call left) does not; when the step adds at least a
+/// misprediction's cost per call ([`MISPREDICT_CYCLES`] at `ghz`); and, for
+/// the other linkages, when it lies within ×2 of `direct`'s depth (one
+/// predictor runs out at one depth). Any other step is left unnamed: a
+/// one-cycle rise or a step at 128 frames is some other mechanism.
+pub fn attribute_return_stack(steps: &mut [CurveStep], ghz: Option<f64>) {
+    let least_ns =
+        ghz.filter(|g| g.is_finite() && *g > 0.0).map_or(MISPREDICT_NS_WITHOUT_CLOCK, |g| MISPREDICT_CYCLES / g);
+    let clear_at = |steps: &[CurveStep], l: Linkage, t: usize| {
+        steps.iter().find(|s| s.linkage == l && s.threads == t).and_then(|s| match s.step {
+            StepUp::Clear { before_depth, after_depth, marginal_before_ns, marginal_after_ns, .. } => {
+                Some((before_depth, after_depth, marginal_after_ns - marginal_before_ns))
+            }
+            _ => None,
+        })
+    };
+    let threads: Vec<usize> = steps.iter().map(|s| s.threads).collect();
+    for t in threads {
+        let direct = clear_at(steps, Linkage::Direct, t)
+            .filter(|d| d.2 >= least_ns && clear_at(steps, Linkage::Inlined, t).is_none());
+        for s in steps.iter_mut().filter(|s| s.threads == t && s.linkage != Linkage::Inlined) {
+            if let StepUp::Clear {
+                before_depth,
+                after_depth,
+                marginal_before_ns,
+                marginal_after_ns,
+                attributed_to_return_stack,
+                ..
+            } = &mut s.step
+            {
+                let fits = marginal_after_ns.to_owned() - marginal_before_ns.to_owned() >= least_ns;
+                let near = direct.is_some_and(|(b, a, _)| *after_depth * 2 >= b && *before_depth <= a * 2);
+                *attributed_to_return_stack = direct.is_some() && fits && near;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,5 +166,57 @@ mod tests {
     fn too_few_depths_are_not_measured() {
         let c = synthetic(&[4, 8, 16], 12, |d| 1e-9 * d as f64);
         assert!(matches!(step_up(&c, 12), StepUp::NotMeasured { .. }));
+    }
+
+    fn clear(before: u64, after: u64, ns: (f64, f64)) -> StepUp {
+        StepUp::Clear {
+            before_depth: before,
+            after_depth: after,
+            marginal_before_ns: ns.0,
+            marginal_after_ns: ns.1,
+            ratio: Ratio::of(&[ns.1 / ns.0; 6]).unwrap(),
+            attributed_to_return_stack: false,
+        }
+    }
+
+    fn named(s: &CurveStep) -> bool {
+        matches!(s.step, StepUp::Clear { attributed_to_return_stack: true, .. })
+    }
+
+    /// A 4 ns (14-cycle) step in direct and plt at the same depth, none in
+    /// inlined: both are the return stack. With inlined stepping too, none.
+    #[test]
+    fn attribution_needs_a_step_in_direct_and_none_in_inlined() {
+        let flat = StepUp::NoStep { best_split_depth: None, ratio: None };
+        let mut s = vec![
+            CurveStep { linkage: Linkage::Direct, threads: 1, step: clear(32, 40, (1.0, 5.0)) },
+            CurveStep { linkage: Linkage::Plt, threads: 1, step: clear(32, 40, (1.5, 5.5)) },
+            CurveStep { linkage: Linkage::Inlined, threads: 1, step: flat },
+        ];
+        attribute_return_stack(&mut s, Some(3.5));
+        assert!(named(&s[0]) && named(&s[1]));
+        s[2].step = clear(32, 40, (1.0, 5.0));
+        attribute_return_stack(&mut s, Some(3.5));
+        assert!(!named(&s[0]) && !named(&s[1]));
+    }
+
+    /// The Intel recording: direct rises 0.75 → 1.04 ns (one cycle at
+    /// 3.5 GHz), no misprediction; saves steps at 128–256, far from
+    /// direct's 24. Neither is the return stack.
+    #[test]
+    fn a_one_cycle_step_or_one_far_from_directs_is_not_the_return_stack() {
+        let mut s = vec![
+            CurveStep { linkage: Linkage::Direct, threads: 2, step: clear(20, 24, (0.70, 1.06)) },
+            CurveStep { linkage: Linkage::Saves, threads: 2, step: clear(128, 256, (1.51, 2.00)) },
+        ];
+        attribute_return_stack(&mut s, Some(3.5));
+        assert!(!named(&s[0]) && !named(&s[1]), "a 0.36 ns step is a cycle, not a misprediction");
+        s[0].step = clear(20, 24, (0.70, 6.0));
+        s[1].step = clear(128, 256, (1.5, 7.0));
+        attribute_return_stack(&mut s, Some(3.5));
+        assert!(named(&s[0]), "18 cycles is a misprediction");
+        assert!(!named(&s[1]), "a step at 128 frames is not the predictor that ran out at 24");
+        attribute_return_stack(&mut s, None);
+        assert!(named(&s[0]), "without a clock, 2 ns at least");
     }
 }

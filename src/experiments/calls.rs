@@ -179,7 +179,7 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     if measured.migrated > 0 {
         ctx.warn(Caution::Migrated { samples: measured.migrated });
     }
-    let steps = steps(&keys, &measured.series, p);
+    let steps = steps(&keys, &measured.series, p, ctx.machine.core_ghz());
     let savings = savings(&keys, &measured.series, p);
     Ok(Outcome {
         linkages: chains.iter().map(|c| c.0).collect(),
@@ -313,7 +313,7 @@ fn curve(keys: &[CellKey], series: &[schedule::Series], l: Linkage, t: usize) ->
     c
 }
 
-fn steps(keys: &[CellKey], series: &[schedule::Series], p: &Params) -> Vec<CurveStep> {
+fn steps(keys: &[CellKey], series: &[schedule::Series], p: &Params, ghz: Option<f64>) -> Vec<CurveStep> {
     let mut out: Vec<CurveStep> = Vec::new();
     let linkages: Vec<Linkage> = p.linkages.iter().copied().filter(|l| keys.iter().any(|k| k.linkage == *l)).collect();
     for &l in &linkages {
@@ -321,25 +321,8 @@ fn steps(keys: &[CellKey], series: &[schedule::Series], p: &Params) -> Vec<Curve
             out.push(CurveStep { linkage: l, threads: t, step: step_up(&curve(keys, series, l, t), p.repetitions) });
         }
     }
-    attribute(&mut out);
+    crate::analysis::steps::attribute_return_stack(&mut out, ghz);
     out
-}
-
-/// A step is the return-stack predictor running out when `direct` shows it
-/// clearly and `inlined` (no call left) does not, on the same threads.
-fn attribute(steps: &mut [CurveStep]) {
-    let clear = |steps: &[CurveStep], l: Linkage, t: usize| {
-        steps.iter().find(|s| s.linkage == l && s.threads == t).map(|s| matches!(s.step, StepUp::Clear { .. }))
-    };
-    let threads: Vec<usize> = steps.iter().map(|s| s.threads).collect();
-    for t in threads {
-        let yes = clear(steps, Linkage::Direct, t) == Some(true) && clear(steps, Linkage::Inlined, t) == Some(false);
-        for s in steps.iter_mut().filter(|s| s.threads == t && s.linkage != Linkage::Inlined) {
-            if let StepUp::Clear { attributed_to_return_stack, .. } = &mut s.step {
-                *attributed_to_return_stack = yes;
-            }
-        }
-    }
 }
 
 /// What each change saves per call at the deepest depth, one thread.
@@ -404,37 +387,6 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-    }
-
-    #[test]
-    fn attribution_needs_a_step_in_direct_and_none_in_inlined() {
-        let clear = StepUp::Clear {
-            before_depth: 32,
-            after_depth: 40,
-            marginal_before_ns: 1.0,
-            marginal_after_ns: 5.0,
-            ratio: Ratio::of(&[5.0; 6]).unwrap(),
-            attributed_to_return_stack: false,
-        };
-        let flat = StepUp::NoStep { best_split_depth: None, ratio: None };
-        let mut s = vec![
-            CurveStep { linkage: Linkage::Direct, threads: 1, step: clear.clone() },
-            CurveStep { linkage: Linkage::Plt, threads: 1, step: clear.clone() },
-            CurveStep { linkage: Linkage::Inlined, threads: 1, step: flat },
-        ];
-        attribute(&mut s);
-        assert!(s[..2].iter().all(|x| matches!(x.step, StepUp::Clear { attributed_to_return_stack: true, .. })));
-        s[2].step = clear;
-        s[0].step = StepUp::Clear {
-            before_depth: 32,
-            after_depth: 40,
-            marginal_before_ns: 1.0,
-            marginal_after_ns: 5.0,
-            ratio: Ratio::of(&[5.0; 6]).unwrap(),
-            attributed_to_return_stack: false,
-        };
-        attribute(&mut s);
-        assert!(matches!(s[0].step, StepUp::Clear { attributed_to_return_stack: false, .. }));
     }
 
     /// A chain that returns one less than its depth: every cell it ran in

@@ -204,6 +204,15 @@ impl Document {
     pub fn recheck(&mut self) {
         use crate::model::warnings::{Caution, Command};
         self.machine.recheck_claims();
+        // Steps of call chains are named for the return stack by today's
+        // rules (size and depth), at a clock only two chains measured.
+        let folded = self.experiments.iter().any(|r| r.core_clock.iter().any(|c| !c.two_chains()));
+        let ghz = if folded { None } else { self.machine.core_ghz() };
+        for rec in &mut self.experiments {
+            if let Some(Outcome::Calls(o)) = rec.outcome.as_mut() {
+                crate::analysis::steps::attribute_return_stack(&mut o.steps, ghz);
+            }
+        }
         for rec in &mut self.experiments {
             let Some(old) = rec.core_clock.iter().find(|c| !c.two_chains()) else { continue };
             let reason = format!(
