@@ -6,6 +6,7 @@
 //! experiment, no document.
 
 pub mod attribution;
+pub mod bend;
 pub mod knees;
 pub mod levels;
 pub mod littles_law;

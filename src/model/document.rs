@@ -204,13 +204,16 @@ impl Document {
     pub fn recheck(&mut self) {
         use crate::model::warnings::{Caution, Command};
         self.machine.recheck_claims();
-        // Steps of call chains are named for the return stack by today's
-        // rules (size and depth), at a clock only two chains measured.
+        // Claims drawn from raw figures are drawn again by today's rules:
+        // call-chain steps named for the return stack (by size and depth,
+        // at a clock only two chains measured), loaded latency's bend.
         let folded = self.experiments.iter().any(|r| r.core_clock.iter().any(|c| !c.two_chains()));
         let ghz = if folded { None } else { self.machine.core_ghz() };
         for rec in &mut self.experiments {
-            if let Some(Outcome::Calls(o)) = rec.outcome.as_mut() {
-                crate::analysis::steps::attribute_return_stack(&mut o.steps, ghz);
+            match rec.outcome.as_mut() {
+                Some(Outcome::Calls(o)) => crate::analysis::steps::attribute_return_stack(&mut o.steps, ghz),
+                Some(Outcome::LoadedLatency(o)) => o.bend = crate::analysis::bend::bend(&o.points),
+                _ => {}
             }
         }
         for rec in &mut self.experiments {
