@@ -65,7 +65,10 @@ fn translation_estimate(o: &Outcome) -> Option<String> {
             miss(r2),
             w * (miss(reach4k) - miss(r2))
         ),
-        (None, _) => " The walk cost of this machine is not measured yet: run `memperf tlb -o DIR` once (or pass --machine-results).".into(),
+        (None, _) => match &f.walk_not_measurable {
+            Some(why) => format!(" What a page walk costs cannot be measured on this host: {why}."),
+            None => " The walk cost of this machine is not measured yet: run `memperf tlb -o DIR` once (or pass --machine-results).".into(),
+        },
         (Some(w), None) => format!(" Each page walk costs {w:.0} ns here (memperf tlb)."),
     };
     Some(format!(
@@ -163,6 +166,7 @@ mod tests {
                 tlb_reach_4k_bytes: Some(3072 * 4096),
                 tlb_reach_2m_bytes: Some(2048 * (2 << 20)),
                 measured_reach_4k_bytes: None,
+                walk_not_measurable: None,
                 notes: vec![],
             },
             metrics,
@@ -209,5 +213,31 @@ mod tests {
         assert!(a[0].starts_with("An estimated 28% of its CPU time goes to page walks"), "{a:?}");
         assert!(a.iter().any(|s| s.contains("kept 0.50 CPUs busy: 50%")), "{a:?}");
         assert!(!a.iter().any(|s| s.contains("huge pages over the run")), "a 1 MiB program gets no coverage advice");
+    }
+
+    /// A host whose huge pages use small TLB entries (the Intel guest's
+    /// recording): the advice says no walk cost can be measured there,
+    /// never "run memperf tlb".
+    #[test]
+    fn a_host_without_a_walk_free_control_is_not_sent_to_memperf_tlb() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/machines/intel-xeon-m167-kvm-2vcpu/run-quick.json");
+        let m = crate::machine::Fingerprint::collect();
+        let f = crate::experiments::stat::figures::gather(&m, Some(&path)).unwrap();
+        assert_eq!(f.walk_ns, None);
+        let why = f.walk_not_measurable.clone().expect("the recording's tlb found no walk-free control");
+        assert!(why.contains("thp pages using small TLB entries") && why.contains("96 pages"), "{why}");
+        let e = EventCount {
+            name: "cycles".into(),
+            description: String::new(),
+            software: false,
+            status: CounterStatus::Unavailable { reason: "no hardware PMU is exposed".into(), fix: None },
+        };
+        let mut o = outcome(vec![e], vec![], 1200 << 20);
+        o.machine_figures.walk_ns = None;
+        o.machine_figures.walk_not_measurable = Some(why);
+        let c = cannot_know(&o);
+        assert!(c[1].contains("What a page walk costs cannot be measured on this host"), "{}", c[1]);
+        assert!(!c[1].contains("run `memperf tlb"), "{}", c[1]);
     }
 }

@@ -30,10 +30,13 @@ pub fn gather(machine: &Fingerprint, from: Option<&Path>) -> crate::error::Resul
                     f.measured_reach_4k_bytes = measured_reach_4k(&doc);
                     f.source = Some(path.display().to_string());
                 }
-                None => f.notes.push(format!(
-                    "{} has no page-walk cost (no tlb experiment, or its control was not valid there)",
-                    path.display()
-                )),
+                None => {
+                    f.walk_not_measurable = walk_not_measurable(&doc);
+                    f.notes.push(format!(
+                        "{} has no page-walk cost (no tlb experiment, or its control was not valid there)",
+                        path.display()
+                    ))
+                }
             }
             if doc.origin.hostname != machine.hostname {
                 f.notes.push(format!(
@@ -48,9 +51,16 @@ pub fn gather(machine: &Fingerprint, from: Option<&Path>) -> crate::error::Resul
                 f.measured_reach_4k_bytes = reach;
                 f.source = Some(path.display().to_string());
             }
-            None => f.notes.push(format!(
-                "no page-walk cost of this host under ./{RESULTS_DIR}: run `memperf tlb -o DIR` (or `memperf run`) once, or pass --machine-results"
-            )),
+            None => {
+                f.walk_not_measurable =
+                    newest_tlb(Path::new(RESULTS_DIR), &machine.hostname).and_then(|doc| walk_not_measurable(&doc));
+                f.notes.push(match &f.walk_not_measurable {
+                    Some(why) => format!("no page-walk cost can be measured on this host: {why}"),
+                    None => format!(
+                        "no page-walk cost of this host under ./{RESULTS_DIR}: run `memperf tlb -o DIR` (or `memperf run`) once, or pass --machine-results"
+                    ),
+                })
+            }
         },
     }
     Ok(f)
@@ -59,6 +69,33 @@ pub fn gather(machine: &Fingerprint, from: Option<&Path>) -> crate::error::Resul
 /// The walk cost a document measured, if its control was valid.
 pub fn walk_ns(doc: &Document) -> Option<f64> {
     doc.outcome::<tlb::Outcome>()?.walk_ns.as_ref().map(|r| r.median)
+}
+
+/// Why no walk cost can be measured on the host of `doc`: its `tlb` found
+/// huge pages stepping where 4 KiB pages do (a guest backed by small host
+/// pages), so there is no walk-free control to subtract.
+pub fn walk_not_measurable(doc: &Document) -> Option<String> {
+    match doc.outcome::<tlb::Outcome>()?.control {
+        tlb::Control::SameReach { policy, pages } => Some(format!(
+            "`memperf tlb` found {policy} pages using small TLB entries here (they step at {pages} pages, as 4 KiB pages do), so it has no walk-free control"
+        )),
+        _ => None,
+    }
+}
+
+/// The newest document of `host` under `root` that has a tlb outcome.
+fn newest_tlb(root: &Path, host: &str) -> Option<Document> {
+    let mut dirs: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(root)
+        .ok()?
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(host))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.0));
+    dirs.into_iter().take(20).find_map(|(_, dir)| {
+        let doc = crate::model::journal::load(&dir).ok()?;
+        (doc.origin.hostname == host && doc.outcome::<tlb::Outcome>().is_some()).then_some(doc)
+    })
 }
 
 /// The largest attributed 4 KiB-page reach a document measured.

@@ -22,6 +22,9 @@ pub mod working_set;
 
 use serde::{Deserialize, Serialize};
 
+// A document holds one outcome per experiment, a dozen at most: the
+// largest variant's few hundred bytes cost nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "experiment", rename_all = "kebab-case")]
 pub enum Outcome {

@@ -58,6 +58,10 @@ pub struct MachineFigures {
     /// source as the walk cost), shown beside CPUID's.
     #[serde(default)]
     pub measured_reach_4k_bytes: Option<u64>,
+    /// Why no walk cost can be measured on this host at all (its huge
+    /// pages use small TLB entries: `memperf tlb` has no walk-free control).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub walk_not_measurable: Option<String>,
     /// Why a figure is missing.
     pub notes: Vec<String>,
 }
