@@ -85,16 +85,23 @@ pub fn walk_not_measurable(doc: &Document) -> Option<String> {
 
 /// The newest document of `host` under `root` that has a tlb outcome.
 fn newest_tlb(root: &Path, host: &str) -> Option<Document> {
+    newest_of(root, host).find_map(|(_, doc)| doc.outcome::<tlb::Outcome>().is_some().then_some(doc))
+}
+
+/// The documents of `host`'s results folders under `root`, newest first
+/// (the 20 newest folders whose name starts with the host's).
+fn newest_of<'a>(root: &Path, host: &'a str) -> impl Iterator<Item = (PathBuf, Document)> + 'a {
     let mut dirs: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(root)
-        .ok()?
+        .into_iter()
+        .flatten()
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with(host))
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
         .collect();
     dirs.sort_by_key(|d| std::cmp::Reverse(d.0));
-    dirs.into_iter().take(20).find_map(|(_, dir)| {
+    dirs.into_iter().take(20).filter_map(move |(_, dir)| {
         let doc = crate::model::journal::load(&dir).ok()?;
-        (doc.origin.hostname == host && doc.outcome::<tlb::Outcome>().is_some()).then_some(doc)
+        (doc.origin.hostname == host).then_some((dir, doc))
     })
 }
 
@@ -111,15 +118,45 @@ pub fn measured_reach_4k(doc: &Document) -> Option<u64> {
 /// The newest results folder of `host` whose document has a walk cost
 /// (and the 4 KiB reach it measured).
 fn newest_with_walk_cost(root: &Path, host: &str) -> Option<(PathBuf, f64, Option<u64>)> {
-    let mut dirs: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(root)
-        .ok()?
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(host))
-        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
-        .collect();
-    dirs.sort_by_key(|d| std::cmp::Reverse(d.0));
-    dirs.into_iter().take(20).find_map(|(_, dir)| {
-        let doc = crate::model::journal::load(&dir).ok()?;
-        (doc.origin.hostname == host).then(|| walk_ns(&doc)).flatten().map(|w| (dir, w, measured_reach_4k(&doc)))
-    })
+    newest_of(root, host).find_map(|(dir, doc)| walk_ns(&doc).map(|w| (dir, w, measured_reach_4k(&doc))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Results folders of a host, newest first: the walk cost comes from
+    /// the newest that has one, the tlb verdict from the newest with a tlb
+    /// outcome, and another host's folders (even under a name that starts
+    /// like this one's) are never read.
+    #[test]
+    fn the_newest_folder_of_this_host_is_read() {
+        let root = tempfile::tempdir().unwrap();
+        let rec = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/machines/intel-xeon-m167-kvm-2vcpu/run-quick.json");
+        let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(rec).unwrap()).unwrap();
+        let host = doc["origin"]["hostname"].as_str().unwrap().to_string();
+        let put = |name: &str, doc: &serde_json::Value| {
+            let dir = root.path().join(name);
+            std::fs::create_dir(&dir).unwrap();
+            std::fs::write(dir.join("results.json"), doc.to_string()).unwrap();
+            // Distinct modification times, in the order written.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        put(&format!("{host}-1"), &doc);
+        assert_eq!(newest_with_walk_cost(root.path(), &host), None, "the recording has no walk cost");
+        let tlb = newest_tlb(root.path(), &host).expect("its tlb outcome");
+        assert!(walk_not_measurable(&tlb).is_some());
+        let t = doc["experiments"].as_array_mut().unwrap().iter_mut().find(|e| e["name"] == "tlb").unwrap();
+        t["outcome"]["walk_ns"] =
+            serde_json::json!({"n": 5, "median": 30.0, "low": 28.0, "high": 32.0, "confidence": 0.94});
+        put(&format!("{host}-2"), &doc);
+        let mut other = doc.clone();
+        other["origin"]["hostname"] = serde_json::json!(format!("{host}x"));
+        let t = other["experiments"].as_array_mut().unwrap().iter_mut().find(|e| e["name"] == "tlb").unwrap();
+        t["outcome"]["walk_ns"]["median"] = serde_json::json!(99.0);
+        put(&format!("{host}x-3"), &other);
+        let (dir, w, _) = newest_with_walk_cost(root.path(), &host).unwrap();
+        assert_eq!((dir.file_name().unwrap().to_string_lossy().into_owned(), w), (format!("{host}-2"), 30.0));
+    }
 }
