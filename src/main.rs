@@ -58,7 +58,7 @@ fn usage_error(e: clap::Error) -> ExitCode {
 
 fn run(cli: Cli) -> Result<u8> {
     match &cli.command {
-        Command::Report(a) => return export::rebuild(&a.path, a.output.as_deref()).map(|_| 0),
+        Command::Report(a) => return export::rebuild(&a.path, a.output.as_deref(), a.reanalyze).map(|_| 0),
         Command::Compare(a) => {
             return export::compare(&a.a, &a.b, a.json.as_deref(), a.html.as_deref(), a.threshold_pct()?)
         }

@@ -179,3 +179,76 @@ fn recorded_quick_suites_rebuild_without_an_implausible_cache_marker() {
         }
     }
 }
+
+/// The recordings of machines this session may not have: those in
+/// tests/data/machines and, where the checkout has it, ../shared/machines.
+fn quick_suite_recordings() -> Vec<PathBuf> {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/machines");
+    let mut docs: Vec<PathBuf> =
+        recordings().iter().map(|d| d.join("run-quick.json")).filter(|p| p.is_file()).collect();
+    if let Ok(dirs) = std::fs::read_dir(&shared) {
+        docs.extend(dirs.flatten().map(|e| e.path().join("run-quick.json")).filter(|p| p.is_file()));
+    }
+    docs
+}
+
+/// `memperf report --reanalyze` on every recorded quick suite: the claims
+/// drawn again from the raw samples come out as what independent tools
+/// measured on the Intel guest (../shared/machines/…/README.md): no cycles
+/// from a folded clock, no level at the 480 MiB claim, the L1 DTLB at 96
+/// pages, huge pages that do not enlarge the reach, nta harmful at
+/// distance, no Little's law beyond what one core can track; and a
+/// document drawn by today's code comes back unchanged.
+#[test]
+fn reanalysis_of_every_recording_draws_the_measured_conclusions() {
+    for doc in quick_suite_recordings() {
+        let out = tempfile::tempdir().unwrap();
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_memperf"))
+            .args(["report", "--reanalyze", doc.to_str().unwrap(), "-o", out.path().to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}: {}", doc.display(), String::from_utf8_lossy(&o.stderr));
+        let said = String::from_utf8_lossy(&o.stdout);
+        assert!(said.lines().any(|l| l.starts_with("reanalysed: ")), "{said}");
+        let text = std::fs::read_to_string(out.path().join("results.json")).unwrap();
+        let read = memperf::model::document::Document::from_json(&text).unwrap();
+        let html = std::fs::read_to_string(out.path().join("report.html")).unwrap();
+        let intel = read.machine.cpu.identity.vendor == "GenuineIntel" && read.machine.cpu.identity.model == 167;
+        if !intel {
+            assert_eq!(
+                said.lines().next(),
+                Some("reanalysed: every claim came out as the document has it"),
+                "{}",
+                doc.display()
+            );
+            continue;
+        }
+        use memperf::model::outcome::Outcome;
+        for rec in &read.experiments {
+            match &rec.outcome {
+                Some(Outcome::Latency(o)) => {
+                    assert!(o.levels.iter().all(|l| l.cycles.is_none()), "cycles from a folded clock");
+                    assert!(o.levels.iter().all(|l| l.name != "L3"), "a level named after the 480 MiB claim");
+                    let l2 = o.levels.iter().find(|l| l.name == "L2" && l.pages.to_string() == "thp").unwrap();
+                    assert!(l2.latency_ns < 10.0, "THP's L2 is the 4.5 ns plateau, not 35 ns: {l2:?}");
+                }
+                Some(Outcome::Tlb(o)) => {
+                    assert_eq!(o.walk_cycles, None);
+                    let first = o.reaches.iter().find(|r| r.pages.to_string() == "4k").unwrap();
+                    assert_eq!(first.measured_entries, 96, "the L1 DTLB");
+                    assert!(matches!(o.control, memperf::model::outcome::tlb::Control::SameReach { pages: 96, .. }));
+                    assert!(o.advice.iter().any(|a| a.contains("do not enlarge the TLB reach")), "{:?}", o.advice);
+                }
+                _ => {}
+            }
+        }
+        assert!(html.contains(
+            "Software prefetch (nta) slows streaming reads on 4k pages, 1 thread(s), at every distance from D = 256 on"
+        ));
+        assert!(
+            !html.contains("hardware-prefetch lines in flight per thread"),
+            "Little's law beyond a core's capacity"
+        );
+        assert!(!html.contains("480MiB\u{a0}") && !html.contains("L3 480MiB"), "a marker at the 480 MiB claim");
+    }
+}

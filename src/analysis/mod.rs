@@ -11,6 +11,8 @@ pub mod knees;
 pub mod levels;
 pub mod littles_law;
 pub mod mann_whitney;
+pub mod modes;
 pub mod plateau;
+pub mod second_look;
 pub mod steps;
 pub mod sweep;

@@ -160,6 +160,9 @@ pub struct ReportArgs {
     /// Where to write the report [default: the folder of PATH].
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
+    /// Draw every claim again from the raw samples with today's analysis (levels, knees, steps, bend, modes), and say which changed.
+    #[arg(long)]
+    pub reanalyze: bool,
 }
 
 #[derive(Debug, Args)]

@@ -325,6 +325,27 @@ fn steps(keys: &[CellKey], series: &[schedule::Series], p: &Params, ghz: Option<
     out
 }
 
+/// The steps drawn again from the document's per-repetition samples by
+/// today's rules (`memperf report --reanalyze`).
+pub fn reanalyze(o: &mut Outcome, ghz: Option<f64>) {
+    let reps = o.points.iter().map(|p| p.samples_s.len()).min().unwrap_or(0);
+    let mut out = Vec::new();
+    for &l in o.linkages.iter().filter(|l| o.points.iter().any(|p| p.linkage == **l)) {
+        for &t in &o.threads {
+            let mut c: Vec<(u64, Vec<f64>)> = o
+                .points
+                .iter()
+                .filter(|p| p.linkage == l && p.threads == t && p.depth >= STEP_FROM_DEPTH)
+                .map(|p| (p.depth, p.samples_s.iter().map(|s| s / p.chains_per_sample as f64).collect()))
+                .collect();
+            c.sort_by_key(|x| x.0);
+            out.push(CurveStep { linkage: l, threads: t, step: step_up(&c, reps) });
+        }
+    }
+    crate::analysis::steps::attribute_return_stack(&mut out, ghz);
+    o.steps = out;
+}
+
 /// What each change saves per call at the deepest depth, one thread.
 fn savings(keys: &[CellKey], series: &[schedule::Series], p: &Params) -> Vec<Saving> {
     let Some(&depth) = p.depths.iter().max() else { return Vec::new() };

@@ -3,19 +3,29 @@
 //!
 //! The program runs alternately without and with glibc's
 //! `glibc.malloc.hugetlb` tunable (1: malloc asks for THP; 2: malloc takes
-//! hugetlb pages), N rounds, the order of the arms rotated each round. Every
+//! hugetlb pages), N runs each, in a random order in which every arm
+//! follows every arm equally often: a run meets what the run before it
+//! left behind (4 KiB pages freed in pieces that the kernel must compact
+//! into 2 MiB blocks), and no arm meets that more often than another. Every
 //! run's /proc/PID/smaps_rollup is sampled while it runs, so the coverage it
-//! actually got is read back, not assumed. Runs are paired by round; the
-//! speed-up is the median of the per-round ratios with its interval. A run
+//! actually got is read back, not assumed, and /proc/vmstat says what the
+//! kernel did meanwhile. The i-th run of each arm makes round i; the
+//! speed-up is the median of the per-round ratios with its interval, looked
+//! at again on even and odd rounds apart. An arm whose runs fall into two
+//! groups is said to be bimodal, with what tells the groups apart (system
+//! time, compaction stalls, the run before), never called noise. A run
 //! that fails is reported and left out of every figure.
 
+use crate::analysis::modes::two_modes;
+use crate::analysis::second_look::{self, SecondLook};
 use crate::error::{Error, Result};
 use crate::experiments::stat::watch::{observe, Watch};
 use crate::machine::Fingerprint;
 use crate::memory::Reservation;
-use crate::model::outcome::hugepages::{Arm, ArmSummary, Outcome, Run};
-use crate::process::memory;
+use crate::model::outcome::hugepages::{Arm, ArmSummary, Mode, Modes, Outcome, Run};
+use crate::process::memory::{self, KernelActivity};
 use crate::process::{elf, Exit, Program};
+use crate::rng::SplitMix64;
 use crate::timing::{Ratio, Summary};
 use crate::units::Bytes;
 use serde::Serialize;
@@ -73,7 +83,7 @@ fn tail(fd: &OwnedFd) -> String {
 }
 
 /// One run of one arm, watched until it ends.
-fn one_run(program: &Program, p: &Params, arm: Arm, round: usize) -> Result<Run> {
+fn one_run(program: &Program, p: &Params, arm: Arm, round: usize, after: Option<Arm>) -> Result<Run> {
     let existing = std::env::var("GLIBC_TUNABLES").ok();
     let env: Vec<(OsString, OsString)> = vec![("GLIBC_TUNABLES".into(), tunables(existing.as_deref(), arm).into())];
     let out = if p.show_output { None } else { Some(output_file()?) };
@@ -88,6 +98,7 @@ fn one_run(program: &Program, p: &Params, arm: Arm, round: usize) -> Result<Run>
     };
     // A program that cannot run is bad input here (exit 2, with the fix);
     // under `stat` the status is the shell's (126/127).
+    let before = KernelActivity::now();
     let seen = observe(program, &w, &crate::counters::PerfBackend, &mut |_| {}).map_err(|e| match e.kind {
         crate::error::ErrorKind::Child(_) => crate::error::Error { kind: crate::error::ErrorKind::Usage, ..e },
         _ => e,
@@ -102,18 +113,61 @@ fn one_run(program: &Program, p: &Params, arm: Arm, round: usize) -> Result<Run>
         coverage: memory::coverage(&seen.memory_samples),
         output_tail: out.as_ref().filter(|_| !ok).map(tail),
         counters: seen.events,
+        after,
+        kernel: before.zip(KernelActivity::now()).map(|(b, a)| a.since(&b)),
     })
 }
 
-/// Arms of each round, rotated so no arm always runs first.
-pub fn order(arms: &[Arm], rounds: usize) -> Vec<Arm> {
-    (0..rounds)
-        .flat_map(|r| {
-            let mut a = arms.to_vec();
-            a.rotate_left(r % arms.len().max(1));
-            a
+/// One random Eulerian circuit of the complete graph on `k` arms with
+/// self-loops, from arm `start`: `k²` runs in which every ordered pair of
+/// arms (an arm after itself too) follows once, closing back on `start`.
+fn circuit(k: usize, start: usize, rng: &mut SplitMix64) -> Vec<usize> {
+    let mut out_edges: Vec<Vec<usize>> = (0..k)
+        .map(|_| {
+            let mut to: Vec<usize> = (0..k).collect();
+            rng.shuffle(&mut to);
+            to
         })
-        .collect()
+        .collect();
+    let (mut stack, mut walk) = (vec![start], Vec::with_capacity(k * k + 1));
+    while let Some(&v) = stack.last() {
+        match out_edges[v].pop() {
+            Some(u) => stack.push(u),
+            None => walk.extend(stack.pop()),
+        }
+    }
+    walk.reverse();
+    walk.pop(); // the closing return to `start` begins the next circuit
+    walk
+}
+
+/// The order of the runs: each arm `rounds` times, as random circuits in
+/// which every arm follows every arm equally often (balanced within one
+/// where `rounds` is not a multiple of the number of arms).
+pub fn order(arms: &[Arm], rounds: usize, seed: u64) -> Vec<Arm> {
+    let k = arms.len();
+    if k == 0 {
+        return Vec::new();
+    }
+    let mut rng = SplitMix64(seed);
+    let start = rng.below(k);
+    let mut seen = vec![0usize; k];
+    let mut out = Vec::with_capacity(k * rounds);
+    while seen.iter().any(|&n| n < rounds) {
+        for i in circuit(k, start, &mut rng) {
+            if seen[i] < rounds {
+                seen[i] += 1;
+                out.push(arms[i]);
+            }
+        }
+    }
+    out
+}
+
+/// A seed for the order from the clock: a different order each time,
+/// recorded in the document so it can be repeated.
+fn order_seed() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
 }
 
 fn median(v: &[f64]) -> Option<f64> {
@@ -143,15 +197,10 @@ fn summarise(runs: &[Run], arm: Arm, rounds: usize, ignored: &Option<String>, ma
     let walls: Vec<f64> = ok.iter().map(|r| r.wall_s).collect();
     let fractions: Vec<f64> = ok.iter().filter_map(|r| r.coverage.time_weighted_huge_fraction).collect();
     let peak_huge_bytes = ok.iter().map(|r| r.coverage.peak_huge_bytes).max().unwrap_or(0);
-    let speedup = (arm != Arm::Without).then(|| {
-        let pairs: Vec<f64> = (0..rounds)
-            .filter_map(|round| {
-                let of = |a: Arm| runs.iter().find(|r| r.arm == a && r.round == round && r.ok()).map(|r| r.wall_s);
-                Some(of(Arm::Without)? / of(arm)?)
-            })
-            .collect();
-        Ratio::of(&pairs)
-    });
+    let pairs = paired_speedups(runs, arm, rounds);
+    let speedup = (arm != Arm::Without).then(|| Ratio::of(&pairs)).flatten();
+    let without_walls: Vec<f64> = runs.iter().filter(|r| r.arm == Arm::Without && r.ok()).map(|r| r.wall_s).collect();
+    let without_median = (arm != Arm::Without).then(|| median(&without_walls)).flatten();
     let counter_medians = ok
         .first()
         .map(|r| {
@@ -176,40 +225,173 @@ fn summarise(runs: &[Run], arm: Arm, rounds: usize, ignored: &Option<String>, ma
         system_s_median: median(&ok.iter().map(|r| r.usage.system_s).collect::<Vec<_>>()),
         peak_huge_bytes,
         huge_fraction_median: median(&fractions),
-        speedup: speedup.flatten(),
+        second_look: speedup.as_ref().and_then(|r| speedup_second_look(&pairs, r)),
+        speedup,
+        modes: modes_of(&ok, without_median),
         no_huge_reason: (arm != Arm::Without && peak_huge_bytes == 0 && !ok.is_empty())
             .then(|| no_huge_reason(arm, ignored, machine)),
     }
 }
 
-/// What the A/B means for the user, in one sentence per arm.
-pub fn advice(summaries: &[ArmSummary]) -> Vec<String> {
+/// The two modes of an arm's successful runs, with what sets them apart.
+fn modes_of(ok: &[&Run], without_median: Option<f64>) -> Option<Modes> {
+    let walls: Vec<f64> = ok.iter().map(|r| r.wall_s).collect();
+    let split = two_modes(&walls)?;
+    let mode = |idx: &[usize]| -> Mode {
+        let runs: Vec<&Run> = idx.iter().map(|&i| ok[i]).collect();
+        let med = |f: fn(&Run) -> f64| median(&runs.iter().map(|r| f(r)).collect::<Vec<_>>()).unwrap_or(f64::NAN);
+        let speedups: Vec<f64> =
+            without_median.map(|w| runs.iter().map(|r| w / r.wall_s).collect()).unwrap_or_default();
+        let range = speedups.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        let mut after: Vec<(Arm, usize)> = Vec::new();
+        for a in runs.iter().filter_map(|r| r.after) {
+            match after.iter_mut().find(|(x, _)| *x == a) {
+                Some(e) => e.1 += 1,
+                None => after.push((a, 1)),
+            }
+        }
+        after.sort();
+        let stalls: Option<Vec<f64>> = runs.iter().map(|r| r.kernel.map(|k| k.compact_stalls as f64)).collect();
+        let mut rounds: Vec<usize> = runs.iter().map(|r| r.round).collect();
+        rounds.sort_unstable();
+        Mode {
+            rounds,
+            wall_s_median: med(|r| r.wall_s),
+            system_s_median: med(|r| r.usage.system_s),
+            speedup_range: (!speedups.is_empty()).then_some(range),
+            after,
+            compact_stalls_median: stalls.and_then(|v| median(&v)),
+        }
+    };
+    Some(Modes { fast: mode(&split.low), slow: mode(&split.high), separation: split.separation })
+}
+
+/// The speed-up's side of 1 on each half of the rounds, where the whole
+/// has a direction to check.
+fn speedup_second_look(pairs: &[f64], whole: &Ratio) -> Option<SecondLook> {
     use crate::timing::schedule::Direction;
+    if !matches!(whole.direction(), Direction::Above | Direction::Below) {
+        return None;
+    }
+    let side = |half: &[f64]| match median(half) {
+        Some(m) if m > 1.0 => "faster",
+        Some(m) if m < 1.0 => "slower",
+        _ => "no change",
+    };
+    Some(second_look::look(pairs, 2, side))
+}
+
+/// Wall time without / with huge pages, round by round.
+fn paired_speedups(runs: &[Run], arm: Arm, rounds: usize) -> Vec<f64> {
+    (0..rounds)
+        .filter_map(|round| {
+            let of = |a: Arm| runs.iter().find(|r| r.arm == a && r.round == round && r.ok()).map(|r| r.wall_s);
+            Some(of(Arm::Without)? / of(arm)?)
+        })
+        .collect()
+}
+
+/// "3 of 3 right after a `without` run", when one predecessor dominates.
+fn predecessor_phrase(m: &Mode) -> Option<String> {
+    let n = m.rounds.len();
+    let (arm, count) = m.after.iter().max_by_key(|(_, c)| *c)?;
+    (3 * count >= 2 * n && *count >= 2).then(|| format!("{count} of {n} right after a `{}` run", arm.name()))
+}
+
+/// The verdict on an arm whose runs form two groups.
+fn bimodal_advice(s: &ArmSummary, m: &Modes, thp_defrag: Option<&str>) -> String {
+    let range = |mode: &Mode| match mode.speedup_range {
+        Some((lo, hi)) if (hi / lo) < 1.02 => format!("×{lo:.2}"),
+        Some((lo, hi)) => format!("×{lo:.2}–{hi:.2}"),
+        None => format!("{:.2} s", mode.wall_s_median),
+    };
+    let extra_system = m.slow.system_s_median - m.fast.system_s_median;
+    let kernel_made_it = extra_system >= 0.5 * (m.slow.wall_s_median - m.fast.wall_s_median);
+    let mut why = Vec::new();
+    if kernel_made_it {
+        why.push(format!("system time +{extra_system:.1} s"));
+    }
+    if let Some(st) = m.slow.compact_stalls_median.filter(|&v| v > m.fast.compact_stalls_median.unwrap_or(0.0)) {
+        why.push(format!("{} compaction stalls per run", crate::units::group_thousands(st.round() as u64)));
+    }
+    why.extend(predecessor_phrase(&m.slow));
+    let (n_fast, n_slow) = (m.fast.rounds.len(), m.slow.rounds.len());
+    let head = format!("Huge pages ({}) are bimodal, not noisy", s.arm.name());
+    if kernel_made_it {
+        let defrag = thp_defrag.map(|d| format!(" (it is `{d}`)")).unwrap_or_default();
+        let fix = match s.arm {
+            Arm::Hugetlb => "reserve the pool before the program starts, so no run waits for it".to_string(),
+            _ => format!("reserve a hugetlb pool (--mode hugetlb --reserve-hugepages) or check THP defrag in /sys/kernel/mm/transparent_hugepage/defrag{defrag}"),
+        };
+        format!(
+            "{head}: {} in {n_fast} run(s) when 2 MiB blocks were free, {} in {n_slow} when the kernel had to make them ({}); {fix}.",
+            range(&m.fast),
+            range(&m.slow),
+            why.join(", ")
+        )
+    } else {
+        let why = if why.is_empty() { String::new() } else { format!(" ({})", why.join(", ")) };
+        format!(
+            "{head}: {} in {n_fast} run(s), {} in {n_slow}{why}; the slow runs are not explained by system time, so no verdict: add runs (-n) to see what sets them apart.",
+            range(&m.fast),
+            range(&m.slow)
+        )
+    }
+}
+
+/// What the A/B means for the user, in one sentence per arm.
+pub fn advice(summaries: &[ArmSummary], thp_defrag: Option<&str>) -> Vec<String> {
+    use crate::timing::schedule::Direction;
+    let without_modes = summaries.iter().find(|s| s.arm == Arm::Without).and_then(|s| s.modes.as_ref());
     summaries
         .iter()
         .filter(|s| s.arm != Arm::Without)
         .filter_map(|s| {
             let r = s.speedup.as_ref()?;
             let ratio = format!("×{:.3} [×{:.3}, ×{:.3}] over {} pairs", r.median, r.low, r.high, r.n);
-            Some(match (r.direction(), &s.no_huge_reason) {
-                (_, Some(why)) => {
-                    format!("With {} it got no huge pages, so the A/B says nothing about them: {why}.", s.arm.tunable())
-                }
-                (Direction::Above, None) => format!(
+            if let Some(why) = &s.no_huge_reason {
+                return Some(format!(
+                    "With {} it got no huge pages, so the A/B says nothing about them: {why}.",
+                    s.arm.tunable()
+                ));
+            }
+            if let Some(w) = without_modes {
+                return Some(format!(
+                    "Huge pages ({}): no verdict; the runs without them fall into two groups too ({:.2} s and {:.2} s), so the host or the program changes speed between runs (add runs with -n).",
+                    s.arm.name(),
+                    w.fast.wall_s_median,
+                    w.slow.wall_s_median
+                ));
+            }
+            if let Some(m) = &s.modes {
+                return Some(bimodal_advice(s, m, thp_defrag));
+            }
+            if let Some(look) = s.second_look.as_ref().filter(|l| l.is_unstable()) {
+                return Some(format!("Huge pages ({}): {ratio}, but {}: no verdict (add runs with -n).", s.arm.name(), look.describe()));
+            }
+            Some(match r.direction() {
+                Direction::Above => format!(
                     "Huge pages ({}) make it faster: {ratio}. Run it with GLIBC_TUNABLES={}.",
                     s.arm.name(),
                     s.arm.tunable()
                 ),
-                (Direction::Below, None) => format!("Huge pages ({}) make it slower: {ratio}.", s.arm.name()),
-                (Direction::WithinNoise, None) => {
+                Direction::Below => format!("Huge pages ({}) make it slower: {ratio}.", s.arm.name()),
+                Direction::WithinNoise => {
                     format!("Huge pages ({}): within the noise, {ratio}; no gain this A/B can show.", s.arm.name())
                 }
-                (Direction::TooFewPairs, None) => {
+                Direction::TooFewPairs => {
                     format!("Huge pages ({}): {ratio}, too few pairs for a verdict (add rounds with -n).", s.arm.name())
                 }
             })
         })
         .collect()
+}
+
+/// Summaries and advice drawn again from the document's runs by today's
+/// rules (`memperf report --reanalyze`): modes, second looks, verdicts.
+pub fn reanalyze(o: &mut Outcome, machine: &Fingerprint) {
+    o.summaries = o.arms.iter().map(|&a| summarise(&o.runs, a, o.rounds, &o.tunable_ignored, machine)).collect();
+    o.advice = advice(&o.summaries, o.thp_defrag.as_deref());
 }
 
 /// Runs the A/B; `progress` sees each run as it ends. With
@@ -219,17 +401,19 @@ pub fn run(program: &Program, p: &Params, machine: &Fingerprint, progress: &mut 
     let linkage = elf::linkage(&program.path);
     let glibc = elf::glibc_version();
     let ignored = elf::tunable_ignored(&linkage, glibc);
-    let order = order(&p.arms, p.rounds);
+    let seed = order_seed();
+    let order = order(&p.arms, p.rounds, seed);
     let mut runs = Vec::new();
     let mut reservation: Option<Reservation> = None;
     for (i, &arm) in order.iter().enumerate() {
-        let round = i / p.arms.len();
+        let round = order[..i].iter().filter(|&&a| a == arm).count();
+        let after = i.checked_sub(1).map(|j| order[j]);
         if arm == Arm::Hugetlb && p.reserve_hugepages && reservation.is_none() {
             let peak = runs.iter().map(|r: &Run| r.usage.max_rss_bytes).max().unwrap_or(256 << 20);
             let pages = (peak + peak / 8).div_ceil(2 << 20) + 8;
             reservation = Some(Reservation::ensure(Bytes(2 << 20), pages)?);
         }
-        let r = one_run(program, p, arm, round)?;
+        let r = one_run(program, p, arm, round, after)?;
         progress(&r);
         runs.push(r);
         if crate::process::signals::received() {
@@ -247,11 +431,13 @@ pub fn run(program: &Program, p: &Params, machine: &Fingerprint, progress: &mut 
         rounds: p.rounds,
         arms: p.arms.clone(),
         order,
+        order_seed: Some(seed),
+        thp_defrag: Some(machine.thp.defrag.clone()),
         linkage,
         glibc_version: glibc.map(|(a, b)| format!("{a}.{b}")),
         tunable_ignored: ignored,
         thp_mode: machine.thp.enabled.clone(),
-        advice: advice(&summaries),
+        advice: advice(&summaries, Some(&machine.thp.defrag)),
         runs,
         summaries,
         valid,
@@ -271,10 +457,40 @@ mod tests {
         );
     }
 
+    /// How often each arm ran right after each arm.
+    fn transitions(o: &[Arm], arms: &[Arm]) -> Vec<usize> {
+        let at = |a: Arm| arms.iter().position(|&x| x == a).unwrap();
+        let mut n = vec![0; arms.len() * arms.len()];
+        for w in o.windows(2) {
+            n[at(w[0]) * arms.len() + at(w[1])] += 1;
+        }
+        n
+    }
+
+    /// Every arm follows every arm (itself too) equally often, within one
+    /// (the last circuit's closing step is not run), each arm runs its
+    /// rounds, and a seed repeats its order; the rotation this replaces put
+    /// THP after a run without it in 3 of 5 rounds on the Intel guest.
     #[test]
-    fn the_order_alternates_and_rotates() {
-        let o = order(&[Arm::Without, Arm::Thp], 3);
-        assert_eq!(o, [Arm::Without, Arm::Thp, Arm::Thp, Arm::Without, Arm::Without, Arm::Thp]);
+    fn the_order_balances_predecessors() {
+        for arms in [vec![Arm::Without, Arm::Thp], vec![Arm::Without, Arm::Thp, Arm::Hugetlb]] {
+            for rounds in [arms.len() * 4, arms.len() * 4 + 1, 5] {
+                for seed in 0..20 {
+                    let o = order(&arms, rounds, seed);
+                    for &a in &arms {
+                        assert_eq!(o.iter().filter(|&&x| x == a).count(), rounds);
+                    }
+                    let t = transitions(&o, &arms);
+                    let (lo, hi) = (*t.iter().min().unwrap(), *t.iter().max().unwrap());
+                    let allowed = if rounds % arms.len() == 0 { 1 } else { 2 };
+                    assert!(hi - lo <= allowed, "{arms:?} {rounds} seed {seed}: {t:?}");
+                    assert_eq!(order(&arms, rounds, seed), o);
+                }
+            }
+        }
+        let distinct: std::collections::BTreeSet<Vec<Arm>> =
+            (0..20).map(|seed| order(&[Arm::Without, Arm::Thp], 8, seed)).collect();
+        assert!(distinct.len() >= 4, "the seed randomises the order: {distinct:?}");
     }
 
     fn run_of(arm: Arm, round: usize, wall_s: f64, code: i32, huge: u64) -> Run {
@@ -292,6 +508,8 @@ mod tests {
             },
             output_tail: None,
             counters: Vec::new(),
+            after: None,
+            kernel: None,
         }
     }
 
@@ -308,12 +526,78 @@ mod tests {
         let r = s.speedup.as_ref().unwrap();
         assert_eq!((r.n, r.median), (5, 2.0));
         assert_eq!(s.no_huge_reason, None);
-        assert!(advice(&[s])[0].starts_with("Huge pages (thp) make it faster: ×2.000"));
+        assert!(advice(&[s], None)[0].starts_with("Huge pages (thp) make it faster: ×2.000"));
         let none: Vec<Run> =
             (0..6).flat_map(|r| [run_of(Arm::Without, r, 2.0, 0, 0), run_of(Arm::Thp, r, 2.0, 0, 0)]).collect();
         let ignored = Some("the program is statically linked".to_string());
         let s = summarise(&none, Arm::Thp, 6, &ignored, &machine);
         assert_eq!(s.no_huge_reason.as_deref(), Some("the program is statically linked"));
-        assert!(advice(&[s])[0].contains("got no huge pages, so the A/B says nothing"));
+        assert!(advice(&[s], None)[0].contains("got no huge pages, so the A/B says nothing"));
+    }
+
+    /// The A/B recorded on the Intel guest (issue 25, point 3): a program
+    /// reading 2 GiB at random, THP right after a run without it in 3 of 5
+    /// rounds. Those three runs took 4.6–6.2 s with 3–4 s of system time,
+    /// the other two 1.2–1.3 s: this was said "within the noise, ×0.438
+    /// [×0.319, ×1.690]"; it is two modes, named with their cause.
+    #[test]
+    fn the_recorded_bimodal_thp_arm_is_named_with_its_cause() {
+        let machine = Fingerprint::collect();
+        let order = [
+            Arm::Without,
+            Arm::Thp,
+            Arm::Thp,
+            Arm::Without,
+            Arm::Without,
+            Arm::Thp,
+            Arm::Thp,
+            Arm::Without,
+            Arm::Without,
+            Arm::Thp,
+        ];
+        let without = [(1.98, 0.7), (2.05, 0.7), (2.12, 0.7), (2.01, 0.6), (2.09, 0.7)];
+        let thp = [(6.20, 4.5), (1.29, 0.8), (4.88, 3.8), (1.22, 0.7), (4.63, 3.6)];
+        let mut runs = Vec::new();
+        let (mut w, mut t) = (0, 0);
+        for (i, &arm) in order.iter().enumerate() {
+            let (round, (wall, sys)) = if arm == Arm::Without { (w, without[w]) } else { (t, thp[t]) };
+            let mut r = run_of(arm, round, wall, 0, if arm == Arm::Thp { 60 } else { 0 });
+            r.usage.system_s = sys;
+            r.after = i.checked_sub(1).map(|j| order[j]);
+            runs.push(r);
+            if arm == Arm::Without {
+                w += 1
+            } else {
+                t += 1
+            }
+        }
+        let s: Vec<ArmSummary> =
+            [Arm::Without, Arm::Thp].iter().map(|&a| summarise(&runs, a, 5, &None, &machine)).collect();
+        assert_eq!(s[0].modes, None, "the arm without huge pages is one group");
+        let m = s[1].modes.as_ref().expect("two modes");
+        assert_eq!((m.fast.rounds.clone(), m.slow.rounds.clone()), (vec![1, 3], vec![0, 2, 4]));
+        assert_eq!(m.slow.after, vec![(Arm::Without, 3)]);
+        let a = advice(&s, Some("madvise"));
+        assert_eq!(a.len(), 1);
+        assert!(a[0].starts_with("Huge pages (thp) are bimodal, not noisy: ×1.59–1.68 in 2 run(s) when 2 MiB blocks were free, ×0.33–0.44 in 3 when the kernel had to make them (system time +3.0 s, 3 of 3 right after a `without` run)"), "{}", a[0]);
+        assert!(a[0].contains("reserve a hugetlb pool") && a[0].contains("(it is `madvise`)"), "{}", a[0]);
+        assert!(!a[0].contains("noise,"), "{}", a[0]);
+    }
+
+    /// A speed-up whose even and odd rounds disagree gives no advice.
+    #[test]
+    fn halves_that_disagree_make_the_verdict_unstable() {
+        let pairs: Vec<f64> = (0..20).map(|i| if i % 2 == 1 && i < 10 { 0.5 } else { 1.5 }).collect();
+        let whole = Ratio::of(&pairs).unwrap();
+        assert_eq!(whole.direction(), crate::timing::schedule::Direction::Above);
+        let look = speedup_second_look(&pairs, &whole).unwrap();
+        assert!(look.is_unstable(), "{look:?}");
+        let mut s = summarise(&[], Arm::Thp, 0, &None, &Fingerprint::collect());
+        s.speedup = Some(whole);
+        s.second_look = Some(look);
+        let a = advice(&[s], None);
+        assert!(a[0].contains("unstable: faster on one half, no change on the other: no verdict"), "{}", a[0]);
+        let steady: Vec<f64> = (0..20).map(|i| 1.4 + 0.01 * i as f64).collect();
+        assert!(matches!(speedup_second_look(&steady, &Ratio::of(&steady).unwrap()), Some(SecondLook::Stable { .. })));
     }
 }

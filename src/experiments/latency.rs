@@ -421,6 +421,13 @@ pub fn latency_levels(
     out
 }
 
+/// The levels drawn again from the document's points by today's rules
+/// (`memperf report --reanalyze`); `ghz` is a clock two chains agreed on.
+pub fn reanalyze(o: &mut Outcome, m: &crate::machine::Fingerprint, ghz: Option<f64>) {
+    let max = o.points.iter().map(|p| p.size_bytes).max().unwrap_or(Bytes(0));
+    o.levels = latency_levels(&o.points, m, max, ghz);
+}
+
 fn warn(ctx: &Context, regions: &[(PagePolicy, Region)], points: &[Point], max: Bytes) {
     let (llc, _) = ctx.machine.sizing_llc();
     if max.0 < 4 * llc.0 {

@@ -21,6 +21,7 @@ pub mod numa;
 pub mod page_init;
 pub mod plan;
 pub mod prefetch_fault;
+pub mod reanalyze;
 pub mod registry;
 pub mod stat;
 pub mod stream_arrays;

@@ -100,6 +100,51 @@ pub fn coverage(samples: &[MemorySample]) -> Coverage {
     }
 }
 
+/// Differences of /proc/vmstat counters over one run: machine-wide, so
+/// they are the run's own only on an otherwise quiet machine.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct KernelActivity {
+    /// Allocations that stalled to compact memory (`compact_stall`).
+    pub compact_stalls: u64,
+    /// Huge pages handed out at a fault (`thp_fault_alloc`).
+    pub thp_fault_alloc: u64,
+    /// Faults that wanted a huge page and got 4 KiB ones (`thp_fault_fallback`).
+    pub thp_fault_fallback: u64,
+}
+
+impl KernelActivity {
+    /// The counters now, from /proc/vmstat (absolute values).
+    pub fn now() -> Option<KernelActivity> {
+        Self::parse(&std::fs::read_to_string("/proc/vmstat").ok()?)
+    }
+
+    /// Reads `compact_stall`, `thp_fault_alloc` and `thp_fault_fallback`
+    /// from vmstat text; `None` when any is missing.
+    pub fn parse(text: &str) -> Option<KernelActivity> {
+        let field = |name: &str| {
+            text.lines().find_map(|l| {
+                let (k, v) = l.split_once(' ')?;
+                (k == name).then(|| v.trim().parse::<u64>().ok()).flatten()
+            })
+        };
+        Some(KernelActivity {
+            compact_stalls: field("compact_stall")?,
+            thp_fault_alloc: field("thp_fault_alloc")?,
+            thp_fault_fallback: field("thp_fault_fallback")?,
+        })
+    }
+
+    /// What happened between `before` and `self` (counters never go back;
+    /// a wrap reads as zero).
+    pub fn since(&self, before: &KernelActivity) -> KernelActivity {
+        KernelActivity {
+            compact_stalls: self.compact_stalls.saturating_sub(before.compact_stalls),
+            thp_fault_alloc: self.thp_fault_alloc.saturating_sub(before.thp_fault_alloc),
+            thp_fault_fallback: self.thp_fault_fallback.saturating_sub(before.thp_fault_fallback),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,5 +182,21 @@ Private_Hugetlb:    2048 kB
     fn this_process_can_be_sampled() {
         let s = sample(std::process::id() as i32, 0.0).unwrap();
         assert!(s.rss_bytes > 0);
+    }
+
+    #[test]
+    fn vmstat_deltas_are_read_by_name() {
+        let before =
+            KernelActivity::parse("nr_free_pages 5\ncompact_stall 10\nthp_fault_alloc 3\nthp_fault_fallback 0\n")
+                .unwrap();
+        let after = KernelActivity::parse(
+            "compact_stall 14\nthp_fault_alloc 1027\nthp_fault_fallback_charge 9\nthp_fault_fallback 2\n",
+        )
+        .unwrap();
+        assert_eq!(
+            after.since(&before),
+            KernelActivity { compact_stalls: 4, thp_fault_alloc: 1024, thp_fault_fallback: 2 }
+        );
+        assert_eq!(KernelActivity::parse("compact_stall 1\n"), None);
     }
 }

@@ -112,16 +112,26 @@ pub fn write_folder(doc: &Document, dir: &Path) -> Result<()> {
 }
 
 /// `memperf report PATH`: re-renders the plots and report.html (and a
-/// results.json) from a document or a journal alone.
-pub fn rebuild(path: &Path, out: Option<&Path>) -> Result<()> {
-    let doc = crate::model::journal::load(path)?;
+/// results.json) from a document or a journal alone; with `reanalyze`,
+/// after drawing every claim again from the raw samples.
+pub fn rebuild(path: &Path, out: Option<&Path>, reanalyze: bool) -> Result<()> {
+    let mut doc = crate::model::journal::load(path)?;
+    let changed = if reanalyze { crate::experiments::reanalyze::document(&mut doc) } else { Vec::new() };
     let dir = match out {
         Some(d) => d.to_path_buf(),
         None if path.is_dir() => path.to_path_buf(),
         None => path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf(),
     };
     write_folder(&doc, &dir)?;
-    sink::stdout(format!("report written to {}\n", dir.join("report.html").display()).as_bytes())
+    let mut said = String::new();
+    if reanalyze {
+        said.push_str(&match changed.len() {
+            0 => "reanalysed: every claim came out as the document has it\n".to_string(),
+            _ => changed.iter().map(|c| format!("reanalysed: {}\n", sink::one_line(c))).collect(),
+        });
+    }
+    said.push_str(&format!("report written to {}\n", dir.join("report.html").display()));
+    sink::stdout(said.as_bytes())
 }
 
 /// `memperf compare A B`: headline metrics side by side, B over A, and

@@ -436,6 +436,13 @@ fn warn_results(results: &[VariantResult], p: &Params, ctx: &Context) {
     }
 }
 
+/// Plateaus and prefetch effects drawn again from the document's results
+/// by today's rules (`memperf report --reanalyze`).
+pub fn reanalyze(o: &mut Outcome) {
+    o.plateaus = plateaus(&o.results);
+    o.prefetch_effects = prefetch_effects(&o.results, &o.plateaus);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

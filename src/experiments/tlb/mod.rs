@@ -295,6 +295,16 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     })
 }
 
+/// Reaches, walk costs and advice drawn again from the document's points
+/// and control by today's rules (`memperf report --reanalyze`).
+pub fn reanalyze(o: &mut Outcome, m: &crate::machine::Fingerprint, ghz: Option<f64>) {
+    o.reaches = curves::reaches(&o.points, &o.regions, &o.control, m);
+    o.walk_costs = curves::walk_costs(&o.points, &o.control);
+    o.walk_ns = curves::walk_beyond_reach(&o.reaches, &o.walk_costs);
+    o.walk_cycles = o.walk_ns.as_ref().zip(ghz).map(|(w, g)| w.median * g);
+    o.advice = curves::advice(&o.reaches, o.walk_ns.as_ref(), &o.control);
+}
+
 /// Every swept region that has each count, interleaved per count.
 fn measure_counts(p: &Params, ctx: &Context, swept: &mut [Swept], counts: &[u64]) -> Result<Vec<Point>> {
     let mut points = Vec::new();

@@ -4,7 +4,7 @@
 //! arm with its interval and verdict, and why an arm got no huge pages.
 
 use crate::process::elf::Linkage;
-use crate::process::memory::Coverage;
+use crate::process::memory::{Coverage, KernelActivity};
 use crate::process::{ChildUsage, Exit};
 use crate::timing::{Ratio, Summary};
 use serde::{Deserialize, Serialize};
@@ -52,6 +52,40 @@ pub struct Run {
     /// The run's counters (inherited by its threads and children).
     #[serde(default)]
     pub counters: Vec<super::stat::EventCount>,
+    /// The arm of the run just before this one (`None` for the first): a
+    /// run meets what its predecessor left behind (freed memory the kernel
+    /// must compact before it can hand out 2 MiB blocks, warm caches).
+    #[serde(default)]
+    pub after: Option<Arm>,
+    /// What the kernel did for the whole machine while the run lasted
+    /// (/proc/vmstat), where it could be read.
+    #[serde(default)]
+    pub kernel: Option<KernelActivity>,
+}
+
+/// One of two groups of an arm's runs (see [`crate::analysis::modes`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Mode {
+    /// Rounds (from 0) of the runs in this mode.
+    pub rounds: Vec<usize>,
+    pub wall_s_median: f64,
+    pub system_s_median: f64,
+    /// Lowest and highest of the runs' speed-ups over the median run
+    /// without huge pages (`None` for the arm without).
+    pub speedup_range: Option<(f64, f64)>,
+    /// How many of the runs came right after a run of each arm.
+    pub after: Vec<(Arm, usize)>,
+    /// Median compaction stalls per run, where /proc/vmstat was read.
+    pub compact_stalls_median: Option<f64>,
+}
+
+/// An arm whose runs fall into two separate groups.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Modes {
+    pub fast: Mode,
+    pub slow: Mode,
+    /// Fastest slow run / slowest fast run.
+    pub separation: f64,
 }
 
 impl Run {
@@ -80,6 +114,12 @@ pub struct ArmSummary {
     /// `None` where it was not measured.
     #[serde(default)]
     pub counter_medians: Vec<(String, Option<f64>)>,
+    /// Two groups of runs, where the arm's wall times form two.
+    #[serde(default)]
+    pub modes: Option<Modes>,
+    /// The speed-up's verdict on the even and on the odd rounds apart.
+    #[serde(default)]
+    pub second_look: Option<crate::analysis::second_look::SecondLook>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -87,8 +127,15 @@ pub struct Outcome {
     pub command: Vec<String>,
     pub rounds: usize,
     pub arms: Vec<Arm>,
-    /// The order the runs were made, round by round.
+    /// The order the runs were made.
     pub order: Vec<Arm>,
+    /// The seed of that order (random circuits in which every arm follows
+    /// every arm equally often); `None` in documents from before it.
+    #[serde(default)]
+    pub order_seed: Option<u64>,
+    /// THP defrag setting while it ran.
+    #[serde(default)]
+    pub thp_defrag: Option<String>,
     pub linkage: Linkage,
     pub glibc_version: Option<String>,
     /// Why the tunable will not reach this program, when it will not.

@@ -195,12 +195,17 @@ pub fn hugepages_text(o: &crate::model::outcome::hugepages::Outcome) -> String {
         Linkage::NotElf => "not an ELF file (a script)".into(),
     };
     let mut out = format!(
-        "hugepages: `{}`, {} round(s) of {} (order rotated each round); {linkage}, glibc {}, THP {}\n",
+        "hugepages: `{}`, {} round(s) of {} ({}); {linkage}, glibc {}, THP {}{}\n",
         o.command.join(" "),
         o.rounds,
         o.arms.iter().map(|a| a.tunable()).collect::<Vec<_>>().join(" vs "),
+        match o.order_seed {
+            Some(seed) => format!("random order, each arm after each arm equally often, seed {seed}"),
+            None => "order rotated each round".into(),
+        },
         o.glibc_version.as_deref().unwrap_or("unknown"),
-        o.thp_mode
+        o.thp_mode,
+        o.thp_defrag.as_deref().map(|d| format!(", defrag {d}")).unwrap_or_default()
     );
     if let Some(why) = &o.tunable_ignored {
         out.push_str(&format!("  the tunable will not reach it: {why}\n"));
@@ -248,6 +253,25 @@ pub fn hugepages_text(o: &crate::model::outcome::hugepages::Outcome) -> String {
             out.push_str(&format!("  {} counters, median per run: {}\n", s.arm.name(), parts.join(", ")));
         }
     }
+    out.push_str(&hugepages_runs_table(o));
+    for s in &o.summaries {
+        if let Some(m) = &s.modes {
+            out.push_str(&format!(
+                "  {} runs form two groups (×{:.2} apart): {}; {}\n",
+                s.arm.name(),
+                m.separation,
+                mode_text("fast", &m.fast),
+                mode_text("slow", &m.slow)
+            ));
+        }
+        if let Some(look) = &s.second_look {
+            out.push_str(&format!(
+                "  {} speed-up, second look (even and odd rounds apart): {}\n",
+                s.arm.name(),
+                look.describe()
+            ));
+        }
+    }
     for r in o.runs.iter().filter(|r| !r.ok()) {
         out.push_str(&format!("  round {} {}: {} (left out)\n", r.round + 1, r.arm.name(), r.exit.describe()));
         if let Some(tail) = &r.output_tail {
@@ -260,6 +284,59 @@ pub fn hugepages_text(o: &crate::model::outcome::hugepages::Outcome) -> String {
         out.push_str(&format!("  → {a}\n"));
     }
     out
+}
+
+/// Every run in the order made, with what came before it and what the
+/// kernel did meanwhile: the evidence for modes and order effects.
+fn hugepages_runs_table(o: &crate::model::outcome::hugepages::Outcome) -> String {
+    let mut t = Table::new([
+        "run",
+        "arm",
+        "after",
+        "wall s",
+        "system s",
+        "on huge pages",
+        "compaction stalls",
+        "THP faults (fallback)",
+    ]);
+    for (i, r) in o.runs.iter().enumerate() {
+        let k = r.kernel.as_ref();
+        t.row([
+            (i + 1).to_string(),
+            r.arm.name().to_string(),
+            r.after.map(|a| a.name().to_string()).unwrap_or_else(|| "-".into()),
+            format!("{:.3}", r.wall_s),
+            format!("{:.3}", r.usage.system_s),
+            r.coverage
+                .time_weighted_huge_fraction
+                .map(|f| format!("{:.0}%", f * 100.0))
+                .unwrap_or_else(|| "not measured".into()),
+            k.map(|k| crate::units::group_thousands(k.compact_stalls)).unwrap_or_else(|| "not measured".into()),
+            k.map(|k| {
+                format!(
+                    "{} ({})",
+                    crate::units::group_thousands(k.thp_fault_alloc),
+                    crate::units::group_thousands(k.thp_fault_fallback)
+                )
+            })
+            .unwrap_or_else(|| "not measured".into()),
+        ]);
+    }
+    t.render()
+}
+
+/// "fast: rounds 2, 4, median 1.255 s, system 0.75 s, after …".
+fn mode_text(name: &str, m: &crate::model::outcome::hugepages::Mode) -> String {
+    let rounds: Vec<String> = m.rounds.iter().map(|r| (r + 1).to_string()).collect();
+    let after: Vec<String> = m.after.iter().map(|(a, n)| format!("{n} after {}", a.name())).collect();
+    let stalls = m.compact_stalls_median.map(|v| format!(", {v:.0} compaction stalls")).unwrap_or_default();
+    format!(
+        "{name}: round(s) {}, median {:.3} s, system {:.3} s{stalls}{}",
+        rounds.join(", "),
+        m.wall_s_median,
+        m.system_s_median,
+        if after.is_empty() { String::new() } else { format!(", {}", after.join(", ")) }
+    )
 }
 
 /// One run of a program: its times, memory and the metrics computed.

@@ -1,0 +1,89 @@
+//! A second look at a verdict: the same verdict computed again on two
+//! disjoint halves of the repetitions (even and odd, so that both halves
+//! span the whole run and a drift of the host falls on both). Where the
+//! halves disagree the verdict is "unstable" and yields no advice; the
+//! report says which verdicts were stable.
+
+use serde::{Deserialize, Serialize};
+
+/// What the halves said.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum SecondLook {
+    /// Both halves reach the whole's verdict.
+    Stable { first: String, second: String },
+    /// The halves reach different verdicts: no advice follows.
+    Unstable { first: String, second: String },
+    /// Too few repetitions to split: the verdict stands on one look.
+    NotChecked { why: String },
+}
+
+impl SecondLook {
+    /// Compares the verdicts of the two halves.
+    pub fn of<T: PartialEq + std::fmt::Display>(first: T, second: T) -> SecondLook {
+        let (a, b) = (first.to_string(), second.to_string());
+        if first == second {
+            SecondLook::Stable { first: a, second: b }
+        } else {
+            SecondLook::Unstable { first: a, second: b }
+        }
+    }
+
+    pub fn is_unstable(&self) -> bool {
+        matches!(self, SecondLook::Unstable { .. })
+    }
+
+    /// A short phrase for a report: "stable", "unstable (a vs b)" or
+    /// "one look (why)".
+    pub fn describe(&self) -> String {
+        match self {
+            SecondLook::Stable { .. } => "stable on both halves".into(),
+            SecondLook::Unstable { first, second } => format!("unstable: {first} on one half, {second} on the other"),
+            SecondLook::NotChecked { why } => format!("one look only ({why})"),
+        }
+    }
+}
+
+/// Items at even and at odd positions.
+pub fn halves<T: Clone>(items: &[T]) -> (Vec<T>, Vec<T>) {
+    let even = items.iter().step_by(2).cloned().collect();
+    let odd = items.iter().skip(1).step_by(2).cloned().collect();
+    (even, odd)
+}
+
+/// The verdict of `judge` on each half of `items`, compared; not checked
+/// when a half would hold fewer than `min_per_half` items.
+pub fn look<T: Clone, V: PartialEq + std::fmt::Display>(
+    items: &[T],
+    min_per_half: usize,
+    judge: impl Fn(&[T]) -> V,
+) -> SecondLook {
+    let (a, b) = halves(items);
+    if b.len() < min_per_half.max(1) {
+        return SecondLook::NotChecked {
+            why: format!("{} repetitions, {} needed to judge each half apart", items.len(), 2 * min_per_half.max(1)),
+        };
+    }
+    SecondLook::of(judge(&a), judge(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn halves_interleave_and_cover_every_item_once() {
+        let (a, b) = halves(&[1, 2, 3, 4, 5]);
+        assert_eq!((a, b), (vec![1, 3, 5], vec![2, 4]));
+    }
+
+    #[test]
+    fn agreeing_halves_are_stable_and_disagreeing_ones_are_not() {
+        let sign = |v: &[f64]| if v.iter().sum::<f64>() > 0.0 { "up" } else { "down" };
+        assert!(matches!(look(&[1.0, 2.0, 1.5, 3.0], 2, sign), SecondLook::Stable { .. }));
+        let s = look(&[1.0, -2.0, 1.5, -3.0], 2, sign);
+        assert!(s.is_unstable());
+        assert_eq!(s.describe(), "unstable: up on one half, down on the other");
+        assert!(matches!(look(&[1.0, 2.0, 3.0], 2, sign), SecondLook::NotChecked { .. }));
+    }
+}

@@ -1,0 +1,90 @@
+//! `memperf report --reanalyze DOC`: every claim a document stores drawn
+//! again from its raw samples by today's analysis — latency levels, TLB
+//! reaches and walk costs, bandwidth plateaus and prefetch effects,
+//! call-chain steps, loaded latency's bend, the huge-page A/B's modes and
+//! verdicts — so that a change to the analysis can be checked on
+//! recordings of machines one does not have. Claims drawn at render time
+//! (Little's law, the prefetch sweep, the K-chain gains) follow by
+//! themselves; the clock and the machine's claims are rechecked as every
+//! loaded document is.
+
+use crate::model::outcome::Outcome;
+use crate::model::Document;
+
+/// Redraws every stored claim; returns one line per experiment whose
+/// claims came out different, saying which.
+pub fn document(doc: &mut Document) -> Vec<String> {
+    doc.recheck();
+    let folded = doc.experiments.iter().any(|r| r.core_clock.iter().any(|c| !c.two_chains()));
+    let machine = doc.machine.clone();
+    let mut changed = Vec::new();
+    for rec in &mut doc.experiments {
+        // The clock the experiment measured around itself, as when it ran.
+        let own = crate::timing::core_clock::mean_ghz(&rec.core_clock);
+        let ghz = if folded { None } else { own.or(machine.core_ghz()) };
+        let Some(outcome) = rec.outcome.as_mut() else { continue };
+        let before = serde_json::to_value(&*outcome).ok().map(rounded);
+        let fields = redraw(outcome, &machine, ghz);
+        let after = serde_json::to_value(&*outcome).ok().map(rounded);
+        if !fields.is_empty() && before != after {
+            let differ: Vec<&str> = fields
+                .iter()
+                .copied()
+                .filter(|f| before.as_ref().map(|b| &b[f]) != after.as_ref().map(|a| &a[f]))
+                .collect();
+            changed.push(format!("{}: {} drawn differently by today's analysis", rec.name, differ.join(", ")));
+        }
+    }
+    changed
+}
+
+/// Numbers to six significant digits: a figure recomputed from parsed
+/// samples may differ from the stored one in its last bits, which is no
+/// change of claim.
+fn rounded(v: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() => Value::String(format!("{f:.5e}")),
+            _ => Value::Number(n),
+        },
+        Value::Array(a) => Value::Array(a.into_iter().map(rounded).collect()),
+        Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, rounded(v))).collect()),
+        other => other,
+    }
+}
+
+/// Redraws one outcome's claims; the names of the fields redrawn.
+fn redraw(o: &mut Outcome, machine: &crate::machine::Fingerprint, ghz: Option<f64>) -> Vec<&'static str> {
+    use super::*;
+    use crate::timing::core_clock::mean_ghz;
+    // Latency and tlb keep the clock they measured around themselves.
+    let own = |c: &[crate::timing::core_clock::CoreClock]| ghz.and(mean_ghz(c).or(ghz));
+    match o {
+        Outcome::Latency(o) => {
+            latency::reanalyze(o, machine, own(&o.core_clock));
+            vec!["levels"]
+        }
+        Outcome::Tlb(o) => {
+            tlb::reanalyze(o, machine, own(&o.core_clock));
+            vec!["reaches", "walk_costs", "walk_ns", "walk_cycles", "advice"]
+        }
+        Outcome::Bandwidth(o) => {
+            bandwidth::reanalyze(o);
+            vec!["plateaus", "prefetch_effects"]
+        }
+        Outcome::Calls(o) => {
+            calls::reanalyze(o, ghz);
+            vec!["steps"]
+        }
+        Outcome::LoadedLatency(o) => {
+            o.bend = crate::analysis::bend::bend(&o.points);
+            vec!["bend"]
+        }
+        Outcome::Hugepages(o) => {
+            hugepages::reanalyze(o, machine);
+            vec!["summaries", "advice"]
+        }
+        _ => Vec::new(),
+    }
+}
