@@ -6,8 +6,10 @@
 //! neighbouring intervals are one knee spread over two points (a working
 //! set that half fits). Between knees lie the levels; a level's figure is
 //! the median of its points, except the last level, whose figure is the
-//! value at the largest working set (the cost that does not go away).
+//! value at the largest working set (the cost that does not go away). A
+//! knee is looked at again on the curves of the even and the odd samples.
 
+use super::second_look::SecondLook;
 use serde::{Deserialize, Serialize};
 
 /// One level of a stepped curve.
@@ -70,9 +72,91 @@ pub fn levels(points: &[(f64, f64)], max_levels: usize, min_ratio: f64) -> Vec<L
     out
 }
 
+/// A curve: (x, y) points sorted by x.
+pub type Curve = Vec<(f64, f64)>;
+
+/// The second look at each knee of `whole` (the end of every level but
+/// the last): found again, within a factor √2 of its size, among the knees
+/// of the curve drawn from the even samples and among those of the odd
+/// ones? `halves` is `None` when the points have too few samples to split.
+pub fn second_looks(
+    whole: &[Level],
+    halves: Option<&(Curve, Curve)>,
+    max_levels: usize,
+    min_ratio: f64,
+) -> Vec<SecondLook> {
+    let knees = |lv: &[Level]| -> Vec<f64> { lv.iter().take(lv.len().saturating_sub(1)).map(|l| l.to_x).collect() };
+    let Some((even, odd)) = halves else {
+        let why = "fewer than two samples per point for each half".to_string();
+        return knees(whole).iter().map(|_| SecondLook::NotChecked { why: why.clone() }).collect();
+    };
+    let (a, b) = (knees(&levels(even, max_levels, min_ratio)), knees(&levels(odd, max_levels, min_ratio)));
+    let near = |set: &[f64], x: f64| set.iter().any(|&k| (k / x).log2().abs() <= 0.5);
+    let said = |found: bool, x: f64| if found { format!("a knee at {x}") } else { format!("no knee near {x}") };
+    knees(whole)
+        .into_iter()
+        .map(|x| {
+            let (fa, fb) = (near(&a, x), near(&b, x));
+            let (first, second) = (said(fa, x), said(fb, x));
+            if fa && fb {
+                SecondLook::Stable { first, second }
+            } else {
+                SecondLook::Unstable { first, second }
+            }
+        })
+        .collect()
+}
+
+/// Each point's median over the even and over the odd samples: the two
+/// half curves for [`second_looks`]; `None` when a point has fewer than
+/// four samples.
+pub fn half_curves(points: &[(f64, &[f64])]) -> Option<(Curve, Curve)> {
+    use crate::timing::stats::median;
+    if points.iter().any(|(_, s)| s.len() < 4) {
+        return None;
+    }
+    let half = |parity: usize| -> Option<Curve> {
+        points
+            .iter()
+            .map(|(x, s)| {
+                let v: Vec<f64> = s.iter().skip(parity).step_by(2).copied().collect();
+                median(&v).map(|m| (*x, m))
+            })
+            .collect()
+    };
+    Some((half(0)?, half(1)?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A knee both halves find is stable; one only the whole finds is not
+    /// (the Intel guest's later TLB knees: 512/2048 pages in one run,
+    /// 16384/40960 in the next, beside a first knee at 96 in both).
+    #[test]
+    fn a_knee_only_one_half_finds_is_unstable() {
+        let xs = [32.0, 64.0, 96.0, 128.0, 256.0, 512.0, 1024.0, 2048.0];
+        let whole: Vec<(f64, f64)> =
+            xs.iter().zip([1.0, 1.0, 1.0, 3.0, 3.0, 3.0, 4.5, 4.5]).map(|(&x, y)| (x, y)).collect();
+        let even = whole.clone();
+        let odd: Vec<(f64, f64)> =
+            xs.iter().zip([1.0, 1.0, 1.0, 3.0, 3.0, 3.0, 3.2, 3.3]).map(|(&x, y)| (x, y)).collect();
+        let lv = levels(&whole, 4, 1.3);
+        assert_eq!(lv.len(), 3);
+        let looks = second_looks(&lv, Some(&(even, odd)), 4, 1.3);
+        assert!(matches!(looks[0], SecondLook::Stable { .. }), "{looks:?}");
+        assert_eq!(looks[1], SecondLook::Unstable { first: "a knee at 512".into(), second: "no knee near 512".into() });
+        assert!(matches!(second_looks(&lv, None, 4, 1.3)[0], SecondLook::NotChecked { .. }));
+    }
+
+    #[test]
+    fn half_curves_take_alternate_samples() {
+        let s = [1.0, 10.0, 2.0, 20.0, 3.0];
+        let (e, o) = half_curves(&[(8.0, &s[..])]).unwrap();
+        assert_eq!((e, o), (vec![(8.0, 2.0)], vec![(8.0, 15.0)]));
+        assert_eq!(half_curves(&[(8.0, &s[..3])]), None);
+    }
 
     fn curve(steps: &[(f64, f64)]) -> Vec<(f64, f64)> {
         // sizes 4 KiB .. 1 GiB doubling; latency = first step whose bound >= size.

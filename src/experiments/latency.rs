@@ -395,6 +395,13 @@ pub fn latency_levels(
             .map(|p| (p.size_bytes.0 as f64, p.latency_ns.median))
             .collect();
         let lv = knees::levels(&curve, caches.len() + 2, 1.3);
+        let samples: Vec<(f64, &[f64])> = points
+            .iter()
+            .filter(|p| p.pages == pol && p.order == "random")
+            .map(|p| (p.size_bytes.0 as f64, &p.sample_latency_ns[..]))
+            .collect();
+        let halves = knees::half_curves(&samples);
+        let mut looks = knees::second_looks(&lv, halves.as_ref(), caches.len() + 2, 1.3).into_iter();
         let knee_x: Vec<f64> = lv.iter().take(lv.len().saturating_sub(1)).map(|l| l.to_x).collect();
         let names = attribute(&knee_x, &caches);
         for (i, l) in lv.iter().enumerate() {
@@ -414,6 +421,7 @@ pub fn latency_levels(
                 cycles: ghz.map(|g| l.value * g),
                 from_bytes: Bytes(l.from_x as u64),
                 up_to_bytes: Bytes(l.to_x as u64),
+                second_look: (i + 1 < lv.len()).then(|| looks.next()).flatten(),
                 knee_after: after,
             });
         }

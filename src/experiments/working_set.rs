@@ -346,11 +346,46 @@ fn summarise(
 
 /// One sentence for the huge policies that clearly help (with their ratios
 /// and the coverage they really got), one for those that do not.
+/// Seconds per row of each sample of a policy.
+fn per_row(r: &PolicyResult) -> Vec<f64> {
+    r.samples_s.iter().map(|s| s / r.rows_per_sample.max(1) as f64).collect()
+}
+
+/// Why a policy's speed-up gives no verdict, if it gives none: its samples
+/// (or 4 KiB's) fall into two groups, or its halves disagree.
+fn doubt(r: &PolicyResult, small: Option<&PolicyResult>) -> Option<String> {
+    use crate::analysis::modes::two_modes;
+    for p in [Some(r), small].into_iter().flatten() {
+        if let Some(m) = two_modes(&per_row(p)) {
+            let rows = per_row(p);
+            let med = |ix: &[usize]| {
+                crate::timing::stats::median(&ix.iter().map(|&i| rows[i] * 1e9).collect::<Vec<_>>()).unwrap_or(f64::NAN)
+            };
+            return Some(format!(
+                "{} samples fall into two groups ({:.0} ns per row in {}, {:.0} in {}): the host changed speed during the run",
+                p.pages,
+                med(&m.low),
+                m.low.len(),
+                med(&m.high),
+                m.high.len()
+            ));
+        }
+    }
+    let small = small?;
+    let ratios: Vec<f64> = per_row(small).iter().zip(per_row(r)).map(|(a, b)| a / b).collect();
+    let side = |half: &[f64]| match crate::timing::stats::median(half) {
+        Some(m) if m > 1.0 => "faster",
+        _ => "not faster",
+    };
+    let look = crate::analysis::second_look::look(&ratios, 2, side);
+    look.is_unstable().then(|| format!("{}: {}", r.pages, look.describe()))
+}
+
 fn advice(results: &[PolicyResult]) -> Vec<String> {
     use crate::timing::schedule::Direction;
-    let mut helps = Vec::new();
-    let mut flat = Vec::new();
-    for r in results {
+    let small = results.iter().find(|r| r.pages == PagePolicy::Small);
+    let (mut helps, mut flat, mut doubts) = (Vec::new(), Vec::new(), Vec::new());
+    for r in results.iter().filter(|r| r.pages != PagePolicy::Small) {
         let Some(s) = r.speedup_vs_4k.as_ref() else { continue };
         let cov = r
             .backing
@@ -358,6 +393,10 @@ fn advice(results: &[PolicyResult]) -> Vec<String> {
             .map(|f| format!("{:.0}% huge", f * 100.0))
             .unwrap_or_else(|| "coverage unknown".into());
         let text = format!("{} ×{:.2} [×{:.2}, ×{:.2}], {cov}", r.pages, s.median, s.low, s.high);
+        if let Some(why) = doubt(r, small) {
+            doubts.push(why);
+            continue;
+        }
         match s.direction() {
             Direction::Above => helps.push(text),
             Direction::WithinNoise if r.backing.huge_fraction.unwrap_or(0.0) >= 0.9 => flat.push(text),
@@ -377,6 +416,10 @@ fn advice(results: &[PolicyResult]) -> Vec<String> {
             flat.join("; ")
         ));
     }
+    doubts.dedup();
+    out.extend(
+        doubts.into_iter().map(|d| format!("No verdict on huge pages for the sample application: {d} (run it again).")),
+    );
     out
 }
 
@@ -411,5 +454,53 @@ mod tests {
         assert_eq!(wrapped, 0.0 + a.doit(&[3], 8) + a.doit(&[1, 2, 3], 8));
         let (x, y, z) = a.thirds();
         assert!(kernel::validate(wrapped, kernel::reference(x, y, z, &[3, 1, 2, 3], 8)));
+    }
+
+    fn result(pages: PagePolicy, samples_s: Vec<f64>) -> PolicyResult {
+        let small: Vec<f64> = vec![2.0; samples_s.len()];
+        PolicyResult {
+            pages,
+            backing: crate::memory::Backing {
+                requested: pages,
+                size_bytes: crate::units::Bytes(1 << 30),
+                page_size_bytes: None,
+                huge_bytes: None,
+                huge_fraction: Some(1.0),
+            },
+            rows_per_sample: 1000,
+            ns_per_row: Summary::of(&samples_s).unwrap(),
+            speedup_vs_4k: Ratio::paired(&small, &samples_s),
+            samples_s,
+            flops_per_s: 1.0,
+            translation_ns_per_row: None,
+            counters: Vec::new(),
+            metrics: Vec::new(),
+            valid: true,
+        }
+    }
+
+    /// The same care as `hugepages`: a policy whose samples fall into two
+    /// groups, or whose gain one half of the repetitions does not show,
+    /// gives no advice but says why.
+    #[test]
+    fn bimodal_or_unstable_gains_give_no_verdict() {
+        let small = result(PagePolicy::Small, vec![2.0; 10]);
+        let steady = result(PagePolicy::Thp, (0..10).map(|i| 1.5 + 0.001 * i as f64).collect());
+        assert!(advice(&[small.clone(), steady])[0].starts_with("Random rows of large arrays run faster"));
+        let two = result(PagePolicy::Thp, [1.0, 1.01, 1.02, 1.03, 1.04, 1.6, 1.61, 1.62, 1.63, 1.64].to_vec());
+        let a = advice(&[small.clone(), two]);
+        assert_eq!(a.len(), 1, "{a:?}");
+        assert!(
+            a[0].starts_with("No verdict on huge pages for the sample application: thp samples fall into two groups"),
+            "{}",
+            a[0]
+        );
+        // Faster on the even repetitions, no faster on the odd ones.
+        let even = [1.5, 1.6, 1.7, 1.8, 1.9];
+        let odd = [2.0, 2.05, 2.1, 2.15, 2.2];
+        let halves =
+            result(PagePolicy::Thp, (0..10).map(|i| if i % 2 == 0 { even[i / 2] } else { odd[i / 2] }).collect());
+        let a = advice(&[small, halves]);
+        assert!(a.iter().any(|l| l.contains("unstable: faster on one half, not faster on the other")), "{a:?}");
     }
 }

@@ -343,6 +343,11 @@ pub struct Ratio {
     pub confidence: f64,
 }
 
+/// The fewest pairs whose median interval reaches 90% (min..max of 5
+/// pairs covers the median with 1 − 2⁻⁴ = 93.75%): below it a ratio has
+/// no direction.
+pub const MIN_PAIRS_FOR_VERDICT: usize = 5;
+
 /// Which way a ratio points, when its interval says so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -479,6 +484,13 @@ pub fn samples_per_repetition(plan: &Plan, n: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_fewest_pairs_for_a_verdict_are_the_fewest_with_a_direction() {
+        let v = |n: usize| super::Ratio::of(&vec![2.0; n]).unwrap().direction();
+        assert_eq!(v(super::MIN_PAIRS_FOR_VERDICT - 1), super::Direction::TooFewPairs);
+        assert_eq!(v(super::MIN_PAIRS_FOR_VERDICT), super::Direction::Above);
+    }
+
     use super::*;
     use crate::timing::FakeClock;
     use std::cell::RefCell;

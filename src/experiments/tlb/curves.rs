@@ -97,6 +97,20 @@ fn reach_curve(points: &[Point], pages: PagePolicy, control: &Control) -> Vec<(f
         .collect()
 }
 
+/// `points` with each summary drawn from the even (`parity` 0) or the odd
+/// (1) samples alone; `None` when a point has fewer than two of them.
+fn half_points(points: &[Point], parity: usize) -> Option<Vec<Point>> {
+    points
+        .iter()
+        .map(|p| {
+            let v: Vec<f64> = p.sample_ns.iter().skip(parity).step_by(2).copied().collect();
+            let mut q = p.clone();
+            q.ns_per_access = crate::timing::Summary::of(&v).filter(|_| v.len() >= 2)?;
+            Some(q)
+        })
+        .collect()
+}
+
 /// The knees of each policy's reach curve, set beside CPUID.
 pub fn reaches(points: &[Point], backings: &[Backing], control: &Control, m: &Fingerprint) -> Vec<Reach> {
     let mut pols: Vec<PagePolicy> = points.iter().filter(|p| p.sweep == Sweep::Own).map(|p| p.pages).collect();
@@ -114,7 +128,11 @@ pub fn reaches(points: &[Point], backings: &[Backing], control: &Control, m: &Fi
             .collect();
         let separated = pages == PagePolicy::Small && matches!(control, Control::Valid { .. });
         let lv = knees::levels(&reach_curve(points, pages, control), 4, KNEE_RATIO);
-        for w in lv.windows(2) {
+        let halves = half_points(points, 0)
+            .zip(half_points(points, 1))
+            .map(|(e, o)| (reach_curve(&e, pages, control), reach_curve(&o, pages, control)));
+        let looks = knees::second_looks(&lv, halves.as_ref(), 4, KNEE_RATIO);
+        for (w, look) in lv.windows(2).zip(looks) {
             let entries = w[0].to_x as u64;
             let confounded = !separated && entries as f64 * 64.0 > l1;
             let attribution =
@@ -131,6 +149,7 @@ pub fn reaches(points: &[Point], backings: &[Backing], control: &Control, m: &Fi
                 ns_within: w[0].value,
                 ns_beyond: w[1].value,
                 confounded_with_cache: confounded,
+                second_look: Some(look),
             });
         }
     }
@@ -183,6 +202,7 @@ pub fn advice(reaches: &[Reach], walk: Option<&Ratio>, control: &Control) -> Vec
         reaches
             .iter()
             .filter(|r| r.pages == pages && matches!(r.attribution, Attribution::Level { .. }))
+            .filter(|r| !r.second_look.as_ref().is_some_and(|s| s.is_unstable()))
             .max_by_key(|r| r.measured_entries)
     };
     if let (Some(small), Some(w)) = (last(PagePolicy::Small), walk) {
@@ -194,6 +214,7 @@ pub fn advice(reaches: &[Reach], walk: Option<&Ratio>, control: &Control) -> Vec
         if let Some(h) = reaches
             .iter()
             .filter(|r| r.pages != PagePolicy::Small && matches!(r.attribution, Attribution::Level { .. }))
+            .filter(|r| !r.second_look.as_ref().is_some_and(|s| s.is_unstable()))
             .filter_map(|r| r.measured_reach_bytes.map(|b| (r, b)))
             .max_by_key(|(_, b)| *b)
         {

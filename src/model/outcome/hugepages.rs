@@ -79,6 +79,18 @@ pub struct Mode {
     pub compact_stalls_median: Option<f64>,
 }
 
+/// A pair on the other side of 1 from every other pair of an arm.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LonePair {
+    /// Round (from 0) of the pair.
+    pub round: usize,
+    pub wall_s: f64,
+    pub system_s: f64,
+    pub after: Option<Arm>,
+    /// The speed-up over the other pairs.
+    pub rest: Ratio,
+}
+
 /// An arm whose runs fall into two separate groups.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Modes {
@@ -117,6 +129,10 @@ pub struct ArmSummary {
     /// Two groups of runs, where the arm's wall times form two.
     #[serde(default)]
     pub modes: Option<Modes>,
+    /// The one pair that alone keeps the speed-up's interval across 1,
+    /// where there is one.
+    #[serde(default)]
+    pub lone_pair: Option<LonePair>,
     /// The speed-up's verdict on the even and on the odd rounds apart.
     #[serde(default)]
     pub second_look: Option<crate::analysis::second_look::SecondLook>,

@@ -41,6 +41,10 @@ pub struct LatencyLevel {
     pub up_to_bytes: Bytes,
     /// What the knee after this level was attributed to (none for the last).
     pub knee_after: Option<analysis::attribution::Attribution>,
+    /// The knee after this level found again on the even and on the odd
+    /// samples apart? (None for the last level.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub second_look: Option<analysis::second_look::SecondLook>,
 }
 
 /// Policy B over policy A at one size: per-repetition ratio of the

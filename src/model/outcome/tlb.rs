@@ -57,6 +57,9 @@ pub struct Reach {
     /// separates translation from cache: it may be a cache step, so it is
     /// not attributed.
     pub confounded_with_cache: bool,
+    /// The knee found again on the even and on the odd samples apart?
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub second_look: Option<crate::analysis::second_look::SecondLook>,
 }
 
 /// Small pages minus the control at one page count, per repetition.

@@ -59,7 +59,8 @@ pub fn latency_text(o: &latency::Outcome) -> String {
     out.push_str("\n(spread: lowest..highest sample mean; each sample ≥ 10 ms after a warm-up traversal)\n");
     out.push_str(&t.render());
     if !o.levels.is_empty() {
-        let mut lv = Table::new(["pages", "level", "latency ns", "cycles", "working sets", "knee after it"]);
+        let mut lv =
+            Table::new(["pages", "level", "latency ns", "cycles", "working sets", "knee after it", "second look"]);
         for l in &o.levels {
             lv.row([
                 l.pages.to_string(),
@@ -72,9 +73,10 @@ pub fn latency_text(o: &latency::Outcome) -> String {
                     Some(Attribution::Level { name, size }) => format!("{name} ({})", Bytes(*size as u64)),
                     Some(Attribution::Unattributed) => "unattributed (no cache within ×2)".into(),
                 },
+                second_look_cell(l.second_look.as_ref()),
             ]);
         }
-        out.push_str("\nlevels (cycles at the measured core clock):\n");
+        out.push_str("\nlevels (cycles at the measured core clock; second look: the knee found again on the even and the odd samples apart):\n");
         out.push_str(&lv.render());
     }
     // The largest working set of each pair (every size is in the document).
@@ -148,7 +150,8 @@ fn latency_plot(o: &latency::Outcome, m: &crate::machine::Fingerprint) -> Result
         }
     }
     for l in o.levels.iter().filter(|l| l.pages == crate::memory::PagePolicy::Small) {
-        if l.knee_after.is_some() {
+        // An unstable knee is in the table, marked, but not drawn as found.
+        if l.knee_after.is_some() && !l.second_look.as_ref().is_some_and(|s| s.is_unstable()) {
             markers.push(Marker { x: l.up_to_bytes.0 as f64, label: format!("knee: end of {}", l.name) });
         }
     }
@@ -255,6 +258,17 @@ impl super::Render for Outcome {
     }
     fn advice(&self, doc: &Document) -> Vec<String> {
         latency_advice(doc)
+    }
+}
+
+/// A knee's second look in a table cell.
+pub fn second_look_cell(look: Option<&crate::analysis::second_look::SecondLook>) -> String {
+    use crate::analysis::second_look::SecondLook;
+    match look {
+        None => "-".into(),
+        Some(SecondLook::Stable { .. }) => "stable".into(),
+        Some(SecondLook::Unstable { first, second }) => format!("unstable ({first} / {second})"),
+        Some(SecondLook::NotChecked { .. }) => "one look".into(),
     }
 }
 

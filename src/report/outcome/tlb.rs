@@ -59,8 +59,17 @@ pub fn tlb_text(o: &tlb::Outcome) -> String {
         Control::Unavailable { reason } => format!("\ncontrol: not measured ({reason}): no walk cost is derived\n"),
     });
     if !o.reaches.is_empty() {
-        let mut r =
-            Table::new(["pages", "knee at (entries)", "reach", "is", "CPUID L1", "CPUID L2", "ns within", "ns beyond"]);
+        let mut r = Table::new([
+            "pages",
+            "knee at (entries)",
+            "reach",
+            "is",
+            "CPUID L1",
+            "CPUID L2",
+            "ns within",
+            "ns beyond",
+            "second look",
+        ]);
         for x in &o.reaches {
             r.row([
                 x.pages.to_string(),
@@ -75,6 +84,7 @@ pub fn tlb_text(o: &tlb::Outcome) -> String {
                 x.cpuid_l2_entries.map(|e| e.to_string()).unwrap_or_else(|| "unknown".into()),
                 format!("{:.1}", x.ns_within),
                 format!("{:.1}", x.ns_beyond),
+                super::latency::second_look_cell(x.second_look.as_ref()),
             ]);
         }
         out.push('\n');
