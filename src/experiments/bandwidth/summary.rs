@@ -4,6 +4,7 @@
 //! repetitions and confirmed on the odd ones.
 
 use super::*;
+use crate::analysis::second_look::SecondLook;
 
 /// Bandwidth of each sample (one per repetition).
 fn per_rep_bw(r: &VariantResult) -> Vec<f64> {
@@ -94,16 +95,57 @@ pub(super) fn prefetch_effects(results: &[VariantResult], plateaus: &[Plateau]) 
             let ratios: Vec<Vec<f64>> = results.iter().map(ratio_per_rep).collect();
             let pick = schedule::holdout_best(&ratios, &idx)?;
             let confirmed = Ratio::of(&pick.confirming)?;
+            let verdict = Effect::of(&confirmed);
+            let plateau_from = match span.map(|p| &p.plateau) {
+                Some(plateau::Plateau::Found { start, .. }) => Some(*start),
+                _ => None,
+            };
+            let others: Vec<usize> = idx.iter().copied().filter(|&i| i != pick.chosen).collect();
+            let second_look = plateau_from.and_then(|_| plateau_second_look(results, &ratios, &others, verdict));
             Some(PrefetchEffect {
                 pages,
                 threads,
                 hint,
                 distance_elements: results[pick.chosen].variant.distance_elements.unwrap_or(0),
-                verdict: Effect::of(&confirmed),
+                verdict,
                 confirmed,
+                second_look,
+                plateau_from,
             })
         })
         .collect()
+}
+
+/// Whether every other distance of the plateau points the way the verdict
+/// does on the odd repetitions (the ones that did not choose it).
+fn plateau_second_look(
+    results: &[VariantResult],
+    ratios: &[Vec<f64>],
+    others: &[usize],
+    verdict: Effect,
+) -> Option<SecondLook> {
+    let side = |m: f64| if m > 1.0 { Effect::Helps } else { Effect::Hurts };
+    if !matches!(verdict, Effect::Helps | Effect::Hurts) || others.is_empty() {
+        return None;
+    }
+    let word = |e: Effect| if e == Effect::Helps { "faster" } else { "slower" };
+    let odd =
+        |i: usize| crate::timing::stats::median(&ratios[i].iter().skip(1).step_by(2).copied().collect::<Vec<_>>());
+    let first = format!("{} at the distance chosen", word(verdict));
+    for &i in others {
+        let m = odd(i)?;
+        if side(m) != verdict {
+            let d = results[i].variant.distance_elements.unwrap_or(0);
+            return Some(SecondLook::Unstable {
+                first,
+                second: format!("{} at D = {d} in the same plateau (×{m:.3})", word(side(m))),
+            });
+        }
+    }
+    Some(SecondLook::Stable {
+        first: first.clone(),
+        second: format!("{} at every other distance of the plateau", word(verdict)),
+    })
 }
 
 /// A variant's bandwidth over adjacent `simd`'s, per repetition.

@@ -79,6 +79,14 @@ pub struct PrefetchEffect {
     /// Prefetch over `simd` bandwidth, on the odd repetitions only.
     pub confirmed: Ratio,
     pub verdict: Effect,
+    /// The other distances of the plateau on the odd repetitions: a plateau
+    /// says they are equivalent, so a verdict one of them does not share is
+    /// unstable. `None` without a plateau or a direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub second_look: Option<crate::analysis::second_look::SecondLook>,
+    /// Where the plateau the distance was chosen in starts, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plateau_from: Option<u64>,
 }
 
 impl PrefetchEffect {
@@ -86,7 +94,7 @@ impl PrefetchEffect {
     /// nothing the load would not, so a difference it makes is the
     /// instruction's, not prefetching ahead's.
     pub fn within_a_line(&self) -> bool {
-        self.distance_elements < 8
+        self.distance_elements < 8 || self.plateau_from.is_some_and(|d| d < 8)
     }
 }
 

@@ -278,12 +278,26 @@ fn bandwidth_advice(doc: &Document) -> Vec<String> {
                 }
                 continue;
             }
+            if let Some(look) = e.second_look.as_ref().filter(|l| l.is_unstable()) {
+                out.push(format!(
+                    "Software prefetch ({}) on {} pages: {r} at D = {}, but {}: no advice.",
+                    e.hint,
+                    e.pages,
+                    e.distance_elements,
+                    look.describe()
+                ));
+                continue;
+            }
+            let chosen = match e.plateau_from {
+                Some(from) if from < 8 => format!("D = {from}..{} alike", e.distance_elements),
+                _ => format!("D = {}", e.distance_elements),
+            };
             out.push(match (e.verdict, plateau) {
                 // Advise no distance from a gain less than a line ahead.
                 (Effect::Helps, _) if e.within_a_line() => format!(
-                    "A prefetch ({}) of the line being read (D = {}) read faster than plain simd on {} pages, {r}: \
+                    "A prefetch ({}) of the line being read ({chosen}) read faster than plain simd on {} pages, {r}: \
                      the instruction, not prefetching ahead, made this difference; it is no reason to prefetch.",
-                    e.hint, e.distance_elements, e.pages
+                    e.hint, e.pages
                 ),
                 (Effect::Helps, Some(Plateau::Found { start, end, .. })) => format!(
                     "Software prefetch ({}) helps streaming reads on {} pages, {r}: prefetch {start}..{end} elements ({}..{} bytes) ahead.",
@@ -439,5 +453,48 @@ mod tests {
         let mask = |s: &str| s.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect::<String>();
         assert_eq!(mask(&lines[0][0]), mask(&lines[1][0]));
         assert!(lines[0][0].starts_with("Software prefetch (nta) changes streaming reads on 4k pages by less than 5%"));
+    }
+
+    /// The Zen 4 guest's next quick run: nta ×1.150 at D = 512 inside a
+    /// plateau from D = 0, where a prefetch fetches the line being read —
+    /// the gain is the instruction's, not prefetching ahead's. And a
+    /// verdict another distance of its plateau does not share gives none.
+    #[test]
+    fn a_plateau_from_the_line_being_read_or_an_unstable_one_advises_no_distance() {
+        use crate::analysis::second_look::SecondLook;
+        use crate::model::outcome::bandwidth::Effect;
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/machines/intel-xeon-m167-kvm-2vcpu/run-quick.json");
+        let mut doc = crate::model::Document::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        fn nta(doc: &mut crate::model::Document) -> &mut crate::model::outcome::bandwidth::PrefetchEffect {
+            let bw = doc
+                .experiments
+                .iter_mut()
+                .find_map(|r| match r.outcome.as_mut() {
+                    Some(crate::model::outcome::Outcome::Bandwidth(b)) => Some(b),
+                    _ => None,
+                })
+                .unwrap();
+            bw.results.retain(|r| r.variant.hint != Some(crate::kernels::Hint::Nta));
+            bw.prefetch_effects.iter_mut().find(|e| e.threads == 1 && e.hint == crate::kernels::Hint::Nta).unwrap()
+        }
+        let e = nta(&mut doc);
+        (e.distance_elements, e.plateau_from, e.verdict) = (512, Some(0), Effect::Helps);
+        (e.confirmed.median, e.confirmed.low, e.confirmed.high) = (1.150, 1.049, 1.244);
+        let a = super::bandwidth_advice(&doc);
+        assert!(
+            a.iter().any(|l| l.starts_with("A prefetch (nta) of the line being read (D = 0..512 alike)")),
+            "{a:#?}"
+        );
+        nta(&mut doc).second_look = Some(SecondLook::Unstable {
+            first: "faster at the distance chosen".into(),
+            second: "slower at D = 256 in the same plateau (×0.990)".into(),
+        });
+        let a = super::bandwidth_advice(&doc);
+        assert!(
+            a.iter().any(|l| l.contains("but unstable: faster at the distance chosen on one half, slower at D = 256")
+                && l.ends_with("no advice.")),
+            "{a:#?}"
+        );
     }
 }
