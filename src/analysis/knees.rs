@@ -84,6 +84,7 @@ pub fn second_looks(
     halves: Option<&(Curve, Curve)>,
     max_levels: usize,
     min_ratio: f64,
+    name: impl Fn(f64) -> String,
 ) -> Vec<SecondLook> {
     let knees = |lv: &[Level]| -> Vec<f64> { lv.iter().take(lv.len().saturating_sub(1)).map(|l| l.to_x).collect() };
     let Some((even, odd)) = halves else {
@@ -92,7 +93,13 @@ pub fn second_looks(
     };
     let (a, b) = (knees(&levels(even, max_levels, min_ratio)), knees(&levels(odd, max_levels, min_ratio)));
     let near = |set: &[f64], x: f64| set.iter().any(|&k| (k / x).log2().abs() <= 0.5);
-    let said = |found: bool, x: f64| if found { format!("a knee at {x}") } else { format!("no knee near {x}") };
+    let said = |found: bool, x: f64| {
+        if found {
+            format!("a knee at {}", name(x))
+        } else {
+            format!("no knee near {}", name(x))
+        }
+    };
     knees(whole)
         .into_iter()
         .map(|x| {
@@ -144,10 +151,10 @@ mod tests {
             xs.iter().zip([1.0, 1.0, 1.0, 3.0, 3.0, 3.0, 3.2, 3.3]).map(|(&x, y)| (x, y)).collect();
         let lv = levels(&whole, 4, 1.3);
         assert_eq!(lv.len(), 3);
-        let looks = second_looks(&lv, Some(&(even, odd)), 4, 1.3);
+        let looks = second_looks(&lv, Some(&(even, odd)), 4, 1.3, |x| x.to_string());
         assert!(matches!(looks[0], SecondLook::Stable { .. }), "{looks:?}");
         assert_eq!(looks[1], SecondLook::Unstable { first: "a knee at 512".into(), second: "no knee near 512".into() });
-        assert!(matches!(second_looks(&lv, None, 4, 1.3)[0], SecondLook::NotChecked { .. }));
+        assert!(matches!(second_looks(&lv, None, 4, 1.3, |x| x.to_string())[0], SecondLook::NotChecked { .. }));
     }
 
     #[test]

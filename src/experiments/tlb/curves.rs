@@ -131,7 +131,7 @@ pub fn reaches(points: &[Point], backings: &[Backing], control: &Control, m: &Fi
         let halves = half_points(points, 0)
             .zip(half_points(points, 1))
             .map(|(e, o)| (reach_curve(&e, pages, control), reach_curve(&o, pages, control)));
-        let looks = knees::second_looks(&lv, halves.as_ref(), 4, KNEE_RATIO);
+        let looks = knees::second_looks(&lv, halves.as_ref(), 4, KNEE_RATIO, |x| format!("{x} pages"));
         for (w, look) in lv.windows(2).zip(looks) {
             let entries = w[0].to_x as u64;
             let confounded = !separated && entries as f64 * 64.0 > l1;

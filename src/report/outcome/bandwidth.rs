@@ -447,7 +447,9 @@ mod tests {
         assert_eq!(lines[0].len(), 1, "{lines:?}");
         let mask = |s: &str| s.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect::<String>();
         assert_eq!(mask(&lines[0][0]), mask(&lines[1][0]));
-        assert!(lines[0][0].starts_with("Software prefetch (nta) gives streaming reads on 4k pages no change beyond the noise or above 5%"));
+        assert!(lines[0][0].starts_with(
+            "Software prefetch (nta) gives streaming reads on 4k pages no change beyond the noise or above 5%"
+        ));
     }
 
     /// The Zen 4 guest's next quick run: nta ×1.150 at D = 512 inside a
