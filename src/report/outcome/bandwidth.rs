@@ -104,6 +104,15 @@ pub fn bandwidth_text(o: &bandwidth::Outcome) -> String {
                 ""
             }
         ));
+        if let Some(look) = &e.second_look {
+            use crate::analysis::second_look::SecondLook;
+            let said = match look {
+                SecondLook::Stable { second, .. } => format!("stable, {second}"),
+                SecondLook::Unstable { first, second } => format!("unstable, {first} but {second}"),
+                SecondLook::NotChecked { why } => format!("not checked ({why})"),
+            };
+            out.push_str(&format!("  second look at the other distances of its plateau (odd repetitions): {said}\n"));
+        }
     }
     out.push('\n');
     for h in &o.headlines {
@@ -279,13 +288,10 @@ fn bandwidth_advice(doc: &Document) -> Vec<String> {
                 }
                 continue;
             }
-            if let Some(look) = e.second_look.as_ref().filter(|l| l.is_unstable()) {
+            if let Some(crate::analysis::second_look::SecondLook::Unstable { second, .. }) = &e.second_look {
                 out.push(format!(
-                    "Software prefetch ({}) on {} pages: {r} at D = {}, but {}: no advice.",
-                    e.hint,
-                    e.pages,
-                    e.distance_elements,
-                    look.describe()
+                    "Software prefetch ({}) on {} pages: {r} at D = {}, but {second}: unstable, no advice.",
+                    e.hint, e.pages, e.distance_elements
                 ));
                 continue;
             }
@@ -489,8 +495,9 @@ mod tests {
         });
         let a = super::bandwidth_advice(&doc);
         assert!(
-            a.iter().any(|l| l.contains("but unstable: faster at the distance chosen on one half, slower at D = 256")
-                && l.ends_with("no advice.")),
+            a.iter()
+                .any(|l| l
+                    .contains("at D = 512, but slower at D = 256 in the same plateau (×0.990): unstable, no advice.")),
             "{a:#?}"
         );
     }
