@@ -2,7 +2,8 @@
 # machine, its config in a temporary folder named by SLURM_CONF) and Open
 # MPI, for tests/launchers.rs. `launchers_start` installs what is missing
 # (root with apt) and starts the daemons; `launchers_stop` stops them and
-# removes the folder. Without root or apt the tests skip, saying so.
+# removes the folder, and stops munged when it started it. Without root or
+# apt the tests skip, saying so.
 
 launchers_start() {
   if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
@@ -21,8 +22,14 @@ launchers_start() {
   [ -s /etc/munge/munge.key ] || dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 status=none
   chmod 400 /etc/munge/munge.key
   chown -R munge:munge /etc/munge /run/munge 2>/dev/null || true
-  pgrep -x munged >/dev/null || munged --force 2>/dev/null || runuser -u munge -- munged --force \
-    || echo "launchers: munged did not start" >&2
+  # munged is stopped at the end only when this script started it.
+  if ! pgrep -x munged >/dev/null; then
+    if munged --force 2>/dev/null || runuser -u munge -- munged --force; then
+      LAUNCHERS_MUNGED=1
+    else
+      echo "launchers: munged did not start" >&2
+    fi
+  fi
   cat > "$LAUNCHERS_DIR/slurm.conf" <<CONF
 ClusterName=memperf-ci
 SlurmctldHost=$host
@@ -67,7 +74,15 @@ launchers_stop() {
   for pid in "$LAUNCHERS_DIR/slurmd.pid" "$LAUNCHERS_DIR/slurmctld.pid"; do
     if [ -f "$pid" ]; then kill "$(cat "$pid")" 2>/dev/null || true; fi
   done
+  if [ -n "${LAUNCHERS_MUNGED:-}" ]; then
+    if [ -f /run/munge/munged.pid ]; then kill "$(cat /run/munge/munged.pid)" 2>/dev/null || true; fi
+    pkill -x munged 2>/dev/null || true
+  fi
   sleep 1
+  # Every daemon started here is gone: say so if one is left.
+  pgrep -f "$LAUNCHERS_DIR" >/dev/null && echo "launchers: a daemon outlived the tests: $(pgrep -af "$LAUNCHERS_DIR")" >&2
+  [ -n "${LAUNCHERS_MUNGED:-}" ] && pgrep -x munged >/dev/null && echo "launchers: munged outlived the tests" >&2
   rm -rf "$LAUNCHERS_DIR"
-  unset SLURM_CONF LAUNCHERS_DIR
+  unset SLURM_CONF LAUNCHERS_DIR LAUNCHERS_MUNGED
+  return 0
 }

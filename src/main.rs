@@ -137,7 +137,13 @@ fn stat(args: &memperf::cli::stat::StatArgs) -> Result<u8> {
     use memperf::report::export::Output;
     let machine = Fingerprint::collect();
     let params = args.params(&machine)?;
-    let out = Output { json: args.json.clone(), dir: args.output.clone(), table: false, openmetrics: None, csv: None };
+    let out = Output {
+        json: args.json.clone(),
+        dir: args.output.clone(),
+        table: false,
+        openmetrics: args.openmetrics.clone(),
+        csv: None,
+    };
     // The table goes to stderr; --csv is stat's own table, planned with the rest.
     let csv_dir = Output { csv: args.csv.clone(), ..out.clone() };
     let inputs: Vec<&std::path::Path> =
@@ -177,8 +183,9 @@ fn hugepages(args: &memperf::cli::hugepages::HugepagesArgs) -> Result<u8> {
     let out = Output {
         json: args.json.clone(),
         dir: args.output.clone(),
-        table: args.json.as_deref() != Some(std::path::Path::new("-")),
-        openmetrics: None,
+        table: args.json.as_deref() != Some(std::path::Path::new("-"))
+            && args.openmetrics.as_deref() != Some(std::path::Path::new("-")),
+        openmetrics: args.openmetrics.clone(),
         csv: None,
     };
     export::check_outputs(&out, &[])?;

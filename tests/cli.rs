@@ -371,12 +371,20 @@ fn completions_and_man_pages_cover_every_subcommand() {
     assert_eq!(e.status.code(), Some(2));
     assert!(stderr(&e).contains("use bash, zsh, fish"), "{}", stderr(&e));
     let page = memperf(&["man"]);
-    assert!(String::from_utf8_lossy(&page.stdout).starts_with(".ie") && page.status.success());
+    let roff = String::from_utf8_lossy(&page.stdout);
+    assert!(roff.starts_with(".ie") && page.status.success());
+    for section in [".SH \"EXIT STATUS\"", ".SH ENVIRONMENT", ".SH FILES", ".SH EXAMPLES"] {
+        assert!(roff.contains(section), "memperf(1) lacks {section}");
+    }
+    for word in ["MEMPERF_REGIONS", "MEMPERF_EVENTS", "MEMPERF_STATE_DIR", "journal.jsonl", "\\fB130\\fR"] {
+        assert!(roff.contains(word), "memperf(1) does not mention {word}");
+    }
     let dir = tempfile::tempdir().unwrap();
     let o = memperf(&["man", "-o", dir.path().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let numa = std::fs::read_to_string(dir.path().join("memperf-numa.1")).unwrap();
     assert!(numa.contains(".TH memperf-numa 1") && numa.contains("\\-\\-repetitions"), "{numa}");
+    assert!(numa.contains(".SH \"EXIT STATUS\"") && numa.contains("\\fBmemperf\\fR(1)"), "{numa}");
     assert!(dir.path().join("memperf-loaded-latency.1").exists() && dir.path().join("memperf.1").exists());
 }
 
@@ -482,4 +490,45 @@ fn the_tidy_csv_has_a_row_per_sample_and_the_pandas_example_plots_it() {
         String::from_utf8_lossy(&o.stdout)
     );
     assert!(std::fs::metadata(&png).unwrap().len() > 1000, "a PNG was drawn");
+}
+
+/// `stat --csv`: task-clock is in ns, page faults are counts, wall time in
+/// seconds; each unit is the event's own.
+#[test]
+fn stat_csv_gives_each_event_its_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("s.csv");
+    let o = memperf(&["stat", "-e", "task-clock,page-faults", "--csv", csv.to_str().unwrap(), "--", "true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let unit = |name: &str| {
+        text.lines()
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .find(|r| r[0] == "total" && r[3] == name)
+            .map(|r| r[5].to_string())
+            .unwrap_or_else(|| panic!("no total row for {name}: {text}"))
+    };
+    assert_eq!(unit("task-clock"), "ns");
+    assert_eq!(unit("page-faults"), "count");
+    assert!(text.lines().any(|l| l.starts_with("run,,,wall,") && l.ends_with(",s,measured")), "{text}");
+}
+
+/// Every measuring command has `--openmetrics`: `stat` writes the run's
+/// figures, `hugepages` each arm's wall time, in families named from
+/// their ids and closed by `# EOF`.
+#[test]
+fn stat_and_hugepages_write_openmetrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let (s, h) = (dir.path().join("s.om"), dir.path().join("h.om"));
+    let o = memperf(&["stat", "--openmetrics", s.to_str().unwrap(), "--", "true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&s).unwrap();
+    assert!(text.contains("\nmemperf_stat_wall_time_seconds{") && text.ends_with("# EOF\n"), "{text}");
+    let o = memperf(&["hugepages", "-n", "1", "--openmetrics", h.to_str().unwrap(), "--", "true"]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&h).unwrap();
+    for arm in ["without", "thp"] {
+        assert!(text.contains(&format!(",arm=\"{arm}\"}} ")), "{text}");
+    }
+    assert!(text.ends_with("# EOF\n"), "{text}");
 }

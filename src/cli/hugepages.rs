@@ -27,6 +27,9 @@ pub struct HugepagesArgs {
     /// Write the result document (JSON) to FILE; `-` for stdout.
     #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
     pub json: Option<PathBuf>,
+    /// Write each arm's wall time as OpenMetrics text to FILE.
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    pub openmetrics: Option<PathBuf>,
     /// Write a results folder: results.json and report.html.
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,

@@ -144,14 +144,100 @@ pub fn man_pages() -> Vec<(String, Vec<u8>)> {
         clap_mangen::Man::new(cmd).title(title).render(&mut out).expect("rendering into memory does not fail");
         out
     };
-    let mut pages = vec![("memperf.1".to_string(), render(top.clone(), "memperf"))];
+    let mut first = render(top.clone(), "memperf");
+    first.extend_from_slice(MAN_EXIT_STATUS.as_bytes());
+    first.extend_from_slice(MAN_SECTIONS.as_bytes());
+    let mut pages = vec![("memperf.1".to_string(), first)];
     for sub in top.get_subcommands() {
         let name = format!("memperf-{}", sub.get_name());
         let cmd = sub.clone().display_name(name.clone()).bin_name(format!("memperf {}", sub.get_name()));
-        pages.push((format!("{name}.1"), render(cmd, &name)));
+        let mut page = render(cmd, &name);
+        page.extend_from_slice(MAN_EXIT_STATUS.as_bytes());
+        page.extend_from_slice(b".SH \"SEE ALSO\"\n\\fBmemperf\\fR(1)\n");
+        pages.push((format!("{name}.1"), page));
     }
     pages
 }
+
+/// EXIT STATUS, as every page has it (roff).
+const MAN_EXIT_STATUS: &str = r#".SH "EXIT STATUS"
+.TP
+\fB0\fR
+success
+.TP
+\fB1\fR
+a result failed validation (a checksum, a page size not obtained)
+.TP
+\fB2\fR
+bad usage, or a request the machine cannot satisfy (a path that cannot be written included): one line naming the problem and the fix
+.TP
+\fB3\fR
+\fBcompare \-\-fail\-on\-regression\fR found a headline worse beyond the noise; \fBmerge \-\-reference\fR found a host outside its reference
+.TP
+\fB130\fR
+interrupted (SIGINT or SIGTERM): what was measured is kept
+.TP
+\fB141\fR
+standard output closed by its reader
+.PP
+Under \fBstat\fR the program's own status (128 + the signal when a signal ended it) is memperf's.
+"#;
+
+/// ENVIRONMENT, FILES and EXAMPLES of memperf(1), after EXIT STATUS (roff).
+const MAN_SECTIONS: &str = r#".SH ENVIRONMENT
+.TP
+\fBMEMPERF_REGIONS\fR=\fIFILE\fR
+where a program linked with the region API (include/memperf.h) writes its regions' document at exit
+.TP
+\fBMEMPERF_EVENTS\fR=\fILIST\fR
+the events the region API counts, as \fBstat \-e\fR takes them (else a default set)
+.TP
+\fBMEMPERF_REGIONS_NO_EXIT_WRITE\fR
+set: the region API writes nothing at exit (the program calls mp_regions_write itself)
+.TP
+\fBMEMPERF_STATE_DIR\fR
+where huge-page reservations are recorded so \fBmemperf cleanup\fR can give back what a killed run reserved (default /run/memperf)
+.TP
+\fBGLIBC_TUNABLES\fR
+kept for the program under \fBhugepages\fR; only its glibc.malloc.hugetlb entry is replaced per arm
+.SH FILES
+.TP
+\fIDIR\fR/results.json
+the result document of \fB\-o\fR \fIDIR\fR (schema/results.schema.json), written atomically
+.TP
+\fIDIR\fR/journal.jsonl
+each experiment as it finishes; \fBmemperf report\fR \fIDIR\fR rebuilds the report from it after a crash
+.TP
+\fIDIR\fR/report.html, \fIDIR\fR/*.svg
+the report and its charts
+.TP
+/run/memperf
+records of live huge-page reservations (root)
+.TP
+/proc/sys/vm/nr_hugepages, /sys/kernel/mm/hugepages/*/nr_hugepages
+the pools \fB\-\-reserve\-hugepages\fR raises and puts back
+.SH EXAMPLES
+.TP
+memperf run \-o results
+the quick suite (about a minute) into a results folder
+.TP
+memperf latency \-\-pages 4k,thp
+load\-to\-use latency from L1 to DRAM on two page policies
+.TP
+memperf stat \-\- ./app args
+what a program did: times, page faults, counters where a PMU is
+.TP
+memperf hugepages \-n 10 \-\- ./app
+does this program get faster on huge pages?
+.TP
+memperf report \-\-reanalyze results/results.json
+every claim drawn again from the raw samples by today's analysis
+.TP
+memperf compare before/ after/ \-\-fail\-on\-regression 5
+gate a CI job on a regression beyond the noise
+.SH "SEE ALSO"
+\fBperf\-stat\fR(1), \fBlikwid\-bench\fR(1)
+"#;
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {

@@ -24,6 +24,9 @@ pub struct StatArgs {
     /// Write the counts as tidy CSV (one row per measurement) to FILE.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Write the run's figures (wall and CPU time, peak RSS, page faults, metrics) as OpenMetrics text to FILE.
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    pub openmetrics: Option<PathBuf>,
     /// Write a results folder: results.json, plots and report.html.
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,

@@ -78,6 +78,15 @@ const SOFTWARE: [(&str, u64, &str); 8] = [
     ("alignment-faults", 7, "alignment faults"),
 ];
 
+/// The unit of an event's count: `ns` for the two clocks the kernel keeps
+/// in nanoseconds (`cpu-clock`, `task-clock`), else `count`.
+pub fn unit_of(name: &str) -> &'static str {
+    match name {
+        "cpu-clock" | "task-clock" => "ns",
+        _ => "count",
+    }
+}
+
 /// Generic cache events: (cache prefix, cache id).
 const CACHES: [(&str, u64); 6] =
     [("L1-dcache", 0), ("L1-icache", 1), ("LLC", 2), ("dTLB", 3), ("iTLB", 4), ("branch", 5)];

@@ -43,7 +43,7 @@ fn status_word(s: &CounterStatus) -> &'static str {
 fn totals(out: &mut String, region: &str, events: &[stat::EventCount], metrics: &[crate::counters::metrics::Metric]) {
     for e in events {
         let v = e.status.value().map(|v| format!("{}", v.0)).unwrap_or_default();
-        row(out, ["total", "", region, &e.name, &v, "count", status_word(&e.status)]);
+        row(out, ["total", "", region, &e.name, &v, crate::counters::events::unit_of(&e.name), status_word(&e.status)]);
     }
     for m in metrics {
         let v = m.value().map(|v| format!("{v}")).unwrap_or_default();
@@ -69,7 +69,7 @@ pub fn stat(o: &stat::Outcome) -> String {
                 Some(v) => (format!("{v}"), "measured"),
                 None => (String::new(), "not counted"),
             };
-            row(&mut out, ["interval", &t, "", &e.name, &v, "count", s]);
+            row(&mut out, ["interval", &t, "", &e.name, &v, crate::counters::events::unit_of(&e.name), s]);
         }
     }
     for m in &o.memory_samples {
