@@ -214,6 +214,29 @@ pub fn group_thousands(n: u64) -> String {
     out
 }
 
+/// A figure for a reader: times in the unit that keeps 1–999 of them
+/// (20650184 ns reads "20.7 ms"), other units as given, three significant
+/// digits at most (never fewer decimals than two for a figure below 10).
+pub fn readable(value: f64, unit: &str) -> String {
+    const TIME: [(&str, f64); 4] = [("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0)];
+    let (value, unit) = match TIME.iter().position(|(u, _)| *u == unit) {
+        Some(i) if value.is_finite() && value != 0.0 => {
+            let seconds = value * TIME[i].1;
+            let (u, scale) = TIME.iter().rev().find(|(_, s)| seconds.abs() >= *s).copied().unwrap_or(TIME[0]);
+            (seconds / scale, u.to_string())
+        }
+        _ => (value, unit.to_string()),
+    };
+    let digits = if value.abs() >= 100.0 {
+        0
+    } else if value.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{value:.digits$} {unit}").trim_end().to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,5 +307,16 @@ mod tests {
         assert_eq!(parse_u64("--seed", "0x6d65").unwrap(), 0x6d65);
         assert_eq!(parse_u64("--seed", "42").unwrap(), 42);
         assert!(parse_u64("--seed", "-5").unwrap_err().message.contains("--seed '-5'"));
+    }
+
+    #[test]
+    fn readable_figures_keep_times_in_a_fitting_unit() {
+        assert_eq!(readable(20_650_184.0, "ns"), "20.7 ms");
+        assert_eq!(readable(1.4, "ns"), "1.40 ns");
+        assert_eq!(readable(0.0025, "s"), "2.50 ms");
+        assert_eq!(readable(3.0, "s"), "3.00 s");
+        assert_eq!(readable(25.17, "GB/s"), "25.2 GB/s");
+        assert_eq!(readable(360.8, "ns"), "361 ns");
+        assert_eq!(readable(0.0, "ns"), "0.00 ns");
     }
 }

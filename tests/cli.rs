@@ -532,3 +532,33 @@ fn stat_and_hugepages_write_openmetrics() {
     }
     assert!(text.ends_with("# EOF\n"), "{text}");
 }
+
+/// `memperf report` writes next to its input, never into the current
+/// folder by surprise: a results folder's report into it, any other
+/// document into `NAME-report/` beside it, a re-analysis into
+/// `reanalysed/` without touching the document it read.
+#[test]
+fn report_writes_beside_its_input_and_never_over_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let recorded =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/machines/amd-epyc-zen4-kvm-2vcpu/run-quick.json");
+    let results = dir.path().join("run");
+    std::fs::create_dir(&results).unwrap();
+    std::fs::copy(&recorded, results.join("results.json")).unwrap();
+    std::fs::copy(&recorded, dir.path().join("regions.json")).unwrap();
+    let before = std::fs::read(results.join("results.json")).unwrap();
+    let run_in = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_memperf")).args(args).current_dir(dir.path()).output().unwrap()
+    };
+    let o = run_in(&["report", "regions.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(dir.path().join("regions-report/report.html").is_file());
+    assert!(!dir.path().join("results.json").exists() && !dir.path().join("report.html").exists());
+    let o = run_in(&["report", "--reanalyze", "run"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(results.join("reanalysed/report.html").is_file());
+    assert_eq!(std::fs::read(results.join("results.json")).unwrap(), before, "the document read is untouched");
+    let o = run_in(&["report", "run/results.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(results.join("report.html").is_file());
+}

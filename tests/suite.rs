@@ -161,7 +161,9 @@ fn hostile_host_name_and_arguments_are_escaped() {
     std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
     let o = memperf(&["report", path.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    let html = std::fs::read_to_string(tmp.path().join("report.html")).unwrap();
+    // A document not named results.json gets a folder of its own beside it.
+    assert!(!tmp.path().join("results.json").exists() && !tmp.path().join("report.html").exists());
+    let html = std::fs::read_to_string(tmp.path().join("evil-report/report.html")).unwrap();
     assert!(!html.contains("<script"), "unescaped script tag");
     assert!(html.contains("&lt;script&gt;alert(&#39;memperf&#39;)&lt;/script&gt;"));
 }

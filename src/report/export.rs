@@ -111,6 +111,26 @@ pub fn write_folder(doc: &Document, dir: &Path) -> Result<()> {
     sink::write(&dir.join("report.html"), html::render(doc, &plots).as_bytes())
 }
 
+/// Where `memperf report PATH` writes without `-o`: a results folder's own
+/// report in that folder; any other document into a folder of its own
+/// beside it (`regions.json` → `regions-report/`), so that no
+/// `results.json` lands next to an unrelated file. A re-analysis never
+/// overwrites the document it read: it goes into `reanalysed/` (or
+/// `<name>-reanalysed/`).
+pub fn default_report_dir(path: &Path, reanalyze: bool) -> PathBuf {
+    let results_folder = |d: &Path| if reanalyze { d.join("reanalysed") } else { d.to_path_buf() };
+    if path.is_dir() {
+        return results_folder(path);
+    }
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if name == "results.json" || name == "journal.jsonl" {
+        return results_folder(parent);
+    }
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "document".into());
+    parent.join(format!("{stem}-{}", if reanalyze { "reanalysed" } else { "report" }))
+}
+
 /// `memperf report PATH`: re-renders the plots and report.html (and a
 /// results.json) from a document or a journal alone; with `reanalyze`,
 /// after drawing every claim again from the raw samples.
@@ -119,8 +139,7 @@ pub fn rebuild(path: &Path, out: Option<&Path>, reanalyze: bool) -> Result<()> {
     let changed = if reanalyze { crate::experiments::reanalyze::document(&mut doc) } else { Vec::new() };
     let dir = match out {
         Some(d) => d.to_path_buf(),
-        None if path.is_dir() => path.to_path_buf(),
-        None => path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf(),
+        None => default_report_dir(path, reanalyze),
     };
     write_folder(&doc, &dir)?;
     let mut said = String::new();

@@ -269,7 +269,8 @@ pub fn render(doc: &Document, plots: &[Plot]) -> String {
     if !metrics.is_empty() {
         h.push_str("<table class=\"metrics\"><tr><th>headline</th><th>value</th></tr>\n");
         for x in metrics {
-            h.push_str(&format!("<tr><td>{}</td><td>{:.2} {}</td></tr>\n", escape(&x.name), x.value, escape(&x.unit)));
+            let value = crate::units::readable(x.value, &x.unit);
+            h.push_str(&format!("<tr><td>{}</td><td>{}</td></tr>\n", escape(&x.name), escape(&value)));
         }
         h.push_str("</table>\n");
     }
@@ -324,12 +325,10 @@ pub fn compare_page(c: &super::compare::Comparison, overlays: &[(String, String)
             String::new()
         };
         h.push_str(&format!(
-            "<tr><td>{}</td><td>{:.2} {}</td><td>{:.2} {}</td><td>×{:.3}</td><td>{}{flag}</td></tr>\n",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>×{:.3}</td><td>{}{flag}</td></tr>\n",
             escape(&r.metric),
-            r.a,
-            escape(&r.unit),
-            r.b,
-            escape(&r.unit),
+            escape(&crate::units::readable(r.a, &r.unit)),
+            escape(&crate::units::readable(r.b, &r.unit)),
             r.ratio,
             escape(&verdict)
         ));
