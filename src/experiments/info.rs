@@ -29,10 +29,9 @@ impl Experiment for Info {
         true
     }
 
+    // No PMU warning here: `info` counts nothing, and its table already
+    // says whether counters open; the warning belongs to what counts.
     fn run(_: &Params, ctx: &Context) -> Result<Outcome> {
-        if let Some(c) = pmu_caution(ctx.machine) {
-            ctx.warn(c);
-        }
         Ok(Outcome { tlb_reach: tlb_reach(ctx.machine) })
     }
 }
@@ -102,12 +101,4 @@ pub fn machine_warnings(m: &Fingerprint, cmd: Command, pages_matter: bool) -> Ve
         w.push(Caution::DebugBuild);
     }
     w.into_iter().map(|c| c.render(cmd)).collect()
-}
-
-/// The PMU warning, for experiments that use hardware counters (and `info`).
-pub fn pmu_caution(m: &Fingerprint) -> Option<Caution> {
-    (!m.pmu.hardware_counters).then(|| Caution::NoPmu {
-        reason: m.pmu.reason.clone().unwrap_or_else(|| "unknown reason".into()),
-        fix: m.pmu.fix.clone(),
-    })
 }

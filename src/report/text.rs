@@ -30,12 +30,23 @@ pub fn experiment(doc: &Document, rec: &crate::model::document::ExperimentRecord
         Some(o) => super::outcome::of(o).text(doc),
         None => format!("{}: completed without an outcome\n", rec.name),
     };
+    // The clock is said where figures are given in cycles from it, or
+    // where it moved during the experiment; not after every section.
+    let in_cycles = matches!(rec.name.as_str(), "tlb" | "calls");
     match rec.core_clock.as_slice() {
-        [before, after] if before.two_chains() && after.two_chains() => out.push_str(&format!(
-            "core clock (two dependent chains): {:.2} GHz before, {:.2} GHz after\n",
-            before.ghz, after.ghz
-        )),
-        [_, _] => out.push_str("core clock: not measured (one folding chain, see the warnings)\n"),
+        [before, after]
+            if before.two_chains()
+                && after.two_chains()
+                && (in_cycles || (after.ghz / before.ghz - 1.0).abs() > 0.05) =>
+        {
+            out.push_str(&format!(
+                "core clock (two dependent chains): {:.2} GHz before, {:.2} GHz after\n",
+                before.ghz, after.ghz
+            ))
+        }
+        [before, after] if in_cycles && !(before.two_chains() && after.two_chains()) => {
+            out.push_str("core clock: not measured (one folding chain, see the warnings)\n")
+        }
         _ => {}
     }
     if !rec.valid {
@@ -87,4 +98,24 @@ pub fn warning_line(w: &Warning) -> String {
 /// "×1.034 [×1.010, ×1.050] (n = 5, 94%)".
 pub fn ratio_text(r: &crate::timing::Ratio) -> String {
     format!("×{:.3} [×{:.3}, ×{:.3}] (n = {}, {:.0}% interval)", r.median, r.low, r.high, r.n, r.confidence * 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The clock line follows the sections that give cycles (tlb, calls),
+    /// not numa, which measured nothing, nor bandwidth, whose clock held.
+    #[test]
+    fn the_clock_is_said_where_cycles_are_given_or_it_moved() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/machines/amd-epyc-zen4-kvm-2vcpu/run-quick.json");
+        let doc = crate::model::Document::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let text = |name: &str| super::experiment(&doc, doc.experiment(name).unwrap());
+        assert!(text("tlb").contains("core clock (two dependent chains)"), "{}", text("tlb"));
+        assert!(!text("numa").contains("core clock"), "{}", text("numa"));
+        assert!(!text("bandwidth").contains("core clock"), "3.63 → 3.65 GHz held");
+        let mut moved = doc.clone();
+        let rec = moved.experiments.iter_mut().find(|r| r.name == "bandwidth").unwrap();
+        rec.core_clock[1].ghz = 3.0;
+        assert!(super::experiment(&moved, moved.experiment("bandwidth").unwrap()).contains("GHz after"));
+    }
 }
