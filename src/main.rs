@@ -115,12 +115,32 @@ fn run(cli: Cli) -> Result<u8> {
         _ => None,
     };
     // A journal that cannot be written (a full disk) stops the run: going
-    // on would measure results that could be lost.
-    plan::execute(&plan, &mut doc, &clock, progress, |rec| match journal.as_mut() {
-        Some(j) => j.append(rec),
-        None => Ok(()),
+    // on would measure results that could be lost. Each experiment's table
+    // is printed as it finishes, above the bar, not all at the end.
+    let live_tables = output.table;
+    plan::execute(&plan, &mut doc, &clock, progress, |doc, rec| {
+        if let Some(j) = journal.as_mut() {
+            j.append(rec)?;
+        }
+        if live_tables {
+            let text = format!("{}\n", memperf::report::text::experiment(doc, rec));
+            let print = || memperf::report::sink::stdout(memperf::report::sink::terminal_safe(&text).as_bytes());
+            match &bar {
+                Some(b) => b.suspend(print)?,
+                None => print()?,
+            }
+        }
+        Ok(())
     })?;
+    drop(bar);
+    if live_tables {
+        memperf::report::sink::stdout(memperf::report::text::derived(&doc).as_bytes())?;
+        output.table = false;
+    }
     export::export(&doc, &output)?;
+    if let (true, Some(dir)) = (live_tables, &output.dir) {
+        memperf::report::sink::stdout(format!("results written to {}\n", dir.display()).as_bytes())?;
+    }
     Ok(if INTERRUPTED.load(Ordering::Relaxed) {
         130
     } else if doc.valid() {

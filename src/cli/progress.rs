@@ -40,6 +40,11 @@ impl TerminalProgress {
         Some(TerminalProgress { bar, state: Mutex::new(State::default()) })
     }
 
+    /// Runs `f` (printing a table) with the bar cleared, and redraws it.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.bar.suspend(f)
+    }
+
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -232,7 +232,7 @@ pub fn execute(
     doc: &mut Document,
     clock: &dyn Clock,
     progress: &dyn Progress,
-    mut on_record: impl FnMut(&ExperimentRecord) -> Result<()>,
+    mut on_record: impl FnMut(&Document, &ExperimentRecord) -> Result<()>,
 ) -> Result<()> {
     doc.warnings.extend(plan.notes.iter().cloned());
     let _reservations = reserve(plan, doc)?;
@@ -261,8 +261,10 @@ pub fn execute(
         if let Some(c) = moved {
             rec.warnings.push(c.render(plan.command));
         }
-        on_record(&rec)?;
         doc.experiments.push(rec);
+        if let Some(rec) = doc.experiments.last() {
+            on_record(doc, rec)?;
+        }
     }
     Ok(())
 }

@@ -1,0 +1,38 @@
+//! What a person sees in a terminal: `memperf run` under a pseudo-terminal
+//! 80 columns wide (util-linux `script`), its progress bar and tables.
+
+use std::process::Command;
+
+/// The bar's total comes from the plan from its first frame (never
+/// "0/0"), every frame fits 80 columns, and each experiment's table is
+/// printed when it finishes, before the next experiment's bar appears.
+#[test]
+fn run_in_a_terminal_prints_each_table_before_the_next_experiment() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: needs util-linux `script` for a pseudo-terminal (apt-get install bsdutils)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("results");
+    let cmd = format!(
+        "stty cols 80 rows 24; {} run --only numa,c2c -o {}",
+        env!("CARGO_BIN_EXE_memperf"),
+        out.to_str().unwrap()
+    );
+    let o = Command::new("script").args(["-qfec", &cmd, "/dev/null"]).output().unwrap();
+    let raw = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{raw}");
+    assert!(!raw.contains("0/0"), "a frame with 0/0: {raw}");
+    // Frames and lines, split where the terminal would start a line anew.
+    let plain = raw.replace("\u{1b}[2K", "\r");
+    for segment in plain.split(['\r', '\n']) {
+        if segment.contains(" [") && segment.contains(']') && segment.trim_start().starts_with(['n', 'c']) {
+            assert!(segment.chars().count() <= 80, "a bar frame wider than 80 columns: {segment:?}");
+        }
+    }
+    let numa_table = raw.find("numa: ").expect("numa's table");
+    let c2c_bar = raw.find("c2c [").expect("a frame of c2c's bar");
+    assert!(numa_table < c2c_bar, "numa's table came after c2c had started: {raw}");
+    let written = raw.find("results written to").expect("the closing line");
+    assert!(raw.find("core-to-core").or(raw.find("c2c")).unwrap() < written);
+}
