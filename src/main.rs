@@ -70,6 +70,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Merge(a) => return merge(a),
         Command::Stat(a) => return stat(a),
         Command::Hugepages(a) => return hugepages(a),
+        Command::Wss(a) => return wss(a),
         Command::Info(memperf::cli::InfoArgs { record: Some(dir), .. }) => return record(dir),
         _ => {}
     }
@@ -242,6 +243,52 @@ fn hugepages(args: &memperf::cli::hugepages::HugepagesArgs) -> Result<u8> {
     } else {
         1
     })
+}
+
+/// `memperf wss -- CMD` (or `--pid PID`): the hot set each interval on
+/// stderr as it is sampled, the report on stdout after the program ends;
+/// memperf exits with the program's status (0 for a watched pid).
+fn wss(args: &memperf::cli::wss::WssArgs) -> Result<u8> {
+    use memperf::report::export::Output;
+    let params = args.params()?;
+    let out = Output {
+        json: args.json.clone(),
+        dir: args.output.clone(),
+        table: args.json.as_deref() != Some(std::path::Path::new("-"))
+            && args.openmetrics.as_deref() != Some(std::path::Path::new("-")),
+        openmetrics: args.openmetrics.clone(),
+        csv: None,
+    };
+    export::check_outputs(&out, &[])?;
+    let program = match params.pid {
+        Some(_) => None,
+        None => Some(memperf::process::find(&args.command).map_err(|e| Error::usage(e.message))?),
+    };
+    install_interrupt_handler();
+    let machine = Fingerprint::collect();
+    let clock = MonotonicClock::new();
+    let started = std::time::Instant::now();
+    let mut live = |i: &memperf::model::outcome::wss::Interval| {
+        eprintln!(
+            "memperf wss: {:>7.2} s  hot {:>10}  resident {:>10}",
+            i.t_s,
+            memperf::units::Bytes(i.hot_bytes()).to_string(),
+            memperf::units::Bytes(i.rss_bytes()).to_string()
+        );
+    };
+    let outcome = memperf::experiments::wss::run(program.as_ref(), &params, &machine, &mut live)?;
+    let status = outcome.exit.map_or(0, |e| e.shell_status());
+    let params_json = serde_json::to_value(&params).expect("params serialise");
+    let doc = plan::observation_document(
+        machine,
+        &clock,
+        "wss",
+        params_json,
+        outcome.into(),
+        started.elapsed().as_secs_f64(),
+    );
+    export::export(&doc, &out)?;
+    Ok(if INTERRUPTED.load(Ordering::Relaxed) { 130 } else { status })
 }
 
 /// `memperf merge`: every document read (and the references) before

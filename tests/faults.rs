@@ -184,3 +184,36 @@ fn one_sigterm_ends_the_wait_for_a_fifos_reader() {
     assert_eq!(o.status.code(), Some(130), "{err}");
     assert!(err.contains("interrupted while waiting for a reader of the FIFO"), "{err}");
 }
+
+/// `wss --pid`: a process that ends while it is watched ends the watch,
+/// with the intervals sampled until then; SIGTERM to memperf ends a watch
+/// of a process that does not end, with its document written (exit 130).
+#[test]
+fn wss_follows_a_pid_to_its_end_and_stops_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut short = Command::new("sleep").arg("0.6").spawn().unwrap();
+    let json = dir.path().join("w.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_memperf"))
+        .args(["wss", "-I", "100", "--json", json.to_str().unwrap(), "--pid", &short.id().to_string()])
+        .output()
+        .unwrap();
+    let _ = short.wait();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let n = doc["experiments"][0]["outcome"]["intervals"].as_array().unwrap().len();
+    assert!((1..=8).contains(&n), "sampled until the process ended: {n} intervals");
+    let mut long = Command::new("sleep").arg("30").spawn().unwrap();
+    let json = dir.path().join("l.json");
+    let watch = Command::new(env!("CARGO_BIN_EXE_memperf"))
+        .args(["wss", "-I", "100", "--json", json.to_str().unwrap(), "--pid", &long.id().to_string()])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    signal(&watch, libc::SIGTERM);
+    let o = watch.wait_with_output().unwrap();
+    let _ = long.kill();
+    let _ = long.wait();
+    assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(json.is_file(), "the document of what was watched is written");
+}

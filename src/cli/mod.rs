@@ -16,6 +16,7 @@ pub mod progress;
 pub mod stat;
 pub mod tlb;
 pub mod working_set;
+pub mod wss;
 
 use crate::error::{Error, Result};
 use crate::experiments::plan::{Job, Plan};
@@ -57,6 +58,8 @@ pub enum Command {
     Stat(stat::StatArgs),
     #[command(about = about::HUGEPAGES.summary)]
     Hugepages(hugepages::HugepagesArgs),
+    #[command(about = about::WSS.summary)]
+    Wss(wss::WssArgs),
     #[command(about = about::C2C.summary)]
     C2c(c2c::C2cArgs),
     #[command(about = about::NUMA.summary)]
@@ -392,6 +395,7 @@ impl Command {
             | Command::Cleanup
             | Command::Stat(_)
             | Command::Hugepages(_)
+            | Command::Wss(_)
             | Command::Completions(_)
             | Command::Merge(_)
             | Command::Man(_) => Err(Error::usage("report, compare, cleanup and stat have no plan of experiments")),
@@ -435,6 +439,7 @@ impl Command {
             | Command::Cleanup
             | Command::Stat(_)
             | Command::Hugepages(_)
+            | Command::Wss(_)
             | Command::Completions(_)
             | Command::Merge(_)
             | Command::Man(_) => &NO_COMMON,

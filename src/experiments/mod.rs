@@ -27,6 +27,7 @@ pub mod stat;
 pub mod stream_arrays;
 pub mod tlb;
 pub mod working_set;
+pub mod wss;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::machine::Fingerprint;

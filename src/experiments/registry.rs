@@ -72,6 +72,7 @@ pub static EXPERIMENTS: &[Entry] = &[
     suite(&about::C2C, |p, _| Job::of::<c2c::C2c>(c2c::Params::preset(p))),
     Entry { about: &about::STAT, runs: Runs::AroundProgram },
     Entry { about: &about::HUGEPAGES, runs: Runs::AroundProgram },
+    Entry { about: &about::WSS, runs: Runs::AroundProgram },
     Entry { about: &about::REGIONS, runs: Runs::FromProgram },
 ];
 

@@ -134,6 +134,14 @@ pub const HUGEPAGES: About = About {
     classic: "",
 };
 
+pub const WSS: About = About {
+    name: "wss",
+    summary: "A program's hot working set over time, per mapping, from the page tables' accessed bits, set beside the TLB's reach",
+    title: "A program's hot working set",
+    question: "How much memory does the program touch, where, and does it outgrow what the TLB can map?",
+    classic: "2002: DTLB-miss counters said the sample application's data outgrew the TLB; 4 MiB ISM pages cured it.",
+};
+
 pub const REGIONS: About = About {
     name: "regions",
     summary: "Counters around the regions a program marked through the region API (MEMPERF_REGIONS), read back by `memperf report`",
@@ -158,6 +166,7 @@ pub static ALL: &[About] = &[
     C2C,
     STAT,
     HUGEPAGES,
+    WSS,
     REGIONS,
 ];
 

@@ -37,6 +37,17 @@ pub fn check_outputs(out: &Output, inputs: &[&Path]) -> Result<()> {
     all.extend(out.openmetrics.as_deref().map(|p| ("--openmetrics", p)));
     all.extend(out.csv.as_deref().map(|p| ("--csv", p)));
     if let Some(dir) = &out.dir {
+        // A file output that is the folder itself, or inside a folder still
+        // to be made, would collide with it after the run.
+        for (flag, p) in &all {
+            if p == dir || (!dir.is_dir() && p.starts_with(dir)) {
+                return Err(Error::usage(format!(
+                    "{flag} {} and -o {} name the same place: give the file another name",
+                    sink::one_line(&p.display().to_string()),
+                    sink::one_line(&dir.display().to_string())
+                )));
+            }
+        }
         check_results_folder(dir)?;
         // A folder still to be made holds nothing another output could name.
         if dir.is_dir() {

@@ -19,6 +19,7 @@ pub mod regions;
 pub mod stat;
 pub mod tlb;
 pub mod working_set;
+pub mod wss;
 
 use serde::{Deserialize, Serialize};
 
@@ -43,6 +44,7 @@ pub enum Outcome {
     C2c(c2c::Outcome),
     LoadedLatency(loaded_latency::Outcome),
     Numa(numa::Outcome),
+    Wss(wss::Outcome),
 }
 
 impl Outcome {
@@ -64,6 +66,7 @@ impl Outcome {
             Outcome::C2c(o) => o.valid,
             Outcome::LoadedLatency(o) => o.valid,
             Outcome::Numa(o) => o.valid,
+            Outcome::Wss(o) => o.valid,
         }
     }
 }
@@ -98,7 +101,7 @@ outcome_conversions!(Info => info: "info", Bandwidth => bandwidth: "bandwidth", 
     Tlb => tlb: "tlb", PrefetchFault => prefetch_fault: "prefetch-fault", PageInit => page_init: "page-init",
     Calls => calls: "calls", Context => context: "context", Stat => stat: "stat", Regions => regions: "regions",
     Hugepages => hugepages: "hugepages", WorkingSet => working_set: "working-set", C2c => c2c: "c2c",
-    LoadedLatency => loaded_latency: "loaded-latency", Numa => numa: "numa");
+    LoadedLatency => loaded_latency: "loaded-latency", Numa => numa: "numa", Wss => wss: "wss");
 
 #[cfg(test)]
 mod tests {

@@ -16,6 +16,7 @@ mod prefetch_fault;
 pub mod stat;
 mod tlb;
 mod working_set;
+mod wss;
 
 pub use bandwidth::plateau_text;
 
@@ -68,6 +69,7 @@ pub fn of(o: &Outcome) -> &dyn Render {
         Outcome::C2c(x) => x,
         Outcome::LoadedLatency(x) => x,
         Outcome::Numa(x) => x,
+        Outcome::Wss(x) => x,
     }
 }
 

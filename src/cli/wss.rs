@@ -1,0 +1,67 @@
+//! Options of `memperf wss -- CMD`.
+
+use crate::error::{Error, Result};
+use crate::experiments::wss::{Params, DEFAULT_INTERVAL_MS, MIN_INTERVAL_MS};
+use clap::Args;
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct WssArgs {
+    /// Sample the hot set every MS milliseconds (at least 10) [default: 1000]
+    #[arg(short = 'I', long = "interval", value_name = "MS", allow_hyphen_values = true)]
+    pub interval: Option<String>,
+    /// Watch a running process instead of starting one (until it ends or Ctrl-C).
+    #[arg(long, value_name = "PID", allow_hyphen_values = true)]
+    pub pid: Option<String>,
+    /// Write the result document (JSON) to FILE; `-` for stdout.
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    pub json: Option<PathBuf>,
+    /// Write the hot set of each phase as OpenMetrics text to FILE.
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    pub openmetrics: Option<PathBuf>,
+    /// Write a results folder: results.json, the chart and report.html.
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// The program and its arguments, after `--` (run without a shell).
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+impl WssArgs {
+    pub fn params(&self) -> Result<Params> {
+        let interval_ms = match &self.interval {
+            None => DEFAULT_INTERVAL_MS,
+            Some(t) => match t.trim().parse::<u64>() {
+                Ok(ms) if ms >= MIN_INTERVAL_MS => ms,
+                _ => {
+                    return Err(Error::usage(format!(
+                        "-I '{t}': give the interval in milliseconds, at least {MIN_INTERVAL_MS}"
+                    )))
+                }
+            },
+        };
+        let pid = match &self.pid {
+            None => None,
+            Some(t) => match t.trim().parse::<i32>() {
+                Ok(p) if p > 0 && std::path::Path::new(&format!("/proc/{p}")).exists() => Some(p),
+                Ok(p) if p > 0 => return Err(Error::usage(format!("--pid {p}: no such process"))),
+                _ => return Err(Error::usage(format!("--pid '{t}' must be a process id"))),
+            },
+        };
+        match (pid.is_some(), self.command.is_empty()) {
+            (true, false) => return Err(Error::usage("give either --pid or a command after --, not both")),
+            (false, true) => {
+                return Err(Error::usage(
+                    "no command to watch: give it after --, e.g. memperf wss -- ./app, or --pid PID",
+                ))
+            }
+            _ => {}
+        }
+        Ok(Params {
+            command: self.command.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+            pid,
+            interval_ms,
+        })
+    }
+}

@@ -1,0 +1,417 @@
+//! `memperf wss -- CMD`: a program's hot working set over time, per
+//! mapping, against the TLB's reach — the large-working-set diagnosis
+//! without a PMU.
+//!
+//! Method: right after the program is released, and again at the end of
+//! every interval, its accessed bits are cleared (/proc/PID/clear_refs);
+//! at the end of each interval /proc/PID/smaps says per mapping how many
+//! bytes were referenced since: the interval's hot set. The kernels here
+//! have no `CONFIG_DAMON_VADDR` (DAMON watches physical memory only) and
+//! no soft-dirty bits, so this is the method, and the bytes written per
+//! interval are not measured (said so). Phases are stretches of intervals
+//! whose hot sets stay within ±25% of their median; the largest lasting
+//! one is set beside the L1 DTLB's reach.
+
+use crate::error::{Error, Result};
+use crate::machine::Fingerprint;
+use crate::model::outcome::wss::{Interval, Mapping, MappingSample, Outcome, Phase, Reach};
+use crate::process::pages::{self, MappingKind, MappingUse};
+use crate::process::{Exit, Program};
+use crate::units::{group_thousands, Bytes};
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+/// The default interval: clearing the accessed bits makes the program
+/// refill its TLB and the kernel walk its page tables, once per interval.
+pub const DEFAULT_INTERVAL_MS: u64 = 1000;
+/// The shortest interval accepted.
+pub const MIN_INTERVAL_MS: u64 = 10;
+/// A phase holds intervals within this band of its median hot set.
+pub const PHASE_BAND: f64 = 0.25;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Params {
+    pub command: Vec<String>,
+    pub pid: Option<i32>,
+    pub interval_ms: u64,
+}
+
+/// What the kernel offers for the method, said in the document.
+fn method() -> (String, Option<String>) {
+    let vaddr = std::path::Path::new("/sys/kernel/mm/damon/admin").exists()
+        && std::fs::read_to_string(format!("/boot/config-{}", kernel_release()))
+            .is_ok_and(|c| c.contains("CONFIG_DAMON_VADDR=y"));
+    let method = if vaddr {
+        "accessed bits cleared each interval (/proc/PID/clear_refs) and read per mapping from /proc/PID/smaps; DAMON's virtual-address monitoring is built in but not used yet".to_string()
+    } else {
+        "accessed bits cleared each interval (/proc/PID/clear_refs) and read per mapping from /proc/PID/smaps; DAMON cannot watch virtual addresses here (no CONFIG_DAMON_VADDR)".to_string()
+    };
+    (method, Some("not measured: needs soft-dirty bits (CONFIG_MEM_SOFT_DIRTY), which this method does not use".into()))
+}
+
+fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).unwrap_or_default()
+}
+
+/// The mappings seen so far, and each new one added as it appears.
+#[derive(Default)]
+struct Mappings(Vec<Mapping>);
+
+impl Mappings {
+    fn index(&mut self, m: &MappingUse) -> usize {
+        let kind = m.kind();
+        if let Some(i) = self.0.iter().position(|x| x.start == m.start && x.path == m.path && x.kind == kind) {
+            self.0[i].end = self.0[i].end.max(m.end);
+            return i;
+        }
+        self.0.push(Mapping { start: m.start, end: m.end, kind, path: m.path.clone() });
+        self.0.len() - 1
+    }
+
+    fn sample(&mut self, t_s: f64, uses: &[MappingUse]) -> Interval {
+        let mappings = uses
+            .iter()
+            .filter(|m| m.rss > 0 || m.referenced > 0)
+            .map(|m| MappingSample {
+                mapping: self.index(m),
+                rss_bytes: m.rss,
+                referenced_bytes: m.referenced,
+                anon_huge_bytes: m.anon_huge,
+            })
+            .collect();
+        Interval { t_s, mappings }
+    }
+}
+
+/// The permission error of clear_refs as the user's fix.
+fn clear_refused(pid: i32, e: std::io::Error) -> Error {
+    Error::usage(format!(
+        "cannot clear the accessed bits of pid {pid} ({e}): run as root or as the process's owner with ptrace rights (CAP_SYS_ADMIN, or kernel.yama.ptrace_scope 0)"
+    ))
+}
+
+/// Samples `pid` each interval until `done` says it ended (or memperf is
+/// interrupted); the intervals and the mappings seen.
+fn sample_until(
+    pid: i32,
+    interval: Duration,
+    t0: Instant,
+    done: &mut dyn FnMut(Duration) -> bool,
+    on_interval: &mut dyn FnMut(&Interval),
+) -> Result<(Vec<Interval>, Vec<Mapping>, u64)> {
+    let mut maps = Mappings::default();
+    let mut intervals = Vec::new();
+    let mut peak = 0u64;
+    pages::clear_refs(pid).map_err(|e| clear_refused(pid, e))?;
+    let mut tick = 1u32;
+    loop {
+        let left = (t0 + interval * tick).saturating_duration_since(Instant::now());
+        if done(left) || super::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        // A process that has ended (a zombie's smaps is empty) is not sampled.
+        let Ok(uses) = pages::read(pid) else { break };
+        if uses.is_empty() {
+            break;
+        }
+        let t_s = t0.elapsed().as_secs_f64();
+        // Cleared right after reading: the next interval starts now.
+        if pages::clear_refs(pid).is_err() {
+            break;
+        }
+        let i = maps.sample(t_s, &uses);
+        peak = peak.max(i.rss_bytes());
+        on_interval(&i);
+        intervals.push(i);
+        tick += 1;
+    }
+    Ok((intervals, maps.0, peak))
+}
+
+/// Runs the program (or watches `--pid`) to its end and draws the phases
+/// and the verdict.
+pub fn run(
+    program: Option<&Program>,
+    p: &Params,
+    machine: &Fingerprint,
+    on_interval: &mut dyn FnMut(&Interval),
+) -> Result<Outcome> {
+    let interval = Duration::from_millis(p.interval_ms);
+    let t0 = Instant::now();
+    let (intervals, mappings, peak, exit, wall_s, usage_peak) = match (program, p.pid) {
+        (Some(program), _) => {
+            let held = crate::process::spawn_held(program, &[], None)?;
+            let shown = program.argv[0].to_string_lossy().into_owned();
+            let running = held.release(&shown)?;
+            let mut ended: Option<(Exit, crate::process::ChildUsage)> = None;
+            let mut done = |left: Duration| {
+                ended = running.wait_for(left);
+                ended.is_some()
+            };
+            let sampled = sample_until(running.pid, interval, t0, &mut done, on_interval);
+            let (exit, usage) = match ended {
+                Some(e) => e,
+                None => running.wait_blocking(),
+            };
+            let (intervals, mappings, peak) = sampled?;
+            (intervals, mappings, peak, Some(exit), t0.elapsed().as_secs_f64(), usage.max_rss_bytes)
+        }
+        (None, Some(pid)) => {
+            let mut done = |left: Duration| {
+                std::thread::sleep(left);
+                !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            };
+            let (intervals, mappings, peak) = sample_until(pid, interval, t0, &mut done, on_interval)?;
+            (intervals, mappings, peak, None, t0.elapsed().as_secs_f64(), 0)
+        }
+        (None, None) => return Err(Error::usage("no program to watch: give it after --, or a running one with --pid")),
+    };
+    let phases = phases(&intervals, &mappings);
+    let reach = reach(machine);
+    let (method, written_not_measured) = method();
+    let mut o = Outcome {
+        command: p.command.clone(),
+        pid: p.pid,
+        interval_ms: p.interval_ms,
+        method,
+        written_not_measured,
+        exit,
+        wall_s,
+        peak_rss_bytes: peak.max(usage_peak),
+        valid: !intervals.is_empty(),
+        mappings,
+        intervals,
+        phases,
+        reach,
+        verdict: Vec::new(),
+    };
+    o.verdict = verdict(&o);
+    Ok(o)
+}
+
+/// The L1 (and L2) DTLB entries for 4 KiB pages, from CPUID.
+fn reach(m: &Fingerprint) -> Option<Reach> {
+    let l1 = m.dtlb_entries(1, Bytes(4096))?;
+    Some(Reach {
+        entries: l1 as u64,
+        l2_entries: m.dtlb_entries(2, Bytes(4096)).map(u64::from),
+        source: m.tlb_source.clone(),
+    })
+}
+
+/// Stretches of intervals within ±[`PHASE_BAND`] of their running median;
+/// a lone interval between two stretches (the switch itself) joins none.
+pub fn phase_bounds(hot: &[f64]) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut start = 0;
+    while start < hot.len() {
+        let mut end = start + 1;
+        while end < hot.len() {
+            let median = crate::timing::stats::median(&hot[start..end]).unwrap_or(0.0);
+            let within =
+                |v: f64| (median > 0.0 && (v / median - 1.0).abs() <= PHASE_BAND) || (median == 0.0 && v == 0.0);
+            if !within(hot[end]) {
+                break;
+            }
+            end += 1;
+        }
+        out.push((start, end));
+        start = end;
+    }
+    // A single interval between two longer stretches is a transition.
+    let n = out.len();
+    out.into_iter().enumerate().filter(|(i, (a, b))| !(b - a == 1 && *i > 0 && *i + 1 < n)).map(|(_, r)| r).collect()
+}
+
+fn phases(intervals: &[Interval], mappings: &[Mapping]) -> Vec<Phase> {
+    let hot: Vec<f64> = intervals.iter().map(|i| i.hot_bytes() as f64).collect();
+    phase_bounds(&hot)
+        .into_iter()
+        .map(|(a, b)| {
+            let span = &intervals[a..b];
+            let median = crate::timing::stats::median(&hot[a..b]).unwrap_or(0.0) as u64;
+            // Per mapping: its median hot bytes over the phase.
+            let mut per: Vec<(usize, u64)> = Vec::new();
+            for (idx, _) in mappings.iter().enumerate() {
+                let v: Vec<f64> = span
+                    .iter()
+                    .map(|i| i.mappings.iter().find(|m| m.mapping == idx).map_or(0.0, |m| m.referenced_bytes as f64))
+                    .collect();
+                let m = crate::timing::stats::median(&v).unwrap_or(0.0) as u64;
+                if m > 0 {
+                    per.push((idx, m));
+                }
+            }
+            let total: u64 = per.iter().map(|x| x.1).sum();
+            let top = per.iter().max_by_key(|x| x.1).copied();
+            let huge = 2u64 << 20;
+            let coverable = per.iter().filter(|(i, _)| mappings[*i].kind.huge_pages_can_cover()).map(|x| x.1).sum();
+            let min = per.iter().map(|(_, b)| b.div_ceil(huge)).sum();
+            let max = per
+                .iter()
+                .map(|(i, b)| (b / 4096).min((mappings[*i].end - mappings[*i].start).div_ceil(huge) + 1))
+                .sum();
+            Phase {
+                from_s: if a == 0 { 0.0 } else { intervals[a - 1].t_s },
+                to_s: span.last().map_or(0.0, |i| i.t_s),
+                intervals: b - a,
+                hot_bytes: median,
+                top_mapping: top.map(|x| x.0),
+                top_share: top.map_or(0.0, |x| x.1 as f64 / total.max(1) as f64),
+                coverable_bytes: coverable,
+                huge_pages_min: min,
+                huge_pages_max: max,
+            }
+        })
+        .collect()
+}
+
+/// "the anonymous mapping at 0x7f…", "[heap]", "/usr/lib/x.so".
+pub fn mapping_name(m: &Mapping) -> String {
+    match m.kind {
+        MappingKind::Anonymous => format!("anonymous mapping at {:#x}", m.start),
+        MappingKind::File | MappingKind::Shared if !m.path.is_empty() => {
+            format!("{} mapping of {}", m.kind.name(), m.path)
+        }
+        _ if !m.path.is_empty() => m.path.clone(),
+        _ => format!("{} mapping at {:#x}", m.kind.name(), m.start),
+    }
+}
+
+/// The phase the verdict is about: the largest hot set that lasted two
+/// intervals or more (the one that asks most of the TLB), else the
+/// largest.
+fn judged_phase(o: &Outcome) -> Option<&Phase> {
+    let largest = |min: usize| o.phases.iter().filter(move |p| p.intervals >= min).max_by_key(|p| p.hot_bytes);
+    largest(2).or_else(|| largest(1))
+}
+
+/// The verdict on the largest lasting phase: the hot set beside the TLB's
+/// reach, and whether huge pages could cover it.
+pub fn verdict(o: &Outcome) -> Vec<String> {
+    let Some(p) = judged_phase(o) else {
+        return vec![format!(
+            "No hot set: the program ended before the first interval of {} ms (peak RSS {}); run it longer or with a shorter -I.",
+            o.interval_ms,
+            Bytes(o.peak_rss_bytes)
+        )];
+    };
+    let pages = p.hot_bytes / 4096;
+    let hot = Bytes(p.hot_bytes);
+    let place = p
+        .top_mapping
+        .and_then(|i| o.mappings.get(i))
+        .map(|m| format!("; {:.0}% of it is in the {}", p.top_share * 100.0, mapping_name(m)))
+        .unwrap_or_default();
+    let head = format!(
+        "Hot set {hot} ({} pages of 4 KiB) from {:.1} s to {:.1} s{}{place}",
+        group_thousands(pages),
+        p.from_s,
+        p.to_s,
+        if o.phases.len() > 1 { format!(", the largest of {} phases", o.phases.len()) } else { String::new() }
+    );
+    if (p.coverable_bytes as f64) < 0.5 * p.hot_bytes as f64 {
+        return vec![format!(
+            "{head}: most of it is file-backed or shared, which malloc's huge pages cannot cover; huge pages will not help its translation."
+        )];
+    }
+    let Some(r) = &o.reach else {
+        return vec![format!(
+            "{head}; {}–{} pages of 2 MiB would map it. The TLB's reach is not known here (CPUID reports no TLB): run `memperf tlb` to measure it.",
+            group_thousands(p.huge_pages_min),
+            group_thousands(p.huge_pages_max)
+        )];
+    };
+    if pages <= r.entries {
+        return vec![format!(
+            "{head}: it fits the L1 DTLB's reach ({} entries × 4 KiB = {}), so huge pages cannot help its translation.",
+            r.entries,
+            Bytes(r.entries * 4096)
+        )];
+    }
+    let l2 = r
+        .l2_entries
+        .map(|e| format!(" and {:.0}× the L2 DTLB's {}", pages as f64 / e as f64, Bytes(e * 4096)))
+        .unwrap_or_default();
+    vec![format!(
+        "{head}: {:.0}× the L1 DTLB's {}-entry reach ({}){l2}; {}–{} pages of 2 MiB would map it. Try `memperf hugepages -- {}`.",
+        pages as f64 / r.entries as f64,
+        r.entries,
+        Bytes(r.entries * 4096),
+        group_thousands(p.huge_pages_min),
+        group_thousands(p.huge_pages_max),
+        if o.command.is_empty() { "CMD".to_string() } else { o.command.join(" ") }
+    )]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Initialisation at 2 GiB, then 256 MiB, a switch, then 512 MiB.
+    #[test]
+    fn phases_follow_the_hot_set_and_skip_the_switch() {
+        let mib = |v: f64| v * 1048576.0;
+        let hot = [2048.0, 1900.0, 256.0, 250.0, 262.0, 255.0, 400.0, 512.0, 500.0, 520.0].map(mib);
+        assert_eq!(phase_bounds(&hot), vec![(0, 2), (2, 6), (7, 10)]);
+        assert_eq!(phase_bounds(&[]), vec![]);
+        assert_eq!(phase_bounds(&[mib(1.0)]), vec![(0, 1)]);
+    }
+
+    fn outcome(hot_mib: u64, kind: MappingKind) -> Outcome {
+        let mapping =
+            Mapping { start: 0x7f00_0000_0000, end: 0x7f00_0000_0000 + (2u64 << 30), kind, path: String::new() };
+        let intervals: Vec<Interval> = (1..=4)
+            .map(|i| Interval {
+                t_s: i as f64,
+                mappings: vec![MappingSample {
+                    mapping: 0,
+                    rss_bytes: 2 << 30,
+                    referenced_bytes: hot_mib << 20,
+                    anon_huge_bytes: 0,
+                }],
+            })
+            .collect();
+        let mappings = vec![mapping];
+        let mut o = Outcome {
+            command: vec!["./app".into()],
+            pid: None,
+            interval_ms: 1000,
+            method: String::new(),
+            written_not_measured: None,
+            exit: Some(Exit::Exited { code: 0 }),
+            wall_s: 4.0,
+            peak_rss_bytes: 2 << 30,
+            phases: phases(&intervals, &mappings),
+            mappings,
+            intervals,
+            reach: Some(Reach { entries: 72, l2_entries: Some(3072), source: "CPUID".into() }),
+            verdict: vec![],
+            valid: true,
+        };
+        o.verdict = verdict(&o);
+        o
+    }
+
+    #[test]
+    fn the_verdict_sets_the_hot_set_beside_the_reach() {
+        let o = outcome(256, MappingKind::Anonymous);
+        let p = &o.phases[0];
+        assert_eq!((p.hot_bytes, p.huge_pages_min, p.top_share), (256 << 20, 128, 1.0));
+        assert!(
+            o.verdict[0].starts_with("Hot set 256MiB (65,536 pages of 4 KiB) from 0.0 s to 4.0 s; 100% of it is in the anonymous mapping at 0x7f0000000000: 910× the L1 DTLB's 72-entry reach (288KiB) and 21× the L2 DTLB's 12MiB; 128–"),
+            "{}",
+            o.verdict[0]
+        );
+        assert!(o.verdict[0].ends_with("Try `memperf hugepages -- ./app`."), "{}", o.verdict[0]);
+        assert!(outcome(256, MappingKind::File).verdict[0].contains("file-backed or shared"));
+        let mut small = outcome(0, MappingKind::Anonymous);
+        small.intervals.iter_mut().for_each(|i| i.mappings[0].referenced_bytes = 64 * 4096);
+        small.phases = phases(&small.intervals, &small.mappings);
+        assert!(verdict(&small)[0].contains("it fits the L1 DTLB's reach"), "{}", verdict(&small)[0]);
+        let mut none = outcome(256, MappingKind::Anonymous);
+        none.phases.clear();
+        assert!(verdict(&none)[0]
+            .starts_with("No hot set: the program ended before the first interval of 1000 ms (peak RSS 2GiB)"));
+    }
+}

@@ -1,0 +1,105 @@
+//! What `memperf wss -- CMD` found: a program's hot working set over time,
+//! per mapping (the bytes it referenced in each interval, from the page
+//! tables' accessed bits), its phases, and the hot set set beside the
+//! TLB's reach on this machine.
+
+use crate::process::pages::MappingKind;
+use crate::process::Exit;
+use serde::{Deserialize, Serialize};
+
+/// One mapping of the program, as first seen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Mapping {
+    pub start: u64,
+    pub end: u64,
+    pub kind: MappingKind,
+    /// The file or `[heap]`-style name; empty for anonymous memory.
+    pub path: String,
+}
+
+/// One mapping in one interval, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MappingSample {
+    /// Index into [`Outcome::mappings`].
+    pub mapping: usize,
+    pub rss_bytes: u64,
+    /// Referenced since the accessed bits were last cleared: in this interval.
+    pub referenced_bytes: u64,
+    /// Resident on transparent huge pages.
+    pub anon_huge_bytes: u64,
+}
+
+/// One interval: the mappings with resident memory at its end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Seconds since the program started, at the interval's end.
+    pub t_s: f64,
+    pub mappings: Vec<MappingSample>,
+}
+
+impl Interval {
+    /// The hot set: bytes referenced in this interval.
+    pub fn hot_bytes(&self) -> u64 {
+        self.mappings.iter().map(|m| m.referenced_bytes).sum()
+    }
+
+    pub fn rss_bytes(&self) -> u64 {
+        self.mappings.iter().map(|m| m.rss_bytes).sum()
+    }
+}
+
+/// A stretch of intervals whose hot sets stay within a band of their
+/// median.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Phase {
+    pub from_s: f64,
+    pub to_s: f64,
+    pub intervals: usize,
+    /// Median hot set of its intervals.
+    pub hot_bytes: u64,
+    /// The mapping holding most of the hot set, and its share.
+    pub top_mapping: Option<usize>,
+    pub top_share: f64,
+    /// Of the hot set, the bytes in mappings huge pages can cover.
+    pub coverable_bytes: u64,
+    /// Fewest 2 MiB pages that could map the hot set (each mapping's hot
+    /// bytes rounded up to 2 MiB), and the most (every hot 4 KiB page in a
+    /// 2 MiB page of its own, capped by each mapping's size): smaps says how
+    /// much of a mapping was referenced, not where in it.
+    pub huge_pages_min: u64,
+    pub huge_pages_max: u64,
+}
+
+/// The TLB reach the hot set is set beside.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reach {
+    /// Entries of the L1 data TLB for 4 KiB pages.
+    pub entries: u64,
+    /// Entries of the second-level TLB for 4 KiB pages, where known.
+    pub l2_entries: Option<u64>,
+    /// `memperf tlb` (measured here) or CPUID.
+    pub source: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub command: Vec<String>,
+    /// The process watched, when it was given with `--pid`.
+    pub pid: Option<i32>,
+    pub interval_ms: u64,
+    /// How the hot set was read, and why that way.
+    pub method: String,
+    /// Why the bytes written per interval are not given, when they are not.
+    pub written_not_measured: Option<String>,
+    /// `None` for a process given with `--pid` that was still running.
+    pub exit: Option<Exit>,
+    pub wall_s: f64,
+    pub peak_rss_bytes: u64,
+    pub mappings: Vec<Mapping>,
+    pub intervals: Vec<Interval>,
+    pub phases: Vec<Phase>,
+    pub reach: Option<Reach>,
+    pub verdict: Vec<String>,
+    /// False when no interval could be sampled.
+    pub valid: bool,
+}
