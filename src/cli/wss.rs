@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 pub struct WssArgs {
-    /// Sample the hot set every MS milliseconds (at least 10) [default: 1000]
+    /// Sample the hot set every MS milliseconds (at least 10) [default: 1000, growing with the hot set so that sampling costs the program under 5%]
     #[arg(short = 'I', long = "interval", value_name = "MS", allow_hyphen_values = true)]
     pub interval: Option<String>,
     /// Watch a running process instead of starting one (until it ends or Ctrl-C).
@@ -62,6 +62,7 @@ impl WssArgs {
             command: self.command.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
             pid,
             interval_ms,
+            adaptive: self.interval.is_none(),
         })
     }
 }

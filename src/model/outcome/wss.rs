@@ -86,7 +86,12 @@ pub struct Outcome {
     pub command: Vec<String>,
     /// The process watched, when it was given with `--pid`.
     pub pid: Option<i32>,
+    /// The first interval; with `adaptive`, later ones grow with the hot set.
     pub interval_ms: u64,
+    /// The interval grew so that marking the hot pages again costs the
+    /// program under 5% (no -I given); each interval's end is its `t_s`.
+    #[serde(default)]
+    pub adaptive: bool,
     /// How the hot set was read, and why that way.
     pub method: String,
     /// Why the bytes written per interval are not given, when they are not.

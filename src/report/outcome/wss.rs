@@ -18,9 +18,10 @@ pub fn wss_text(o: &Outcome) -> String {
     };
     let ended = o.exit.map(|e| format!(", {}", e.describe())).unwrap_or_default();
     let mut out = format!(
-        "wss: {what}, {} interval(s) of {} ms over {:.1} s{ended}; peak RSS {}\n  method: {}\n",
+        "wss: {what}, {} interval(s) of {} ms{} over {:.1} s{ended}; peak RSS {}\n  method: {}\n",
         o.intervals.len(),
         o.interval_ms,
+        if o.adaptive { " and longer as the hot set grew (sampling kept under 5% of the program's time)" } else { "" },
         o.wall_s,
         Bytes(o.peak_rss_bytes),
         o.method
