@@ -199,16 +199,8 @@ fn stat(args: &memperf::cli::stat::StatArgs) -> Result<u8> {
 /// `memperf hugepages -- CMD`: the A/B, its report on stdout after the
 /// runs (each run is announced on stderr as it ends).
 fn hugepages(args: &memperf::cli::hugepages::HugepagesArgs) -> Result<u8> {
-    use memperf::report::export::Output;
     let params = args.params()?;
-    let out = Output {
-        json: args.json.clone(),
-        dir: args.output.clone(),
-        table: args.json.as_deref() != Some(std::path::Path::new("-"))
-            && args.openmetrics.as_deref() != Some(std::path::Path::new("-")),
-        openmetrics: args.openmetrics.clone(),
-        csv: None,
-    };
+    let out = args.out.output();
     export::check_outputs(&out, &[])?;
     // A command that cannot be run is bad input here: exit 2, not a shell's 127.
     let program = memperf::process::find(&args.command).map_err(|e| Error::usage(e.message))?;
@@ -226,16 +218,7 @@ fn hugepages(args: &memperf::cli::hugepages::HugepagesArgs) -> Result<u8> {
         );
     };
     let outcome = memperf::experiments::hugepages::run(&program, &params, &machine, &mut announce)?;
-    let params_json = serde_json::to_value(&params).expect("params serialise");
-    let doc = plan::observation_document(
-        machine,
-        &clock,
-        "hugepages",
-        params_json,
-        outcome.into(),
-        started.elapsed().as_secs_f64(),
-    );
-    export::export(&doc, &out)?;
+    let doc = export_observation(machine, &clock, "hugepages", &params, outcome.into(), started, &out)?;
     Ok(if INTERRUPTED.load(Ordering::Relaxed) {
         130
     } else if doc.valid() {
@@ -249,16 +232,8 @@ fn hugepages(args: &memperf::cli::hugepages::HugepagesArgs) -> Result<u8> {
 /// stderr as it is sampled, the report on stdout after the program ends;
 /// memperf exits with the program's status (0 for a watched pid).
 fn wss(args: &memperf::cli::wss::WssArgs) -> Result<u8> {
-    use memperf::report::export::Output;
     let params = args.params()?;
-    let out = Output {
-        json: args.json.clone(),
-        dir: args.output.clone(),
-        table: args.json.as_deref() != Some(std::path::Path::new("-"))
-            && args.openmetrics.as_deref() != Some(std::path::Path::new("-")),
-        openmetrics: args.openmetrics.clone(),
-        csv: None,
-    };
+    let out = args.out.output();
     export::check_outputs(&out, &[])?;
     let program = match params.pid {
         Some(_) => None,
@@ -278,17 +253,24 @@ fn wss(args: &memperf::cli::wss::WssArgs) -> Result<u8> {
     };
     let outcome = memperf::experiments::wss::run(program.as_ref(), &params, &machine, &mut live)?;
     let status = outcome.exit.map_or(0, |e| e.shell_status());
-    let params_json = serde_json::to_value(&params).expect("params serialise");
-    let doc = plan::observation_document(
-        machine,
-        &clock,
-        "wss",
-        params_json,
-        outcome.into(),
-        started.elapsed().as_secs_f64(),
-    );
-    export::export(&doc, &out)?;
+    export_observation(machine, &clock, "wss", &params, outcome.into(), started, &out)?;
     Ok(if INTERRUPTED.load(Ordering::Relaxed) { 130 } else { status })
+}
+
+/// The document of a command around a program, exported.
+fn export_observation(
+    machine: Fingerprint,
+    clock: &MonotonicClock,
+    name: &'static str,
+    params: &impl serde::Serialize,
+    outcome: memperf::model::Outcome,
+    started: std::time::Instant,
+    out: &memperf::report::export::Output,
+) -> Result<memperf::model::Document> {
+    let params_json = serde_json::to_value(params).expect("params serialise");
+    let doc = plan::observation_document(machine, clock, name, params_json, outcome, started.elapsed().as_secs_f64());
+    export::export(&doc, out)?;
+    Ok(doc)
 }
 
 /// `memperf merge`: every document read (and the references) before

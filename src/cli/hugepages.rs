@@ -5,7 +5,6 @@ use crate::experiments::hugepages::Params;
 use crate::model::outcome::hugepages::Arm;
 use clap::Args;
 use std::ffi::OsString;
-use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 pub struct HugepagesArgs {
@@ -24,15 +23,8 @@ pub struct HugepagesArgs {
     /// Reserve the 2 MiB pages the hugetlb arm needs (root), and give them back at the end.
     #[arg(long)]
     pub reserve_hugepages: bool,
-    /// Write the result document (JSON) to FILE; `-` for stdout.
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
-    pub json: Option<PathBuf>,
-    /// Write each arm's wall time as OpenMetrics text to FILE.
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
-    pub openmetrics: Option<PathBuf>,
-    /// Write a results folder: results.json and report.html.
-    #[arg(short = 'o', long = "output", value_name = "DIR")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: super::ProgramOutputs,
     /// The program and its arguments, after `--` (run without a shell).
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<OsString>,

@@ -242,6 +242,26 @@ gate a CI job on a regression beyond the noise
 \fBperf\-stat\fR(1), \fBlikwid\-bench\fR(1)
 "#;
 
+/// Where a command around a program (`hugepages`, `wss`) writes.
+#[derive(Debug, Args)]
+pub struct ProgramOutputs {
+    /// Write the result document (JSON) to FILE; `-` for stdout.
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    pub json: Option<PathBuf>,
+    /// Write the headline figures as OpenMetrics text to FILE.
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    pub openmetrics: Option<PathBuf>,
+    /// Write a results folder: results.json, charts and report.html.
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+}
+
+impl ProgramOutputs {
+    pub fn output(&self) -> Output {
+        Output::around_program(self.json.as_deref(), self.output.as_deref(), self.openmetrics.as_deref())
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// results.json, journal.jsonl, or a results folder.

@@ -4,7 +4,6 @@ use crate::error::{Error, Result};
 use crate::experiments::wss::{Params, DEFAULT_INTERVAL_MS, MIN_INTERVAL_MS};
 use clap::Args;
 use std::ffi::OsString;
-use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 pub struct WssArgs {
@@ -14,15 +13,8 @@ pub struct WssArgs {
     /// Watch a running process instead of starting one (until it ends or Ctrl-C).
     #[arg(long, value_name = "PID", allow_hyphen_values = true)]
     pub pid: Option<String>,
-    /// Write the result document (JSON) to FILE; `-` for stdout.
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
-    pub json: Option<PathBuf>,
-    /// Write the hot set of each phase as OpenMetrics text to FILE.
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
-    pub openmetrics: Option<PathBuf>,
-    /// Write a results folder: results.json, the chart and report.html.
-    #[arg(short = 'o', long = "output", value_name = "DIR")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: super::ProgramOutputs,
     /// The program and its arguments, after `--` (run without a shell).
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<OsString>,

@@ -15,7 +15,7 @@
 use crate::error::{Error, Result};
 use crate::machine::Fingerprint;
 use crate::model::outcome::wss::{Interval, Mapping, MappingSample, Outcome, Phase, Reach};
-use crate::process::pages::{self, MappingKind, MappingUse};
+use crate::process::pages::{self, MappingKind, SmapsEntry};
 use crate::process::{Exit, Program};
 use crate::units::{group_thousands, Bytes};
 use serde::Serialize;
@@ -82,17 +82,18 @@ fn kernel_release() -> String {
 struct Mappings(Vec<Mapping>);
 
 impl Mappings {
-    fn index(&mut self, m: &MappingUse) -> usize {
-        let kind = m.kind();
-        if let Some(i) = self.0.iter().position(|x| x.start == m.start && x.path == m.path && x.kind == kind) {
-            self.0[i].end = self.0[i].end.max(m.end);
+    fn index(&mut self, m: &SmapsEntry) -> usize {
+        let kind = pages::kind(m);
+        let (start, end) = (m.start as u64, m.end as u64);
+        if let Some(i) = self.0.iter().position(|x| x.start == start && x.path == m.path && x.kind == kind) {
+            self.0[i].end = self.0[i].end.max(end);
             return i;
         }
-        self.0.push(Mapping { start: m.start, end: m.end, kind, path: m.path.clone() });
+        self.0.push(Mapping { start, end, kind, path: m.path.clone() });
         self.0.len() - 1
     }
 
-    fn sample(&mut self, t_s: f64, uses: &[MappingUse]) -> Interval {
+    fn sample(&mut self, t_s: f64, uses: &[SmapsEntry]) -> Interval {
         let mappings = uses
             .iter()
             .filter(|m| m.rss > 0 || m.referenced > 0)

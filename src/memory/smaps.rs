@@ -1,15 +1,22 @@
 //! Reading back what the kernel actually gave a mapping, from
-//! /proc/self/smaps: how many bytes sit on huge pages.
+//! /proc/PID/smaps: what each mapping is, how many bytes sit on huge pages,
+//! and how many were referenced since the accessed bits were cleared.
 
 use crate::units::Bytes;
 
-/// The fields of one smaps entry that tell page sizes, in bytes.
+/// One smaps entry: where it is, what it maps, and its sizes in bytes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SmapsEntry {
     pub start: usize,
     pub end: usize,
+    pub perms: String,
+    /// The path or `[heap]`-style name; empty for anonymous memory.
+    pub path: String,
     pub size: u64,
     pub rss: u64,
+    /// Referenced since the accessed bits were last cleared.
+    pub referenced: u64,
+    pub anonymous: u64,
     pub anon_huge: u64,
     pub kernel_page_size: u64,
     pub private_hugetlb: u64,
@@ -23,27 +30,33 @@ impl SmapsEntry {
     }
 }
 
-/// Parses smaps text and returns the entry that starts at `start`.
-pub fn entry_at(text: &str, start: usize) -> Option<SmapsEntry> {
-    let mut current: Option<SmapsEntry> = None;
+/// The header of an entry: `start-end perms offset device inode [path]`.
+fn header(line: &str) -> Option<SmapsEntry> {
+    let mut words = line.split_whitespace();
+    let (a, b) = words.next()?.split_once('-')?;
+    let (start, end) = (usize::from_str_radix(a, 16).ok()?, usize::from_str_radix(b, 16).ok()?);
+    let perms = words.next()?.to_string();
+    // offset, device, inode, then the path (which may hold spaces).
+    let path = line.split_whitespace().skip(5).collect::<Vec<_>>().join(" ");
+    Some(SmapsEntry { start, end, perms, path, ..SmapsEntry::default() })
+}
+
+/// Every entry of smaps text.
+pub fn entries(text: &str) -> Vec<SmapsEntry> {
+    let mut out: Vec<SmapsEntry> = Vec::new();
     for line in text.lines() {
-        if let Some((range, _)) = line.split_once(' ') {
-            if let Some((a, b)) = range.split_once('-') {
-                if let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) {
-                    if current.as_ref().is_some_and(|c| c.start == start) {
-                        break;
-                    }
-                    current = Some(SmapsEntry { start: a, end: b, ..Default::default() });
-                    continue;
-                }
-            }
+        if let Some(e) = header(line) {
+            out.push(e);
+            continue;
         }
-        let Some(entry) = current.as_mut() else { continue };
+        let Some(entry) = out.last_mut() else { continue };
         let Some((key, rest)) = line.split_once(':') else { continue };
         let kb = rest.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) * 1024;
         match key {
             "Size" => entry.size = kb,
             "Rss" => entry.rss = kb,
+            "Referenced" => entry.referenced = kb,
+            "Anonymous" => entry.anonymous = kb,
             "AnonHugePages" => entry.anon_huge = kb,
             "KernelPageSize" => entry.kernel_page_size = kb,
             "Private_Hugetlb" => entry.private_hugetlb = kb,
@@ -51,7 +64,12 @@ pub fn entry_at(text: &str, start: usize) -> Option<SmapsEntry> {
             _ => {}
         }
     }
-    current.filter(|c| c.start == start)
+    out
+}
+
+/// Parses smaps text and returns the entry that starts at `start`.
+pub fn entry_at(text: &str, start: usize) -> Option<SmapsEntry> {
+    entries(text).into_iter().find(|e| e.start == start)
 }
 
 /// Bytes of every mapping in smaps `text` whose kernel page size is

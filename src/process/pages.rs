@@ -5,6 +5,7 @@
 //! beside the resident, anonymous and huge-page bytes. A huge page is
 //! accessed as a whole: one touched byte makes all 2 MiB of it referenced.
 
+pub use crate::memory::smaps::{self, SmapsEntry};
 use std::io::Write;
 
 /// What a mapping is, for a reader and for the huge-page verdict.
@@ -44,73 +45,23 @@ impl MappingKind {
     }
 }
 
-/// One smaps entry, in bytes.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MappingUse {
-    pub start: u64,
-    pub end: u64,
-    pub perms: String,
-    /// The path or `[heap]`-style name; empty for anonymous memory.
-    pub path: String,
-    pub rss: u64,
-    pub referenced: u64,
-    pub anonymous: u64,
-    pub anon_huge: u64,
-    pub hugetlb: u64,
-    pub kernel_page_size: u64,
-}
-
-impl MappingUse {
-    pub fn kind(&self) -> MappingKind {
-        let shared = self.perms.as_bytes().get(3) == Some(&b's');
-        match self.path.as_str() {
-            "[heap]" => MappingKind::Heap,
-            p if p.starts_with("[stack") => MappingKind::Stack,
-            p if p.starts_with('[') && !p.starts_with("[anon") => MappingKind::Special,
-            _ if shared => MappingKind::Shared,
-            p if p.is_empty() || p.starts_with("[anon") => MappingKind::Anonymous,
-            p if p.starts_with("/memfd:") || p.starts_with("/dev/shm/") || p.starts_with("/SYSV") => {
-                MappingKind::Shared
-            }
-            _ => MappingKind::File,
-        }
+/// What a smaps entry maps.
+pub fn kind(e: &SmapsEntry) -> MappingKind {
+    let shared = e.perms.as_bytes().get(3) == Some(&b's');
+    match e.path.as_str() {
+        "[heap]" => MappingKind::Heap,
+        p if p.starts_with("[stack") => MappingKind::Stack,
+        p if p.starts_with('[') && !p.starts_with("[anon") => MappingKind::Special,
+        _ if shared => MappingKind::Shared,
+        p if p.is_empty() || p.starts_with("[anon") => MappingKind::Anonymous,
+        p if p.starts_with("/memfd:") || p.starts_with("/dev/shm/") || p.starts_with("/SYSV") => MappingKind::Shared,
+        _ => MappingKind::File,
     }
-}
-
-/// Every entry of smaps text.
-pub fn parse_smaps(text: &str) -> Vec<MappingUse> {
-    let mut out: Vec<MappingUse> = Vec::new();
-    for line in text.lines() {
-        let mut words = line.split_whitespace();
-        let first = words.next().unwrap_or("");
-        if let Some((a, b)) = first.split_once('-') {
-            if let (Ok(start), Ok(end)) = (u64::from_str_radix(a, 16), u64::from_str_radix(b, 16)) {
-                let perms = words.next().unwrap_or("").to_string();
-                // offset, device, inode, then the path (which may hold spaces).
-                let path = line.split_whitespace().skip(5).collect::<Vec<_>>().join(" ");
-                out.push(MappingUse { start, end, perms, path, ..MappingUse::default() });
-                continue;
-            }
-        }
-        let Some(m) = out.last_mut() else { continue };
-        let Some((key, rest)) = line.split_once(':') else { continue };
-        let kb = rest.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) * 1024;
-        match key {
-            "Rss" => m.rss = kb,
-            "Referenced" => m.referenced = kb,
-            "Anonymous" => m.anonymous = kb,
-            "AnonHugePages" => m.anon_huge = kb,
-            "Private_Hugetlb" | "Shared_Hugetlb" => m.hugetlb += kb,
-            "KernelPageSize" => m.kernel_page_size = kb,
-            _ => {}
-        }
-    }
-    out
 }
 
 /// The mappings of `pid` now; `Err` once it is gone or not ours to read.
-pub fn read(pid: i32) -> std::io::Result<Vec<MappingUse>> {
-    Ok(parse_smaps(&std::fs::read_to_string(format!("/proc/{pid}/smaps"))?))
+pub fn read(pid: i32) -> std::io::Result<Vec<SmapsEntry>> {
+    Ok(smaps::entries(&std::fs::read_to_string(format!("/proc/{pid}/smaps"))?))
 }
 
 /// Clears the accessed bits of every page `pid` maps (and its TLB).
@@ -148,12 +99,13 @@ Rss:                  16 kB
 
     #[test]
     fn smaps_entries_read_with_their_kind_and_bytes() {
-        let m = parse_smaps(SMAPS);
+        let m = smaps::entries(SMAPS);
         assert_eq!(m.len(), 6);
-        let kinds: Vec<MappingKind> = m.iter().map(|x| x.kind()).collect();
+        let kinds: Vec<MappingKind> = m.iter().map(kind).collect();
         use MappingKind::*;
         assert_eq!(kinds, [Heap, Anonymous, File, Shared, Stack, Special]);
         assert_eq!((m[1].rss, m[1].referenced, m[1].anon_huge), (2097156 << 10, 256 << 20, 20 << 20));
+        assert_eq!(m[0].anonymous, 12 << 10);
         assert_eq!(m[2].path, "/usr/lib/libc so.6", "a path with a space");
         assert_eq!(m[1].path, "");
         assert!(Anonymous.huge_pages_can_cover() && !File.huge_pages_can_cover());
@@ -163,7 +115,7 @@ Rss:                  16 kB
     fn this_process_can_be_read_and_its_refs_cleared() {
         let me = std::process::id() as i32;
         let maps = read(me).unwrap();
-        assert!(maps.iter().any(|m| m.kind() == MappingKind::Stack && m.rss > 0));
+        assert!(maps.iter().any(|m| kind(m) == MappingKind::Stack && m.rss > 0));
         match clear_refs(me) {
             Ok(()) => {}
             Err(e) => eprintln!("skipped the clear: {e} (needs the right to ptrace this process)"),

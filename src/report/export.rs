@@ -22,6 +22,21 @@ pub struct Output {
     pub csv: Option<PathBuf>,
 }
 
+impl Output {
+    /// The outputs of a command around a program (`hugepages`, `wss`): the
+    /// table on stdout unless the JSON or OpenMetrics text goes there.
+    pub fn around_program(json: Option<&Path>, dir: Option<&Path>, openmetrics: Option<&Path>) -> Output {
+        let stdout = Some(Path::new("-"));
+        Output {
+            json: json.map(Path::to_path_buf),
+            dir: dir.map(Path::to_path_buf),
+            table: json != stdout && openmetrics != stdout,
+            openmetrics: openmetrics.map(Path::to_path_buf),
+            csv: None,
+        }
+    }
+}
+
 /// Checks every output path before anything is measured, so a bad path
 /// costs the user no measuring time: all of them together (see
 /// [`sink::check_all`]), `inputs` being what the command reads, and a
