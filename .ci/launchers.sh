@@ -78,7 +78,12 @@ launchers_stop() {
     if [ -f /run/munge/munged.pid ]; then kill "$(cat /run/munge/munged.pid)" 2>/dev/null || true; fi
     pkill -x munged 2>/dev/null || true
   fi
-  sleep 1
+  # Daemons take a moment to go: up to 10 s before one is said to outlive.
+  local i
+  for i in $(seq 1 10); do
+    sleep 1
+    pgrep -f "$LAUNCHERS_DIR" >/dev/null || { [ -n "${LAUNCHERS_MUNGED:-}" ] && pgrep -x munged >/dev/null; } || break
+  done
   # Every daemon started here is gone: say so if one is left.
   pgrep -f "$LAUNCHERS_DIR" >/dev/null && echo "launchers: a daemon outlived the tests: $(pgrep -af "$LAUNCHERS_DIR")" >&2
   [ -n "${LAUNCHERS_MUNGED:-}" ] && pgrep -x munged >/dev/null && echo "launchers: munged outlived the tests" >&2
