@@ -123,13 +123,7 @@ pub fn half_curves(points: &[(f64, &[f64])]) -> Option<(Curve, Curve)> {
         return None;
     }
     let half = |parity: usize| -> Option<Curve> {
-        points
-            .iter()
-            .map(|(x, s)| {
-                let v: Vec<f64> = s.iter().skip(parity).step_by(2).copied().collect();
-                median(&v).map(|m| (*x, m))
-            })
-            .collect()
+        points.iter().map(|(x, s)| median(&super::second_look::half(s, parity)).map(|m| (*x, m))).collect()
     };
     Some((half(0)?, half(1)?))
 }

@@ -44,11 +44,14 @@ impl SecondLook {
     }
 }
 
+/// The items at even (`parity` 0) or at odd (1) positions.
+pub fn half<T: Clone>(items: &[T], parity: usize) -> Vec<T> {
+    items.iter().skip(parity).step_by(2).cloned().collect()
+}
+
 /// Items at even and at odd positions.
 pub fn halves<T: Clone>(items: &[T]) -> (Vec<T>, Vec<T>) {
-    let even = items.iter().step_by(2).cloned().collect();
-    let odd = items.iter().skip(1).step_by(2).cloned().collect();
-    (even, odd)
+    (half(items, 0), half(items, 1))
 }
 
 /// The verdict of `judge` on each half of `items`, compared; not checked

@@ -197,7 +197,7 @@ fn summarise(runs: &[Run], arm: Arm, rounds: usize, ignored: &Option<String>, ma
     let walls: Vec<f64> = ok.iter().map(|r| r.wall_s).collect();
     let fractions: Vec<f64> = ok.iter().filter_map(|r| r.coverage.time_weighted_huge_fraction).collect();
     let peak_huge_bytes = ok.iter().map(|r| r.coverage.peak_huge_bytes).max().unwrap_or(0);
-    let pairs = paired_speedups(runs, arm, rounds);
+    let pairs: Vec<f64> = paired_speedups(runs, arm, rounds).into_iter().map(|p| p.1).collect();
     let speedup = (arm != Arm::Without).then(|| Ratio::of(&pairs)).flatten();
     let without_walls: Vec<f64> = runs.iter().filter(|r| r.arm == Arm::Without && r.ok()).map(|r| r.wall_s).collect();
     let without_median = (arm != Arm::Without).then(|| median(&without_walls)).flatten();
@@ -285,12 +285,12 @@ fn speedup_second_look(pairs: &[f64], whole: &Ratio) -> Option<SecondLook> {
     Some(second_look::look(pairs, 2, side))
 }
 
-/// Wall time without / with huge pages, round by round.
-fn paired_speedups(runs: &[Run], arm: Arm, rounds: usize) -> Vec<f64> {
+/// Wall time without / with huge pages, round by round: (round, ratio).
+fn paired_speedups(runs: &[Run], arm: Arm, rounds: usize) -> Vec<(usize, f64)> {
     (0..rounds)
         .filter_map(|round| {
             let of = |a: Arm| runs.iter().find(|r| r.arm == a && r.round == round && r.ok()).map(|r| r.wall_s);
-            Some(of(Arm::Without)? / of(arm)?)
+            Some((round, of(Arm::Without)? / of(arm)?))
         })
         .collect()
 }
@@ -299,12 +299,7 @@ fn paired_speedups(runs: &[Run], arm: Arm, rounds: usize) -> Vec<f64> {
 /// least), where the others alone have a direction.
 fn lone_pair(runs: &[Run], arm: Arm, rounds: usize) -> Option<LonePair> {
     use crate::timing::schedule::Direction;
-    let pairs: Vec<(usize, f64)> = (0..rounds)
-        .filter_map(|round| {
-            let of = |a: Arm| runs.iter().find(|r| r.arm == a && r.round == round && r.ok()).map(|r| r.wall_s);
-            Some((round, of(Arm::Without)? / of(arm)?))
-        })
-        .collect();
+    let pairs = paired_speedups(runs, arm, rounds);
     let above: Vec<&(usize, f64)> = pairs.iter().filter(|p| p.1 > 1.0).collect();
     let below: Vec<&(usize, f64)> = pairs.iter().filter(|p| p.1 < 1.0).collect();
     let lone = match (above.len(), below.len()) {

@@ -391,17 +391,11 @@ pub fn latency_levels(
     pols.dedup();
     let mut out = Vec::new();
     for pol in pols {
-        let curve: Vec<(f64, f64)> = points
-            .iter()
-            .filter(|p| p.pages == pol && p.order == "random")
-            .map(|p| (p.size_bytes.0 as f64, p.latency_ns.median))
-            .collect();
+        let random: Vec<&Point> = points.iter().filter(|p| p.pages == pol && p.order == "random").collect();
+        let curve: Vec<(f64, f64)> = random.iter().map(|p| (p.size_bytes.0 as f64, p.latency_ns.median)).collect();
         let lv = knees::levels(&curve, caches.len() + 2, 1.3);
-        let samples: Vec<(f64, &[f64])> = points
-            .iter()
-            .filter(|p| p.pages == pol && p.order == "random")
-            .map(|p| (p.size_bytes.0 as f64, &p.sample_latency_ns[..]))
-            .collect();
+        let samples: Vec<(f64, &[f64])> =
+            random.iter().map(|p| (p.size_bytes.0 as f64, &p.sample_latency_ns[..])).collect();
         let halves = knees::half_curves(&samples);
         let mut looks =
             knees::second_looks(&lv, halves.as_ref(), caches.len() + 2, 1.3, |x| Bytes(x as u64).to_string())

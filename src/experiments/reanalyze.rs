@@ -11,11 +11,11 @@
 use crate::model::outcome::Outcome;
 use crate::model::Document;
 
-/// Redraws every stored claim; returns one line per experiment whose
-/// claims came out different, saying which.
+/// Redraws every stored claim of a document as loaded (and so already
+/// rechecked); returns one line per experiment whose claims came out
+/// different, saying which.
 pub fn document(doc: &mut Document) -> Vec<String> {
-    doc.recheck();
-    let folded = doc.experiments.iter().any(|r| r.core_clock.iter().any(|c| !c.two_chains()));
+    let folded = doc.clock_folded();
     let machine = doc.machine.clone();
     let mut changed = Vec::new();
     for rec in &mut doc.experiments {

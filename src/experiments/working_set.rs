@@ -362,7 +362,7 @@ fn doubt(r: &PolicyResult, small: Option<&PolicyResult>) -> Option<String> {
                 crate::timing::stats::median(&ix.iter().map(|&i| rows[i] * 1e9).collect::<Vec<_>>()).unwrap_or(f64::NAN)
             };
             return Some(format!(
-                "{} samples fall into two groups ({:.0} ns per row in {}, {:.0} in {}): the host changed speed during the run",
+                "{} samples fall into two groups ({:.0} ns per row in {}, {:.0} in {})",
                 p.pages,
                 med(&m.low),
                 m.low.len(),

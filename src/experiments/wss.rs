@@ -60,21 +60,22 @@ pub fn next_interval_ms(p: &Params, hot_pages: u64) -> u64 {
     needed.clamp(p.interval_ms, MAX_INTERVAL_MS)
 }
 
-/// What the kernel offers for the method, said in the document.
-fn method() -> (String, Option<String>) {
-    let vaddr = std::path::Path::new("/sys/kernel/mm/damon/admin").exists()
-        && std::fs::read_to_string(format!("/boot/config-{}", kernel_release()))
-            .is_ok_and(|c| c.contains("CONFIG_DAMON_VADDR=y"));
-    let method = if vaddr {
-        "accessed bits cleared each interval (/proc/PID/clear_refs) and read per mapping from /proc/PID/smaps; DAMON's virtual-address monitoring is built in but not used yet".to_string()
-    } else {
-        "accessed bits cleared each interval (/proc/PID/clear_refs) and read per mapping from /proc/PID/smaps; DAMON cannot watch virtual addresses here (no CONFIG_DAMON_VADDR)".to_string()
+/// What the kernel offers for the method, said in the document: whether
+/// DAMON could watch virtual addresses here, from the kernel's config
+/// (said unknown where /boot holds none).
+fn method(kernel: &str) -> (String, Option<String>) {
+    let config = std::fs::read_to_string(format!("/boot/config-{}", kernel.trim())).ok();
+    let damon = match config {
+        Some(c) if c.contains("CONFIG_DAMON_VADDR=y") => {
+            "DAMON's virtual-address monitoring is built in, but memperf does not use it yet"
+        }
+        Some(_) => "DAMON cannot watch virtual addresses here (no CONFIG_DAMON_VADDR)",
+        None => "whether DAMON could watch virtual addresses here is unknown (no /boot/config of this kernel)",
     };
-    (method, Some("not measured: needs soft-dirty bits (CONFIG_MEM_SOFT_DIRTY), which this method does not use".into()))
-}
-
-fn kernel_release() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).unwrap_or_default()
+    (
+        format!("accessed bits cleared each interval (/proc/PID/clear_refs) and read per mapping from /proc/PID/smaps; {damon}"),
+        Some("not measured: needs soft-dirty bits (CONFIG_MEM_SOFT_DIRTY), which this method does not use".into()),
+    )
 }
 
 /// The mappings seen so far, and each new one added as it appears.
@@ -192,7 +193,7 @@ pub fn run(
     };
     let phases = phases(&intervals, &mappings);
     let reach = reach(machine);
-    let (method, written_not_measured) = method();
+    let (method, written_not_measured) = method(&machine.kernel);
     let mut o = Outcome {
         command: p.command.clone(),
         pid: p.pid,
@@ -255,18 +256,20 @@ fn phases(intervals: &[Interval], mappings: &[Mapping]) -> Vec<Phase> {
         .map(|(a, b)| {
             let span = &intervals[a..b];
             let median = crate::timing::stats::median(&hot[a..b]).unwrap_or(0.0) as u64;
-            // Per mapping: its median hot bytes over the phase.
-            let mut per: Vec<(usize, u64)> = Vec::new();
-            for (idx, _) in mappings.iter().enumerate() {
-                let v: Vec<f64> = span
-                    .iter()
-                    .map(|i| i.mappings.iter().find(|m| m.mapping == idx).map_or(0.0, |m| m.referenced_bytes as f64))
-                    .collect();
-                let m = crate::timing::stats::median(&v).unwrap_or(0.0) as u64;
-                if m > 0 {
-                    per.push((idx, m));
+            // Per mapping: its hot bytes in each interval (0 where it was
+            // not resident), in one pass, then their median.
+            let mut by_mapping = vec![vec![0.0; span.len()]; mappings.len()];
+            for (j, i) in span.iter().enumerate() {
+                for m in &i.mappings {
+                    by_mapping[m.mapping][j] = m.referenced_bytes as f64;
                 }
             }
+            let per: Vec<(usize, u64)> = by_mapping
+                .iter()
+                .enumerate()
+                .map(|(idx, v)| (idx, crate::timing::stats::median(v).unwrap_or(0.0) as u64))
+                .filter(|x| x.1 > 0)
+                .collect();
             let total: u64 = per.iter().map(|x| x.1).sum();
             let top = per.iter().max_by_key(|x| x.1).copied();
             let huge = 2u64 << 20;

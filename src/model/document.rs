@@ -201,14 +201,25 @@ impl Document {
     /// guest) is no clock — its figures in cycles are dropped, its "clock
     /// moved" warnings replaced by "clock: not measured". The raw clock
     /// readings stay in the record.
+    /// Whether any record's clock came from one chain of adds, which a
+    /// renamer can fold: then no figure in cycles is drawn from any clock
+    /// of this document.
+    pub fn clock_folded(&self) -> bool {
+        self.experiments.iter().any(|r| r.core_clock.iter().any(|c| !c.two_chains()))
+    }
+
+    /// The machine's core clock, unless the document's clock is folded.
+    pub fn trusted_core_ghz(&self) -> Option<f64> {
+        (!self.clock_folded()).then(|| self.machine.core_ghz()).flatten()
+    }
+
     pub fn recheck(&mut self) {
         use crate::model::warnings::{Caution, Command};
         self.machine.recheck_claims();
         // Claims drawn from raw figures are drawn again by today's rules:
         // call-chain steps named for the return stack (by size and depth,
         // at a clock only two chains measured), loaded latency's bend.
-        let folded = self.experiments.iter().any(|r| r.core_clock.iter().any(|c| !c.two_chains()));
-        let ghz = if folded { None } else { self.machine.core_ghz() };
+        let ghz = self.trusted_core_ghz();
         for rec in &mut self.experiments {
             match rec.outcome.as_mut() {
                 Some(Outcome::Calls(o)) => crate::analysis::steps::attribute_return_stack(&mut o.steps, ghz),

@@ -129,8 +129,7 @@ fn plateau_second_look(
         return None;
     }
     let word = |e: Effect| if e == Effect::Helps { "faster" } else { "slower" };
-    let odd =
-        |i: usize| crate::timing::stats::median(&ratios[i].iter().skip(1).step_by(2).copied().collect::<Vec<_>>());
+    let odd = |i: usize| crate::timing::stats::median(&crate::analysis::second_look::half(&ratios[i], 1));
     let first = format!("{} at the distance chosen", word(verdict));
     for &i in others {
         let m = odd(i)?;

@@ -103,7 +103,7 @@ fn half_points(points: &[Point], parity: usize) -> Option<Vec<Point>> {
     points
         .iter()
         .map(|p| {
-            let v: Vec<f64> = p.sample_ns.iter().skip(parity).step_by(2).copied().collect();
+            let v = crate::analysis::second_look::half(&p.sample_ns, parity);
             let mut q = p.clone();
             q.ns_per_access = crate::timing::Summary::of(&v).filter(|_| v.len() >= 2)?;
             Some(q)

@@ -94,7 +94,13 @@ impl PrefetchEffect {
     /// nothing the load would not, so a difference it makes is the
     /// instruction's, not prefetching ahead's.
     pub fn within_a_line(&self) -> bool {
-        self.distance_elements < 8 || self.plateau_from.is_some_and(|d| d < 8)
+        self.distance_elements < 8
+    }
+
+    /// Chosen within a line, or inside a plateau that starts within one:
+    /// the distance does not matter, so a gain is the instruction's.
+    pub fn gain_is_the_instructions(&self) -> bool {
+        self.within_a_line() || self.plateau_from.is_some_and(|d| d < 8)
     }
 }
 

@@ -88,7 +88,18 @@ pub fn bandwidth_text(o: &bandwidth::Outcome) -> String {
         ));
     }
     for e in &o.prefetch_effects {
-        let within_line = e.within_a_line() && e.verdict != bandwidth::Effect::WithinNoise;
+        let moved = e.verdict != bandwidth::Effect::WithinNoise;
+        let note = match (e.within_a_line(), e.gain_is_the_instructions()) {
+            (true, _) if moved => {
+                " — but less than a line ahead a prefetch fetches nothing early: the prefetch instruction in the \
+                 loop, not prefetching ahead, made this difference"
+            }
+            (false, true) if moved => {
+                " — but its plateau starts within the line being read, where a prefetch fetches nothing early: \
+                 the prefetch instruction, not prefetching ahead, made this difference"
+            }
+            _ => "",
+        };
         out.push_str(&format!(
             "prefetch {} at D = {} (chosen on even repetitions) vs adjacent simd, {} pages, {} thread(s): {} on the odd repetitions: {}{}\n",
             e.hint,
@@ -97,12 +108,7 @@ pub fn bandwidth_text(o: &bandwidth::Outcome) -> String {
             e.threads,
             ratio_text(&e.confirmed),
             e.verdict.describe(),
-            if within_line {
-                " — but less than a line ahead a prefetch fetches nothing early: the prefetch instruction in the \
-                 loop, not prefetching ahead, made this difference"
-            } else {
-                ""
-            }
+            note
         ));
         if let Some(look) = &e.second_look {
             use crate::analysis::second_look::SecondLook;
@@ -301,7 +307,7 @@ fn bandwidth_advice(doc: &Document) -> Vec<String> {
             };
             out.push(match (e.verdict, plateau) {
                 // Advise no distance from a gain less than a line ahead.
-                (Effect::Helps, _) if e.within_a_line() => format!(
+                (Effect::Helps, _) if e.gain_is_the_instructions() => format!(
                     "A prefetch ({}) of the line being read ({chosen}) read faster than plain simd on {} pages, {r}: \
                      the instruction, not prefetching ahead, made this difference; it is no reason to prefetch.",
                     e.hint, e.pages
