@@ -234,7 +234,7 @@ fn hugepages(args: &memperf::cli::hugepages::HugepagesArgs) -> Result<u8> {
 fn wss(args: &memperf::cli::wss::WssArgs) -> Result<u8> {
     let params = args.params()?;
     let out = args.out.output();
-    export::check_outputs(&out, &[])?;
+    export::check_outputs(&out, &args.machine_results.as_deref().into_iter().collect::<Vec<_>>())?;
     let program = match params.pid {
         Some(_) => None,
         None => Some(memperf::process::find(&args.command).map_err(|e| Error::usage(e.message))?),
@@ -243,6 +243,12 @@ fn wss(args: &memperf::cli::wss::WssArgs) -> Result<u8> {
     let machine = Fingerprint::collect();
     let clock = MonotonicClock::new();
     let started = std::time::Instant::now();
+    if let Some(pid) = params.pid {
+        memperf::experiments::wss::check_pid(pid)?;
+    }
+    let (reach, said) =
+        memperf::experiments::wss::reach::decide(&machine, params.machine_results.as_deref(), params.probe, &clock)?;
+    eprintln!("memperf wss: {said}");
     let mut live = |i: &memperf::model::outcome::wss::Interval| {
         eprintln!(
             "memperf wss: {:>7.2} s  hot {:>10}  resident {:>10}",
@@ -251,7 +257,7 @@ fn wss(args: &memperf::cli::wss::WssArgs) -> Result<u8> {
             memperf::units::Bytes(i.rss_bytes()).to_string()
         );
     };
-    let outcome = memperf::experiments::wss::run(program.as_ref(), &params, &machine, &mut live)?;
+    let outcome = memperf::experiments::wss::run(program.as_ref(), &params, &machine, reach, &mut live)?;
     let status = outcome.exit.map_or(0, |e| e.shell_status());
     export_observation(machine, &clock, "wss", &params, outcome.into(), started, &out)?;
     Ok(if INTERRUPTED.load(Ordering::Relaxed) { 130 } else { status })

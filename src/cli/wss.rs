@@ -13,6 +13,16 @@ pub struct WssArgs {
     /// Watch a running process instead of starting one (until it ends or Ctrl-C).
     #[arg(long, value_name = "PID", allow_hyphen_values = true)]
     pub pid: Option<String>,
+    /// A memperf result with a tlb run, for the TLB reach
+    /// [default: the newest of this host under ./memperf-results, else a quick probe]
+    #[arg(long, value_name = "PATH")]
+    pub machine_results: Option<std::path::PathBuf>,
+    /// Watch the program's child processes too (each mapping under its pid): for shells, make and launchers.
+    #[arg(long)]
+    pub children: bool,
+    /// Set the hot set beside CPUID's TLB claim instead of measuring the reach first when no saved result has it.
+    #[arg(long)]
+    pub no_probe: bool,
     #[command(flatten)]
     pub out: super::ProgramOutputs,
     /// The program and its arguments, after `--` (run without a shell).
@@ -55,6 +65,9 @@ impl WssArgs {
             pid,
             interval_ms,
             adaptive: self.interval.is_none(),
+            machine_results: self.machine_results.clone(),
+            probe: !self.no_probe,
+            children: self.children,
         })
     }
 }

@@ -12,6 +12,7 @@
 
 pub mod claims;
 pub mod cpuid;
+pub mod kernel_config;
 pub mod levels;
 pub mod record;
 pub mod source;

@@ -7,6 +7,7 @@ pub mod concurrency;
 pub mod csv;
 pub mod export;
 pub mod headlines;
+pub mod heatmap;
 pub mod html;
 pub mod linechart;
 pub mod openmetrics;

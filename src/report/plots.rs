@@ -41,6 +41,7 @@ pub(crate) fn lines_by<P, K: Ord + Clone>(
 pub enum Figure {
     Line(LineChart),
     Bars(BarChart),
+    Heat(super::heatmap::HeatMap),
 }
 
 /// A rendered plot and the file name it is saved under.

@@ -52,8 +52,8 @@ pub fn gather(machine: &Fingerprint, from: Option<&Path>) -> crate::error::Resul
                 f.source = Some(path.display().to_string());
             }
             None => {
-                f.walk_not_measurable =
-                    newest_tlb(Path::new(RESULTS_DIR), &machine.hostname).and_then(|doc| walk_not_measurable(&doc));
+                f.walk_not_measurable = newest_tlb(Path::new(RESULTS_DIR), &machine.hostname)
+                    .and_then(|(_, doc)| walk_not_measurable(&doc));
                 f.notes.push(match &f.walk_not_measurable {
                     Some(why) => format!("no page-walk cost can be measured on this host: {why}"),
                     None => format!(
@@ -83,9 +83,10 @@ pub fn walk_not_measurable(doc: &Document) -> Option<String> {
     }
 }
 
-/// The newest document of `host` under `root` that has a tlb outcome.
-fn newest_tlb(root: &Path, host: &str) -> Option<Document> {
-    newest_of(root, host).find_map(|(_, doc)| doc.outcome::<tlb::Outcome>().is_some().then_some(doc))
+/// The newest document of `host` under `root` that has a tlb outcome, and
+/// its folder.
+pub fn newest_tlb(root: &Path, host: &str) -> Option<(PathBuf, Document)> {
+    newest_of(root, host).find(|(_, doc)| doc.outcome::<tlb::Outcome>().is_some())
 }
 
 /// The documents of `host`'s results folders under `root`, newest first
@@ -145,7 +146,7 @@ mod tests {
         };
         put(&format!("{host}-1"), &doc);
         assert_eq!(newest_with_walk_cost(root.path(), &host), None, "the recording has no walk cost");
-        let tlb = newest_tlb(root.path(), &host).expect("its tlb outcome");
+        let (_, tlb) = newest_tlb(root.path(), &host).expect("its tlb outcome");
         assert!(walk_not_measurable(&tlb).is_some());
         let t = doc["experiments"].as_array_mut().unwrap().iter_mut().find(|e| e["name"] == "tlb").unwrap();
         t["outcome"]["walk_ns"] =

@@ -15,6 +15,10 @@ pub struct Mapping {
     pub kind: MappingKind,
     /// The file or `[heap]`-style name; empty for anonymous memory.
     pub path: String,
+    /// The descendant process it belongs to (`--children`); `None` for the
+    /// program (or pid) watched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<i32>,
 }
 
 /// One mapping in one interval, in bytes.
@@ -73,12 +77,28 @@ pub struct Phase {
 /// The TLB reach the hot set is set beside.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reach {
-    /// Entries of the L1 data TLB for 4 KiB pages.
+    /// Entries of the first-level data TLB for 4 KiB pages: the knee
+    /// `memperf tlb` measured here, or CPUID's claim where none was.
     pub entries: u64,
-    /// Entries of the second-level TLB for 4 KiB pages, where known.
+    /// The second level's, where measured (or, unmeasured, claimed).
     pub l2_entries: Option<u64>,
-    /// `memperf tlb` (measured here) or CPUID.
+    /// Where the figures come from: a saved `memperf tlb` result, a quick
+    /// probe, or CPUID.
     pub source: String,
+    /// Measured here (else CPUID's claim).
+    #[serde(default)]
+    pub measured: bool,
+    /// What CPUID claims, shown beside a measurement (a hypervisor may
+    /// invent or hide these).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpuid_entries: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpuid_l2_entries: Option<u64>,
+    /// `memperf tlb` found huge pages stepping at this many pages, as 4 KiB
+    /// pages do: they use small TLB entries here and do not enlarge the
+    /// reach.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub huge_same_reach: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

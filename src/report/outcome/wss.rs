@@ -4,8 +4,9 @@
 use crate::error::Result;
 use crate::experiments::wss::mapping_name;
 use crate::model::document::Document;
-use crate::model::outcome::wss::Outcome;
+use crate::model::outcome::wss::{Outcome, Reach};
 use crate::report::headlines::{metric, Metric};
+use crate::report::heatmap::{HeatMap, Row};
 use crate::report::linechart::{render, Axis, Line, LineChart, Ticks};
 use crate::report::plots::{Figure, Plot};
 use crate::report::table::Table;
@@ -29,6 +30,7 @@ pub fn wss_text(o: &Outcome) -> String {
     if let Some(w) = &o.written_not_measured {
         out.push_str(&format!("  bytes written per interval: {w}\n"));
     }
+    out.push_str(&format!("  TLB reach: {}\n", reach_text(o.reach.as_ref())));
     let mut t = Table::new([
         "phase",
         "from s",
@@ -63,6 +65,32 @@ pub fn wss_text(o: &Outcome) -> String {
         out.push_str(&format!("  → {v}\n"));
     }
     out
+}
+
+/// "L1 DTLB 64 entries (256KiB of 4 KiB pages), L2 not measured, from
+/// …; CPUID claims 72 and 3072".
+fn reach_text(r: Option<&Reach>) -> String {
+    let Some(r) = r else { return "not known (none measured, and CPUID reports no TLB)".into() };
+    let l2 = match r.l2_entries {
+        Some(e) => format!("second level {e} entries ({})", Bytes(e * 4096)),
+        None => "second level not measured".into(),
+    };
+    let claims = match (r.measured, r.cpuid_entries, r.cpuid_l2_entries) {
+        (false, ..) => String::new(),
+        (true, None, None) => "; CPUID claims none".into(),
+        (true, a, b) => format!(
+            "; CPUID claims {} and {}",
+            a.map_or("-".into(), |v| v.to_string()),
+            b.map_or("-".into(), |v| v.to_string())
+        ),
+    };
+    let same = r.huge_same_reach.map(|n| format!("; huge pages step at {n} pages here too")).unwrap_or_default();
+    format!(
+        "L1 DTLB {} entries ({} of 4 KiB pages), {l2}, from {}{claims}{same}",
+        r.entries,
+        Bytes(r.entries * 4096),
+        r.source
+    )
 }
 
 /// The hot set of each interval, by kind of mapping.
@@ -105,7 +133,7 @@ fn wss_plot(o: &Outcome) -> Result<Option<Plot>> {
         x: Axis { linear: true, ..Axis::new("seconds since the program started", Ticks::Number) },
         y: Axis::new("MiB (hot: referenced in the interval)", Ticks::Number),
         lines: vec![line("hot set", &|i| i.hot_bytes()), line("resident", &|i| i.rss_bytes())],
-        references: vec![],
+        references: reach_references(o),
         markers: vec![],
         spans: vec![],
     };
@@ -116,6 +144,84 @@ fn wss_plot(o: &Outcome) -> Result<Option<Plot>> {
         svg: render(&chart)?,
         figure: Figure::Line(chart),
     }))
+}
+
+/// The TLB reaches as horizontal lines: where the hot set leaves them.
+fn reach_references(o: &Outcome) -> Vec<crate::report::linechart::Reference> {
+    let Some(r) = &o.reach else { return vec![] };
+    let how = if r.measured { "measured" } else { "CPUID" };
+    let mib = |e: u64| (e * 4096) as f64 / (1u64 << 20) as f64;
+    let mut out = vec![crate::report::linechart::Reference {
+        name: format!("L1 DTLB reach ({how})"),
+        y: mib(r.entries),
+        band: None,
+    }];
+    out.extend(r.l2_entries.map(|e| crate::report::linechart::Reference {
+        name: format!("L2 TLB reach ({how})"),
+        y: mib(e),
+        band: None,
+    }));
+    out
+}
+
+/// Most rows a heat map draws; the rest are summed into one.
+const HEAT_ROWS: usize = 16;
+
+/// Mappings (rows) against time: the bytes each referenced per interval.
+fn wss_heatmap(o: &Outcome) -> Option<Plot> {
+    if o.intervals.len() < 2 {
+        return None;
+    }
+    let n = o.intervals.len();
+    // One row per name: a file's segments (text, data, …) are one row.
+    let names: Vec<String> = o.mappings.iter().map(mapping_name).collect();
+    let mut labels: Vec<String> = names.clone();
+    labels.sort();
+    labels.dedup();
+    let row_of = |m: usize| labels.binary_search(&names[m]).expect("every name is a label");
+    let mut per = vec![(vec![None; n], vec![0u64; n], 0u64); labels.len()];
+    for (c, i) in o.intervals.iter().enumerate() {
+        for m in &i.mappings {
+            let row = &mut per[row_of(m.mapping)];
+            row.0[c] = Some(row.0[c].unwrap_or(0) + m.referenced_bytes);
+            row.1[c] += m.rss_bytes;
+            row.2 += m.referenced_bytes;
+        }
+    }
+    let mut order: Vec<usize> = (0..per.len()).filter(|&i| per[i].2 > 0).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(per[i].2));
+    let mut rows: Vec<Row> = order
+        .iter()
+        .take(HEAT_ROWS)
+        .map(|&i| Row {
+            label: labels[i].clone(),
+            values: per[i].0.clone(),
+            notes: per[i].1.iter().map(|&r| format!("{} resident", Bytes(r))).collect(),
+        })
+        .collect();
+    if order.len() > HEAT_ROWS {
+        let rest = &order[HEAT_ROWS..];
+        let values = (0..n).map(|c| Some(rest.iter().filter_map(|&i| per[i].0[c]).sum())).collect();
+        rows.push(Row { label: format!("{} other mappings", rest.len()), values, notes: vec![] });
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let columns =
+        o.intervals.iter().enumerate().map(|(c, i)| (if c == 0 { 0.0 } else { o.intervals[c - 1].t_s }, i.t_s));
+    let heat = HeatMap {
+        title: "Bytes referenced per interval, by mapping".into(),
+        x_label: "seconds since the program started".into(),
+        columns: columns.collect(),
+        rows,
+    };
+    Some(Plot {
+        file_name: "wss-heatmap.svg".into(),
+        title: heat.title.clone(),
+        experiment: "wss".into(),
+        svg: crate::report::heatmap::render(&heat),
+        figure: Figure::Heat(heat),
+    })
 }
 
 /// The hot set of each phase.
@@ -136,7 +242,7 @@ impl super::Render for Outcome {
         wss_text(self)
     }
     fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
-        Ok(wss_plot(self)?.into_iter().collect())
+        Ok(wss_plot(self)?.into_iter().chain(wss_heatmap(self)).collect())
     }
     fn metrics(&self, _doc: &Document) -> Vec<Metric> {
         wss_metrics(self)

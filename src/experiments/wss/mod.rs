@@ -12,6 +12,8 @@
 //! whose hot sets stay within ±25% of their median; the largest lasting
 //! one is set beside the L1 DTLB's reach.
 
+pub mod reach;
+
 use crate::error::{Error, Result};
 use crate::machine::Fingerprint;
 use crate::model::outcome::wss::{Interval, Mapping, MappingSample, Outcome, Phase, Reach};
@@ -47,6 +49,13 @@ pub struct Params {
     pub interval_ms: u64,
     /// The interval grows with the hot set (no -I given).
     pub adaptive: bool,
+    /// A saved result whose `tlb` gives the reach (--machine-results).
+    pub machine_results: Option<std::path::PathBuf>,
+    /// Measure the reach first when no saved result has it (not --no-probe).
+    pub probe: bool,
+    /// Watch the program's descendants too, each mapping under its process.
+    #[serde(default)]
+    pub children: bool,
 }
 
 /// The next interval: as asked, or, when adaptive, long enough that
@@ -61,20 +70,32 @@ pub fn next_interval_ms(p: &Params, hot_pages: u64) -> u64 {
 }
 
 /// What the kernel offers for the method, said in the document: whether
-/// DAMON could watch virtual addresses here, from the kernel's config
-/// (said unknown where /boot holds none).
+/// DAMON could watch virtual addresses and whether soft-dirty bits exist,
+/// from the kernel's config (said unknown where the system keeps none).
 fn method(kernel: &str) -> (String, Option<String>) {
-    let config = std::fs::read_to_string(format!("/boot/config-{}", kernel.trim())).ok();
-    let damon = match config {
-        Some(c) if c.contains("CONFIG_DAMON_VADDR=y") => {
-            "DAMON's virtual-address monitoring is built in, but memperf does not use it yet"
-        }
-        Some(_) => "DAMON cannot watch virtual addresses here (no CONFIG_DAMON_VADDR)",
-        None => "whether DAMON could watch virtual addresses here is unknown (no /boot/config of this kernel)",
+    use crate::machine::kernel_config;
+    let config = kernel_config::read(kernel);
+    let (damon, written) = match &config {
+        Some((c, from)) => (
+            if kernel_config::has(c, "CONFIG_DAMON_VADDR") {
+                format!("DAMON's virtual-address monitoring is built in ({from}), but memperf does not drive it yet")
+            } else {
+                format!("DAMON cannot watch virtual addresses here (CONFIG_DAMON_VADDR not set, {from})")
+            },
+            if kernel_config::has(c, "CONFIG_MEM_SOFT_DIRTY") {
+                format!("not measured: this kernel has soft-dirty bits ({from}), which this method does not read")
+            } else {
+                format!("not measured: needs soft-dirty bits, which this kernel lacks (CONFIG_MEM_SOFT_DIRTY not set, {from})")
+            },
+        ),
+        None => (
+            "whether DAMON could watch virtual addresses here is unknown (no /boot/config of this kernel, no /proc/config.gz)".into(),
+            "not measured: needs soft-dirty bits (CONFIG_MEM_SOFT_DIRTY), which this method does not read".into(),
+        ),
     };
     (
         format!("accessed bits cleared each interval (/proc/PID/clear_refs) and read per mapping from /proc/PID/smaps; {damon}"),
-        Some("not measured: needs soft-dirty bits (CONFIG_MEM_SOFT_DIRTY), which this method does not use".into()),
+        Some(written),
     )
 }
 
@@ -83,30 +104,68 @@ fn method(kernel: &str) -> (String, Option<String>) {
 struct Mappings(Vec<Mapping>);
 
 impl Mappings {
-    fn index(&mut self, m: &SmapsEntry) -> usize {
+    fn index(&mut self, m: &SmapsEntry, process: Option<i32>) -> usize {
         let kind = pages::kind(m);
         let (start, end) = (m.start as u64, m.end as u64);
-        if let Some(i) = self.0.iter().position(|x| x.start == start && x.path == m.path && x.kind == kind) {
+        if let Some(i) =
+            self.0.iter().position(|x| x.start == start && x.path == m.path && x.kind == kind && x.process == process)
+        {
             self.0[i].end = self.0[i].end.max(end);
             return i;
         }
-        self.0.push(Mapping { start, end, kind, path: m.path.clone() });
+        self.0.push(Mapping { start, end, kind, path: m.path.clone(), process });
         self.0.len() - 1
     }
 
-    fn sample(&mut self, t_s: f64, uses: &[SmapsEntry]) -> Interval {
-        let mappings = uses
-            .iter()
-            .filter(|m| m.rss > 0 || m.referenced > 0)
-            .map(|m| MappingSample {
-                mapping: self.index(m),
-                rss_bytes: m.rss,
-                referenced_bytes: m.referenced,
-                anon_huge_bytes: m.anon_huge,
-            })
-            .collect();
+    /// One interval of every process read: `(process, its mappings)`, the
+    /// watched one as `None`.
+    fn sample(&mut self, t_s: f64, uses: &[(Option<i32>, Vec<SmapsEntry>)]) -> Interval {
+        let mut mappings = Vec::new();
+        for (process, entries) in uses {
+            for m in entries.iter().filter(|m| m.rss > 0 || m.referenced > 0) {
+                mappings.push(MappingSample {
+                    mapping: self.index(m, *process),
+                    rss_bytes: m.rss,
+                    referenced_bytes: m.referenced,
+                    anon_huge_bytes: m.anon_huge,
+                });
+            }
+        }
         Interval { t_s, mappings }
     }
+}
+
+/// The processes sampled: the one watched, and with `children` each live
+/// descendant (a child that ended between the listing and the read is
+/// left out of that interval).
+fn read_tree(pid: i32, children: bool) -> std::io::Result<Vec<(Option<i32>, Vec<SmapsEntry>)>> {
+    let mut out = vec![(None, pages::read(pid)?)];
+    if children {
+        for c in crate::process::memory::descendants(pid) {
+            if let Ok(entries) = pages::read(c) {
+                out.push((Some(c), entries));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Clears the accessed bits of every process read (a descendant that
+/// ended meanwhile is no error; the watched one's failure is).
+fn clear_tree(uses: &[(Option<i32>, Vec<SmapsEntry>)], pid: i32) -> std::io::Result<()> {
+    for (process, _) in uses {
+        match process {
+            None => pages::clear_refs(pid)?,
+            Some(c) => pages::clear_refs(*c).unwrap_or(()),
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a `--pid` whose accessed bits this process may not clear,
+/// before anything is measured.
+pub fn check_pid(pid: i32) -> Result<()> {
+    pages::may_clear_refs(pid).map_err(|e| clear_refused(pid, e))
 }
 
 /// The permission error of clear_refs as the user's fix.
@@ -136,13 +195,13 @@ fn sample_until(
             break;
         }
         // A process that has ended (a zombie's smaps is empty) is not sampled.
-        let Ok(uses) = pages::read(pid) else { break };
-        if uses.is_empty() {
+        let Ok(uses) = read_tree(pid, p.children) else { break };
+        if uses[0].1.is_empty() {
             break;
         }
         let t_s = t0.elapsed().as_secs_f64();
         // Cleared right after reading: the next interval starts now.
-        if pages::clear_refs(pid).is_err() {
+        if clear_tree(&uses, pid).is_err() {
             break;
         }
         let i = maps.sample(t_s, &uses);
@@ -160,6 +219,7 @@ pub fn run(
     program: Option<&Program>,
     p: &Params,
     machine: &Fingerprint,
+    reach: Option<Reach>,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<Outcome> {
     let t0 = Instant::now();
@@ -192,7 +252,6 @@ pub fn run(
         (None, None) => return Err(Error::usage("no program to watch: give it after --, or a running one with --pid")),
     };
     let phases = phases(&intervals, &mappings);
-    let reach = reach(machine);
     let (method, written_not_measured) = method(&machine.kernel);
     let mut o = Outcome {
         command: p.command.clone(),
@@ -213,16 +272,6 @@ pub fn run(
     };
     o.verdict = verdict(&o);
     Ok(o)
-}
-
-/// The L1 (and L2) DTLB entries for 4 KiB pages, from CPUID.
-fn reach(m: &Fingerprint) -> Option<Reach> {
-    let l1 = m.dtlb_entries(1, Bytes(4096))?;
-    Some(Reach {
-        entries: l1 as u64,
-        l2_entries: m.dtlb_entries(2, Bytes(4096)).map(u64::from),
-        source: m.tlb_source.clone(),
-    })
 }
 
 /// Stretches of intervals within ±[`PHASE_BAND`] of their running median;
@@ -296,14 +345,16 @@ fn phases(intervals: &[Interval], mappings: &[Mapping]) -> Vec<Phase> {
 
 /// "the anonymous mapping at 0x7f…", "[heap]", "/usr/lib/x.so".
 pub fn mapping_name(m: &Mapping) -> String {
-    match m.kind {
+    let owner = m.process.map(|p| format!("pid {p}'s ")).unwrap_or_default();
+    let name = match m.kind {
         MappingKind::Anonymous => format!("anonymous mapping at {:#x}", m.start),
         MappingKind::File | MappingKind::Shared if !m.path.is_empty() => {
             format!("{} mapping of {}", m.kind.name(), m.path)
         }
         _ if !m.path.is_empty() => m.path.clone(),
         _ => format!("{} mapping at {:#x}", m.kind.name(), m.start),
-    }
+    };
+    format!("{owner}{name}")
 }
 
 /// The phase the verdict is about: the largest hot set that lasted two
@@ -345,31 +396,53 @@ pub fn verdict(o: &Outcome) -> Vec<String> {
     }
     let Some(r) = &o.reach else {
         return vec![format!(
-            "{head}; {}–{} pages of 2 MiB would map it. The TLB's reach is not known here (CPUID reports no TLB): run `memperf tlb` to measure it.",
+            "{head}; {}–{} pages of 2 MiB would map it. The TLB's reach is not known here (none measured, and CPUID reports no TLB): run `memperf tlb -o DIR` and pass --machine-results DIR.",
             group_thousands(p.huge_pages_min),
             group_thousands(p.huge_pages_max)
         )];
     };
+    let l1 = reach_phrase("L1 DTLB", r.entries, r.measured, r.cpuid_entries);
     if pages <= r.entries {
-        return vec![format!(
-            "{head}: it fits the L1 DTLB's reach ({} entries × 4 KiB = {}), so huge pages cannot help its translation.",
-            r.entries,
-            Bytes(r.entries * 4096)
-        )];
+        return vec![format!("{head}: it fits {l1}, so huge pages cannot help its translation.")];
     }
-    let l2 = r
-        .l2_entries
-        .map(|e| format!(" and {:.0}× the L2 DTLB's {}", pages as f64 / e as f64, Bytes(e * 4096)))
-        .unwrap_or_default();
-    vec![format!(
-        "{head}: {:.0}× the L1 DTLB's {}-entry reach ({}){l2}; {}–{} pages of 2 MiB would map it. Try `memperf hugepages -- {}`.",
+    let l2 = match (r.l2_entries, r.measured) {
+        (Some(e), _) => format!(
+            " and {:.0}× {}",
+            pages as f64 / e as f64,
+            reach_phrase("second-level TLB", e, r.measured, r.cpuid_l2_entries)
+        ),
+        (None, true) => r
+            .cpuid_l2_entries
+            .map(|c| format!(" (the second level's reach was not measured; CPUID claims {c} entries)"))
+            .unwrap_or_default(),
+        (None, false) => String::new(),
+    };
+    let command = if o.command.is_empty() { "CMD".to_string() } else { o.command.join(" ") };
+    let mut out = vec![format!(
+        "{head}: {:.0}× {l1}{l2}; {}–{} pages of 2 MiB would map it. Try `memperf hugepages -- {command}`.",
         pages as f64 / r.entries as f64,
-        r.entries,
-        Bytes(r.entries * 4096),
         group_thousands(p.huge_pages_min),
         group_thousands(p.huge_pages_max),
-        if o.command.is_empty() { "CMD".to_string() } else { o.command.join(" ") }
-    )]
+    )];
+    if let Some(n) = r.huge_same_reach {
+        out.push(format!(
+            "Caution: `memperf tlb` found huge pages stepping at {n} pages here, as 4 KiB pages do (the host backs this guest with small pages), so huge pages may not enlarge the reach; only `hugepages` can say whether they help this program."
+        ));
+    }
+    out
+}
+
+/// "the L1 DTLB's 64-entry reach (256KiB) measured here (CPUID claims
+/// 72)", or "… the reach CPUID claims (not measured)".
+fn reach_phrase(level: &str, entries: u64, measured: bool, cpuid: Option<u64>) -> String {
+    let size = Bytes(entries * 4096);
+    match (measured, cpuid) {
+        (true, Some(c)) if c != entries => {
+            format!("the {level}'s {entries}-entry reach ({size}) measured here (CPUID claims {c})")
+        }
+        (true, _) => format!("the {level}'s {entries}-entry reach ({size}) measured here"),
+        (false, _) => format!("the {level}'s {entries}-entry reach ({size}) CPUID claims (not measured)"),
+    }
 }
 
 #[cfg(test)]
@@ -387,8 +460,13 @@ mod tests {
     }
 
     fn outcome(hot_mib: u64, kind: MappingKind) -> Outcome {
-        let mapping =
-            Mapping { start: 0x7f00_0000_0000, end: 0x7f00_0000_0000 + (2u64 << 30), kind, path: String::new() };
+        let mapping = Mapping {
+            start: 0x7f00_0000_0000,
+            end: 0x7f00_0000_0000 + (2u64 << 30),
+            kind,
+            path: String::new(),
+            process: None,
+        };
         let intervals: Vec<Interval> = (1..=4)
             .map(|i| Interval {
                 t_s: i as f64,
@@ -414,7 +492,15 @@ mod tests {
             phases: phases(&intervals, &mappings),
             mappings,
             intervals,
-            reach: Some(Reach { entries: 72, l2_entries: Some(3072), source: "CPUID".into() }),
+            reach: Some(Reach {
+                entries: 64,
+                l2_entries: None,
+                source: "saved".into(),
+                measured: true,
+                cpuid_entries: Some(72),
+                cpuid_l2_entries: Some(3072),
+                huge_same_reach: None,
+            }),
             verdict: vec![],
             valid: true,
         };
@@ -426,7 +512,15 @@ mod tests {
     /// pages touched per interval cost ~0.1 s to mark again, so 2.1 s.
     #[test]
     fn the_default_interval_keeps_the_refill_under_five_percent() {
-        let mut p = Params { command: vec![], pid: None, interval_ms: 1000, adaptive: true };
+        let mut p = Params {
+            command: vec![],
+            pid: None,
+            interval_ms: 1000,
+            adaptive: true,
+            machine_results: None,
+            probe: false,
+            children: false,
+        };
         assert_eq!(next_interval_ms(&p, 1000), 1000);
         assert_eq!(next_interval_ms(&p, 524_288), 2098);
         assert_eq!(next_interval_ms(&p, u64::MAX / 1024), MAX_INTERVAL_MS);
@@ -440,16 +534,29 @@ mod tests {
         let p = &o.phases[0];
         assert_eq!((p.hot_bytes, p.huge_pages_min, p.top_share), (256 << 20, 128, 1.0));
         assert!(
-            o.verdict[0].starts_with("Hot set 256MiB (65,536 pages of 4 KiB) from 0.0 s to 4.0 s; 100% of it is in the anonymous mapping at 0x7f0000000000: 910× the L1 DTLB's 72-entry reach (288KiB) and 21× the L2 DTLB's 12MiB; 128–"),
+            o.verdict[0].starts_with("Hot set 256MiB (65,536 pages of 4 KiB) from 0.0 s to 4.0 s; 100% of it is in the anonymous mapping at 0x7f0000000000: 1024× the L1 DTLB's 64-entry reach (256KiB) measured here (CPUID claims 72) (the second level's reach was not measured; CPUID claims 3072 entries); 128–"),
             "{}",
             o.verdict[0]
         );
         assert!(o.verdict[0].ends_with("Try `memperf hugepages -- ./app`."), "{}", o.verdict[0]);
+        assert_eq!(o.verdict.len(), 1, "no caution without a same-reach control");
         assert!(outcome(256, MappingKind::File).verdict[0].contains("file-backed or shared"));
         let mut small = outcome(0, MappingKind::Anonymous);
         small.intervals.iter_mut().for_each(|i| i.mappings[0].referenced_bytes = 64 * 4096);
         small.phases = phases(&small.intervals, &small.mappings);
-        assert!(verdict(&small)[0].contains("it fits the L1 DTLB's reach"), "{}", verdict(&small)[0]);
+        assert!(
+            verdict(&small)[0].contains("it fits the L1 DTLB's 64-entry reach (256KiB) measured here"),
+            "{}",
+            verdict(&small)[0]
+        );
+        // CPUID's claim alone is said to be one, and a guest whose huge
+        // pages step where small ones do is cautioned.
+        let mut claimed = outcome(256, MappingKind::Anonymous);
+        claimed.reach = reach::from_cpuid_entries(72, Some(3072), "CPUID");
+        claimed.reach.as_mut().unwrap().huge_same_reach = Some(64);
+        let v = verdict(&claimed);
+        assert!(v[0].contains("910× the L1 DTLB's 72-entry reach (288KiB) CPUID claims (not measured) and 21× the second-level TLB's 3072-entry reach (12MiB) CPUID claims (not measured)"), "{}", v[0]);
+        assert!(v[1].starts_with("Caution: `memperf tlb` found huge pages stepping at 64 pages here"), "{}", v[1]);
         let mut none = outcome(256, MappingKind::Anonymous);
         none.phases.clear();
         assert!(verdict(&none)[0]

@@ -1,0 +1,170 @@
+//! The TLB reach `wss` sets a hot set beside: the knees `memperf tlb`
+//! measured on this host (from a saved result, or a quick probe run before
+//! the program starts), with CPUID's claim shown beside them; CPUID's claim
+//! alone only where nothing was measured, and said so.
+
+use crate::error::{Error, Result};
+use crate::experiments::stat::figures;
+use crate::experiments::{tlb, Context, NoProgress};
+use crate::machine::Fingerprint;
+use crate::memory::PagePolicy;
+use crate::model::outcome::wss::Reach;
+use crate::timing::Clock;
+use crate::units::Bytes;
+use std::path::Path;
+
+/// The 4 KiB-page reach a `tlb` outcome measured: its first-level knee and
+/// the next (each stable on both halves of the samples and not a possible
+/// cache step), and whether huge pages stepped at the same count (a guest
+/// whose host backs it with small pages, where huge pages do not enlarge
+/// the reach).
+pub fn from_tlb(o: &tlb::Outcome, m: &Fingerprint, source: String) -> Option<Reach> {
+    let mut knees: Vec<u64> = o
+        .reaches
+        .iter()
+        .filter(|r| r.pages == PagePolicy::Small && !r.confounded_with_cache)
+        .filter(|r| !matches!(r.second_look, Some(crate::analysis::second_look::SecondLook::Unstable { .. })))
+        .map(|r| r.measured_entries)
+        .collect();
+    knees.sort_unstable();
+    let entries = *knees.first()?;
+    let huge_same_reach = match o.control {
+        tlb::Control::SameReach { pages, .. } => Some(pages),
+        _ => None,
+    };
+    Some(Reach {
+        entries,
+        l2_entries: knees.get(1).copied(),
+        source,
+        measured: true,
+        cpuid_entries: m.dtlb_entries(1, Bytes(4096)).map(u64::from),
+        cpuid_l2_entries: m.dtlb_entries(2, Bytes(4096)).map(u64::from),
+        huge_same_reach,
+    })
+}
+
+/// CPUID's claim, when nothing was measured.
+pub fn from_cpuid(m: &Fingerprint) -> Option<Reach> {
+    let l1 = m.dtlb_entries(1, Bytes(4096))?;
+    from_cpuid_entries(l1 as u64, m.dtlb_entries(2, Bytes(4096)).map(u64::from), &m.tlb_source)
+}
+
+/// A reach of CPUID's claimed entries (from `tlb_source`).
+pub fn from_cpuid_entries(l1: u64, l2: Option<u64>, tlb_source: &str) -> Option<Reach> {
+    Some(Reach {
+        entries: l1,
+        l2_entries: l2,
+        source: format!("CPUID ({tlb_source}), not measured"),
+        measured: false,
+        cpuid_entries: Some(l1),
+        cpuid_l2_entries: l2,
+        huge_same_reach: None,
+    })
+}
+
+/// The quick probe: 4 KiB pages from 8 to 8,192 (32 MiB), one line each,
+/// against the huge-page control, five samples a count: past every L1
+/// DTLB, and to the second level's on most cores. A couple of seconds.
+pub fn probe_params() -> tlb::Params {
+    tlb::Params {
+        pages: vec![PagePolicy::Small],
+        min_pages: 8,
+        max_pages: 8192,
+        max_bytes: Bytes(32 << 20),
+        repetitions: 5,
+        min_sample_s: 0.002,
+        refine: true,
+        seed: 0x7773_7370,
+    }
+}
+
+/// Measures the reach here: the clock and cache levels first (the probe
+/// tells a TLB knee from a cache step with them), then [`probe_params`].
+pub fn probe(machine: &Fingerprint, clock: &dyn Clock) -> Result<Option<Reach>> {
+    let mut m = machine.clone();
+    crate::experiments::plan::measure_machine(&mut m, clock, true);
+    let ctx = Context::new(&m, clock, &NoProgress);
+    let o = <tlb::Tlb as crate::experiments::Experiment>::run(&probe_params(), &ctx)?;
+    Ok(from_tlb(&o, machine, "a quick `memperf tlb` probe run before the program (4 KiB pages to 32 MiB)".into()))
+}
+
+/// Where the reach comes from, in order: `from` (a result the user named:
+/// it must hold a tlb outcome), the newest tlb result of this host under
+/// ./memperf-results, a quick probe (unless `probe` is false), CPUID's
+/// claim. The note says which, for the terminal.
+pub fn decide(
+    machine: &Fingerprint,
+    from: Option<&Path>,
+    probe_allowed: bool,
+    clock: &dyn Clock,
+) -> Result<(Option<Reach>, String)> {
+    let saved = match from {
+        Some(path) => {
+            let doc = crate::model::journal::load(path)?;
+            if doc.outcome::<tlb::Outcome>().is_none() {
+                return Err(Error::usage(format!(
+                    "--machine-results {}: holds no tlb result; give a result of `memperf tlb -o DIR` or `memperf run`",
+                    path.display()
+                )));
+            }
+            Some((path.to_path_buf(), doc))
+        }
+        None => figures::newest_tlb(Path::new(figures::RESULTS_DIR), &machine.hostname),
+    };
+    if let Some((path, doc)) = saved {
+        let o = doc.outcome::<tlb::Outcome>().expect("checked above");
+        let source = format!("`memperf tlb` in {} (host {})", path.display(), doc.origin.hostname);
+        if let Some(r) = from_tlb(o, machine, source.clone()) {
+            return Ok((Some(r), format!("TLB reach from {source}")));
+        }
+        let r = from_cpuid(machine);
+        return Ok((r, format!("{source} has no clean 4 KiB knee; the hot set is set beside CPUID's claim")));
+    }
+    if !probe_allowed {
+        return Ok((from_cpuid(machine), "TLB reach: CPUID's claim (--no-probe)".into()));
+    }
+    match probe(machine, clock)? {
+        Some(r) => Ok((Some(r), "TLB reach: measured by a quick probe (4 KiB pages to 32 MiB)".into())),
+        None => Ok((
+            from_cpuid(machine),
+            "the quick TLB probe found no clean 4 KiB knee; the hot set is set beside CPUID's claim".into(),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recorded(name: &str) -> (tlb::Outcome, Fingerprint) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/machines")
+            .join(name)
+            .join("run-quick.json");
+        let doc = crate::model::journal::load(&path).unwrap();
+        (doc.outcome::<tlb::Outcome>().unwrap().clone(), doc.machine.clone())
+    }
+
+    /// Zen 4 guest: the 64-page knee is stable and clean; the knees at
+    /// 4,096 and 10,240 pages may be cache steps and are unstable, so no
+    /// second level is measured; THP stepped at 64 pages too. CPUID's 72
+    /// and 3,072 are kept beside.
+    #[test]
+    fn the_measured_knee_is_used_and_cpuid_kept_beside() {
+        let (o, m) = recorded("amd-epyc-zen4-kvm-2vcpu");
+        let r = from_tlb(&o, &m, "saved".into()).unwrap();
+        assert_eq!((r.entries, r.l2_entries, r.measured), (64, None, true));
+        assert_eq!((r.cpuid_entries, r.cpuid_l2_entries, r.huge_same_reach), (Some(72), Some(3072), Some(64)));
+        let c = from_cpuid(&m).unwrap();
+        assert_eq!((c.entries, c.l2_entries, c.measured), (72, Some(3072), false));
+    }
+
+    /// Intel guest: CPUID hides its TLBs, so only the measurement says 96.
+    #[test]
+    fn a_host_whose_cpuid_hides_its_tlbs_has_only_the_measurement() {
+        let (o, m) = recorded("intel-xeon-m167-kvm-2vcpu");
+        assert!(from_cpuid(&m).is_none());
+        let r = from_tlb(&o, &m, "saved".into()).unwrap();
+        assert_eq!((r.entries, r.cpuid_entries, r.huge_same_reach), (96, None, Some(96)));
+    }
+}
