@@ -259,7 +259,21 @@ fn wss(args: &memperf::cli::wss::WssArgs) -> Result<u8> {
     };
     let outcome = memperf::experiments::wss::run(program.as_ref(), &params, &machine, reach, &mut live)?;
     let status = outcome.exit.map_or(0, |e| e.shell_status());
-    export_observation(machine, &clock, "wss", &params, outcome.into(), started, &out)?;
+    // wss's CSV is its own: a row per mapping per interval, the interval's
+    // time on each.
+    let csv = memperf::report::csv::wss(&outcome);
+    export_observation(
+        machine,
+        &clock,
+        "wss",
+        &params,
+        outcome.into(),
+        started,
+        &export::Output { csv: None, ..out.clone() },
+    )?;
+    if let Some(path) = &out.csv {
+        memperf::report::sink::write(path, csv.as_bytes())?;
+    }
     Ok(if INTERRUPTED.load(Ordering::Relaxed) { 130 } else { status })
 }
 

@@ -34,6 +34,7 @@ fn a_known_pattern_gives_its_hot_sets_phases_and_mapping() {
     let dir = tempfile::tempdir().unwrap();
     let exe = phases_program(dir.path());
     let json = dir.path().join("wss.json");
+    let csv = dir.path().join("wss.csv");
     let recording = zen4_recording();
     let o = memperf(&[
         "wss",
@@ -43,6 +44,8 @@ fn a_known_pattern_gives_its_hot_sets_phases_and_mapping() {
         &recording,
         "--json",
         json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
         "--",
         exe.to_str().unwrap(),
         "2048",
@@ -101,6 +104,25 @@ fn a_known_pattern_gives_its_hot_sets_phases_and_mapping() {
     assert!(out["verdict"][1].as_str().unwrap().contains("huge pages stepping at 64 pages"), "{out}");
     assert_eq!(out["reach"]["measured"], true);
     assert!(err.contains("TLB reach from `memperf tlb` in "), "{err}");
+    // The CSV: a row per mapping per interval, with the document's bytes.
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("t_s,process,mapping,kind,path,start,end,rss_bytes,referenced_bytes,anon_huge_bytes")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let samples: usize =
+        out["intervals"].as_array().unwrap().iter().map(|i| i["mappings"].as_array().unwrap().len()).sum();
+    assert_eq!(rows.len(), samples);
+    let referenced: u64 = rows.iter().map(|r| r[8].parse::<u64>().unwrap()).sum();
+    let in_doc: u64 = out["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|i| i["mappings"].as_array().unwrap().iter().map(|m| m["referenced_bytes"].as_u64().unwrap()))
+        .sum();
+    assert_eq!(referenced, in_doc);
 }
 
 /// With no saved result, the reach is measured by a quick probe before the
@@ -221,7 +243,17 @@ fn children_are_watched_when_asked() {
     };
     assert!(largest(&alone) < 16 << 20, "the shell alone: {}", largest(&alone));
     assert!(alone["mappings"].as_array().unwrap().iter().all(|m| m["process"].is_null()));
+    std::fs::copy(dir.path().join("c.json"), dir.path().join("alone.json")).unwrap();
     let tree = run(&["--children"]);
+    // compare reads two wss documents: the hot sets side by side.
+    let o = memperf(&[
+        "compare",
+        dir.path().join("alone.json").to_str().unwrap(),
+        dir.path().join("c.json").to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.code().is_some_and(|c| c != 2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(text.contains("wss hot set of the largest lasting phase"), "{text}");
     let hot = largest(&tree) as f64 / 1048576.0;
     assert!(hot >= 0.9 * 256.0, "the child's 256 MiB loop: {hot} MiB");
     let phase = tree["phases"].as_array().unwrap().iter().max_by_key(|p| p["hot_bytes"].as_u64().unwrap()).unwrap();

@@ -254,11 +254,17 @@ pub struct ProgramOutputs {
     /// Write a results folder: results.json, charts and report.html.
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
+    /// Write the samples as tidy CSV to FILE (wss: one row per mapping per interval; hugepages: one per run).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
 }
 
 impl ProgramOutputs {
     pub fn output(&self) -> Output {
-        Output::around_program(self.json.as_deref(), self.output.as_deref(), self.openmetrics.as_deref())
+        Output {
+            csv: self.csv.clone(),
+            ..Output::around_program(self.json.as_deref(), self.output.as_deref(), self.openmetrics.as_deref())
+        }
     }
 }
 

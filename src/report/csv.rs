@@ -3,7 +3,7 @@
 //! empty cell with its status, never a 0.
 
 use crate::counters::CounterStatus;
-use crate::model::outcome::{regions, stat};
+use crate::model::outcome::{regions, stat, wss};
 
 pub const STAT_HEADER: &str = "record,t_s,region,name,value,unit,status";
 
@@ -76,6 +76,35 @@ pub fn stat(o: &stat::Outcome) -> String {
         let t = format!("{}", m.t_s);
         for (name, v) in [("rss", m.rss_bytes), ("thp", m.thp_bytes), ("hugetlb", m.hugetlb_bytes)] {
             row(&mut out, ["memory", &t, "", name, &v.to_string(), "B", "measured"]);
+        }
+    }
+    out
+}
+
+/// The columns of [`wss`].
+pub const WSS_HEADER: &str = "t_s,process,mapping,kind,path,start,end,rss_bytes,referenced_bytes,anon_huge_bytes";
+
+/// One row per mapping per interval of a `wss` run: its resident bytes,
+/// the bytes referenced in the interval and those on huge pages.
+pub fn wss(o: &wss::Outcome) -> String {
+    let mut out = format!("{WSS_HEADER}\n");
+    for i in &o.intervals {
+        for s in &i.mappings {
+            let m = &o.mappings[s.mapping];
+            let cells = [
+                format!("{}", i.t_s),
+                m.process.map(|p| p.to_string()).unwrap_or_default(),
+                s.mapping.to_string(),
+                m.kind.name().to_string(),
+                m.path.clone(),
+                format!("{:#x}", m.start),
+                format!("{:#x}", m.end),
+                s.rss_bytes.to_string(),
+                s.referenced_bytes.to_string(),
+                s.anon_huge_bytes.to_string(),
+            ];
+            out.push_str(&cells.iter().map(|c| cell(c)).collect::<Vec<_>>().join(","));
+            out.push('\n');
         }
     }
     out

@@ -360,7 +360,7 @@ pub fn mapping_name(m: &Mapping) -> String {
 /// The phase the verdict is about: the largest hot set that lasted two
 /// intervals or more (the one that asks most of the TLB), else the
 /// largest.
-fn judged_phase(o: &Outcome) -> Option<&Phase> {
+pub fn judged_phase(o: &Outcome) -> Option<&Phase> {
     let largest = |min: usize| o.phases.iter().filter(move |p| p.intervals >= min).max_by_key(|p| p.hot_bytes);
     largest(2).or_else(|| largest(1))
 }

@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::experiments::wss::mapping_name;
 use crate::model::document::Document;
-use crate::model::outcome::wss::{Outcome, Reach};
+use crate::model::outcome::wss::{Outcome, Phase, Reach};
 use crate::report::headlines::{metric, Metric};
 use crate::report::heatmap::{HeatMap, Row};
 use crate::report::linechart::{render, Axis, Line, LineChart, Ticks};
@@ -224,17 +224,23 @@ fn wss_heatmap(o: &Outcome) -> Option<Plot> {
     })
 }
 
-/// The hot set of each phase.
+/// The hot set of the phase the verdict judges, and of each phase; each
+/// with the hot sets of its intervals as samples, so that `compare` can
+/// test a difference.
 fn wss_metrics(o: &Outcome) -> Vec<Metric> {
-    o.phases
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let v = p.hot_bytes as f64 / (1u64 << 20) as f64;
-            let name = format!("wss phase {} hot set", i + 1);
-            metric("wss.hot_set", &[("phase", (i + 1).to_string())], name, "MiB", vec![v], v, false)
-        })
-        .collect()
+    let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+    let samples = |p: &Phase| -> Vec<f64> {
+        o.intervals.iter().filter(|i| i.t_s > p.from_s && i.t_s <= p.to_s).map(|i| mib(i.hot_bytes())).collect()
+    };
+    let judged = crate::experiments::wss::judged_phase(o).map(|p| {
+        let name = "wss hot set of the largest lasting phase".to_string();
+        metric("wss.hot_set_judged", &[], name, "MiB", samples(p), mib(p.hot_bytes), false)
+    });
+    let each = o.phases.iter().enumerate().map(|(i, p)| {
+        let name = format!("wss phase {} hot set", i + 1);
+        metric("wss.hot_set", &[("phase", (i + 1).to_string())], name, "MiB", samples(p), mib(p.hot_bytes), false)
+    });
+    judged.into_iter().chain(each).collect()
 }
 
 impl super::Render for Outcome {
