@@ -96,8 +96,14 @@ pub struct LonePair {
 pub struct Modes {
     pub fast: Mode,
     pub slow: Mode,
-    /// Fastest slow run / slowest fast run.
+    /// Fastest slow run / slowest fast run (of system time when
+    /// `by_system_time`).
     pub separation: f64,
+    /// The groups were told apart by system time, their wall times being
+    /// closer than two modes need (×1.3): the kernel's work differs by
+    /// run, and the wall-time verdict mixes the two.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_system_time: bool,
 }
 
 impl Run {

@@ -257,9 +257,10 @@ pub fn hugepages_text(o: &crate::model::outcome::hugepages::Outcome) -> String {
     for s in &o.summaries {
         if let Some(m) = &s.modes {
             out.push_str(&format!(
-                "  {} runs form two groups (×{:.2} apart): {}; {}\n",
+                "  {} runs form two groups (×{:.2} apart{}): {}; {}\n",
                 s.arm.name(),
                 m.separation,
+                if m.by_system_time { " in system time" } else { "" },
                 mode_text("fast", &m.fast),
                 mode_text("slow", &m.slow)
             ));
