@@ -194,7 +194,7 @@ fn wss_follows_a_pid_to_its_end_and_stops_on_sigterm() {
     let mut short = Command::new("sleep").arg("0.6").spawn().unwrap();
     let json = dir.path().join("w.json");
     let o = Command::new(env!("CARGO_BIN_EXE_memperf"))
-        .args(["wss", "-I", "100", "--json", json.to_str().unwrap(), "--pid", &short.id().to_string()])
+        .args(["wss", "--no-probe", "-I", "100", "--json", json.to_str().unwrap(), "--pid", &short.id().to_string()])
         .output()
         .unwrap();
     let _ = short.wait();
@@ -205,7 +205,7 @@ fn wss_follows_a_pid_to_its_end_and_stops_on_sigterm() {
     let mut long = Command::new("sleep").arg("30").spawn().unwrap();
     let json = dir.path().join("l.json");
     let watch = Command::new(env!("CARGO_BIN_EXE_memperf"))
-        .args(["wss", "-I", "100", "--json", json.to_str().unwrap(), "--pid", &long.id().to_string()])
+        .args(["wss", "--no-probe", "-I", "100", "--json", json.to_str().unwrap(), "--pid", &long.id().to_string()])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
