@@ -163,13 +163,12 @@ fn stat(args: &memperf::cli::stat::StatArgs) -> Result<u8> {
         dir: args.output.clone(),
         table: false,
         openmetrics: args.openmetrics.clone(),
-        csv: None,
+        csv: args.csv.clone(),
     };
-    // The table goes to stderr; --csv is stat's own table, planned with the rest.
-    let csv_dir = Output { csv: args.csv.clone(), ..out.clone() };
+    // The table goes to stderr; --csv is stat's own table (Render::csv).
     let inputs: Vec<&std::path::Path> =
         [args.metrics.as_deref(), args.machine_results.as_deref()].into_iter().flatten().collect();
-    export::check_outputs(&csv_dir, &inputs)?;
+    export::check_outputs(&out, &inputs)?;
     let program = memperf::process::find(&args.command)?;
     let clock = MonotonicClock::new();
     let started = std::time::Instant::now();
@@ -185,14 +184,11 @@ fn stat(args: &memperf::cli::stat::StatArgs) -> Result<u8> {
         &clock,
         "stat",
         params_json,
-        outcome.clone().into(),
+        outcome.into(),
         started.elapsed().as_secs_f64(),
     );
     eprint!("{}", memperf::report::sink::terminal_safe(&memperf::report::text::render(&doc)));
     export::export(&doc, &out)?;
-    if let Some(csv) = &args.csv {
-        memperf::report::sink::write(csv, memperf::report::csv::stat(&outcome).as_bytes())?;
-    }
     Ok(status)
 }
 
@@ -259,21 +255,7 @@ fn wss(args: &memperf::cli::wss::WssArgs) -> Result<u8> {
     };
     let outcome = memperf::experiments::wss::run(program.as_ref(), &params, &machine, reach, &mut live)?;
     let status = outcome.exit.map_or(0, |e| e.shell_status());
-    // wss's CSV is its own: a row per mapping per interval, the interval's
-    // time on each.
-    let csv = memperf::report::csv::wss(&outcome);
-    export_observation(
-        machine,
-        &clock,
-        "wss",
-        &params,
-        outcome.into(),
-        started,
-        &export::Output { csv: None, ..out.clone() },
-    )?;
-    if let Some(path) = &out.csv {
-        memperf::report::sink::write(path, csv.as_bytes())?;
-    }
+    export_observation(machine, &clock, "wss", &params, outcome.into(), started, &out)?;
     Ok(if INTERRUPTED.load(Ordering::Relaxed) { 130 } else { status })
 }
 

@@ -64,15 +64,20 @@ pub fn read(pid: i32) -> std::io::Result<Vec<SmapsEntry>> {
     Ok(smaps::entries(&std::fs::read_to_string(format!("/proc/{pid}/smaps"))?))
 }
 
+/// /proc/PID/clear_refs, opened for writing (the permission check).
+fn open_clear_refs(pid: i32) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new().write(true).open(format!("/proc/{pid}/clear_refs"))
+}
+
 /// Whether this process may clear `pid`'s accessed bits (opens the file
 /// for writing, writes nothing).
 pub fn may_clear_refs(pid: i32) -> std::io::Result<()> {
-    std::fs::OpenOptions::new().write(true).open(format!("/proc/{pid}/clear_refs")).map(drop)
+    open_clear_refs(pid).map(drop)
 }
 
 /// Clears the accessed bits of every page `pid` maps (and its TLB).
 pub fn clear_refs(pid: i32) -> std::io::Result<()> {
-    std::fs::OpenOptions::new().write(true).open(format!("/proc/{pid}/clear_refs"))?.write_all(b"1")
+    open_clear_refs(pid)?.write_all(b"1")
 }
 
 #[cfg(test)]

@@ -112,7 +112,7 @@ pub fn export(doc: &Document, out: &Output) -> Result<()> {
         sink::write(path, super::openmetrics::render(doc).as_bytes())?;
     }
     if let Some(path) = &out.csv {
-        sink::write(path, super::tidy::document(doc).as_bytes())?;
+        sink::write(path, csv(doc).as_bytes())?;
     }
     if let Some(dir) = &out.dir {
         write_folder(doc, dir)?;
@@ -121,6 +121,17 @@ pub fn export(doc: &Document, out: &Output) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The document as CSV: a lone outcome's own CSV where it has one (stat,
+/// wss), else the tidy CSV of every table.
+pub fn csv(doc: &Document) -> String {
+    let outcomes = super::outcome::outcomes(doc);
+    match outcomes.as_slice() {
+        [one] => super::outcome::of(one).csv(),
+        _ => None,
+    }
+    .unwrap_or_else(|| super::tidy::document(doc))
 }
 
 /// results.json, every plot and report.html, in `dir` (created if needed).

@@ -109,22 +109,27 @@ fn method(kernel: &str) -> (String, Option<String>) {
     )
 }
 
-/// The mappings seen so far, and each new one added as it appears.
+/// The mappings seen so far, and each new one added as it appears; found
+/// again by (process, start, kind, path) without a scan, since a program
+/// may map thousands of regions and each is looked up every interval.
 #[derive(Default)]
-struct Mappings(Vec<Mapping>);
+struct Mappings {
+    list: Vec<Mapping>,
+    index: std::collections::HashMap<(Option<i32>, u64, MappingKind, String), usize>,
+}
 
 impl Mappings {
     fn index(&mut self, m: &SmapsEntry, process: Option<i32>) -> usize {
         let kind = pages::kind(m);
         let (start, end) = (m.start as u64, m.end as u64);
-        if let Some(i) =
-            self.0.iter().position(|x| x.start == start && x.path == m.path && x.kind == kind && x.process == process)
-        {
-            self.0[i].end = self.0[i].end.max(end);
+        let key = (process, start, kind, m.path.clone());
+        if let Some(&i) = self.index.get(&key) {
+            self.list[i].end = self.list[i].end.max(end);
             return i;
         }
-        self.0.push(Mapping { start, end, kind, path: m.path.clone(), process });
-        self.0.len() - 1
+        self.list.push(Mapping { start, end, kind, path: m.path.clone(), process });
+        self.index.insert(key, self.list.len() - 1);
+        self.list.len() - 1
     }
 
     /// One interval of every process read: `(process, its mappings)`, the
@@ -220,7 +225,7 @@ fn sample_until(
         on_interval(&i);
         intervals.push(i);
     }
-    Ok((intervals, maps.0, peak))
+    Ok((intervals, maps.list, peak))
 }
 
 /// Runs the program (or watches `--pid`) to its end and draws the phases
@@ -562,7 +567,7 @@ mod tests {
         // CPUID's claim alone is said to be one, and a guest whose huge
         // pages step where small ones do is cautioned.
         let mut claimed = outcome(256, MappingKind::Anonymous);
-        claimed.reach = reach::from_cpuid_entries(72, Some(3072), "CPUID");
+        claimed.reach = Some(reach::from_cpuid_entries(72, Some(3072), "CPUID"));
         claimed.reach.as_mut().unwrap().huge_same_reach = Some(64);
         let v = verdict(&claimed);
         assert!(v[0].contains("910× the L1 DTLB's 72-entry reach (288KiB) CPUID claims (not measured) and 21× the second-level TLB's 3072-entry reach (12MiB) CPUID claims (not measured)"), "{}", v[0]);

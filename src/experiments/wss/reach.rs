@@ -46,12 +46,12 @@ pub fn from_tlb(o: &tlb::Outcome, m: &Fingerprint, source: String) -> Option<Rea
 /// CPUID's claim, when nothing was measured.
 pub fn from_cpuid(m: &Fingerprint) -> Option<Reach> {
     let l1 = m.dtlb_entries(1, Bytes(4096))?;
-    from_cpuid_entries(l1 as u64, m.dtlb_entries(2, Bytes(4096)).map(u64::from), &m.tlb_source)
+    Some(from_cpuid_entries(l1 as u64, m.dtlb_entries(2, Bytes(4096)).map(u64::from), &m.tlb_source))
 }
 
 /// A reach of CPUID's claimed entries (from `tlb_source`).
-pub fn from_cpuid_entries(l1: u64, l2: Option<u64>, tlb_source: &str) -> Option<Reach> {
-    Some(Reach {
+pub fn from_cpuid_entries(l1: u64, l2: Option<u64>, tlb_source: &str) -> Reach {
+    Reach {
         entries: l1,
         l2_entries: l2,
         source: format!("CPUID ({tlb_source}), not measured"),
@@ -59,7 +59,7 @@ pub fn from_cpuid_entries(l1: u64, l2: Option<u64>, tlb_source: &str) -> Option<
         cpuid_entries: Some(l1),
         cpuid_l2_entries: l2,
         huge_same_reach: None,
-    })
+    }
 }
 
 /// The quick probe: 4 KiB pages from 8 to 8,192 (32 MiB), one line each,
@@ -114,8 +114,15 @@ pub fn decide(
     if let Some((path, doc)) = saved {
         let o = doc.outcome::<tlb::Outcome>().expect("checked above");
         let source = format!("`memperf tlb` in {} (host {})", path.display(), doc.origin.hostname);
+        // Another host's knees are that host's: said, as `stat` says of
+        // its walk cost.
+        let elsewhere = if doc.origin.hostname != machine.hostname {
+            format!("; measured on host {}, not this one ({})", doc.origin.hostname, machine.hostname)
+        } else {
+            String::new()
+        };
         if let Some(r) = from_tlb(o, machine, source.clone()) {
-            return Ok((Some(r), format!("TLB reach from {source}")));
+            return Ok((Some(r), format!("TLB reach from {source}{elsewhere}")));
         }
         let r = from_cpuid(machine);
         return Ok((r, format!("{source} has no clean 4 KiB knee; the hot set is set beside CPUID's claim")));

@@ -49,6 +49,11 @@ pub trait Render {
     fn advice_row(&self, _advice: &str) -> Option<String> {
         None
     }
+    /// Its own CSV, where the tidy CSV of the whole document would lose
+    /// what a row needs (a nested sample's time); `None`: the tidy one.
+    fn csv(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The renderer of an outcome: the one place that matches on them.

@@ -400,6 +400,10 @@ impl super::Render for Outcome {
     fn advice(&self, _doc: &Document) -> Vec<String> {
         self.advice.clone()
     }
+    /// Totals, metrics, interval counts and memory samples.
+    fn csv(&self) -> Option<String> {
+        Some(crate::report::csv::stat(self))
+    }
 }
 
 impl super::Render for crate::model::outcome::regions::Outcome {

@@ -256,4 +256,8 @@ impl super::Render for Outcome {
     fn advice(&self, _doc: &Document) -> Vec<String> {
         self.verdict.clone()
     }
+    /// A row per mapping per interval, the interval's time on each.
+    fn csv(&self) -> Option<String> {
+        Some(crate::report::csv::wss(self))
+    }
 }
