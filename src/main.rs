@@ -47,11 +47,15 @@ fn usage_error(e: clap::Error) -> ExitCode {
             }
         };
     }
+    // The problem is the first paragraph: a line ending in ':' is followed
+    // by what it names ("the following required arguments were not
+    // provided:\n  --wss[=<MS>]").
     let text = e.to_string();
-    let first = text.lines().next().unwrap_or("bad usage").trim_start_matches("error: ");
+    let problem: Vec<&str> = text.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect();
+    let problem = if problem.is_empty() { "bad usage".to_string() } else { problem.join(" ") };
     eprintln!(
         "memperf: error: {} (fix: see memperf --help, or memperf SUBCOMMAND --help)",
-        memperf::report::sink::one_line(first)
+        memperf::report::sink::one_line(problem.trim_start_matches("error: "))
     );
     ExitCode::from(2)
 }
@@ -157,7 +161,7 @@ fn run(cli: Cli) -> Result<u8> {
 fn stat(args: &memperf::cli::stat::StatArgs) -> Result<u8> {
     use memperf::report::export::Output;
     let machine = Fingerprint::collect();
-    let params = args.params(&machine)?;
+    let mut params = args.params(&machine)?;
     let out = Output {
         json: args.json.clone(),
         dir: args.output.clone(),
@@ -172,6 +176,12 @@ fn stat(args: &memperf::cli::stat::StatArgs) -> Result<u8> {
     let program = memperf::process::find(&args.command)?;
     let clock = MonotonicClock::new();
     let started = std::time::Instant::now();
+    if let Some(w) = &params.wss {
+        let (reach, said) =
+            memperf::experiments::wss::reach::decide(&machine, w.machine_results.as_deref(), w.probe, &clock)?;
+        eprintln!("memperf stat: {said}");
+        params.wss_reach = reach;
+    }
     let names: Vec<String> = params.events.iter().map(|e| e.name.clone()).collect();
     let mut live = |row: &memperf::model::outcome::stat::Interval| {
         eprint!("{}", memperf::report::text::stat::live_interval(&names, row));

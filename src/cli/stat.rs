@@ -38,12 +38,38 @@ pub struct StatArgs {
     /// [default: the newest of this host under ./memperf-results]
     #[arg(long, value_name = "PATH")]
     pub machine_results: Option<PathBuf>,
+    /// Also sample the program's hot working set, as `memperf wss` does, every MS milliseconds,
+    /// and set it beside the TLB's reach [default: 1000, growing so that sampling costs under 5%]
+    #[arg(long, value_name = "MS", num_args = 0..=1, require_equals = true, allow_hyphen_values = true)]
+    pub wss: Option<Option<String>>,
+    /// With --wss, set the hot set beside CPUID's TLB claim instead of measuring the reach first
+    /// when no saved result has it.
+    #[arg(long, requires = "wss")]
+    pub no_probe: bool,
     /// The program and its arguments, after `--`.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }
 
 impl StatArgs {
+    /// `--wss[=MS]`: the hot set's sampling, as `memperf wss -I MS` would.
+    fn wss_params(&self) -> Result<Option<crate::experiments::wss::Params>> {
+        let Some(asked) = &self.wss else { return Ok(None) };
+        let interval_ms = match asked {
+            None => crate::experiments::wss::DEFAULT_INTERVAL_MS,
+            Some(t) => super::wss::interval_ms(t, "--wss")?,
+        };
+        Ok(Some(crate::experiments::wss::Params {
+            command: self.command.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+            pid: None,
+            interval_ms,
+            adaptive: asked.is_none(),
+            machine_results: self.machine_results.clone(),
+            probe: !self.no_probe,
+            children: false,
+        }))
+    }
+
     pub fn params(&self, machine: &Fingerprint) -> Result<Params> {
         let events = match &self.events {
             Some(list) => crate::counters::events::resolve_list(list, &machine.cpu.identity)
@@ -69,6 +95,9 @@ impl StatArgs {
             metrics,
             figures: figures::gather(machine, self.machine_results.as_deref())?,
             thp_mode: machine.thp.enabled.clone(),
+            wss: self.wss_params()?,
+            wss_reach: None,
+            kernel: machine.kernel.clone(),
         })
     }
 }

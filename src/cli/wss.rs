@@ -30,18 +30,19 @@ pub struct WssArgs {
     pub command: Vec<OsString>,
 }
 
+/// A sampling interval in whole milliseconds, at least [`MIN_INTERVAL_MS`].
+pub fn interval_ms(t: &str, flag: &str) -> Result<u64> {
+    match t.trim().parse::<u64>() {
+        Ok(ms) if ms >= MIN_INTERVAL_MS => Ok(ms),
+        _ => Err(Error::usage(format!("{flag} '{t}': give the interval in milliseconds, at least {MIN_INTERVAL_MS}"))),
+    }
+}
+
 impl WssArgs {
     pub fn params(&self) -> Result<Params> {
         let interval_ms = match &self.interval {
             None => DEFAULT_INTERVAL_MS,
-            Some(t) => match t.trim().parse::<u64>() {
-                Ok(ms) if ms >= MIN_INTERVAL_MS => ms,
-                _ => {
-                    return Err(Error::usage(format!(
-                        "-I '{t}': give the interval in milliseconds, at least {MIN_INTERVAL_MS}"
-                    )))
-                }
-            },
+            Some(t) => interval_ms(t, "-I")?,
         };
         let pid = match &self.pid {
             None => None,

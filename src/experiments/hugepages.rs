@@ -95,6 +95,7 @@ fn one_run(program: &Program, p: &Params, arm: Arm, round: usize, after: Option<
         period: SAMPLE_PERIOD,
         interval_rows: false,
         children: p.children,
+        wss: None,
     };
     // A program that cannot run is bad input here (exit 2, with the fix);
     // under `stat` the status is the shell's (126/127).

@@ -172,6 +172,7 @@ mod tests {
             metrics,
             cannot_know: vec![],
             advice: vec![],
+            hot_set: None,
             valid: true,
         }
     }

@@ -36,6 +36,15 @@ pub struct Params {
     /// THP mode of the machine, for the advice.
     #[serde(skip)]
     pub thp_mode: String,
+    /// Sample the program's hot set too (`--wss`), at these intervals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wss: Option<crate::experiments::wss::Params>,
+    /// The TLB reach the hot set is set beside (decided before the run).
+    #[serde(skip)]
+    pub wss_reach: Option<crate::model::outcome::wss::Reach>,
+    /// The running kernel, whose config says what the hot-set method can read.
+    #[serde(skip)]
+    pub kernel: String,
 }
 
 /// Formula inputs: every counted event, and the machine's figures.
@@ -77,8 +86,21 @@ pub fn run(
         period: params.interval_ms.map(Duration::from_millis).unwrap_or(MEMORY_PERIOD),
         interval_rows: params.interval_ms.is_some(),
         children: false,
+        wss: params.wss.as_ref(),
     };
     let seen = watch::observe(program, &w, backend, on_interval)?;
+    let hot_set = params.wss.as_ref().zip(seen.wss).map(|(p, sampled)| {
+        let (exit, wall_s, peak) = (Some(seen.exit), seen.wall_s, seen.usage.max_rss_bytes);
+        Box::new(crate::experiments::wss::conclude(
+            sampled,
+            p,
+            &params.kernel,
+            params.wss_reach.clone(),
+            exit,
+            wall_s,
+            peak,
+        ))
+    });
     let events = seen.events;
     let inputs = inputs(&events, seen.wall_s, &params.figures);
     let metrics = params.metrics.iter().map(|d| metrics::evaluate(d, &inputs, pmu_check.suspect())).collect::<Vec<_>>();
@@ -98,6 +120,7 @@ pub fn run(
         metrics,
         cannot_know: Vec::new(),
         advice: Vec::new(),
+        hot_set,
         valid: true,
     };
     outcome.cannot_know = advice::cannot_know(&outcome);
@@ -120,6 +143,9 @@ mod tests {
             metrics: metrics::builtin(),
             figures: MachineFigures { line_bytes: 64, walk_ns: Some(30.0), ..Default::default() },
             thp_mode: "madvise".into(),
+            wss: None,
+            wss_reach: None,
+            kernel: String::new(),
         }
     }
 

@@ -26,6 +26,8 @@ pub struct Watch<'a> {
     pub interval_rows: bool,
     /// Sample the memory of its child processes too.
     pub children: bool,
+    /// Also sample its hot set at these intervals (`stat --wss`).
+    pub wss: Option<&'a crate::experiments::wss::Params>,
 }
 
 /// What the run collected.
@@ -37,6 +39,8 @@ pub struct Observed {
     pub memory_samples: Vec<MemorySample>,
     /// Each event's total: measured, scaled, or why not.
     pub events: Vec<EventCount>,
+    /// The hot set's intervals, when asked for.
+    pub wss: Option<crate::experiments::wss::Sampled>,
 }
 
 type Opened = std::result::Result<Box<dyn RunningCounter>, Unavailable>;
@@ -105,14 +109,22 @@ pub fn observe(
     let shown = program.argv[0].to_string_lossy().into_owned();
     let t0 = Instant::now();
     let running = held.release(&shown)?;
+    let mut hot = watch.wss.map(|p| crate::experiments::wss::Sampler::start(running.pid, p, t0)).transpose()?;
     let mut previous: Vec<Option<Reading>> = vec![None; counters.len()];
     let mut intervals = Vec::new();
     let mut memory_samples = Vec::new();
     let mut tick = 1u32;
     let (exit, usage) = loop {
-        let left = (t0 + watch.period * tick).saturating_duration_since(Instant::now());
-        if let Some(done) = running.wait_for(left) {
+        let tick_at = t0 + watch.period * tick;
+        let wake = hot.as_ref().filter(|h| !h.over()).map_or(tick_at, |h| h.due().min(tick_at));
+        if let Some(done) = running.wait_for(wake.saturating_duration_since(Instant::now())) {
             break done;
+        }
+        if let Some(h) = hot.as_mut().filter(|h| Instant::now() >= h.due()) {
+            h.sample();
+        }
+        if Instant::now() < tick_at {
+            continue;
         }
         let t_s = t0.elapsed().as_secs_f64();
         let mem = if watch.children { memory::sample_tree(running.pid, t_s) } else { memory::sample(running.pid, t_s) };
@@ -131,5 +143,5 @@ pub fn observe(
         intervals.push(Interval { t_s: wall_s, counts: interval_counts(&last, &previous), memory: None });
     }
     let events = totals(watch.events, &last, &counters);
-    Ok(Observed { exit, usage, wall_s, intervals, memory_samples, events })
+    Ok(Observed { exit, usage, wall_s, intervals, memory_samples, events, wss: hot.map(|h| h.finish()) })
 }

@@ -190,42 +190,108 @@ fn clear_refused(pid: i32, e: std::io::Error) -> Error {
     ))
 }
 
+/// What sampling a process gave: its intervals, the mappings they index,
+/// and the largest resident set seen.
+pub struct Sampled {
+    pub intervals: Vec<Interval>,
+    pub mappings: Vec<Mapping>,
+    pub peak_rss_bytes: u64,
+}
+
+/// Samples one process (and with `children` its descendants) at the
+/// intervals of [`Params`]: the accessed bits are cleared at the start
+/// and after each reading. `wss` drives it alone; `stat --wss` wakes for it
+/// between its own samples.
+pub struct Sampler {
+    pid: i32,
+    p: Params,
+    t0: Instant,
+    next: Instant,
+    maps: Mappings,
+    sampled: Vec<Interval>,
+    peak: u64,
+    /// The process could no longer be read: sampling is over.
+    over: bool,
+}
+
+impl Sampler {
+    /// Clears `pid`'s accessed bits: its first interval starts now (`t0`
+    /// is when the program started).
+    pub fn start(pid: i32, p: &Params, t0: Instant) -> Result<Sampler> {
+        pages::clear_refs(pid).map_err(|e| clear_refused(pid, e))?;
+        Ok(Sampler {
+            pid,
+            p: p.clone(),
+            t0,
+            next: t0 + Duration::from_millis(p.interval_ms),
+            maps: Mappings::default(),
+            sampled: Vec::new(),
+            peak: 0,
+            over: false,
+        })
+    }
+
+    /// When the current interval ends.
+    pub fn due(&self) -> Instant {
+        self.next
+    }
+
+    pub fn over(&self) -> bool {
+        self.over
+    }
+
+    /// Reads the interval that just ended and starts the next; `None` once
+    /// the process has ended (a zombie's smaps is empty) or cannot be read.
+    pub fn sample(&mut self) -> Option<&Interval> {
+        if self.over {
+            return None;
+        }
+        let uses = match read_tree(self.pid, self.p.children) {
+            Ok(uses) if !uses[0].1.is_empty() => uses,
+            _ => {
+                self.over = true;
+                return None;
+            }
+        };
+        let t_s = self.t0.elapsed().as_secs_f64();
+        // Cleared right after reading: the next interval starts now.
+        if clear_tree(&uses, self.pid).is_err() {
+            self.over = true;
+            return None;
+        }
+        let i = self.maps.sample(t_s, &uses);
+        self.peak = self.peak.max(i.rss_bytes());
+        self.next += Duration::from_millis(next_interval_ms(&self.p, i.hot_bytes() / 4096));
+        self.sampled.push(i);
+        self.sampled.last()
+    }
+
+    pub fn finish(self) -> Sampled {
+        Sampled { intervals: self.sampled, mappings: self.maps.list, peak_rss_bytes: self.peak }
+    }
+}
+
 /// Samples `pid` each interval until `done` says it ended (or memperf is
-/// interrupted); the intervals and the mappings seen.
+/// interrupted).
 fn sample_until(
     pid: i32,
     p: &Params,
     t0: Instant,
     done: &mut dyn FnMut(Duration) -> bool,
     on_interval: &mut dyn FnMut(&Interval),
-) -> Result<(Vec<Interval>, Vec<Mapping>, u64)> {
-    let mut maps = Mappings::default();
-    let mut intervals = Vec::new();
-    let mut peak = 0u64;
-    pages::clear_refs(pid).map_err(|e| clear_refused(pid, e))?;
-    let mut next = t0 + Duration::from_millis(p.interval_ms);
+) -> Result<Sampled> {
+    let mut s = Sampler::start(pid, p, t0)?;
     loop {
-        let left = next.saturating_duration_since(Instant::now());
+        let left = s.due().saturating_duration_since(Instant::now());
         if done(left) || super::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }
-        // A process that has ended (a zombie's smaps is empty) is not sampled.
-        let Ok(uses) = read_tree(pid, p.children) else { break };
-        if uses[0].1.is_empty() {
-            break;
+        match s.sample() {
+            Some(i) => on_interval(i),
+            None => break,
         }
-        let t_s = t0.elapsed().as_secs_f64();
-        // Cleared right after reading: the next interval starts now.
-        if clear_tree(&uses, pid).is_err() {
-            break;
-        }
-        let i = maps.sample(t_s, &uses);
-        peak = peak.max(i.rss_bytes());
-        next += Duration::from_millis(next_interval_ms(p, i.hot_bytes() / 4096));
-        on_interval(&i);
-        intervals.push(i);
     }
-    Ok((intervals, maps.list, peak))
+    Ok(s.finish())
 }
 
 /// Runs the program (or watches `--pid`) to its end and draws the phases
@@ -238,7 +304,7 @@ pub fn run(
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<Outcome> {
     let t0 = Instant::now();
-    let (intervals, mappings, peak, exit, wall_s, usage_peak) = match (program, p.pid) {
+    let (sampled, exit, wall_s, usage_peak) = match (program, p.pid) {
         (Some(program), _) => {
             let held = crate::process::spawn_held(program, &[], None)?;
             let shown = program.argv[0].to_string_lossy().into_owned();
@@ -253,21 +319,34 @@ pub fn run(
                 Some(e) => e,
                 None => running.wait_blocking(),
             };
-            let (intervals, mappings, peak) = sampled?;
-            (intervals, mappings, peak, Some(exit), t0.elapsed().as_secs_f64(), usage.max_rss_bytes)
+            (sampled?, Some(exit), t0.elapsed().as_secs_f64(), usage.max_rss_bytes)
         }
         (None, Some(pid)) => {
             let mut done = |left: Duration| {
                 std::thread::sleep(left);
                 !std::path::Path::new(&format!("/proc/{pid}")).exists()
             };
-            let (intervals, mappings, peak) = sample_until(pid, p, t0, &mut done, on_interval)?;
-            (intervals, mappings, peak, None, t0.elapsed().as_secs_f64(), 0)
+            let sampled = sample_until(pid, p, t0, &mut done, on_interval)?;
+            (sampled, None, t0.elapsed().as_secs_f64(), 0)
         }
         (None, None) => return Err(Error::usage("no program to watch: give it after --, or a running one with --pid")),
     };
-    let phases = phases(&intervals, &mappings);
-    let (method, written_not_measured) = method(&machine.kernel);
+    Ok(conclude(sampled, p, &machine.kernel, reach, exit, wall_s, usage_peak))
+}
+
+/// The outcome of a sampled run: its phases, the method said from the
+/// kernel's config, and the verdict.
+pub fn conclude(
+    s: Sampled,
+    p: &Params,
+    kernel: &str,
+    reach: Option<Reach>,
+    exit: Option<Exit>,
+    wall_s: f64,
+    usage_peak: u64,
+) -> Outcome {
+    let phases = phases(&s.intervals, &s.mappings);
+    let (method, written_not_measured) = method(kernel);
     let mut o = Outcome {
         command: p.command.clone(),
         pid: p.pid,
@@ -277,16 +356,16 @@ pub fn run(
         written_not_measured,
         exit,
         wall_s,
-        peak_rss_bytes: peak.max(usage_peak),
-        valid: !intervals.is_empty(),
-        mappings,
-        intervals,
+        peak_rss_bytes: s.peak_rss_bytes.max(usage_peak),
+        valid: !s.intervals.is_empty(),
+        mappings: s.mappings,
+        intervals: s.intervals,
         phases,
         reach,
         verdict: Vec::new(),
     };
     o.verdict = verdict(&o);
-    Ok(o)
+    o
 }
 
 /// Stretches of intervals within ±[`PHASE_BAND`] of their running median;
@@ -416,7 +495,7 @@ pub fn verdict(o: &Outcome) -> Vec<String> {
             group_thousands(p.huge_pages_max)
         )];
     };
-    let l1 = reach_phrase("L1 DTLB", r.entries, r.measured, r.cpuid_entries);
+    let l1 = reach_phrase("L1 DTLB", r.entries, r, r.cpuid_entries);
     if pages <= r.entries {
         return vec![format!("{head}: it fits {l1}, so huge pages cannot help its translation.")];
     }
@@ -424,7 +503,7 @@ pub fn verdict(o: &Outcome) -> Vec<String> {
         (Some(e), _) => format!(
             " and {:.0}× {}",
             pages as f64 / e as f64,
-            reach_phrase("second-level TLB", e, r.measured, r.cpuid_l2_entries)
+            reach_phrase("second-level TLB", e, r, r.cpuid_l2_entries)
         ),
         (None, true) => r
             .cpuid_l2_entries
@@ -448,14 +527,15 @@ pub fn verdict(o: &Outcome) -> Vec<String> {
 }
 
 /// "the L1 DTLB's 64-entry reach (256KiB) measured here (CPUID claims
-/// 72)", or "… the reach CPUID claims (not measured)".
-fn reach_phrase(level: &str, entries: u64, measured: bool, cpuid: Option<u64>) -> String {
+/// 72)", "… measured on host h", or "… CPUID claims (not measured)".
+fn reach_phrase(level: &str, entries: u64, r: &Reach, cpuid: Option<u64>) -> String {
     let size = Bytes(entries * 4096);
-    match (measured, cpuid) {
+    let place = r.measured_on.as_ref().map_or("here".to_string(), |h| format!("on host {h}"));
+    match (r.measured, cpuid) {
         (true, Some(c)) if c != entries => {
-            format!("the {level}'s {entries}-entry reach ({size}) measured here (CPUID claims {c})")
+            format!("the {level}'s {entries}-entry reach ({size}) measured {place} (CPUID claims {c})")
         }
-        (true, _) => format!("the {level}'s {entries}-entry reach ({size}) measured here"),
+        (true, _) => format!("the {level}'s {entries}-entry reach ({size}) measured {place}"),
         (false, _) => format!("the {level}'s {entries}-entry reach ({size}) CPUID claims (not measured)"),
     }
 }
@@ -512,6 +592,7 @@ mod tests {
                 l2_entries: None,
                 source: "saved".into(),
                 measured: true,
+                measured_on: None,
                 cpuid_entries: Some(72),
                 cpuid_l2_entries: Some(3072),
                 huge_same_reach: None,
@@ -556,6 +637,10 @@ mod tests {
         assert!(o.verdict[0].ends_with("Try `memperf hugepages -- ./app`."), "{}", o.verdict[0]);
         assert_eq!(o.verdict.len(), 1, "no caution without a same-reach control");
         assert!(outcome(256, MappingKind::File).verdict[0].contains("file-backed or shared"));
+        // Another host's saved knee is said to be that host's.
+        let mut elsewhere = outcome(256, MappingKind::Anonymous);
+        elsewhere.reach.as_mut().unwrap().measured_on = Some("lab7".into());
+        assert!(verdict(&elsewhere)[0].contains("64-entry reach (256KiB) measured on host lab7 (CPUID claims 72)"));
         let mut small = outcome(0, MappingKind::Anonymous);
         small.intervals.iter_mut().for_each(|i| i.mappings[0].referenced_bytes = 64 * 4096);
         small.phases = phases(&small.intervals, &small.mappings);

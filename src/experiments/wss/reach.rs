@@ -37,6 +37,7 @@ pub fn from_tlb(o: &tlb::Outcome, m: &Fingerprint, source: String) -> Option<Rea
         l2_entries: knees.get(1).copied(),
         source,
         measured: true,
+        measured_on: None,
         cpuid_entries: m.dtlb_entries(1, Bytes(4096)).map(u64::from),
         cpuid_l2_entries: m.dtlb_entries(2, Bytes(4096)).map(u64::from),
         huge_same_reach,
@@ -56,6 +57,7 @@ pub fn from_cpuid_entries(l1: u64, l2: Option<u64>, tlb_source: &str) -> Reach {
         l2_entries: l2,
         source: format!("CPUID ({tlb_source}), not measured"),
         measured: false,
+        measured_on: None,
         cpuid_entries: Some(l1),
         cpuid_l2_entries: l2,
         huge_same_reach: None,
@@ -116,12 +118,13 @@ pub fn decide(
         let source = format!("`memperf tlb` in {} (host {})", path.display(), doc.origin.hostname);
         // Another host's knees are that host's: said, as `stat` says of
         // its walk cost.
-        let elsewhere = if doc.origin.hostname != machine.hostname {
-            format!("; measured on host {}, not this one ({})", doc.origin.hostname, machine.hostname)
-        } else {
-            String::new()
-        };
-        if let Some(r) = from_tlb(o, machine, source.clone()) {
+        let other = (doc.origin.hostname != machine.hostname).then(|| doc.origin.hostname.clone());
+        let elsewhere = other
+            .as_ref()
+            .map(|h| format!("; measured on host {h}, not this one ({})", machine.hostname))
+            .unwrap_or_default();
+        if let Some(mut r) = from_tlb(o, machine, source.clone()) {
+            r.measured_on = other;
             return Ok((Some(r), format!("TLB reach from {source}{elsewhere}")));
         }
         let r = from_cpuid(machine);

@@ -85,6 +85,9 @@ pub struct Outcome {
     /// What this machine cannot tell, and what can be done instead.
     pub cannot_know: Vec<String>,
     pub advice: Vec<String>,
+    /// The program's hot working set over the run (`--wss`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot_set: Option<Box<super::wss::Outcome>>,
     /// False when the program could not be observed as asked (never for
     /// its own exit status, which is reported, not judged).
     pub valid: bool,

@@ -85,9 +85,12 @@ pub struct Reach {
     /// Where the figures come from: a saved `memperf tlb` result, a quick
     /// probe, or CPUID.
     pub source: String,
-    /// Measured here (else CPUID's claim).
+    /// Measured (else CPUID's claim).
     #[serde(default)]
     pub measured: bool,
+    /// The host a saved result measured it on, when not this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_on: Option<String>,
     /// What CPUID claims, shown beside a measurement (a hypervisor may
     /// invent or hide these).
     #[serde(default, skip_serializing_if = "Option::is_none")]

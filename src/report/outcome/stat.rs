@@ -390,15 +390,29 @@ fn region_metrics(r: &regions::Outcome) -> Vec<Metric> {
         .collect()
 }
 
+/// With `--wss`, the hot set's own section, plots, metrics and verdict
+/// follow stat's.
 impl super::Render for Outcome {
-    fn text(&self, _doc: &Document) -> String {
-        stat_text(self)
+    fn text(&self, doc: &Document) -> String {
+        let mut out = stat_text(self);
+        if let Some(h) = &self.hot_set {
+            out.push_str(
+                "
+hot set (--wss; clearing the accessed bits makes the program refill its TLB, which the counts above include):\n",
+            );
+            out.push_str(&h.text(doc));
+        }
+        out
     }
-    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
-        stat_metrics(self)
+    fn plots(&self, doc: &Document) -> crate::error::Result<Vec<crate::report::plots::Plot>> {
+        self.hot_set.as_ref().map_or(Ok(Vec::new()), |h| h.plots(doc))
+    }
+    fn metrics(&self, doc: &Document) -> Vec<Metric> {
+        let hot = self.hot_set.as_ref().map(|h| h.metrics(doc)).unwrap_or_default();
+        stat_metrics(self).into_iter().chain(hot).collect()
     }
     fn advice(&self, _doc: &Document) -> Vec<String> {
-        self.advice.clone()
+        self.advice.iter().chain(self.hot_set.iter().flat_map(|h| &h.verdict)).cloned().collect()
     }
     /// Totals, metrics, interval counts and memory samples.
     fn csv(&self) -> Option<String> {
