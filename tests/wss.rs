@@ -118,7 +118,7 @@ fn a_known_pattern_gives_its_hot_sets_phases_and_mapping() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next(),
-        Some("t_s,process,mapping,kind,path,start,end,rss_bytes,referenced_bytes,anon_huge_bytes")
+        Some("t_s,process,mapping,kind,path,start,end,rss_bytes,referenced_bytes,anon_huge_bytes,resident_spans,hot_spans")
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     let samples: usize =
@@ -326,4 +326,69 @@ fn stat_adds_the_hot_set_to_its_report() {
     let verdict = hot["verdict"][0].as_str().unwrap();
     assert!(verdict.starts_with("Hot set 512"), "{verdict}");
     assert!(err.contains(verdict), "the verdict is in stat's report: {err}");
+}
+
+/// `--pages`: one hot 4 KiB page in each of 512 spans of 2 MiB. smaps
+/// alone bounds the huge pages from the bytes (2 MiB: a few); read page
+/// by page, the mapping's resident spans are counted, every resident page
+/// was referenced, so its hot pages lie in exactly 512 spans, and the
+/// verdict says that huge pages would map 1 GiB to cover 2 MiB.
+#[test]
+fn pages_counts_the_spans_of_scattered_hot_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = phases_program(dir.path());
+    let run = |extra: &[&str]| {
+        let json = dir.path().join("p.json");
+        let mut args = vec!["wss", "--no-probe", "-I", "250", "--json", json.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--", exe.to_str().unwrap(), "1024", "1024", "1.5", "0", "0", "512"]);
+        let o = memperf(&args);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        (doc, err)
+    };
+    let (doc, err) = run(&["--pages"]);
+    if err.contains("cannot clear the accessed bits") {
+        eprintln!("skipped: {err}");
+        return;
+    }
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/results.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let out = &doc["experiments"][0]["outcome"];
+    assert!(out["pages_method"].as_str().unwrap().contains("/proc/PID/pagemap"), "{}", out["pages_method"]);
+    let big = out["mappings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|m| m["end"].as_u64().unwrap() - m["start"].as_u64().unwrap() >= 1 << 30)
+        .expect("the 1 GiB mapping");
+    let samples: Vec<&serde_json::Value> = out["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|i| i["mappings"].as_array().unwrap())
+        .filter(|m| m["mapping"] == big && m["rss_bytes"] == 2 << 20 && !m["resident_spans"].is_null())
+        .collect();
+    assert!(samples.len() >= 3, "{out}");
+    assert!(samples.iter().all(|m| m["resident_spans"] == 512), "{samples:#?}");
+    let judged = out["phases"].as_array().unwrap().iter().find(|p| p["top_mapping"] == big).expect("a phase");
+    assert_eq!(judged["top_spans"][0], 512, "{judged}");
+    assert!(judged["huge_pages_min"].as_u64().unwrap() >= 512, "{judged}");
+    let verdict = out["verdict"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect::<Vec<_>>().join("\n");
+    assert!(verdict.contains("are scattered: 2MiB of hot data lie in 512 spans of 2 MiB"), "{verdict}");
+    assert!(verdict.contains("huge pages would map 1GiB"), "{verdict}");
+    // Without --pages: bounds from the bytes, nothing read page by page.
+    let (doc, _) = run(&[]);
+    let out = &doc["experiments"][0]["outcome"];
+    assert!(out["pages_method"].is_null());
+    let judged = out["phases"].as_array().unwrap().iter().find(|p| p["top_mapping"] == big).expect("a phase");
+    assert!(judged["huge_pages_min"].as_u64().unwrap() < 64, "{judged}");
+    assert!(judged["top_spans"].is_null(), "{judged}");
+    assert!(!out["verdict"].to_string().contains("scattered"), "{}", out["verdict"]);
 }

@@ -67,6 +67,7 @@ impl StatArgs {
             machine_results: self.machine_results.clone(),
             probe: !self.no_probe,
             children: false,
+            pages: false,
         }))
     }
 

@@ -20,6 +20,11 @@ pub struct WssArgs {
     /// Watch the program's child processes too (each mapping under its pid): for shells, make and launchers.
     #[arg(long)]
     pub children: bool,
+    /// Also read each mapping page by page (/proc/PID/pagemap) each interval: the 2 MiB spans its
+    /// resident pages lie in and, with idle-page tracking (root), those accessed; costs a read of
+    /// 8 bytes per resident page per interval.
+    #[arg(long)]
+    pub pages: bool,
     /// Set the hot set beside CPUID's TLB claim instead of measuring the reach first when no saved result has it.
     #[arg(long)]
     pub no_probe: bool,
@@ -69,6 +74,7 @@ impl WssArgs {
             machine_results: self.machine_results.clone(),
             probe: !self.no_probe,
             children: self.children,
+            pages: self.pages,
         })
     }
 }

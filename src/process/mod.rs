@@ -9,6 +9,7 @@
 
 pub mod elf;
 pub mod memory;
+pub mod pagemap;
 pub mod pages;
 pub mod signals;
 

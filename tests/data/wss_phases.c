@@ -3,9 +3,12 @@
  * HOT1 MiB for SECONDS1 s, then of a different HOT2 MiB (starting right
  * after the first) for SECONDS2 s. Defaults: 2048 256 1.5 512 1.5. It
  * says on stderr when the second phase began, counted from its start.
+ * With STRIDE (in 4 KiB pages, default 1), only every STRIDE-th page is
+ * touched and read: STRIDE 512 puts each hot page in a 2 MiB span of its
+ * own.
  *
  *   cc -O2 -o wss_phases tests/data/wss_phases.c
- *   ./wss_phases [TOTAL HOT1 SECONDS1 HOT2 SECONDS2]
+ *   ./wss_phases [TOTAL HOT1 SECONDS1 HOT2 SECONDS2 [STRIDE]]
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -20,11 +23,13 @@ static double now(void) {
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
+static size_t stride = 1;
+
 static uint64_t loop_over(volatile uint64_t *a, size_t from_page, size_t pages, double seconds) {
     uint64_t sum = 0;
     double end = now() + seconds;
     while (now() < end)
-        for (size_t p = from_page; p < from_page + pages; p++)
+        for (size_t p = from_page; p < from_page + pages; p += stride)
             sum += a[p * 512];
     return sum;
 }
@@ -36,6 +41,9 @@ int main(int argc, char **argv) {
     double s1 = argc > 3 ? atof(argv[3]) : 1.5;
     size_t hot2 = (argc > 4 ? strtoull(argv[4], 0, 10) : 512) << 20;
     double s2 = argc > 5 ? atof(argv[5]) : 1.5;
+    stride = argc > 6 ? strtoull(argv[6], 0, 10) : 1;
+    if (stride < 1)
+        stride = 1;
     if (hot1 + hot2 > total) {
         fprintf(stderr, "wss_phases: the two hot sets must fit in the total\n");
         return 2;
@@ -47,7 +55,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     madvise(a, total, MADV_NOHUGEPAGE);
-    for (size_t i = 0; i < total / 8; i += 512)
+    for (size_t i = 0; i < total / 8; i += 512 * stride)
         a[i] = i;
     uint64_t sum = loop_over(a, 0, hot1 >> 12, s1);
     fprintf(stderr, "wss_phases: second phase from %.3f s after the start\n", now() - start);

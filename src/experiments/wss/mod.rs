@@ -12,11 +12,13 @@
 //! whose hot sets stay within ±25% of their median; the largest lasting
 //! one is set beside the L1 DTLB's reach.
 
+pub mod page_scan;
 pub mod reach;
 
 use crate::error::{Error, Result};
 use crate::machine::Fingerprint;
 use crate::model::outcome::wss::{Interval, Mapping, MappingSample, Outcome, Phase, Reach};
+use crate::process::pagemap::SpanCounts;
 use crate::process::pages::{self, MappingKind, SmapsEntry};
 use crate::process::{Exit, Program};
 use crate::units::{group_thousands, Bytes};
@@ -58,6 +60,9 @@ pub struct Params {
     /// Watch the program's descendants too, each mapping under its process.
     #[serde(default)]
     pub children: bool,
+    /// Read each mapping page by page too (`--pages`): where its pages lie.
+    #[serde(default)]
+    pub pages: bool,
 }
 
 /// The next interval: as asked, or, when adaptive, long enough that
@@ -87,9 +92,9 @@ fn method(kernel: &str) -> (String, Option<String>) {
                     format!("DAMON cannot watch virtual addresses here (CONFIG_DAMON_VADDR not set, {from})")
                 },
                 if kernel_config::has(c, "CONFIG_IDLE_PAGE_TRACKING") {
-                    "where in a mapping the hot pages lie is not read: idle-page tracking is built in, but memperf does not read it yet"
+                    "where in a mapping the hot pages lie is read with --pages (idle-page tracking is built in; it needs root)"
                 } else {
-                    "where in a mapping the hot pages lie cannot be read: that needs idle-page tracking (CONFIG_IDLE_PAGE_TRACKING not set)"
+                    "where in a mapping the hot pages lie cannot be read: that needs idle-page tracking (CONFIG_IDLE_PAGE_TRACKING not set); --pages bounds it by where the resident pages lie"
                 }
             ),
             if kernel_config::has(c, "CONFIG_MEM_SOFT_DIRTY") {
@@ -134,15 +139,24 @@ impl Mappings {
 
     /// One interval of every process read: `(process, its mappings)`, the
     /// watched one as `None`.
-    fn sample(&mut self, t_s: f64, uses: &[(Option<i32>, Vec<SmapsEntry>)]) -> Interval {
+    /// `spans` gives a mapping's page-by-page counts, where read.
+    fn sample(
+        &mut self,
+        t_s: f64,
+        uses: &[(Option<i32>, Vec<SmapsEntry>)],
+        spans: &mut dyn FnMut(Option<i32>, &SmapsEntry) -> Option<SpanCounts>,
+    ) -> Interval {
         let mut mappings = Vec::new();
         for (process, entries) in uses {
             for m in entries.iter().filter(|m| m.rss > 0 || m.referenced > 0) {
+                let counts = spans(*process, m);
                 mappings.push(MappingSample {
                     mapping: self.index(m, *process),
                     rss_bytes: m.rss,
                     referenced_bytes: m.referenced,
                     anon_huge_bytes: m.anon_huge,
+                    resident_spans: counts.as_ref().map(|c| c.resident_spans()),
+                    hot_spans: counts.and_then(|c| c.hot_spans()),
                 });
             }
         }
@@ -196,6 +210,8 @@ pub struct Sampled {
     pub intervals: Vec<Interval>,
     pub mappings: Vec<Mapping>,
     pub peak_rss_bytes: u64,
+    /// With `--pages`, what the page scan read.
+    pub pages_method: Option<String>,
 }
 
 /// Samples one process (and with `children` its descendants) at the
@@ -208,6 +224,7 @@ pub struct Sampler {
     t0: Instant,
     next: Instant,
     maps: Mappings,
+    pages: Option<page_scan::PageScanner>,
     sampled: Vec<Interval>,
     peak: u64,
     /// The process could no longer be read: sampling is over.
@@ -225,6 +242,7 @@ impl Sampler {
             t0,
             next: t0 + Duration::from_millis(p.interval_ms),
             maps: Mappings::default(),
+            pages: p.pages.then(page_scan::PageScanner::open),
             sampled: Vec::new(),
             peak: 0,
             over: false,
@@ -254,12 +272,19 @@ impl Sampler {
             }
         };
         let t_s = self.t0.elapsed().as_secs_f64();
+        let pid = self.pid;
+        let mut spans =
+            |process: Option<i32>, m: &SmapsEntry| self.pages.as_mut().and_then(|s| s.scan(process.unwrap_or(pid), m));
+        let i = self.maps.sample(t_s, &uses, &mut spans);
         // Cleared right after reading: the next interval starts now.
         if clear_tree(&uses, self.pid).is_err() {
             self.over = true;
             return None;
         }
-        let i = self.maps.sample(t_s, &uses);
+        if let Some(s) = self.pages.as_mut() {
+            let alive: Vec<i32> = uses.iter().map(|(p, _)| p.unwrap_or(pid)).collect();
+            s.next_interval(&alive);
+        }
         self.peak = self.peak.max(i.rss_bytes());
         self.next += Duration::from_millis(next_interval_ms(&self.p, i.hot_bytes() / 4096));
         self.sampled.push(i);
@@ -267,7 +292,12 @@ impl Sampler {
     }
 
     pub fn finish(self) -> Sampled {
-        Sampled { intervals: self.sampled, mappings: self.maps.list, peak_rss_bytes: self.peak }
+        Sampled {
+            intervals: self.sampled,
+            mappings: self.maps.list,
+            peak_rss_bytes: self.peak,
+            pages_method: self.pages.map(|s| s.said),
+        }
     }
 }
 
@@ -354,6 +384,7 @@ pub fn conclude(
         adaptive: p.adaptive,
         method,
         written_not_measured,
+        pages_method: s.pages_method,
         exit,
         wall_s,
         peak_rss_bytes: s.peak_rss_bytes.max(usage_peak),
@@ -402,9 +433,11 @@ fn phases(intervals: &[Interval], mappings: &[Mapping]) -> Vec<Phase> {
             // Per mapping: its hot bytes in each interval (0 where it was
             // not resident), in one pass, then their median.
             let mut by_mapping = vec![vec![0.0; span.len()]; mappings.len()];
+            let mut spans: Vec<Spans> = vec![Spans::default(); mappings.len()];
             for (j, i) in span.iter().enumerate() {
                 for m in &i.mappings {
                     by_mapping[m.mapping][j] = m.referenced_bytes as f64;
+                    spans[m.mapping].add(m);
                 }
             }
             let per: Vec<(usize, u64)> = by_mapping
@@ -415,13 +448,9 @@ fn phases(intervals: &[Interval], mappings: &[Mapping]) -> Vec<Phase> {
                 .collect();
             let total: u64 = per.iter().map(|x| x.1).sum();
             let top = per.iter().max_by_key(|x| x.1).copied();
-            let huge = 2u64 << 20;
             let coverable = per.iter().filter(|(i, _)| mappings[*i].kind.huge_pages_can_cover()).map(|x| x.1).sum();
-            let min = per.iter().map(|(_, b)| b.div_ceil(huge)).sum();
-            let max = per
-                .iter()
-                .map(|(i, b)| (b / 4096).min((mappings[*i].end - mappings[*i].start).div_ceil(huge) + 1))
-                .sum();
+            let bounds: Vec<(u64, u64, bool)> =
+                per.iter().map(|&(i, b)| spans[i].huge_pages(b, mappings[i].end - mappings[i].start)).collect();
             Phase {
                 from_s: if a == 0 { 0.0 } else { intervals[a - 1].t_s },
                 to_s: span.last().map_or(0.0, |i| i.t_s),
@@ -430,11 +459,57 @@ fn phases(intervals: &[Interval], mappings: &[Mapping]) -> Vec<Phase> {
                 top_mapping: top.map(|x| x.0),
                 top_share: top.map_or(0.0, |x| x.1 as f64 / total.max(1) as f64),
                 coverable_bytes: coverable,
-                huge_pages_min: min,
-                huge_pages_max: max,
+                huge_pages_min: bounds.iter().map(|b| b.0).sum(),
+                huge_pages_max: bounds.iter().map(|b| b.1).sum(),
+                huge_pages_counted: !bounds.is_empty() && bounds.iter().all(|b| b.2),
+                top_spans: top.and_then(|(i, b)| {
+                    let (lo, _, counted) = spans[i].huge_pages(b, mappings[i].end - mappings[i].start);
+                    counted.then_some((lo, b))
+                }),
             }
         })
         .collect()
+}
+
+/// A mapping's page-by-page counts over a phase (`--pages`).
+#[derive(Clone, Default)]
+struct Spans {
+    resident: Vec<f64>,
+    hot: Vec<f64>,
+    /// Intervals whose pages were read but whose hot spans are not known.
+    unknown: usize,
+}
+
+impl Spans {
+    /// An interval whose pages could not be read (the process was ending)
+    /// adds nothing.
+    fn add(&mut self, m: &MappingSample) {
+        let Some(resident) = m.resident_spans else { return };
+        self.resident.push(resident as f64);
+        match m.hot_spans_known() {
+            Some(h) => self.hot.push(h as f64),
+            None => self.unknown += 1,
+        }
+    }
+
+    /// The fewest and most 2 MiB pages that map `hot` bytes of a mapping of
+    /// `size` bytes: counted where every interval's hot spans are known;
+    /// else from the bytes (rounded up to 2 MiB; one huge page per hot 4 KiB
+    /// page at most, no more than the mapping's spans, or than the spans
+    /// holding its resident pages).
+    fn huge_pages(&self, hot: u64, size: u64) -> (u64, u64, bool) {
+        let median = |v: &[f64]| crate::timing::stats::median(v).map(|m| m.round() as u64);
+        if self.unknown == 0 {
+            if let Some(h) = median(&self.hot) {
+                return (h, h, true);
+            }
+        }
+        let huge = 2u64 << 20;
+        let min = hot.div_ceil(huge);
+        let most = (hot / 4096).min(size.div_ceil(huge) + 1);
+        let most = median(&self.resident).map_or(most, |r| most.min(r));
+        (min, most.max(min), false)
+    }
 }
 
 /// "the anonymous mapping at 0x7f…", "[heap]", "/usr/lib/x.so".
@@ -490,9 +565,8 @@ pub fn verdict(o: &Outcome) -> Vec<String> {
     }
     let Some(r) = &o.reach else {
         return vec![format!(
-            "{head}; {}–{} pages of 2 MiB would map it. The TLB's reach is not known here (none measured, and CPUID reports no TLB): run `memperf tlb -o DIR` and pass --machine-results DIR.",
-            group_thousands(p.huge_pages_min),
-            group_thousands(p.huge_pages_max)
+            "{head}; {} would map it. The TLB's reach is not known here (none measured, and CPUID reports no TLB): run `memperf tlb -o DIR` and pass --machine-results DIR.",
+            huge_pages_phrase(p)
         )];
     };
     let l1 = reach_phrase("L1 DTLB", r.entries, r, r.cpuid_entries);
@@ -513,17 +587,48 @@ pub fn verdict(o: &Outcome) -> Vec<String> {
     };
     let command = if o.command.is_empty() { "CMD".to_string() } else { o.command.join(" ") };
     let mut out = vec![format!(
-        "{head}: {:.0}× {l1}{l2}; {}–{} pages of 2 MiB would map it. Try `memperf hugepages -- {command}`.",
+        "{head}: {:.0}× {l1}{l2}; {} would map it. Try `memperf hugepages -- {command}`.",
         pages as f64 / r.entries as f64,
-        group_thousands(p.huge_pages_min),
-        group_thousands(p.huge_pages_max),
+        huge_pages_phrase(p),
     )];
+    out.extend(scattered(p, o));
     if let Some(n) = r.huge_same_reach {
         out.push(format!(
             "Caution: `memperf tlb` found huge pages stepping at {n} pages here, as 4 KiB pages do (the host backs this guest with small pages), so huge pages may not enlarge the reach; only `hugepages` can say whether they help this program."
         ));
     }
     out
+}
+
+/// Hot pages of the top mapping scattered over many more 2 MiB spans than
+/// their bytes fill (counted with `--pages`): huge pages would map far
+/// more memory than the hot set, one hot 4 KiB page or so in each.
+fn scattered(p: &Phase, o: &Outcome) -> Option<String> {
+    let (spans, hot) = p.top_spans?;
+    let m = o.mappings.get(p.top_mapping?)?;
+    let mapped = spans * (2 << 20);
+    (m.kind.huge_pages_can_cover() && mapped > 4 * hot).then(|| {
+        format!(
+            "Its hot pages in the {} are scattered: {} of hot data lie in {} spans of 2 MiB (counted page by page), so huge pages would map {} to cover them ({:.0}×); gathering the hot data into fewer pages would cut its TLB misses without that memory.",
+            mapping_name(m),
+            Bytes(hot),
+            group_thousands(spans),
+            Bytes(mapped),
+            mapped as f64 / hot.max(1) as f64
+        )
+    })
+}
+
+/// "128–541 pages of 2 MiB" (bounds from the bytes), or "769 pages of
+/// 2 MiB (counted page by page)".
+pub fn huge_pages_phrase(p: &Phase) -> String {
+    if p.huge_pages_counted {
+        format!("{} pages of 2 MiB (counted page by page)", group_thousands(p.huge_pages_min))
+    } else if p.huge_pages_min == p.huge_pages_max {
+        format!("{} pages of 2 MiB", group_thousands(p.huge_pages_min))
+    } else {
+        format!("{}–{} pages of 2 MiB", group_thousands(p.huge_pages_min), group_thousands(p.huge_pages_max))
+    }
 }
 
 /// "the L1 DTLB's 64-entry reach (256KiB) measured here (CPUID claims
@@ -570,6 +675,8 @@ mod tests {
                     rss_bytes: 2 << 30,
                     referenced_bytes: hot_mib << 20,
                     anon_huge_bytes: 0,
+                    resident_spans: None,
+                    hot_spans: None,
                 }],
             })
             .collect();
@@ -581,6 +688,7 @@ mod tests {
             adaptive: false,
             method: String::new(),
             written_not_measured: None,
+            pages_method: None,
             exit: Some(Exit::Exited { code: 0 }),
             wall_s: 4.0,
             peak_rss_bytes: 2 << 30,
@@ -604,6 +712,35 @@ mod tests {
         o
     }
 
+    /// Page by page: a mapping whose every interval counted its hot spans
+    /// gives that count; one with only resident spans is bounded by them;
+    /// an interval whose pages were not read changes nothing.
+    #[test]
+    fn spans_bound_or_count_the_huge_pages() {
+        let sample = |rss: u64, referenced: u64, resident: Option<u64>, hot: Option<u64>| MappingSample {
+            mapping: 0,
+            rss_bytes: rss,
+            referenced_bytes: referenced,
+            anon_huge_bytes: 0,
+            resident_spans: resident,
+            hot_spans: hot,
+        };
+        let mib = 1u64 << 20;
+        let mut s = Spans::default();
+        assert_eq!(s.huge_pages(8 * mib, 1 << 30), (4, 513, false), "bytes alone: 4 to one per span of the mapping");
+        // Every resident page referenced: the resident spans are the hot ones.
+        s.add(&sample(8 * mib, 8 * mib, Some(300), None));
+        s.add(&sample(8 * mib, 8 * mib, None, None));
+        assert_eq!(s.huge_pages(8 * mib, 1 << 30), (300, 300, true));
+        // Idle tracking's count wins; a partly referenced interval without
+        // it leaves only the resident bound.
+        let mut s = Spans::default();
+        s.add(&sample(64 * mib, 8 * mib, Some(40), Some(10)));
+        assert_eq!(s.huge_pages(8 * mib, 1 << 30), (10, 10, true));
+        s.add(&sample(64 * mib, 8 * mib, Some(40), None));
+        assert_eq!(s.huge_pages(8 * mib, 1 << 30), (4, 40, false));
+    }
+
     /// Without -I the interval grows with the hot set: 2 GiB of 4 KiB
     /// pages touched per interval cost ~0.1 s to mark again, so 3.5 s.
     #[test]
@@ -616,6 +753,7 @@ mod tests {
             machine_results: None,
             probe: false,
             children: false,
+            pages: false,
         };
         assert_eq!(next_interval_ms(&p, 1000), 1000);
         assert_eq!(next_interval_ms(&p, 524_288), 3496);

@@ -31,6 +31,23 @@ pub struct MappingSample {
     pub referenced_bytes: u64,
     /// Resident on transparent huge pages.
     pub anon_huge_bytes: u64,
+    /// With `--pages`: the 2 MiB spans holding a resident page of it
+    /// (from /proc/PID/pagemap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resident_spans: Option<u64>,
+    /// With `--pages` and idle-page tracking: the 2 MiB spans holding a
+    /// page accessed in the interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot_spans: Option<u64>,
+}
+
+impl MappingSample {
+    /// The 2 MiB spans its hot pages lie in, where known: counted page by
+    /// page, or, when every resident page was referenced, the resident
+    /// spans.
+    pub fn hot_spans_known(&self) -> Option<u64> {
+        self.hot_spans.or(self.resident_spans.filter(|_| self.referenced_bytes >= self.rss_bytes))
+    }
 }
 
 /// One interval: the mappings with resident memory at its end.
@@ -68,10 +85,20 @@ pub struct Phase {
     pub coverable_bytes: u64,
     /// Fewest 2 MiB pages that could map the hot set (each mapping's hot
     /// bytes rounded up to 2 MiB), and the most (every hot 4 KiB page in a
-    /// 2 MiB page of its own, capped by each mapping's size): smaps says how
-    /// much of a mapping was referenced, not where in it.
+    /// 2 MiB page of its own, capped by each mapping's size, and with
+    /// `--pages` by the spans holding its resident pages): smaps says how
+    /// much of a mapping was referenced, not where in it. Equal where the
+    /// hot spans were counted (`--pages`).
     pub huge_pages_min: u64,
     pub huge_pages_max: u64,
+    /// Min and max are the count of 2 MiB spans holding the hot pages,
+    /// read page by page in every interval of the phase.
+    #[serde(default)]
+    pub huge_pages_counted: bool,
+    /// The top mapping's 2 MiB spans holding its hot pages and its hot
+    /// bytes, where counted page by page (`--pages`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_spans: Option<(u64, u64)>,
 }
 
 /// The TLB reach the hot set is set beside.
@@ -119,6 +146,9 @@ pub struct Outcome {
     pub method: String,
     /// Why the bytes written per interval are not given, when they are not.
     pub written_not_measured: Option<String>,
+    /// With `--pages`: what the page-by-page scan could read, and why not more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages_method: Option<String>,
     /// `None` for a process given with `--pid` that was still running.
     pub exit: Option<Exit>,
     pub wall_s: f64,

@@ -27,6 +27,9 @@ pub fn wss_text(o: &Outcome) -> String {
         Bytes(o.peak_rss_bytes),
         o.method
     );
+    if let Some(m) = &o.pages_method {
+        out.push_str(&format!("  page by page (--pages): {m}\n"));
+    }
     if let Some(w) = &o.written_not_measured {
         out.push_str(&format!("  bytes written per interval: {w}\n"));
     }
@@ -49,7 +52,13 @@ pub fn wss_text(o: &Outcome) -> String {
             p.intervals.to_string(),
             Bytes(p.hot_bytes).to_string(),
             Bytes(p.coverable_bytes).to_string(),
-            format!("{}–{}", p.huge_pages_min, p.huge_pages_max),
+            if p.huge_pages_counted {
+                format!("{} (counted)", p.huge_pages_min)
+            } else if p.huge_pages_min == p.huge_pages_max {
+                p.huge_pages_min.to_string()
+            } else {
+                format!("{}–{}", p.huge_pages_min, p.huge_pages_max)
+            },
             p.top_mapping
                 .and_then(|m| o.mappings.get(m))
                 .map(|m| format!("{} ({:.0}%)", mapping_name(m), p.top_share * 100.0))
