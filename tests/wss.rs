@@ -113,6 +113,9 @@ fn a_known_pattern_gives_its_hot_sets_phases_and_mapping() {
     assert!(out["verdict"][1].as_str().unwrap().contains("huge pages stepping at 64 pages"), "{out}");
     assert_eq!(out["reach"]["measured"], true);
     assert!(err.contains("TLB reach from `memperf tlb` in "), "{err}");
+    // The method names its source: DAMON, or the accessed bits and why not DAMON.
+    let method = out["method"].as_str().unwrap();
+    assert!(method.starts_with("DAMON's virtual-address monitoring") || method.contains("; not DAMON: "), "{method}");
     // The CSV: a row per mapping per interval, with the document's bytes.
     let csv = std::fs::read_to_string(&csv).unwrap();
     let mut lines = csv.lines();

@@ -2,16 +2,22 @@
 //! mapping, against the TLB's reach — the large-working-set diagnosis
 //! without a PMU.
 //!
-//! Method: right after the program is released, and again at the end of
-//! every interval, its accessed bits are cleared (/proc/PID/clear_refs);
-//! at the end of each interval /proc/PID/smaps says per mapping how many
-//! bytes were referenced since: the interval's hot set. The kernels here
-//! have no `CONFIG_DAMON_VADDR` (DAMON watches physical memory only) and
-//! no soft-dirty bits, so this is the method, and the bytes written per
-//! interval are not measured (said so). Phases are stretches of intervals
-//! whose hot sets stay within ±25% of their median; the largest lasting
-//! one is set beside the L1 DTLB's reach.
+//! Method: where the kernel lets memperf drive DAMON's virtual-address
+//! monitoring ([`damon`]), DAMON's accessed regions give each interval's
+//! hot bytes per mapping. Elsewhere (the machines here have no
+//! `CONFIG_DAMON_VADDR`, and their DAMON is held by a reclaim monitor),
+//! right after the program is released and again at the end of every
+//! interval its accessed bits are cleared (/proc/PID/clear_refs), and at the
+//! end of each interval /proc/PID/smaps says per mapping how many bytes were
+//! referenced since: the interval's hot set. The document says which method
+//! ran and why. With `--pages` each mapping is also read page by page
+//! ([`page_scan`]): where its resident (and, with idle-page tracking, its
+//! accessed) pages lie in 2 MiB spans. Bytes written per interval need
+//! soft-dirty bits, which these kernels lack (said so). Phases are
+//! stretches of intervals whose hot sets stay within ±25% of their median;
+//! the largest lasting one is set beside the L1 DTLB's reach.
 
+pub mod damon;
 pub mod page_scan;
 pub mod reach;
 
@@ -76,27 +82,19 @@ pub fn next_interval_ms(p: &Params, hot_pages: u64) -> u64 {
     needed.clamp(p.interval_ms, MAX_INTERVAL_MS)
 }
 
-/// What the kernel offers for the method, said in the document: whether
-/// DAMON could watch virtual addresses and whether soft-dirty bits exist,
-/// from the kernel's config (said unknown where the system keeps none).
-fn method(kernel: &str) -> (String, Option<String>) {
+/// The method said in the document: where the hot set came from
+/// (`source`, from the sampler: DAMON, or the accessed bits and why not
+/// DAMON), whether the pages' places can be read, and why the bytes
+/// written are not measured, from the kernel's config.
+fn method(kernel: &str, source: &str) -> (String, Option<String>) {
     use crate::machine::kernel_config;
-    let config = kernel_config::read(kernel);
-    let (damon, written) = match &config {
+    let (places, written) = match &kernel_config::read(kernel) {
         Some((c, from)) => (
-            format!(
-                "{}; {}",
-                if kernel_config::has(c, "CONFIG_DAMON_VADDR") {
-                    format!("DAMON's virtual-address monitoring is built in ({from}), but memperf does not drive it yet")
-                } else {
-                    format!("DAMON cannot watch virtual addresses here (CONFIG_DAMON_VADDR not set, {from})")
-                },
-                if kernel_config::has(c, "CONFIG_IDLE_PAGE_TRACKING") {
-                    "where in a mapping the hot pages lie is read with --pages (idle-page tracking is built in; it needs root)"
-                } else {
-                    "where in a mapping the hot pages lie cannot be read: that needs idle-page tracking (CONFIG_IDLE_PAGE_TRACKING not set); --pages bounds it by where the resident pages lie"
-                }
-            ),
+            if kernel_config::has(c, "CONFIG_IDLE_PAGE_TRACKING") {
+                "where in a mapping the hot pages lie is read with --pages (idle-page tracking is built in; it needs root)".to_string()
+            } else {
+                "where in a mapping the hot pages lie cannot be read: that needs idle-page tracking (CONFIG_IDLE_PAGE_TRACKING not set); --pages bounds it by where the resident pages lie".to_string()
+            },
             if kernel_config::has(c, "CONFIG_MEM_SOFT_DIRTY") {
                 format!("not measured: this kernel has soft-dirty bits ({from}), which this method does not read")
             } else {
@@ -104,14 +102,37 @@ fn method(kernel: &str) -> (String, Option<String>) {
             },
         ),
         None => (
-            "whether DAMON could watch virtual addresses here is unknown (no /boot/config of this kernel, no /proc/config.gz)".into(),
+            "whether idle-page tracking could place the hot pages is unknown (no /boot/config of this kernel, no /proc/config.gz)".into(),
             "not measured: needs soft-dirty bits (CONFIG_MEM_SOFT_DIRTY), which this method does not read".into(),
         ),
     };
-    (
-        format!("accessed bits cleared each interval (/proc/PID/clear_refs) and read per mapping from /proc/PID/smaps; {damon}"),
-        Some(written),
-    )
+    (format!("{source}; {places}"), Some(written))
+}
+
+/// DAMON when it can watch this process, else why not (said in the method).
+fn try_damon(pid: i32, p: &Params) -> (Option<damon::Damon>, String) {
+    use crate::machine::kernel_config;
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let config = kernel_config::read(release.trim());
+    let has_vaddr = config.as_ref().map(|(c, _)| kernel_config::has(c, "CONFIG_DAMON_VADDR"));
+    let bits = "accessed bits cleared each interval (/proc/PID/clear_refs) and read per mapping from /proc/PID/smaps";
+    let why_not = if p.children {
+        "DAMON watches one process, and --children reads each one's accessed bits".to_string()
+    } else {
+        match damon::usable(std::path::Path::new(damon::ADMIN), has_vaddr) {
+            Ok(()) => match damon::Damon::start(std::path::Path::new(damon::ADMIN), pid, p.interval_ms) {
+                Ok(d) => return (Some(d), damon::METHOD.to_string()),
+                Err(e) => format!("starting DAMON failed ({e})"),
+            },
+            Err(why) if has_vaddr.is_none() => {
+                format!(
+                    "{why}; whether the kernel has CONFIG_DAMON_VADDR is unknown (no /boot/config, no /proc/config.gz)"
+                )
+            }
+            Err(why) => why,
+        }
+    };
+    (None, format!("{bits}; not DAMON: {why_not}"))
 }
 
 /// The mappings seen so far, and each new one added as it appears; found
@@ -212,6 +233,10 @@ pub struct Sampled {
     pub peak_rss_bytes: u64,
     /// With `--pages`, what the page scan read.
     pub pages_method: Option<String>,
+    /// Where the hot set came from (DAMON, or the accessed bits and why).
+    pub source: String,
+    /// The intervals grew with the hot set.
+    pub adaptive: bool,
 }
 
 /// Samples one process (and with `children` its descendants) at the
@@ -225,6 +250,10 @@ pub struct Sampler {
     next: Instant,
     maps: Mappings,
     pages: Option<page_scan::PageScanner>,
+    /// DAMON's kdamond on the process, where it could be used.
+    damon: Option<damon::Damon>,
+    /// Where the hot set comes from, for the document.
+    source: String,
     sampled: Vec<Interval>,
     peak: u64,
     /// The process could no longer be read: sampling is over.
@@ -232,10 +261,16 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// Clears `pid`'s accessed bits: its first interval starts now (`t0`
-    /// is when the program started).
+    /// Starts DAMON on `pid` where it can, else clears its accessed bits:
+    /// its first interval starts now (`t0` is when the program started).
     pub fn start(pid: i32, p: &Params, t0: Instant) -> Result<Sampler> {
-        pages::clear_refs(pid).map_err(|e| clear_refused(pid, e))?;
+        // The permission to clear is checked either way: it is the right
+        // to watch the process at all.
+        pages::may_clear_refs(pid).map_err(|e| clear_refused(pid, e))?;
+        let (damon, source) = try_damon(pid, p);
+        if damon.is_none() {
+            pages::clear_refs(pid).map_err(|e| clear_refused(pid, e))?;
+        }
         Ok(Sampler {
             pid,
             p: p.clone(),
@@ -243,6 +278,8 @@ impl Sampler {
             next: t0 + Duration::from_millis(p.interval_ms),
             maps: Mappings::default(),
             pages: p.pages.then(page_scan::PageScanner::open),
+            damon,
+            source,
             sampled: Vec::new(),
             peak: 0,
             over: false,
@@ -264,20 +301,31 @@ impl Sampler {
         if self.over {
             return None;
         }
-        let uses = match read_tree(self.pid, self.p.children) {
+        let mut uses = match read_tree(self.pid, self.p.children) {
             Ok(uses) if !uses[0].1.is_empty() => uses,
             _ => {
                 self.over = true;
                 return None;
             }
         };
+        // With DAMON, the referenced bytes are those of its accessed
+        // regions; its kdamond ends with the process.
+        if let Some(d) = &self.damon {
+            let Ok(regions) = d.regions() else {
+                self.over = true;
+                return None;
+            };
+            for m in uses[0].1.iter_mut() {
+                m.referenced = damon::hot_bytes(&regions, m);
+            }
+        }
         let t_s = self.t0.elapsed().as_secs_f64();
         let pid = self.pid;
         let mut spans =
             |process: Option<i32>, m: &SmapsEntry| self.pages.as_mut().and_then(|s| s.scan(process.unwrap_or(pid), m));
         let i = self.maps.sample(t_s, &uses, &mut spans);
         // Cleared right after reading: the next interval starts now.
-        if clear_tree(&uses, self.pid).is_err() {
+        if self.damon.is_none() && clear_tree(&uses, self.pid).is_err() {
             self.over = true;
             return None;
         }
@@ -286,7 +334,10 @@ impl Sampler {
             s.next_interval(&alive);
         }
         self.peak = self.peak.max(i.rss_bytes());
-        self.next += Duration::from_millis(next_interval_ms(&self.p, i.hot_bytes() / 4096));
+        // DAMON's aggregation interval is set once and costs no refill.
+        let grown =
+            if self.damon.is_some() { self.p.interval_ms } else { next_interval_ms(&self.p, i.hot_bytes() / 4096) };
+        self.next += Duration::from_millis(grown);
         self.sampled.push(i);
         self.sampled.last()
     }
@@ -297,6 +348,8 @@ impl Sampler {
             mappings: self.maps.list,
             peak_rss_bytes: self.peak,
             pages_method: self.pages.map(|s| s.said),
+            source: self.source,
+            adaptive: self.p.adaptive && self.damon.is_none(),
         }
     }
 }
@@ -376,12 +429,12 @@ pub fn conclude(
     usage_peak: u64,
 ) -> Outcome {
     let phases = phases(&s.intervals, &s.mappings);
-    let (method, written_not_measured) = method(kernel);
+    let (method, written_not_measured) = method(kernel, &s.source);
     let mut o = Outcome {
         command: p.command.clone(),
         pid: p.pid,
         interval_ms: p.interval_ms,
-        adaptive: p.adaptive,
+        adaptive: s.adaptive,
         method,
         written_not_measured,
         pages_method: s.pages_method,
