@@ -116,7 +116,7 @@ fn try_damon(pid: i32, p: &Params) -> (Option<damon::Damon>, String) {
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let config = kernel_config::read(release.trim());
     let has_vaddr = config.as_ref().map(|(c, _)| kernel_config::has(c, "CONFIG_DAMON_VADDR"));
-    let bits = "accessed bits cleared each interval (/proc/PID/clear_refs) and read per mapping from /proc/PID/smaps";
+    let bits = "accessed bits cleared each interval (/proc/PID/clear_refs) and read per mapping from /proc/PID/smaps (a transparent huge page is referenced as a whole: one touched byte counts its 2 MiB)";
     let why_not = if p.children {
         "DAMON watches one process, and --children reads each one's accessed bits".to_string()
     } else {
@@ -624,8 +624,9 @@ pub fn verdict(o: &Outcome) -> Vec<String> {
         )];
     };
     let l1 = reach_phrase("L1 DTLB", r.entries, r, r.cpuid_entries);
+    let caches = caches_phrase(p.hot_bytes, r);
     if pages <= r.entries {
-        return vec![format!("{head}: it fits {l1}, so huge pages cannot help its translation.")];
+        return vec![format!("{head}: it fits {l1}{caches}, so huge pages cannot help its translation.")];
     }
     let l2 = match (r.l2_entries, r.measured) {
         (Some(e), _) => format!(
@@ -641,7 +642,7 @@ pub fn verdict(o: &Outcome) -> Vec<String> {
     };
     let command = if o.command.is_empty() { "CMD".to_string() } else { o.command.join(" ") };
     let mut out = vec![format!(
-        "{head}: {:.0}× {l1}{l2}; {} would map it. Try `memperf hugepages -- {command}`.",
+        "{head}: {:.0}× {l1}{l2}{caches}; {} would map it. Try `memperf hugepages -- {command}`.",
         pages as f64 / r.entries as f64,
         huge_pages_phrase(p),
     )];
@@ -671,6 +672,17 @@ fn scattered(p: &Phase, o: &Outcome) -> Option<String> {
             mapped as f64 / hot.max(1) as f64
         )
     })
+}
+
+/// "; 48× what the caches hold (32MiB, measured: …)" or "; within what
+/// the caches hold (…)"; nothing where the caches' size is not known.
+fn caches_phrase(hot: u64, r: &Reach) -> String {
+    let (Some(bytes), Some(source)) = (r.caches_bytes, &r.caches_source) else { return String::new() };
+    if hot <= bytes {
+        format!("; within what the caches hold ({}, {source})", Bytes(bytes))
+    } else {
+        format!("; {:.0}× what the caches hold ({}, {source})", hot as f64 / bytes.max(1) as f64, Bytes(bytes))
+    }
 }
 
 /// "128–541 pages of 2 MiB" (bounds from the bytes), or "769 pages of
@@ -758,6 +770,8 @@ mod tests {
                 cpuid_entries: Some(72),
                 cpuid_l2_entries: Some(3072),
                 huge_same_reach: None,
+                caches_bytes: Some(32 << 20),
+                caches_source: Some("measured: where memory latency began".into()),
             }),
             verdict: vec![],
             valid: true,
@@ -822,7 +836,7 @@ mod tests {
         let p = &o.phases[0];
         assert_eq!((p.hot_bytes, p.huge_pages_min, p.top_share), (256 << 20, 128, 1.0));
         assert!(
-            o.verdict[0].starts_with("Hot set 256MiB (65,536 pages of 4 KiB) from 0.0 s to 4.0 s; 100% of it is in the anonymous mapping at 0x7f0000000000: 1024× the L1 DTLB's 64-entry reach (256KiB) measured here (CPUID claims 72) (the second level's reach was not measured; CPUID claims 3072 entries); 128–"),
+            o.verdict[0].starts_with("Hot set 256MiB (65,536 pages of 4 KiB) from 0.0 s to 4.0 s; 100% of it is in the anonymous mapping at 0x7f0000000000: 1024× the L1 DTLB's 64-entry reach (256KiB) measured here (CPUID claims 72) (the second level's reach was not measured; CPUID claims 3072 entries); 8× what the caches hold (32MiB, measured: where memory latency began); 128–"),
             "{}",
             o.verdict[0]
         );
@@ -837,7 +851,7 @@ mod tests {
         small.intervals.iter_mut().for_each(|i| i.mappings[0].referenced_bytes = 64 * 4096);
         small.phases = phases(&small.intervals, &small.mappings);
         assert!(
-            verdict(&small)[0].contains("it fits the L1 DTLB's 64-entry reach (256KiB) measured here"),
+            verdict(&small)[0].contains("it fits the L1 DTLB's 64-entry reach (256KiB) measured here (CPUID claims 72); within what the caches hold (32MiB"),
             "{}",
             verdict(&small)[0]
         );

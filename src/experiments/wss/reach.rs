@@ -41,13 +41,32 @@ pub fn from_tlb(o: &tlb::Outcome, m: &Fingerprint, source: String) -> Option<Rea
         cpuid_entries: m.dtlb_entries(1, Bytes(4096)).map(u64::from),
         cpuid_l2_entries: m.dtlb_entries(2, Bytes(4096)).map(u64::from),
         huge_same_reach,
+        caches_bytes: None,
+        caches_source: None,
     })
+}
+
+/// The reach with where memory begins on `m` (the machine its figures
+/// came from) beside it: the measured start of the far level, else a
+/// plausible claim of the last-level cache; never a default.
+pub fn with_caches(mut r: Reach, m: &Fingerprint) -> Reach {
+    use crate::machine::LlcSource;
+    let measured = m.measured_levels.as_ref().and_then(|l| l.found.far_from);
+    let (bytes, said) = match (measured, m.sizing_llc()) {
+        (Some(far), _) => (Some(far.0), "measured: where memory latency began"),
+        (None, (claim, LlcSource::Claimed)) => (Some(claim.0), "the last-level cache claimed by CPUID/sysfs"),
+        _ => (None, ""),
+    };
+    r.caches_bytes = bytes;
+    r.caches_source = bytes.map(|_| said.to_string());
+    r
 }
 
 /// CPUID's claim, when nothing was measured.
 pub fn from_cpuid(m: &Fingerprint) -> Option<Reach> {
     let l1 = m.dtlb_entries(1, Bytes(4096))?;
-    Some(from_cpuid_entries(l1 as u64, m.dtlb_entries(2, Bytes(4096)).map(u64::from), &m.tlb_source))
+    let r = from_cpuid_entries(l1 as u64, m.dtlb_entries(2, Bytes(4096)).map(u64::from), &m.tlb_source);
+    Some(with_caches(r, m))
 }
 
 /// A reach of CPUID's claimed entries (from `tlb_source`).
@@ -61,6 +80,8 @@ pub fn from_cpuid_entries(l1: u64, l2: Option<u64>, tlb_source: &str) -> Reach {
         cpuid_entries: Some(l1),
         cpuid_l2_entries: l2,
         huge_same_reach: None,
+        caches_bytes: None,
+        caches_source: None,
     }
 }
 
@@ -87,7 +108,8 @@ pub fn probe(machine: &Fingerprint, clock: &dyn Clock) -> Result<Option<Reach>> 
     crate::experiments::plan::measure_machine(&mut m, clock, true);
     let ctx = Context::new(&m, clock, &NoProgress);
     let o = <tlb::Tlb as crate::experiments::Experiment>::run(&probe_params(), &ctx)?;
-    Ok(from_tlb(&o, machine, "a quick `memperf tlb` probe run before the program (4 KiB pages to 32 MiB)".into()))
+    let r = from_tlb(&o, machine, "a quick `memperf tlb` probe run before the program (4 KiB pages to 32 MiB)".into());
+    Ok(r.map(|r| with_caches(r, &m)))
 }
 
 /// Where the reach comes from, in order: `from` (a result the user named:
@@ -125,6 +147,7 @@ pub fn decide(
             .unwrap_or_default();
         if let Some(mut r) = from_tlb(o, machine, source.clone()) {
             r.measured_on = other;
+            r = with_caches(r, &doc.machine);
             return Ok((Some(r), format!("TLB reach from {source}{elsewhere}")));
         }
         let r = from_cpuid(machine);
@@ -167,6 +190,10 @@ mod tests {
         assert_eq!((r.cpuid_entries, r.cpuid_l2_entries, r.huge_same_reach), (Some(72), Some(3072), Some(64)));
         let c = from_cpuid(&m).unwrap();
         assert_eq!((c.entries, c.l2_entries, c.measured), (72, Some(3072), false));
+        // Where memory began in the recording's own level probe.
+        let r = with_caches(r, &m);
+        assert_eq!(r.caches_source.as_deref(), Some("measured: where memory latency began"));
+        assert_eq!(r.caches_bytes, m.measured_levels.as_ref().and_then(|l| l.found.far_from).map(|b| b.0));
     }
 
     /// Intel guest: CPUID hides its TLBs, so only the measurement says 96.

@@ -129,6 +129,13 @@ pub struct Reach {
     /// reach.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub huge_same_reach: Option<u64>,
+    /// Where memory begins on the same machine: the measured start of the
+    /// far level, else a plausible claim of the last-level cache (never an
+    /// assumed default), and which of the two.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caches_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caches_source: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
