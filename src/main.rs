@@ -128,7 +128,8 @@ fn run(cli: Cli) -> Result<u8> {
             j.append(rec)?;
         }
         if live_tables {
-            let text = format!("{}\n", memperf::report::text::experiment(doc, rec));
+            let text =
+                memperf::report::sink::for_terminal(1, || format!("{}\n", memperf::report::text::experiment(doc, rec)));
             let print = || memperf::report::sink::stdout(memperf::report::sink::terminal_safe(&text).as_bytes());
             match &bar {
                 Some(b) => b.suspend(print)?,
@@ -179,7 +180,8 @@ fn stat(args: &memperf::cli::stat::StatArgs) -> Result<u8> {
     if let Some(w) = &params.wss {
         let (reach, said) =
             memperf::experiments::wss::reach::decide(&machine, w.machine_results.as_deref(), w.probe, &clock)?;
-        eprintln!("memperf stat: {said}");
+        let width = memperf::report::sink::terminal_width(2);
+        eprintln!("{}", memperf::report::sink::fit(&format!("memperf stat: {said}"), width));
         params.wss_reach = reach;
     }
     let names: Vec<String> = params.events.iter().map(|e| e.name.clone()).collect();
@@ -197,7 +199,8 @@ fn stat(args: &memperf::cli::stat::StatArgs) -> Result<u8> {
         outcome.into(),
         started.elapsed().as_secs_f64(),
     );
-    eprint!("{}", memperf::report::sink::terminal_safe(&memperf::report::text::render(&doc)));
+    let report = memperf::report::sink::for_terminal(2, || memperf::report::text::render(&doc));
+    eprint!("{}", memperf::report::sink::terminal_safe(&report));
     export::export(&doc, &out)?;
     Ok(status)
 }
@@ -254,7 +257,8 @@ fn wss(args: &memperf::cli::wss::WssArgs) -> Result<u8> {
     }
     let (reach, said) =
         memperf::experiments::wss::reach::decide(&machine, params.machine_results.as_deref(), params.probe, &clock)?;
-    eprintln!("memperf wss: {said}");
+    let width = memperf::report::sink::terminal_width(2);
+    eprintln!("{}", memperf::report::sink::fit(&format!("memperf wss: {said}"), width));
     let mut live = |i: &memperf::model::outcome::wss::Interval| {
         eprintln!(
             "memperf wss: {:>7.2} s  hot {:>10}  resident {:>10}",
@@ -308,11 +312,12 @@ fn merge(a: &memperf::cli::MergeArgs) -> Result<u8> {
     }
     let docs = fleet::load_all(&a.paths)?;
     let hosts: Vec<fleet::Host> = docs.iter().map(|(p, d)| fleet::Host::of(d, p)).collect();
+    // Runs of one host are a series; one run given twice is a mistake.
     for (i, h) in hosts.iter().enumerate() {
-        if let Some(other) = hosts[..i].iter().find(|o| o.id == h.id) {
+        if let Some(other) = hosts[..i].iter().find(|o| o.id == h.id && o.run_id == h.run_id) {
             return Err(Error::usage(format!(
-                "{} and {} are both of {}: give one run per host (and rank)",
-                other.source, h.source, h.id
+                "{} and {} are the same run ({} of {}): give each run once",
+                other.source, h.source, h.run_id, h.id
             )));
         }
     }
@@ -329,7 +334,7 @@ fn merge(a: &memperf::cli::MergeArgs) -> Result<u8> {
     if let Some(p) = &a.csv {
         sink::write(p, fleet::text::csv(&f).as_bytes())?;
     }
-    sink::stdout(sink::terminal_safe(&text).as_bytes())?;
+    sink::stdout(sink::for_terminal(1, || fleet::text::render(&f)).as_bytes())?;
     Ok(if f.failed() { 3 } else { 0 })
 }
 

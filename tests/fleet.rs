@@ -94,9 +94,9 @@ fn merge_flags_the_bad_host_keeps_cpus_apart_and_checks_references() {
     assert!(text.contains("outlier (robust, worse): n4") && text.contains("n4: FAIL"), "{text}");
     assert_eq!(std::fs::read_to_string(out.join("fleet.txt")).unwrap(), text);
     let rows: Vec<String> = std::fs::read_to_string(&csv).unwrap().lines().map(String::from).collect();
-    assert_eq!(rows[0], "host,rank,cpu,headline,key,unit,value,outlier");
+    assert_eq!(rows[0], "host,rank,cpu,headline,key,unit,value,outlier,started_utc");
     let n4 = rows.iter().find(|r| r.starts_with("n4,")).unwrap();
-    assert!(n4.ends_with(",20,robust"), "{n4}");
+    assert!(n4.contains(",20,robust,"), "{n4}");
     let prom = std::fs::read_to_string(&prom).unwrap();
     for h in ["n1", "n2", "n3", "n4", "x1"] {
         assert!(prom.contains(&format!("host=\"{h}\"")), "{h} missing from the OpenMetrics");
@@ -140,7 +140,7 @@ fn bad_input_is_refused_by_name_and_nothing_is_merged() {
     write(&runs, "c", &doc("a", 41.0, "EPYC"));
     let o = memperf(&["merge", runs.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("both of a"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("the same run (a-1-1 of a)"), "{}", stderr(&o));
     let empty = tmp.path().join("empty");
     std::fs::create_dir_all(&empty).unwrap();
     let o = memperf(&["merge", empty.to_str().unwrap(), "-o", out.to_str().unwrap()]);
@@ -180,4 +180,51 @@ fn the_reframe_check_runs_memperf_and_reads_its_figures() {
         let value: f64 = line.split(": ").nth(2).unwrap().split(' ').next().unwrap().parse().unwrap();
         assert!(value > 0.0 && value.is_finite(), "{line}");
     }
+}
+
+/// Five daily runs of one host losing 1 GB/s a day, beside two other
+/// hosts: merged as a series (each run's value in time order, the spread,
+/// the drift: worse, Kendall's exact p = 2/120), the fleet comparing the
+/// host's newest run, the CSV holding a row per run.
+#[test]
+fn runs_of_one_host_merge_as_a_series_with_their_drift() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    for day in 0..5 {
+        let mut d = doc("s", 40.0 - day as f64, "EPYC");
+        d["origin"]["run_id"] = format!("s-{day}").into();
+        d["origin"]["started_utc"] = format!("2026-11-{:02}T08:00:00Z", 20 + day).into();
+        write(&runs, &format!("s{day}"), &d);
+    }
+    write(&runs, "a", &doc("a", 40.0, "EPYC"));
+    write(&runs, "b", &doc("b", 39.0, "EPYC"));
+    let out = tmp.path().join("fleet");
+    let csv = tmp.path().join("fleet.csv");
+    let o = memperf(&["merge", runs.to_str().unwrap(), "-o", out.to_str().unwrap(), "--csv", csv.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let f = read_json(&out.join("fleet.json"));
+    assert!(fleet_schema_errors(&f).is_empty(), "{:#?}", fleet_schema_errors(&f));
+    assert_eq!(f["hosts"].as_array().unwrap().len(), 3, "the series stands in the fleet once");
+    let s = &f["series"][0];
+    assert_eq!(s["host"], "s");
+    assert_eq!(s["runs"].as_array().unwrap().len(), 5);
+    assert_eq!(s["runs"][0]["started_utc"], "2026-11-20T08:00:00Z");
+    let bw = s["figures"].as_array().unwrap().iter().find(|x| x["name"] == HEADLINE).expect("the bandwidth");
+    let values: Vec<f64> = bw["values"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    assert_eq!(values.iter().map(|v| v.round()).collect::<Vec<_>>(), vec![40.0, 39.0, 38.0, 37.0, 36.0]);
+    assert_eq!(bw["drift"]["kind"], "tested");
+    assert_eq!(bw["drift"]["trend"], true);
+    assert_eq!(bw["drift"]["worse"], true);
+    assert!((bw["drift"]["p"].as_f64().unwrap() - 2.0 / 120.0).abs() < 1e-9, "{}", bw["drift"]);
+    assert!((bw["drift"]["pct_per_day"].as_f64().unwrap() + 100.0 / 38.0).abs() < 1e-6, "{}", bw["drift"]);
+    // The group compares the newest run: 36 GB/s.
+    let newest = f["hosts"].as_array().unwrap().iter().find(|h| h["id"] == "s").unwrap();
+    assert_eq!(newest["run_id"], "s-4");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("s over 5 runs, 2026-11-20T08:00:00Z to 2026-11-24T08:00:00Z"), "{text}");
+    assert!(text.contains("%/day, worse (Kendall p = 0.017)"), "{text}");
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<&str> = csv.lines().filter(|l| l.starts_with("s,") && l.contains(HEADLINE)).collect();
+    assert_eq!(rows.len(), 5, "{csv}");
+    assert!(rows.iter().any(|r| r.ends_with(",2026-11-20T08:00:00Z")), "{csv}");
 }

@@ -36,3 +36,32 @@ fn run_in_a_terminal_prints_each_table_before_the_next_experiment() {
     let written = raw.find("results written to").expect("the closing line");
     assert!(raw.find("core-to-core").or(raw.find("c2c")).unwrap() < written);
 }
+
+/// `wss` in an 80-column terminal: its wide phases table is split or
+/// turned into records and its long verdict wrapped, so no line is wider
+/// than the terminal; written to a file, the same lines stay whole.
+#[test]
+fn wide_tables_and_long_verdicts_fit_80_columns() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: needs util-linux `script` for a pseudo-terminal (apt-get install bsdutils)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("wss_phases");
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/wss_phases.c");
+    let cc = Command::new("cc").args(["-O2", "-o"]).arg(&exe).arg(&src).status().unwrap();
+    assert!(cc.success());
+    let run = format!("{} wss --no-probe -I 100 -- {} 64 16 0.4 32 0.4", env!("CARGO_BIN_EXE_memperf"), exe.display());
+    let o =
+        Command::new("script").args(["-qfec", &format!("stty cols 80 rows 24; {run}"), "/dev/null"]).output().unwrap();
+    let raw = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{raw}");
+    assert!(raw.contains("Hot set"), "{raw}");
+    for line in raw.split(['\r', '\n']) {
+        assert!(line.chars().count() <= 80, "a line wider than 80 columns: {line:?}\n{raw}");
+    }
+    // Not a terminal: the verdict is one line.
+    let piped = Command::new("sh").args(["-c", &run]).output().unwrap();
+    let text = String::from_utf8_lossy(&piped.stdout);
+    assert!(text.lines().any(|l| l.contains("Hot set") && l.chars().count() > 80), "{text}");
+}

@@ -115,7 +115,7 @@ fn normal_p(n1: f64, n2: f64, u: f64, ties: f64) -> f64 {
 }
 
 /// Φ(z), by the Abramowitz–Stegun 7.1.26 erf approximation (error < 1.5e-7).
-fn standard_normal_cdf(z: f64) -> f64 {
+pub fn standard_normal_cdf(z: f64) -> f64 {
     let x = z / std::f64::consts::SQRT_2;
     let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
     let poly =

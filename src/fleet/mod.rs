@@ -8,6 +8,7 @@
 pub mod model;
 pub mod reference;
 pub mod robust;
+pub mod series;
 pub mod text;
 
 use crate::error::{Error, Result};
@@ -38,6 +39,9 @@ pub struct Host {
     pub hostname: String,
     pub rank: Option<u64>,
     pub run_id: String,
+    /// When the run started (`YYYY-MM-DDTHH:MM:SSZ`): orders a host's runs.
+    #[serde(default)]
+    pub started_utc: String,
     /// The CPU, as hosts are grouped by it.
     pub cpu: String,
     /// The document it came from.
@@ -70,6 +74,7 @@ impl Host {
             hostname: safe(&o.hostname),
             rank: o.rank,
             run_id: safe(&o.run_id),
+            started_utc: safe(&o.started_utc),
             cpu: format!(
                 "{} {} (family {} model {}), {} logical CPUs",
                 c.identity.vendor, c.identity.model_name, c.identity.family, c.identity.model, c.logical_cpus
@@ -100,6 +105,7 @@ pub fn test_host(id: &str, cpu: &str, figures: &[(&str, &str, f64, bool)]) -> Ho
         hostname: id.into(),
         rank: None,
         run_id: format!("{id}-1-1"),
+        started_utc: "2026-11-24T00:00:00Z".into(),
         cpu: cpu.into(),
         source: format!("{id}/results.json"),
         figures: figures
@@ -164,6 +170,10 @@ pub struct Fleet {
     pub groups: Vec<Group>,
     /// Pass/fail per host against `--reference`, when given.
     pub reference: Option<Vec<reference::HostCheck>>,
+    /// Hosts given with two or more runs: each headline over the runs,
+    /// its spread and drift. `hosts` and `groups` hold each one's newest.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<series::Series>,
 }
 
 impl Fleet {
@@ -173,8 +183,19 @@ impl Fleet {
     }
 }
 
-/// The fleet of `hosts`: grouped by CPU, spreads, outliers, references.
-pub fn analyse(hosts: Vec<Host>, references: Option<&reference::References>) -> Fleet {
+/// The fleet of `runs` (one per document): a host given more than once
+/// is a series, and its newest run stands for it in the groups; grouped by
+/// CPU, spreads, outliers, references.
+pub fn analyse(runs: Vec<Host>, references: Option<&reference::References>) -> Fleet {
+    let series = series::of(&runs);
+    let mut hosts: Vec<Host> = Vec::new();
+    for h in runs {
+        match hosts.iter_mut().find(|o| o.id == h.id) {
+            Some(o) if o.started_utc < h.started_utc => *o = h,
+            Some(_) => {}
+            None => hosts.push(h),
+        }
+    }
     let mut cpus: Vec<String> = hosts.iter().map(|h| h.cpu.clone()).collect();
     cpus.sort();
     cpus.dedup();
@@ -195,6 +216,7 @@ pub fn analyse(hosts: Vec<Host>, references: Option<&reference::References>) -> 
         reference: references.map(|r| reference::check(r, &hosts)),
         hosts,
         groups,
+        series,
     }
 }
 

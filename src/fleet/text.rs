@@ -41,6 +41,9 @@ pub fn render(f: &Fleet) -> String {
             out.push_str(&format!("outlier ({}, {}): {} — {}: {}\n", o.rule, o.direction, o.host, o.name, o.detail));
         }
     }
+    for s in &f.series {
+        out.push_str(&series_text(s));
+    }
     if let Some(r) = &f.reference {
         out.push_str("\nreferences:\n");
         for h in r {
@@ -53,6 +56,36 @@ pub fn render(f: &Fleet) -> String {
     out
 }
 
+/// A host's runs in time order: each headline's values, spread and drift.
+fn series_text(s: &super::series::Series) -> String {
+    use super::series::Drift;
+    let first = s.runs.first().map_or("", |r| r.started_utc.as_str());
+    let last = s.runs.last().map_or("", |r| r.started_utc.as_str());
+    let mut out =
+        format!("\n{} over {} runs, {first} to {last} (the groups above use its newest run):\n", s.host, s.runs.len());
+    let mut t = Table::new(["headline", "unit", "median", "min", "max", "spread", "drift"]);
+    for f in &s.figures {
+        let drift = match &f.drift {
+            Drift::Tested { pct_per_day, p, trend: true, worse, .. } => {
+                format!("{pct_per_day:+.2}%/day, {} (Kendall p = {p:.3})", if *worse { "worse" } else { "better" })
+            }
+            Drift::Tested { pct_per_day, p, .. } => format!("none beyond chance ({pct_per_day:+.2}%/day, p = {p:.2})"),
+            Drift::NotTested { reason } => format!("not tested: {reason}"),
+        };
+        t.row([
+            f.name.clone(),
+            f.unit.clone(),
+            num(f.median),
+            num(f.min),
+            num(f.max),
+            format!("{:.1}%", f.spread_pct),
+            drift,
+        ]);
+    }
+    out.push_str(&t.render());
+    out
+}
+
 fn num(v: f64) -> String {
     if v.abs() >= 100.0 {
         format!("{v:.1}")
@@ -61,10 +94,36 @@ fn num(v: f64) -> String {
     }
 }
 
-/// One row per host and headline: `host,rank,cpu,headline,key,unit,value,outlier`.
+/// One row per host, run and headline:
+/// `host,rank,cpu,headline,key,unit,value,outlier,started_utc`; a host
+/// given as a series has a row per run (outliers are judged on its newest).
 pub fn csv(f: &Fleet) -> String {
-    let mut out = String::from("host,rank,cpu,headline,key,unit,value,outlier\n");
+    let mut out = String::from("host,rank,cpu,headline,key,unit,value,outlier,started_utc\n");
+    let mut push = |cells: [String; 9]| {
+        out.push_str(&cells.map(|c| crate::report::csv::cell(&c)).join(","));
+        out.push('\n');
+    };
     for h in &f.hosts {
+        let series = f.series.iter().find(|s| s.host == h.id);
+        // The older runs of a series first, then the newest as the fleet saw it.
+        for s in series.into_iter() {
+            for (i, run) in s.runs.iter().enumerate().filter(|(_, r)| r.run_id != h.run_id) {
+                for x in &s.figures {
+                    let Some(v) = x.values[i] else { continue };
+                    push([
+                        h.hostname.clone(),
+                        h.rank.map(|r| r.to_string()).unwrap_or_default(),
+                        h.cpu.clone(),
+                        x.name.clone(),
+                        x.key.clone(),
+                        x.unit.clone(),
+                        format!("{v}"),
+                        String::new(),
+                        run.started_utc.clone(),
+                    ]);
+                }
+            }
+        }
         for x in &h.figures {
             let flagged: Vec<&str> = f
                 .groups
@@ -73,7 +132,7 @@ pub fn csv(f: &Fleet) -> String {
                 .filter(|o| o.host == h.id && o.name == x.name)
                 .map(|o| o.rule.as_str())
                 .collect();
-            let cells = [
+            push([
                 h.hostname.clone(),
                 h.rank.map(|r| r.to_string()).unwrap_or_default(),
                 h.cpu.clone(),
@@ -82,9 +141,8 @@ pub fn csv(f: &Fleet) -> String {
                 x.unit.clone(),
                 format!("{}", x.value),
                 flagged.join("+"),
-            ];
-            out.push_str(&cells.map(|c| crate::report::csv::cell(&c)).join(","));
-            out.push('\n');
+                h.started_utc.clone(),
+            ]);
         }
     }
     out

@@ -101,9 +101,9 @@ fn check_results_folder(dir: &Path) -> Result<()> {
 }
 
 pub fn export(doc: &Document, out: &Output) -> Result<()> {
-    eprint!("{}", sink::terminal_safe(&text::warnings(doc)));
+    eprint!("{}", sink::terminal_safe(&sink::for_terminal(2, || text::warnings(doc))));
     if out.table {
-        sink::stdout(text::render(doc).as_bytes())?;
+        sink::stdout(sink::for_terminal(1, || text::render(doc)).as_bytes())?;
     }
     if let Some(path) = &out.json {
         sink::write(path, doc.to_json().as_bytes())?;

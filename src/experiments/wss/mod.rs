@@ -680,6 +680,8 @@ fn caches_phrase(hot: u64, r: &Reach) -> String {
     let (Some(bytes), Some(source)) = (r.caches_bytes, &r.caches_source) else { return String::new() };
     if hot <= bytes {
         format!("; within what the caches hold ({}, {source})", Bytes(bytes))
+    } else if (hot as f64) < 1.5 * bytes as f64 {
+        format!("; about what the caches hold ({}, {source})", Bytes(bytes))
     } else {
         format!("; {:.0}× what the caches hold ({}, {source})", hot as f64 / bytes.max(1) as f64, Bytes(bytes))
     }
