@@ -222,7 +222,8 @@ fn runs_of_one_host_merge_as_a_series_with_their_drift() {
     assert_eq!(newest["run_id"], "s-4");
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("s over 5 runs, 2026-11-20T08:00:00Z to 2026-11-24T08:00:00Z"), "{text}");
-    assert!(text.contains("%/day, worse (Kendall p = 0.017)"), "{text}");
+    // 4 GB/s lost over 4 days, of a median of 38: −10.5%.
+    assert!(text.contains("-10.5% over 4.0 days, worse (Kendall p = 0.017)"), "{text}");
     let csv = std::fs::read_to_string(&csv).unwrap();
     let rows: Vec<&str> = csv.lines().filter(|l| l.starts_with("s,") && l.contains(HEADLINE)).collect();
     assert_eq!(rows.len(), 5, "{csv}");

@@ -40,9 +40,14 @@ pub struct SeriesFigure {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Drift {
-    /// Kendall's test on value against time, and the Theil–Sen slope.
+    /// Kendall's test on value against time, and the Theil–Sen slope:
+    /// per day, and times the time from the first run to the last
+    /// (`pct_over_span`, in percent of the median: what a reader sets beside
+    /// the spread, where %/day would extrapolate runs minutes apart).
     Tested {
         pct_per_day: f64,
+        pct_over_span: f64,
+        span_s: f64,
         tau: f64,
         p: f64,
         trend: bool,
@@ -154,8 +159,18 @@ pub fn drift(times: &[f64], values: &[f64]) -> Drift {
     } else {
         kendall_exact_p(n, s)
     };
-    let pct_per_day = if median != 0.0 { slope * 86_400.0 / median * 100.0 } else { 0.0 };
-    Drift::Tested { pct_per_day, tau: s as f64 / pairs, p: p.min(1.0), trend: p < ALPHA, worse: false }
+    let pct = |seconds: f64| if median != 0.0 { slope * seconds / median * 100.0 } else { 0.0 };
+    let span_s =
+        times.iter().cloned().fold(f64::NEG_INFINITY, f64::max) - times.iter().cloned().fold(f64::INFINITY, f64::min);
+    Drift::Tested {
+        pct_per_day: pct(86_400.0),
+        pct_over_span: pct(span_s),
+        span_s,
+        tau: s as f64 / pairs,
+        p: p.min(1.0),
+        trend: p < ALPHA,
+        worse: false,
+    }
 }
 
 /// The series of hosts with two or more runs: `runs` holds every host

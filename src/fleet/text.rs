@@ -66,10 +66,14 @@ fn series_text(s: &super::series::Series) -> String {
     let mut t = Table::new(["headline", "unit", "median", "min", "max", "spread", "drift"]);
     for f in &s.figures {
         let drift = match &f.drift {
-            Drift::Tested { pct_per_day, p, trend: true, worse, .. } => {
-                format!("{pct_per_day:+.2}%/day, {} (Kendall p = {p:.3})", if *worse { "worse" } else { "better" })
+            Drift::Tested { pct_over_span, span_s, p, trend: true, worse, .. } => format!(
+                "{pct_over_span:+.1}% over {}, {} (Kendall p = {p:.3})",
+                span(*span_s),
+                if *worse { "worse" } else { "better" }
+            ),
+            Drift::Tested { pct_over_span, span_s, p, .. } => {
+                format!("none beyond chance ({pct_over_span:+.1}% over {}, p = {p:.2})", span(*span_s))
             }
-            Drift::Tested { pct_per_day, p, .. } => format!("none beyond chance ({pct_per_day:+.2}%/day, p = {p:.2})"),
             Drift::NotTested { reason } => format!("not tested: {reason}"),
         };
         t.row([
@@ -84,6 +88,16 @@ fn series_text(s: &super::series::Series) -> String {
     }
     out.push_str(&t.render());
     out
+}
+
+/// "45 s", "3.2 min", "5.0 h", "4.0 days".
+fn span(s: f64) -> String {
+    match s {
+        s if s < 120.0 => format!("{s:.0} s"),
+        s if s < 7200.0 => format!("{:.1} min", s / 60.0),
+        s if s < 172_800.0 => format!("{:.1} h", s / 3600.0),
+        s => format!("{:.1} days", s / 86_400.0),
+    }
 }
 
 fn num(v: f64) -> String {
