@@ -10,6 +10,16 @@ fn memperf(args: &[&str]) -> std::process::Output {
 
 /// The Zen 4 guest's recording: its tlb measured an L1 DTLB knee at 64
 /// pages, and THP stepping there too.
+/// What the results schema says is wrong with `doc`.
+fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/results.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    validator.iter_errors(doc).map(|e| format!("{e} at {}", e.instance_path)).collect()
+}
+
 /// This machine's name, as memperf's fingerprint reads it.
 fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_string()
@@ -72,12 +82,7 @@ fn a_known_pattern_gives_its_hot_sets_phases_and_mapping() {
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| panic!("the program's switch time: {err}"));
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let schema: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/results.schema.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    let errors = schema_errors(&doc);
     assert!(errors.is_empty(), "{errors:#?}");
     let out = &doc["experiments"][0]["outcome"];
     let phases = out["phases"].as_array().unwrap();
@@ -314,12 +319,7 @@ fn stat_adds_the_hot_set_to_its_report() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("hot set (--wss"), "{err}");
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let schema: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/results.schema.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    let errors = schema_errors(&doc);
     assert!(errors.is_empty(), "{errors:#?}");
     let stat = &doc["experiments"][0]["outcome"];
     assert_eq!(stat["experiment"], "stat");
@@ -363,12 +363,7 @@ fn pages_counts_the_spans_of_scattered_hot_pages() {
         eprintln!("skipped: {err}");
         return;
     }
-    let schema: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/results.schema.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    let errors = schema_errors(&doc);
     assert!(errors.is_empty(), "{errors:#?}");
     let out = &doc["experiments"][0]["outcome"];
     assert!(out["pages_method"].as_str().unwrap().contains("/proc/PID/pagemap"), "{}", out["pages_method"]);

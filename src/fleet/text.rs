@@ -113,28 +113,30 @@ fn num(v: f64) -> String {
 /// given as a series has a row per run (outliers are judged on its newest).
 pub fn csv(f: &Fleet) -> String {
     let mut out = String::from("host,rank,cpu,headline,key,unit,value,outlier,started_utc\n");
-    let mut push = |cells: [String; 9]| {
-        out.push_str(&cells.map(|c| crate::report::csv::cell(&c)).join(","));
-        out.push('\n');
-    };
     for h in &f.hosts {
-        let series = f.series.iter().find(|s| s.host == h.id);
+        // One row: the host's cells, then the headline's, value, outliers, start.
+        let mut row = |x: (&str, &str, &str), value: f64, outlier: String, started: &str| {
+            let cells = [
+                h.hostname.clone(),
+                h.rank.map(|r| r.to_string()).unwrap_or_default(),
+                h.cpu.clone(),
+                x.0.to_string(),
+                x.1.to_string(),
+                x.2.to_string(),
+                format!("{value}"),
+                outlier,
+                started.to_string(),
+            ];
+            out.push_str(&cells.map(|c| crate::report::csv::cell(&c)).join(","));
+            out.push('\n');
+        };
         // The older runs of a series first, then the newest as the fleet saw it.
-        for s in series.into_iter() {
+        for s in f.series.iter().filter(|s| s.host == h.id) {
             for (i, run) in s.runs.iter().enumerate().filter(|(_, r)| r.run_id != h.run_id) {
                 for x in &s.figures {
-                    let Some(v) = x.values[i] else { continue };
-                    push([
-                        h.hostname.clone(),
-                        h.rank.map(|r| r.to_string()).unwrap_or_default(),
-                        h.cpu.clone(),
-                        x.name.clone(),
-                        x.key.clone(),
-                        x.unit.clone(),
-                        format!("{v}"),
-                        String::new(),
-                        run.started_utc.clone(),
-                    ]);
+                    if let Some(v) = x.values[i] {
+                        row((&x.name, &x.key, &x.unit), v, String::new(), &run.started_utc);
+                    }
                 }
             }
         }
@@ -146,17 +148,7 @@ pub fn csv(f: &Fleet) -> String {
                 .filter(|o| o.host == h.id && o.name == x.name)
                 .map(|o| o.rule.as_str())
                 .collect();
-            push([
-                h.hostname.clone(),
-                h.rank.map(|r| r.to_string()).unwrap_or_default(),
-                h.cpu.clone(),
-                x.name.clone(),
-                x.key.clone(),
-                x.unit.clone(),
-                format!("{}", x.value),
-                flagged.join("+"),
-                h.started_utc.clone(),
-            ]);
+            row((&x.name, &x.key, &x.unit), x.value, flagged.join("+"), &h.started_utc);
         }
     }
     out
