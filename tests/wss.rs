@@ -129,7 +129,7 @@ fn a_known_pattern_gives_its_hot_sets_phases_and_mapping() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next(),
-        Some("t_s,process,mapping,kind,path,start,end,rss_bytes,referenced_bytes,anon_huge_bytes,resident_spans,hot_spans")
+        Some("t_s,process,mapping,kind,path,start,end,rss_bytes,referenced_bytes,anon_huge_bytes,resident_spans,hot_spans,written_bytes")
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     let samples: usize =

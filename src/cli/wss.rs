@@ -21,8 +21,9 @@ pub struct WssArgs {
     #[arg(long)]
     pub children: bool,
     /// Also read each mapping page by page (/proc/PID/pagemap) each interval: the 2 MiB spans its
-    /// resident pages lie in and, with idle-page tracking (root), those accessed; costs a read of
-    /// 8 bytes per resident page per interval.
+    /// resident pages lie in, with idle-page tracking (root) those accessed, and with soft-dirty
+    /// bits the bytes written; costs a read of 8 bytes per resident page per interval (and, with
+    /// soft-dirty bits, a fault on each page's first write per interval).
     #[arg(long)]
     pub pages: bool,
     /// Set the hot set beside CPUID's TLB claim instead of measuring the reach first when no saved result has it.

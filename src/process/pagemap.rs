@@ -7,7 +7,9 @@
 //!
 //! From these, per mapping per interval: the 2 MiB spans holding a resident
 //! page (those a huge page would have to map), and, with idle tracking,
-//! those holding a page accessed in the interval. The kernel tracks a huge
+//! those holding a page accessed in the interval; where the kernel keeps
+//! soft-dirty bits (`CONFIG_MEM_SOFT_DIRTY`, bit 55 of an entry, cleared by
+//! writing 4 to /proc/PID/clear_refs), the pages written in it. The kernel tracks a huge
 //! page's access on its head frame only (a tail frame always reads "not
 //! idle"), so a huge page is accessed as a whole: its tails take the head's
 //! answer.
@@ -26,6 +28,7 @@ use std::path::PathBuf;
 pub const PAGES_PER_SPAN: u64 = 512;
 const PAGE: u64 = 4096;
 const PRESENT: u64 = 1 << 63;
+const SOFT_DIRTY: u64 = 1 << 55;
 const PFN_MASK: u64 = (1 << 55) - 1;
 /// kpageflags: a compound page's tail, and a transparent huge page.
 const KPF_COMPOUND_TAIL: u64 = 1 << 16;
@@ -57,6 +60,8 @@ impl Files {
 pub struct Resident {
     pub vpage: u64,
     pub pfn: Option<u64>,
+    /// Written since the soft-dirty bits were last cleared.
+    pub soft_dirty: bool,
 }
 
 /// The resident pages of `[start, end)`, read from pagemap in chunks.
@@ -73,7 +78,11 @@ pub fn resident(pagemap: &File, start: u64, end: u64) -> io::Result<Vec<Resident
             let e = u64::from_le_bytes(e.try_into().expect("8 bytes"));
             if e & PRESENT != 0 {
                 let pfn = e & PFN_MASK;
-                out.push(Resident { vpage: vpage + i as u64, pfn: (pfn != 0).then_some(pfn) });
+                out.push(Resident {
+                    vpage: vpage + i as u64,
+                    pfn: (pfn != 0).then_some(pfn),
+                    soft_dirty: e & SOFT_DIRTY != 0,
+                });
             }
         }
         vpage += n;
@@ -88,6 +97,8 @@ pub struct SpanCounts {
     pub spans: BTreeMap<u64, (u32, u32)>,
     /// Whether the accessed counts were read (idle tracking and frames).
     pub accessed_known: bool,
+    /// Resident pages whose soft-dirty bit is set.
+    pub soft_dirty_pages: u64,
 }
 
 impl SpanCounts {
@@ -171,6 +182,7 @@ pub fn count(pages: &[Resident], bitmap: Option<&File>, kpageflags: Option<&File
         _ => None,
     };
     let mut out = SpanCounts { accessed_known: accessed.is_some(), ..Default::default() };
+    out.soft_dirty_pages = pages.iter().filter(|r| r.soft_dirty).count() as u64;
     for (i, r) in pages.iter().enumerate() {
         let c = out.spans.entry(r.vpage / PAGES_PER_SPAN).or_default();
         c.0 += 1;
@@ -207,7 +219,7 @@ mod tests {
     fn pagemap_entries_give_resident_pages_and_spans() {
         let base = (2 << 20) / PAGE - 2; // virtual page 510
         let mut entries = vec![0u64; base as usize];
-        entries.extend([PRESENT | 100, PRESENT, 0, PRESENT | 7, PRESENT | 8, PRESENT | 9]);
+        entries.extend([PRESENT | 100, PRESENT, 0, PRESENT | SOFT_DIRTY | 7, PRESENT | 8, PRESENT | SOFT_DIRTY | 9]);
         let (_keep, f) = file_of(&entries);
         let pages = resident(&f, base * PAGE, (base + 6) * PAGE).unwrap();
         assert_eq!(pages.iter().map(|r| r.vpage).collect::<Vec<_>>(), vec![510, 511, 513, 514, 515]);
@@ -216,6 +228,7 @@ mod tests {
         assert_eq!(c.spans.get(&0), Some(&(2, 0)));
         assert_eq!(c.spans.get(&1), Some(&(3, 0)));
         assert_eq!((c.resident_spans(), c.hot_spans()), (2, None));
+        assert_eq!(c.soft_dirty_pages, 2, "bit 55: written since the last clear");
     }
 
     /// Through a fake bitmap: marking sets only our bits; a frame whose bit
@@ -226,7 +239,7 @@ mod tests {
         let (_b, bitmap) = file_of(&[0, 0, 0]);
         let pages: Vec<Resident> = [(0, 64), (1, 65), (512, 130), (513, 131), (514, 132)]
             .iter()
-            .map(|&(v, p)| Resident { vpage: v, pfn: Some(p) })
+            .map(|&(v, p)| Resident { vpage: v, pfn: Some(p), soft_dirty: false })
             .collect();
         mark_idle(&bitmap, &frames(&pages)).unwrap();
         let mut w = [0u8; 8];

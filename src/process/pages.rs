@@ -80,6 +80,12 @@ pub fn clear_refs(pid: i32) -> std::io::Result<()> {
     open_clear_refs(pid)?.write_all(b"1")
 }
 
+/// Clears the soft-dirty bits of every page `pid` maps (where the kernel
+/// keeps them): a page written after this has its bit set again.
+pub fn clear_soft_dirty(pid: i32) -> std::io::Result<()> {
+    open_clear_refs(pid)?.write_all(b"4")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

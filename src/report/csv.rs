@@ -83,7 +83,7 @@ pub fn stat(o: &stat::Outcome) -> String {
 
 /// The columns of [`wss`].
 pub const WSS_HEADER: &str =
-    "t_s,process,mapping,kind,path,start,end,rss_bytes,referenced_bytes,anon_huge_bytes,resident_spans,hot_spans";
+    "t_s,process,mapping,kind,path,start,end,rss_bytes,referenced_bytes,anon_huge_bytes,resident_spans,hot_spans,written_bytes";
 
 /// One row per mapping per interval of a `wss` run: its resident bytes,
 /// the bytes referenced in the interval and those on huge pages.
@@ -105,6 +105,7 @@ pub fn wss(o: &wss::Outcome) -> String {
                 s.anon_huge_bytes.to_string(),
                 s.resident_spans.map(|v| v.to_string()).unwrap_or_default(),
                 s.hot_spans.map(|v| v.to_string()).unwrap_or_default(),
+                s.written_bytes.map(|v| v.to_string()).unwrap_or_default(),
             ];
             out.push_str(&cells.iter().map(|c| cell(c)).collect::<Vec<_>>().join(","));
             out.push('\n');

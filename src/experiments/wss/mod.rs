@@ -97,7 +97,7 @@ fn method(kernel: &str, source: &str) -> (String, Option<String>) {
                 "where in a mapping the hot pages lie cannot be read: that needs idle-page tracking (CONFIG_IDLE_PAGE_TRACKING not set); --pages bounds it by where the resident pages lie".to_string()
             },
             if kernel_config::has(c, "CONFIG_MEM_SOFT_DIRTY") {
-                format!("not measured: this kernel has soft-dirty bits ({from}), which this method does not read")
+                format!("not measured: this kernel has soft-dirty bits ({from}); --pages reads them")
             } else {
                 format!("not measured: needs soft-dirty bits, which this kernel lacks (CONFIG_MEM_SOFT_DIRTY not set, {from})")
             },
@@ -110,12 +110,16 @@ fn method(kernel: &str, source: &str) -> (String, Option<String>) {
     (format!("{source}; {places}"), Some(written))
 }
 
+/// Whether the running kernel's config has `option`; `None` where no
+/// config can be read.
+fn kernel_has(option: &str) -> Option<bool> {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    crate::machine::kernel_config::read(release.trim()).map(|(c, _)| crate::machine::kernel_config::has(&c, option))
+}
+
 /// DAMON when it can watch this process, else why not (said in the method).
 fn try_damon(pid: i32, p: &Params) -> (Option<damon::Damon>, String) {
-    use crate::machine::kernel_config;
-    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let config = kernel_config::read(release.trim());
-    let has_vaddr = config.as_ref().map(|(c, _)| kernel_config::has(c, "CONFIG_DAMON_VADDR"));
+    let has_vaddr = kernel_has("CONFIG_DAMON_VADDR");
     let bits = "accessed bits cleared each interval (/proc/PID/clear_refs) and read per mapping from /proc/PID/smaps (a transparent huge page is referenced as a whole: one touched byte counts its 2 MiB)";
     let why_not = if p.children {
         "DAMON watches one process, and --children reads each one's accessed bits".to_string()
@@ -135,6 +139,10 @@ fn try_damon(pid: i32, p: &Params) -> (Option<damon::Damon>, String) {
     };
     (None, format!("{bits}; not DAMON: {why_not}"))
 }
+
+/// A mapping's page-by-page counts, where read, and whether its soft-dirty
+/// count is this interval's writes (`--pages`).
+type SpanReader<'a> = dyn FnMut(Option<i32>, &SmapsEntry) -> Option<(SpanCounts, bool)> + 'a;
 
 /// The mappings seen so far, and each new one added as it appears; found
 /// again by (process, start, kind, path) without a scan, since a program
@@ -161,12 +169,13 @@ impl Mappings {
 
     /// One interval of every process read: `(process, its mappings)`, the
     /// watched one as `None`.
-    /// `spans` gives a mapping's page-by-page counts, where read.
+    /// `spans` gives a mapping's page-by-page counts, where read, and
+    /// whether its soft-dirty count is this interval's writes.
     fn sample(
         &mut self,
         t_s: f64,
         uses: &[(Option<i32>, Vec<SmapsEntry>)],
-        spans: &mut dyn FnMut(Option<i32>, &SmapsEntry) -> Option<SpanCounts>,
+        spans: &mut SpanReader,
     ) -> Interval {
         let mut mappings = Vec::new();
         for (process, entries) in uses {
@@ -177,8 +186,9 @@ impl Mappings {
                     rss_bytes: m.rss,
                     referenced_bytes: m.referenced,
                     anon_huge_bytes: m.anon_huge,
-                    resident_spans: counts.as_ref().map(|c| c.resident_spans()),
-                    hot_spans: counts.and_then(|c| c.hot_spans()),
+                    resident_spans: counts.as_ref().map(|c| c.0.resident_spans()),
+                    hot_spans: counts.as_ref().and_then(|c| c.0.hot_spans()),
+                    written_bytes: counts.filter(|c| c.1).map(|c| c.0.soft_dirty_pages * 4096),
                 });
             }
         }
@@ -278,7 +288,7 @@ impl Sampler {
             t0,
             next: t0 + Duration::from_millis(p.interval_ms),
             maps: Mappings::default(),
-            pages: p.pages.then(page_scan::PageScanner::open),
+            pages: p.pages.then(|| page_scan::PageScanner::open(kernel_has("CONFIG_MEM_SOFT_DIRTY") == Some(true))),
             damon,
             source,
             sampled: Vec::new(),
@@ -322,8 +332,12 @@ impl Sampler {
         }
         let t_s = self.t0.elapsed().as_secs_f64();
         let pid = self.pid;
-        let mut spans =
-            |process: Option<i32>, m: &SmapsEntry| self.pages.as_mut().and_then(|s| s.scan(process.unwrap_or(pid), m));
+        let mut spans = |process: Option<i32>, m: &SmapsEntry| {
+            let pid = process.unwrap_or(pid);
+            let scanner = self.pages.as_mut()?;
+            let written = scanner.written_known(pid);
+            scanner.scan(pid, m).map(|c| (c, written))
+        };
         let i = self.maps.sample(t_s, &uses, &mut spans);
         // Cleared right after reading: the next interval starts now.
         if self.damon.is_none() && clear_tree(&uses, self.pid).is_err() {
@@ -431,6 +445,9 @@ pub fn conclude(
 ) -> Outcome {
     let phases = phases(&s.intervals, &s.mappings);
     let (method, written_not_measured) = method(kernel, &s.source);
+    // Written bytes read from soft-dirty bits (`--pages`) need no excuse.
+    let written = s.intervals.iter().flat_map(|i| &i.mappings).any(|m| m.written_bytes.is_some());
+    let written_not_measured = written_not_measured.filter(|_| !written);
     let mut o = Outcome {
         command: p.command.clone(),
         pid: p.pid,
@@ -745,6 +762,7 @@ mod tests {
                     anon_huge_bytes: 0,
                     resident_spans: None,
                     hot_spans: None,
+                    written_bytes: None,
                 }],
             })
             .collect();
@@ -794,6 +812,7 @@ mod tests {
             anon_huge_bytes: 0,
             resident_spans: resident,
             hot_spans: hot,
+            written_bytes: None,
         };
         let mib = 1u64 << 20;
         let mut s = Spans::default();

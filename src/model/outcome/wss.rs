@@ -39,6 +39,10 @@ pub struct MappingSample {
     /// page accessed in the interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hot_spans: Option<u64>,
+    /// With `--pages` where the kernel keeps soft-dirty bits: the bytes
+    /// written in the interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_bytes: Option<u64>,
 }
 
 impl MappingSample {

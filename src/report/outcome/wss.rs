@@ -107,11 +107,19 @@ fn intervals_text(o: &Outcome) -> String {
     let mut kinds: Vec<_> = o.mappings.iter().map(|m| m.kind).collect();
     kinds.sort();
     kinds.dedup();
+    let written = o.intervals.iter().flat_map(|i| &i.mappings).any(|m| m.written_bytes.is_some());
     let mut header = vec!["t s".to_string(), "hot set".to_string(), "resident".to_string()];
+    if written {
+        header.push("written".into());
+    }
     header.extend(kinds.iter().map(|k| format!("{} hot", k.name())));
     let mut t = Table::new(header);
     for i in &o.intervals {
         let mut row = vec![format!("{:.2}", i.t_s), Bytes(i.hot_bytes()).to_string(), Bytes(i.rss_bytes()).to_string()];
+        if written {
+            let w: Option<u64> = i.mappings.iter().filter_map(|m| m.written_bytes).reduce(|a, b| a + b);
+            row.push(w.map_or("-".into(), |w| Bytes(w).to_string()));
+        }
         for k in &kinds {
             let b: u64 =
                 i.mappings.iter().filter(|m| o.mappings[m.mapping].kind == *k).map(|m| m.referenced_bytes).sum();
