@@ -171,12 +171,7 @@ impl Mappings {
     /// watched one as `None`.
     /// `spans` gives a mapping's page-by-page counts, where read, and
     /// whether its soft-dirty count is this interval's writes.
-    fn sample(
-        &mut self,
-        t_s: f64,
-        uses: &[(Option<i32>, Vec<SmapsEntry>)],
-        spans: &mut SpanReader,
-    ) -> Interval {
+    fn sample(&mut self, t_s: f64, uses: &[(Option<i32>, Vec<SmapsEntry>)], spans: &mut SpanReader) -> Interval {
         let mut mappings = Vec::new();
         for (process, entries) in uses {
             for m in entries.iter().filter(|m| m.rss > 0 || m.referenced > 0) {
