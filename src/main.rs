@@ -267,7 +267,7 @@ fn wss(args: &memperf::cli::wss::WssArgs) -> Result<u8> {
             memperf::units::Bytes(i.rss_bytes()).to_string()
         );
     };
-    let outcome = memperf::experiments::wss::run(program.as_ref(), &params, &machine, reach, &mut live)?;
+    let outcome = memperf::experiments::wss::run(program.as_ref(), &params, reach, &mut live)?;
     let status = outcome.exit.map_or(0, |e| e.shell_status());
     export_observation(machine, &clock, "wss", &params, outcome.into(), started, &out)?;
     Ok(if INTERRUPTED.load(Ordering::Relaxed) { 130 } else { status })

@@ -10,6 +10,18 @@ fn memperf(args: &[&str]) -> std::process::Output {
 
 /// The Zen 4 guest's recording: its tlb measured an L1 DTLB knee at 64
 /// pages, and THP stepping there too.
+/// The stderr of a watch that succeeded; `None` (said, the test skips)
+/// where this user may not clear the program's accessed bits.
+fn succeeded_or_refused(o: &std::process::Output) -> Option<String> {
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    if err.contains("cannot clear the accessed bits") {
+        eprintln!("skipped: {err}");
+        return None;
+    }
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    Some(err)
+}
+
 /// What the results schema says is wrong with `doc`.
 fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
     let schema: serde_json::Value = serde_json::from_str(
@@ -69,12 +81,7 @@ fn a_known_pattern_gives_its_hot_sets_phases_and_mapping() {
         "512",
         "1.6",
     ]);
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    if err.contains("cannot clear the accessed bits") {
-        eprintln!("skipped: {err}");
-        return;
-    }
-    assert_eq!(o.status.code(), Some(0), "{err}");
+    let Some(err) = succeeded_or_refused(&o) else { return };
     let switch: f64 = err
         .lines()
         .find_map(|l| l.strip_prefix("wss_phases: second phase from "))
@@ -311,12 +318,7 @@ fn stat_adds_the_hot_set_to_its_report() {
         "512",
         "1.6",
     ]);
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    if err.contains("cannot clear the accessed bits") {
-        eprintln!("skipped: {err}");
-        return;
-    }
-    assert_eq!(o.status.code(), Some(0), "{err}");
+    let Some(err) = succeeded_or_refused(&o) else { return };
     assert!(err.contains("hot set (--wss"), "{err}");
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let errors = schema_errors(&doc);
@@ -352,17 +354,10 @@ fn pages_counts_the_spans_of_scattered_hot_pages() {
         let mut args = vec!["wss", "--no-probe", "-I", "250", "--json", json.to_str().unwrap()];
         args.extend_from_slice(extra);
         args.extend_from_slice(&["--", exe.to_str().unwrap(), "1024", "1024", "1.5", "0", "0", "512"]);
-        let o = memperf(&args);
-        let err = String::from_utf8_lossy(&o.stderr).into_owned();
-        assert_eq!(o.status.code(), Some(0), "{err}");
-        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-        (doc, err)
+        succeeded_or_refused(&memperf(&args))?;
+        Some(serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(&json).unwrap()).unwrap())
     };
-    let (doc, err) = run(&["--pages"]);
-    if err.contains("cannot clear the accessed bits") {
-        eprintln!("skipped: {err}");
-        return;
-    }
+    let Some(doc) = run(&["--pages"]) else { return };
     let errors = schema_errors(&doc);
     assert!(errors.is_empty(), "{errors:#?}");
     let out = &doc["experiments"][0]["outcome"];
@@ -389,7 +384,7 @@ fn pages_counts_the_spans_of_scattered_hot_pages() {
     assert!(verdict.contains("are scattered: 2MiB of hot data lie in 512 spans of 2 MiB"), "{verdict}");
     assert!(verdict.contains("huge pages would map 1GiB"), "{verdict}");
     // Without --pages: bounds from the bytes, nothing read page by page.
-    let (doc, _) = run(&[]);
+    let doc = run(&[]).expect("allowed a moment ago");
     let out = &doc["experiments"][0]["outcome"];
     assert!(out["pages_method"].is_null());
     let judged = out["phases"].as_array().unwrap().iter().find(|p| p["top_mapping"] == big).expect("a phase");

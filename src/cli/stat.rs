@@ -98,7 +98,6 @@ impl StatArgs {
             thp_mode: machine.thp.enabled.clone(),
             wss: self.wss_params()?,
             wss_reach: None,
-            kernel: machine.kernel.clone(),
         })
     }
 }

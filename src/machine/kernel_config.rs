@@ -23,6 +23,33 @@ pub fn has(config: &str, option: &str) -> bool {
     config.lines().any(|l| l.strip_prefix(option).is_some_and(|v| v == "=y" || v == "=m"))
 }
 
+/// What `wss` asks of the running kernel, read once: `None` throughout
+/// where no config exists.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Features {
+    pub damon_vaddr: Option<bool>,
+    pub soft_dirty: Option<bool>,
+    pub idle_page_tracking: Option<bool>,
+    /// Where the config was read.
+    pub from: Option<&'static str>,
+}
+
+impl Features {
+    /// The running kernel's (release from /proc/sys/kernel/osrelease).
+    pub fn running() -> Features {
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+        match read(release.trim()) {
+            Some((c, from)) => Features {
+                damon_vaddr: Some(has(&c, "CONFIG_DAMON_VADDR")),
+                soft_dirty: Some(has(&c, "CONFIG_MEM_SOFT_DIRTY")),
+                idle_page_tracking: Some(has(&c, "CONFIG_IDLE_PAGE_TRACKING")),
+                from: Some(from),
+            },
+            None => Features::default(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

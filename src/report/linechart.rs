@@ -7,6 +7,7 @@
 //! `data-` attributes, so a browser test can check that they never overlap.
 
 use crate::error::{Error, Result};
+use crate::report::sink::shorten;
 
 /// One line, with an optional spread (low, high) per point.
 #[derive(Debug, Clone, Default)]
@@ -372,14 +373,6 @@ fn legend(c: &LineChart) -> String {
     }
     out.push_str("</g>");
     out
-}
-
-fn shorten(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        format!("{}…", s.chars().take(n - 1).collect::<String>())
-    }
 }
 
 #[cfg(test)]

@@ -295,6 +295,15 @@ pub fn terminal_width(fd: i32) -> Option<usize> {
     cols.filter(|&c| c >= 20)
 }
 
+/// The first `n` characters of `s`, the last of them "…" where it was cut.
+pub fn shorten(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n.saturating_sub(1)).chain(std::iter::once('…')).collect()
+    }
+}
+
 /// `line` wrapped at word boundaries to `width` columns, continuation
 /// lines indented by `indent`; a word longer than a line is cut.
 pub fn wrap_line(line: &str, width: usize, indent: usize) -> String {

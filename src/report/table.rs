@@ -76,7 +76,7 @@ impl Table {
             }
             for (c, h) in self.header.iter().enumerate() {
                 let value = row.get(c).map(String::as_str).unwrap_or("");
-                let lead = format!("{:<name_w$}  ", truncate(h, name_w));
+                let lead = format!("{:<name_w$}  ", crate::report::sink::shorten(h, name_w));
                 out.push_str(&crate::report::sink::wrap_line(&format!("{lead}{value}"), max, lead.chars().count()));
                 out.push('\n');
             }
@@ -121,15 +121,6 @@ impl Table {
             out.push('\n');
         }
         out
-    }
-}
-
-/// The first `n` characters of `s`, with "…" where cut.
-fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        s.chars().take(n.saturating_sub(1)).chain(std::iter::once('…')).collect()
     }
 }
 

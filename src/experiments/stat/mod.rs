@@ -42,9 +42,6 @@ pub struct Params {
     /// The TLB reach the hot set is set beside (decided before the run).
     #[serde(skip)]
     pub wss_reach: Option<crate::model::outcome::wss::Reach>,
-    /// The running kernel, whose config says what the hot-set method can read.
-    #[serde(skip)]
-    pub kernel: String,
 }
 
 /// Formula inputs: every counted event, and the machine's figures.
@@ -91,15 +88,7 @@ pub fn run(
     let seen = watch::observe(program, &w, backend, on_interval)?;
     let hot_set = params.wss.as_ref().zip(seen.wss).map(|(p, sampled)| {
         let (exit, wall_s, peak) = (Some(seen.exit), seen.wall_s, seen.usage.max_rss_bytes);
-        Box::new(crate::experiments::wss::conclude(
-            sampled,
-            p,
-            &params.kernel,
-            params.wss_reach.clone(),
-            exit,
-            wall_s,
-            peak,
-        ))
+        Box::new(crate::experiments::wss::conclude(sampled, p, params.wss_reach.clone(), exit, wall_s, peak))
     });
     let events = seen.events;
     let inputs = inputs(&events, seen.wall_s, &params.figures);
@@ -145,7 +134,6 @@ mod tests {
             thp_mode: "madvise".into(),
             wss: None,
             wss_reach: None,
-            kernel: String::new(),
         }
     }
 

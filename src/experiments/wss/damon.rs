@@ -54,8 +54,15 @@ fn read(path: &Path) -> io::Result<String> {
 /// It does not touch a DAMON another monitor set up (a running kdamond
 /// cannot be added to, and one that is off is someone's configuration).
 pub fn usable(admin: &Path, kernel_has_vaddr: Option<bool>) -> Result<(), String> {
-    if kernel_has_vaddr != Some(true) {
-        return Err("DAMON cannot watch virtual addresses here (CONFIG_DAMON_VADDR not set)".into());
+    match kernel_has_vaddr {
+        Some(true) => {}
+        Some(false) => return Err("DAMON cannot watch virtual addresses here (CONFIG_DAMON_VADDR not set)".into()),
+        None => {
+            return Err(
+                "whether DAMON can watch virtual addresses here is unknown (no /boot/config of this kernel, no /proc/config.gz)"
+                    .into(),
+            )
+        }
     }
     let n = read(&admin.join("kdamonds/nr_kdamonds"))
         .map_err(|e| format!("DAMON's sysfs interface cannot be read ({}: {e})", admin.display()))?;
@@ -177,6 +184,7 @@ mod tests {
         fs::write(regions.join("total_bytes"), "0\n").unwrap();
         fs::write(root.join("kdamonds/nr_kdamonds"), "0\n").unwrap();
         assert!(usable(root, Some(false)).unwrap_err().contains("CONFIG_DAMON_VADDR not set"));
+        assert!(usable(root, None).unwrap_err().contains("is unknown"), "not said to be missing");
         {
             let d = Damon::start(root, 4242, 1500).unwrap();
             let r = |p: &str| read(&root.join("kdamonds/0").join(p)).unwrap();

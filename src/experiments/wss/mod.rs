@@ -22,7 +22,7 @@ pub mod page_scan;
 pub mod reach;
 
 use crate::error::{Error, Result};
-use crate::machine::Fingerprint;
+use crate::machine::kernel_config::Features;
 use crate::model::outcome::wss::{Interval, Mapping, MappingSample, Outcome, Phase, Reach};
 use crate::process::pagemap::SpanCounts;
 use crate::process::pages::{self, MappingKind, SmapsEntry};
@@ -87,53 +87,33 @@ pub fn next_interval_ms(p: &Params, hot_pages: u64) -> u64 {
 /// (`source`, from the sampler: DAMON, or the accessed bits and why not
 /// DAMON), whether the pages' places can be read, and why the bytes
 /// written are not measured, from the kernel's config.
-fn method(kernel: &str, source: &str) -> (String, Option<String>) {
-    use crate::machine::kernel_config;
-    let (places, written) = match &kernel_config::read(kernel) {
-        Some((c, from)) => (
-            if kernel_config::has(c, "CONFIG_IDLE_PAGE_TRACKING") {
-                "where in a mapping the hot pages lie is read with --pages (idle-page tracking is built in; it needs root)".to_string()
-            } else {
-                "where in a mapping the hot pages lie cannot be read: that needs idle-page tracking (CONFIG_IDLE_PAGE_TRACKING not set); --pages bounds it by where the resident pages lie".to_string()
-            },
-            if kernel_config::has(c, "CONFIG_MEM_SOFT_DIRTY") {
-                format!("not measured: this kernel has soft-dirty bits ({from}); --pages reads them")
-            } else {
-                format!("not measured: needs soft-dirty bits, which this kernel lacks (CONFIG_MEM_SOFT_DIRTY not set, {from})")
-            },
-        ),
-        None => (
-            "whether idle-page tracking could place the hot pages is unknown (no /boot/config of this kernel, no /proc/config.gz)".into(),
-            "not measured: needs soft-dirty bits (CONFIG_MEM_SOFT_DIRTY), which this method does not read".into(),
-        ),
+fn method(k: &Features, source: &str) -> (String, Option<String>) {
+    let from = k.from.unwrap_or("no /boot/config of this kernel, no /proc/config.gz");
+    let places = match k.idle_page_tracking {
+        Some(true) => "where in a mapping the hot pages lie is read with --pages (idle-page tracking is built in; it needs root)".to_string(),
+        Some(false) => "where in a mapping the hot pages lie cannot be read: that needs idle-page tracking (CONFIG_IDLE_PAGE_TRACKING not set); --pages bounds it by where the resident pages lie".to_string(),
+        None => format!("whether idle-page tracking could place the hot pages is unknown ({from})"),
+    };
+    let written = match k.soft_dirty {
+        Some(true) => format!("not measured: this kernel has soft-dirty bits ({from}); --pages reads them"),
+        Some(false) => format!("not measured: needs soft-dirty bits, which this kernel lacks (CONFIG_MEM_SOFT_DIRTY not set, {from})"),
+        None => format!("not measured: needs soft-dirty bits (CONFIG_MEM_SOFT_DIRTY), which --pages reads where the kernel has them; whether this one does is unknown ({from})"),
     };
     (format!("{source}; {places}"), Some(written))
 }
 
-/// Whether the running kernel's config has `option`; `None` where no
-/// config can be read.
-fn kernel_has(option: &str) -> Option<bool> {
-    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    crate::machine::kernel_config::read(release.trim()).map(|(c, _)| crate::machine::kernel_config::has(&c, option))
-}
-
 /// DAMON when it can watch this process, else why not (said in the method).
-fn try_damon(pid: i32, p: &Params) -> (Option<damon::Damon>, String) {
-    let has_vaddr = kernel_has("CONFIG_DAMON_VADDR");
+fn try_damon(pid: i32, p: &Params, k: &Features) -> (Option<damon::Damon>, String) {
     let bits = "accessed bits cleared each interval (/proc/PID/clear_refs) and read per mapping from /proc/PID/smaps (a transparent huge page is referenced as a whole: one touched byte counts its 2 MiB)";
     let why_not = if p.children {
         "DAMON watches one process, and --children reads each one's accessed bits".to_string()
     } else {
-        match damon::usable(std::path::Path::new(damon::ADMIN), has_vaddr) {
-            Ok(()) => match damon::Damon::start(std::path::Path::new(damon::ADMIN), pid, p.interval_ms) {
+        let admin = std::path::Path::new(damon::ADMIN);
+        match damon::usable(admin, k.damon_vaddr) {
+            Ok(()) => match damon::Damon::start(admin, pid, p.interval_ms) {
                 Ok(d) => return (Some(d), damon::METHOD.to_string()),
                 Err(e) => format!("starting DAMON failed ({e})"),
             },
-            Err(why) if has_vaddr.is_none() => {
-                format!(
-                    "{why}; whether the kernel has CONFIG_DAMON_VADDR is unknown (no /boot/config, no /proc/config.gz)"
-                )
-            }
             Err(why) => why,
         }
     };
@@ -170,8 +150,17 @@ impl Mappings {
     /// One interval of every process read: `(process, its mappings)`, the
     /// watched one as `None`.
     /// `spans` gives a mapping's page-by-page counts, where read, and
-    /// whether its soft-dirty count is this interval's writes.
-    fn sample(&mut self, t_s: f64, uses: &[(Option<i32>, Vec<SmapsEntry>)], spans: &mut SpanReader) -> Interval {
+    /// whether its soft-dirty count is this interval's writes. `exact`:
+    /// the referenced bytes are the accessed bits' (not DAMON's estimate),
+    /// so a mapping whose every resident page was referenced has its hot
+    /// spans counted by its resident ones.
+    fn sample(
+        &mut self,
+        t_s: f64,
+        uses: &[(Option<i32>, Vec<SmapsEntry>)],
+        exact: bool,
+        spans: &mut SpanReader,
+    ) -> Interval {
         let mut mappings = Vec::new();
         for (process, entries) in uses {
             for m in entries.iter().filter(|m| m.rss > 0 || m.referenced > 0) {
@@ -182,7 +171,10 @@ impl Mappings {
                     referenced_bytes: m.referenced,
                     anon_huge_bytes: m.anon_huge,
                     resident_spans: counts.as_ref().map(|c| c.0.resident_spans()),
-                    hot_spans: counts.as_ref().and_then(|c| c.0.hot_spans()),
+                    hot_spans: counts.as_ref().and_then(|c| {
+                        let all_hot = exact && m.referenced >= m.rss;
+                        c.0.hot_spans().or(all_hot.then(|| c.0.resident_spans()))
+                    }),
                     written_bytes: counts.filter(|c| c.1).map(|c| c.0.soft_dirty_pages * 4096),
                 });
             }
@@ -241,6 +233,8 @@ pub struct Sampled {
     pub pages_method: Option<String>,
     /// Where the hot set came from (DAMON, or the accessed bits and why).
     pub source: String,
+    /// The kernel's options the method depended on.
+    pub kernel: Features,
     /// The intervals grew with the hot set.
     pub adaptive: bool,
 }
@@ -260,6 +254,8 @@ pub struct Sampler {
     damon: Option<damon::Damon>,
     /// Where the hot set comes from, for the document.
     source: String,
+    /// The kernel's options, read once when sampling starts.
+    kernel: Features,
     sampled: Vec<Interval>,
     peak: u64,
     /// The process could no longer be read: sampling is over.
@@ -273,7 +269,8 @@ impl Sampler {
         // The permission to clear is checked either way: it is the right
         // to watch the process at all.
         pages::may_clear_refs(pid).map_err(|e| clear_refused(pid, e))?;
-        let (damon, source) = try_damon(pid, p);
+        let kernel = Features::running();
+        let (damon, source) = try_damon(pid, p, &kernel);
         if damon.is_none() {
             pages::clear_refs(pid).map_err(|e| clear_refused(pid, e))?;
         }
@@ -283,9 +280,10 @@ impl Sampler {
             t0,
             next: t0 + Duration::from_millis(p.interval_ms),
             maps: Mappings::default(),
-            pages: p.pages.then(|| page_scan::PageScanner::open(kernel_has("CONFIG_MEM_SOFT_DIRTY") == Some(true))),
+            pages: p.pages.then(|| page_scan::PageScanner::open(kernel.soft_dirty == Some(true))),
             damon,
             source,
+            kernel,
             sampled: Vec::new(),
             peak: 0,
             over: false,
@@ -333,7 +331,7 @@ impl Sampler {
             let written = scanner.written_known(pid);
             scanner.scan(pid, m).map(|c| (c, written))
         };
-        let i = self.maps.sample(t_s, &uses, &mut spans);
+        let i = self.maps.sample(t_s, &uses, self.damon.is_none(), &mut spans);
         // Cleared right after reading: the next interval starts now.
         if self.damon.is_none() && clear_tree(&uses, self.pid).is_err() {
             self.over = true;
@@ -359,6 +357,7 @@ impl Sampler {
             peak_rss_bytes: self.peak,
             pages_method: self.pages.map(|s| s.said),
             source: self.source,
+            kernel: self.kernel,
             adaptive: self.p.adaptive && self.damon.is_none(),
         }
     }
@@ -392,7 +391,6 @@ fn sample_until(
 pub fn run(
     program: Option<&Program>,
     p: &Params,
-    machine: &Fingerprint,
     reach: Option<Reach>,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<Outcome> {
@@ -424,7 +422,7 @@ pub fn run(
         }
         (None, None) => return Err(Error::usage("no program to watch: give it after --, or a running one with --pid")),
     };
-    Ok(conclude(sampled, p, &machine.kernel, reach, exit, wall_s, usage_peak))
+    Ok(conclude(sampled, p, reach, exit, wall_s, usage_peak))
 }
 
 /// The outcome of a sampled run: its phases, the method said from the
@@ -432,14 +430,13 @@ pub fn run(
 pub fn conclude(
     s: Sampled,
     p: &Params,
-    kernel: &str,
     reach: Option<Reach>,
     exit: Option<Exit>,
     wall_s: f64,
     usage_peak: u64,
 ) -> Outcome {
     let phases = phases(&s.intervals, &s.mappings);
-    let (method, written_not_measured) = method(kernel, &s.source);
+    let (method, written_not_measured) = method(&s.kernel, &s.source);
     // Written bytes read from soft-dirty bits (`--pages`) need no excuse.
     let written = s.intervals.iter().flat_map(|i| &i.mappings).any(|m| m.written_bytes.is_some());
     let written_not_measured = written_not_measured.filter(|_| !written);
@@ -528,10 +525,11 @@ fn phases(intervals: &[Interval], mappings: &[Mapping]) -> Vec<Phase> {
                 huge_pages_min: bounds.iter().map(|b| b.0).sum(),
                 huge_pages_max: bounds.iter().map(|b| b.1).sum(),
                 huge_pages_counted: !bounds.is_empty() && bounds.iter().all(|b| b.2),
-                top_spans: top.and_then(|(i, b)| {
-                    let (lo, _, counted) = spans[i].huge_pages(b, mappings[i].end - mappings[i].start);
-                    counted.then_some((lo, b))
-                }),
+                top_spans: per
+                    .iter()
+                    .zip(&bounds)
+                    .find(|(x, _)| Some(**x) == top)
+                    .and_then(|(&(_, b), &(lo, _, counted))| counted.then_some((lo, b))),
             }
         })
         .collect()
@@ -552,7 +550,7 @@ impl Spans {
     fn add(&mut self, m: &MappingSample) {
         let Some(resident) = m.resident_spans else { return };
         self.resident.push(resident as f64);
-        match m.hot_spans_known() {
+        match m.hot_spans {
             Some(h) => self.hot.push(h as f64),
             None => self.unknown += 1,
         }
@@ -812,8 +810,9 @@ mod tests {
         let mib = 1u64 << 20;
         let mut s = Spans::default();
         assert_eq!(s.huge_pages(8 * mib, 1 << 30), (4, 513, false), "bytes alone: 4 to one per span of the mapping");
-        // Every resident page referenced: the resident spans are the hot ones.
-        s.add(&sample(8 * mib, 8 * mib, Some(300), None));
+        // Every resident page referenced: the sampler recorded the resident
+        // spans as the hot ones.
+        s.add(&sample(8 * mib, 8 * mib, Some(300), Some(300)));
         s.add(&sample(8 * mib, 8 * mib, None, None));
         assert_eq!(s.huge_pages(8 * mib, 1 << 30), (300, 300, true));
         // Idle tracking's count wins; a partly referenced interval without
@@ -823,6 +822,34 @@ mod tests {
         assert_eq!(s.huge_pages(8 * mib, 1 << 30), (10, 10, true));
         s.add(&sample(64 * mib, 8 * mib, Some(40), None));
         assert_eq!(s.huge_pages(8 * mib, 1 << 30), (4, 40, false));
+    }
+
+    /// A mapping whose every resident page was referenced has its hot spans
+    /// counted by its resident ones under the accessed bits; DAMON's
+    /// region estimate (capped at the resident bytes) never counts them.
+    #[test]
+    fn resident_spans_count_as_hot_only_under_the_accessed_bits() {
+        let entry = SmapsEntry {
+            start: 0x1000_0000,
+            end: 0x5000_0000,
+            rss: 8 << 20,
+            referenced: 8 << 20,
+            ..Default::default()
+        };
+        let uses = vec![(None, vec![entry])];
+        let counts = || {
+            let mut c = SpanCounts::default();
+            (0..300u64).for_each(|i| {
+                c.spans.insert(i, (1, 0));
+            });
+            c
+        };
+        let mut reader = |_: Option<i32>, _: &SmapsEntry| Some((counts(), false));
+        let mut maps = Mappings::default();
+        let bits = maps.sample(1.0, &uses, true, &mut reader);
+        assert_eq!((bits.mappings[0].resident_spans, bits.mappings[0].hot_spans), (Some(300), Some(300)));
+        let damon = maps.sample(2.0, &uses, false, &mut reader);
+        assert_eq!((damon.mappings[0].resident_spans, damon.mappings[0].hot_spans), (Some(300), None));
     }
 
     /// Without -I the interval grows with the hot set: 2 GiB of 4 KiB

@@ -35,23 +35,16 @@ pub struct MappingSample {
     /// (from /proc/PID/pagemap).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resident_spans: Option<u64>,
-    /// With `--pages` and idle-page tracking: the 2 MiB spans holding a
-    /// page accessed in the interval.
+    /// With `--pages`: the 2 MiB spans holding a page accessed in the
+    /// interval, where counted: with idle-page tracking, or, under the
+    /// accessed bits, the resident spans when every resident page was
+    /// referenced (never from DAMON's region estimate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hot_spans: Option<u64>,
     /// With `--pages` where the kernel keeps soft-dirty bits: the bytes
     /// written in the interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub written_bytes: Option<u64>,
-}
-
-impl MappingSample {
-    /// The 2 MiB spans its hot pages lie in, where known: counted page by
-    /// page, or, when every resident page was referenced, the resident
-    /// spans.
-    pub fn hot_spans_known(&self) -> Option<u64> {
-        self.hot_spans.or(self.resident_spans.filter(|_| self.referenced_bytes >= self.rss_bytes))
-    }
 }
 
 /// One interval: the mappings with resident memory at its end.
