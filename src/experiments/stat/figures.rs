@@ -12,6 +12,26 @@ use std::path::{Path, PathBuf};
 /// Where the suite writes results (see `cli::default_results_dir`).
 pub const RESULTS_DIR: &str = "memperf-results";
 
+/// Whether `doc` was measured on `machine`: the same host name and the
+/// same CPU (guests are often all called "vm"; a result of another CPU
+/// under this name is another machine's).
+pub fn same_machine(doc: &Document, machine: &Fingerprint) -> bool {
+    doc.origin.hostname == machine.hostname && doc.machine.cpu.identity == machine.cpu.identity
+}
+
+/// "host vm" when only the name differs, else "host vm (CPU, family F model M)".
+pub fn other_machine(doc: &Document, machine: &Fingerprint) -> String {
+    let id = &doc.machine.cpu.identity;
+    if id == &machine.cpu.identity {
+        format!("host {}", doc.origin.hostname)
+    } else {
+        format!(
+            "host {} ({} {}, family {} model {})",
+            doc.origin.hostname, id.vendor, id.model_name, id.family, id.model
+        )
+    }
+}
+
 /// Figures from `from` (a result file or folder), or else from the newest
 /// result of this host under ./memperf-results that has a walk cost.
 pub fn gather(machine: &Fingerprint, from: Option<&Path>) -> crate::error::Result<MachineFigures> {
@@ -38,22 +58,24 @@ pub fn gather(machine: &Fingerprint, from: Option<&Path>) -> crate::error::Resul
                     ))
                 }
             }
-            if doc.origin.hostname != machine.hostname {
+            if !same_machine(&doc, machine) {
                 f.notes.push(format!(
-                    "the walk cost comes from host {}, not this one ({})",
-                    doc.origin.hostname, machine.hostname
+                    "{} is a result of {}, not of this machine ({})",
+                    path.display(),
+                    other_machine(&doc, machine),
+                    machine.hostname
                 ));
             }
         }
-        None => match newest_with_walk_cost(Path::new(RESULTS_DIR), &machine.hostname) {
+        None => match newest_with_walk_cost(Path::new(RESULTS_DIR), machine) {
             Some((path, w, reach)) => {
                 f.walk_ns = Some(w);
                 f.measured_reach_4k_bytes = reach;
                 f.source = Some(path.display().to_string());
             }
             None => {
-                f.walk_not_measurable = newest_tlb(Path::new(RESULTS_DIR), &machine.hostname)
-                    .and_then(|(_, doc)| walk_not_measurable(&doc));
+                f.walk_not_measurable =
+                    newest_tlb(Path::new(RESULTS_DIR), machine).and_then(|(_, doc)| walk_not_measurable(&doc));
                 f.notes.push(match &f.walk_not_measurable {
                     Some(why) => format!("no page-walk cost can be measured on this host: {why}"),
                     None => format!(
@@ -83,15 +105,17 @@ pub fn walk_not_measurable(doc: &Document) -> Option<String> {
     }
 }
 
-/// The newest document of `host` under `root` that has a tlb outcome, and
-/// its folder.
-pub fn newest_tlb(root: &Path, host: &str) -> Option<(PathBuf, Document)> {
-    newest_of(root, host).find(|(_, doc)| doc.outcome::<tlb::Outcome>().is_some())
+/// The newest document of `machine` under `root` that has a tlb outcome,
+/// and its folder.
+pub fn newest_tlb(root: &Path, machine: &Fingerprint) -> Option<(PathBuf, Document)> {
+    newest_of(root, machine).find(|(_, doc)| doc.outcome::<tlb::Outcome>().is_some())
 }
 
-/// The documents of `host`'s results folders under `root`, newest first
-/// (the 20 newest folders whose name starts with the host's).
-fn newest_of<'a>(root: &Path, host: &'a str) -> impl Iterator<Item = (PathBuf, Document)> + 'a {
+/// The documents of `machine`'s results folders under `root`, newest
+/// first (the 20 newest folders whose name starts with its host name, and
+/// whose document is of its CPU too: [`same_machine`]).
+fn newest_of<'a>(root: &Path, machine: &'a Fingerprint) -> impl Iterator<Item = (PathBuf, Document)> + 'a {
+    let host = machine.hostname.as_str();
     let mut dirs: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(root)
         .into_iter()
         .flatten()
@@ -102,7 +126,7 @@ fn newest_of<'a>(root: &Path, host: &'a str) -> impl Iterator<Item = (PathBuf, D
     dirs.sort_by_key(|d| std::cmp::Reverse(d.0));
     dirs.into_iter().take(20).filter_map(move |(_, dir)| {
         let doc = crate::model::journal::load(&dir).ok()?;
-        (doc.origin.hostname == host).then_some((dir, doc))
+        same_machine(&doc, machine).then_some((dir, doc))
     })
 }
 
@@ -118,8 +142,8 @@ pub fn measured_reach_4k(doc: &Document) -> Option<u64> {
 
 /// The newest results folder of `host` whose document has a walk cost
 /// (and the 4 KiB reach it measured).
-fn newest_with_walk_cost(root: &Path, host: &str) -> Option<(PathBuf, f64, Option<u64>)> {
-    newest_of(root, host).find_map(|(dir, doc)| walk_ns(&doc).map(|w| (dir, w, measured_reach_4k(&doc))))
+fn newest_with_walk_cost(root: &Path, machine: &Fingerprint) -> Option<(PathBuf, f64, Option<u64>)> {
+    newest_of(root, machine).find_map(|(dir, doc)| walk_ns(&doc).map(|w| (dir, w, measured_reach_4k(&doc))))
 }
 
 #[cfg(test)]
@@ -135,7 +159,8 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let rec = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/machines/intel-xeon-m167-kvm-2vcpu/run-quick.json");
-        let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(rec).unwrap()).unwrap();
+        let machine = crate::model::journal::load(&rec).unwrap().machine;
+        let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&rec).unwrap()).unwrap();
         let host = doc["origin"]["hostname"].as_str().unwrap().to_string();
         let put = |name: &str, doc: &serde_json::Value| {
             let dir = root.path().join(name);
@@ -145,8 +170,8 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(20));
         };
         put(&format!("{host}-1"), &doc);
-        assert_eq!(newest_with_walk_cost(root.path(), &host), None, "the recording has no walk cost");
-        let (_, tlb) = newest_tlb(root.path(), &host).expect("its tlb outcome");
+        assert_eq!(newest_with_walk_cost(root.path(), &machine), None, "the recording has no walk cost");
+        let (_, tlb) = newest_tlb(root.path(), &machine).expect("its tlb outcome");
         assert!(walk_not_measurable(&tlb).is_some());
         let t = doc["experiments"].as_array_mut().unwrap().iter_mut().find(|e| e["name"] == "tlb").unwrap();
         t["outcome"]["walk_ns"] =
@@ -157,7 +182,13 @@ mod tests {
         let t = other["experiments"].as_array_mut().unwrap().iter_mut().find(|e| e["name"] == "tlb").unwrap();
         t["outcome"]["walk_ns"]["median"] = serde_json::json!(99.0);
         put(&format!("{host}x-3"), &other);
-        let (dir, w, _) = newest_with_walk_cost(root.path(), &host).unwrap();
+        // Same name, another CPU: another machine, never read.
+        let mut other_cpu = doc.clone();
+        other_cpu["machine"]["cpu"]["family"] = serde_json::json!(25);
+        let t = other_cpu["experiments"].as_array_mut().unwrap().iter_mut().find(|e| e["name"] == "tlb").unwrap();
+        t["outcome"]["walk_ns"]["median"] = serde_json::json!(77.0);
+        put(&format!("{host}-4"), &other_cpu);
+        let (dir, w, _) = newest_with_walk_cost(root.path(), &machine).unwrap();
         assert_eq!((dir.file_name().unwrap().to_string_lossy().into_owned(), w), (format!("{host}-2"), 30.0));
     }
 }

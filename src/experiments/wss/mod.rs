@@ -659,7 +659,8 @@ pub fn verdict(o: &Outcome) -> Vec<String> {
     out.extend(scattered(p, o));
     if let Some(n) = r.huge_same_reach {
         out.push(format!(
-            "Caution: `memperf tlb` found huge pages stepping at {n} pages here, as 4 KiB pages do (the host backs this guest with small pages), so huge pages may not enlarge the reach; only `hugepages` can say whether they help this program."
+            "Caution: `memperf tlb` found huge pages stepping at {n} pages {}, as 4 KiB pages do (the host backs the guest with small pages), so huge pages may not enlarge the reach; only `hugepages` can say whether they help this program.",
+            r.measured_on.as_ref().map_or("here".to_string(), |h| format!("on {h}"))
         ));
     }
     out
@@ -713,7 +714,7 @@ pub fn huge_pages_phrase(p: &Phase) -> String {
 /// 72)", "… measured on host h", or "… CPUID claims (not measured)".
 fn reach_phrase(level: &str, entries: u64, r: &Reach, cpuid: Option<u64>) -> String {
     let size = Bytes(entries * 4096);
-    let place = r.measured_on.as_ref().map_or("here".to_string(), |h| format!("on host {h}"));
+    let place = r.measured_on.as_ref().map_or("here".to_string(), |h| format!("on {h}"));
     match (r.measured, cpuid) {
         (true, Some(c)) if c != entries => {
             format!("the {level}'s {entries}-entry reach ({size}) measured {place} (CPUID claims {c})")
@@ -888,7 +889,7 @@ mod tests {
         assert!(outcome(256, MappingKind::File).verdict[0].contains("file-backed or shared"));
         // Another host's saved knee is said to be that host's.
         let mut elsewhere = outcome(256, MappingKind::Anonymous);
-        elsewhere.reach.as_mut().unwrap().measured_on = Some("lab7".into());
+        elsewhere.reach.as_mut().unwrap().measured_on = Some("host lab7".into());
         assert!(verdict(&elsewhere)[0].contains("64-entry reach (256KiB) measured on host lab7 (CPUID claims 72)"));
         let mut small = outcome(0, MappingKind::Anonymous);
         small.intervals.iter_mut().for_each(|i| i.mappings[0].referenced_bytes = 64 * 4096);

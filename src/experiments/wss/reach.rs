@@ -53,12 +53,22 @@ pub fn with_caches(mut r: Reach, m: &Fingerprint) -> Reach {
     use crate::machine::LlcSource;
     let measured = m.measured_levels.as_ref().and_then(|l| l.found.far_from);
     let (bytes, said) = match (measured, m.sizing_llc()) {
-        (Some(far), _) => (Some(far.0), "measured: where memory latency began"),
-        (None, (claim, LlcSource::Claimed)) => (Some(claim.0), "the last-level cache claimed by CPUID/sysfs"),
-        _ => (None, ""),
+        // The claim beside the measurement, plausible or not: a reader
+        // sees where they disagree.
+        (Some(far), _) => (
+            Some(far.0),
+            match m.llc_total_bytes() {
+                Some(c) => format!("measured: where memory latency began; CPUID/sysfs claim a last-level cache of {c}"),
+                None => "measured: where memory latency began".to_string(),
+            },
+        ),
+        (None, (claim, LlcSource::Claimed)) => {
+            (Some(claim.0), "the last-level cache claimed by CPUID/sysfs".to_string())
+        }
+        _ => (None, String::new()),
     };
     r.caches_bytes = bytes;
-    r.caches_source = bytes.map(|_| said.to_string());
+    r.caches_source = bytes.map(|_| said);
     r
 }
 
@@ -133,19 +143,20 @@ pub fn decide(
             }
             Some((path.to_path_buf(), doc))
         }
-        None => figures::newest_tlb(Path::new(figures::RESULTS_DIR), &machine.hostname),
+        None => figures::newest_tlb(Path::new(figures::RESULTS_DIR), machine),
     };
     if let Some((path, doc)) = saved {
         let o = doc.outcome::<tlb::Outcome>().expect("checked above");
         let source = format!("`memperf tlb` in {} (host {})", path.display(), doc.origin.hostname);
-        // Another host's knees are that host's: said, as `stat` says of
-        // its walk cost.
-        let other = (doc.origin.hostname != machine.hostname).then(|| doc.origin.hostname.clone());
+        // Another machine's knees are that machine's (a guest of another
+        // CPU under the same name too): said, as `stat` says of its walk
+        // cost; CPUID's claims beside them are that machine's.
+        let other = (!figures::same_machine(&doc, machine)).then(|| figures::other_machine(&doc, machine));
         let elsewhere = other
             .as_ref()
-            .map(|h| format!("; measured on host {h}, not this one ({})", machine.hostname))
+            .map(|h| format!("; measured on {h}, not this machine ({})", machine.hostname))
             .unwrap_or_default();
-        if let Some(mut r) = from_tlb(o, machine, source.clone()) {
+        if let Some(mut r) = from_tlb(o, &doc.machine, source.clone()) {
             r.measured_on = other;
             r = with_caches(r, &doc.machine);
             return Ok((Some(r), format!("TLB reach from {source}{elsewhere}")));
@@ -192,7 +203,10 @@ mod tests {
         assert_eq!((c.entries, c.l2_entries, c.measured), (72, Some(3072), false));
         // Where memory began in the recording's own level probe.
         let r = with_caches(r, &m);
-        assert_eq!(r.caches_source.as_deref(), Some("measured: where memory latency began"));
+        assert_eq!(
+            r.caches_source.as_deref(),
+            Some("measured: where memory latency began; CPUID/sysfs claim a last-level cache of 32MiB")
+        );
         assert_eq!(r.caches_bytes, m.measured_levels.as_ref().and_then(|l| l.found.far_from).map(|b| b.0));
     }
 

@@ -112,7 +112,8 @@ pub struct Reach {
     /// Measured (else CPUID's claim).
     #[serde(default)]
     pub measured: bool,
-    /// The host a saved result measured it on, when not this one.
+    /// The machine a saved result measured it on, when not this one: "host
+    /// H", or "host H (CPU, family F model M)" where only the name matches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_on: Option<String>,
     /// What CPUID claims, shown beside a measurement (a hypervisor may

@@ -93,7 +93,8 @@ fn reach_text(r: Option<&Reach>) -> String {
             b.map_or("-".into(), |v| v.to_string())
         ),
     };
-    let same = r.huge_same_reach.map(|n| format!("; huge pages step at {n} pages here too")).unwrap_or_default();
+    let place = r.measured_on.as_ref().map_or("here".to_string(), |h| format!("on {h}"));
+    let same = r.huge_same_reach.map(|n| format!("; huge pages step at {n} pages {place} too")).unwrap_or_default();
     format!(
         "L1 DTLB {} entries ({} of 4 KiB pages), {l2}, from {}{claims}{same}",
         r.entries,
