@@ -7,7 +7,7 @@
 pub mod analysis;
 pub mod cli;
 pub mod counters;
-pub mod error;
+pub use memperf_model::error;
 pub mod experiments;
 pub mod fleet;
 pub mod input;
@@ -21,6 +21,6 @@ pub mod region;
 pub mod report;
 pub mod rng;
 pub mod timing;
-pub mod units;
+pub use memperf_model::units;
 
 pub use region::Region;

@@ -79,7 +79,7 @@ fn run(cli: Cli) -> Result<u8> {
         _ => {}
     }
     install_interrupt_handler();
-    let mut machine = Fingerprint::collect();
+    let mut machine = memperf::machine::collect();
     // Bad input fails here, before anything is measured.
     let unmeasured = cli.command.plan(&machine)?;
     unmeasured.jobs.iter().try_for_each(|j| j.check())?;
@@ -161,7 +161,7 @@ fn run(cli: Cli) -> Result<u8> {
 /// program's status.
 fn stat(args: &memperf::cli::stat::StatArgs) -> Result<u8> {
     use memperf::report::export::Output;
-    let machine = Fingerprint::collect();
+    let machine = memperf::machine::collect();
     let mut params = args.params(&machine)?;
     let out = Output {
         json: args.json.clone(),
@@ -214,7 +214,7 @@ fn hugepages(args: &memperf::cli::hugepages::HugepagesArgs) -> Result<u8> {
     // A command that cannot be run is bad input here: exit 2, not a shell's 127.
     let program = memperf::process::find(&args.command).map_err(|e| Error::usage(e.message))?;
     install_interrupt_handler();
-    let machine = Fingerprint::collect();
+    let machine = memperf::machine::collect();
     let clock = MonotonicClock::new();
     let started = std::time::Instant::now();
     let mut announce = |r: &memperf::model::outcome::hugepages::Run| {
@@ -249,7 +249,7 @@ fn wss(args: &memperf::cli::wss::WssArgs) -> Result<u8> {
         None => Some(memperf::process::find(&args.command).map_err(|e| Error::usage(e.message))?),
     };
     install_interrupt_handler();
-    let machine = Fingerprint::collect();
+    let machine = memperf::machine::collect();
     let clock = MonotonicClock::new();
     let started = std::time::Instant::now();
     if let Some(pid) = params.pid {

@@ -23,7 +23,7 @@ fn recordings() -> Vec<PathBuf> {
 
 fn machine(name: &str) -> Fingerprint {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/machines").join(name);
-    Fingerprint::read(&Source::recorded(&dir).unwrap())
+    memperf::machine::read(&Source::recorded(&dir).unwrap())
 }
 
 #[test]
@@ -31,7 +31,7 @@ fn every_recording_reads_as_a_coherent_machine() {
     let all = recordings();
     assert!(all.len() >= 2, "{all:?}");
     for dir in all {
-        let f = Fingerprint::read(&Source::recorded(&dir).unwrap());
+        let f = memperf::machine::read(&Source::recorded(&dir).unwrap());
         let name = dir.display();
         assert!(!f.cpu.identity.vendor.is_empty() && f.cpu.identity.family > 0, "{name}");
         assert!(f.cpu.logical_cpus >= 1 && f.cpu.physical_cores >= 1, "{name}");
@@ -156,7 +156,7 @@ fn recorded_quick_suites_rebuild_without_an_implausible_cache_marker() {
         // A clock from one folding chain (Intel: 18–21 GHz) gives no cycles
         // and no "clock moved" warning, in the document as read and the report.
         let text = std::fs::read_to_string(dir.join("run-quick.json")).unwrap();
-        let read = memperf::model::document::Document::from_json(&text).unwrap();
+        let read = memperf::model::document_from_json(&text).unwrap();
         for rec in &read.experiments {
             if rec.core_clock.iter().any(|c| !c.two_chains()) {
                 assert!(rec.warnings.iter().any(|w| w.code == "clock-not-measured"), "{}", rec.name);
@@ -211,7 +211,7 @@ fn reanalysis_of_every_recording_draws_the_measured_conclusions() {
         let said = String::from_utf8_lossy(&o.stdout);
         assert!(said.lines().any(|l| l.starts_with("reanalysed: ")), "{said}");
         let text = std::fs::read_to_string(out.path().join("results.json")).unwrap();
-        let read = memperf::model::document::Document::from_json(&text).unwrap();
+        let read = memperf::model::document_from_json(&text).unwrap();
         let html = std::fs::read_to_string(out.path().join("report.html")).unwrap();
         let intel = read.machine.cpu.identity.vendor == "GenuineIntel" && read.machine.cpu.identity.model == 167;
         if !intel {

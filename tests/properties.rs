@@ -4,7 +4,6 @@
 //! panic. Documents are the recorded quick suites and the version-2
 //! fixture with one value anywhere replaced by something hostile.
 
-use memperf::model::document::Document;
 use proptest::prelude::*;
 use serde_json::Value;
 use std::path::Path;
@@ -55,7 +54,7 @@ fn hostile() -> impl Strategy<Value = Value> {
 
 /// Reads `text` as a document; renders everything a reader can ask for.
 fn read_and_render(text: &str) {
-    if let Ok(doc) = Document::from_json(text) {
+    if let Ok(doc) = memperf::model::document_from_json(text) {
         let _ = memperf::report::text::render(&doc);
         let _ = memperf::report::headlines::metrics(&doc);
         let _ = memperf::report::headlines::advice(&doc);

@@ -5,7 +5,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    if let Ok(doc) = memperf::model::Document::from_json(text) {
+    if let Ok(doc) = memperf::model::document_from_json(text) {
         let _ = memperf::report::text::render(&doc);
         let c = memperf::report::compare::compare(&doc, &doc, Some(0.0));
         assert_eq!(c.regressions().count(), 0, "a document never regresses against itself");

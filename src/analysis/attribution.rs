@@ -3,24 +3,7 @@
 //! level names at most one knee, the nearest. Anything else is
 //! "unattributed", with its position, rather than a name taken by order.
 
-use serde::{Deserialize, Serialize};
-
-/// A level a knee may belong to: its name and size (bytes, or entries).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Known {
-    pub name: String,
-    pub size: f64,
-}
-
-/// What a knee was attributed to.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Attribution {
-    /// Within ×2 of this level's size.
-    Level { name: String, size: f64 },
-    /// Near no known level.
-    Unattributed,
-}
+pub use memperf_model::analysis::attribution::{Attribution, Known};
 
 /// How far apart a knee and a size may be, as a factor.
 pub const WITHIN: f64 = 2.0;

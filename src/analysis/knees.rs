@@ -10,17 +10,7 @@
 //! knee is looked at again on the curves of the even and the odd samples.
 
 use super::second_look::SecondLook;
-use serde::{Deserialize, Serialize};
-
-/// One level of a stepped curve.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Level {
-    /// Smallest and largest x of the points in this level.
-    pub from_x: f64,
-    pub to_x: f64,
-    /// Typical y in the level.
-    pub value: f64,
-}
+pub use memperf_model::analysis::knees::Level;
 
 /// Splits `points` (sorted by x, y > 0) into at most `max_levels` levels at
 /// jumps of at least `min_ratio`.

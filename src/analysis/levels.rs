@@ -12,7 +12,7 @@
 
 use super::knees::{self, Level};
 use crate::units::Bytes;
-use serde::{Deserialize, Serialize};
+pub use memperf_model::analysis::levels::CacheLevelsFound;
 
 /// The far level costs at least this many times the level before it (a
 /// cache level beyond another is typically ×2–×5; memory beyond the last
@@ -20,26 +20,6 @@ use serde::{Deserialize, Serialize};
 pub const FAR_OVER_NEAR: f64 = 2.0;
 /// Jumps between consecutive points smaller than this are no knee.
 pub const MIN_KNEE: f64 = 1.3;
-
-/// What a latency curve says about the cache levels.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CacheLevelsFound {
-    /// The levels, nearest first (the last one may be the far level).
-    pub levels: Vec<Level>,
-    /// The largest working set still inside the last cache level, and the
-    /// first one past it: the last cache ends between the two.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_cache_end: Option<(Bytes, Bytes)>,
-    /// First working set of the far level, when the curve confirms one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub far_from: Option<Bytes>,
-    /// ns per load at the far level's largest working set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub far_ns: Option<f64>,
-    /// Why no far level is confirmed, when none is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub far_not_reached: Option<String>,
-}
 
 /// Finds the levels of `points` (working set in bytes, ns per load).
 pub fn find(points: &[(f64, f64)]) -> CacheLevelsFound {

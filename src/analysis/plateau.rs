@@ -8,7 +8,7 @@
 //! curve, never below `floor`. A curve whose top is one spike, or two
 //! points, has no plateau, and the result says so.
 
-use serde::{Deserialize, Serialize};
+pub use memperf_model::analysis::plateau::Plateau;
 
 /// Fewest points that make a plateau.
 pub const MIN_POINTS: usize = 3;
@@ -18,26 +18,6 @@ pub const MIN_POINTS: usize = 3;
 pub struct CurvePoint<'a> {
     pub x: u64,
     pub values: &'a [f64],
-}
-
-/// The plateau, or why there is none.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Plateau {
-    Found {
-        start: u64,
-        end: u64,
-        points: usize,
-        /// Median over the plateau's points' medians.
-        value: f64,
-        /// Relative tolerance used (measured noise).
-        tolerance: f64,
-    },
-    NoPlateau {
-        /// The longest run within the noise had this many points.
-        longest_run: usize,
-        tolerance: f64,
-    },
 }
 
 /// Relative standard error of the median of `values`.

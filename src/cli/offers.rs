@@ -132,7 +132,7 @@ mod tests {
         for s in shells() {
             crate::cli::completions(&s).unwrap();
         }
-        let cpu = crate::machine::Fingerprint::collect().cpu.identity;
+        let cpu = crate::machine::collect().cpu.identity;
         let unknown: Vec<String> = events()
             .into_iter()
             .filter(|e| crate::counters::events::resolve(e, &cpu).is_err())

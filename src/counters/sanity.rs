@@ -4,29 +4,12 @@
 //! from its hardware counts is marked.
 
 use super::{count, events, CounterBackend, CounterStatus};
-use serde::{Deserialize, Serialize};
+pub use memperf_model::counters::sanity::PmuCheck;
 
 /// Iterations of the calibrated loop (two instructions each).
 pub const ITERATIONS: u64 = 10_000_000;
 /// Beyond this relative error the PMU is suspect.
 pub const TOLERANCE: f64 = 0.02;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "verdict", rename_all = "kebab-case")]
-pub enum PmuCheck {
-    /// Counted within the tolerance of the known count.
-    Trusted { expected: u64, counted: u64, error: f64 },
-    /// Counted, but off by more than the tolerance.
-    Suspect { expected: u64, counted: u64, error: f64 },
-    /// No instruction counter to check.
-    Unavailable { reason: String },
-}
-
-impl PmuCheck {
-    pub fn suspect(&self) -> bool {
-        matches!(self, PmuCheck::Suspect { .. })
-    }
-}
 
 /// Runs `iterations` of a two-instruction loop (`dec; jnz`): exactly
 /// 2 × iterations user-mode instructions.

@@ -70,7 +70,7 @@ mod tests {
 
     #[test]
     fn the_budget_is_a_share_of_total_and_available_memory() {
-        let mut m = Fingerprint::collect();
+        let mut m = crate::machine::collect();
         m.memory_total_bytes = Some(Bytes(24 * GIB));
         m.memory_available_bytes = Some(Bytes(23 * GIB));
         assert_eq!(Budget::of(&m).memory, Bytes(6 * GIB));
@@ -81,7 +81,7 @@ mod tests {
 
     #[test]
     fn a_huge_claimed_cache_cannot_size_past_the_budget() {
-        let mut m = Fingerprint::collect();
+        let mut m = crate::machine::collect();
         m.measured_levels = None;
         m.memory_total_bytes = Some(Bytes(24 * GIB));
         m.memory_available_bytes = Some(Bytes(23 * GIB));

@@ -417,7 +417,7 @@ mod tests {
         extern "C" fn off_by_one(n: i64) -> i64 {
             n - 1
         }
-        let m = crate::machine::Fingerprint::collect();
+        let m = crate::machine::collect();
         let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
         let ctx = Context::new(&m, &clock, &super::super::NoProgress);
         let p = Params {
@@ -454,7 +454,7 @@ mod tests {
     /// ns per call is 1 ms / (chains × depth) exactly.
     #[test]
     fn end_to_end_on_a_fake_clock_gives_exact_figures() {
-        let m = crate::machine::Fingerprint::collect();
+        let m = crate::machine::collect();
         let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
         let ctx = Context::new(&m, &clock, &super::super::NoProgress);
         let p = Params {

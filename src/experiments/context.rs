@@ -279,7 +279,7 @@ mod tests {
     /// On a fake clock every step lasts 1 ms: ns per op is exact.
     #[test]
     fn end_to_end_on_a_fake_clock_gives_exact_figures() {
-        let m = crate::machine::Fingerprint::collect();
+        let m = crate::machine::collect();
         let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
         let ctx = Context::new(&m, &clock, &super::super::NoProgress);
         let p = Params {

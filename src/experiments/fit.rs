@@ -155,7 +155,7 @@ mod tests {
     /// and that has a terabyte: every preset grows, and the fit brings the
     /// suite back within its minute.
     fn big_cache_machine() -> Fingerprint {
-        let mut m = Fingerprint::collect();
+        let mut m = crate::machine::collect();
         m.memory_total_bytes = Some(Bytes(1 << 40));
         m.memory_available_bytes = Some(Bytes(1 << 40));
         let points: Vec<LevelPoint> = (14..=34)

@@ -23,7 +23,7 @@ use crate::experiments::stat::watch::{observe, Watch};
 use crate::machine::Fingerprint;
 use crate::memory::Reservation;
 use crate::model::outcome::hugepages::{Arm, ArmSummary, LonePair, Mode, Modes, Outcome, Run};
-use crate::process::memory::{self, KernelActivity};
+use crate::process::memory;
 use crate::process::{elf, Exit, Program};
 use crate::rng::SplitMix64;
 use crate::timing::{Ratio, Summary};
@@ -99,7 +99,7 @@ fn one_run(program: &Program, p: &Params, arm: Arm, round: usize, after: Option<
     };
     // A program that cannot run is bad input here (exit 2, with the fix);
     // under `stat` the status is the shell's (126/127).
-    let before = KernelActivity::now();
+    let before = crate::process::memory::kernel_activity_now();
     let seen = observe(program, &w, &crate::counters::PerfBackend, &mut |_| {}).map_err(|e| match e.kind {
         crate::error::ErrorKind::Child(_) => crate::error::Error { kind: crate::error::ErrorKind::Usage, ..e },
         _ => e,
@@ -115,7 +115,7 @@ fn one_run(program: &Program, p: &Params, arm: Arm, round: usize, after: Option<
         output_tail: out.as_ref().filter(|_| !ok).map(tail),
         counters: seen.events,
         after,
-        kernel: before.zip(KernelActivity::now()).map(|(b, a)| a.since(&b)),
+        kernel: before.zip(crate::process::memory::kernel_activity_now()).map(|(b, a)| a.since(&b)),
     })
 }
 
@@ -565,7 +565,7 @@ mod tests {
 
     #[test]
     fn failed_runs_are_reported_and_left_out_and_no_coverage_is_explained() {
-        let machine = Fingerprint::collect();
+        let machine = crate::machine::collect();
         let mut runs = Vec::new();
         for round in 0..6 {
             runs.push(run_of(Arm::Without, round, 2.0, 0, 0));
@@ -592,7 +592,7 @@ mod tests {
     /// [×0.319, ×1.690]"; it is two modes, named with their cause.
     #[test]
     fn the_recorded_bimodal_thp_arm_is_named_with_its_cause() {
-        let machine = Fingerprint::collect();
+        let machine = crate::machine::collect();
         let order = [
             Arm::Without,
             Arm::Thp,
@@ -638,7 +638,10 @@ mod tests {
         {
             for r in runs.iter_mut() {
                 let slow = r.arm == Arm::Thp && r.wall_s > 4.0;
-                r.kernel = Some(KernelActivity { compact_stalls: if slow { stalls } else { 0 }, ..Default::default() });
+                r.kernel = Some(memory::KernelActivity {
+                    compact_stalls: if slow { stalls } else { 0 },
+                    ..Default::default()
+                });
             }
             let s: Vec<ArmSummary> =
                 [Arm::Without, Arm::Thp].iter().map(|&a| summarise(&runs, a, 5, &None, &machine)).collect();
@@ -655,7 +658,7 @@ mod tests {
     /// is named, not called noise.
     #[test]
     fn two_groups_in_system_time_are_named_when_wall_times_blur_them() {
-        let machine = Fingerprint::collect();
+        let machine = crate::machine::collect();
         let rows = [
             (Arm::Thp, None, 17.214, 3.430),
             (Arm::Thp, Some(Arm::Thp), 14.301, 0.208),
@@ -703,7 +706,7 @@ mod tests {
         assert_eq!(whole.direction(), crate::timing::schedule::Direction::Above);
         let look = speedup_second_look(&pairs, &whole).unwrap();
         assert!(look.is_unstable(), "{look:?}");
-        let mut s = summarise(&[], Arm::Thp, 0, &None, &Fingerprint::collect());
+        let mut s = summarise(&[], Arm::Thp, 0, &None, &crate::machine::collect());
         s.speedup = Some(whole);
         s.second_look = Some(look);
         let a = advice(&[s], None);
@@ -717,7 +720,7 @@ mod tests {
     /// 1 is said to rest on that one pair, with what set it apart.
     #[test]
     fn one_pair_that_keeps_the_interval_across_one_is_named() {
-        let machine = Fingerprint::collect();
+        let machine = crate::machine::collect();
         let hugetlb = [5.56, 1.27, 1.18, 1.33, 1.30, 1.18];
         let mut runs = Vec::new();
         for (round, &h) in hugetlb.iter().enumerate() {

@@ -325,7 +325,7 @@ mod tests {
 
     #[test]
     fn an_invalid_outcome_makes_the_record_invalid() {
-        let m = crate::machine::Fingerprint::collect();
+        let m = crate::machine::collect();
         let clock = crate::timing::FakeClock::stepping(vec![1]);
         let ctx = Context::new(&m, &clock, &NoProgress);
         let rec = record::<Broken>(&(), &ctx, true).unwrap();
@@ -335,7 +335,7 @@ mod tests {
 
     #[test]
     fn refusals_are_errors_when_asked_for_and_skips_in_the_suite() {
-        let m = crate::machine::Fingerprint::collect();
+        let m = crate::machine::collect();
         let clock = crate::timing::FakeClock::stepping(vec![1]);
         let ctx = Context::new(&m, &clock, &NoProgress);
         assert_eq!(record::<Refused>(&(), &ctx, true).unwrap_err().kind.exit_code(), 2);

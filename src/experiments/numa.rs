@@ -247,7 +247,7 @@ mod tests {
     /// that does not exist is refused by name; one node makes no matrix.
     #[test]
     fn the_matrix_has_every_cell_on_a_faked_topology() {
-        let m = crate::machine::Fingerprint::collect();
+        let m = crate::machine::collect();
         let clock = crate::timing::MonotonicClock::new();
         let ctx = Context::new(&m, &clock, &super::super::NoProgress);
         let cpu = crate::timing::team::allowed_cpus()[0];

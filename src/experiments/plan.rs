@@ -5,7 +5,7 @@ use super::{info, Context, Experiment, Planned, Progress, With};
 use crate::error::Result;
 use crate::machine::{levels, Fingerprint};
 use crate::memory::{PagePolicy, Reservation};
-use crate::model::document::{self, Build, Document, ExperimentRecord, Origin, Warning};
+use crate::model::document::{self, Document, ExperimentRecord, Origin, Warning};
 use crate::model::warnings::{Caution, Command};
 use crate::timing::Clock;
 use crate::units::Bytes;
@@ -168,7 +168,7 @@ pub fn new_document(machine: Fingerprint, clock: &dyn Clock, plan: &Plan) -> Doc
     let run_id = format!("{}-{}-{}", machine.hostname, started, std::process::id());
     Document {
         schema_version: document::SCHEMA_VERSION,
-        build: Build::current(),
+        build: crate::model::current_build(),
         clock: document::ClockInfo { source: "CLOCK_MONOTONIC".into(), granularity_ns: granularity.0 },
         command_line: std::env::args().collect(),
         origin: Origin {
@@ -387,7 +387,7 @@ mod tests {
 
     #[test]
     fn hugepage_needs_cover_every_job_that_maps_hugetlb_pages() {
-        let m = Fingerprint::collect();
+        let m = crate::machine::collect();
         let mut bw = bandwidth::Params::preset(crate::experiments::Preset::Quick, &m);
         bw.pages = vec![PagePolicy::Huge2M, PagePolicy::Shm, PagePolicy::Small];
         bw.size_bytes = Bytes(64 << 20);

@@ -133,7 +133,7 @@ mod tests {
     /// are in range.
     #[test]
     fn every_suite_job_is_its_entrys() {
-        let m = Fingerprint::collect();
+        let m = crate::machine::collect();
         for e in suite_entries() {
             for preset in [Preset::Quick, Preset::Default, Preset::Full] {
                 let job = e.suite_job(preset, &m).unwrap();

@@ -153,7 +153,7 @@ fn count_sample(
         std::hint::black_box(arrays.doit_from(index, 0, rows, row))
     });
     let seconds = t0.elapsed().as_secs_f64();
-    (specs.iter().zip(statuses).map(|(s, st)| EventCount::of(s, st)).collect(), seconds)
+    (specs.iter().zip(statuses).map(|(s, st)| crate::counters::event_count(s, st)).collect(), seconds)
 }
 
 /// Seconds the experiment takes on a machine of rates `r`: the arrays

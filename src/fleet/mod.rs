@@ -212,7 +212,7 @@ pub fn analyse(runs: Vec<Host>, references: Option<&reference::References>) -> F
     Fleet {
         fleet_schema_version: FLEET_SCHEMA_VERSION,
         kind: "memperf-fleet".into(),
-        build: Build::current(),
+        build: crate::model::current_build(),
         reference: references.map(|r| reference::check(r, &hosts)),
         hosts,
         groups,

@@ -8,35 +8,9 @@
 //! as a lock or an atomic counter does). Neither side can hang: every
 //! 65,536 spins each checks a deadline and a shared abort flag.
 
-use serde::{Deserialize, Serialize};
+pub use memperf_model::kernels::c2c::Handoff;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-
-/// How the line changes hands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Handoff {
-    LoadStore,
-    Cas,
-}
-
-impl Handoff {
-    pub const ALL: [Handoff; 2] = [Handoff::LoadStore, Handoff::Cas];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Handoff::LoadStore => "load-store",
-            Handoff::Cas => "cas",
-        }
-    }
-
-    pub fn parse(text: &str) -> crate::error::Result<Handoff> {
-        Handoff::ALL
-            .into_iter()
-            .find(|h| h.name() == text.trim())
-            .ok_or_else(|| crate::error::Error::usage(format!("unknown handoff '{text}': use load-store or cas")))
-    }
-}
 
 /// The bounced line, alone in its 128 bytes (two lines: no neighbour
 /// prefetch pulls anything else in).

@@ -138,7 +138,7 @@ mod tests {
     fn nontemporal_stores_are_in_the_nt_kernels_and_nowhere_else() {
         for isa in super::super::x86_64::supported_isas() {
             for shape in StreamShape::WRITE {
-                let op = shape.write_op().unwrap();
+                let op = super::write::Op::of(shape).unwrap();
                 let k = write_for(isa, op, shape.non_temporal());
                 let m = mnemonics(k as *const u8);
                 let nt_stores = m.iter().filter(|x| x.starts_with("movnt") || x.starts_with("vmovnt")).count();

@@ -17,7 +17,7 @@ use crate::kernels::chase::{chase_kernel, visit_order, Chase};
 use crate::memory::{PagePolicy, Region};
 use crate::timing::Clock;
 use crate::units::{Bytes, KIB, MIB};
-use serde::{Deserialize, Serialize};
+pub use memperf_model::machine::levels::{LevelPoint, MeasuredLevels};
 
 /// Loads of the untimed walk before a large working set's samples: 2^20
 /// lines (64 MiB) replace what a guest's share of a cache holds; a larger
@@ -32,36 +32,6 @@ const SAMPLES: usize = 3;
 const SAMPLE_S: f64 = 0.002;
 const LINE: usize = 64;
 
-/// One working set of the probe.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LevelPoint {
-    pub size_bytes: Bytes,
-    /// Median ns per load.
-    pub latency_ns: f64,
-    pub samples_ns: Vec<f64>,
-}
-
-/// The measured cache levels.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MeasuredLevels {
-    /// The page policy of the chase, and the share of it on huge pages.
-    pub pages: PagePolicy,
-    pub huge_fraction: Option<f64>,
-    pub points: Vec<LevelPoint>,
-    pub found: CacheLevelsFound,
-    pub duration_s: f64,
-    /// Every sample ended where the cycle says.
-    pub valid: bool,
-    /// One thread reading the largest working set sequentially, B/s: what
-    /// the plan costs streaming passes with (not a bandwidth result).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_bytes_per_s: Option<f64>,
-    /// B/s a region is mapped and touched at, on 4 KiB pages and on THP
-    /// (direct compaction included), measured on [`FAULT_PROBE`] each.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fault_bytes_per_s: Option<(f64, f64)>,
-}
-
 /// The regions timed for the fault rates.
 pub const FAULT_PROBE: Bytes = Bytes(32 * MIB);
 
@@ -74,11 +44,9 @@ fn fault_rate(pages: PagePolicy) -> Option<f64> {
     (s > 0.0).then(|| FAULT_PROBE.0 as f64 / s)
 }
 
-impl MeasuredLevels {
-    /// The analysis again, from the points (for recordings).
-    pub fn reanalyse(&self) -> CacheLevelsFound {
-        levels::find(&curve(&self.points))
-    }
+/// The analysis again, from the points (for recordings).
+pub fn reanalyse(m: &MeasuredLevels) -> CacheLevelsFound {
+    levels::find(&curve(&m.points))
 }
 
 /// The working sets from [`FIRST`] doubling up to `reach`.
@@ -207,6 +175,6 @@ mod tests {
         assert!(m.valid);
         assert_eq!(m.points.len(), 7);
         assert!(m.points.iter().all(|p| p.latency_ns > 0.0 && p.samples_ns.len() == SAMPLES));
-        assert_eq!(m.reanalyse(), m.found);
+        assert_eq!(reanalyse(&m), m.found);
     }
 }

@@ -88,7 +88,7 @@ pub fn record(root: &Path, cpuid: &CpuidSource, dir: &Path) -> Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::{source::Source, Fingerprint};
+    use crate::machine::source::Source;
 
     #[test]
     fn patterns_expand_to_existing_files_only() {
@@ -109,8 +109,8 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let live = Source::live();
         assert!(record(&live.root, &live.cpuid, d.path()).unwrap() > 10);
-        let again = Fingerprint::read(&Source::recorded(d.path()).unwrap());
-        let here = Fingerprint::collect();
+        let again = crate::machine::read(&Source::recorded(d.path()).unwrap());
+        let here = crate::machine::collect();
         assert_eq!(again.caches, here.caches);
         assert_eq!(again.tlbs, here.tlbs);
         assert_eq!(again.cpu.identity.vendor, here.cpu.identity.vendor);

@@ -3,26 +3,12 @@
 //! Every reader takes the root path so tests can point it at a fixture tree.
 
 use crate::units::Bytes;
-use serde::{Deserialize, Serialize};
+pub use memperf_model::machine::sysfs::{HugePagePool, SysfsCache, ThpSettings};
 use std::fs;
 use std::path::Path;
 
 fn read_trimmed(path: &Path) -> Option<String> {
     fs::read_to_string(path).ok().map(|s| s.trim().to_string())
-}
-
-/// A cache as sysfs describes it for cpu0.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SysfsCache {
-    pub level: u8,
-    pub kind: String,
-    pub size_bytes: Bytes,
-    pub line_bytes: u64,
-    pub ways: Option<u64>,
-    /// `number_of_sets`, where sysfs gives it.
-    pub sets: Option<u64>,
-    pub shared_cpu_list: String,
-    pub shared_by_cpus: usize,
 }
 
 /// Parses sysfs sizes such as `48K`, `2048K`, `107520K`, `1M`.
@@ -116,23 +102,6 @@ pub fn meminfo(text: &str) -> (Option<Bytes>, Option<Bytes>) {
     (field("MemTotal"), field("MemAvailable"))
 }
 
-/// One hugetlb pool.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HugePagePool {
-    pub page_size_bytes: Bytes,
-    pub total: u64,
-    pub free: u64,
-    pub reserved: u64,
-    pub surplus: u64,
-}
-
-impl HugePagePool {
-    /// Pages that a new mapping can still get.
-    pub fn available(&self) -> u64 {
-        self.free.saturating_sub(self.reserved)
-    }
-}
-
 /// Hugetlb pools under `root` (normally `/sys/kernel/mm/hugepages`), by size.
 pub fn hugepage_pools(root: &Path) -> Vec<HugePagePool> {
     let Ok(entries) = fs::read_dir(root) else { return Vec::new() };
@@ -153,14 +122,6 @@ pub fn hugepage_pools(root: &Path) -> Vec<HugePagePool> {
         .collect();
     pools.sort_by_key(|p| p.page_size_bytes);
     pools
-}
-
-/// Transparent huge page settings.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ThpSettings {
-    /// `always`, `madvise` or `never`; `unavailable` when the kernel has no THP.
-    pub enabled: String,
-    pub defrag: String,
 }
 
 /// The selected word of a sysfs choice line such as `always [madvise] never`.

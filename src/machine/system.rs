@@ -4,24 +4,8 @@
 //! kernel command line (huge-page reservations, mitigations=off, …).
 //! Read from sysfs and /proc; `None` where this system does not say.
 
-use serde::{Deserialize, Serialize};
+pub use memperf_model::machine::system::SystemState;
 use std::path::Path;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SystemState {
-    /// cpufreq governor of CPU 0 (`performance`, `schedutil` …).
-    pub governor: Option<String>,
-    /// Turbo/boost: `true` when enabled (cpufreq/boost, or intel_pstate's no_turbo = 0).
-    pub boost: Option<bool>,
-    /// SMT control (`on`, `off`, `notsupported` …).
-    pub smt: Option<String>,
-    /// NUMA nodes online.
-    pub numa_nodes: Option<usize>,
-    /// The Meltdown mitigation line (`Mitigation: PTI` means KPTI is on).
-    pub meltdown: Option<String>,
-    pub kpti: Option<bool>,
-    pub kernel_cmdline: Option<String>,
-}
 
 fn read(path: &Path) -> Option<String> {
     std::fs::read_to_string(path).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())

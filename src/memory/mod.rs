@@ -2,7 +2,7 @@
 //! gave, and hugetlb reservations.
 
 pub mod numa;
-pub mod policy;
+pub use memperf_model::memory::policy;
 pub mod region;
 pub mod reserve;
 pub mod smaps;

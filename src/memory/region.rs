@@ -12,22 +12,7 @@ use super::smaps;
 use super::PagePolicy;
 use crate::error::{Error, Result};
 use crate::units::Bytes;
-use serde::{Deserialize, Serialize};
-
-/// What a region asked for and what it got.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Backing {
-    pub requested: PagePolicy,
-    pub size_bytes: Bytes,
-    /// The page size of the whole region; `None` when it is partly on huge
-    /// pages (no single page size) or before it was read back.
-    pub page_size_bytes: Option<Bytes>,
-    /// Bytes backed by huge pages, read back after touching; `None` if
-    /// smaps could not be read.
-    pub huge_bytes: Option<Bytes>,
-    /// `huge_bytes / size_bytes`.
-    pub huge_fraction: Option<f64>,
-}
+pub use memperf_model::memory::Backing;
 
 enum Mapping {
     /// `munmap(base, len)` on drop.

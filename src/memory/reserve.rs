@@ -17,6 +17,8 @@ use crate::units::Bytes;
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+
+pub use memperf_model::memory::{pool_command, pool_dir};
 use std::sync::Mutex;
 
 /// Where locks and records live (overridable for tests).
@@ -38,20 +40,6 @@ pub struct Reservation {
     record: PathBuf,
     /// Already given back (under a lock its caller held).
     released: bool,
-}
-
-/// The shell command that sets a pool to `pages` pages: the one place that
-/// spells the pool's file (the fixes of errors and warnings use it).
-pub fn pool_command(page: Bytes, pages: u64) -> String {
-    if page.0 == 2 << 20 {
-        format!("echo {pages} > /proc/sys/vm/nr_hugepages")
-    } else {
-        format!("echo {pages} > {}", pool_dir(page).join("nr_hugepages").display())
-    }
-}
-
-fn pool_dir(page: Bytes) -> PathBuf {
-    PathBuf::from(format!("/sys/kernel/mm/hugepages/hugepages-{}kB", page.0 / 1024))
 }
 
 fn read_u64(path: &Path) -> Option<u64> {

@@ -2,22 +2,8 @@
 //! it must be dynamically linked against glibc (its ELF interpreter is
 //! glibc's ld-linux), and that glibc must be 2.35 or newer.
 
-use serde::{Deserialize, Serialize};
+pub use memperf_model::process::elf::Linkage;
 use std::path::Path;
-
-/// What the program's ELF header says about its C library.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Linkage {
-    /// Dynamically linked through glibc's loader.
-    Glibc { interpreter: String },
-    /// Dynamically linked through another loader (musl's, say).
-    OtherLibc { interpreter: String },
-    /// No interpreter: statically linked.
-    Static,
-    /// Not an ELF file (a script: the tunable reaches what it runs).
-    NotElf,
-}
 
 const PT_INTERP: u32 = 3;
 

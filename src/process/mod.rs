@@ -14,79 +14,23 @@ pub mod pages;
 pub mod signals;
 
 use crate::error::{Error, Result};
-use serde::{Deserialize, Serialize};
+pub use memperf_model::process::{signal_name, ChildUsage, Exit};
 use std::ffi::{CString, OsStr, OsString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-/// How the program ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "how", rename_all = "kebab-case")]
-pub enum Exit {
-    Exited { code: i32 },
-    Signaled { signal: i32 },
-}
-
-impl Exit {
-    /// The status a shell would report: the code, or 128 + the signal.
-    pub fn shell_status(self) -> u8 {
-        match self {
-            Exit::Exited { code } => code as u8,
-            Exit::Signaled { signal } => (128 + signal) as u8,
-        }
-    }
-
-    pub fn describe(self) -> String {
-        match self {
-            Exit::Exited { code } => format!("exited with status {code}"),
-            Exit::Signaled { signal } => format!("killed by signal {signal} ({})", signal_name(signal)),
-        }
-    }
-}
-
-pub fn signal_name(signal: i32) -> &'static str {
-    match signal {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGILL => "SIGILL",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGALRM => "SIGALRM",
-        libc::SIGTERM => "SIGTERM",
-        _ => "another signal",
-    }
-}
-
-/// What the kernel accounted to the child and the descendants it waited for (wait4).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct ChildUsage {
-    pub user_s: f64,
-    pub system_s: f64,
-    pub max_rss_bytes: u64,
-    pub minor_faults: u64,
-    pub major_faults: u64,
-    pub voluntary_switches: u64,
-    pub involuntary_switches: u64,
-}
-
-impl ChildUsage {
-    fn from_rusage(u: &libc::rusage) -> ChildUsage {
-        let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-        ChildUsage {
-            user_s: s(u.ru_utime),
-            system_s: s(u.ru_stime),
-            max_rss_bytes: u.ru_maxrss as u64 * 1024,
-            minor_faults: u.ru_minflt as u64,
-            major_faults: u.ru_majflt as u64,
-            voluntary_switches: u.ru_nvcsw as u64,
-            involuntary_switches: u.ru_nivcsw as u64,
-        }
+/// What wait4 accounted to the child, in the document's units.
+fn child_usage(u: &libc::rusage) -> ChildUsage {
+    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    ChildUsage {
+        user_s: s(u.ru_utime),
+        system_s: s(u.ru_stime),
+        max_rss_bytes: u.ru_maxrss as u64 * 1024,
+        minor_faults: u.ru_minflt as u64,
+        major_faults: u.ru_majflt as u64,
+        voluntary_switches: u.ru_nvcsw as u64,
+        involuntary_switches: u.ru_nivcsw as u64,
     }
 }
 
@@ -349,7 +293,7 @@ impl Running {
         } else {
             Exit::Exited { code: libc::WEXITSTATUS(status) }
         };
-        Some((exit, ChildUsage::from_rusage(&usage)))
+        Some((exit, child_usage(&usage)))
     }
 }
 

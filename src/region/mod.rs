@@ -300,7 +300,7 @@ pub fn outcome(defs: &[Definition]) -> Outcome {
 pub fn write_document(path: &std::path::Path) -> crate::error::Result<()> {
     let defs = metrics::load(None).unwrap_or_else(|_| metrics::builtin());
     let outcome = outcome(&defs);
-    let machine = crate::machine::Fingerprint::collect();
+    let machine = crate::machine::collect();
     let clock = crate::timing::MonotonicClock::new();
     let mut doc = crate::experiments::plan::observation_document(
         machine,

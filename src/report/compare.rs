@@ -230,7 +230,7 @@ mod tests {
                 *s = (s.as_f64().unwrap() * scale).into();
             }
         }
-        Document::from_json(&v.to_string()).unwrap()
+        crate::model::document_from_json(&v.to_string()).unwrap()
     }
 
     #[test]

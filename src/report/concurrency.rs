@@ -112,7 +112,7 @@ mod tests {
             .join("tests/data/machines")
             .join(name)
             .join("run-quick.json");
-        Document::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
+        crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
     }
 
     /// The Intel guest's quick suite: `tlb` found THP stepping at the 4 KiB

@@ -127,7 +127,7 @@ mod tests {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path().join("run-quick.json");
             let Ok(text) = std::fs::read_to_string(&path) else { continue };
-            let doc = Document::from_json(&text).unwrap();
+            let doc = crate::model::document_from_json(&text).unwrap();
             let ms = metrics(&doc);
             assert!(ms.len() > 20, "{}: {} headlines", path.display(), ms.len());
             let mut keys: Vec<String> = Vec::new();

@@ -135,7 +135,7 @@ mod tests {
     fn headlines_are_families_of_their_ids_with_structured_labels() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/machines/amd-epyc-zen4-kvm-2vcpu/run-quick.json");
-        let doc = Document::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
         let text = render(&doc);
         assert!(!text.contains("case=\""), "{text}");
         let lat = text.lines().find(|l| l.starts_with("memperf_latency_random_seconds{")).expect(&text);
@@ -150,7 +150,7 @@ mod tests {
     #[test]
     fn a_document_renders_with_units_in_names_and_eof_last() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/minimal-bandwidth.json");
-        let doc = Document::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
         let text = render(&doc);
         assert!(text.ends_with("# EOF\n"), "{text}");
         assert!(text.contains("# TYPE memperf_read_bandwidth_bytes_per_second gauge\n"), "{text}");

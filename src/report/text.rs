@@ -108,7 +108,7 @@ mod tests {
     fn the_clock_is_said_where_cycles_are_given_or_it_moved() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/machines/amd-epyc-zen4-kvm-2vcpu/run-quick.json");
-        let doc = crate::model::Document::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
         let text = |name: &str| super::experiment(&doc, doc.experiment(name).unwrap());
         assert!(text("tlb").contains("core clock (two dependent chains)"), "{}", text("tlb"));
         assert!(!text("numa").contains("core clock"), "{}", text("numa"));

@@ -133,7 +133,7 @@ mod tests {
     #[test]
     fn samples_become_rows_and_parameters_columns() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/minimal-bandwidth.json");
-        let doc = Document::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
         let csv = document(&doc);
         let mut lines = csv.lines();
         let header: Vec<&str> = lines.next().unwrap().split(',').collect();

@@ -8,7 +8,7 @@
 pub mod clock;
 pub mod core_clock;
 pub mod schedule;
-pub mod stats;
+pub use memperf_model::timing::stats;
 pub mod team;
 pub mod usage;
 pub mod wait;

@@ -353,7 +353,7 @@ fn measure(
             let array = arrays.of(v);
             let team = &teams.iter().find(|(n, _)| *n == v.threads).expect("built").1;
             let moved = &migrated.iter().find(|m| m.0 == v.threads).expect("built").1;
-            match v.kernel.write_op() {
+            match crate::kernels::write::Op::of(v.kernel) {
                 Some(op) => write_sample((*kernel, op as u8), array.write_slices(v.threads), team, ctx, moved),
                 None => {
                     let args = array.slices(v.threads, v.distance_elements.unwrap_or(0) as usize);
@@ -471,7 +471,7 @@ mod tests {
     /// one 1 ms step, so every figure is known in closed form.
     #[test]
     fn end_to_end_on_a_fake_clock_gives_exact_figures() {
-        let m = crate::machine::Fingerprint::collect();
+        let m = crate::machine::collect();
         let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
         let ctx = Context::new(&m, &clock, &super::super::NoProgress);
         let p = Params {

@@ -223,7 +223,7 @@ mod tests {
     fn a_host_without_a_walk_free_control_is_not_sent_to_memperf_tlb() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/machines/intel-xeon-m167-kvm-2vcpu/run-quick.json");
-        let m = crate::machine::Fingerprint::collect();
+        let m = crate::machine::collect();
         let f = crate::experiments::stat::figures::gather(&m, Some(&path)).unwrap();
         assert_eq!(f.walk_ns, None);
         let why = f.walk_not_measurable.clone().expect("the recording's tlb found no walk-free control");

@@ -85,7 +85,7 @@ fn totals(events: &[EventSpec], totals: &[Read], opened: &[Opened]) -> Vec<Event
                 (Ok(_), Ok(r)) => r.status(),
                 (Ok(_), Err(reason)) => CounterStatus::Unavailable { reason: reason.clone(), fix: None },
             };
-            let mut e = EventCount::of(spec, status);
+            let mut e = crate::counters::event_count(spec, status);
             if matches!(open, Ok(c) if !c.counts_kernel()) {
                 e.description.push_str(" (user mode only: perf_event_paranoid keeps kernel-mode counts out)");
             }

@@ -415,7 +415,7 @@ mod tests {
     fn a_harm_over_the_sweep_is_advice_even_when_the_chosen_point_is_noise() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/machines/intel-xeon-m167-kvm-2vcpu/run-quick.json");
-        let doc = crate::model::Document::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
         let advice = super::bandwidth_advice(&doc);
         let nta = "Software prefetch (nta) slows streaming reads on 4k pages, 1 thread(s), at every distance from D = 256 on (4 distances): -37% to -61%";
         assert!(advice.iter().any(|a| a.starts_with(nta)), "{advice:#?}");
@@ -434,7 +434,7 @@ mod tests {
         use crate::model::outcome::bandwidth::{Effect, PrefetchEffect};
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/machines/intel-xeon-m167-kvm-2vcpu/run-quick.json");
-        let mut doc = crate::model::Document::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
         let said = |doc: &crate::model::Document| -> Vec<String> {
             super::bandwidth_advice(doc).into_iter().filter(|a| a.contains("(nta) gives")).collect()
         };
@@ -474,7 +474,7 @@ mod tests {
         use crate::model::outcome::bandwidth::Effect;
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/machines/intel-xeon-m167-kvm-2vcpu/run-quick.json");
-        let mut doc = crate::model::Document::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
         fn nta(doc: &mut crate::model::Document) -> &mut crate::model::outcome::bandwidth::PrefetchEffect {
             let bw = doc
                 .experiments

@@ -289,7 +289,7 @@ mod tests {
     fn a_recorded_one_cycle_step_advises_nothing() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/machines/intel-xeon-m167-kvm-2vcpu/run-quick.json");
-        let doc = crate::model::Document::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
         let o: &crate::model::outcome::calls::Outcome = doc.outcome().unwrap();
         let text = super::calls_text(o);
         assert!(!text.contains("the return-stack predictor running out"), "{text}");

@@ -340,7 +340,7 @@ mod tests {
     fn super_linear_gains_and_a_disagreeing_reference_are_said() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/machines/intel-xeon-m167-kvm-2vcpu/run-quick.json");
-        let doc = crate::model::Document::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
         let text = super::latency_text(doc.outcome().unwrap());
         assert!(text.contains("super-linear, not claimed as parallelism: ×12.23 from 8 chains on 4k pages"), "{text}");
         assert!(text.contains("×6.13 from 4 chains on 4k pages"), "{text}");
@@ -356,7 +356,7 @@ mod tests {
     fn page_local_columns_only_where_measured_and_checked_against_physics() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/machines/intel-xeon-m167-kvm-2vcpu/run-quick.json");
-        let doc = crate::model::Document::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
         let mut o: crate::model::outcome::latency::Outcome =
             doc.outcome::<crate::model::outcome::latency::Outcome>().unwrap().clone();
         let text = super::latency_text(&o);

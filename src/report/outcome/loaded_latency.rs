@@ -205,7 +205,7 @@ mod tests {
     fn a_loader_that_moved_more_with_a_longer_delay_is_said() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/machines/intel-xeon-m167-kvm-2vcpu/run-quick.json");
-        let doc = crate::model::Document::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
         let mut o: Outcome = doc.outcome::<Outcome>().unwrap().clone();
         assert_eq!(loader_order(&o), "", "the recording's loader slows with its delay");
         let bw = |q: &mut crate::model::outcome::loaded_latency::Point, v: f64| {

@@ -9,7 +9,7 @@
 
 use crate::error::{Error, Result};
 use crate::machine::Fingerprint;
-use crate::model::outcome::Outcome;
+use crate::outcome::Outcome;
 use serde::{Deserialize, Serialize};
 
 /// Version 2: outcomes are typed and tagged by experiment.
@@ -21,7 +21,7 @@ pub const SCHEMA_VERSION: u32 = 3;
 pub const OLDEST_READABLE_VERSION: u32 = 2;
 
 /// A condition that weakens or limits a result, and what to do about it,
-/// as rendered from the catalogue ([`crate::model::Caution`]).
+/// as rendered from the catalogue ([`crate::Caution`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Warning {
     /// Stable identifier, e.g. `no-pmu`, `noisy`, `thp-partial`.
@@ -95,17 +95,6 @@ pub struct Build {
     pub target: String,
 }
 
-impl Build {
-    pub fn current() -> Build {
-        Build {
-            memperf_version: env!("CARGO_PKG_VERSION").into(),
-            git_revision: env!("MEMPERF_GIT_REVISION").into(),
-            profile: if cfg!(debug_assertions) { "debug" } else { "release" }.into(),
-            target: format!("{}-{}", std::env::consts::ARCH, std::env::consts::OS),
-        }
-    }
-}
-
 /// The clock every timed region uses.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClockInfo {
@@ -172,6 +161,9 @@ impl Document {
             .find_map(|e| e.outcome.as_ref().and_then(|o| <&T>::try_from(o).ok()))
     }
 
+    /// The document in `text`, upgraded from an older schema version where
+    /// it is one. Its claims are as written: `memperf::model::document_from_json`
+    /// judges them again by today's rules.
     pub fn from_json(text: &str) -> Result<Document> {
         let value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| Error::usage(format!("not a memperf result document: {e}")))?;
@@ -188,19 +180,9 @@ impl Document {
                 )))
             }
         }
-        let mut doc: Document =
-            serde_json::from_value(value).map_err(|e| Error::usage(format!("malformed result document: {e}")))?;
-        doc.recheck();
-        Ok(doc)
+        serde_json::from_value(value).map_err(|e| Error::usage(format!("malformed result document: {e}")))
     }
 
-    /// A document from disk judged by today's rules, whatever build wrote
-    /// it: its cache claims checked again (nothing is drawn or sized from
-    /// an implausible one), and a core clock measured by the old one-chain
-    /// method (an `add` chain a renamer may fold: 19 GHz on a Golden Cove
-    /// guest) is no clock — its figures in cycles are dropped, its "clock
-    /// moved" warnings replaced by "clock: not measured". The raw clock
-    /// readings stay in the record.
     /// Whether any record's clock came from one chain of adds, which a
     /// renamer can fold: then no figure in cycles is drawn from any clock
     /// of this document.
@@ -211,47 +193,6 @@ impl Document {
     /// The machine's core clock, unless the document's clock is folded.
     pub fn trusted_core_ghz(&self) -> Option<f64> {
         (!self.clock_folded()).then(|| self.machine.core_ghz()).flatten()
-    }
-
-    pub fn recheck(&mut self) {
-        use crate::model::warnings::{Caution, Command};
-        self.machine.recheck_claims();
-        // Claims drawn from raw figures are drawn again by today's rules:
-        // call-chain steps named for the return stack (by size and depth,
-        // at a clock only two chains measured), loaded latency's bend.
-        let ghz = self.trusted_core_ghz();
-        for rec in &mut self.experiments {
-            match rec.outcome.as_mut() {
-                Some(Outcome::Calls(o)) => crate::analysis::steps::attribute_return_stack(&mut o.steps, ghz),
-                Some(Outcome::LoadedLatency(o)) => {
-                    // Only a changed verdict replaces the stored one: its
-                    // figures recomputed from parsed samples could differ
-                    // in the last bit, and a reader must get the same
-                    // document back.
-                    let again = crate::analysis::bend::bend(&o.points);
-                    if std::mem::discriminant(&again) != std::mem::discriminant(&o.bend) {
-                        o.bend = again;
-                    }
-                }
-                _ => {}
-            }
-        }
-        for rec in &mut self.experiments {
-            let Some(old) = rec.core_clock.iter().find(|c| !c.two_chains()) else { continue };
-            let reason = format!(
-                "this document's clock ({:.2} GHz) came from one chain of adds, which a renamer can fold",
-                old.ghz
-            );
-            match rec.outcome.as_mut() {
-                Some(Outcome::Latency(o)) => o.levels.iter_mut().for_each(|l| l.cycles = None),
-                Some(Outcome::Tlb(o)) => o.walk_cycles = None,
-                _ => {}
-            }
-            rec.warnings.retain(|w| w.code != "clock-moved");
-            if !rec.warnings.iter().any(|w| w.code == "clock-not-measured") {
-                rec.warnings.push(Caution::ClockNotMeasured { reason }.render(Command::Run));
-            }
-        }
     }
 
     pub fn to_json(&self) -> String {
@@ -324,7 +265,7 @@ mod tests {
     /// `$id`, its title and its `schema_version` constant alike.
     #[test]
     fn the_schema_file_names_the_version_written() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/results.schema.json");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema/results.schema.json");
         let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         let v = SCHEMA_VERSION;
         assert_eq!(schema["$id"], format!("https://memperf.invalid/schema/results-{v}.json"));
@@ -336,12 +277,12 @@ mod tests {
     /// the traffic those kernels had: 8 bytes read, bus bytes = bytes.
     #[test]
     fn a_version_2_document_is_upgraded() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/minimal-bandwidth.json");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/minimal-bandwidth.json");
         let text = std::fs::read_to_string(path).unwrap();
         assert!(text.contains("\"schema_version\": 2"), "the fixture is a version-2 document");
         let doc = Document::from_json(&text).unwrap();
         assert_eq!(doc.schema_version, SCHEMA_VERSION);
-        let bw = doc.outcome::<crate::model::outcome::bandwidth::Outcome>().unwrap();
+        let bw = doc.outcome::<crate::outcome::bandwidth::Outcome>().unwrap();
         for r in &bw.results {
             assert_eq!(r.traffic.bytes_read_per_element, 8);
             assert_eq!((r.traffic.bytes_written_per_element, r.traffic.write_allocate_bytes_per_element), (0, 0));

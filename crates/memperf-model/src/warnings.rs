@@ -6,7 +6,7 @@
 //! The document stores the rendered [`Warning`] (code, message, fix), so a
 //! renderer needs nothing but the document.
 
-use crate::model::document::Warning;
+use crate::document::Warning;
 use crate::units::Bytes;
 
 /// The command a fix is written for.
@@ -170,7 +170,7 @@ pub enum Caution {
 
 /// How to get `pages` free hugetlb pages of `page` size for `cmd`.
 pub fn reserve_fix(page: Bytes, pages: u64, cmd: Command) -> String {
-    let sys = crate::memory::reserve::pool_command(page, pages);
+    let sys = crate::memory::pool_command(page, pages);
     // `info` measures nothing: the suite is what the pages are for.
     let cmd = if cmd == Command::Sub("info") { Command::Run } else { cmd };
     format!("{} --reserve-hugepages (as root), or {sys} (as root)", cmd.invocation())

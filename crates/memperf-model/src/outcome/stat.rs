@@ -20,18 +20,6 @@ pub struct EventCount {
     pub status: CounterStatus,
 }
 
-impl EventCount {
-    /// The count of `spec`, under its own name and description.
-    pub fn of(spec: &crate::counters::EventSpec, status: CounterStatus) -> EventCount {
-        EventCount {
-            name: spec.name.clone(),
-            description: spec.description.clone(),
-            software: spec.is_software(),
-            status,
-        }
-    }
-}
-
 /// Counts during one interval (`-I`): the change of each event since the
 /// previous row, in the order of `events`; `None` where nothing was counted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

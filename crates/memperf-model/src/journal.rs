@@ -4,8 +4,8 @@
 //! `kill -9` leaves every experiment that finished, and `memperf report`
 //! rebuilds the document and the report from it.
 
+use crate::document::{Document, ExperimentRecord};
 use crate::error::{Error, Result};
-use crate::model::document::{Document, ExperimentRecord};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -63,15 +63,8 @@ impl Journal {
     }
 }
 
-/// Rebuilds a document from a journal. A last line cut short by a crash is
-/// left out and reported on stderr; any other malformed line, a header of
-/// another schema version, or a second header is an error.
-pub fn read(path: &Path) -> Result<Document> {
-    let text = crate::input::read_text(path, crate::input::DOCUMENT_LIMIT, "journal")?;
-    parse(&text, path)
-}
-
-/// A journal's text as a document (`path` names it in errors).
+/// A journal's text as a document (`path` names it in errors), its claims
+/// as written (`memperf::model::journal::read` judges them again).
 pub fn parse(text: &str, path: &Path) -> Result<Document> {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let mut doc: Option<Document> = None;
@@ -104,7 +97,6 @@ pub fn parse(text: &str, path: &Path) -> Result<Document> {
     let mut doc =
         doc.ok_or_else(|| Error::usage(format!("{} has no header: not a memperf journal", path.display())))?;
     doc.mark_never_ran();
-    doc.recheck();
     Ok(doc)
 }
 
@@ -113,37 +105,13 @@ fn check_header_version(path: &Path, line: &str) -> Result<()> {
     let v: serde_json::Value =
         serde_json::from_str(line).map_err(|_| Error::usage(format!("{} is not a memperf journal", path.display())))?;
     let version = v.get("header").and_then(|h| h.get("schema_version")).and_then(|x| x.as_u64());
-    if version != Some(crate::model::document::SCHEMA_VERSION as u64) {
+    if version != Some(crate::document::SCHEMA_VERSION as u64) {
         return Err(Error::usage(format!(
             "{}: schema_version {} — this memperf reads version {}",
             path.display(),
             version.map(|v| v.to_string()).unwrap_or_else(|| "(missing)".into()),
-            crate::model::document::SCHEMA_VERSION
+            crate::document::SCHEMA_VERSION
         )));
     }
     Ok(())
-}
-
-/// Reads a document from `results.json`, a journal, or a folder holding
-/// either (results.json preferred).
-pub fn load(path: &Path) -> Result<Document> {
-    if path.is_dir() {
-        let json = path.join("results.json");
-        let journal = path.join(FILE);
-        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-        // The newer of the two: a journal written after results.json holds
-        // experiments the stale document lacks.
-        match (json.exists(), journal.exists()) {
-            (true, true) if modified(&journal) > modified(&json) => return read(&journal),
-            (true, _) => return load(&json),
-            (false, true) => return read(&journal),
-            (false, false) => {}
-        }
-        return Err(Error::usage(format!("{} holds neither results.json nor {FILE}", path.display())));
-    }
-    if path.extension().is_some_and(|e| e == "jsonl") {
-        return read(path);
-    }
-    let text = crate::input::read_text(path, crate::input::DOCUMENT_LIMIT, "document")?;
-    Document::from_json(&text).map_err(|e| Error { message: format!("{}: {}", path.display(), e.message), ..e })
 }

@@ -4,8 +4,8 @@
 use crate::analysis;
 use crate::kernels::{Hint, StreamShape, Traffic};
 use crate::memory::{Backing, PagePolicy};
-use crate::timing::schedule::{Direction, Ratio};
 use crate::timing::Summary;
+use crate::timing::{Direction, Ratio};
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 

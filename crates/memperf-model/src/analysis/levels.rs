@@ -1,0 +1,26 @@
+//! What a latency curve says about the cache levels.
+
+use crate::units::Bytes;
+use serde::{Deserialize, Serialize};
+
+use super::knees::Level;
+
+/// What a latency curve says about the cache levels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CacheLevelsFound {
+    /// The levels, nearest first (the last one may be the far level).
+    pub levels: Vec<Level>,
+    /// The largest working set still inside the last cache level, and the
+    /// first one past it: the last cache ends between the two.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_cache_end: Option<(Bytes, Bytes)>,
+    /// First working set of the far level, when the curve confirms one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub far_from: Option<Bytes>,
+    /// ns per load at the far level's largest working set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub far_ns: Option<f64>,
+    /// Why no far level is confirmed, when none is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub far_not_reached: Option<String>,
+}

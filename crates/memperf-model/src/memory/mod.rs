@@ -1,0 +1,39 @@
+//! How memory was backed: the page policy asked for and what a region got.
+
+pub mod policy;
+
+pub use policy::PagePolicy;
+
+use crate::units::Bytes;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// What a region asked for and what it got.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Backing {
+    pub requested: PagePolicy,
+    pub size_bytes: Bytes,
+    /// The page size of the whole region; `None` when it is partly on huge
+    /// pages (no single page size) or before it was read back.
+    pub page_size_bytes: Option<Bytes>,
+    /// Bytes backed by huge pages, read back after touching; `None` if
+    /// smaps could not be read.
+    pub huge_bytes: Option<Bytes>,
+    /// `huge_bytes / size_bytes`.
+    pub huge_fraction: Option<f64>,
+}
+
+/// The shell command that sets a pool to `pages` pages: the one place that
+/// spells the pool's file (the fixes of errors and warnings use it).
+pub fn pool_command(page: Bytes, pages: u64) -> String {
+    if page.0 == 2 << 20 {
+        format!("echo {pages} > /proc/sys/vm/nr_hugepages")
+    } else {
+        format!("echo {pages} > {}", pool_dir(page).join("nr_hugepages").display())
+    }
+}
+
+/// The sysfs folder of the hugetlb pool of `page`-sized pages.
+pub fn pool_dir(page: Bytes) -> PathBuf {
+    PathBuf::from(format!("/sys/kernel/mm/hugepages/hugepages-{}kB", page.0 / 1024))
+}
