@@ -8,7 +8,7 @@
 //! memory runs out.
 
 use crate::error::{Error, Result};
-use crate::report::sink::{kind, one_line, refuse};
+use crate::sink::{kind, one_line, refuse};
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;

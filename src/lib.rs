@@ -20,6 +20,7 @@ pub mod process;
 pub mod region;
 pub mod report;
 pub mod rng;
+pub mod sink;
 pub mod timing;
 pub use memperf_model::units;
 

@@ -2,12 +2,12 @@
 //! one result document → export it (table, JSON, results folder).
 
 use clap::Parser;
+use memperf::cli::export;
 use memperf::cli::{progress::TerminalProgress, Cli, Command};
 use memperf::error::{Error, Result};
 use memperf::experiments::{plan, NoProgress, Preset, INTERRUPTED};
 use memperf::machine::Fingerprint;
 use memperf::model::journal::Journal;
-use memperf::report::export;
 use memperf::timing::MonotonicClock;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -128,8 +128,9 @@ fn run(cli: Cli) -> Result<u8> {
             j.append(rec)?;
         }
         if live_tables {
-            let text =
-                memperf::report::sink::for_terminal(1, || format!("{}\n", memperf::report::text::experiment(doc, rec)));
+            let text = memperf::report::table::for_terminal(1, || {
+                format!("{}\n", memperf::report::text::experiment(doc, rec))
+            });
             let print = || memperf::report::sink::stdout(memperf::report::sink::terminal_safe(&text).as_bytes());
             match &bar {
                 Some(b) => b.suspend(print)?,
@@ -160,7 +161,7 @@ fn run(cli: Cli) -> Result<u8> {
 /// stderr; the report goes to stderr after it ends; memperf exits with the
 /// program's status.
 fn stat(args: &memperf::cli::stat::StatArgs) -> Result<u8> {
-    use memperf::report::export::Output;
+    use memperf::cli::export::Output;
     let machine = memperf::machine::collect();
     let mut params = args.params(&machine)?;
     let out = Output {
@@ -199,7 +200,7 @@ fn stat(args: &memperf::cli::stat::StatArgs) -> Result<u8> {
         outcome.into(),
         started.elapsed().as_secs_f64(),
     );
-    let report = memperf::report::sink::for_terminal(2, || memperf::report::text::render(&doc));
+    let report = memperf::report::table::for_terminal(2, || memperf::report::text::render(&doc));
     eprint!("{}", memperf::report::sink::terminal_safe(&report));
     export::export(&doc, &out)?;
     Ok(status)
@@ -281,7 +282,7 @@ fn export_observation(
     params: &impl serde::Serialize,
     outcome: memperf::model::Outcome,
     started: std::time::Instant,
-    out: &memperf::report::export::Output,
+    out: &memperf::cli::export::Output,
 ) -> Result<memperf::model::Document> {
     let params_json = serde_json::to_value(params).expect("params serialise");
     let doc = plan::observation_document(machine, clock, name, params_json, outcome, started.elapsed().as_secs_f64());
@@ -334,7 +335,7 @@ fn merge(a: &memperf::cli::MergeArgs) -> Result<u8> {
     if let Some(p) = &a.csv {
         sink::write(p, fleet::text::csv(&f).as_bytes())?;
     }
-    sink::stdout(sink::for_terminal(1, || fleet::text::render(&f)).as_bytes())?;
+    sink::stdout(memperf::report::table::for_terminal(1, || fleet::text::render(&f)).as_bytes())?;
     Ok(if f.failed() { 3 } else { 0 })
 }
 

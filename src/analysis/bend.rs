@@ -2,7 +2,7 @@
 //! which latency stays near idle, judged only where the curve leaves idle
 //! for good, on two points at least.
 
-use crate::model::outcome::loaded_latency::{Bend, Point};
+use memperf_model::outcome::loaded_latency::{Bend, Point};
 
 /// Where the curve leaves the idle latency for good: the highest-bandwidth
 /// point after which every point (by bandwidth), two at least, lies beyond

@@ -5,8 +5,8 @@
 //! the other half.
 
 use crate::kernels::calls::Linkage;
-use crate::model::outcome::calls::{CurveStep, StepUp};
 use crate::timing::Ratio;
+use memperf_model::outcome::calls::{CurveStep, StepUp};
 
 /// Marginals needed on each side of a split.
 const STEP_SIDE: usize = 3;

@@ -6,6 +6,7 @@
 pub mod bandwidth;
 pub mod c2c;
 pub mod calls;
+pub mod export;
 pub mod hugepages;
 pub mod latency;
 pub mod loaded_latency;
@@ -23,8 +24,8 @@ use crate::experiments::plan::{Job, Plan};
 use crate::experiments::Preset;
 use crate::machine::Fingerprint;
 use crate::model::about;
-use crate::report::export::Output;
 use clap::{Args, Parser, Subcommand};
+use export::Output;
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]

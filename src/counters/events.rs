@@ -8,7 +8,7 @@
 //! page walks on the CPUs memperf meets are data, in `named_events.json`,
 //! matched by CPUID vendor, family and model.
 
-use crate::model::cpu::CpuIdentity;
+use memperf_model::cpu::CpuIdentity;
 use serde::{Deserialize, Serialize};
 
 /// perf_event_attr.type values (linux/perf_event.h).

@@ -263,8 +263,8 @@ pub fn pmu_names() -> Vec<String> {
 
 /// The count of `spec` as the document holds it, under its own name and
 /// description.
-pub fn event_count(spec: &EventSpec, status: CounterStatus) -> crate::model::outcome::stat::EventCount {
-    crate::model::outcome::stat::EventCount {
+pub fn event_count(spec: &EventSpec, status: CounterStatus) -> memperf_model::outcome::stat::EventCount {
+    memperf_model::outcome::stat::EventCount {
         name: spec.name.clone(),
         description: spec.description.clone(),
         software: spec.is_software(),

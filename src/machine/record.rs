@@ -68,8 +68,8 @@ fn expand(root: &Path, pattern: &str) -> Vec<PathBuf> {
 pub fn record(root: &Path, cpuid: &CpuidSource, dir: &Path) -> Result<usize> {
     let io = |what: &Path, e| Error::io(format!("recording into {}", what.display()), e);
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
-    crate::report::sink::write(&dir.join("cpuid.txt"), cpuid.dump().as_bytes())?;
-    crate::report::sink::write(&dir.join("arch"), format!("{}\n", std::env::consts::ARCH).as_bytes())?;
+    crate::sink::write(&dir.join("cpuid.txt"), cpuid.dump().as_bytes())?;
+    crate::sink::write(&dir.join("arch"), format!("{}\n", std::env::consts::ARCH).as_bytes())?;
     let mut n = 2;
     for rel in FILES.iter().flat_map(|p| expand(root, p)) {
         // Unreadable files (permissions) are left out, as the fingerprint

@@ -2,7 +2,9 @@
 //! memory from /proc/meminfo, huge-page pools, THP mode, kernel release.
 //! Every reader takes the root path so tests can point it at a fixture tree.
 
+pub use crate::memory::meminfo;
 use crate::units::Bytes;
+pub use crate::units::{count_cpu_list, cpu_list};
 pub use memperf_model::machine::sysfs::{HugePagePool, SysfsCache, ThpSettings};
 use std::fs;
 use std::path::Path;
@@ -21,27 +23,6 @@ pub fn parse_sysfs_size(text: &str) -> Option<Bytes> {
         _ => (t, 1),
     };
     num.parse::<u64>().ok().map(|n| Bytes(n * mult))
-}
-
-/// The CPUs (or nodes) of a sysfs list such as `0-3,8,10-11`; malformed
-/// parts are left out.
-pub fn cpu_list(text: &str) -> Vec<usize> {
-    text.split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .flat_map(|p| match p.split_once('-') {
-            Some((a, b)) => match (a.parse::<usize>(), b.parse::<usize>()) {
-                (Ok(a), Ok(b)) if a <= b => (a..=b).collect(),
-                _ => Vec::new(),
-            },
-            None => p.parse().into_iter().collect(),
-        })
-        .collect()
-}
-
-/// Counts the CPUs in a list such as `0-3,8,10-11`.
-pub fn count_cpu_list(list: &str) -> usize {
-    cpu_list(list).len()
 }
 
 /// Caches of cpu0 under `root` (normally `/sys/devices/system/cpu`).
@@ -88,18 +69,6 @@ pub fn topology(root: &Path) -> (usize, usize, usize) {
     }
     let logical = online.max(1);
     (logical, cores.len().max(1), sockets.len().max(1))
-}
-
-/// Total and available memory from a meminfo text.
-pub fn meminfo(text: &str) -> (Option<Bytes>, Option<Bytes>) {
-    let field = |name: &str| {
-        text.lines().find_map(|l| {
-            let rest = l.strip_prefix(name)?.strip_prefix(':')?;
-            let kb: u64 = rest.split_whitespace().next()?.parse().ok()?;
-            Some(Bytes(kb * 1024))
-        })
-    };
-    (field("MemTotal"), field("MemAvailable"))
 }
 
 /// Hugetlb pools under `root` (normally `/sys/kernel/mm/hugepages`), by size.

@@ -26,6 +26,18 @@ pub fn check_fits(need: Bytes, available: Option<Bytes>, what: &str, fix: impl I
     }
 }
 
+/// Total and available memory from a meminfo text.
+pub fn meminfo(text: &str) -> (Option<Bytes>, Option<Bytes>) {
+    let field = |name: &str| {
+        text.lines().find_map(|l| {
+            let rest = l.strip_prefix(name)?.strip_prefix(':')?;
+            let kb: u64 = rest.split_whitespace().next()?.parse().ok()?;
+            Some(Bytes(kb * 1024))
+        })
+    };
+    (field("MemTotal"), field("MemAvailable"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,9 +16,9 @@ pub struct Node {
 /// empty when the kernel has no NUMA support (no such folder).
 pub fn nodes(root: &Path) -> Vec<Node> {
     let read = |p: &Path| std::fs::read_to_string(p).ok();
-    let list = |t: Option<String>| t.map(|t| crate::machine::sysfs::cpu_list(&t)).unwrap_or_default();
+    let list = |t: Option<String>| t.map(|t| crate::units::cpu_list(&t)).unwrap_or_default();
     let online = list(read(&root.join("online")));
-    let with_memory = read(&root.join("has_memory")).map(|t| crate::machine::sysfs::cpu_list(&t));
+    let with_memory = read(&root.join("has_memory")).map(|t| crate::units::cpu_list(&t));
     online
         .into_iter()
         .map(|id| Node {

@@ -178,7 +178,7 @@ fn check_memory_available(policy: PagePolicy, len: usize) -> Result<()> {
         return Ok(()); // the pool, not MemAvailable, limits these; mmap says ENOMEM
     }
     let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    let (_, avail) = crate::machine::sysfs::meminfo(&text);
+    let (_, avail) = super::meminfo(&text);
     let fix = format!("use a size below {}", avail.unwrap_or_default());
     super::check_fits(Bytes(len as u64), avail, &format!("a {policy} region of {}", Bytes(len as u64)), fix)
 }

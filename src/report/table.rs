@@ -129,6 +129,13 @@ pub fn gbps(bytes_per_s: f64) -> String {
     format!("{:.2}", bytes_per_s / 1e9)
 }
 
+/// What `render` makes, for a terminal on `fd`: tables fitted, long lines
+/// wrapped; unchanged where `fd` is not a terminal.
+pub fn for_terminal(fd: i32, render: impl FnOnce() -> String) -> String {
+    let width = crate::sink::terminal_width(fd);
+    crate::sink::fit(&with_width(width, render), width)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

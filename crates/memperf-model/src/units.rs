@@ -237,6 +237,27 @@ pub fn readable(value: f64, unit: &str) -> String {
     format!("{value:.digits$} {unit}").trim_end().to_string()
 }
 
+/// The CPUs (or nodes) of a sysfs list such as `0-3,8,10-11`; malformed
+/// parts are left out.
+pub fn cpu_list(text: &str) -> Vec<usize> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .flat_map(|p| match p.split_once('-') {
+            Some((a, b)) => match (a.parse::<usize>(), b.parse::<usize>()) {
+                (Ok(a), Ok(b)) if a <= b => (a..=b).collect(),
+                _ => Vec::new(),
+            },
+            None => p.parse().into_iter().collect(),
+        })
+        .collect()
+}
+
+/// Counts the CPUs in a list such as `0-3,8,10-11`.
+pub fn count_cpu_list(list: &str) -> usize {
+    cpu_list(list).len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,8 +2,8 @@
 //! mapping, the phases, the mappings of the longest phase, the verdict.
 
 use crate::error::Result;
-use crate::experiments::wss::mapping_name;
 use crate::model::document::Document;
+use crate::model::outcome::wss::{judged_phase, mapping_name};
 use crate::model::outcome::wss::{Outcome, Phase, Reach};
 use crate::report::headlines::{metric, Metric};
 use crate::report::heatmap::{HeatMap, Row};
@@ -250,7 +250,7 @@ fn wss_metrics(o: &Outcome) -> Vec<Metric> {
     let samples = |p: &Phase| -> Vec<f64> {
         o.intervals.iter().filter(|i| i.t_s > p.from_s && i.t_s <= p.to_s).map(|i| mib(i.hot_bytes())).collect()
     };
-    let judged = crate::experiments::wss::judged_phase(o).map(|p| {
+    let judged = judged_phase(o).map(|p| {
         let name = "wss hot set of the largest lasting phase".to_string();
         metric("wss.hot_set_judged", &[], name, "MiB", samples(p), mib(p.hot_bytes), false)
     });

@@ -166,3 +166,25 @@ pub struct Outcome {
     /// False when no interval could be sampled.
     pub valid: bool,
 }
+
+/// "the anonymous mapping at 0x7f…", "[heap]", "/usr/lib/x.so".
+pub fn mapping_name(m: &Mapping) -> String {
+    let owner = m.process.map(|p| format!("pid {p}'s ")).unwrap_or_default();
+    let name = match m.kind {
+        MappingKind::Anonymous => format!("anonymous mapping at {:#x}", m.start),
+        MappingKind::File | MappingKind::Shared if !m.path.is_empty() => {
+            format!("{} mapping of {}", m.kind.name(), m.path)
+        }
+        _ if !m.path.is_empty() => m.path.clone(),
+        _ => format!("{} mapping at {:#x}", m.kind.name(), m.start),
+    };
+    format!("{owner}{name}")
+}
+
+/// The phase the verdict is about: the largest hot set that lasted two
+/// intervals or more (the one that asks most of the TLB), else the
+/// largest.
+pub fn judged_phase(o: &Outcome) -> Option<&Phase> {
+    let largest = |min: usize| o.phases.iter().filter(move |p| p.intervals >= min).max_by_key(|p| p.hot_bytes);
+    largest(2).or_else(|| largest(1))
+}

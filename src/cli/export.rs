@@ -3,10 +3,9 @@
 //! report.html).
 //! Every file is written atomically.
 
-use super::sink;
-use super::{html, plots, text};
 use crate::error::{Error, Result};
 use crate::model::document::Document;
+use crate::report::{html, plots, sink, table, text};
 use std::path::{Path, PathBuf};
 
 /// Where a command's document goes.
@@ -101,15 +100,15 @@ fn check_results_folder(dir: &Path) -> Result<()> {
 }
 
 pub fn export(doc: &Document, out: &Output) -> Result<()> {
-    eprint!("{}", sink::terminal_safe(&sink::for_terminal(2, || text::warnings(doc))));
+    eprint!("{}", sink::terminal_safe(&table::for_terminal(2, || text::warnings(doc))));
     if out.table {
-        sink::stdout(sink::for_terminal(1, || text::render(doc)).as_bytes())?;
+        sink::stdout(table::for_terminal(1, || text::render(doc)).as_bytes())?;
     }
     if let Some(path) = &out.json {
         sink::write(path, doc.to_json().as_bytes())?;
     }
     if let Some(path) = &out.openmetrics {
-        sink::write(path, super::openmetrics::render(doc).as_bytes())?;
+        sink::write(path, crate::report::openmetrics::render(doc).as_bytes())?;
     }
     if let Some(path) = &out.csv {
         sink::write(path, csv(doc).as_bytes())?;
@@ -126,12 +125,12 @@ pub fn export(doc: &Document, out: &Output) -> Result<()> {
 /// The document as CSV: a lone outcome's own CSV where it has one (stat,
 /// wss), else the tidy CSV of every table.
 pub fn csv(doc: &Document) -> String {
-    let outcomes = super::outcome::outcomes(doc);
+    let outcomes = crate::report::outcome::outcomes(doc);
     match outcomes.as_slice() {
-        [one] => super::outcome::of(one).csv(),
+        [one] => crate::report::outcome::of(one).csv(),
         _ => None,
     }
-    .unwrap_or_else(|| super::tidy::document(doc))
+    .unwrap_or_else(|| crate::report::tidy::document(doc))
 }
 
 /// results.json, every plot and report.html, in `dir` (created if needed).
@@ -209,7 +208,7 @@ pub fn compare(
         json.map(|p| ("--json", p)).into_iter().chain(html_out.map(|p| ("--html", p))).collect();
     sink::check_all(&outputs, &[a, b])?;
     let (da, db) = (crate::model::journal::load(a)?, crate::model::journal::load(b)?);
-    let c = super::compare::compare(&da, &db, threshold_pct);
+    let c = crate::report::compare::compare(&da, &db, threshold_pct);
     if c.rows.is_empty() && !c.left_out.is_empty() && c.left_out.iter().all(|l| !l.contains("only in")) {
         return Err(Error::usage(format!(
             "{} and {}: no headline could be compared ({})",
@@ -234,7 +233,7 @@ pub fn compare(
         sink::write(h, html::compare_page(&c, &overlays).as_bytes())?;
     }
     if json != Some(Path::new("-")) && html_out != Some(Path::new("-")) {
-        sink::stdout(super::compare::text(&c).as_bytes())?;
+        sink::stdout(crate::report::compare::text(&c).as_bytes())?;
     }
     Ok(if c.regressions().next().is_some() { 3 } else { 0 })
 }

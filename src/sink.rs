@@ -360,13 +360,6 @@ pub fn fit(text: &str, width: Option<usize>) -> String {
     out
 }
 
-/// What `render` makes, for a terminal on `fd`: tables fitted, long lines
-/// wrapped; unchanged where `fd` is not a terminal.
-pub fn for_terminal(fd: i32, render: impl FnOnce() -> String) -> String {
-    let width = terminal_width(fd);
-    fit(&crate::report::table::with_width(width, render), width)
-}
-
 /// Text safe as one line of a terminal or a line-based file: every
 /// control character, line breaks included, becomes `?`, so a crafted name
 /// can neither drive the terminal nor forge a line of its own.
