@@ -23,6 +23,7 @@ pub mod plan;
 pub mod prefetch_fault;
 pub mod reanalyze;
 pub mod registry;
+pub mod schema;
 pub mod stat;
 pub mod stream_arrays;
 pub mod tlb;

@@ -168,7 +168,7 @@ mod tests {
     #[test]
     fn every_entry_has_a_schema_branch() {
         let schema: serde_json::Value = serde_json::from_str(&read("schema/results.schema.json")).unwrap();
-        let record = &schema["$defs"]["experiment"];
+        let record = &schema["$defs"]["ExperimentRecord"];
         let names = record["properties"]["name"]["enum"].as_array().unwrap();
         let branches: Vec<&str> = record["allOf"]
             .as_array()

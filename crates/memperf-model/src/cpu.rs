@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// CPU identity, from CPUID.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuIdentity {
     pub vendor: String,
     pub model_name: String,

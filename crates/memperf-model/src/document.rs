@@ -22,7 +22,7 @@ pub const OLDEST_READABLE_VERSION: u32 = 2;
 
 /// A condition that weakens or limits a result, and what to do about it,
 /// as rendered from the catalogue ([`crate::Caution`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Warning {
     /// Stable identifier, e.g. `no-pmu`, `noisy`, `thp-partial`.
     pub code: String,
@@ -30,7 +30,7 @@ pub struct Warning {
     pub fix: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
     Completed,
@@ -43,7 +43,7 @@ pub enum Status {
 }
 
 /// One experiment in the document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ExperimentRecord {
     pub name: String,
     pub status: Status,
@@ -66,7 +66,7 @@ pub struct ExperimentRecord {
 }
 
 /// Who produced the document: host, run id, and launcher rank if any.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Origin {
     pub hostname: String,
     pub run_id: String,
@@ -86,7 +86,7 @@ pub struct Origin {
     pub job_id: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Build {
     pub memperf_version: String,
     pub git_revision: String,
@@ -96,14 +96,14 @@ pub struct Build {
 }
 
 /// The clock every timed region uses.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ClockInfo {
     pub source: String,
     /// Smallest step seen between consecutive reads.
     pub granularity_ns: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Document {
     pub schema_version: u32,
     pub build: Build,

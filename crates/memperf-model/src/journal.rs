@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 pub const FILE: &str = "journal.jsonl";
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum Line {
     Header(Box<Document>),

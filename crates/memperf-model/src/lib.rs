@@ -26,6 +26,7 @@ pub mod machine;
 pub mod memory;
 pub mod outcome;
 pub mod process;
+pub mod schema;
 pub mod timing;
 pub mod units;
 pub mod warnings;

@@ -8,12 +8,14 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A count of bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(transparent)]
 pub struct Bytes(pub u64);
 
 /// A duration in nanoseconds, as a float: per-operation figures are fractional.
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct Nanos(pub f64);
 
@@ -107,7 +109,7 @@ pub fn parse_nonzero_size(text: &str) -> Result<Bytes> {
 }
 
 /// An inclusive arithmetic range `START:END:STEP` of non-negative integers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Sweep {
     pub start: u64,
     pub end: u64,

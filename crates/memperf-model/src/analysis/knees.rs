@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One level of a stepped curve.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Level {
     /// Smallest and largest x of the points in this level.
     pub from_x: f64,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::knees::Level;
 
 /// What a latency curve says about the cache levels.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CacheLevelsFound {
     /// The levels, nearest first (the last one may be the far level).
     pub levels: Vec<Level>,

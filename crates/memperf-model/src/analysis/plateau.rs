@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The plateau, or why there is none.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Plateau {
     Found {

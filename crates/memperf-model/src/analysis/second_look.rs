@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What the halves said.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum SecondLook {
     /// Both halves reach the whole's verdict.

@@ -3,8 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 /// What a metric came to.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "status", rename_all = "kebab-case")]
+#[schemars(rename = "MetricOutcome")]
 pub enum Outcome {
     Computed {
         value: f64,
@@ -20,7 +21,7 @@ pub enum Outcome {
 }
 
 /// A metric as the document records it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Metric {
     pub name: String,
     pub unit: String,

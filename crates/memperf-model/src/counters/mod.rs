@@ -7,7 +7,7 @@ pub mod sanity;
 use serde::{Deserialize, Serialize};
 
 /// What a counter yielded, as the document records it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum CounterStatus {
     /// Counted the whole time.
@@ -48,7 +48,7 @@ impl CounterStatus {
 }
 
 /// Whether hardware counters can be opened here, and if not, why.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PmuStatus {
     pub hardware_counters: bool,
     pub software_counters: bool,

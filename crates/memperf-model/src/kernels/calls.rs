@@ -5,8 +5,9 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// How one function of the chain reaches the other.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
+#[schemars(rename = "CallLinkage")]
 pub enum Linkage {
     Direct,
     Plt,

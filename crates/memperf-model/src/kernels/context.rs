@@ -6,7 +6,7 @@ use std::fmt;
 
 /// A save (and restore) of execution context.
 /// The document spells each as the command line does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum SaveOp {
     /// `__builtin_setjmp` / `__builtin_longjmp`: the compiler's own, saves
     /// three words.
@@ -83,7 +83,7 @@ impl fmt::Display for SaveOp {
 }
 
 /// How each interpreter operation is protected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Protection {
     /// A plain call: nothing could unwind to it.

@@ -9,7 +9,7 @@ use std::fmt;
 /// the write side. Read:write mixes are ratios of the bytes the program
 /// reads to those it writes: 1:0 is `simd`, 1:1 `copy`, 2:1 `triad`, and
 /// 3:1 (`a = b + c·d`, likwid-bench's `triad`) has a kernel of its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum StreamShape {
     /// One scalar accumulator: bound by the add latency.
@@ -116,7 +116,7 @@ impl fmt::Display for StreamShape {
 }
 
 /// Software prefetch hints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Hint {
     T0,
@@ -166,7 +166,7 @@ impl fmt::Display for Hint {
 }
 
 /// Metadata beside a kernel: what it moves and computes per element.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StreamKernelInfo {
     pub shape: StreamShape,
     pub hint: Option<Hint>,
@@ -181,7 +181,7 @@ pub struct StreamKernelInfo {
 /// writes), and the read of each written line that an ordinary store
 /// causes before it (write-allocate, "read for ownership"). Non-temporal
 /// stores and read-modify-write (whose line was just read) have none.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Traffic {
     pub bytes_read_per_element: u64,
     pub bytes_written_per_element: u64,

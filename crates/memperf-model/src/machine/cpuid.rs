@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::cpu::CpuIdentity;
 
 /// A cache as CPUID describes it, with the geometry its size comes from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuidCache {
     pub level: u8,
     pub kind: String,
@@ -21,7 +21,7 @@ pub struct CpuidCache {
 }
 
 /// One TLB structure for one page size, as CPUID describes it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TlbLevel {
     /// 1 for the first-level (L1) TLB, 2 for the second level.
     pub level: u8,

@@ -6,7 +6,7 @@ use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 
 /// One working set of the probe.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LevelPoint {
     pub size_bytes: Bytes,
     /// Median ns per load.
@@ -15,7 +15,7 @@ pub struct LevelPoint {
 }
 
 /// The measured cache levels.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MeasuredLevels {
     /// The page policy of the chase, and the share of it on huge pages.
     pub pages: PagePolicy,

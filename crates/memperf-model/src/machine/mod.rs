@@ -19,7 +19,7 @@ use sysfs::{HugePagePool, ThpSettings};
 
 /// One cache level as reported, with the CPUID cross-check and the
 /// plausibility of the claim.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Cache {
     pub level: u8,
     pub kind: String,
@@ -48,7 +48,7 @@ impl Cache {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Cpu {
     #[serde(flatten)]
     pub identity: CpuIdentity,
@@ -63,7 +63,7 @@ pub struct Cpu {
     pub nominal_clocks: Vec<Nominal>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Fingerprint {
     pub hostname: String,
     pub kernel: String,

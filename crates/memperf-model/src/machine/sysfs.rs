@@ -5,7 +5,7 @@ use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 
 /// A cache as sysfs describes it for cpu0.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SysfsCache {
     pub level: u8,
     pub kind: String,
@@ -19,7 +19,7 @@ pub struct SysfsCache {
 }
 
 /// One hugetlb pool.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HugePagePool {
     pub page_size_bytes: Bytes,
     pub total: u64,
@@ -36,7 +36,7 @@ impl HugePagePool {
 }
 
 /// Transparent huge page settings.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThpSettings {
     /// `always`, `madvise` or `never`; `unavailable` when the kernel has no THP.
     pub enabled: String,

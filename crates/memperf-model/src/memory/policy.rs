@@ -5,7 +5,7 @@ use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum PagePolicy {
     /// Base pages only (THP disabled for the region with MADV_NOHUGEPAGE).
     #[serde(rename = "4k")]

@@ -10,7 +10,7 @@ use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 
 /// What is measured in one sample.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Variant {
     pub pages: PagePolicy,
     pub threads: usize,
@@ -28,7 +28,8 @@ impl Variant {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "BandwidthVariant")]
 pub struct VariantResult {
     #[serde(flatten)]
     pub variant: Variant,
@@ -59,7 +60,8 @@ pub struct VariantResult {
 }
 
 /// The best plateau of one prefetch-distance curve, or why there is none.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "BandwidthPlateau")]
 pub struct Plateau {
     pub pages: PagePolicy,
     pub threads: usize,
@@ -69,7 +71,7 @@ pub struct Plateau {
 
 /// Whether software prefetch helps, at the distance chosen on half of the
 /// repetitions and confirmed on the other half against adjacent `simd`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PrefetchEffect {
     pub pages: PagePolicy,
     pub threads: usize,
@@ -105,7 +107,7 @@ impl PrefetchEffect {
 }
 
 /// What a confirmed ratio says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Effect {
     Helps,
@@ -138,7 +140,7 @@ impl Effect {
 /// The figures of one page policy and thread count. The headline is the
 /// plain `simd` kernel (no selection among variants, so no selection
 /// bias); the best variant is reported beside it with its hold-out figure.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Headline {
     pub pages: PagePolicy,
     pub threads: usize,
@@ -151,7 +153,7 @@ pub struct Headline {
 }
 
 /// Where the threads of one team ran, and where their memory lives.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Placement {
     pub threads: usize,
     /// CPU each thread was pinned to.
@@ -163,7 +165,8 @@ pub struct Placement {
     pub slice_nodes: Vec<Option<i32>>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "BandwidthOutcome")]
 pub struct Outcome {
     pub isa: String,
     pub size_bytes: Bytes,

@@ -7,7 +7,7 @@ use crate::timing::Summary;
 use serde::{Deserialize, Serialize};
 
 /// How two CPUs relate, from sysfs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Relation {
     /// Two hardware threads of one core.
@@ -33,7 +33,7 @@ impl Relation {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PairResult {
     /// The CPU that times (side A) and the other.
     pub a: usize,
@@ -48,7 +48,7 @@ pub struct PairResult {
     pub valid: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Group {
     pub relation: Relation,
     pub handoff: Handoff,
@@ -59,7 +59,8 @@ pub struct Group {
     pub max_ns: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "C2cOutcome")]
 pub struct Outcome {
     pub cpus: Vec<usize>,
     pub handoffs: Vec<Handoff>,

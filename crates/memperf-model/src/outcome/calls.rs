@@ -7,7 +7,8 @@ use crate::timing::{Ratio, Summary};
 use serde::{Deserialize, Serialize};
 
 /// One cell: a linkage at one depth on one thread count.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "CallsPoint")]
 pub struct Point {
     pub linkage: Linkage,
     pub threads: usize,
@@ -26,7 +27,7 @@ pub struct Point {
 }
 
 /// CPU time of one linkage and thread count, over all its samples.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuTime {
     pub linkage: Linkage,
     pub threads: usize,
@@ -37,7 +38,7 @@ pub struct CpuTime {
 }
 
 /// Where the cost of a call steps up as the chain deepens.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum StepUp {
     /// The marginal cost of one more call is higher past `after_depth` than
@@ -61,7 +62,7 @@ pub enum StepUp {
     NotMeasured { reason: String },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CurveStep {
     pub linkage: Linkage,
     pub threads: usize,
@@ -69,7 +70,7 @@ pub struct CurveStep {
 }
 
 /// What one change would save per call, at one depth, measured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Saving {
     /// `-fno-plt`, `inline (LTO, -fipa, -xipo)`, `link into one object`,
     /// `fewer live registers`.
@@ -83,7 +84,8 @@ pub struct Saving {
     pub speedup: Ratio,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "CallsOutcome")]
 pub struct Outcome {
     pub linkages: Vec<Linkage>,
     pub depths: Vec<u64>,

@@ -7,7 +7,7 @@ use crate::timing::{Ratio, Summary};
 use serde::{Deserialize, Serialize};
 
 /// Whether an operation enters the kernel, from measured system time.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum KernelEntry {
     /// At least 5% of the CPU time, and at least 12 ms of it, was system
@@ -41,7 +41,7 @@ impl KernelEntry {
 }
 
 /// One save operation on one thread count.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SaveCell {
     pub op: SaveOp,
     pub threads: usize,
@@ -59,7 +59,7 @@ pub struct SaveCell {
 }
 
 /// The interpreter with one kind of protection, one thread.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InterpCell {
     pub protection: Protection,
     pub ops_per_sample: u64,
@@ -72,7 +72,7 @@ pub struct InterpCell {
 }
 
 /// The Ruby lesson in figures.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Lesson {
     /// Heavy save's time over the cheapest correct save's, paired per
     /// repetition: the speed-up of removing the needless save.
@@ -81,7 +81,8 @@ pub struct Lesson {
     pub cheap_save_cost: Option<Ratio>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "ContextOutcome")]
 pub struct Outcome {
     pub threads: Vec<usize>,
     pub order_seed: u64,

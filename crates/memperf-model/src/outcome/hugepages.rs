@@ -10,7 +10,7 @@ use crate::timing::{Ratio, Summary};
 use serde::{Deserialize, Serialize};
 
 /// One side of the A/B.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Arm {
     /// `glibc.malloc.hugetlb=0`: malloc as usual.
@@ -39,7 +39,7 @@ impl Arm {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Run {
     pub arm: Arm,
     pub round: usize,
@@ -64,7 +64,7 @@ pub struct Run {
 }
 
 /// One of two groups of an arm's runs (see [`crate::analysis::modes`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Mode {
     /// Rounds (from 0) of the runs in this mode.
     pub rounds: Vec<usize>,
@@ -80,7 +80,7 @@ pub struct Mode {
 }
 
 /// A pair on the other side of 1 from every other pair of an arm.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LonePair {
     /// Round (from 0) of the pair.
     pub round: usize,
@@ -92,7 +92,7 @@ pub struct LonePair {
 }
 
 /// An arm whose runs fall into two separate groups.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Modes {
     pub fast: Mode,
     pub slow: Mode,
@@ -112,7 +112,7 @@ impl Run {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ArmSummary {
     pub arm: Arm,
     pub runs_ok: usize,
@@ -144,7 +144,8 @@ pub struct ArmSummary {
     pub second_look: Option<crate::analysis::second_look::SecondLook>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "HugepagesOutcome")]
 pub struct Outcome {
     pub command: Vec<String>,
     pub rounds: usize,

@@ -4,7 +4,7 @@ use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 
 /// Memory one TLB level maps when full, for one page size.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TlbReach {
     pub level: u8,
     pub kind: String,
@@ -15,7 +15,8 @@ pub struct TlbReach {
 
 /// The fingerprint itself is the document's `machine`; the outcome is what
 /// follows from it. The machine's warnings are the document's own.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "InfoOutcome")]
 pub struct Outcome {
     /// For L1 and L2 and each of 4 KiB, 2 MiB and 1 GiB pages; entries
     /// `None` where the CPU does not say.

@@ -9,7 +9,8 @@ use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 
 /// One working set under one policy and visiting order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "LatencyPoint")]
 pub struct Point {
     pub pages: PagePolicy,
     /// `random` or `page-local`.
@@ -27,7 +28,7 @@ pub struct Point {
 }
 
 /// A level of the random-order curve: between two knees.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencyLevel {
     pub pages: PagePolicy,
     /// `L1`, `L2`, `L3` (the knee after it lies within ×2 of that cache),
@@ -49,7 +50,7 @@ pub struct LatencyLevel {
 
 /// Policy B over policy A at one size: per-repetition ratio of the
 /// latencies, measured next to each other.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PolicyRatio {
     pub size_bytes: Bytes,
     pub a: PagePolicy,
@@ -57,7 +58,7 @@ pub struct PolicyRatio {
     pub ratio: Ratio,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MlpPoint {
     pub pages: PagePolicy,
     pub size_bytes: Bytes,
@@ -69,7 +70,8 @@ pub struct MlpPoint {
     pub valid: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "LatencyOutcome")]
 pub struct Outcome {
     pub seed: u64,
     /// Backing of the regions of the largest working set (the K-chain

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 
 /// One point of the curve: a delay (or no loaders at all), measured
 /// `repetitions` times.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "LoadedLatencyPoint")]
 pub struct Point {
     /// Delay each loader waits after each block; `None`: the idle point,
     /// no loader running.
@@ -40,7 +41,7 @@ pub struct Point {
 }
 
 /// Where the latency leaves the idle level.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Bend {
     /// The highest-bandwidth point whose latency is still within
@@ -53,7 +54,8 @@ pub enum Bend {
     TooFewPoints,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "LoadedLatencyOutcome")]
 pub struct Outcome {
     /// CPU of the chaser, and of the loaders.
     pub chaser_cpu: usize,

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 // A document holds one outcome per experiment, a dozen at most: the
 // largest variant's few hundred bytes cost nothing worth a Box.
 #[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "experiment", rename_all = "kebab-case")]
 pub enum Outcome {
     Info(info::Outcome),

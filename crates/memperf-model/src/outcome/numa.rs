@@ -6,7 +6,7 @@ use crate::timing::Summary;
 use serde::{Deserialize, Serialize};
 
 /// One node as the experiment used it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NodeInfo {
     pub id: usize,
     /// The node's CPUs this process may run on.
@@ -15,7 +15,7 @@ pub struct NodeInfo {
 }
 
 /// CPUs of `cpu_node` reading memory bound to `memory_node`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Cell {
     pub cpu_node: usize,
     pub memory_node: usize,
@@ -28,7 +28,8 @@ pub struct Cell {
     pub valid: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "NumaOutcome")]
 pub struct Outcome {
     pub nodes: Vec<NodeInfo>,
     /// Every (CPU node, memory node) pair; empty with fewer than two

@@ -4,7 +4,8 @@ use crate::memory::Backing;
 use crate::timing::{Ratio, Summary};
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "PageInitVariant")]
 pub struct VariantResult {
     /// `locked`, `lockfree`, `prefetch` or `parallel`.
     pub variant: String,
@@ -26,7 +27,7 @@ pub struct VariantResult {
 
 /// One store kernel over the descriptor array, measured interleaved with
 /// the variants.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StoreKernel {
     pub kernel: String,
     pub threads: usize,
@@ -34,7 +35,8 @@ pub struct StoreKernel {
     pub bytes_per_s: Summary,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "PageInitOutcome")]
 pub struct Outcome {
     pub segments: Vec<(u64, u64)>,
     pub pages: u64,

@@ -6,7 +6,7 @@ use crate::memory::PagePolicy;
 use crate::timing::{Ratio, Summary};
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Target {
     Mapped,
@@ -33,7 +33,7 @@ impl Target {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum LoopKind {
     /// Eight independent prefetches per step.
@@ -43,7 +43,7 @@ pub enum LoopKind {
 }
 
 /// How a target was checked to be what it claims.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TargetCheck {
     pub target: Target,
     /// Distinct pages (or lines, for NULL) the loops rotate over.
@@ -56,7 +56,7 @@ pub struct TargetCheck {
 }
 
 /// One (instruction, target, loop) cell.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PrefetchCell {
     /// Instruction (`prefetcht0` …) or `none` for the baseline loop.
     pub instruction: String,
@@ -80,14 +80,14 @@ pub struct PrefetchCell {
 }
 
 /// One verdict per instruction and loop kind.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verdict {
     pub instruction: String,
     pub loop_kind: LoopKind,
     pub finding: Finding,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Finding {
     /// At least one page fault per two prefetches of this target.
@@ -100,7 +100,7 @@ pub enum Finding {
     NotMeasured { reason: String },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ListCell {
     pub length: usize,
     /// `none`, `unguarded` or `guarded`.
@@ -113,7 +113,7 @@ pub struct ListCell {
     pub checksum_ok: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StrideResult {
     pub pages: PagePolicy,
     /// Read back after the measurement.
@@ -126,7 +126,7 @@ pub struct StrideResult {
     pub ns_per_access_with: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum TlbMissVerdict {
     /// Prefetching ahead speeds up the 4 KiB walk beyond the noise, though
@@ -145,7 +145,8 @@ pub enum TlbMissVerdict {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "PrefetchFaultOutcome")]
 pub struct Outcome {
     pub targets: Vec<TargetCheck>,
     pub cells: Vec<PrefetchCell>,

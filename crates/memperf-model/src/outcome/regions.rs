@@ -7,7 +7,7 @@ use crate::counters::metrics::Metric;
 use crate::counters::sanity::PmuCheck;
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Region {
     pub name: String,
     /// Completed begin/end pairs, over all threads.
@@ -21,7 +21,8 @@ pub struct Region {
     pub open_at_exit: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "RegionsOutcome")]
 pub struct Outcome {
     /// The instrumented program (argv[0]) and its pid.
     pub program: String,

@@ -11,7 +11,7 @@ use crate::process::{ChildUsage, Exit};
 use serde::{Deserialize, Serialize};
 
 /// One event's total over the run (or a region).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EventCount {
     pub name: String,
     pub description: String,
@@ -22,7 +22,8 @@ pub struct EventCount {
 
 /// Counts during one interval (`-I`): the change of each event since the
 /// previous row, in the order of `events`; `None` where nothing was counted.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "StatInterval")]
 pub struct Interval {
     /// Seconds since the program was released, at the end of the interval.
     pub t_s: f64,
@@ -32,7 +33,7 @@ pub struct Interval {
 
 /// Figures of this machine that the derived metrics use, and where they
 /// came from.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MachineFigures {
     /// The memperf result the walk cost came from.
     pub source: Option<String>,
@@ -54,7 +55,8 @@ pub struct MachineFigures {
     pub notes: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "StatOutcome")]
 pub struct Outcome {
     pub command: Vec<String>,
     pub exit: Exit,

@@ -8,7 +8,8 @@ use crate::timing::{Ratio, Summary};
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "TlbPoint")]
 pub struct Point {
     pub pages: PagePolicy,
     /// `own`: one line per page of the policy; `control`: one line every
@@ -26,7 +27,7 @@ pub struct Point {
     pub valid: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Sweep {
     Own,
@@ -34,7 +35,8 @@ pub enum Sweep {
 }
 
 /// A knee on one policy's curve: a TLB reach.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "TlbKnee")]
 pub struct Reach {
     pub pages: PagePolicy,
     /// The page size read back from the region (`None`: partly huge).
@@ -63,7 +65,7 @@ pub struct Reach {
 }
 
 /// Small pages minus the control at one page count, per repetition.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WalkCost {
     pub page_count: u64,
     pub control: PagePolicy,
@@ -74,7 +76,7 @@ pub struct WalkCost {
 
 /// Whether the control sweep measures what it must (the same lines with
 /// fewer translations).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Control {
     /// The control steps only where caches do: walk costs are derived.
@@ -89,7 +91,8 @@ pub enum Control {
     Unavailable { reason: String },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "TlbOutcome")]
 pub struct Outcome {
     pub seed: u64,
     /// Backing of each region, read back after the measurement.

@@ -10,7 +10,7 @@ use crate::memory::{Backing, PagePolicy};
 use crate::timing::{Ratio, Summary};
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PolicyResult {
     pub pages: PagePolicy,
     /// The three arrays' region, read back after the measurement.
@@ -37,7 +37,7 @@ pub struct PolicyResult {
 }
 
 /// The 2002 article's figures (UltraSPARC III, Solaris ISM).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Article {
     pub machine: String,
     pub seconds_small_pages: f64,
@@ -64,7 +64,8 @@ impl Article {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "WorkingSetOutcome")]
 pub struct Outcome {
     pub total_bytes: u64,
     pub row_floats: u64,

@@ -8,7 +8,7 @@ use crate::process::Exit;
 use serde::{Deserialize, Serialize};
 
 /// One mapping of the program, as first seen.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Mapping {
     pub start: u64,
     pub end: u64,
@@ -22,7 +22,7 @@ pub struct Mapping {
 }
 
 /// One mapping in one interval, in bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MappingSample {
     /// Index into [`Outcome::mappings`].
     pub mapping: usize,
@@ -48,7 +48,8 @@ pub struct MappingSample {
 }
 
 /// One interval: the mappings with resident memory at its end.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "WssInterval")]
 pub struct Interval {
     /// Seconds since the program started, at the interval's end.
     pub t_s: f64,
@@ -68,7 +69,7 @@ impl Interval {
 
 /// A stretch of intervals whose hot sets stay within a band of their
 /// median.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Phase {
     pub from_s: f64,
     pub to_s: f64,
@@ -99,7 +100,8 @@ pub struct Phase {
 }
 
 /// The TLB reach the hot set is set beside.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "WssReach")]
 pub struct Reach {
     /// Entries of the first-level data TLB for 4 KiB pages: the knee
     /// `memperf tlb` measured here, or CPUID's claim where none was.
@@ -136,7 +138,8 @@ pub struct Reach {
     pub caches_source: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "WssOutcome")]
 pub struct Outcome {
     pub command: Vec<String>,
     /// The process watched, when it was given with `--pid`.

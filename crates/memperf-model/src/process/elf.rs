@@ -3,8 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 /// What the program's ELF header says about its C library.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
+#[schemars(rename = "LibcLinkage")]
 pub enum Linkage {
     /// Dynamically linked through glibc's loader.
     Glibc { interpreter: String },

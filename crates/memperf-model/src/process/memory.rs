@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One sample of the program's memory.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MemorySample {
     /// Seconds since the program was released.
     pub t_s: f64,
@@ -22,7 +22,7 @@ impl MemorySample {
 }
 
 /// Peak and time-weighted huge-page coverage over a run's samples.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Coverage {
     pub samples: usize,
     pub peak_rss_bytes: u64,
@@ -50,7 +50,7 @@ pub fn coverage(samples: &[MemorySample]) -> Coverage {
 
 /// Differences of /proc/vmstat counters over one run: machine-wide, so
 /// they are the run's own only on an otherwise quiet machine.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KernelActivity {
     /// Allocations that stalled to compact memory (`compact_stall`).
     pub compact_stalls: u64,

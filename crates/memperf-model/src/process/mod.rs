@@ -8,7 +8,7 @@ pub mod pages;
 use serde::{Deserialize, Serialize};
 
 /// How the program ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "how", rename_all = "kebab-case")]
 pub enum Exit {
     Exited { code: i32 },
@@ -52,7 +52,7 @@ pub fn signal_name(signal: i32) -> &'static str {
 }
 
 /// What the kernel accounted to the child and the descendants it waited for (wait4).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChildUsage {
     pub user_s: f64,
     pub system_s: f64,

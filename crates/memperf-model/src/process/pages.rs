@@ -1,7 +1,9 @@
 //! What kind of memory a mapping is.
 
 /// What a mapping is, for a reader and for the huge-page verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum MappingKind {
     /// `[heap]`: the brk heap.

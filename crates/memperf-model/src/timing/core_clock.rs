@@ -14,7 +14,7 @@ pub const MAX_GHZ: f64 = 7.0;
 pub const NOMINAL_RATIO: f64 = 5.0;
 
 /// A measured core clock, believed: both chains agreed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CoreClock {
     /// The mean of the chains' medians, in GHz (cycles per ns).
     pub ghz: f64,
@@ -37,7 +37,7 @@ impl CoreClock {
 }
 
 /// One chain's figure.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChainFigure {
     /// `add-reg-reg`, `imul-reg-reg`, `eor-reg-reg`.
     pub method: String,
@@ -51,7 +51,7 @@ pub struct ChainFigure {
 }
 
 /// A clock the machine states (not a measurement of the core).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Nominal {
     /// `tsc` (its rate measured against CLOCK_MONOTONIC, where the TSC is
     /// invariant), `cpuid-0x16`, `brand-string`, `cpuinfo`.
@@ -60,7 +60,7 @@ pub struct Nominal {
 }
 
 /// Everything one measurement of the clock found.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ClockReading {
     pub methods: Vec<ChainFigure>,
     pub nominal: Vec<Nominal>,

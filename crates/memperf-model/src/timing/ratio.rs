@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A paired comparison: the per-repetition ratios' median and an interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Ratio {
     /// Pairs compared.
     pub n: usize,
@@ -23,7 +23,7 @@ pub struct Ratio {
 pub const MIN_PAIRS_FOR_VERDICT: usize = 5;
 
 /// Which way a ratio points, when its interval says so.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Direction {
     /// The whole interval lies above 1.

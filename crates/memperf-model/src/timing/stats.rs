@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Summary of a set of samples, in the samples' own unit.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     pub count: usize,
     pub min: f64,
