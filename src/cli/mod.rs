@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::experiments::plan::{Job, Plan};
 use crate::experiments::Preset;
 use crate::machine::Fingerprint;
-use crate::model::about;
+use crate::model::outcome;
 use clap::{Args, Parser, Subcommand};
 use export::Output;
 use std::path::PathBuf;
@@ -37,35 +37,35 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    #[command(about = about::INFO.summary)]
+    #[command(about = outcome::info::ABOUT.summary)]
     Info(InfoArgs),
-    #[command(about = about::BANDWIDTH.summary)]
+    #[command(about = outcome::bandwidth::ABOUT.summary)]
     Bandwidth(bandwidth::BandwidthArgs),
-    #[command(about = about::LATENCY.summary)]
+    #[command(about = outcome::latency::ABOUT.summary)]
     Latency(latency::LatencyArgs),
-    #[command(about = about::TLB.summary)]
+    #[command(about = outcome::tlb::ABOUT.summary)]
     Tlb(tlb::TlbArgs),
-    #[command(about = about::WORKING_SET.summary)]
+    #[command(about = outcome::working_set::ABOUT.summary)]
     WorkingSet(working_set::WorkingSetArgs),
-    #[command(about = about::PREFETCH_FAULT.summary)]
+    #[command(about = outcome::prefetch_fault::ABOUT.summary)]
     PrefetchFault(prefetch_fault::PrefetchFaultArgs),
-    #[command(about = about::PAGE_INIT.summary)]
+    #[command(about = outcome::page_init::ABOUT.summary)]
     PageInit(page_init::PageInitArgs),
-    #[command(about = about::CALLS.summary)]
+    #[command(about = outcome::calls::ABOUT.summary)]
     Calls(calls::CallsArgs),
-    #[command(about = about::CONTEXT.summary)]
+    #[command(about = outcome::context::ABOUT.summary)]
     Context(calls::ContextArgs),
-    #[command(about = about::STAT.summary)]
+    #[command(about = outcome::stat::ABOUT.summary)]
     Stat(stat::StatArgs),
-    #[command(about = about::HUGEPAGES.summary)]
+    #[command(about = outcome::hugepages::ABOUT.summary)]
     Hugepages(hugepages::HugepagesArgs),
-    #[command(about = about::WSS.summary)]
+    #[command(about = outcome::wss::ABOUT.summary)]
     Wss(wss::WssArgs),
-    #[command(about = about::C2C.summary)]
+    #[command(about = outcome::c2c::ABOUT.summary)]
     C2c(c2c::C2cArgs),
-    #[command(about = about::NUMA.summary)]
+    #[command(about = outcome::numa::ABOUT.summary)]
     Numa(NumaArgs),
-    #[command(about = about::LOADED_LATENCY.summary)]
+    #[command(about = outcome::loaded_latency::ABOUT.summary)]
     LoadedLatency(loaded_latency::LoadedLatencyArgs),
     /// The whole suite: one results folder with JSON, SVG plots and an HTML report.
     Run(RunArgs),

@@ -30,6 +30,35 @@ pub mod tlb;
 pub mod working_set;
 pub mod wss;
 
+use crate::model::outcome;
+use plan::Job;
+use registry::{suite, Entry, Runs};
+
+/// Every experiment, the suite's first and in the order the suite runs them
+/// (see `registry`): adding one is its `pub mod` above and its entry here.
+pub static EXPERIMENTS: &[Entry] = &[
+    suite(&outcome::info::ABOUT, |_, _| Job::of::<info::Info>(info::Params {})),
+    suite(&outcome::bandwidth::ABOUT, |p, m| Job::of::<bandwidth::Bandwidth>(bandwidth::Params::preset(p, m))),
+    suite(&outcome::latency::ABOUT, |p, m| Job::of::<latency::Latency>(latency::Params::preset(p, m))),
+    suite(&outcome::loaded_latency::ABOUT, |p, m| {
+        Job::of::<loaded_latency::LoadedLatency>(loaded_latency::Params::preset(p, m))
+    }),
+    suite(&outcome::numa::ABOUT, |p, m| Job::of::<numa::Numa>(numa::Params::preset(p, m))),
+    suite(&outcome::tlb::ABOUT, |p, _| Job::of::<tlb::Tlb>(tlb::Params::preset(p))),
+    suite(&outcome::working_set::ABOUT, |p, m| Job::of::<working_set::WorkingSet>(working_set::Params::preset(p, m))),
+    suite(&outcome::prefetch_fault::ABOUT, |p, _| {
+        Job::of::<prefetch_fault::PrefetchFault>(prefetch_fault::Params::preset(p))
+    }),
+    suite(&outcome::page_init::ABOUT, |p, _| Job::of::<page_init::PageInit>(page_init::Params::preset(p))),
+    suite(&outcome::calls::ABOUT, |p, _| Job::of::<calls::Calls>(calls::Params::preset(p))),
+    suite(&outcome::context::ABOUT, |p, _| Job::of::<context::ContextSaves>(context::Params::preset(p))),
+    suite(&outcome::c2c::ABOUT, |p, _| Job::of::<c2c::C2c>(c2c::Params::preset(p))),
+    Entry { about: &outcome::stat::ABOUT, runs: Runs::AroundProgram },
+    Entry { about: &outcome::hugepages::ABOUT, runs: Runs::AroundProgram },
+    Entry { about: &outcome::wss::ABOUT, runs: Runs::AroundProgram },
+    Entry { about: &outcome::regions::ABOUT, runs: Runs::FromProgram },
+];
+
 use crate::error::{Error, ErrorKind, Result};
 use crate::machine::Fingerprint;
 use crate::model::warnings::{Caution, Command};

@@ -9,12 +9,9 @@
 //! help is its summary, a branch in the schema and a row in the README.
 
 use super::plan::Job;
-use super::{
-    bandwidth, c2c, calls, context, info, latency, loaded_latency, numa, page_init, prefetch_fault, tlb, working_set,
-    Preset,
-};
+use super::Preset;
 use crate::machine::Fingerprint;
-use crate::model::about::{self, About};
+use crate::model::about::About;
 
 /// How an experiment runs.
 #[derive(Clone, Copy)]
@@ -50,31 +47,11 @@ impl Entry {
     }
 }
 
-const fn suite(about: &'static About, job: fn(Preset, &Fingerprint) -> Job) -> Entry {
+pub(super) const fn suite(about: &'static About, job: fn(Preset, &Fingerprint) -> Job) -> Entry {
     Entry { about, runs: Runs::Suite(job) }
 }
 
-/// Every experiment, the suite's first and in the order the suite runs them.
-pub static EXPERIMENTS: &[Entry] = &[
-    suite(&about::INFO, |_, _| Job::of::<info::Info>(info::Params {})),
-    suite(&about::BANDWIDTH, |p, m| Job::of::<bandwidth::Bandwidth>(bandwidth::Params::preset(p, m))),
-    suite(&about::LATENCY, |p, m| Job::of::<latency::Latency>(latency::Params::preset(p, m))),
-    suite(&about::LOADED_LATENCY, |p, m| {
-        Job::of::<loaded_latency::LoadedLatency>(loaded_latency::Params::preset(p, m))
-    }),
-    suite(&about::NUMA, |p, m| Job::of::<numa::Numa>(numa::Params::preset(p, m))),
-    suite(&about::TLB, |p, _| Job::of::<tlb::Tlb>(tlb::Params::preset(p))),
-    suite(&about::WORKING_SET, |p, m| Job::of::<working_set::WorkingSet>(working_set::Params::preset(p, m))),
-    suite(&about::PREFETCH_FAULT, |p, _| Job::of::<prefetch_fault::PrefetchFault>(prefetch_fault::Params::preset(p))),
-    suite(&about::PAGE_INIT, |p, _| Job::of::<page_init::PageInit>(page_init::Params::preset(p))),
-    suite(&about::CALLS, |p, _| Job::of::<calls::Calls>(calls::Params::preset(p))),
-    suite(&about::CONTEXT, |p, _| Job::of::<context::ContextSaves>(context::Params::preset(p))),
-    suite(&about::C2C, |p, _| Job::of::<c2c::C2c>(c2c::Params::preset(p))),
-    Entry { about: &about::STAT, runs: Runs::AroundProgram },
-    Entry { about: &about::HUGEPAGES, runs: Runs::AroundProgram },
-    Entry { about: &about::WSS, runs: Runs::AroundProgram },
-    Entry { about: &about::REGIONS, runs: Runs::FromProgram },
-];
+pub use super::EXPERIMENTS;
 
 /// The experiments the suite runs, in order.
 pub fn suite_entries() -> impl Iterator<Item = &'static Entry> {
@@ -103,13 +80,11 @@ mod tests {
     #[test]
     fn the_registry_and_the_model_name_the_same_experiments_once_each() {
         let names: Vec<&str> = EXPERIMENTS.iter().map(Entry::name).collect();
-        let described: Vec<&str> = about::ALL.iter().map(|a| a.name).collect();
-        assert_eq!(names, described, "model/about.rs ALL and the registry, in the same order");
         let mut unique = names.clone();
         unique.sort();
         unique.dedup();
         assert_eq!(unique.len(), names.len(), "a name twice: {names:?}");
-        for a in about::ALL {
+        for a in EXPERIMENTS.iter().map(|e| e.about) {
             assert!(!a.summary.is_empty() && !a.title.is_empty() && !a.question.is_empty(), "{a:?}");
             assert!(!a.summary.contains('\n'), "{}: the summary is one line", a.name);
             assert!(!a.summary.ends_with('.'), "{}: --help lines end without a full stop, as clap writes them", a.name);

@@ -30,7 +30,9 @@ pub fn escape(s: &str) -> String {
 /// (title, question, classic result) of an experiment; a name from a
 /// newer memperf gets a plain title.
 pub fn describe(name: &str) -> (&'static str, &'static str, &'static str) {
-    crate::model::about::of(name).map_or(("Experiment", "", ""), |a| (a.title, a.question, a.classic))
+    crate::experiments::registry::find(name)
+        .map(|e| e.about)
+        .map_or(("Experiment", "", ""), |a| (a.title, a.question, a.classic))
 }
 
 /// The command that reproduces one experiment of this document.

@@ -1,6 +1,7 @@
 //! What `memperf bandwidth` found: every variant's raw samples, the
 //! headline figures, prefetch-distance plateaus and the effect of prefetch.
 
+use crate::about::About;
 use crate::analysis;
 use crate::kernels::{Hint, StreamShape, Traffic};
 use crate::memory::{Backing, PagePolicy};
@@ -8,6 +9,15 @@ use crate::timing::Summary;
 use crate::timing::{Direction, Ratio};
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
+
+/// What this experiment is: its name, `--help` line, question and title.
+pub const ABOUT: About = About {
+    name: "bandwidth",
+    summary: "Read bandwidth per loop shape, single- and all-thread, with a software-prefetch distance sweep",
+    title: "Read bandwidth and software prefetch",
+    question: "How fast can one core (and all cores) stream-read memory, and how much does software prefetch at distance D help? Which loop shape gets there?",
+    classic: "McCalpin 2010: single-thread Opteron read rose from ~4.5 to ~6.08 GB/s with prefetch 96+ elements ahead; large pages +3%.",
+};
 
 /// What is measured in one sample.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

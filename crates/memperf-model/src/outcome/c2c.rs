@@ -2,9 +2,19 @@
 //! every pair of CPUs asked for, per handoff, with the pair's topology from
 //! sysfs and the figures grouped by it.
 
+use crate::about::About;
 use crate::kernels::c2c::Handoff;
 use crate::timing::Summary;
 use serde::{Deserialize, Serialize};
+
+/// What this experiment is: its name, `--help` line, question and title.
+pub const ABOUT: About = About {
+    name: "c2c",
+    summary: "Core-to-core latency: one cache line bounced between every pair of CPUs, grouped by topology",
+    title: "Core-to-core latency",
+    question: "How long does one cache line take to travel between two CPUs, by their topology?",
+    classic: "",
+};
 
 /// How two CPUs relate, from sysfs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]

@@ -2,9 +2,19 @@
 //! them enter the kernel (from the system time they took), and the Ruby
 //! lesson — what a needless heavy save per operation costs an interpreter.
 
+use crate::about::About;
 use crate::kernels::context::{Protection, SaveOp};
 use crate::timing::{Ratio, Summary};
 use serde::{Deserialize, Serialize};
+
+/// What this experiment is: its name, `--help` line, question and title.
+pub const ABOUT: About = About {
+    name: "context",
+    summary: "What setjmp, sigsetjmp, getcontext and swapcontext cost, which enter the kernel, and the Ruby lesson",
+    title: "Context saves",
+    question: "What do setjmp, sigsetjmp, getcontext and swapcontext cost, which of them enter the kernel, and what does a needless heavy save cost an interpreter?",
+    classic: "Ruby 1.8 flushed all register windows on every protected call: removing the flush gave 10% to nearly 2×.",
+};
 
 /// Whether an operation enters the kernel, from measured system time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

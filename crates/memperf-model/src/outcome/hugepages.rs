@@ -3,11 +3,21 @@
 //! run's exit, times and huge-page coverage read back, the paired ratio per
 //! arm with its interval and verdict, and why an arm got no huge pages.
 
+use crate::about::About;
 use crate::process::elf::Linkage;
 use crate::process::memory::{Coverage, KernelActivity};
 use crate::process::{ChildUsage, Exit};
 use crate::timing::{Ratio, Summary};
 use serde::{Deserialize, Serialize};
+
+/// What this experiment is: its name, `--help` line, question and title.
+pub const ABOUT: About = About {
+    name: "hugepages",
+    summary: "Does this unmodified program get faster on huge pages? A/B runs through glibc's malloc tunable, with the coverage read back",
+    title: "Huge pages for an unmodified program",
+    question: "Does this program get faster on huge pages, and did it really get them?",
+    classic: "",
+};
 
 /// One side of the A/B.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]

@@ -1,7 +1,17 @@
 //! What `memperf info` derives from the fingerprint: TLB reach per level.
 
+use crate::about::About;
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
+
+/// What this experiment is: its name, `--help` line, question and title.
+pub const ABOUT: About = About {
+    name: "info",
+    summary: "Machine fingerprint: CPU, caches and TLBs as claimed (each checked) beside the measured clock and cache levels, huge pages, THP, PMU, prefetch instructions",
+    title: "Machine",
+    question: "What is this machine: CPU, caches, TLBs per page size, huge-page pools, THP, counters?",
+    classic: "",
+};
 
 /// Memory one TLB level maps when full, for one page size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

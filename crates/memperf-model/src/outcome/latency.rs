@@ -1,12 +1,22 @@
 //! What `memperf latency` found: per-chunk samples of every point, the
 //! levels of the curve, policy ratios and the memory-level-parallelism sweep.
 
+use crate::about::About;
 use crate::analysis;
 use crate::memory::{Backing, PagePolicy};
 use crate::timing::core_clock::CoreClock;
 use crate::timing::{Ratio, Summary};
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
+
+/// What this experiment is: its name, `--help` line, question and title.
+pub const ABOUT: About = About {
+    name: "latency",
+    summary: "Load-to-use latency from L1 to DRAM per page policy, its knees, and memory-level parallelism",
+    title: "Load-to-use latency",
+    question: "What is the latency from L1 to DRAM for each page size, and how much memory-level parallelism does one core reach?",
+    classic: "McCalpin 2010: 6.08 GB/s × 74 ns ≈ 450 B ≈ 7 lines in flight (Little's law).",
+};
 
 /// One working set under one policy and visiting order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

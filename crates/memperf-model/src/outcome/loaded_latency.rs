@@ -3,10 +3,20 @@
 //! injected delay, from full speed to idle; the concurrency each point
 //! implies (Little's law), and where the curve bends.
 
+use crate::about::About;
 use crate::kernels::StreamShape;
 use crate::memory::Backing;
 use crate::timing::Summary;
 use serde::{Deserialize, Serialize};
+
+/// What this experiment is: its name, `--help` line, question and title.
+pub const ABOUT: About = About {
+    name: "loaded-latency",
+    summary: "Latency as the memory system fills: one CPU chases while the others load memory at a swept rate (MLC's loaded latency)",
+    title: "Latency under load",
+    question: "How does memory latency grow as the other CPUs fill the memory system, at what bandwidth does the curve bend, and how many lines are in flight at each point?",
+    classic: "McCalpin: Bandwidth = Concurrency / Latency, and latency rises as the queues fill; Intel MLC --loaded_latency draws this curve.",
+};
 
 /// One point of the curve: a delay (or no loaders at all), measured
 /// `repetitions` times.

@@ -2,8 +2,18 @@
 //! each node to memory bound to each node — or, on a machine with one
 //! node, that there is no matrix to draw.
 
+use crate::about::About;
 use crate::timing::Summary;
 use serde::{Deserialize, Serialize};
+
+/// What this experiment is: its name, `--help` line, question and title.
+pub const ABOUT: About = About {
+    name: "numa",
+    summary: "Node × node latency and read bandwidth, memory bound to each node (one line on a single-node machine)",
+    title: "NUMA nodes",
+    question: "How far is each node's memory from each node's CPUs, in latency and read bandwidth?",
+    classic: "",
+};
 
 /// One node as the experiment used it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

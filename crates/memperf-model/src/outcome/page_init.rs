@@ -1,8 +1,18 @@
 //! What `memperf page-init` found: every variant against the store limit.
 
+use crate::about::About;
 use crate::memory::Backing;
 use crate::timing::{Ratio, Summary};
 use serde::{Deserialize, Serialize};
+
+/// What this experiment is: its name, `--help` line, question and title.
+pub const ABOUT: About = About {
+    name: "page-init",
+    summary: "Page-descriptor initialisation: locked, lock-free, prefetch, parallel, against the store-bandwidth limit",
+    title: "Page-descriptor initialisation",
+    question: "How fast can a kernel-style array of 128-byte page descriptors be initialised and freed, and how close is that to the store-bandwidth limit?",
+    classic: "Solaris 10 page_t init: 1.785 µs → 0.388 µs per page (4.6×) with prefetch and no locks.",
+};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[schemars(rename = "PageInitVariant")]

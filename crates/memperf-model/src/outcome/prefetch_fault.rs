@@ -2,9 +2,19 @@
 //! verified, the cost of each prefetch per loop kind, the list walks, the
 //! TLB-walk test, and one verdict per instruction and loop kind.
 
+use crate::about::About;
 use crate::memory::PagePolicy;
 use crate::timing::{Ratio, Summary};
 use serde::{Deserialize, Serialize};
+
+/// What this experiment is: its name, `--help` line, question and title.
+pub const ABOUT: About = About {
+    name: "prefetch-fault",
+    summary: "What a prefetch of NULL, an unmapped, PROT_NONE or kernel address costs; whether a prefetch survives a TLB miss",
+    title: "Prefetching bad addresses",
+    question: "What does a prefetch of NULL, an unmapped, a PROT_NONE or a kernel address cost? Does a prefetch that misses the TLB walk the page table?",
+    classic: "UltraSPARC IV+ strong prefetch of address 0: 1.34 s of system time per 10^6 prefetches; the weak variant cost nothing.",
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]

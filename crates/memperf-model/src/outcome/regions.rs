@@ -3,9 +3,19 @@
 //! threads, its wall time, its counters and derived metrics.
 
 use super::stat::EventCount;
+use crate::about::About;
 use crate::counters::metrics::Metric;
 use crate::counters::sanity::PmuCheck;
 use serde::{Deserialize, Serialize};
+
+/// What this experiment is: its name, `--help` line, question and title.
+pub const ABOUT: About = About {
+    name: "regions",
+    summary: "Counters around the regions a program marked through the region API (MEMPERF_REGIONS), read back by `memperf report`",
+    title: "Counters around regions of a program",
+    question: "What did each instrumented region cost?",
+    classic: "",
+};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Region {

@@ -3,12 +3,22 @@
 //! rows, its memory and huge-page coverage over time, derived metrics, what
 //! cannot be known on this machine, and advice with numbers in it.
 
+use crate::about::About;
 use crate::counters::metrics::Metric;
 use crate::counters::sanity::PmuCheck;
 use crate::counters::CounterStatus;
 use crate::process::memory::{Coverage, MemorySample};
 use crate::process::{ChildUsage, Exit};
 use serde::{Deserialize, Serialize};
+
+/// What this experiment is: its name, `--help` line, question and title.
+pub const ABOUT: About = About {
+    name: "stat",
+    summary: "Count a program's events (at intervals with -I), derive CPI, miss rates and the time in page walks, and advise; honest without a PMU",
+    title: "A program's counters",
+    question: "What did the program count, what follows from it, and what cannot be known on this machine?",
+    classic: "2002: cputrack -T 5 and libcpc, then CPI 6.89 and 31 s of 85 s lost to TLB misses, by hand.",
+};
 
 /// One event's total over the run (or a region).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -1,12 +1,22 @@
 //! What `memperf tlb` found: the sweeps, the reaches beside CPUID's
 //! figures, whether the control could be trusted, and the walk cost.
 
+use crate::about::About;
 use crate::analysis::attribution::Attribution;
 use crate::memory::{Backing, PagePolicy};
 use crate::timing::core_clock::CoreClock;
 use crate::timing::{Ratio, Summary};
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
+
+/// What this experiment is: its name, `--help` line, question and title.
+pub const ABOUT: About = About {
+    name: "tlb",
+    summary: "TLB reach per page size and the cost of a page walk",
+    title: "TLB reach and page walks",
+    question: "How much memory does each TLB level cover per page size, and what does a page walk cost?",
+    classic: "UltraSPARC III: 512 entries × 8 KiB = 4 MiB reach; ~90 cycles per miss.",
+};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[schemars(rename = "TlbPoint")]

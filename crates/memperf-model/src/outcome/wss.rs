@@ -3,9 +3,19 @@
 //! tables' accessed bits), its phases, and the hot set set beside the
 //! TLB's reach on this machine.
 
+use crate::about::About;
 use crate::process::pages::MappingKind;
 use crate::process::Exit;
 use serde::{Deserialize, Serialize};
+
+/// What this experiment is: its name, `--help` line, question and title.
+pub const ABOUT: About = About {
+    name: "wss",
+    summary: "A program's hot working set over time, per mapping, from the page tables' accessed bits, set beside the TLB's reach",
+    title: "A program's hot working set",
+    question: "How much memory does the program touch, where, and does it outgrow what the TLB can map?",
+    classic: "2002: DTLB-miss counters said the sample application's data outgrew the TLB; 4 MiB ISM pages cured it.",
+};
 
 /// One mapping of the program, as first seen.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
