@@ -3,6 +3,7 @@
 //! as text and parsed here, so every bad value gets one clear line and exit
 //! status 2.
 
+pub mod around;
 pub mod bandwidth;
 pub mod c2c;
 pub mod calls;
@@ -16,6 +17,7 @@ pub mod prefetch_fault;
 pub mod progress;
 pub mod stat;
 pub mod tlb;
+pub mod tools;
 pub mod working_set;
 pub mod wss;
 
@@ -602,4 +604,18 @@ pub fn positive(name: &str, text: &str) -> Result<usize> {
         Ok(n) if n > 0 => Ok(n),
         _ => Err(Error::usage(format!("{name} '{text}' must be a positive integer"))),
     }
+}
+
+/// First Ctrl-C, SIGTERM or SIGHUP: finish the current sample, then write
+/// what completed and give the pages back. A second one: give back
+/// reserved huge pages and leave at once.
+pub fn install_interrupt_handler() {
+    let _ = ctrlc::set_handler(|| {
+        if crate::experiments::INTERRUPTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            // Leaving without destructors: give reserved huge pages back first.
+            crate::memory::reserve::restore_all();
+            std::process::exit(130);
+        }
+        eprintln!("\nmemperf: interrupted; finishing the current sample (Ctrl-C again to quit now)");
+    });
 }
