@@ -322,18 +322,7 @@ impl Plan {
 }
 
 fn interrupted_record(job: &Job) -> ExperimentRecord {
-    ExperimentRecord {
-        name: job.name().into(),
-        status: document::Status::Interrupted,
-        skip_reason: Some("skipped: interrupted".into()),
-        params: serde_json::Value::Null,
-        outcome: None,
-        warnings: Vec::new(),
-        valid: true,
-        duration_s: 0.0,
-        core_clock: Vec::new(),
-        estimated_s: None,
-    }
+    ExperimentRecord::interrupted(job.name().into(), "skipped: interrupted")
 }
 
 /// With `--reserve-hugepages`, reserves what the plan needs; failures are

@@ -25,7 +25,9 @@ pub const OLDEST_READABLE_VERSION: u32 = 2;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Warning {
     /// Stable identifier, e.g. `no-pmu`, `noisy`, `thp-partial`.
+    #[schemars(regex(pattern = r"^[a-z0-9-]+$"))]
     pub code: String,
+    #[schemars(length(min = 1))]
     pub message: String,
     pub fix: Option<String>,
 }
@@ -55,21 +57,44 @@ pub struct ExperimentRecord {
     pub warnings: Vec<Warning>,
     /// False when any result failed validation.
     pub valid: bool,
+    #[schemars(range(min = 0.0))]
     pub duration_s: f64,
     /// The core clock measured just before and just after the experiment
     /// (a timed chain of dependent adds), where it could be.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 2))]
     pub core_clock: Vec<crate::timing::core_clock::CoreClock>,
     /// What the plan expected this experiment to take, in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0))]
     pub estimated_s: Option<f64>,
+}
+
+impl ExperimentRecord {
+    /// The record of an experiment that did not run to its end, and why.
+    pub fn interrupted(name: String, why: &str) -> ExperimentRecord {
+        ExperimentRecord {
+            name,
+            status: Status::Interrupted,
+            skip_reason: Some(why.into()),
+            params: serde_json::Value::Null,
+            outcome: None,
+            warnings: Vec::new(),
+            valid: true,
+            duration_s: 0.0,
+            core_clock: Vec::new(),
+            estimated_s: None,
+        }
+    }
 }
 
 /// Who produced the document: host, run id, and launcher rank if any.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Origin {
     pub hostname: String,
+    #[schemars(length(min = 1))]
     pub run_id: String,
+    #[schemars(regex(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"))]
     pub started_utc: String,
     /// Rank from Open MPI, PMIx, MPICH or Slurm, when launched by one.
     pub rank: Option<u64>,
@@ -79,8 +104,10 @@ pub struct Origin {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local_rank: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub ranks: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub ranks_on_host: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_id: Option<String>,
@@ -100,6 +127,7 @@ pub struct Build {
 pub struct ClockInfo {
     pub source: String,
     /// Smallest step seen between consecutive reads.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub granularity_ns: f64,
 }
 
@@ -108,6 +136,7 @@ pub struct Document {
     pub schema_version: u32,
     pub build: Build,
     pub clock: ClockInfo,
+    #[schemars(length(min = 1))]
     pub command_line: Vec<String>,
     pub origin: Origin,
     pub machine: Fingerprint,
@@ -130,18 +159,7 @@ impl Document {
     pub fn mark_never_ran(&mut self) {
         for name in self.planned.clone() {
             if !self.experiments.iter().any(|e| e.name == name) {
-                self.experiments.push(ExperimentRecord {
-                    name,
-                    status: Status::Interrupted,
-                    skip_reason: Some("never ran: the run ended before it".into()),
-                    params: serde_json::Value::Null,
-                    outcome: None,
-                    warnings: Vec::new(),
-                    valid: true,
-                    duration_s: 0.0,
-                    core_clock: Vec::new(),
-                    estimated_s: None,
-                });
+                self.experiments.push(ExperimentRecord::interrupted(name, "never ran: the run ended before it"));
             }
         }
     }

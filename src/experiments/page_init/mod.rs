@@ -224,7 +224,7 @@ pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64
 /// What one sample of a variant runs: a store kernel, or add_physmem.
 enum Work {
     Store(&'static str, StoreFn),
-    Init(Mode),
+    Init(InitVariant, Mode),
 }
 
 /// A store kernel over u64 words, storing `value`.
@@ -282,18 +282,22 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
     for team in teams.iter().take(if team_all.threads() > 1 { 2 } else { 1 }) {
         keys.extend(store_kernels().into_iter().map(|(n, k)| (n.to_string(), Work::Store(n, k), *team)));
     }
-    let mode = |locked, ahead, streaming| Work::Init(Mode { locked, ahead, streaming });
-    keys.push(("locked".into(), mode(true, 0, false), &team1));
-    keys.push(("lockfree".into(), mode(false, 0, false), &team1));
+    use InitVariant as V;
+    let init = |v: V, ahead, team| {
+        let mode = Mode { locked: v == V::Locked, ahead, streaming: matches!(v, V::Streaming | V::ParallelStreaming) };
+        (v.name().to_string(), Work::Init(v, mode), team)
+    };
+    keys.push(init(V::Locked, 0, &team1));
+    keys.push(init(V::Lockfree, 0, &team1));
     for &k in &aheads {
-        keys.push(("prefetch".into(), mode(false, k, false), &team1));
+        keys.push(init(V::Prefetch, k, &team1));
     }
-    keys.push(("streaming".into(), mode(false, 0, true), &team1));
+    keys.push(init(V::Streaming, 0, &team1));
     for &k in aheads.iter().chain(aheads.is_empty().then_some(&(DEFAULT_AHEAD as usize))) {
-        keys.push(("parallel".into(), mode(false, k, false), &team_all));
+        keys.push(init(V::Parallel, k, &team_all));
     }
     if team_all.threads() > 1 {
-        keys.push(("parallel-streaming".into(), mode(false, 0, true), &team_all));
+        keys.push(init(V::ParallelStreaming, 0, &team_all));
     }
     let checks: Vec<std::cell::RefCell<Option<std::result::Result<u64, String>>>> =
         keys.iter().map(|_| std::cell::RefCell::new(None)).collect();
@@ -309,7 +313,7 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
                 for _ in 0..step.iterations(1) {
                     ns += match work {
                         Work::Store(_, k) => store_run(team, ctx.clock, d, words, *k),
-                        Work::Init(mode) => {
+                        Work::Init(_, mode) => {
                             let run = init_run(team, ctx.clock, d, segs, ratio, *mode);
                             // Validating costs as much as a run: the warm-up
                             // (untimed) run of each variant is validated in full.

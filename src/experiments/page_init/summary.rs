@@ -41,7 +41,7 @@ pub(super) fn summarise(p: &Params, ctx: &Context, m: Measured) -> Result<Outcom
                     samples_s: per_iter(i),
                 })
             }
-            Work::Init(_) => None,
+            Work::Init(..) => None,
         })
         .collect();
     let threads_all = keys.iter().map(|k| k.2.threads()).max().unwrap_or(1);
@@ -50,13 +50,17 @@ pub(super) fn summarise(p: &Params, ctx: &Context, m: Measured) -> Result<Outcom
     };
     let (store1, store_all) = (best_store(1), best_store(threads_all));
     let (limit1, limit_all) = (128.0 / store1 * 1e9, 128.0 / store_all * 1e9);
-    let locked = keys.iter().position(|k| k.0 == "locked").expect("always measured");
-    let init: Vec<usize> = (0..keys.len()).filter(|&i| matches!(keys[i].1, Work::Init(_))).collect();
+    let variant = |i: usize| match keys[i].1 {
+        Work::Init(v, _) => Some(v),
+        Work::Store(..) => None,
+    };
+    let locked = (0..keys.len()).find(|&i| variant(i) == Some(InitVariant::Locked)).expect("always measured");
+    let init: Vec<usize> = (0..keys.len()).filter(|&i| matches!(keys[i].1, Work::Init(..))).collect();
     let digests: Vec<Option<u64>> =
         init.iter().map(|&i| checks[i].as_ref().and_then(|r| r.as_ref().ok()).copied()).collect();
     let same = digests.windows(2).all(|w| w[0] == w[1]);
     let ahead_of = |i: usize| match keys[i].1 {
-        Work::Init(m) => m.ahead,
+        Work::Init(_, m) => m.ahead,
         Work::Store(..) => 0,
     };
     let results: Vec<VariantResult> = init
@@ -72,7 +76,7 @@ pub(super) fn summarise(p: &Params, ctx: &Context, m: Measured) -> Result<Outcom
                 None => (false, "not validated".to_string()),
             };
             VariantResult {
-                variant: keys[i].0.clone(),
+                variant: variant(i).expect("an init variant"),
                 threads: keys[i].2.threads(),
                 ahead: ahead_of(i),
                 pages_per_s: 1e9 / s.median,
@@ -88,11 +92,11 @@ pub(super) fn summarise(p: &Params, ctx: &Context, m: Measured) -> Result<Outcom
         .collect();
     // The distance: chosen on even repetitions among single-thread prefetch.
     let speed: Vec<Vec<f64>> = (0..keys.len()).map(|i| per_iter(i).iter().map(|s| 1.0 / s).collect()).collect();
-    let prefetch: Vec<usize> = (0..keys.len()).filter(|&i| keys[i].0 == "prefetch").collect();
+    let prefetch: Vec<usize> = (0..keys.len()).filter(|&i| variant(i) == Some(InitVariant::Prefetch)).collect();
     let best_ahead = schedule::holdout_best(&speed, &prefetch).map_or(DEFAULT_AHEAD as usize, |h| ahead_of(h.chosen));
     let results: Vec<VariantResult> = results
         .into_iter()
-        .filter(|r| r.variant != "parallel" || r.ahead == best_ahead || prefetch.is_empty())
+        .filter(|r| r.variant != InitVariant::Parallel || r.ahead == best_ahead || prefetch.is_empty())
         .collect();
     // Broken only beyond the noise: the variant's time per page under the
     // best store kernel's (same thread count), paired per repetition, with

@@ -53,7 +53,7 @@ pub fn page_init_text(o: &page_init::Outcome) -> String {
         Table::new(["variant", "threads", "ahead", "ns/page", "Mpages/s", "vs locked [interval]", "of limit", "lists"]);
     for r in &o.results {
         t.row([
-            r.variant.clone(),
+            r.variant.to_string(),
             r.threads.to_string(),
             r.ahead.to_string(),
             format!("{:.2}", r.ns_per_page.median),
@@ -86,9 +86,12 @@ fn page_init_plot(o: &page_init::Outcome) -> Result<Plot> {
     let categories: Vec<String> = o
         .results
         .iter()
-        .map(|r| match r.variant.as_str() {
-            "prefetch" | "parallel" => format!("{} {}t, {} ahead", r.variant, r.threads, r.ahead),
-            _ => format!("{} {}t", r.variant, r.threads),
+        .map(|r| {
+            if r.variant.prefetches() {
+                format!("{} {}t, {} ahead", r.variant, r.threads, r.ahead)
+            } else {
+                format!("{} {}t", r.variant, r.threads)
+            }
         })
         .collect();
     let bars = o

@@ -15,7 +15,10 @@ pub enum Outcome {
         suspect: bool,
     },
     /// An input was not measured; the names it lacks.
-    NotMeasured { missing: Vec<String> },
+    NotMeasured {
+        #[schemars(length(min = 1))]
+        missing: Vec<String>,
+    },
     /// Every input was measured but the formula has no value (a zero divisor).
     Undefined { reason: String },
 }

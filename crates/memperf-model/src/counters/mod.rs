@@ -13,11 +13,22 @@ pub enum CounterStatus {
     /// Counted the whole time.
     Measured { count: u64 },
     /// Counted part of the time and scaled up by enabled/running.
-    Multiplexed { estimate: f64, running_fraction: f64 },
+    Multiplexed {
+        estimate: f64,
+        #[schemars(range(max = 1.0), extend("exclusiveMinimum" = 0))]
+        running_fraction: f64,
+    },
     /// Opened but never scheduled on the PMU: nothing is known.
-    NotCounted { reason: String },
+    NotCounted {
+        #[schemars(length(min = 1))]
+        reason: String,
+    },
     /// Could not be opened.
-    Unavailable { reason: String, fix: Option<String> },
+    Unavailable {
+        #[schemars(length(min = 1))]
+        reason: String,
+        fix: Option<String>,
+    },
 }
 
 impl CounterStatus {

@@ -52,6 +52,7 @@ impl Cache {
 pub struct Cpu {
     #[serde(flatten)]
     pub identity: CpuIdentity,
+    #[schemars(range(min = 1))]
     pub logical_cpus: usize,
     pub physical_cores: usize,
     pub sockets: usize,

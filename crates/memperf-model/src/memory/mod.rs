@@ -20,6 +20,7 @@ pub struct Backing {
     /// smaps could not be read.
     pub huge_bytes: Option<Bytes>,
     /// `huge_bytes / size_bytes`.
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub huge_fraction: Option<f64>,
 }
 

@@ -56,6 +56,7 @@ pub struct VariantResult {
     /// … and with the write-allocate reads: what crossed the memory bus.
     pub bus_bytes_per_sample: u64,
     /// Raw sample durations, in seconds, one per repetition.
+    #[schemars(length(min = 1), extend("items" = {"type": "number", "exclusiveMinimum": 0}))]
     pub samples_s: Vec<f64>,
     /// The program's bytes per second …
     pub bytes_per_s: Summary,
@@ -185,6 +186,7 @@ pub struct Outcome {
     pub placement: Vec<Placement>,
     /// Seed of the shuffled measurement order.
     pub order_seed: u64,
+    #[schemars(length(min = 1))]
     pub results: Vec<VariantResult>,
     pub headlines: Vec<Headline>,
     pub plateaus: Vec<Plateau>,

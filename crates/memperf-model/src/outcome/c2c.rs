@@ -52,6 +52,7 @@ pub struct PairResult {
     pub relation: Relation,
     pub round_trips_per_sample: u64,
     /// One-way ns (half a round trip) of each sample.
+    #[schemars(length(min = 1), extend("items" = {"type": "number", "exclusiveMinimum": 0}))]
     pub samples_ns: Vec<f64>,
     pub one_way_ns: Summary,
     /// Every sample handed the line over 2n times and both threads stayed pinned.
@@ -72,8 +73,11 @@ pub struct Group {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[schemars(rename = "C2cOutcome")]
 pub struct Outcome {
+    #[schemars(length(min = 2))]
     pub cpus: Vec<usize>,
+    #[schemars(length(min = 1))]
     pub handoffs: Vec<Handoff>,
+    #[schemars(length(min = 1))]
     pub pairs: Vec<PairResult>,
     pub groups: Vec<Group>,
     /// Said when the machine limits what can be shown (two CPUs: one pair).

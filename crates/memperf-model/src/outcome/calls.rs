@@ -22,6 +22,7 @@ pub const ABOUT: About = About {
 pub struct Point {
     pub linkage: Linkage,
     pub threads: usize,
+    #[schemars(range(min = 1))]
     pub depth: u64,
     /// Chains per sample per thread (each makes `depth` calls).
     pub chains_per_sample: u64,

@@ -157,8 +157,10 @@ pub struct ArmSummary {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[schemars(rename = "HugepagesOutcome")]
 pub struct Outcome {
+    #[schemars(length(min = 1))]
     pub command: Vec<String>,
     pub rounds: usize,
+    #[schemars(length(min = 2))]
     pub arms: Vec<Arm>,
     /// The order the runs were made.
     pub order: Vec<Arm>,

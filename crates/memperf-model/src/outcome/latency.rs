@@ -44,6 +44,7 @@ pub struct LatencyLevel {
     /// `L1`, `L2`, `L3` (the knee after it lies within ×2 of that cache),
     /// `DRAM` (past 4× the last-level cache, after the LLC's knee), or
     /// `unattributed`.
+    #[schemars(regex(pattern = r"^(L[0-9]|DRAM|unattributed)$"))]
     pub name: String,
     pub latency_ns: f64,
     /// At the measured core clock.

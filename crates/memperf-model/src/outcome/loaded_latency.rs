@@ -27,6 +27,7 @@ pub struct Point {
     /// no loader running.
     pub delay_ns: Option<u64>,
     /// The chaser's ns per dependent load, one per repetition …
+    #[schemars(length(min = 1), extend("items" = {"type": "number", "exclusiveMinimum": 0}))]
     pub samples_latency_ns: Vec<f64>,
     pub latency_ns: Summary,
     /// … the bytes per second the loaders moved together (their program's
@@ -41,6 +42,7 @@ pub struct Point {
     pub chaser_bytes_per_s: f64,
     /// What the memory system delivered: the loaders' bus bytes and the
     /// chaser's (medians).
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub total_bytes_per_s: f64,
     /// Little's law at this point: lines in flight in the whole memory
     /// system = total bandwidth × latency / line size.
@@ -80,6 +82,7 @@ pub struct Outcome {
     /// … on these pages (read back after the run).
     pub chase_backing: Backing,
     /// Every point, idle first, then by increasing delay.
+    #[schemars(length(min = 1))]
     pub points: Vec<Point>,
     /// The idle point (no loaders) and the saturated one (no delay).
     pub idle_latency_ns: f64,

@@ -14,11 +14,54 @@ pub const ABOUT: About = About {
     classic: "Solaris 10 page_t init: 1.785 µs → 0.388 µs per page (4.6×) with prefetch and no locks.",
 };
 
+/// How the descriptors are initialised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum InitVariant {
+    /// Each descriptor under its lock, as the original code.
+    Locked,
+    /// No locks: the array belongs to one initialiser.
+    Lockfree,
+    /// Lock-free, with a prefetch `ahead` descriptors ahead.
+    Prefetch,
+    /// Whole descriptors as two lines of non-temporal stores, each list
+    /// head held back until its prev is known.
+    Streaming,
+    /// Prefetch on every thread, each its own share of the array.
+    Parallel,
+    /// Streaming on every thread.
+    ParallelStreaming,
+}
+
+impl InitVariant {
+    /// As the document and the report spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            InitVariant::Locked => "locked",
+            InitVariant::Lockfree => "lockfree",
+            InitVariant::Prefetch => "prefetch",
+            InitVariant::Streaming => "streaming",
+            InitVariant::Parallel => "parallel",
+            InitVariant::ParallelStreaming => "parallel-streaming",
+        }
+    }
+
+    /// Whether it runs with a prefetch distance (`ahead`).
+    pub fn prefetches(self) -> bool {
+        matches!(self, InitVariant::Prefetch | InitVariant::Parallel)
+    }
+}
+
+impl std::fmt::Display for InitVariant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[schemars(rename = "PageInitVariant")]
 pub struct VariantResult {
-    /// `locked`, `lockfree`, `prefetch` or `parallel`.
-    pub variant: String,
+    pub variant: InitVariant,
     pub threads: usize,
     pub ahead: usize,
     /// Seconds per initialisation of every page, one per repetition.
@@ -71,4 +114,27 @@ pub struct Outcome {
     pub results: Vec<VariantResult>,
     pub best: String,
     pub valid: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names are the strings documents before the enum held.
+    #[test]
+    fn variants_read_and_write_the_names_documents_hold() {
+        for (v, n) in [
+            (InitVariant::Locked, "locked"),
+            (InitVariant::Lockfree, "lockfree"),
+            (InitVariant::Prefetch, "prefetch"),
+            (InitVariant::Streaming, "streaming"),
+            (InitVariant::Parallel, "parallel"),
+            (InitVariant::ParallelStreaming, "parallel-streaming"),
+        ] {
+            assert_eq!(serde_json::to_value(v).unwrap(), serde_json::json!(n));
+            assert_eq!(serde_json::from_value::<InitVariant>(serde_json::json!(n)).unwrap(), v);
+            assert_eq!(v.name(), n);
+        }
+        assert!(serde_json::from_value::<InitVariant>(serde_json::json!("prefetch-16")).is_err());
+    }
 }

@@ -23,6 +23,7 @@ pub const ABOUT: About = About {
 /// One event's total over the run (or a region).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EventCount {
+    #[schemars(length(min = 1))]
     pub name: String,
     pub description: String,
     /// Counted by the kernel; works without a PMU.
@@ -68,6 +69,7 @@ pub struct MachineFigures {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[schemars(rename = "StatOutcome")]
 pub struct Outcome {
+    #[schemars(length(min = 1))]
     pub command: Vec<String>,
     pub exit: Exit,
     pub wall_s: f64,

@@ -26,9 +26,11 @@ pub struct PolicyResult {
     /// The three arrays' region, read back after the measurement.
     pub backing: Backing,
     pub rows_per_sample: u64,
+    #[schemars(length(min = 1), extend("items" = {"type": "number", "exclusiveMinimum": 0}))]
     pub samples_s: Vec<f64>,
     pub ns_per_row: Summary,
     /// Median, from the FLOPs of the rows done.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub flops_per_s: f64,
     /// 4k time / this policy's time, paired by repetition (> 1: faster).
     pub speedup_vs_4k: Option<Ratio>,
@@ -77,6 +79,7 @@ impl Article {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[schemars(rename = "WorkingSetOutcome")]
 pub struct Outcome {
+    #[schemars(range(min = 1))]
     pub total_bytes: u64,
     pub row_floats: u64,
     pub rows: u64,
@@ -84,6 +87,7 @@ pub struct Outcome {
     /// Seed of the random row index.
     pub seed: u64,
     pub order_seed: u64,
+    #[schemars(length(min = 1))]
     pub results: Vec<PolicyResult>,
     /// Every policy computed the same sum over the validation rows, bit for bit.
     pub sums_agree: bool,

@@ -155,6 +155,7 @@ pub struct Outcome {
     /// The process watched, when it was given with `--pid`.
     pub pid: Option<i32>,
     /// The first interval; with `adaptive`, later ones grow with the hot set.
+    #[schemars(range(min = 10))]
     pub interval_ms: u64,
     /// The interval grew so that marking the hot pages again costs the
     /// program under 5% (no -I given); each interval's end is its `t_s`.

@@ -17,6 +17,7 @@ pub const NOMINAL_RATIO: f64 = 5.0;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CoreClock {
     /// The mean of the chains' medians, in GHz (cycles per ns).
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub ghz: f64,
     /// Lowest and highest sample over both chains.
     pub min_ghz: f64,

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Ratio {
     /// Pairs compared.
+    #[schemars(range(min = 1))]
     pub n: usize,
     pub median: f64,
     /// Distribution-free interval for the median ratio: order statistics
@@ -14,6 +15,7 @@ pub struct Ratio {
     /// `confidence` (exact, from the binomial distribution).
     pub low: f64,
     pub high: f64,
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub confidence: f64,
 }
 

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 /// Summary of a set of samples, in the samples' own unit.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
+    #[schemars(range(min = 1))]
     pub count: usize,
     pub min: f64,
     pub max: f64,
