@@ -6,7 +6,7 @@
 //! its clock from one foldable chain, its return-stack steps and loaded
 //! latency's bend are drawn as this build draws them.
 
-pub use memperf_model::{about, cpu, document, launcher, outcome, warnings};
+pub use memperf_model::{about, cpu, document, kernels, launcher, outcome, warnings};
 pub use memperf_model::{Caution, Document, ExperimentRecord, Outcome, Status, Warning};
 
 use crate::error::{Error, Result};

@@ -70,16 +70,7 @@ pub struct Node {
     pub value: u64,
 }
 
-/// How the list walk prefetches `ahead`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Guard {
-    /// No prefetch.
-    None,
-    /// Prefetch `ahead` even when it is null.
-    Unguarded,
-    /// Prefetch `ahead` only when it is not null.
-    Guarded,
-}
+pub use memperf_model::kernels::prefetch::Guard;
 
 /// Walks every list in `heads`; returns the sum of node values.
 ///

@@ -51,9 +51,8 @@ pub fn build_lists(region: &mut Region, length: usize, count: usize, ahead: usiz
     heads
 }
 
-const GUARDS: [(&str, Guard); 3] =
-    [("none", Guard::None), ("unguarded", Guard::Unguarded), ("guarded", Guard::Guarded)];
-
+/// The NULL-ending lists at each length, walked without prefetch, with an
+/// unguarded and with a guarded one, interleaved; each against `none`.
 pub fn measure(p: &Params, ctx: &Context) -> Result<Vec<ListCell>> {
     let mut region = Region::new(PagePolicy::Small, p.list_region_bytes)?;
     let nodes = p.list_nodes.min(region.len() / 64);
@@ -64,9 +63,9 @@ pub fn measure(p: &Params, ctx: &Context) -> Result<Vec<ListCell>> {
         let heads = build_lists(&mut region, len, count, p.list_ahead, p.seed);
         let total = (count * len) as u64;
         let expect = total * (total + 1) / 2;
-        let mut variants: Vec<schedule::Variant> = GUARDS
+        let mut variants: Vec<schedule::Variant> = Guard::ALL
             .iter()
-            .map(|&(_, g)| {
+            .map(|&g| {
                 let (kernel, heads) = (list_kernel(g), &heads);
                 Box::new(move |step: Step| {
                     let mut ok = true;
@@ -84,11 +83,11 @@ pub fn measure(p: &Params, ctx: &Context) -> Result<Vec<ListCell>> {
         let ns: Vec<Vec<f64>> =
             series.iter().map(|s| s.per_iter_s().iter().map(|x| x * 1e9 / total as f64).collect()).collect();
         let walks = series[1].iters * series[1].samples_s.len() as u64;
-        for (i, (name, g)) in GUARDS.iter().enumerate() {
+        for (i, g) in Guard::ALL.iter().enumerate() {
             let d: Vec<f64> = ns[i].iter().zip(&ns[0]).map(|(a, b)| a - b).collect();
             out.push(ListCell {
                 length: len,
-                variant: name.to_string(),
+                variant: *g,
                 ns_per_node: Summary::of(&ns[i]).expect("measured"),
                 over_none_ns: (i > 0).then(|| Ratio::of(&d)).flatten(),
                 samples_ns_per_node: ns[i].clone(),

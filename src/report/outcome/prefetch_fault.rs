@@ -2,6 +2,7 @@
 
 use crate::error::Result;
 use crate::model::document::Document;
+use crate::model::kernels::prefetch::Guard;
 use crate::model::outcome::prefetch_fault;
 use crate::model::outcome::prefetch_fault::Outcome;
 use crate::report::barchart::{self, Bar, BarChart};
@@ -50,13 +51,13 @@ pub fn prefetch_fault_text(o: &prefetch_fault::Outcome) -> String {
     lens.sort();
     lens.dedup();
     for len in lens {
-        let get = |v: &str| o.lists.iter().find(|c| c.length == len && c.variant == v);
+        let get = |v: Guard| o.lists.iter().find(|c| c.length == len && c.variant == v);
         l.row([
             len.to_string(),
-            get("none").map(|c| format!("{:.2}", c.ns_per_node.median)).unwrap_or_else(|| "-".into()),
-            get("unguarded").map(|c| interval(&c.over_none_ns)).unwrap_or_else(|| "-".into()),
-            get("guarded").map(|c| interval(&c.over_none_ns)).unwrap_or_else(|| "-".into()),
-            get("unguarded").map(|c| c.null_prefetches.to_string()).unwrap_or_default(),
+            get(Guard::None).map(|c| format!("{:.2}", c.ns_per_node.median)).unwrap_or_else(|| "-".into()),
+            get(Guard::Unguarded).map(|c| interval(&c.over_none_ns)).unwrap_or_else(|| "-".into()),
+            get(Guard::Guarded).map(|c| interval(&c.over_none_ns)).unwrap_or_else(|| "-".into()),
+            get(Guard::Unguarded).map(|c| c.null_prefetches.to_string()).unwrap_or_default(),
         ]);
     }
     out.push_str("\nlinked lists, prefetching the node two ahead (NULL near each end):\n");

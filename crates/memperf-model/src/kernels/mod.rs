@@ -5,6 +5,7 @@
 pub mod c2c;
 pub mod calls;
 pub mod context;
+pub mod prefetch;
 pub mod stream;
 
 pub use stream::{Hint, StreamKernelInfo, StreamShape, Traffic};

@@ -3,6 +3,7 @@
 //! TLB-walk test, and one verdict per instruction and loop kind.
 
 use crate::about::About;
+use crate::kernels::prefetch::Guard;
 use crate::memory::PagePolicy;
 use crate::timing::{Ratio, Summary};
 use serde::{Deserialize, Serialize};
@@ -113,8 +114,7 @@ pub enum Finding {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ListCell {
     pub length: usize,
-    /// `none`, `unguarded` or `guarded`.
-    pub variant: String,
+    pub variant: Guard,
     pub samples_ns_per_node: Vec<f64>,
     pub ns_per_node: Summary,
     /// Over `none` at the same length, paired per repetition.
