@@ -1,6 +1,6 @@
 //! Options of `memperf bandwidth`.
 
-use super::{list_or, positive, CommonArgs, PresetArgs};
+use super::{list_or, positive_arg, CommonArgs, PresetArgs};
 use crate::error::Result;
 use crate::experiments::bandwidth::Params;
 use crate::experiments::Preset;
@@ -31,8 +31,8 @@ pub struct BandwidthArgs {
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::hints_or_all))]
     pub hint: Option<String>,
     /// Samples per variant.
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub repetitions: Option<String>,
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
+    pub repetitions: Option<usize>,
     #[command(flatten)]
     pub preset: PresetArgs,
     #[command(flatten)]
@@ -55,8 +55,8 @@ impl BandwidthArgs {
             Some("all") => Hint::ALL.to_vec(),
             _ => list_or(&self.hint, p.hints, Hint::parse)?,
         };
-        if let Some(r) = &self.repetitions {
-            p.repetitions = positive("--repetitions", r)?;
+        if let Some(r) = self.repetitions {
+            p.repetitions = r;
         }
         check_memory(&p, machine)?;
         Ok(p)

@@ -1,6 +1,6 @@
 //! Options of `memperf c2c`.
 
-use super::{list_or, positive, CommonArgs, PresetArgs};
+use super::{list_or, positive_arg, CommonArgs, PresetArgs};
 use crate::error::{Error, Result};
 use crate::experiments::Preset;
 use crate::kernels::c2c::Handoff;
@@ -15,8 +15,8 @@ pub struct C2cArgs {
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::handoffs))]
     pub handoff: Option<String>,
     /// Samples per pair [default: 7]
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub repetitions: Option<String>,
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
+    pub repetitions: Option<usize>,
     #[command(flatten)]
     pub preset: PresetArgs,
     #[command(flatten)]
@@ -44,8 +44,8 @@ impl C2cArgs {
             p.cpus = cpus;
         }
         p.handoffs = list_or(&self.handoff, p.handoffs, Handoff::parse)?;
-        if let Some(r) = &self.repetitions {
-            p.repetitions = positive("--repetitions", r)?;
+        if let Some(r) = self.repetitions {
+            p.repetitions = r;
         }
         Ok(p)
     }

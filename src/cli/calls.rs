@@ -1,6 +1,6 @@
 //! Options of `memperf calls` and `memperf context`.
 
-use super::{list_or, positive, thread_counts, CommonArgs, PresetArgs};
+use super::{list_or, positive_arg, thread_counts, CommonArgs, PresetArgs};
 use crate::error::{Error, Result};
 use crate::experiments::{calls, context, Preset};
 use crate::kernels::calls::Linkage;
@@ -14,17 +14,14 @@ pub struct CellArgs {
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub threads: Option<String>,
     /// Samples per cell.
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub repetitions: Option<String>,
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
+    pub repetitions: Option<usize>,
 }
 
 impl CellArgs {
     /// (threads, repetitions) with the preset's as defaults.
     fn apply(&self, threads: Vec<usize>, repetitions: usize) -> Result<(Vec<usize>, usize)> {
-        let reps = match &self.repetitions {
-            Some(r) => positive("--repetitions", r)?,
-            None => repetitions,
-        };
+        let reps = self.repetitions.unwrap_or(repetitions);
         Ok((thread_counts(&self.threads, threads)?, reps))
     }
 }

@@ -1,6 +1,6 @@
 //! Options of `memperf latency`.
 
-use super::{list_or, positive, CommonArgs, PresetArgs};
+use super::{list_or, positive, positive_arg, u64_arg, CommonArgs, PresetArgs};
 use crate::error::{Error, Result};
 use crate::experiments::latency::{size_sweep, Params};
 use crate::experiments::Preset;
@@ -24,11 +24,11 @@ pub struct LatencyArgs {
     #[arg(long)]
     pub no_page_local: bool,
     /// Seed of the random chase order.
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub seed: Option<String>,
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = u64_arg("--seed"))]
+    pub seed: Option<u64>,
     /// Samples per point, at least (each after a warm-up traversal) [default: 6]
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub repetitions: Option<String>,
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
+    pub repetitions: Option<usize>,
     /// Go on sampling (up to 60 samples) until every point's median is known to ± PCT, 95% interval [default: 3%]; `none`: exactly --repetitions
     #[arg(long, value_name = "PCT", allow_hyphen_values = true)]
     pub precision: Option<String>,
@@ -81,11 +81,11 @@ impl LatencyArgs {
             }
         }
         p.page_local = !self.no_page_local;
-        if let Some(s) = &self.seed {
-            p.seed = crate::units::parse_u64("--seed", s)?;
+        if let Some(s) = self.seed {
+            p.seed = s;
         }
-        if let Some(r) = &self.repetitions {
-            p.repetitions = positive("--repetitions", r)?;
+        if let Some(r) = self.repetitions {
+            p.repetitions = r;
         }
         match self.precision.as_deref().map(str::trim) {
             Some("none") => p.precision = None,

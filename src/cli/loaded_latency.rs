@@ -1,6 +1,6 @@
 //! Options of `memperf loaded-latency`.
 
-use super::{positive, CommonArgs, PresetArgs};
+use super::{positive_arg, CommonArgs, PresetArgs};
 use crate::error::{Error, Result};
 use crate::experiments::loaded_latency::{loader_kernel_ok, Params};
 use crate::experiments::Preset;
@@ -31,8 +31,8 @@ pub struct LoadedLatencyArgs {
     #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     pub window: Option<String>,
     /// Times each point is measured (points and repetitions shuffled) [default: 5]
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub repetitions: Option<String>,
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
+    pub repetitions: Option<usize>,
     #[command(flatten)]
     pub preset: PresetArgs,
     #[command(flatten)]
@@ -86,8 +86,8 @@ impl LoadedLatencyArgs {
             p.window_s = parse_ns("--window", w)? as f64 * 1e-9;
             p.warm_s = p.window_s / 4.0;
         }
-        if let Some(r) = &self.repetitions {
-            p.repetitions = positive("--repetitions", r)?;
+        if let Some(r) = self.repetitions {
+            p.repetitions = r;
         }
         check_memory(&p, machine)?;
         Ok(p)

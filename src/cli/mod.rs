@@ -320,8 +320,8 @@ pub struct NumaArgs {
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub size: Option<String>,
     /// Samples per cell [default: 10]
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub repetitions: Option<String>,
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
+    pub repetitions: Option<usize>,
     #[command(flatten)]
     pub preset: PresetArgs,
     #[command(flatten)]
@@ -334,8 +334,8 @@ impl NumaArgs {
         if let Some(s) = &self.size {
             p.size_bytes = crate::units::parse_nonzero_size(s)?;
         }
-        if let Some(r) = &self.repetitions {
-            p.repetitions = positive("--repetitions", r)?;
+        if let Some(r) = self.repetitions {
+            p.repetitions = r;
         }
         Ok(p)
     }
@@ -596,6 +596,22 @@ pub fn thread_counts(text: &Option<String>, default: Vec<usize>) -> Result<Vec<u
         return Err(Error::usage(format!("--threads {t}: this process may run on {all} CPUs; use {all} or fewer")));
     }
     Ok(v)
+}
+
+/// clap's parser of `opt`'s value as a positive integer: the option is
+/// typed (`Option<usize>`), checked as the command line is read, and its
+/// error names the option as memperf's own do.
+pub fn positive_arg(opt: &'static str) -> impl Fn(&str) -> std::result::Result<usize, String> + Clone + Send + Sync {
+    // clap names the option and the value ("invalid value '0' for
+    // '--repetitions <N>'"); the reason follows.
+    move |t| positive(opt, t).map_err(|_| "must be a positive integer".to_string())
+}
+
+/// clap's parser of `opt`'s value as a u64, decimal or 0x-hex.
+pub fn u64_arg(opt: &'static str) -> impl Fn(&str) -> std::result::Result<u64, String> + Clone + Send + Sync {
+    move |t| {
+        crate::units::parse_u64(opt, t).map_err(|_| "is not a non-negative integer (decimal or 0x-hex)".to_string())
+    }
 }
 
 /// Parses a positive integer option value.

@@ -1,6 +1,6 @@
 //! Options of `memperf page-init`.
 
-use super::{positive, CommonArgs, PresetArgs};
+use super::{positive, positive_arg, CommonArgs, PresetArgs};
 use crate::error::{Error, Result};
 use crate::experiments::Preset;
 use clap::Args;
@@ -26,8 +26,8 @@ pub struct PageInitArgs {
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub threads: Option<String>,
     /// Samples per variant.
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub repetitions: Option<String>,
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
+    pub repetitions: Option<usize>,
     #[command(flatten)]
     pub preset: PresetArgs,
     #[command(flatten)]
@@ -62,8 +62,8 @@ impl PageInitArgs {
         if let Some(t) = &self.threads {
             p.threads = positive("--threads", t)?;
         }
-        if let Some(r) = &self.repetitions {
-            p.repetitions = positive("--repetitions", r)?;
+        if let Some(r) = self.repetitions {
+            p.repetitions = r;
         }
         Ok(p)
     }

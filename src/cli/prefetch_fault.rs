@@ -1,6 +1,6 @@
 //! Options of `memperf prefetch-fault`.
 
-use super::{list_or, positive, CommonArgs, PresetArgs};
+use super::{list_or, positive, positive_arg, CommonArgs, PresetArgs};
 use crate::error::{Error, Result};
 use crate::experiments::Preset;
 use clap::Args;
@@ -20,8 +20,8 @@ pub struct PrefetchFaultArgs {
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub ahead: Option<String>,
     /// Samples per variant.
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub repetitions: Option<String>,
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
+    pub repetitions: Option<usize>,
     #[command(flatten)]
     pub preset: PresetArgs,
     #[command(flatten)]
@@ -45,8 +45,8 @@ impl PrefetchFaultArgs {
         })?;
         p.list_lengths = list_or(&self.lengths, p.list_lengths, |t| positive("--lengths", t))?;
         p.stride_ahead_pages = list_or(&self.ahead, p.stride_ahead_pages, |t| positive("--ahead", t))?;
-        if let Some(r) = &self.repetitions {
-            p.repetitions = positive("--repetitions", r)?;
+        if let Some(r) = self.repetitions {
+            p.repetitions = r;
         }
         Ok(p)
     }

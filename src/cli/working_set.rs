@@ -1,6 +1,6 @@
 //! Options of `memperf working-set`.
 
-use super::{list_or, positive, CommonArgs, PresetArgs};
+use super::{list_or, positive_arg, u64_arg, CommonArgs, PresetArgs};
 use crate::error::Result;
 use crate::experiments::Preset;
 use crate::machine::Fingerprint;
@@ -15,11 +15,11 @@ pub struct WorkingSetArgs {
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::pages))]
     pub pages: Option<String>,
     /// Samples per policy [default: 9]
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub repetitions: Option<String>,
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
+    pub repetitions: Option<usize>,
     /// Seed of the random row index [default: 0x20020415]
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub seed: Option<String>,
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = u64_arg("--seed"))]
+    pub seed: Option<u64>,
     #[command(flatten)]
     pub preset: PresetArgs,
     #[command(flatten)]
@@ -47,11 +47,11 @@ impl WorkingSetArgs {
         if !p.pages.contains(&crate::memory::PagePolicy::Small) {
             p.pages.insert(0, crate::memory::PagePolicy::Small);
         }
-        if let Some(r) = &self.repetitions {
-            p.repetitions = positive("--repetitions", r)?;
+        if let Some(r) = self.repetitions {
+            p.repetitions = r;
         }
-        if let Some(s) = &self.seed {
-            p.seed = crate::units::parse_u64("--seed", s)?;
+        if let Some(s) = self.seed {
+            p.seed = s;
         }
         Ok(p)
     }
