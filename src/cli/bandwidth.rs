@@ -7,7 +7,7 @@ use crate::experiments::Preset;
 use crate::kernels::{Hint, StreamShape};
 use crate::machine::Fingerprint;
 use crate::memory::PagePolicy;
-use crate::units::{parse_nonzero_size, parse_sweep, Bytes};
+use crate::units::{parse_sweep, Bytes};
 use clap::Args;
 
 #[derive(Debug, Args)]
@@ -22,8 +22,8 @@ pub struct BandwidthArgs {
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub threads: Option<String>,
     /// Size of each array (write kernels use four: A, B, C, D) [default: max(1GiB, 8 × last-level cache)]
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
-    pub size: Option<String>,
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = super::size_arg)]
+    pub size: Option<crate::units::Bytes>,
     /// Prefetch distances in 8-byte elements, START:END:STEP [default: 0:1024:32]
     #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
     pub distance: Option<String>,
@@ -45,8 +45,8 @@ impl BandwidthArgs {
         p.kernels = list_or(&self.kernel, p.kernels, StreamShape::parse)?;
         p.pages = list_or(&self.pages, p.pages, PagePolicy::parse)?;
         p.threads = super::thread_counts(&self.threads, p.threads)?;
-        if let Some(s) = &self.size {
-            p.size_bytes = parse_nonzero_size(s)?;
+        if let Some(s) = self.size {
+            p.size_bytes = s;
         }
         if let Some(d) = &self.distance {
             p.distance_elements = crate::units::named("--distance", parse_sweep(d))?;

@@ -7,7 +7,7 @@ use crate::experiments::Preset;
 use crate::kernels::StreamShape;
 use crate::machine::Fingerprint;
 use crate::memory::PagePolicy;
-use crate::units::{parse_list, parse_nonzero_size, Bytes};
+use crate::units::{parse_list, Bytes};
 use clap::Args;
 
 #[derive(Debug, Args)]
@@ -19,11 +19,11 @@ pub struct LoadedLatencyArgs {
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub delays: Option<String>,
     /// Bytes a loader moves between two delays [default: 16KiB]
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
-    pub block: Option<String>,
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = super::size_arg)]
+    pub block: Option<crate::units::Bytes>,
     /// Size of the chase, and of each loader array [default: max(64MiB, 8 × last-level cache)]
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
-    pub size: Option<String>,
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = super::size_arg)]
+    pub size: Option<crate::units::Bytes>,
     /// Pages of the chase (4k adds page walks to every load) [default: thp]
     #[arg(long, value_name = "POLICY", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::pages))]
     pub pages: Option<String>,
@@ -72,11 +72,11 @@ impl LoadedLatencyArgs {
         if let Some(d) = &self.delays {
             p.delays_ns = parse_list(d, |t| parse_ns("--delays", t))?;
         }
-        if let Some(b) = &self.block {
-            p.block_bytes = parse_nonzero_size(b)?;
+        if let Some(b) = self.block {
+            p.block_bytes = b;
         }
-        if let Some(s) = &self.size {
-            p.chase_bytes = parse_nonzero_size(s)?;
+        if let Some(s) = self.size {
+            p.chase_bytes = s;
             p.loader_bytes = p.chase_bytes;
         }
         if let Some(pol) = &self.pages {

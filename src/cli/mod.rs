@@ -317,8 +317,8 @@ impl CompareArgs {
 #[derive(Debug, Args)]
 pub struct NumaArgs {
     /// Size of each chase and each read array [default: max(64MiB, 4 × last-level cache)]
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
-    pub size: Option<String>,
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = size_arg)]
+    pub size: Option<crate::units::Bytes>,
     /// Samples per cell [default: 10]
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
     pub repetitions: Option<usize>,
@@ -331,8 +331,8 @@ pub struct NumaArgs {
 impl NumaArgs {
     pub fn params(&self, machine: &Fingerprint) -> Result<crate::experiments::numa::Params> {
         let mut p = crate::experiments::numa::Params::preset(self.preset.preset(Preset::Default), machine);
-        if let Some(s) = &self.size {
-            p.size_bytes = crate::units::parse_nonzero_size(s)?;
+        if let Some(s) = self.size {
+            p.size_bytes = s;
         }
         if let Some(r) = self.repetitions {
             p.repetitions = r;
@@ -605,6 +605,12 @@ pub fn positive_arg(opt: &'static str) -> impl Fn(&str) -> std::result::Result<u
     // clap names the option and the value ("invalid value '0' for
     // '--repetitions <N>'"); the reason follows.
     move |t| positive(opt, t).map_err(|_| "must be a positive integer".to_string())
+}
+
+/// clap's parser of a size above zero (`64MiB`, `4096`): the option is
+/// typed (`Option<Bytes>`) and checked as the command line is read.
+pub fn size_arg(text: &str) -> std::result::Result<crate::units::Bytes, String> {
+    crate::units::parse_nonzero_size(text).map_err(|e| e.message)
 }
 
 /// clap's parser of `opt`'s value as a u64, decimal or 0x-hex.

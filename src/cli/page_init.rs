@@ -8,14 +8,14 @@ use clap::Args;
 #[derive(Debug, Args)]
 pub struct PageInitArgs {
     /// Physical memory to model [default: 32GiB]
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
-    pub memory: Option<String>,
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = super::size_arg)]
+    pub memory: Option<crate::units::Bytes>,
     /// Base page size: 4KiB or 8KiB [default: 4KiB]
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
-    pub base_page: Option<String>,
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = super::size_arg)]
+    pub base_page: Option<crate::units::Bytes>,
     /// Large page size: 2MiB or 4MiB [default: 2MiB]
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
-    pub large_page: Option<String>,
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = super::size_arg)]
+    pub large_page: Option<crate::units::Bytes>,
     /// Memory layout, BASE:SIZE,… [default: generated from --memory, with holes]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub layout: Option<String>,
@@ -36,19 +36,19 @@ pub struct PageInitArgs {
 
 impl PageInitArgs {
     pub fn params(&self) -> Result<crate::experiments::page_init::Params> {
-        use crate::units::{parse_nonzero_size, parse_sweep};
+        use crate::units::parse_sweep;
         let mut p = crate::experiments::page_init::Params::preset(self.preset.preset(Preset::Default));
-        if let Some(m) = &self.memory {
-            p.memory_bytes = parse_nonzero_size(m)?;
+        if let Some(m) = self.memory {
+            p.memory_bytes = m;
         }
-        if let Some(b) = &self.base_page {
-            p.base_page_bytes = parse_nonzero_size(b)?;
+        if let Some(b) = self.base_page {
+            p.base_page_bytes = b;
             if !matches!(p.base_page_bytes.0, 4096 | 8192) {
                 return Err(Error::usage(format!("--base-page {b}: use 4KiB or 8KiB")));
             }
         }
-        if let Some(l) = &self.large_page {
-            p.large_page_bytes = parse_nonzero_size(l)?;
+        if let Some(l) = self.large_page {
+            p.large_page_bytes = l;
             if !matches!(p.large_page_bytes.0, 0x20_0000 | 0x40_0000) {
                 return Err(Error::usage(format!("--large-page {l}: use 2MiB or 4MiB")));
             }

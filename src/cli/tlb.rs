@@ -14,8 +14,8 @@ pub struct TlbArgs {
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub max_pages: Option<String>,
     /// Most memory per policy [default: 2GiB]
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
-    pub max_bytes: Option<String>,
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = super::size_arg)]
+    pub max_bytes: Option<crate::units::Bytes>,
     #[command(flatten)]
     pub preset: PresetArgs,
     #[command(flatten)]
@@ -29,8 +29,8 @@ impl TlbArgs {
         if let Some(n) = &self.max_pages {
             p.max_pages = positive("--max-pages", n)? as u64;
         }
-        if let Some(b) = &self.max_bytes {
-            p.max_bytes = crate::units::parse_nonzero_size(b)?;
+        if let Some(b) = self.max_bytes {
+            p.max_bytes = b;
         }
         Ok(p)
     }

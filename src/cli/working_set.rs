@@ -9,8 +9,8 @@ use clap::Args;
 #[derive(Debug, Args)]
 pub struct WorkingSetArgs {
     /// The three arrays together [default: 8× the last-level cache, at least 256MiB]
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
-    pub size: Option<String>,
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = super::size_arg)]
+    pub size: Option<crate::units::Bytes>,
     /// Page policies, comma-separated, measured alternately [default: 4k, thp, and 2m/1g where their pools have the pages; 2m, 1g and shm with --reserve-hugepages]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::pages))]
     pub pages: Option<String>,
@@ -29,8 +29,8 @@ pub struct WorkingSetArgs {
 impl WorkingSetArgs {
     pub fn params(&self, machine: &Fingerprint) -> Result<crate::experiments::working_set::Params> {
         let mut p = crate::experiments::working_set::Params::preset(self.preset.preset(Preset::Default), machine);
-        if let Some(s) = &self.size {
-            p.total_bytes = crate::units::named("--size", crate::units::parse_nonzero_size(s))?;
+        if let Some(s) = self.size {
+            p.total_bytes = s;
         }
         if self.common.reserve_hugepages {
             // The pages will be reserved: the hugetlb policies join by
