@@ -19,8 +19,8 @@ pub struct BandwidthArgs {
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::pages))]
     pub pages: Option<String>,
     /// Thread counts, pinned one per CPU; `all` for every CPU [default: 1,all]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub threads: Option<String>,
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_delimiter = ',', value_parser = super::thread_arg)]
+    pub threads: Option<Vec<usize>>,
     /// Size of each array (write kernels use four: A, B, C, D) [default: max(1GiB, 8 × last-level cache)]
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = super::size_arg)]
     pub size: Option<crate::units::Bytes>,

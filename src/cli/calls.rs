@@ -11,8 +11,8 @@ use clap::Args;
 #[derive(Debug, Args)]
 pub struct CellArgs {
     /// Thread counts, pinned one per CPU; `all` for every CPU [default: 1, 2, 4 … all]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub threads: Option<String>,
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_delimiter = ',', value_parser = super::thread_arg)]
+    pub threads: Option<Vec<usize>>,
     /// Samples per cell.
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
     pub repetitions: Option<usize>,

@@ -584,14 +584,28 @@ pub fn list_or<T: PartialEq>(
     }
 }
 
-/// `--threads 1,all`: thread counts, sorted, `all` meaning every CPU this
-/// process may use; more than that is refused (oversubscription would
-/// measure the scheduler).
-pub fn thread_counts(text: &Option<String>, default: Vec<usize>) -> Result<Vec<usize>> {
+/// clap's parser of one `--threads` item: a positive count, or `all` for
+/// every CPU this process may use.
+pub fn thread_arg(text: &str) -> std::result::Result<usize, String> {
+    match text.trim() {
+        "all" => Ok(crate::timing::team::allowed_cpus().len().max(1)),
+        t => positive("--threads", t).map_err(|_| "must be a positive integer or all".to_string()),
+    }
+}
+
+/// `--threads 1,all` (items through [`thread_arg`]): thread counts, sorted,
+/// or `default`; a count given twice is refused (it would measure the same
+/// thing twice), and so is more than this process may use
+/// (oversubscription would measure the scheduler).
+pub fn thread_counts(list: &Option<Vec<usize>>, default: Vec<usize>) -> Result<Vec<usize>> {
     let all = crate::timing::team::allowed_cpus().len().max(1);
-    let mut v = list_or(text, default, |t| if t == "all" { Ok(all) } else { positive("--threads", t) })?;
+    let mut v = list.clone().unwrap_or(default);
+    if let Some(t) = v.iter().enumerate().find_map(|(i, t)| v[..i].contains(t).then_some(t)) {
+        return Err(Error::usage(format!(
+            "--threads: {t} appears twice in the list (all is {all} here): give each value once"
+        )));
+    }
     v.sort();
-    v.dedup();
     if let Some(&t) = v.iter().find(|&&t| t > all) {
         return Err(Error::usage(format!("--threads {t}: this process may run on {all} CPUs; use {all} or fewer")));
     }

@@ -1,6 +1,6 @@
 //! Options of `memperf page-init`.
 
-use super::{positive, positive_arg, CommonArgs, PresetArgs};
+use super::{positive_arg, CommonArgs, PresetArgs};
 use crate::error::{Error, Result};
 use crate::experiments::Preset;
 use clap::Args;
@@ -23,8 +23,8 @@ pub struct PageInitArgs {
     #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
     pub ahead: Option<String>,
     /// Threads of the parallel variant [default: all CPUs]
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub threads: Option<String>,
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--threads"))]
+    pub threads: Option<usize>,
     /// Samples per variant.
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
     pub repetitions: Option<usize>,
@@ -59,8 +59,8 @@ impl PageInitArgs {
         if let Some(a) = &self.ahead {
             p.ahead = crate::units::named("--ahead", parse_sweep(a))?;
         }
-        if let Some(t) = &self.threads {
-            p.threads = positive("--threads", t)?;
+        if let Some(t) = self.threads {
+            p.threads = t;
         }
         if let Some(r) = self.repetitions {
             p.repetitions = r;
