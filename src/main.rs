@@ -63,7 +63,7 @@ fn run(cli: Cli) -> Result<u8> {
     match &cli.command {
         Command::Report(a) => return export::rebuild(&a.path, a.output.as_deref(), a.reanalyze).map(|_| 0),
         Command::Compare(a) => {
-            return export::compare(&a.a, &a.b, a.json.as_deref(), a.html.as_deref(), a.threshold_pct()?)
+            return export::compare(&a.a, &a.b, a.json.as_deref(), a.html.as_deref(), a.fail_on_regression)
         }
         Command::Cleanup => return tools::cleanup(),
         Command::Completions(a) => {

@@ -134,7 +134,7 @@ const CASES: &[(&[&str], &str)] = &[
     (&["page-init", "--layout", ""], "empty list"),
     (&["run", "--skip", "nothing"], "unknown experiment 'nothing'"),
     (&["wss", "-I", "0", "--", "true"], "at least 10"),
-    (&["wss", "-I", "1e3", "--", "true"], "-I '1e3'"),
+    (&["wss", "-I", "1e3", "--", "true"], "'1e3' for '--interval <MS>'"),
     (&["wss", "--pid", "-5"], "must be a process id"),
     (&["wss", "--pid", "1", "--", "true"], "not both"),
     (&["wss", "--json", "w.json", "-o", "w.json", "--", "true"], "w.json"),

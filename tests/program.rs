@@ -351,7 +351,7 @@ fn hugepages_keeps_exit_statuses_and_output() {
         (&["hugepages"], "no command to run"),
         (&["hugepages", "-n", "0", "--", "true"], "positive integer"),
         (&["hugepages", "--", "no-such-program-memperf"], "command not found"),
-        (&["hugepages", "--mode", "bogus", "--", "true"], "--mode 'bogus'"),
+        (&["hugepages", "--mode", "bogus", "--", "true"], "'bogus' for '--mode <MODE>'"),
     ];
     for (args, needle) in cases {
         let o = memperf(args);
@@ -481,7 +481,7 @@ fn loaded_latency_draws_its_curve_and_refuses_bad_input() {
     assert!(bw(2) * 2.0 < bw(1), "delay 20us: {} B/s, none: {} B/s", bw(2), bw(1));
     assert!(bw(2) <= 16384.0 / 20e-6, "the delay caps the loader: {}", bw(2));
     for (args, needle) in [
-        (&["loaded-latency", "--loader", "sum1"][..], "--loader sum1"),
+        (&["loaded-latency", "--loader", "sum1"][..], "'sum1' for '--loader <KERNEL>'"),
         (&["loaded-latency", "--delays", "5parsecs"][..], "--delays '5parsecs'"),
         (&["loaded-latency", "--window", "0"][..], "--window"),
     ] {

@@ -215,7 +215,7 @@ fn bad_input_is_one_line_and_the_program_status_is_kept() {
         (&["wss", "--pid", "999999999"][..], "no such process"),
         (&["wss", "--pid", "1", "--", "true"][..], "not both"),
         (&["wss"][..], "no command to watch"),
-        (&["stat", "--wss=0", "--", "true"][..], "--wss '0'"),
+        (&["stat", "--wss=0", "--", "true"][..], "'0' for '--wss[=<MS>]'"),
         (&["stat", "--wss=x", "--", "true"][..], "at least 10"),
         (&["stat", "--no-probe", "--", "true"][..], "--wss"),
         (&["wss", "--machine-results", "tests/data/minimal-bandwidth.json", "--", "true"][..], "holds no tlb result"),

@@ -9,11 +9,11 @@ use std::ffi::OsString;
 #[derive(Debug, Args)]
 pub struct HugepagesArgs {
     /// Runs per arm, alternated [default: 5]
-    #[arg(short = 'n', long = "runs", value_name = "N", allow_hyphen_values = true)]
-    pub runs: Option<String>,
+    #[arg(short = 'n', long = "runs", value_name = "N", allow_hyphen_values = true, value_parser = super::positive_arg("-n"))]
+    pub runs: Option<usize>,
     /// thp (glibc.malloc.hugetlb=1), hugetlb (=2, needs reserved pages) or both [default: thp]
-    #[arg(long, value_name = "MODE", allow_hyphen_values = true)]
-    pub mode: Option<String>,
+    #[arg(long, value_name = "MODE", value_enum)]
+    pub mode: Option<Mode>,
     /// Pass the program's output through (else it is kept and shown only for a failed run).
     #[arg(long)]
     pub show_output: bool,
@@ -30,19 +30,21 @@ pub struct HugepagesArgs {
     pub command: Vec<OsString>,
 }
 
+/// `--mode`: which huge-page arms run beside the run without.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    Thp,
+    Hugetlb,
+    Both,
+}
+
 impl HugepagesArgs {
     pub fn params(&self) -> Result<Params> {
-        let rounds = match &self.runs {
-            None => 5,
-            Some(t) => super::positive("-n", t)?,
-        };
-        let arms = match self.mode.as_deref().map(str::trim) {
-            None | Some("thp") => vec![Arm::Without, Arm::Thp],
-            Some("hugetlb") => vec![Arm::Without, Arm::Hugetlb],
-            Some("both") => vec![Arm::Without, Arm::Thp, Arm::Hugetlb],
-            Some(other) => {
-                return Err(Error::usage(format!("--mode '{other}': use thp, hugetlb or both")));
-            }
+        let rounds = self.runs.unwrap_or(5);
+        let arms = match self.mode.unwrap_or(Mode::Thp) {
+            Mode::Thp => vec![Arm::Without, Arm::Thp],
+            Mode::Hugetlb => vec![Arm::Without, Arm::Hugetlb],
+            Mode::Both => vec![Arm::Without, Arm::Thp, Arm::Hugetlb],
         };
         if self.command.is_empty() {
             return Err(Error::usage("no command to run: give it after --, e.g. memperf hugepages -- ./app"));

@@ -1,27 +1,20 @@
-//! The command line: clap definitions (one file per subcommand's options)
-//! and their translation into a [`Plan`] of experiments. Values are taken
-//! as text and parsed here, so every bad value gets one clear line and exit
-//! status 2.
+//! The command line: the subcommands and their translation into a [`Plan`]
+//! of experiments. A measuring subcommand is [`Sub`]: its experiment's own
+//! options (defined beside the experiment, `experiments::<exp>::Options`),
+//! `--quick`/`--full` and the outputs. Every value is typed by a clap value
+//! parser (`experiments::options`), so a bad one gets one clear line naming
+//! the option and the fix, and exit status 2.
 
 pub mod around;
-pub mod bandwidth;
-pub mod c2c;
-pub mod calls;
 pub mod export;
 pub mod hugepages;
-pub mod latency;
-pub mod loaded_latency;
-pub mod offers;
-pub mod page_init;
-pub mod prefetch_fault;
 pub mod progress;
 pub mod stat;
-pub mod tlb;
 pub mod tools;
-pub mod working_set;
 pub mod wss;
 
 use crate::error::{Error, Result};
+use crate::experiments::options::{self as opt, offers, Asked, List, Options, PresetArgs};
 use crate::experiments::plan::{Job, Plan};
 use crate::experiments::Preset;
 use crate::machine::Fingerprint;
@@ -37,26 +30,28 @@ pub struct Cli {
     pub command: Command,
 }
 
+use crate::experiments as x;
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     #[command(about = outcome::info::ABOUT.summary)]
     Info(InfoArgs),
     #[command(about = outcome::bandwidth::ABOUT.summary)]
-    Bandwidth(bandwidth::BandwidthArgs),
+    Bandwidth(Sub<x::bandwidth::options::Options>),
     #[command(about = outcome::latency::ABOUT.summary)]
-    Latency(latency::LatencyArgs),
+    Latency(Sub<x::latency::options::Options>),
     #[command(about = outcome::tlb::ABOUT.summary)]
-    Tlb(tlb::TlbArgs),
+    Tlb(Sub<x::tlb::options::Options>),
     #[command(about = outcome::working_set::ABOUT.summary)]
-    WorkingSet(working_set::WorkingSetArgs),
+    WorkingSet(Sub<x::working_set::Options>),
     #[command(about = outcome::prefetch_fault::ABOUT.summary)]
-    PrefetchFault(prefetch_fault::PrefetchFaultArgs),
+    PrefetchFault(Sub<x::prefetch_fault::options::Options>),
     #[command(about = outcome::page_init::ABOUT.summary)]
-    PageInit(page_init::PageInitArgs),
+    PageInit(Sub<x::page_init::options::Options>),
     #[command(about = outcome::calls::ABOUT.summary)]
-    Calls(calls::CallsArgs),
+    Calls(Sub<x::calls::Options>),
     #[command(about = outcome::context::ABOUT.summary)]
-    Context(calls::ContextArgs),
+    Context(Sub<x::context::Options>),
     #[command(about = outcome::stat::ABOUT.summary)]
     Stat(stat::StatArgs),
     #[command(about = outcome::hugepages::ABOUT.summary)]
@@ -64,11 +59,11 @@ pub enum Command {
     #[command(about = outcome::wss::ABOUT.summary)]
     Wss(wss::WssArgs),
     #[command(about = outcome::c2c::ABOUT.summary)]
-    C2c(c2c::C2cArgs),
+    C2c(Sub<x::c2c::Options>),
     #[command(about = outcome::numa::ABOUT.summary)]
-    Numa(NumaArgs),
+    Numa(Sub<x::numa::Options>),
     #[command(about = outcome::loaded_latency::ABOUT.summary)]
-    LoadedLatency(loaded_latency::LoadedLatencyArgs),
+    LoadedLatency(Sub<x::loaded_latency::options::Options>),
     /// The whole suite: one results folder with JSON, SVG plots and an HTML report.
     Run(RunArgs),
     /// Rebuild the HTML report and plots from a results.json, a journal, or their folder.
@@ -296,48 +291,39 @@ pub struct CompareArgs {
     #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
     pub html: Option<PathBuf>,
     /// Exit with status 3 when a headline got worse beyond the noise and by more than PCT percent.
-    #[arg(long, value_name = "PCT", allow_hyphen_values = true)]
-    pub fail_on_regression: Option<String>,
+    #[arg(long, value_name = "PCT", allow_hyphen_values = true, value_parser = regression_pct)]
+    pub fail_on_regression: Option<f64>,
 }
 
-impl CompareArgs {
-    /// `--fail-on-regression`: a percentage in [0, 1000).
-    pub fn threshold_pct(&self) -> Result<Option<f64>> {
-        let Some(t) = &self.fail_on_regression else { return Ok(None) };
-        match t.trim().trim_end_matches('%').parse::<f64>() {
-            Ok(p) if (0.0..1000.0).contains(&p) => Ok(Some(p)),
-            _ => Err(Error::usage(format!(
-                "--fail-on-regression '{t}': give a percentage from 0 to 999, e.g. --fail-on-regression 5"
-            ))),
-        }
+/// clap's parser of `--fail-on-regression`: a percentage in [0, 1000).
+fn regression_pct(t: &str) -> std::result::Result<f64, String> {
+    match t.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(p) if (0.0..1000.0).contains(&p) => Ok(p),
+        _ => Err("give a percentage from 0 to 999, e.g. --fail-on-regression 5".into()),
     }
 }
 
-/// Options of `memperf numa`.
+/// A measuring subcommand: the experiment's own options, the preset and
+/// the outputs.
 #[derive(Debug, Args)]
-pub struct NumaArgs {
-    /// Size of each chase and each read array [default: max(64MiB, 4 × last-level cache)]
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = size_arg)]
-    pub size: Option<crate::units::Bytes>,
-    /// Samples per cell [default: 10]
-    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
-    pub repetitions: Option<usize>,
+pub struct Sub<O: Args> {
+    #[command(flatten)]
+    pub options: O,
     #[command(flatten)]
     pub preset: PresetArgs,
     #[command(flatten)]
     pub common: CommonArgs,
 }
 
-impl NumaArgs {
-    pub fn params(&self, machine: &Fingerprint) -> Result<crate::experiments::numa::Params> {
-        let mut p = crate::experiments::numa::Params::preset(self.preset.preset(Preset::Default), machine);
-        if let Some(s) = self.size {
-            p.size_bytes = s;
-        }
-        if let Some(r) = self.repetitions {
-            p.repetitions = r;
-        }
-        Ok(p)
+impl<O: Options> Sub<O> {
+    /// The plan of this one experiment, its options read against `machine`.
+    fn plan(&self, machine: &Fingerprint) -> Result<Plan> {
+        let asked = Asked {
+            preset: self.preset.preset(Preset::Default),
+            machine,
+            reserve_hugepages: self.common.reserve_hugepages,
+        };
+        Ok(one::<O::Experiment>(self.options.params(&asked)?, &self.common))
     }
 }
 
@@ -364,37 +350,14 @@ pub struct CommonArgs {
     pub reserve_hugepages: bool,
 }
 
-/// `--quick` / `--full`.
-#[derive(Debug, Clone, Args, Default)]
-pub struct PresetArgs {
-    /// The quick parameter set (the suite's default).
-    #[arg(long, conflicts_with = "full")]
-    pub quick: bool,
-    /// The full parameter set.
-    #[arg(long)]
-    pub full: bool,
-}
-
-impl PresetArgs {
-    pub fn preset(&self, default: Preset) -> Preset {
-        if self.quick {
-            Preset::Quick
-        } else if self.full {
-            Preset::Full
-        } else {
-            default
-        }
-    }
-}
-
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Run only these experiments, comma-separated.
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = offers::Offers(offers::suite))]
-    pub only: Option<String>,
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = opt::list(suite_name, offers::suite))]
+    pub only: Option<List<String>>,
     /// Skip these experiments, comma-separated.
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = offers::Offers(offers::suite))]
-    pub skip: Option<String>,
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = opt::list(suite_name, offers::suite))]
+    pub skip: Option<List<String>>,
     #[command(flatten)]
     pub preset: PresetArgs,
     #[command(flatten)]
@@ -404,20 +367,19 @@ pub struct RunArgs {
 impl Command {
     /// The plan this command asks for, against this machine.
     pub fn plan(&self, machine: &Fingerprint) -> Result<Plan> {
-        use crate::experiments as x;
         match self {
             Command::Info(c) => Ok(one::<x::info::Info>(x::info::Params {}, &c.common)),
-            Command::Bandwidth(b) => Ok(one::<x::bandwidth::Bandwidth>(b.params(machine)?, &b.common)),
-            Command::Latency(l) => Ok(one::<x::latency::Latency>(l.params(machine)?, &l.common)),
-            Command::Tlb(t) => Ok(one::<x::tlb::Tlb>(t.params()?, &t.common)),
-            Command::WorkingSet(w) => Ok(one::<x::working_set::WorkingSet>(w.params(machine)?, &w.common)),
-            Command::PrefetchFault(a) => Ok(one::<x::prefetch_fault::PrefetchFault>(a.params()?, &a.common)),
-            Command::PageInit(a) => Ok(one::<x::page_init::PageInit>(a.params()?, &a.common)),
-            Command::Calls(a) => Ok(one::<x::calls::Calls>(a.params()?, &a.common)),
-            Command::Context(a) => Ok(one::<x::context::ContextSaves>(a.params()?, &a.common)),
-            Command::C2c(a) => Ok(one::<x::c2c::C2c>(a.params()?, &a.common)),
-            Command::Numa(a) => Ok(one::<x::numa::Numa>(a.params(machine)?, &a.common)),
-            Command::LoadedLatency(a) => Ok(one::<x::loaded_latency::LoadedLatency>(a.params(machine)?, &a.common)),
+            Command::Bandwidth(s) => s.plan(machine),
+            Command::Latency(s) => s.plan(machine),
+            Command::Tlb(s) => s.plan(machine),
+            Command::WorkingSet(s) => s.plan(machine),
+            Command::PrefetchFault(s) => s.plan(machine),
+            Command::PageInit(s) => s.plan(machine),
+            Command::Calls(s) => s.plan(machine),
+            Command::Context(s) => s.plan(machine),
+            Command::C2c(s) => s.plan(machine),
+            Command::Numa(s) => s.plan(machine),
+            Command::LoadedLatency(s) => s.plan(machine),
             Command::Run(r) => r.plan(machine),
             Command::Report(_)
             | Command::Compare(_)
@@ -451,17 +413,17 @@ impl Command {
     pub fn common(&self) -> &CommonArgs {
         match self {
             Command::Info(c) => &c.common,
-            Command::Bandwidth(b) => &b.common,
-            Command::Latency(l) => &l.common,
-            Command::Tlb(t) => &t.common,
-            Command::WorkingSet(w) => &w.common,
-            Command::PrefetchFault(a) => &a.common,
-            Command::PageInit(a) => &a.common,
-            Command::Calls(a) => &a.common,
-            Command::Context(a) => &a.common,
-            Command::C2c(a) => &a.common,
-            Command::LoadedLatency(a) => &a.common,
-            Command::Numa(a) => &a.common,
+            Command::Bandwidth(s) => &s.common,
+            Command::Latency(s) => &s.common,
+            Command::Tlb(s) => &s.common,
+            Command::WorkingSet(s) => &s.common,
+            Command::PrefetchFault(s) => &s.common,
+            Command::PageInit(s) => &s.common,
+            Command::Calls(s) => &s.common,
+            Command::Context(s) => &s.common,
+            Command::C2c(s) => &s.common,
+            Command::LoadedLatency(s) => &s.common,
+            Command::Numa(s) => &s.common,
             Command::Run(r) => &r.common,
             Command::Report(_)
             | Command::Compare(_)
@@ -479,17 +441,15 @@ impl Command {
 static NO_COMMON: CommonArgs =
     CommonArgs { json: None, output: None, openmetrics: None, csv: None, quiet: true, reserve_hugepages: false };
 
-fn suite_names(text: &Option<String>) -> Result<Option<Vec<String>>> {
-    let Some(t) = text else { return Ok(None) };
+/// One name of `--only`/`--skip`: an experiment of the suite.
+fn suite_name(name: &str) -> Result<String> {
     let suite = crate::experiments::registry::suite_names();
-    crate::units::parse_list(t, |n| {
-        suite
-            .iter()
-            .find(|s| **s == n)
-            .map(|s| s.to_string())
-            .ok_or_else(|| Error::usage(format!("unknown experiment '{n}': use {}", suite.join(", "))))
-    })
-    .map(Some)
+    let name = name.trim();
+    suite
+        .iter()
+        .find(|s| **s == name)
+        .map(|s| s.to_string())
+        .ok_or_else(|| Error::usage(format!("unknown experiment '{name}': use {}", suite.join(", "))))
 }
 
 impl RunArgs {
@@ -498,8 +458,8 @@ impl RunArgs {
     /// pool has them (or --reserve-hugepages), else a warning says how.
     pub fn plan(&self, machine: &Fingerprint) -> Result<Plan> {
         let preset = self.preset.preset(Preset::Quick);
-        let only = suite_names(&self.only)?;
-        let skip = suite_names(&self.skip)?.unwrap_or_default();
+        let only = self.only.as_ref().map(|l| &l.0);
+        let skip = List::or(&self.skip, Vec::new());
         let wanted = |n: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == n)) && !skip.iter().any(|x| x == n);
         let mut jobs: Vec<Job> = crate::experiments::registry::suite_entries()
             .filter(|e| wanted(e.name()))
@@ -572,75 +532,7 @@ pub fn default_results_dir(machine: &Fingerprint) -> PathBuf {
     PathBuf::from("memperf-results").join(format!("{host}-{stamp}-{}", std::process::id()))
 }
 
-/// Parses a list option, or returns `default` when it was not given.
-pub fn list_or<T: PartialEq>(
-    text: &Option<String>,
-    default: Vec<T>,
-    item: impl Fn(&str) -> Result<T>,
-) -> Result<Vec<T>> {
-    match text {
-        Some(t) => crate::units::parse_list(t, item),
-        None => Ok(default),
-    }
-}
-
-/// clap's parser of one `--threads` item: a positive count, or `all` for
-/// every CPU this process may use.
-pub fn thread_arg(text: &str) -> std::result::Result<usize, String> {
-    match text.trim() {
-        "all" => Ok(crate::timing::team::allowed_cpus().len().max(1)),
-        t => positive("--threads", t).map_err(|_| "must be a positive integer or all".to_string()),
-    }
-}
-
-/// `--threads 1,all` (items through [`thread_arg`]): thread counts, sorted,
-/// or `default`; a count given twice is refused (it would measure the same
-/// thing twice), and so is more than this process may use
-/// (oversubscription would measure the scheduler).
-pub fn thread_counts(list: &Option<Vec<usize>>, default: Vec<usize>) -> Result<Vec<usize>> {
-    let all = crate::timing::team::allowed_cpus().len().max(1);
-    let mut v = list.clone().unwrap_or(default);
-    if let Some(t) = v.iter().enumerate().find_map(|(i, t)| v[..i].contains(t).then_some(t)) {
-        return Err(Error::usage(format!(
-            "--threads: {t} appears twice in the list (all is {all} here): give each value once"
-        )));
-    }
-    v.sort();
-    if let Some(&t) = v.iter().find(|&&t| t > all) {
-        return Err(Error::usage(format!("--threads {t}: this process may run on {all} CPUs; use {all} or fewer")));
-    }
-    Ok(v)
-}
-
-/// clap's parser of `opt`'s value as a positive integer: the option is
-/// typed (`Option<usize>`), checked as the command line is read, and its
-/// error names the option as memperf's own do.
-pub fn positive_arg(opt: &'static str) -> impl Fn(&str) -> std::result::Result<usize, String> + Clone + Send + Sync {
-    // clap names the option and the value ("invalid value '0' for
-    // '--repetitions <N>'"); the reason follows.
-    move |t| positive(opt, t).map_err(|_| "must be a positive integer".to_string())
-}
-
-/// clap's parser of a size above zero (`64MiB`, `4096`): the option is
-/// typed (`Option<Bytes>`) and checked as the command line is read.
-pub fn size_arg(text: &str) -> std::result::Result<crate::units::Bytes, String> {
-    crate::units::parse_nonzero_size(text).map_err(|e| e.message)
-}
-
-/// clap's parser of `opt`'s value as a u64, decimal or 0x-hex.
-pub fn u64_arg(opt: &'static str) -> impl Fn(&str) -> std::result::Result<u64, String> + Clone + Send + Sync {
-    move |t| {
-        crate::units::parse_u64(opt, t).map_err(|_| "is not a non-negative integer (decimal or 0x-hex)".to_string())
-    }
-}
-
-/// Parses a positive integer option value.
-pub fn positive(name: &str, text: &str) -> Result<usize> {
-    match text.trim().parse::<usize>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(Error::usage(format!("{name} '{text}' must be a positive integer"))),
-    }
-}
+pub use crate::experiments::options::{positive_arg, size_arg};
 
 /// First Ctrl-C, SIGTERM or SIGHUP: finish the current sample, then write
 /// what completed and give the pages back. A second one: give back
@@ -654,4 +546,70 @@ pub fn install_interrupt_handler() {
         }
         eprintln!("\nmemperf: interrupted; finishing the current sample (Ctrl-C again to quit now)");
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A good value for every option of every measuring subcommand: each
+    /// is read into its type (clap panics where a definition and its type
+    /// disagree) and into a plan.
+    const GOOD: &[&[&str]] = &[
+        &["bandwidth", "--kernel", "sum1,mix-2:1", "--pages", "4k", "--threads", "1,all", "--size", "1MiB"],
+        &["bandwidth", "--distance", "0:64:32", "--hint", "all", "--repetitions", "2"],
+        &["latency", "--pages", "4k,thp", "--sizes", "4KiB:1MiB:2", "--chains", "1:4", "--seed", "0x7"],
+        &["latency", "--repetitions", "3", "--precision", "none", "--no-page-local"],
+        &["tlb", "--pages", "4k", "--max-pages", "64", "--max-bytes", "1MiB"],
+        &["working-set", "--size", "1MiB", "--pages", "4k,thp", "--repetitions", "2", "--seed", "9"],
+        &[
+            "prefetch-fault",
+            "--hint",
+            "t0",
+            "--targets",
+            "null,mapped",
+            "--lengths",
+            "1,2",
+            "--ahead",
+            "1,4",
+            "--repetitions",
+            "2",
+        ],
+        &["page-init", "--memory", "1GiB", "--base-page", "4KiB", "--large-page", "2MiB", "--ahead", "8:16:8"],
+        &["page-init", "--layout", "0:512MiB,4GiB:512MiB", "--threads", "1", "--repetitions", "2"],
+        &["calls", "--variants", "direct", "--depths", "1,4:8:4", "--threads", "1", "--repetitions", "2"],
+        &["context", "--ops", "setjmp,getcontext", "--threads", "1", "--repetitions", "2"],
+        &["c2c", "--cpus", "0", "--handoff", "cas,load-store", "--repetitions", "2"],
+        &["numa", "--size", "1MiB", "--repetitions", "2"],
+        &["loaded-latency", "--loader", "triad", "--delays", "0,1us", "--block", "16KiB", "--size", "1MiB"],
+        &["loaded-latency", "--pages", "4k", "--window", "10ms", "--repetitions", "2"],
+        &["run", "--only", "info,tlb", "--skip", "tlb"],
+    ];
+
+    #[test]
+    fn every_option_reads_a_good_value_into_a_plan() {
+        let machine = crate::machine::collect();
+        for args in GOOD {
+            let cli = Cli::try_parse_from(std::iter::once("memperf").chain(args.iter().copied()))
+                .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            cli.command.plan(&machine).unwrap_or_else(|e| panic!("{args:?}: {}", e.message));
+        }
+    }
+
+    /// Every option that takes a value has a case above, so a new one
+    /// cannot be left untried.
+    #[test]
+    fn every_value_option_has_a_good_case() {
+        use clap::CommandFactory;
+        let top = Cli::command();
+        for sub in GOOD.iter().map(|a| a[0]).collect::<std::collections::BTreeSet<_>>() {
+            let cmd = top.find_subcommand(sub).unwrap();
+            for arg in cmd.get_arguments().filter(|a| a.get_action().takes_values() && !a.is_positional()) {
+                let long = format!("--{}", arg.get_long().unwrap());
+                let common = ["--json", "--output", "--openmetrics", "--csv"].contains(&long.as_str());
+                let tried = GOOD.iter().any(|a| a[0] == sub && a.contains(&long.as_str()));
+                assert!(common || tried, "{sub} {long} has no good case in GOOD");
+            }
+        }
+    }
 }

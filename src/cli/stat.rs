@@ -16,8 +16,9 @@ pub struct StatArgs {
           value_parser = super::offers::Offers(super::offers::events), hide_possible_values = true)]
     pub events: Option<String>,
     /// Also print the counts of every interval of MS milliseconds while CMD runs (at least 10).
-    #[arg(short = 'I', long = "interval", value_name = "MS", allow_hyphen_values = true)]
-    pub interval: Option<String>,
+    #[arg(short = 'I', long = "interval", value_name = "MS", allow_hyphen_values = true,
+          value_parser = crate::experiments::options::millis_arg(10, 3_600_000))]
+    pub interval: Option<u64>,
     /// Write the result document (JSON) to FILE; `-` for stdout.
     #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
     pub json: Option<PathBuf>,
@@ -40,8 +41,9 @@ pub struct StatArgs {
     pub machine_results: Option<PathBuf>,
     /// Also sample the program's hot working set, as `memperf wss` does, every MS milliseconds,
     /// and set it beside the TLB's reach [default: 1000, growing so that sampling costs under 5%]
-    #[arg(long, value_name = "MS", num_args = 0..=1, require_equals = true, allow_hyphen_values = true)]
-    pub wss: Option<Option<String>>,
+    #[arg(long, value_name = "MS", num_args = 0..=1, require_equals = true, allow_hyphen_values = true,
+          value_parser = super::wss::interval_arg)]
+    pub wss: Option<Option<u64>>,
     /// With --wss, set the hot set beside CPUID's TLB claim instead of measuring the reach first
     /// when no saved result has it.
     #[arg(long, requires = "wss")]
@@ -55,10 +57,7 @@ impl StatArgs {
     /// `--wss[=MS]`: the hot set's sampling, as `memperf wss -I MS` would.
     fn wss_params(&self) -> Result<Option<crate::experiments::wss::Params>> {
         let Some(asked) = &self.wss else { return Ok(None) };
-        let interval_ms = match asked {
-            None => crate::experiments::wss::DEFAULT_INTERVAL_MS,
-            Some(t) => super::wss::interval_ms(t, "--wss")?,
-        };
+        let interval_ms = asked.unwrap_or(crate::experiments::wss::DEFAULT_INTERVAL_MS);
         Ok(Some(crate::experiments::wss::Params {
             command: self.command.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
             pid: None,
@@ -77,17 +76,7 @@ impl StatArgs {
                 .map_err(|e| Error::usage(format!("-e: {e}")))?,
             None => crate::counters::events::default_set(&machine.cpu.identity),
         };
-        let interval_ms = match &self.interval {
-            None => None,
-            Some(t) => match t.trim().parse::<u64>() {
-                Ok(ms) if (10..=3_600_000).contains(&ms) => Some(ms),
-                _ => {
-                    return Err(Error::usage(format!(
-                        "-I '{t}': give whole milliseconds from 10 to 3600000, e.g. -I 1000"
-                    )))
-                }
-            },
-        };
+        let interval_ms = self.interval;
         let metrics = crate::counters::metrics::load(self.metrics.as_deref()).map_err(Error::usage)?;
         Ok(Params {
             command: self.command.iter().map(|a| a.to_string_lossy().into_owned()).collect(),

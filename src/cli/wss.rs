@@ -8,11 +8,11 @@ use std::ffi::OsString;
 #[derive(Debug, Args)]
 pub struct WssArgs {
     /// Sample the hot set every MS milliseconds (at least 10) [default: 1000, growing with the hot set so that sampling costs the program under 5%]
-    #[arg(short = 'I', long = "interval", value_name = "MS", allow_hyphen_values = true)]
-    pub interval: Option<String>,
+    #[arg(short = 'I', long = "interval", value_name = "MS", allow_hyphen_values = true, value_parser = interval_arg)]
+    pub interval: Option<u64>,
     /// Watch a running process instead of starting one (until it ends or Ctrl-C).
-    #[arg(long, value_name = "PID", allow_hyphen_values = true)]
-    pub pid: Option<String>,
+    #[arg(long, value_name = "PID", allow_hyphen_values = true, value_parser = pid_arg)]
+    pub pid: Option<i32>,
     /// A memperf result with a tlb run, for the TLB reach
     /// [default: the newest of this host under ./memperf-results, else a quick probe]
     #[arg(long, value_name = "PATH")]
@@ -36,28 +36,28 @@ pub struct WssArgs {
     pub command: Vec<OsString>,
 }
 
-/// A sampling interval in whole milliseconds, at least [`MIN_INTERVAL_MS`].
-pub fn interval_ms(t: &str, flag: &str) -> Result<u64> {
+/// clap's parser of a sampling interval: whole milliseconds, at least
+/// [`MIN_INTERVAL_MS`].
+pub fn interval_arg(t: &str) -> std::result::Result<u64, String> {
     match t.trim().parse::<u64>() {
         Ok(ms) if ms >= MIN_INTERVAL_MS => Ok(ms),
-        _ => Err(Error::usage(format!("{flag} '{t}': give the interval in milliseconds, at least {MIN_INTERVAL_MS}"))),
+        _ => Err(format!("give the interval in whole milliseconds, at least {MIN_INTERVAL_MS}")),
+    }
+}
+
+/// clap's parser of `--pid`: a running process.
+fn pid_arg(t: &str) -> std::result::Result<i32, String> {
+    match t.trim().parse::<i32>() {
+        Ok(p) if p > 0 && std::path::Path::new(&format!("/proc/{p}")).exists() => Ok(p),
+        Ok(p) if p > 0 => Err(format!("no such process as {p}")),
+        _ => Err("must be a process id".into()),
     }
 }
 
 impl WssArgs {
     pub fn params(&self) -> Result<Params> {
-        let interval_ms = match &self.interval {
-            None => DEFAULT_INTERVAL_MS,
-            Some(t) => interval_ms(t, "-I")?,
-        };
-        let pid = match &self.pid {
-            None => None,
-            Some(t) => match t.trim().parse::<i32>() {
-                Ok(p) if p > 0 && std::path::Path::new(&format!("/proc/{p}")).exists() => Some(p),
-                Ok(p) if p > 0 => return Err(Error::usage(format!("--pid {p}: no such process"))),
-                _ => return Err(Error::usage(format!("--pid '{t}' must be a process id"))),
-            },
-        };
+        let interval_ms = self.interval.unwrap_or(DEFAULT_INTERVAL_MS);
+        let pid = self.pid;
         match (pid.is_some(), self.command.is_empty()) {
             (true, false) => return Err(Error::usage("give either --pid or a command after --, not both")),
             (false, true) => {

@@ -5,6 +5,7 @@
 //! measured interleaved. The pairs are grouped by their topology from
 //! sysfs: SMT siblings, sharing an L3 (a CCX), one package, two packages.
 
+use super::options;
 use super::{Context, Experiment};
 use crate::error::{Error, Result};
 use crate::kernels::c2c::{side, Handoff, Line};
@@ -198,6 +199,52 @@ pub fn groups(pairs: &[PairResult]) -> Vec<Group> {
             }
         })
         .collect()
+}
+
+/// Options of `memperf c2c`.
+#[derive(Debug, clap::Args)]
+pub struct Options {
+    /// CPUs whose pairs to measure [default: the CPUs this process may use, the first 16]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = cpus_arg)]
+    pub cpus: Option<options::List<usize>>,
+    /// How the line changes hands, comma-separated [default: both]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = options::list(Handoff::parse, options::offers::handoffs))]
+    pub handoff: Option<options::List<Handoff>>,
+    /// Samples per pair [default: 7]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = options::positive_arg("--repetitions"))]
+    pub repetitions: Option<usize>,
+}
+
+/// clap's parser of `--cpus` (`0-3`, `0,8`): distinct CPUs this process
+/// may use.
+fn cpus_arg(list: &str) -> std::result::Result<options::List<usize>, String> {
+    let allowed = crate::timing::team::allowed_cpus();
+    let cpus = crate::machine::sysfs::cpu_list(list);
+    if let Some(c) = cpus.iter().enumerate().find_map(|(i, c)| cpus[..i].contains(c).then_some(c)) {
+        return Err(format!("CPU {c} appears twice: give each CPU once"));
+    }
+    if cpus.is_empty() {
+        return Err("give CPU numbers, e.g. --cpus 0-3 or --cpus 0,8".into());
+    }
+    if let Some(c) = cpus.iter().find(|c| !allowed.contains(c)) {
+        let allowed: Vec<String> = allowed.iter().map(|c| c.to_string()).collect();
+        return Err(format!("CPU {c} is not one this process may use ({}); pick from those", allowed.join(",")));
+    }
+    Ok(options::List(cpus))
+}
+
+impl options::Options for Options {
+    type Experiment = C2c;
+
+    fn params(&self, asked: &options::Asked) -> Result<Params> {
+        let mut p = Params::preset(asked.preset);
+        p.cpus = options::List::or(&self.cpus, p.cpus);
+        p.handoffs = options::List::or(&self.handoff, p.handoffs);
+        if let Some(r) = self.repetitions {
+            p.repetitions = r;
+        }
+        Ok(p)
+    }
 }
 
 #[cfg(test)]

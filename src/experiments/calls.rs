@@ -12,6 +12,7 @@
 //! more call, per repetition, shows where the cost steps up (chosen on half
 //! of the repetitions, confirmed on the other half).
 
+use super::options;
 use super::{Context, Experiment, Preset};
 use crate::error::{Error, Result};
 use crate::kernels::calls::{self, ChainFn, Linkage, SharedChain};
@@ -379,6 +380,76 @@ fn savings(keys: &[CellKey], series: &[schedule::Series], p: &Params) -> Vec<Sav
             })
         })
         .collect()
+}
+
+/// Thread counts and samples per cell, options `calls` and `context` share.
+#[derive(Debug, clap::Args)]
+pub struct CellArgs {
+    /// Thread counts, pinned one per CPU; `all` for every CPU [default: 1, 2, 4 … all]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_delimiter = ',', value_parser = options::thread_arg)]
+    pub threads: Option<Vec<usize>>,
+    /// Samples per cell.
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = options::positive_arg("--repetitions"))]
+    pub repetitions: Option<usize>,
+}
+
+impl CellArgs {
+    /// (threads, repetitions) with the preset's as defaults.
+    pub fn apply(&self, threads: Vec<usize>, repetitions: usize) -> Result<(Vec<usize>, usize)> {
+        let reps = self.repetitions.unwrap_or(repetitions);
+        Ok((options::thread_counts(&self.threads, threads)?, reps))
+    }
+}
+
+/// Options of `memperf calls`.
+#[derive(Debug, clap::Args)]
+pub struct Options {
+    /// Linkages, comma-separated [default: all]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = options::list(Linkage::parse, options::offers::linkages))]
+    pub variants: Option<options::List<Linkage>>,
+    /// Chain depths: a list (1,2,4) or ranges START:END:STEP, comma-separated [default: 1..4096, dense around 4..128]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = |t: &str| depths(t).map(options::List).map_err(|e| e.message))]
+    pub depths: Option<options::List<u64>>,
+    #[command(flatten)]
+    pub cells: CellArgs,
+}
+
+impl options::Options for Options {
+    type Experiment = Calls;
+
+    fn params(&self, asked: &options::Asked) -> Result<Params> {
+        let mut p = Params::preset(asked.preset);
+        p.linkages = options::List::or(&self.variants, p.linkages);
+        p.depths = options::List::or(&self.depths, p.depths);
+        (p.threads, p.repetitions) = self.cells.apply(p.threads, p.repetitions)?;
+        p.check()?;
+        Ok(p)
+    }
+}
+
+/// `1,2,4,8:64:8,4096`: single depths and START:END:STEP ranges, sorted.
+pub fn depths(text: &str) -> Result<Vec<u64>> {
+    let mut out: Vec<u64> = Vec::new();
+    for item in text.split(',') {
+        let item = item.trim();
+        if item.contains(':') {
+            let s = crate::units::named("--depths", crate::units::parse_sweep(item))?;
+            if s.end > MAX_DEPTH {
+                return Err(Error::usage(format!("--depths {item}: a depth lies in 1..={MAX_DEPTH}")));
+            }
+            out.extend(s.values());
+        } else {
+            let d = item.parse::<u64>().map_err(|_| {
+                Error::usage(format!("--depths '{item}': use depths like 1,2,4 or ranges like 4:128:4"))
+            })?;
+            out.push(d);
+        }
+    }
+    out.sort();
+    if let Some(w) = out.windows(2).find(|w| w[0] == w[1]) {
+        return Err(Error::usage(format!("--depths: depth {} appears twice in '{text}': give each depth once", w[0])));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

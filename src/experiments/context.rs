@@ -13,6 +13,7 @@
 //! Every cell runs interleaved through the scheduler; a cell's samples add
 //! up to at least `min_cell_s` so that clock ticks resolve its system time.
 
+use super::options;
 use super::{Context, Experiment, Preset};
 use crate::error::{Error, Result};
 use crate::kernels::context::{self as k, Protection, SaveOp};
@@ -248,6 +249,28 @@ fn reference(cache: &std::cell::RefCell<Vec<(u64, i64)>>, program: &[u8], n: u64
     let v = k::interpret_reference(program, n);
     cache.borrow_mut().push((n, v));
     v
+}
+
+/// Options of `memperf context`.
+#[derive(Debug, clap::Args)]
+pub struct Options {
+    /// Saves, comma-separated [default: all]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = options::list(SaveOp::parse, options::offers::saves))]
+    pub ops: Option<options::List<SaveOp>>,
+    #[command(flatten)]
+    pub cells: super::calls::CellArgs,
+}
+
+impl options::Options for Options {
+    type Experiment = ContextSaves;
+
+    fn params(&self, asked: &options::Asked) -> Result<Params> {
+        let mut p = Params::preset(asked.preset);
+        p.ops = options::List::or(&self.ops, p.ops);
+        (p.threads, p.repetitions) = self.cells.apply(p.threads, p.repetitions)?;
+        p.check()?;
+        Ok(p)
+    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ pub mod info;
 pub mod latency;
 pub mod loaded_latency;
 pub mod numa;
+pub mod options;
 pub mod page_init;
 pub mod plan;
 pub mod prefetch_fault;

@@ -6,6 +6,7 @@
 //! scheduler. With one node there is no matrix, and the outcome says so.
 
 use super::estimate::Rates;
+use super::options;
 use super::stream_arrays::Array;
 use super::{chases, Context, Experiment, Preset};
 use crate::error::{Error, Result};
@@ -226,6 +227,32 @@ fn measure(
     }
     let plan = chases::plan(p.repetitions, p.min_sample_s, p.seed);
     ctx.measure("numa", &plan, &mut variants)
+}
+
+/// Options of `memperf numa`.
+#[derive(Debug, clap::Args)]
+pub struct Options {
+    /// Size of each chase and each read array [default: max(64MiB, 4 × last-level cache)]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = options::size_arg)]
+    pub size: Option<Bytes>,
+    /// Samples per cell [default: 10]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = options::positive_arg("--repetitions"))]
+    pub repetitions: Option<usize>,
+}
+
+impl options::Options for Options {
+    type Experiment = Numa;
+
+    fn params(&self, asked: &options::Asked) -> Result<Params> {
+        let mut p = Params::preset(asked.preset, asked.machine);
+        if let Some(s) = self.size {
+            p.size_bytes = s;
+        }
+        if let Some(r) = self.repetitions {
+            p.repetitions = r;
+        }
+        Ok(p)
+    }
 }
 
 #[cfg(test)]

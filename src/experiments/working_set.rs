@@ -10,6 +10,7 @@
 //! policy must compute the same sum bit for bit.
 
 use super::estimate::Rates;
+use super::options;
 use super::{Context, Experiment};
 use crate::counters::{self, events};
 use crate::error::{Error, Result};
@@ -421,6 +422,54 @@ fn advice(results: &[PolicyResult]) -> Vec<String> {
         doubts.into_iter().map(|d| format!("No verdict on huge pages for the sample application: {d} (run it again).")),
     );
     out
+}
+
+/// Options of `memperf working-set`.
+#[derive(Debug, clap::Args)]
+pub struct Options {
+    /// The three arrays together [default: 8× the last-level cache, at least 256MiB]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = options::size_arg)]
+    pub size: Option<Bytes>,
+    /// Page policies, comma-separated, measured alternately [default: 4k, thp, and 2m/1g where their pools have the pages; 2m, 1g and shm with --reserve-hugepages]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = options::list(PagePolicy::parse, options::offers::pages))]
+    pub pages: Option<options::List<PagePolicy>>,
+    /// Samples per policy [default: 9]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = options::positive_arg("--repetitions"))]
+    pub repetitions: Option<usize>,
+    /// Seed of the random row index [default: 0x20020415]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = options::u64_arg("--seed"))]
+    pub seed: Option<u64>,
+}
+
+impl options::Options for Options {
+    type Experiment = WorkingSet;
+
+    fn params(&self, asked: &options::Asked) -> Result<Params> {
+        let mut p = Params::preset(asked.preset, asked.machine);
+        if let Some(s) = self.size {
+            p.total_bytes = s;
+        }
+        if asked.reserve_hugepages {
+            // The pages will be reserved: the hugetlb policies join by
+            // default (so the fix the pool warnings give does what it says).
+            for pol in [PagePolicy::Huge2M, PagePolicy::Huge1G, PagePolicy::Shm] {
+                if !p.pages.contains(&pol) {
+                    p.pages.push(pol);
+                }
+            }
+        }
+        p.pages = options::List::or(&self.pages, p.pages);
+        if !p.pages.contains(&PagePolicy::Small) {
+            p.pages.insert(0, PagePolicy::Small);
+        }
+        if let Some(r) = self.repetitions {
+            p.repetitions = r;
+        }
+        if let Some(s) = self.seed {
+            p.seed = s;
+        }
+        Ok(p)
+    }
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@
 //! kernel's definition says it stores; the lines that check read are
 //! evicted before the next timed sample, so it leaves no trace in one.
 
+pub mod options;
 mod summary;
 mod validate;
 

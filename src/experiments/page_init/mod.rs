@@ -16,6 +16,7 @@
 //! is validated in full and the digests compared: all variants must
 //! produce the same lists.
 
+pub mod options;
 mod summary;
 
 use crate::error::{Error, Result};
@@ -90,12 +91,15 @@ pub fn generated_layout(memory: Bytes) -> Vec<(Bytes, Bytes)> {
 
 /// Parses `BASE:SIZE,BASE:SIZE,…` with IEC sizes.
 pub fn parse_layout(text: &str) -> Result<Vec<(Bytes, Bytes)>> {
-    crate::units::parse_list(text, |item| {
-        let (b, s) = item.split_once(':').ok_or_else(|| {
-            Error::usage(format!("malformed --layout range '{item}': use BASE:SIZE, e.g. 4GiB:60GiB"))
-        })?;
-        Ok((crate::units::parse_size(b)?, crate::units::parse_nonzero_size(s)?))
-    })
+    crate::units::parse_list(text, parse_range)
+}
+
+/// Parses one `BASE:SIZE` range of a layout.
+pub fn parse_range(item: &str) -> Result<(Bytes, Bytes)> {
+    let (b, s) = item
+        .split_once(':')
+        .ok_or_else(|| Error::usage(format!("malformed --layout range '{item}': use BASE:SIZE, e.g. 4GiB:60GiB")))?;
+    Ok((crate::units::parse_size(b)?, crate::units::parse_nonzero_size(s)?))
 }
 
 /// The segments of a layout, in base pages, with their descriptor offsets.

@@ -22,6 +22,7 @@
 mod cells;
 #[cfg(target_arch = "x86_64")]
 mod lists;
+pub mod options;
 pub mod targets;
 #[cfg(target_arch = "x86_64")]
 mod tlb_walk;

@@ -19,6 +19,7 @@
 //! named only within ×2 of one; CPUID's figures are shown either way.
 
 mod curves;
+pub mod options;
 
 use super::estimate::{Rates, CLOCK_SAMPLE_S};
 use super::{chases, Context, Experiment, Preset};

@@ -42,6 +42,14 @@ impl Target {
             Target::NonCanonical => "non-canonical",
         }
     }
+
+    /// The target of this name, or the error listing the names.
+    pub fn parse(text: &str) -> crate::error::Result<Target> {
+        Target::ALL.into_iter().find(|t| t.name() == text.trim()).ok_or_else(|| {
+            let names: Vec<&str> = Target::ALL.iter().map(|t| t.name()).collect();
+            crate::error::Error::usage(format!("unknown target '{text}': use {}", names.join(", ")))
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]

@@ -1,25 +1,23 @@
 //! Options of `memperf latency`.
 
-use super::{list_or, positive, positive_arg, u64_arg, CommonArgs, PresetArgs};
+use super::{size_sweep, Latency, Params};
 use crate::error::{Error, Result};
-use crate::experiments::latency::{size_sweep, Params};
-use crate::experiments::Preset;
-use crate::machine::Fingerprint;
+use crate::experiments::options::{self, list, offers, positive, positive_arg, u64_arg, Asked, List};
 use crate::memory::PagePolicy;
 use crate::units::{parse_list, parse_nonzero_size, parse_sweep, Bytes};
 use clap::Args;
 
 #[derive(Debug, Args)]
-pub struct LatencyArgs {
+pub struct Options {
     /// Page policies, comma-separated, measured alternately [default: 4k,thp]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::pages))]
-    pub pages: Option<String>,
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = list(PagePolicy::parse, offers::pages))]
+    pub pages: Option<List<PagePolicy>>,
     /// Working sets: a list (4KiB,1MiB) or START:END[:POINTS_PER_OCTAVE] [default: 4KiB:1GiB]
-    #[arg(long, value_name = "SIZES", allow_hyphen_values = true)]
-    pub sizes: Option<String>,
+    #[arg(long, value_name = "SIZES", allow_hyphen_values = true, value_parser = |t: &str| parse_sizes(t).map(List).map_err(|e| e.message))]
+    pub sizes: Option<List<Bytes>>,
     /// Independent chases in flight for the parallelism sweep: a list or START:END (1..16)
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub chains: Option<String>,
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = |t: &str| parse_chains(t).map(List).map_err(|e| e.message))]
+    pub chains: Option<List<usize>>,
     /// Skip the page-local (TLB-friendly) variant.
     #[arg(long)]
     pub no_page_local: bool,
@@ -30,12 +28,22 @@ pub struct LatencyArgs {
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
     pub repetitions: Option<usize>,
     /// Go on sampling (up to 60 samples) until every point's median is known to ± PCT, 95% interval [default: 3%]; `none`: exactly --repetitions
-    #[arg(long, value_name = "PCT", allow_hyphen_values = true)]
-    pub precision: Option<String>,
-    #[command(flatten)]
-    pub preset: PresetArgs,
-    #[command(flatten)]
-    pub common: CommonArgs,
+    #[arg(long, value_name = "PCT", allow_hyphen_values = true, value_parser = precision_arg)]
+    pub precision: Option<Precision>,
+}
+
+/// `--precision`: a fraction, or `none` (exactly `--repetitions`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Precision {
+    None,
+    Within(f64),
+}
+
+fn precision_arg(text: &str) -> std::result::Result<Precision, String> {
+    match text.trim() {
+        "none" => Ok(Precision::None),
+        t => crate::units::parse_percent("--precision", t).map(Precision::Within).map_err(|e| e.message),
+    }
 }
 
 /// `4KiB:1GiB`, `4KiB:1GiB:2` or `4KiB,64KiB,1GiB`.
@@ -61,25 +69,29 @@ pub fn parse_sizes(text: &str) -> Result<Vec<Bytes>> {
     parse_list(text, parse_nonzero_size)
 }
 
-impl LatencyArgs {
-    pub fn params(&self, machine: &Fingerprint) -> Result<Params> {
-        let mut p = Params::preset(self.preset.preset(Preset::Default), machine);
-        p.pages = list_or(&self.pages, p.pages, PagePolicy::parse)?;
-        if let Some(s) = &self.sizes {
-            p.sizes_bytes = parse_sizes(s)?;
-        }
-        if let Some(c) = &self.chains {
-            p.chains = if c.contains(':') {
-                crate::units::named("--chains", parse_sweep(c))?.values().into_iter().map(|v| v as usize).collect()
-            } else {
-                parse_list(c, |t| {
-                    t.trim().parse::<usize>().map_err(|_| Error::usage(format!("--chains '{t}' is not a number")))
-                })?
-            };
-            if let Some(k) = p.chains.iter().find(|&&k| !(1..=16).contains(&k)) {
-                return Err(Error::usage(format!("--chains {k} is out of range: use 1 to 16 chains")));
-            }
-        }
+/// `1,2,4` or `1:8` (every count between): 1 to 16 chases.
+pub fn parse_chains(text: &str) -> Result<Vec<usize>> {
+    let chains: Vec<usize> = if text.contains(':') {
+        crate::units::named("--chains", parse_sweep(text))?.values().into_iter().map(|v| v as usize).collect()
+    } else {
+        parse_list(text, |t| {
+            t.trim().parse::<usize>().map_err(|_| Error::usage(format!("--chains '{t}' is not a number")))
+        })?
+    };
+    if let Some(k) = chains.iter().find(|&&k| !(1..=16).contains(&k)) {
+        return Err(Error::usage(format!("--chains {k} is out of range: use 1 to 16 chains")));
+    }
+    Ok(chains)
+}
+
+impl options::Options for Options {
+    type Experiment = Latency;
+
+    fn params(&self, asked: &Asked) -> Result<Params> {
+        let mut p = Params::preset(asked.preset, asked.machine);
+        p.pages = List::or(&self.pages, p.pages);
+        p.sizes_bytes = List::or(&self.sizes, p.sizes_bytes);
+        p.chains = List::or(&self.chains, p.chains);
         p.page_local = !self.no_page_local;
         if let Some(s) = self.seed {
             p.seed = s;
@@ -87,10 +99,10 @@ impl LatencyArgs {
         if let Some(r) = self.repetitions {
             p.repetitions = r;
         }
-        match self.precision.as_deref().map(str::trim) {
-            Some("none") => p.precision = None,
-            Some(t) => {
-                p.precision = Some(crate::units::parse_percent("--precision", t)?);
+        match self.precision {
+            Some(Precision::None) => p.precision = None,
+            Some(Precision::Within(f)) => {
+                p.precision = Some(f);
                 p.max_repetitions = 60;
             }
             None => {}
@@ -99,7 +111,7 @@ impl LatencyArgs {
         let arrays = p.pages.iter().filter(|x| !x.uses_hugetlb_pool()).count() as u64;
         crate::memory::check_fits(
             Bytes(max.0.saturating_mul(arrays)),
-            machine.memory_available_bytes,
+            asked.machine.memory_available_bytes,
             &format!("working sets up to {max} on {arrays} policies"),
             "use smaller --sizes or fewer --pages",
         )?;
@@ -125,12 +137,22 @@ mod tests {
     }
 
     #[test]
-    fn precision_is_a_percentage() {
-        assert_eq!(crate::units::parse_percent("--precision", "2%").unwrap(), 0.02);
-        assert_eq!(crate::units::parse_percent("--precision", " 5 ").unwrap(), 0.05);
+    fn chains_are_one_to_sixteen() {
+        assert_eq!(parse_chains("1:4").unwrap(), vec![1, 2, 3, 4]);
+        assert_eq!(parse_chains("1,8,16").unwrap(), vec![1, 8, 16]);
+        assert!(parse_chains("0").unwrap_err().message.contains("out of range"));
+        assert!(parse_chains("1,1").unwrap_err().message.contains("appears twice"));
+        assert!(parse_chains("x").unwrap_err().message.contains("not a number"));
+    }
+
+    #[test]
+    fn precision_is_a_percentage_or_none() {
+        assert_eq!(precision_arg("2%").unwrap(), Precision::Within(0.02));
+        assert_eq!(precision_arg(" 5 ").unwrap(), Precision::Within(0.05));
+        assert_eq!(precision_arg("none").unwrap(), Precision::None);
         for bad in ["0", "100%", "-1", "x", ""] {
-            let e = crate::units::parse_percent("--precision", bad).unwrap_err();
-            assert!(e.message.contains("e.g. --precision 2%"), "{bad}: {}", e.message);
+            let e = precision_arg(bad).unwrap_err();
+            assert!(e.contains("e.g. --precision 2%"), "{bad}: {e}");
         }
     }
 }

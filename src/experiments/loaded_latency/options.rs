@@ -1,42 +1,47 @@
 //! Options of `memperf loaded-latency`.
 
-use super::{positive_arg, CommonArgs, PresetArgs};
+use super::{loader_kernel_ok, LoadedLatency, Params};
 use crate::error::{Error, Result};
-use crate::experiments::loaded_latency::{loader_kernel_ok, Params};
-use crate::experiments::Preset;
+use crate::experiments::options::{self, list_free, offers, one, positive_arg, size_arg, Asked, List};
 use crate::kernels::StreamShape;
 use crate::machine::Fingerprint;
 use crate::memory::PagePolicy;
-use crate::units::{parse_list, Bytes};
+use crate::units::Bytes;
 use clap::Args;
 
 #[derive(Debug, Args)]
-pub struct LoadedLatencyArgs {
+pub struct Options {
     /// What the loading CPUs run: simd (read) or a write kernel [default: simd]
-    #[arg(long, value_name = "KERNEL", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::loaders))]
-    pub loader: Option<String>,
+    #[arg(long, value_name = "KERNEL", allow_hyphen_values = true, value_parser = one(loader_arg, offers::loaders))]
+    pub loader: Option<StreamShape>,
     /// Delays each loader waits after each block, swept: a list with units (0,100ns,1us,20us) [default: 0 to 51.2us, doubling]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub delays: Option<String>,
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = list_free(|t| parse_ns("--delays", t)))]
+    pub delays: Option<List<u64>>,
     /// Bytes a loader moves between two delays [default: 16KiB]
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = super::size_arg)]
-    pub block: Option<crate::units::Bytes>,
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = size_arg)]
+    pub block: Option<Bytes>,
     /// Size of the chase, and of each loader array [default: max(64MiB, 8 × last-level cache)]
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = super::size_arg)]
-    pub size: Option<crate::units::Bytes>,
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = size_arg)]
+    pub size: Option<Bytes>,
     /// Pages of the chase (4k adds page walks to every load) [default: thp]
-    #[arg(long, value_name = "POLICY", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::pages))]
-    pub pages: Option<String>,
+    #[arg(long, value_name = "POLICY", allow_hyphen_values = true, value_parser = one(PagePolicy::parse, offers::pages))]
+    pub pages: Option<PagePolicy>,
     /// Counted window of each point, after a warm-up of a quarter of it [default: 100ms]
-    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
-    pub window: Option<String>,
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true, value_parser = |t: &str| parse_ns("--window", t).map_err(|e| e.message))]
+    pub window: Option<u64>,
     /// Times each point is measured (points and repetitions shuffled) [default: 5]
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
     pub repetitions: Option<usize>,
-    #[command(flatten)]
-    pub preset: PresetArgs,
-    #[command(flatten)]
-    pub common: CommonArgs,
+}
+
+/// clap's parser of `--loader`: simd or a write kernel.
+fn loader_arg(text: &str) -> Result<StreamShape> {
+    match StreamShape::parse(text)? {
+        k if loader_kernel_ok(k) => Ok(k),
+        _ => Err(Error::usage(
+            "a loader runs simd or a write kernel (store, store-nt, copy, copy-nt, triad, update, mix-3:1)",
+        )),
+    }
 }
 
 /// `250`, `250ns`, `1.5us`, `20µs`, `100ms`, `1s` in nanoseconds.
@@ -57,21 +62,15 @@ pub fn parse_ns(name: &str, text: &str) -> Result<u64> {
     }
 }
 
-impl LoadedLatencyArgs {
-    pub fn params(&self, machine: &Fingerprint) -> Result<Params> {
-        let mut p = Params::preset(self.preset.preset(Preset::Default), machine);
-        if let Some(k) = &self.loader {
-            p.loader_kernel = StreamShape::parse(k)?;
-            if !loader_kernel_ok(p.loader_kernel) {
-                return Err(Error::usage(format!(
-                    "--loader {k}: a loader runs simd or a write kernel (store, store-nt, copy, copy-nt, triad, \
-                     update, mix-3:1)"
-                )));
-            }
+impl options::Options for Options {
+    type Experiment = LoadedLatency;
+
+    fn params(&self, asked: &Asked) -> Result<Params> {
+        let mut p = Params::preset(asked.preset, asked.machine);
+        if let Some(k) = self.loader {
+            p.loader_kernel = k;
         }
-        if let Some(d) = &self.delays {
-            p.delays_ns = parse_list(d, |t| parse_ns("--delays", t))?;
-        }
+        p.delays_ns = List::or(&self.delays, p.delays_ns);
         if let Some(b) = self.block {
             p.block_bytes = b;
         }
@@ -79,17 +78,17 @@ impl LoadedLatencyArgs {
             p.chase_bytes = s;
             p.loader_bytes = p.chase_bytes;
         }
-        if let Some(pol) = &self.pages {
-            p.pages = PagePolicy::parse(pol)?;
+        if let Some(pol) = self.pages {
+            p.pages = pol;
         }
-        if let Some(w) = &self.window {
-            p.window_s = parse_ns("--window", w)? as f64 * 1e-9;
+        if let Some(w) = self.window {
+            p.window_s = w as f64 * 1e-9;
             p.warm_s = p.window_s / 4.0;
         }
         if let Some(r) = self.repetitions {
             p.repetitions = r;
         }
-        check_memory(&p, machine)?;
+        check_memory(&p, asked.machine)?;
         Ok(p)
     }
 }
@@ -121,5 +120,13 @@ mod tests {
             let e = parse_ns("--delays", bad).unwrap_err();
             assert!(e.message.contains("500ns, 20us or 100ms"), "{bad}: {}", e.message);
         }
+    }
+
+    #[test]
+    fn a_loader_is_simd_or_a_write_kernel() {
+        assert_eq!(loader_arg("simd").unwrap(), StreamShape::parse("simd").unwrap());
+        assert!(loader_arg("triad").is_ok());
+        assert!(loader_arg("sum1").unwrap_err().message.contains("a loader runs simd or a write kernel"));
+        assert!(loader_arg("bogus").is_err());
     }
 }

@@ -12,6 +12,8 @@
 //! drift of the shared machine spreads over the curve instead of bending
 //! it. Little's law turns each point into the lines in flight it implies.
 
+pub mod options;
+
 use super::estimate::Rates;
 use super::stream_arrays::Array;
 use super::{Context, Experiment, Preset};

@@ -2,9 +2,11 @@
 //! shell scripts `memperf completions` writes, from the same definitions
 //! the parsers use (the enums' names, the registry, the event tables).
 //!
-//! The option's text is still parsed by memperf (a list, aliases, a
-//! one-line error naming the fix), so [`Offers`] accepts any text and only
-//! tells clap what to offer.
+//! A list option is typed through [`super::list`], which takes one of
+//! these as its offers. [`Offers`] is for the few options read later,
+//! against the machine (`-e`, whose names depend on the CPU) or by another
+//! library (`completions SHELL`): it accepts any text and only tells clap
+//! what to offer.
 
 use clap::builder::{PossibleValue, TypedValueParser};
 use std::ffi::OsStr;

@@ -1,64 +1,60 @@
 //! Options of `memperf bandwidth`.
 
-use super::{list_or, positive_arg, CommonArgs, PresetArgs};
+use super::{Bandwidth, Params};
 use crate::error::Result;
-use crate::experiments::bandwidth::Params;
-use crate::experiments::Preset;
+use crate::experiments::options::{
+    self, list, list_or_all, offers, positive_arg, size_arg, sweep_arg, thread_arg, thread_counts, Asked, List,
+};
 use crate::kernels::{Hint, StreamShape};
 use crate::machine::Fingerprint;
 use crate::memory::PagePolicy;
-use crate::units::{parse_sweep, Bytes};
+use crate::units::Bytes;
 use clap::Args;
 
 #[derive(Debug, Args)]
-pub struct BandwidthArgs {
+pub struct Options {
     /// Loop shapes, comma-separated: read (sum1, sum4, simd, simd-prefetch), write, and read:write mixes (mix-R:W) [default: all]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::kernels))]
-    pub kernel: Option<String>,
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = list(StreamShape::parse, offers::kernels))]
+    pub kernel: Option<List<StreamShape>>,
     /// Page policies, comma-separated [default: 4k]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::pages))]
-    pub pages: Option<String>,
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = list(PagePolicy::parse, offers::pages))]
+    pub pages: Option<List<PagePolicy>>,
     /// Thread counts, pinned one per CPU; `all` for every CPU [default: 1,all]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_delimiter = ',', value_parser = super::thread_arg)]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_delimiter = ',', value_parser = thread_arg)]
     pub threads: Option<Vec<usize>>,
     /// Size of each array (write kernels use four: A, B, C, D) [default: max(1GiB, 8 × last-level cache)]
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = super::size_arg)]
-    pub size: Option<crate::units::Bytes>,
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = size_arg)]
+    pub size: Option<Bytes>,
     /// Prefetch distances in 8-byte elements, START:END:STEP [default: 0:1024:32]
-    #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
-    pub distance: Option<String>,
+    #[arg(long, value_name = "RANGE", allow_hyphen_values = true, value_parser = sweep_arg)]
+    pub distance: Option<crate::units::Sweep>,
     /// Prefetch hints, comma-separated, or all [default: t0,nta]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = super::offers::Offers(super::offers::hints_or_all))]
-    pub hint: Option<String>,
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = list_or_all(Hint::parse, offers::hints_or_all, || Hint::ALL.to_vec()))]
+    pub hint: Option<List<Hint>>,
     /// Samples per variant.
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
     pub repetitions: Option<usize>,
-    #[command(flatten)]
-    pub preset: PresetArgs,
-    #[command(flatten)]
-    pub common: CommonArgs,
 }
 
-impl BandwidthArgs {
-    pub fn params(&self, machine: &Fingerprint) -> Result<Params> {
-        let mut p = Params::preset(self.preset.preset(Preset::Default), machine);
-        p.kernels = list_or(&self.kernel, p.kernels, StreamShape::parse)?;
-        p.pages = list_or(&self.pages, p.pages, PagePolicy::parse)?;
-        p.threads = super::thread_counts(&self.threads, p.threads)?;
+impl options::Options for Options {
+    type Experiment = Bandwidth;
+
+    fn params(&self, asked: &Asked) -> Result<Params> {
+        let mut p = Params::preset(asked.preset, asked.machine);
+        p.kernels = List::or(&self.kernel, p.kernels);
+        p.pages = List::or(&self.pages, p.pages);
+        p.threads = thread_counts(&self.threads, p.threads)?;
         if let Some(s) = self.size {
             p.size_bytes = s;
         }
         if let Some(d) = &self.distance {
-            p.distance_elements = crate::units::named("--distance", parse_sweep(d))?;
+            p.distance_elements = *d;
         }
-        p.hints = match self.hint.as_deref() {
-            Some("all") => Hint::ALL.to_vec(),
-            _ => list_or(&self.hint, p.hints, Hint::parse)?,
-        };
+        p.hints = List::or(&self.hint, p.hints);
         if let Some(r) = self.repetitions {
             p.repetitions = r;
         }
-        check_memory(&p, machine)?;
+        check_memory(&p, asked.machine)?;
         Ok(p)
     }
 }

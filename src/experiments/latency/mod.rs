@@ -13,6 +13,8 @@
 //! cheapest page policy before the gap is read as translation. Page policies are measured alternately at each
 //! working set (A B A B …) and compared as ratios per round.
 
+pub mod options;
+
 use super::estimate::{Rates, CLOCK_SAMPLE_S};
 use super::{chases, Context, Experiment, Preset};
 use crate::analysis::attribution::{attribute, Attribution, Known};
