@@ -586,6 +586,28 @@ mod tests {
         &["run", "--only", "info,tlb", "--skip", "tlb"],
     ];
 
+    /// Subcommands with no plan of experiments: a good value of each
+    /// option is read into its type.
+    const GOOD_AROUND: &[&[&str]] = &[
+        &["stat", "-e", "task-clock", "-I", "100", "--metrics", "m.json", "--machine-results", "r", "--", "true"],
+        &["stat", "--wss=200", "--", "true"],
+        &["hugepages", "--runs", "2", "--mode", "both", "--", "true"],
+        &["wss", "--interval", "100", "--pid", "1", "--machine-results", "r"],
+        &["compare", "a", "b", "--fail-on-regression", "5%"],
+        &["merge", "a", "--output", "o", "--reference", "r.json"],
+        &["info", "--record", "d"],
+        &["report", "p", "--output", "o"],
+        &["man", "--output", "d"],
+    ];
+
+    #[test]
+    fn every_option_of_the_other_subcommands_reads_a_good_value() {
+        for args in GOOD_AROUND {
+            Cli::try_parse_from(std::iter::once("memperf").chain(args.iter().copied()))
+                .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        }
+    }
+
     #[test]
     fn every_option_reads_a_good_value_into_a_plan() {
         let machine = crate::machine::collect();
@@ -601,14 +623,18 @@ mod tests {
     #[test]
     fn every_value_option_has_a_good_case() {
         use clap::CommandFactory;
-        let top = Cli::command();
-        for sub in GOOD.iter().map(|a| a[0]).collect::<std::collections::BTreeSet<_>>() {
-            let cmd = top.find_subcommand(sub).unwrap();
+        let cases = || GOOD.iter().chain(GOOD_AROUND);
+        for cmd in Cli::command().get_subcommands().filter(|c| !["completions", "cleanup"].contains(&c.get_name())) {
+            let sub = cmd.get_name();
             for arg in cmd.get_arguments().filter(|a| a.get_action().takes_values() && !a.is_positional()) {
                 let long = format!("--{}", arg.get_long().unwrap());
-                let common = ["--json", "--output", "--openmetrics", "--csv"].contains(&long.as_str());
-                let tried = GOOD.iter().any(|a| a[0] == sub && a.contains(&long.as_str()));
-                assert!(common || tried, "{sub} {long} has no good case in GOOD");
+                let short = arg.get_short().map(|c| format!("-{c}"));
+                let common = ["--json", "--output", "--openmetrics", "--csv", "--html"].contains(&long.as_str());
+                let named = |a: &&[&str]| {
+                    a.iter().any(|x| *x == long || x.starts_with(&format!("{long}=")) || Some(*x) == short.as_deref())
+                };
+                let tried = cases().any(|a| a[0] == sub && named(&a));
+                assert!(common || tried, "{sub} {long} has no good case in GOOD or GOOD_AROUND");
             }
         }
     }
