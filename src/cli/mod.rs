@@ -633,7 +633,7 @@ mod tests {
                 let named = |a: &&[&str]| {
                     a.iter().any(|x| *x == long || x.starts_with(&format!("{long}=")) || Some(*x) == short.as_deref())
                 };
-                let tried = cases().any(|a| a[0] == sub && named(&a));
+                let tried = cases().any(|a| a[0] == sub && named(a));
                 assert!(common || tried, "{sub} {long} has no good case in GOOD or GOOD_AROUND");
             }
         }

@@ -86,7 +86,7 @@ impl Host {
                 .map(|m| Figure {
                     key: m.key(),
                     name: m.name,
-                    unit: m.unit,
+                    unit: m.unit.to_string(),
                     value: m.value,
                     higher_is_better: m.higher_is_better,
                 })

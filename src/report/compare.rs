@@ -153,7 +153,7 @@ pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comp
         rows.push(Row {
             key: x.key(),
             metric: x.name.clone(),
-            unit: x.unit.clone(),
+            unit: x.unit.to_string(),
             a: va,
             b: vb,
             ratio,

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 /// One headline metric and the raw samples behind it. `id` and `labels`
 /// are its identity (what compare, merge, references and OpenMetrics join
-/// on); `name` and `unit` are how a person reads it.
+/// on); `name` is how a person reads it, and `unit` says both how its
+/// value is shown and what it is in SI.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Metric {
     /// `experiment.quantity`, lower case: `bandwidth.read`, `latency.random`.
@@ -17,10 +18,89 @@ pub struct Metric {
     /// `threads`, `kernel`, `size_bytes` …
     pub labels: BTreeMap<String, String>,
     pub name: String,
-    pub unit: String,
+    pub unit: Unit,
     pub value: f64,
     pub samples: Vec<f64>,
     pub higher_is_better: bool,
+}
+
+/// A headline's unit: the scale its value is shown in, and through that
+/// its SI form. Written as its symbol ("GB/s", "ns/page").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", from = "String")]
+pub enum Unit {
+    /// GB/s: 1e9 bytes per second.
+    GigabytesPerSecond,
+    /// ns, or ns per one of something (`ns/page`: `Some("page")`).
+    Nanoseconds(Option<String>),
+    Seconds,
+    /// MiB: 2^20 bytes.
+    Mebibytes,
+    /// How many times something happened.
+    Count,
+    /// A derived metric's own unit (a ratio, a percentage, a user's
+    /// definition): shown as given, with no SI form.
+    Other(String),
+}
+
+impl Unit {
+    /// `ns/page`.
+    pub fn ns_per(what: &str) -> Unit {
+        Unit::Nanoseconds(Some(what.to_string()))
+    }
+
+    /// (scale to the SI base unit, that unit's OpenMetrics name, what one
+    /// figure is per): GB/s are 1e9 bytes_per_second, ns/page 1e-9
+    /// seconds per page; a unit without an SI form is its own.
+    pub fn si(&self) -> (f64, Option<&'static str>, Option<String>) {
+        let per =
+            |u: &str| u.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect();
+        match self {
+            Unit::GigabytesPerSecond => (1e9, Some("bytes_per_second"), None),
+            Unit::Nanoseconds(each) => (1e-9, Some("seconds"), each.as_deref().map(per)),
+            Unit::Seconds => (1.0, Some("seconds"), None),
+            Unit::Mebibytes => (1048576.0, Some("bytes"), None),
+            Unit::Count | Unit::Other(_) => (1.0, None, None),
+        }
+    }
+}
+
+impl std::fmt::Display for Unit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unit::GigabytesPerSecond => f.write_str("GB/s"),
+            Unit::Nanoseconds(None) => f.write_str("ns"),
+            Unit::Nanoseconds(Some(each)) => write!(f, "ns/{each}"),
+            Unit::Seconds => f.write_str("s"),
+            Unit::Mebibytes => f.write_str("MiB"),
+            Unit::Count => f.write_str("count"),
+            Unit::Other(u) => f.write_str(u),
+        }
+    }
+}
+
+impl From<Unit> for String {
+    fn from(u: Unit) -> String {
+        u.to_string()
+    }
+}
+
+/// A symbol read back from a document written before (compare and merge
+/// JSON): the symbols memperf writes are its own units again.
+impl From<String> for Unit {
+    fn from(s: String) -> Unit {
+        match s.as_str() {
+            "GB/s" => Unit::GigabytesPerSecond,
+            "ns" => Unit::Nanoseconds(None),
+            "s" => Unit::Seconds,
+            "MiB" => Unit::Mebibytes,
+            "count" => Unit::Count,
+            u => match u.strip_prefix("ns/") {
+                Some(each) if !each.is_empty() => Unit::ns_per(each),
+                _ => Unit::Other(s),
+            },
+        }
+    }
 }
 
 /// A metric: its identity, its display name and unit, its samples and
@@ -29,7 +109,7 @@ pub(crate) fn metric(
     id: &str,
     labels: &[(&str, String)],
     name: String,
-    unit: &str,
+    unit: Unit,
     samples: Vec<f64>,
     value: f64,
     higher: bool,
@@ -38,7 +118,7 @@ pub(crate) fn metric(
         id: id.into(),
         labels: labels.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
         name,
-        unit: unit.into(),
+        unit,
         value,
         samples,
         higher_is_better: higher,
@@ -53,23 +133,6 @@ impl Metric {
         }
         let labels: Vec<String> = self.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
         format!("{}{{{}}}", self.id, labels.join(","))
-    }
-
-    /// (scale to the SI base unit, that unit, what one figure is per) of
-    /// its display unit: GB/s are 1e9 bytes_per_second, ns/page 1e-9
-    /// seconds per page; a unit without an SI form (a count, a ratio) is
-    /// its own.
-    pub fn si(&self) -> (f64, Option<&'static str>, Option<String>) {
-        let per =
-            |u: &str| u.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect();
-        match self.unit.as_str() {
-            "GB/s" => (1e9, Some("bytes_per_second"), None),
-            "ns" => (1e-9, Some("seconds"), None),
-            "s" => (1.0, Some("seconds"), None),
-            "MiB" => (1048576.0, Some("bytes"), None),
-            u if u.starts_with("ns/") => (1e-9, Some("seconds"), Some(per(&u[3..]))),
-            _ => (1.0, None, None),
-        }
     }
 }
 
@@ -153,13 +216,37 @@ mod tests {
             "latency.random",
             &[("size_bytes", "64".into()), ("pages", "4k".into())],
             "x".into(),
-            "ns",
+            Unit::Nanoseconds(None),
             vec![],
             1.0,
             false,
         );
         assert_eq!(m.key(), "latency.random{pages=4k,size_bytes=64}");
-        assert_eq!(metric("tlb.walk", &[], "x".into(), "ns", vec![], 1.0, false).key(), "tlb.walk");
+        assert_eq!(metric("tlb.walk", &[], "x".into(), Unit::Nanoseconds(None), vec![], 1.0, false).key(), "tlb.walk");
         assert_eq!(id_part("CPU time"), "cpu_time");
+    }
+
+    /// Every unit is written as its symbol and read back as itself, and its
+    /// SI form is the one OpenMetrics names.
+    #[test]
+    fn units_round_trip_through_their_symbols_and_know_their_si_form() {
+        let all = [
+            Unit::GigabytesPerSecond,
+            Unit::Nanoseconds(None),
+            Unit::ns_per("page"),
+            Unit::Seconds,
+            Unit::Mebibytes,
+            Unit::Count,
+            Unit::Other("%".into()),
+        ];
+        for u in all {
+            let json = serde_json::to_string(&u).unwrap();
+            assert_eq!(serde_json::from_str::<Unit>(&json).unwrap(), u, "{json}");
+        }
+        assert_eq!(Unit::ns_per("page").to_string(), "ns/page");
+        assert_eq!(Unit::ns_per("call").si(), (1e-9, Some("seconds"), Some("call".into())));
+        assert_eq!(Unit::GigabytesPerSecond.si(), (1e9, Some("bytes_per_second"), None));
+        assert_eq!(Unit::Mebibytes.si().0, 1048576.0);
+        assert_eq!(Unit::Other("ratio".into()).si(), (1.0, None, None));
     }
 }

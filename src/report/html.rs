@@ -271,7 +271,7 @@ pub fn render(doc: &Document, plots: &[Plot]) -> String {
     if !metrics.is_empty() {
         h.push_str("<table class=\"metrics\"><tr><th>headline</th><th>value</th></tr>\n");
         for x in metrics {
-            let value = crate::units::readable(x.value, &x.unit);
+            let value = crate::units::readable(x.value, &x.unit.to_string());
             h.push_str(&format!("<tr><td>{}</td><td>{}</td></tr>\n", escape(&x.name), escape(&value)));
         }
         h.push_str("</table>\n");

@@ -55,7 +55,7 @@ fn c2c_metrics(c: &c2c::Outcome) -> Vec<Metric> {
                 "c2c.one_way",
                 &[("relation", g.relation.name().to_string()), ("handoff", g.handoff.name().to_string())],
                 format!("c2c {}, {}", g.relation.name(), g.handoff.name()),
-                "ns",
+                crate::report::headlines::Unit::Nanoseconds(None),
                 samples,
                 g.median_ns,
                 false,

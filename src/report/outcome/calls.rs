@@ -211,7 +211,7 @@ fn calls_metrics(c: &calls::Outcome) -> Vec<Metric> {
                     ("threads", p.threads.to_string()),
                 ],
                 format!("call {} at depth {}, {} thread(s)", p.linkage, p.depth, p.threads),
-                "ns/call",
+                crate::report::headlines::Unit::ns_per("call"),
                 samples,
                 p.ns_per_call.median,
                 false,

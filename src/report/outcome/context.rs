@@ -135,7 +135,7 @@ fn context_metrics(c: &context::Outcome) -> Vec<Metric> {
                 "context.round_trip",
                 &[("op", s.op.to_string()), ("threads", s.threads.to_string())],
                 format!("context {}, {} thread(s)", s.op, s.threads),
-                "ns/op",
+                crate::report::headlines::Unit::ns_per("op"),
                 samples,
                 s.ns_per_op.median,
                 false,

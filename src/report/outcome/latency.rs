@@ -258,7 +258,7 @@ fn latency_metrics(lat: &Outcome) -> Vec<Metric> {
                 "latency.random",
                 &[("pages", pol.to_string()), ("size_bytes", p.size_bytes.0.to_string())],
                 format!("latency {} pages at {}", pol, p.size_bytes),
-                "ns",
+                crate::report::headlines::Unit::Nanoseconds(None),
                 p.sample_latency_ns.clone(),
                 p.latency_ns.median,
                 false,

@@ -166,7 +166,15 @@ fn loaded_latency_metrics(o: &loaded_latency::Outcome) -> Vec<Metric> {
         };
         let id =
             format!("loaded_latency.{}", crate::report::headlines::id_part(name.trim_start_matches("loaded-latency ")));
-        out.push(metric(&id, &[], name, "ns", q.samples_latency_ns.clone(), q.latency_ns.median, false));
+        out.push(metric(
+            &id,
+            &[],
+            name,
+            crate::report::headlines::Unit::Nanoseconds(None),
+            q.samples_latency_ns.clone(),
+            q.latency_ns.median,
+            false,
+        ));
         if q.delay_ns == Some(0) {
             let bus = q.loader_bus_bytes_per_s / q.loader_bytes_per_s.median.max(f64::MIN_POSITIVE);
             let samples = q.samples_loader_bytes_per_s.iter().map(|b| (b * bus + q.chaser_bytes_per_s) / 1e9).collect();
@@ -174,7 +182,7 @@ fn loaded_latency_metrics(o: &loaded_latency::Outcome) -> Vec<Metric> {
                 "loaded_latency.saturated_bandwidth",
                 &[],
                 "loaded-latency saturated bandwidth".into(),
-                "GB/s",
+                crate::report::headlines::Unit::GigabytesPerSecond,
                 samples,
                 q.total_bytes_per_s / 1e9,
                 true,

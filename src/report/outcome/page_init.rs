@@ -158,7 +158,7 @@ impl super::Render for Outcome {
                 "page_init.best",
                 &[("variant", b.variant.to_string())],
                 format!("page-init best ({})", b.variant),
-                "ns/page",
+                crate::report::headlines::Unit::ns_per("page"),
                 samples,
                 b.ns_per_page.median,
                 false,

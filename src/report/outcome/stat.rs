@@ -342,22 +342,27 @@ fn mode_text(name: &str, m: &crate::model::outcome::hugepages::Mode) -> String {
 
 /// One run of a program: its times, memory and the metrics computed.
 fn stat_metrics(s: &stat::Outcome) -> Vec<Metric> {
-    let one = |name: &str, unit: &str, v: f64, higher: bool| {
+    let one = |name: &str, unit: crate::report::headlines::Unit, v: f64, higher: bool| {
         let id = format!("stat.{}", crate::report::headlines::id_part(name));
         metric(&id, &[], format!("stat {name}"), unit, vec![v], v, higher)
     };
     let mut out = vec![
-        one("wall time", "s", s.wall_s, false),
-        one("CPU time", "s", s.usage.user_s + s.usage.system_s, false),
-        one("peak RSS", "MiB", s.usage.max_rss_bytes as f64 / (1 << 20) as f64, false),
+        one("wall time", crate::report::headlines::Unit::Seconds, s.wall_s, false),
+        one("CPU time", crate::report::headlines::Unit::Seconds, s.usage.user_s + s.usage.system_s, false),
+        one(
+            "peak RSS",
+            crate::report::headlines::Unit::Mebibytes,
+            s.usage.max_rss_bytes as f64 / (1 << 20) as f64,
+            false,
+        ),
     ];
     if let Some((faults, _)) = s.event("page-faults").and_then(|e| e.status.value()) {
-        out.push(one("page faults", "count", faults, false));
+        out.push(one("page faults", crate::report::headlines::Unit::Count, faults, false));
     }
     for (name, higher) in [("CPI", false), ("IPC", true), ("estimated time in page walks", false)] {
         if let Some(m) = s.metric(name) {
             if let Some(v) = m.value() {
-                out.push(one(name, &m.unit, v, higher));
+                out.push(one(name, crate::report::headlines::Unit::from(m.unit.clone()), v, higher));
             }
         }
     }
@@ -372,7 +377,15 @@ fn hugepages_metrics(h: &hugepages::Outcome) -> Vec<Metric> {
             let samples: Vec<f64> = h.runs.iter().filter(|r| r.arm == s.arm && r.ok()).map(|r| r.wall_s).collect();
             let m = s.wall_s.as_ref()?.median;
             let name = format!("hugepages {} wall time", s.arm.name());
-            Some(metric("hugepages.wall_time", &[("arm", s.arm.name().to_string())], name, "s", samples, m, false))
+            Some(metric(
+                "hugepages.wall_time",
+                &[("arm", s.arm.name().to_string())],
+                name,
+                crate::report::headlines::Unit::Seconds,
+                samples,
+                m,
+                false,
+            ))
         })
         .collect()
 }
@@ -385,7 +398,15 @@ fn region_metrics(r: &regions::Outcome) -> Vec<Metric> {
         .map(|g| {
             let v = g.wall_ns as f64 / g.entries as f64;
             let name = format!("region {} per entry", g.name);
-            metric("regions.per_entry", &[("region", g.name.clone())], name, "ns", vec![v], v, false)
+            metric(
+                "regions.per_entry",
+                &[("region", g.name.clone())],
+                name,
+                crate::report::headlines::Unit::Nanoseconds(None),
+                vec![v],
+                v,
+                false,
+            )
         })
         .collect()
 }

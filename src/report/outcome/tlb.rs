@@ -171,7 +171,15 @@ impl super::Render for Outcome {
     fn metrics(&self, _doc: &Document) -> Vec<Metric> {
         let Some(w) = &self.walk_ns else { return Vec::new() };
         let samples: Vec<f64> = self.walk_costs.iter().map(|c| c.ns_median).collect();
-        vec![metric("tlb.walk", &[], "page walk beyond the 4 KiB reach".into(), "ns", samples, w.median, false)]
+        vec![metric(
+            "tlb.walk",
+            &[],
+            "page walk beyond the 4 KiB reach".into(),
+            crate::report::headlines::Unit::Nanoseconds(None),
+            samples,
+            w.median,
+            false,
+        )]
     }
     fn advice(&self, doc: &Document) -> Vec<String> {
         tlb_advice(doc)

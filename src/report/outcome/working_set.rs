@@ -93,7 +93,7 @@ fn working_set_metrics(w: &working_set::Outcome) -> Vec<Metric> {
                 "working_set.row",
                 &[("pages", r.pages.to_string())],
                 format!("working-set {} pages", r.pages),
-                "ns/row",
+                crate::report::headlines::Unit::ns_per("row"),
                 samples,
                 r.ns_per_row.median,
                 false,

@@ -252,11 +252,27 @@ fn wss_metrics(o: &Outcome) -> Vec<Metric> {
     };
     let judged = judged_phase(o).map(|p| {
         let name = "wss hot set of the largest lasting phase".to_string();
-        metric("wss.hot_set_judged", &[], name, "MiB", samples(p), mib(p.hot_bytes), false)
+        metric(
+            "wss.hot_set_judged",
+            &[],
+            name,
+            crate::report::headlines::Unit::Mebibytes,
+            samples(p),
+            mib(p.hot_bytes),
+            false,
+        )
     });
     let each = o.phases.iter().enumerate().map(|(i, p)| {
         let name = format!("wss phase {} hot set", i + 1);
-        metric("wss.hot_set", &[("phase", (i + 1).to_string())], name, "MiB", samples(p), mib(p.hot_bytes), false)
+        metric(
+            "wss.hot_set",
+            &[("phase", (i + 1).to_string())],
+            name,
+            crate::report::headlines::Unit::Mebibytes,
+            samples(p),
+            mib(p.hot_bytes),
+            false,
+        )
     });
     judged.into_iter().chain(each).collect()
 }
