@@ -36,7 +36,7 @@ fn suite() -> &'static Path {
 #[test]
 fn suite_writes_a_folder_whose_document_validates() {
     let dir = suite();
-    for f in ["results.json", "journal.jsonl", "report.html", "latency.svg", "tlb.svg", "calls.svg", "context.svg"] {
+    for f in ["results.json", "journal.jsonl", "report.html", "latency.svg", "tlb.svg", "calls-1t.svg", "context.svg"] {
         assert!(dir.join(f).exists(), "{f} missing");
     }
     let doc = read_json(&dir.join("results.json"));
@@ -298,12 +298,21 @@ fn interrupted_run_leaves_a_valid_document_and_report() {
 /// contrast of every text against its effective background.
 const LAYOUT_PROBE: &str = r#"<script>
 window.addEventListener('load', () => {
+  // The first screen, as the page opens (details folded).
+  const rect = sel => { const e = document.querySelector(sel); return e ? e.getBoundingClientRect() : null; };
+  const firstScreen = { summaryTop: rect('#summary').top, keyFiguresBottom: (rect('table.key') || rect('#summary')).bottom, adviceTop: (rect('div.advice') || rect('#summary')).top, screen: 1000 };
+  // Everything else with every fold open.
+  document.querySelectorAll('details').forEach(d => d.open = true);
   const rgb = s => { const m = s.match(/[\d.]+/g).map(Number); return { r: m[0], g: m[1], b: m[2], a: m.length > 3 ? m[3] : 1 }; };
   const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }; return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b); };
   const background = el => { for (let e = el; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor); if (c.a > 0.5) return c; } return { r: 255, g: 255, b: 255, a: 1 }; };
-  const lowContrast = [];
+  const lowContrast = [], scrollInside = [], spills = [];
   for (const el of document.querySelectorAll('body *')) {
     if (el.closest('svg') || el.id === 'memperf-check') continue;
+    const ox = getComputedStyle(el).overflowX;
+    if (ox !== 'visible' && el.scrollWidth > el.clientWidth + 1) scrollInside.push(el.tagName + '.' + el.className + ' ' + el.scrollWidth + '>' + el.clientWidth);
+    const sec = el.closest('section');
+    if (sec && el !== sec && el.getBoundingClientRect().right > sec.getBoundingClientRect().right + 1) spills.push(el.tagName + '.' + el.className);
     const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
     if (!own) continue;
     const fg = rgb(getComputedStyle(el).color), bg = background(el);
@@ -312,17 +321,30 @@ window.addEventListener('load', () => {
     if (ratio < 4.5) lowContrast.push(el.tagName + '.' + el.className + ': ' + ratio.toFixed(2));
   }
   const meets = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+  const overlap = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
   const charts = [...document.querySelectorAll('figure.plot svg')].map(svg => {
     const legend = svg.querySelector('g.legend');
     const lb = legend ? legend.getBBox() : null;
     const data = [...svg.querySelectorAll('polyline.series, rect.bar')];
+    const box = svg.getBoundingClientRect();
+    const scale = svg.getScreenCTM().a;
+    const texts = [...svg.querySelectorAll('text')].filter(t => t.textContent.trim());
+    const rects = texts.map(t => t.getBoundingClientRect());
+    const overlaps = [], clipped = [];
+    let minFont = 1e9;
+    texts.forEach((t, i) => {
+      minFont = Math.min(minFont, parseFloat(getComputedStyle(t).fontSize) * scale);
+      const r = rects[i];
+      if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5) clipped.push(t.textContent);
+      for (let j = 0; j < i; j++) if (overlap(r, rects[j])) overlaps.push(texts[j].textContent + ' / ' + t.textContent);
+    });
     return {
       id: svg.closest('figure').id,
       logX: svg.getAttribute('data-log-x'), logY: svg.getAttribute('data-log-y'),
       labels: [...svg.querySelectorAll('text.axis-label')].map(t => t.textContent),
       ticks: svg.querySelectorAll('text.tick').length,
       legendMeetsData: lb ? data.filter(d => meets(lb, d.getBBox())).length : -1,
-      width: svg.getBoundingClientRect().width,
+      width: box.width, minFont, overlaps, clipped,
     };
   });
   const out = document.createElement('pre'); out.id = 'memperf-check';
@@ -330,7 +352,8 @@ window.addEventListener('load', () => {
     overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
     height: document.documentElement.scrollHeight,
     dark: matchMedia('(prefers-color-scheme: dark)').matches,
-    charts, lowContrast,
+    pres: document.querySelectorAll('section pre').length,
+    firstScreen, charts, lowContrast, scrollInside, spills,
   });
   document.body.appendChild(out);
 });
@@ -364,6 +387,22 @@ fn report_layout_axes_legends_and_contrast_hold_at_two_widths() {
         assert_eq!(check["dark"], dark, "the colour scheme asked for: {check}");
         assert!(check["overflow"].as_f64().unwrap() <= 0.0, "{width} px: the page scrolls sideways: {check}");
         assert_eq!(check["lowContrast"].as_array().unwrap().len(), 0, "{width} px: text under 4.5:1: {check}");
+        assert_eq!(check["scrollInside"].as_array().unwrap().len(), 0, "{width} px: a box scrolls sideways: {check}");
+        assert_eq!(
+            check["spills"].as_array().unwrap().len(),
+            0,
+            "{width} px: something runs out of its section: {check}"
+        );
+        assert_eq!(check["pres"], 0, "no pasted terminal text in the sections: {check}");
+        // The first screen holds the summary: it starts near the top, its
+        // key figures end on the first screen and its advice begins there.
+        let first = &check["firstScreen"];
+        let on_first = |k: &str| first[k].as_f64().unwrap() <= first["screen"].as_f64().unwrap();
+        assert!(first["summaryTop"].as_f64().unwrap() < 400.0, "{width} px: the summary starts low: {first}");
+        assert!(
+            on_first("keyFiguresBottom") && on_first("adviceTop"),
+            "{width} px: the summary is not on the first screen: {first}"
+        );
         let charts = check["charts"].as_array().unwrap();
         assert!(charts.len() >= 8, "{check}");
         for c in charts {
@@ -373,6 +412,11 @@ fn report_layout_axes_legends_and_contrast_hold_at_two_widths() {
             assert!(c["ticks"].as_u64().unwrap() >= 4, "ticks on the axes: {c}");
             assert_eq!(c["legendMeetsData"], 0, "a legend box covers data: {c}");
             assert!(c["width"].as_f64().unwrap() <= width as f64, "{c}");
+            assert_eq!(c["overlaps"].as_array().unwrap().len(), 0, "{width} px: chart text overlapping: {c}");
+            assert_eq!(c["clipped"].as_array().unwrap().len(), 0, "{width} px: chart text cut by its chart: {c}");
+            if width == 800 {
+                assert!(c["minFont"].as_f64().unwrap() >= 10.0, "800 px: chart text under 10 px: {c}");
+            }
         }
         let latency = charts.iter().find(|c| c["id"] == "fig-latency").expect("the latency figure");
         assert_eq!((latency["logX"].as_str(), latency["logY"].as_str()), (Some("true"), Some("true")), "{latency}");

@@ -5,7 +5,7 @@
 //! logarithmic when the bars span more than two decades; the legend sits
 //! in a column of its own, outside the data.
 
-use super::linechart::{esc, tick_label, Ticks, COLORS};
+use super::linechart::{esc, legend_text, tick_label, wrap_words, Ticks, COLORS};
 use crate::error::{Error, Result};
 
 /// One bar: the value and, optionally, its interval.
@@ -25,6 +25,9 @@ pub struct BarChart {
     pub groups: Vec<(String, Vec<Option<Bar>>)>,
     /// A vertical reference line: (name, value).
     pub reference: Option<(String, f64)>,
+    /// What a bar's whisker spans ("min–max", "interval"), as the value
+    /// axis says it and the legend repeats it.
+    pub whisker: &'static str,
 }
 
 const W: f64 = 900.0;
@@ -74,7 +77,7 @@ pub fn render(c: &BarChart) -> Result<String> {
         W / 2.0,
         esc(&c.title)
     ));
-    svg.push_str(r##"<g class="axes" font-size="12" fill="#333">"##);
+    svg.push_str(r##"<g class="axes" font-size="12.5" fill="#333">"##);
     for t in super::linechart::ticks(lo, hi, log, Ticks::Number) {
         let x = at(t);
         svg.push_str(&format!(
@@ -131,9 +134,15 @@ pub fn render(c: &BarChart) -> Result<String> {
                 ));
                 label_x = label_x.max(at(u));
             }
+            // A negative value is labelled left of its bar (and whisker),
+            // so its sign is never hidden by the bar.
+            let (tx, anchor) = if b.value < 0.0 {
+                (x1.min(b.interval.map_or(x1, |(l, _)| at(l))) - 4.0, "end")
+            } else {
+                (label_x + 4.0, "start")
+            };
             svg.push_str(&format!(
-                r##"<text x="{:.1}" y="{:.1}" font-size="11" fill="#1d2430">{}</text>"##,
-                label_x + 4.0,
+                r##"<text x="{tx:.1}" y="{:.1}" text-anchor="{anchor}" font-size="12.5" fill="#1d2430">{}</text>"##,
                 y + BAR_H - 5.0,
                 esc(&value_text(b.value))
             ));
@@ -151,7 +160,17 @@ pub fn render(c: &BarChart) -> Result<String> {
     Ok(svg)
 }
 
+/// A bar's value, a negative one with its minus sign (−).
 fn value_text(v: f64) -> String {
+    let shown = value_text_unsigned(v.abs());
+    if v < 0.0 && shown.trim_start_matches(['0', '.']).chars().any(|c| c.is_ascii_digit()) {
+        return format!("−{shown}");
+    }
+    shown
+}
+
+/// A bar's magnitude at a precision fitting its size.
+fn value_text_unsigned(v: f64) -> String {
     if v.abs() >= 100.0 {
         format!("{v:.0}")
     } else if v.abs() >= 10.0 {
@@ -163,36 +182,25 @@ fn value_text(v: f64) -> String {
 
 fn legend(c: &BarChart) -> String {
     let x = RIGHT + 16.0;
-    let mut entries: Vec<(String, String, bool)> =
-        c.groups.iter().enumerate().map(|(i, g)| (g.0.clone(), COLORS[i % COLORS.len()].to_string(), false)).collect();
+    let mut entries: Vec<(Vec<String>, String, bool)> = c
+        .groups
+        .iter()
+        .enumerate()
+        .map(|(i, g)| (wrap_words(&g.0, LEGEND_CHARS), COLORS[i % COLORS.len()].to_string(), false))
+        .collect();
     if let Some((name, _)) = &c.reference {
-        entries.push((name.clone(), "#000000".into(), true));
+        entries.push((wrap_words(name, LEGEND_CHARS), "#000000".into(), true));
     }
     let whiskers = c.groups.iter().any(|g| g.1.iter().flatten().any(|b| b.interval.is_some()));
-    let h = 14.0 + 18.0 * (entries.len() + usize::from(whiskers)) as f64;
+    let lines: usize = entries.iter().map(|e| e.0.len()).sum();
+    let h = 14.0 + 18.0 * (entries.len() + usize::from(whiskers)) as f64 + 15.0 * (lines - entries.len()) as f64;
     let mut out = format!(
         r##"<g class="legend" data-box="{x} {TOP} {} {h}"><rect x="{x}" y="{TOP}" width="{}" height="{h}" fill="#ffffff" stroke="#c9ced6"/>"##,
         LEGEND_W - 8.0,
         LEGEND_W - 8.0
     );
-    if whiskers {
-        let y = TOP + 16.0 + 18.0 * entries.len() as f64;
-        out.push_str(&format!(
-            r##"<path d="M{} {y} H{} M{} {} V{} M{} {} V{}" stroke="#1d2430" fill="none"/><text x="{}" y="{}" font-size="12" fill="#1d2430">whisker: interval</text>"##,
-            x + 8.0,
-            x + 28.0,
-            x + 8.0,
-            y - 4.0,
-            y + 4.0,
-            x + 28.0,
-            y - 4.0,
-            y + 4.0,
-            x + 34.0,
-            y + 4.0
-        ));
-    }
-    for (i, (name, color, line)) in entries.iter().enumerate() {
-        let y = TOP + 16.0 + 18.0 * i as f64;
+    let mut y = TOP + 16.0;
+    for (name, color, line) in &entries {
         let swatch = if *line {
             format!(
                 r#"<line x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="{color}" stroke-width="2" stroke-dasharray="6 4"/>"#,
@@ -203,16 +211,29 @@ fn legend(c: &BarChart) -> String {
             format!(r#"<rect x="{}" y="{}" width="20" height="10" fill="{color}"/>"#, x + 8.0, y - 5.0)
         };
         out.push_str(&swatch);
+        out.push_str(&legend_text(x + 34.0, y + 4.0, name));
+        y += 18.0 + 15.0 * (name.len() - 1) as f64;
+    }
+    if whiskers {
         out.push_str(&format!(
-            r##"<text x="{}" y="{}" font-size="12" fill="#1d2430">{}</text>"##,
-            x + 34.0,
+            r##"<path d="M{} {y} H{} M{} {} V{} M{} {} V{}" stroke="#1d2430" fill="none"/>"##,
+            x + 8.0,
+            x + 28.0,
+            x + 8.0,
+            y - 4.0,
             y + 4.0,
-            esc(name)
+            x + 28.0,
+            y - 4.0,
+            y + 4.0,
         ));
+        out.push_str(&legend_text(x + 34.0, y + 4.0, &[format!("whisker: {}", c.whisker)]));
     }
     out.push_str("</g>");
     out
 }
+
+/// Characters of a legend line (what fits beside the swatch at 12.5 px).
+const LEGEND_CHARS: usize = 21;
 
 #[cfg(test)]
 mod tests {
@@ -222,6 +243,7 @@ mod tests {
         BarChart {
             title: "saves".into(),
             value_label: "ns per round trip".into(),
+            whisker: "min–max",
             categories: vec!["setjmp".into(), "sigsetjmp-1".into()],
             groups: vec![
                 (
@@ -240,12 +262,28 @@ mod tests {
     #[test]
     fn bars_carry_categories_values_intervals_and_a_legend() {
         let svg = render(&chart()).unwrap();
-        for text in ["setjmp", "sigsetjmp-1", "246", "1 thread", "2 threads", "limit", "whisker: interval"] {
+        for text in ["setjmp", "sigsetjmp-1", "246", "1 thread", "2 threads", "limit", "whisker: min–max"] {
             assert!(svg.contains(text), "{text} missing");
         }
         assert_eq!(svg.matches(r#"class="bar""#).count(), 3, "one bar per measured value");
         assert_eq!(svg.matches(r#"class="interval""#).count(), 1);
         assert!(svg.contains(r#"class="reference""#));
+    }
+
+    /// A negative bar is labelled with its sign, left of the bar; a long
+    /// legend entry wraps instead of being cut.
+    #[test]
+    fn negative_values_keep_their_sign_and_legends_wrap() {
+        let mut c = chart();
+        c.groups[0].1[0] = Some(Bar { value: -0.13, interval: Some((-0.2, -0.1)) });
+        c.reference = Some(("store limit, 1 thread: 3.43 ns per page".into(), 1.0));
+        let svg = render(&c).unwrap();
+        assert!(svg.contains(r##"text-anchor="end" font-size="12.5" fill="#1d2430">−0.13</text>"##), "{svg}");
+        assert_eq!(
+            (value_text(-0.001), value_text(-12.0), value_text(0.5)),
+            ("0.00".into(), "−12.0".into(), "0.50".into())
+        );
+        assert!(svg.contains(">store limit, 1</tspan>") && svg.contains(">page</tspan>"), "{svg}");
     }
 
     #[test]

@@ -70,7 +70,7 @@ pub fn render(h: &HeatMap) -> String {
     for (r, row) in h.rows.iter().enumerate() {
         let y = TOP + ROW_H * r as f64;
         svg.push_str(&format!(
-            r##"<text class="row-label" x="{}" y="{:.1}" text-anchor="end" font-size="11" fill="#333">{}<title>{}</title></text>"##,
+            r##"<text class="row-label" x="{}" y="{:.1}" text-anchor="end" font-size="12.5" fill="#333">{}<title>{}</title></text>"##,
             LEFT - 6.0,
             y + ROW_H * 0.7,
             esc(&fit(&row.label)),
@@ -95,7 +95,7 @@ pub fn render(h: &HeatMap) -> String {
     }
     let bottom = TOP + ROW_H * h.rows.len() as f64;
     svg.push_str(&format!(
-        r##"<g font-size="12" fill="#333"><path d="M{LEFT} {bottom} H{RIGHT}" stroke="#333"/><text x="{LEFT}" y="{:.1}">{t0:.1}</text><text x="{RIGHT}" y="{:.1}" text-anchor="end">{t1:.1}</text><text class="axis-label x" x="{}" y="{:.1}" text-anchor="middle" font-size="13">{}</text></g>"##,
+        r##"<g font-size="12.5" fill="#333"><path d="M{LEFT} {bottom} H{RIGHT}" stroke="#333"/><text x="{LEFT}" y="{:.1}">{t0:.1}</text><text x="{RIGHT}" y="{:.1}" text-anchor="end">{t1:.1}</text><text class="axis-label x" x="{}" y="{:.1}" text-anchor="middle" font-size="13">{}</text></g>"##,
         bottom + 16.0,
         bottom + 16.0,
         (LEFT + RIGHT) / 2.0,
@@ -110,7 +110,7 @@ pub fn render(h: &HeatMap) -> String {
 /// The shade scale: from one 4 KiB page to the largest cell.
 fn legend(y: f64, max: u64) -> String {
     let steps = 10;
-    let mut out = String::from(r##"<g class="legend" font-size="11" fill="#333">"##);
+    let mut out = String::from(r##"<g class="legend" font-size="12.5" fill="#333">"##);
     for i in 0..steps {
         let v = (4096.0 * ((max.max(4096) as f64 / 4096.0).powf(i as f64 / (steps - 1) as f64))) as u64;
         out.push_str(&format!(

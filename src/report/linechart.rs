@@ -7,7 +7,6 @@
 //! `data-` attributes, so a browser test can check that they never overlap.
 
 use crate::error::{Error, Result};
-use crate::report::sink::shorten;
 
 /// One line, with an optional spread (low, high) per point.
 #[derive(Debug, Clone, Default)]
@@ -103,10 +102,13 @@ impl Scale {
             .filter(|v| v.is_finite())
             .fold((f64::INFINITY, f64::NEG_INFINITY), |a, &v| (a.0.min(v), a.1.max(v)));
         let log = !axis.linear && values.iter().all(|v| *v > 0.0 && v.is_finite()) && hi / lo > 100.0;
-        if log {
-            let base = if axis.ticks == Ticks::Bytes { 2f64 } else { 10f64 };
-            lo = base.powf(lo.log(base).floor());
-            hi = base.powf(hi.log(base).ceil());
+        if log && axis.ticks == Ticks::Bytes {
+            lo = 2f64.powf(lo.log2().floor());
+            hi = 2f64.powf(hi.log2().ceil());
+        } else if log {
+            // The nearest 1-2-5 values around the data, so the axis starts
+            // near it (data from 8 start at 5, not at 1).
+            (lo, hi) = (nice(lo, false), nice(hi, true));
         } else {
             if zero {
                 lo = lo.min(0.0);
@@ -142,11 +144,32 @@ impl Scale {
     }
 }
 
+/// The 1-2-5 value next to `v`: at or above it (`up`), else at or below.
+fn nice(v: f64, up: bool) -> f64 {
+    let decade = 10f64.powf(v.log10().floor());
+    let steps = [1.0, 2.0, 5.0, 10.0].map(|m| m * decade);
+    if up {
+        steps.into_iter().find(|s| *s >= v * (1.0 - 1e-9)).unwrap_or(10.0 * decade)
+    } else {
+        steps.into_iter().rev().find(|s| *s <= v * (1.0 + 1e-9)).unwrap_or(decade)
+    }
+}
+
 /// Tick values between `lo` and `hi`: powers of ten (of two for bytes) on
-/// a log axis, 1-2-5 steps on a linear one; about 7 to 10 of them.
+/// a log axis (with 2 and 5 between them where the axis spans few
+/// decades), 1-2-5 steps on a linear one; about 4 to 10 of them.
 pub fn ticks(lo: f64, hi: f64, log: bool, kind: Ticks) -> Vec<f64> {
+    if log && kind != Ticks::Bytes {
+        let inside = |v: &f64| *v >= lo * (1.0 - 1e-9) && *v <= hi * (1.0 + 1e-9);
+        let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+        let decades: Vec<f64> = (a..=b).map(|e| 10f64.powi(e)).filter(inside).collect();
+        if decades.len() >= 4 {
+            return decades;
+        }
+        return (a..=b).flat_map(|e| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e))).filter(inside).collect();
+    }
     if log {
-        let base: f64 = if kind == Ticks::Bytes { 2.0 } else { 10.0 };
+        let base: f64 = 2.0;
         let (a, b) = (lo.log(base).round() as i32, hi.log(base).round() as i32);
         // Exponents on a common multiple, so IEC units come out whole
         // (1KiB, 1MiB, 1GiB lie on multiples of 10, 2 and 5 as well).
@@ -170,11 +193,13 @@ pub fn ticks(lo: f64, hi: f64, log: bool, kind: Ticks) -> Vec<f64> {
 pub fn tick_label(v: f64, kind: Ticks) -> String {
     match kind {
         Ticks::Bytes => crate::units::Bytes(v.round() as u64).to_string(),
-        Ticks::Integer => format!("{}", v.round() as i64),
+        Ticks::Integer => grouped(v.round()),
         Ticks::Number => {
             if v == 0.0 {
                 "0".into()
-            } else if v.abs() >= 1e4 || v.abs() < 1e-2 {
+            } else if v.abs() >= 1e3 && (v - v.round()).abs() < 1e-9 {
+                grouped(v)
+            } else if v.abs() < 1e-2 {
                 format!("{v:.0e}")
             } else if (v - v.round()).abs() < 1e-9 {
                 format!("{}", v.round() as i64)
@@ -184,6 +209,13 @@ pub fn tick_label(v: f64, kind: Ticks) -> String {
             }
         }
     }
+}
+
+/// A whole number in digits, thousands grouped (one notation on every
+/// axis: 1,000 and 10,000, never 1e4).
+fn grouped(v: f64) -> String {
+    let sign = if v < 0.0 { "-" } else { "" };
+    format!("{sign}{}", crate::units::group_thousands(v.abs().round() as u64))
 }
 
 /// Escapes text for SVG.
@@ -240,13 +272,13 @@ fn spans(c: &LineChart, sx: &Scale) -> String {
 }
 
 fn axes(c: &LineChart, sx: &Scale, sy: &Scale) -> String {
-    let mut out = String::from(r##"<g class="axes" font-size="12" fill="#333">"##);
+    let mut out = String::from(r##"<g class="axes" font-size="12.5" fill="#333">"##);
     for t in sx.ticks(c.x.ticks).into_iter().filter(|t| sx.contains(*t)) {
         let x = sx.at(t);
         out.push_str(&format!(
             r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="#e3e6eb"/><text class="tick x" x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
             H - BOTTOM,
-            H - BOTTOM + 16.0,
+            H - BOTTOM + 19.0,
             esc(&tick_label(t, c.x.ticks))
         ));
     }
@@ -278,23 +310,60 @@ fn axes(c: &LineChart, sx: &Scale, sy: &Scale) -> String {
     out
 }
 
+/// `text` in lines of at most `max` characters, broken between words (a
+/// word longer than a line stands alone on its own).
+pub fn wrap_words(text: &str, max: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 1 + word.chars().count() <= max => {
+                l.push(' ');
+                l.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
+/// A legend entry's text at (x, y), wrapped into lines of `max`
+/// characters that follow one another 15 px apart.
+pub fn legend_text(x: f64, y: f64, lines: &[String]) -> String {
+    let spans: Vec<String> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| format!(r#"<tspan x="{x}" dy="{}">{}</tspan>"#, if i == 0 { 0.0 } else { 15.0 }, esc(l)))
+        .collect();
+    format!(r##"<text x="{x}" y="{y}" font-size="12.5" fill="#1d2430">{}</text>"##, spans.concat())
+}
+
+/// Width of a marker label at its 12.5 px font (about 7 px a character).
+fn label_width(label: &str) -> f64 {
+    7.0 * label.chars().count() as f64
+}
+
+/// Vertical markers, their labels in rows along the top of the plot: each
+/// label right of its line, or left of it where it would run past the plot,
+/// in the first row where it meets no other label.
 fn markers(c: &LineChart, sx: &Scale) -> String {
     let mut shown: Vec<(f64, &Marker)> =
         c.markers.iter().filter(|m| sx.contains(m.x)).map(|m| (sx.at(m.x), m)).collect();
     shown.sort_by(|a, b| a.0.total_cmp(&b.0));
-    // Labels go in the first of five rows where they do not run into the
-    // label before them (about 6 px per character at 11 px).
-    let mut row_end = [f64::NEG_INFINITY; 5];
+    let rows = (((H - BOTTOM - TOP) / 2.0) / 15.0).floor().max(1.0) as usize;
+    let mut taken: Vec<Vec<(f64, f64)>> = vec![Vec::new(); rows];
     let mut out = String::new();
     for (x, m) in shown {
-        let width = 6.2 * m.label.chars().count() as f64;
-        let row = row_end.iter().position(|&end| end < x).unwrap_or(0);
-        row_end[row] = x + 3.0 + width;
-        let y = TOP + 12.0 + 13.0 * row as f64;
+        let w = label_width(&m.label);
+        let (from, to, anchor) =
+            if x + 3.0 + w <= RIGHT { (x + 3.0, x + 3.0 + w, "start") } else { (x - 3.0 - w, x - 3.0, "end") };
+        let free = |row: &Vec<(f64, f64)>| row.iter().all(|&(a, b)| to + 4.0 < a || b + 4.0 < from);
+        let row = taken.iter().position(free).unwrap_or(rows - 1);
+        taken[row].push((from, to));
+        let y = TOP + 13.0 + 15.0 * row as f64;
+        let tx = if anchor == "start" { x + 3.0 } else { x - 3.0 };
         out.push_str(&format!(
-            r##"<g class="marker"><line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="#5f6b6d" stroke-dasharray="4 3"/><text x="{:.1}" y="{y:.1}" font-size="11" fill="#3c4650">{}</text></g>"##,
+            r##"<g class="marker"><line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="#5f6b6d" stroke-dasharray="4 3"/><text x="{tx:.1}" y="{y:.1}" text-anchor="{anchor}" font-size="12.5" fill="#3c4650">{}</text></g>"##,
             H - BOTTOM,
-            x + 3.0,
             esc(&m.label)
         ));
     }
@@ -346,34 +415,38 @@ fn data(c: &LineChart, sx: &Scale, sy: &Scale) -> String {
 /// The legend, in its own column right of the plot area.
 fn legend(c: &LineChart) -> String {
     let x = RIGHT + 16.0;
-    let entries: Vec<(String, String, bool)> = c
+    let entries: Vec<(Vec<String>, String, bool)> = c
         .lines
         .iter()
         .enumerate()
         .map(|(i, l)| (l.name.clone(), COLORS[l.color.unwrap_or(i) % COLORS.len()].to_string(), l.dashed))
         .chain(c.references.iter().map(|r| (r.name.clone(), "#000000".to_string(), true)))
+        .map(|(name, color, dashed)| (wrap_words(&name, LEGEND_CHARS), color, dashed))
         .collect();
-    let h = 14.0 + 18.0 * entries.len() as f64;
+    let lines: usize = entries.iter().map(|e| e.0.len()).sum();
+    let h = 14.0 + 18.0 * entries.len() as f64 + 15.0 * (lines - entries.len()) as f64;
     let mut out = format!(
         r##"<g class="legend" data-box="{x} {TOP} {} {h}"><rect x="{x}" y="{TOP}" width="{}" height="{h}" fill="#ffffff" stroke="#c9ced6"/>"##,
         LEGEND_W - 8.0,
         LEGEND_W - 8.0
     );
-    for (i, (name, color, dashed)) in entries.iter().enumerate() {
-        let y = TOP + 16.0 + 18.0 * i as f64;
+    let mut y = TOP + 16.0;
+    for (name, color, dashed) in &entries {
         let dash = if *dashed { r#" stroke-dasharray="6 4""# } else { "" };
         out.push_str(&format!(
-            r##"<line x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="{color}" stroke-width="2"{dash}/><text x="{}" y="{}" font-size="12" fill="#1d2430">{}</text>"##,
+            r##"<line x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="{color}" stroke-width="2"{dash}/>"##,
             x + 8.0,
             x + 30.0,
-            x + 36.0,
-            y + 4.0,
-            esc(&shorten(name, 32))
         ));
+        out.push_str(&legend_text(x + 36.0, y + 4.0, name));
+        y += 18.0 + 15.0 * (name.len() - 1) as f64;
     }
     out.push_str("</g>");
     out
 }
+
+/// Characters of a legend line (what fits beside the swatch at 12.5 px).
+const LEGEND_CHARS: usize = 25;
 
 #[cfg(test)]
 mod tests {
@@ -421,12 +494,28 @@ mod tests {
         assert!(legend[0] >= plot[0] + plot[2], "legend {legend:?} starts right of the plot {plot:?}");
     }
 
+    /// A log axis starts and ends at the 1-2-5 values around its data, and
+    /// one spanning few decades gets its 2s and 5s as ticks.
+    #[test]
+    fn log_axes_start_near_the_data() {
+        let axis = Axis::new("pages", Ticks::Integer);
+        let s = Scale::new(&[8.0, 65536.0], &axis, (0.0, 1.0), false);
+        assert!(s.log && s.lo == 5.0 && s.hi == 100000.0, "{} {}", s.lo, s.hi);
+        assert_eq!(s.ticks(Ticks::Integer), vec![10.0, 100.0, 1000.0, 10000.0, 100000.0]);
+        let ns = Scale::new(&[1.1, 280.0], &Axis::new("ns", Ticks::Number), (0.0, 1.0), false);
+        assert_eq!((ns.lo, ns.hi), (1.0, 500.0));
+        assert_eq!(ns.ticks(Ticks::Number), vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0]);
+    }
+
     #[test]
     fn ticks_read_as_their_units() {
         assert_eq!(tick_label(4096.0, Ticks::Bytes), "4KiB");
-        assert_eq!(tick_label(1024.0, Ticks::Integer), "1024");
+        assert_eq!(tick_label(1024.0, Ticks::Integer), "1,024");
         assert_eq!(tick_label(2.5, Ticks::Number), "2.5");
-        assert_eq!(tick_label(100000.0, Ticks::Number), "1e5");
+        // One notation on an axis: 1,000 and 100,000, never 1e5.
+        assert_eq!(tick_label(1000.0, Ticks::Number), "1,000");
+        assert_eq!(tick_label(100000.0, Ticks::Number), "100,000");
+        assert_eq!(tick_label(0.001, Ticks::Number), "1e-3");
         assert!(render(&chart(vec![], Ticks::Number)).is_err());
     }
 }

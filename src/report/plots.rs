@@ -100,24 +100,8 @@ pub fn all(doc: &Document) -> (Vec<Plot>, Vec<String>) {
     (out, failed)
 }
 
-/// Cache sizes of `m` as markers: L1 and L2 per core, the last level in
-/// all — plausible claims only — and where the measured far level starts.
-pub(crate) fn cache_markers(m: &crate::machine::Fingerprint) -> Vec<Marker> {
-    let llc = m.llc_total_bytes();
-    let last_level = m.caches.iter().map(|c| c.level).max();
-    let mut out: Vec<Marker> = m
-        .caches
-        .iter()
-        .filter(|c| c.is_data() && c.plausible())
-        .map(|c| {
-            let size = if Some(c.level) == last_level { llc.unwrap_or(c.size_bytes) } else { c.size_bytes };
-            Marker { x: size.0 as f64, label: format!("L{} {size}", c.level) }
-        })
-        .collect();
-    if let Some(far) = m.measured_levels.as_ref().and_then(|l| l.found.far_from) {
-        out.push(Marker { x: far.0 as f64, label: format!("memory from {far} (measured)") });
-    }
-    out.sort_by(|a, b| a.x.total_cmp(&b.x));
-    out.dedup_by(|a, b| a.x == b.x);
-    out
+/// Where the measured far level (memory) starts, as a marker.
+pub(crate) fn far_level_marker(m: &crate::machine::Fingerprint) -> Vec<Marker> {
+    let far = m.measured_levels.as_ref().and_then(|l| l.found.far_from);
+    far.map(|far| Marker { x: far.0 as f64, label: format!("memory from {far} (measured)") }).into_iter().collect()
 }

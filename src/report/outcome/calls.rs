@@ -155,28 +155,38 @@ fn history(o: &calls::Outcome) -> String {
     out
 }
 
-/// ns per call against chain depth, one line per linkage and thread
-/// count, with the step memperf found marked.
-fn calls_plot(o: &calls::Outcome) -> Result<Plot> {
-    let lines = lines_by(
-        &o.points,
-        |p| (p.linkage, p.threads),
-        |(l, t)| format!("{l}, {t} thread(s)"),
+/// ns per call against chain depth: one chart per thread count (small
+/// multiples: the thread counts' lines lie on one another), one line per
+/// linkage in the same colour on every chart, with the step memperf found
+/// for that thread count marked.
+fn calls_plots(o: &calls::Outcome) -> Result<Vec<Plot>> {
+    o.threads.iter().map(|&t| calls_plot(o, t)).collect()
+}
+
+fn calls_plot(o: &calls::Outcome, threads: usize) -> Result<Plot> {
+    let points: Vec<_> = o.points.iter().filter(|p| p.threads == threads).cloned().collect();
+    let mut lines = lines_by(
+        &points,
+        |p| p.linkage,
+        |l| l.to_string(),
         |p| (p.depth as f64, p.ns_per_call.median),
         |p| (p.ns_per_call.min, p.ns_per_call.max),
     );
+    for l in &mut lines {
+        l.color = crate::kernels::calls::Linkage::ALL.iter().position(|k| k.to_string() == l.name);
+    }
     let markers = o
         .steps
         .iter()
-        .filter(|s| s.threads == 1 && s.linkage == crate::kernels::calls::Linkage::Direct)
+        .filter(|s| s.threads == threads)
         .filter_map(|s| match s.step {
             calls::StepUp::Clear { after_depth, .. } => {
-                Some(Marker { x: after_depth as f64, label: format!("step (direct): depth {after_depth}") })
+                Some(Marker { x: after_depth as f64, label: format!("step ({}): depth {after_depth}", s.linkage) })
             }
             _ => None,
         })
         .collect();
-    let title = "Call and return: ns per call vs chain depth".to_string();
+    let title = format!("Call and return: ns per call vs chain depth, {threads} thread(s)");
     let chart = LineChart {
         title: title.clone(),
         x: Axis::new("chain depth (calls)", Ticks::Integer),
@@ -187,7 +197,7 @@ fn calls_plot(o: &calls::Outcome) -> Result<Plot> {
         spans: vec![],
     };
     Ok(Plot {
-        file_name: "calls.svg".into(),
+        file_name: format!("calls-{threads}t.svg"),
         title,
         experiment: "calls".into(),
         svg: render(&chart)?,
@@ -264,7 +274,7 @@ impl super::Render for Outcome {
         calls_text(self)
     }
     fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
-        calls_plot(self).map(|p| vec![p])
+        calls_plots(self)
     }
     fn metrics(&self, _doc: &Document) -> Vec<Metric> {
         calls_metrics(self)

@@ -112,6 +112,7 @@ fn context_plot(o: &context::Outcome) -> Result<Plot> {
     let chart = BarChart {
         title: title.clone(),
         value_label: "ns per round trip (median; whisker: min–max)".into(),
+        whisker: "min–max",
         categories: ops.iter().map(|o| o.name().to_string()).collect(),
         groups,
         reference: None,

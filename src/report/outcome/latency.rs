@@ -10,7 +10,7 @@ use crate::model::outcome::latency::Outcome;
 use crate::report::headlines::{metric, Metric};
 use crate::report::linechart::{render, Axis, LineChart, Marker, Ticks};
 use crate::report::plots::Plot;
-use crate::report::plots::{cache_markers, lines_by, Figure};
+use crate::report::plots::{far_level_marker, lines_by, Figure};
 use crate::report::table::Table;
 use crate::report::text::ratio_text;
 use crate::units::Bytes;
@@ -162,18 +162,18 @@ fn latency_plot(o: &latency::Outcome, m: &crate::machine::Fingerprint) -> Result
         |p| (p.size_bytes.0 as f64, p.latency_ns.median),
         |p| (p.latency_ns.min, p.latency_ns.max),
     );
-    let mut markers = cache_markers(m);
-    // The memory each 4 KiB TLB level covers (CPUID's entries × 4 KiB).
-    for t in m.tlbs.iter().filter(|t| t.page_size_bytes.0 == 4096) {
-        if let Some(e) = t.entries {
-            let reach = crate::units::Bytes(e as u64 * 4096);
-            markers.push(Marker { x: reach.0 as f64, label: format!("L{} TLB reach {reach}", t.level) });
-        }
-    }
+    // Marked only where measured: the knees found (and confirmed on a
+    // second look) and where the far level starts; CPUID's claims are in
+    // the tables beside the measurement, not drawn where nothing happens.
+    let mut markers = far_level_marker(m);
     for l in o.levels.iter().filter(|l| l.pages == crate::memory::PagePolicy::Small) {
         // An unstable knee is in the table, marked, but not drawn as found.
         if l.knee_after.is_some() && !l.second_look.as_ref().is_some_and(|s| s.is_unstable()) {
-            markers.push(Marker { x: l.up_to_bytes.0 as f64, label: format!("knee: end of {}", l.name) });
+            let label = match l.name.as_str() {
+                "unattributed" => format!("knee at {}", l.up_to_bytes),
+                name => format!("end of {name} ({})", l.up_to_bytes),
+            };
+            markers.push(Marker { x: l.up_to_bytes.0 as f64, label });
         }
     }
     let title = "Load-to-use latency vs working set".to_string();

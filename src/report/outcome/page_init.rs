@@ -103,6 +103,7 @@ fn page_init_plot(o: &page_init::Outcome) -> Result<Plot> {
     let chart = BarChart {
         title: title.clone(),
         value_label: "ns per page (median; whisker: min–max)".into(),
+        whisker: "min–max",
         categories,
         groups: vec![("ns per page".into(), bars)],
         reference: Some((format!("store limit, 1 thread: {:.2} ns", o.limit_ns_per_page_1t), o.limit_ns_per_page_1t)),

@@ -107,6 +107,7 @@ fn prefetch_fault_plot(o: &prefetch_fault::Outcome) -> Result<Plot> {
     let chart = BarChart {
         title: title.clone(),
         value_label: "ns per prefetch over the mapped line (mapped: over no prefetch); whisker: interval".into(),
+        whisker: "interval",
         categories: rows.iter().map(|(i, t)| format!("{i} {}", t.name())).collect(),
         groups,
         reference: Some(("0 ns: no extra cost".into(), 0.0)),

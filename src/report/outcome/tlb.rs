@@ -109,7 +109,7 @@ pub fn tlb_text(o: &tlb::Outcome) -> String {
 /// ns per access against the pages touched, one line per policy and sweep,
 /// with CPUID's 4 KiB TLB entries marked (in a VM they may be the
 /// hypervisor's table: the curve is the measurement).
-fn tlb_plot(o: &tlb::Outcome, m: &crate::machine::Fingerprint) -> Result<Plot> {
+fn tlb_plot(o: &tlb::Outcome) -> Result<Plot> {
     let lines = lines_by(
         &o.points,
         |p| (p.pages, p.sweep),
@@ -127,14 +127,7 @@ fn tlb_plot(o: &tlb::Outcome, m: &crate::machine::Fingerprint) -> Result<Plot> {
         y: Axis::new("ns per access (median; band: min–max)", Ticks::Number),
         lines,
         references: vec![],
-        markers: m
-            .tlbs
-            .iter()
-            .filter(|t| t.page_size_bytes.0 == 4096)
-            .filter_map(|t| {
-                t.entries.map(|e| Marker { x: e as f64, label: format!("L{} {} TLB: {e} (CPUID)", t.level, t.kind) })
-            })
-            .collect(),
+        markers: knee_markers(o),
         spans: vec![],
     };
     Ok(Plot {
@@ -164,8 +157,8 @@ impl super::Render for Outcome {
     fn text(&self, _doc: &Document) -> String {
         tlb_text(self)
     }
-    fn plots(&self, doc: &Document) -> Result<Vec<Plot>> {
-        tlb_plot(self, &doc.machine).map(|p| vec![p])
+    fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
+        tlb_plot(self).map(|p| vec![p])
     }
     /// The walk cost beyond the 4 KiB reach.
     fn metrics(&self, _doc: &Document) -> Vec<Metric> {
@@ -187,4 +180,21 @@ impl super::Render for Outcome {
     fn advice_row(&self, advice: &str) -> Option<String> {
         Some(advice.trim_end_matches('.').to_lowercase().chars().take(40).collect())
     }
+}
+
+/// The 4 KiB knees memperf found and confirmed on a second look, as
+/// markers (CPUID's entries are in the table beside them, not drawn).
+fn knee_markers(o: &tlb::Outcome) -> Vec<Marker> {
+    o.reaches
+        .iter()
+        .filter(|r| r.pages == crate::memory::PagePolicy::Small)
+        .filter(|r| !r.second_look.as_ref().is_some_and(|s| s.is_unstable()))
+        .map(|r| {
+            let what = match &r.attribution {
+                Attribution::Level { name, .. } => format!("{name} DTLB"),
+                Attribution::Unattributed => "unattributed".into(),
+            };
+            Marker { x: r.measured_entries as f64, label: format!("knee: {} pages ({what})", r.measured_entries) }
+        })
+        .collect()
 }

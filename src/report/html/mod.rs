@@ -6,9 +6,13 @@
 //! it. Every string that comes from the machine or the command line is
 //! escaped.
 
+mod section;
+mod style;
+
 use super::plots::Plot;
 use super::{headlines, text};
 use crate::model::document::{Document, ExperimentRecord, Status, Warning};
+use section::Block;
 
 /// Escapes text for HTML element content and attribute values.
 pub fn escape(s: &str) -> String {
@@ -53,55 +57,6 @@ pub fn reproduce(doc: &Document, name: &str) -> String {
     }
 }
 
-/// Colours chosen for WCAG AA (≥ 4.5:1 for text) in light, dark and print.
-const CSS: &str = "
-body{font:15px/1.5 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2430;background:#f6f7f9}
-main{max-width:1100px;margin:0 auto;padding:24px;min-width:0}
-header{background:#1d2430;color:#fff;padding:20px 24px}
-header h1{margin:0 0 4px;font-size:24px}
-header p{margin:2px 0;color:#d5dbe4;font-size:13px;overflow-wrap:anywhere}
-header code{background:#2e3a4d;color:#ffffff}
-section{background:#fff;border:1px solid #dde2ea;border-radius:8px;padding:16px 20px;margin:18px 0;min-width:0;overflow-wrap:anywhere}
-h2{margin:0 0 8px;font-size:20px}
-.question{font-weight:600}
-.classic{color:#4f5661;font-style:italic}
-pre{background:#f3f5f8;border-radius:6px;padding:10px;overflow-x:auto;font-size:12px;line-height:1.35;max-width:100%;box-sizing:border-box}
-figure{margin:12px 0}
-figure svg{max-width:100%;height:auto;border:1px solid #e5e8ee;border-radius:6px;background:#fff}
-figcaption{font-size:13px;color:#4f5661}
-.warn{background:#fff7e0;border-left:4px solid #b38600;padding:6px 10px;margin:6px 0;font-size:14px}
-.fix{color:#3d3d3d}
-.bad{background:#fde8e8;border-left:4px solid #c0392b;padding:6px 10px}
-table.metrics{border-collapse:collapse;font-size:14px;max-width:100%}
-table.metrics td,table.metrics th{border-bottom:1px solid #e5e8ee;padding:4px 10px;text-align:left}
-code{background:#f3f5f8;padding:1px 5px;border-radius:4px;overflow-wrap:anywhere}
-ul.advice li{margin:4px 0}
-a{color:#1a56a8}
-.evidence{font-size:13px}
-@media (prefers-color-scheme: dark){
-body{background:#11151b;color:#e6e9ee}
-section{background:#1a2029;border-color:#2f3845}
-pre,code{background:#242c38;color:#e6e9ee}
-.classic,figcaption{color:#b9c1cc}
-.warn{background:#3a3115;color:#f3e9c9;border-left-color:#e0a800}
-.fix{color:#e2d8b8}
-.bad{background:#3d1e1e;color:#f5dede}
-table.metrics td,table.metrics th{border-bottom-color:#2f3845}
-a{color:#8ab4f8}
-figure svg{border-color:#2f3845}
-}
-@media print{
-body{background:#fff;color:#000;font-size:11pt}
-header{background:#fff;color:#000;border-bottom:2px solid #000;padding:0 0 8px}
-header p,header code{color:#000;background:#fff}
-main{max-width:none;padding:0}
-section{border:none;padding:0;break-inside:avoid-page}
-pre{white-space:pre-wrap;background:#fff;border:1px solid #999}
-figure{break-inside:avoid}
-a{color:#000;text-decoration:none}
-}
-";
-
 fn warnings_html(ws: &[Warning]) -> String {
     ws.iter()
         .map(|w| {
@@ -113,49 +68,6 @@ fn warnings_html(ws: &[Warning]) -> String {
             format!("<div class=\"warn\"><strong>{}</strong>: {}{fix}</div>\n", escape(&w.code), escape(&w.message))
         })
         .collect()
-}
-
-fn section(doc: &Document, rec: &ExperimentRecord, answer: &str, plots: &[Plot]) -> String {
-    let (title, question, classic) = describe(&rec.name);
-    let mut s = format!("<section id=\"exp-{}\">\n<h2>{}</h2>\n", escape(&rec.name), escape(title));
-    if !question.is_empty() {
-        s.push_str(&format!("<p class=\"question\">{}</p>\n", escape(question)));
-    }
-    if !classic.is_empty() {
-        s.push_str(&format!("<p class=\"classic\">Classic result: {}</p>\n", escape(classic)));
-    }
-    match rec.status {
-        Status::Completed => {
-            if !rec.valid {
-                s.push_str("<p class=\"bad\">A result of this experiment failed validation: its figures are not to be trusted.</p>\n");
-            }
-            // One anchor per line, so advice can link to the row it rests on.
-            let lines: Vec<String> = answer
-                .lines()
-                .enumerate()
-                .map(|(k, l)| format!("<span id=\"exp-{}-line-{k}\">{}</span>", escape(&rec.name), escape(l)))
-                .collect();
-            s.push_str(&format!("<h3>This machine's answer</h3>\n<pre>{}\n</pre>\n", lines.join("\n")));
-            if let Some(crate::model::Outcome::C2c(o)) = &rec.outcome {
-                s.push_str(&heat_map(o));
-            }
-            for p in plots.iter().filter(|p| p.experiment == rec.name) {
-                s.push_str(&format!(
-                    "<figure class=\"plot\" id=\"{}\">{}<figcaption>{}</figcaption></figure>\n",
-                    figure_id(p),
-                    strip_xml_decl(&p.svg),
-                    escape(&p.title)
-                ));
-            }
-        }
-        _ => s.push_str(&format!(
-            "<p class=\"bad\">Not measured: {}</p>\n",
-            escape(rec.skip_reason.as_deref().unwrap_or("skipped"))
-        )),
-    }
-    s.push_str(&warnings_html(&rec.warnings));
-    s.push_str(&format!("<p>Reproduce: <code>{}</code></p>\n</section>\n", escape(&reproduce(doc, &rec.name))));
-    s
 }
 
 /// The c2c matrix as a heat map: one table per handoff, each cell shaded
@@ -201,25 +113,18 @@ fn figure_id(p: &Plot) -> String {
     format!("fig-{name}")
 }
 
-/// The line of an experiment's text (`answers`: name, text) that holds
-/// `key` (case-insensitive).
-fn row_of(answers: &[(String, String)], experiment: &str, key: &str) -> Option<usize> {
-    let (_, answer) = answers.iter().find(|(name, _)| name == experiment)?;
-    let key = key.to_lowercase();
-    answer.lines().position(|l| l.to_lowercase().contains(&key))
-}
-
 /// Links from a line of advice to the table row (else the experiment's
 /// section) and the first figure it rests on.
-fn evidence(answers: &[(String, String)], a: &headlines::Advice, plots: &[Plot]) -> String {
+fn evidence(answers: &[(String, Vec<Block>)], a: &headlines::Advice, plots: &[Plot]) -> String {
     let experiment = a.experiment;
     if experiment.is_empty() {
         return String::new();
     }
-    let row = a.row.as_deref().and_then(|k| row_of(answers, experiment, k));
+    let blocks = answers.iter().find(|(name, _)| name == experiment).map(|(_, b)| b.as_slice()).unwrap_or(&[]);
+    let row = a.row.as_deref().and_then(|k| section::row_of(blocks, k));
     let mut links = vec![match row {
         Some(k) => format!("<a href=\"#exp-{}-line-{k}\">{} table row</a>", escape(experiment), escape(experiment)),
-        None => format!("<a href=\"#exp-{}\">{} table</a>", escape(experiment), escape(experiment)),
+        None => format!("<a href=\"#exp-{}\">{} section</a>", escape(experiment), escape(experiment)),
     }];
     if let Some(p) = plots.iter().find(|p| p.experiment == experiment) {
         links.push(format!("<a href=\"#{}\">figure</a>", figure_id(p)));
@@ -234,21 +139,58 @@ fn strip_xml_decl(svg: &str) -> &str {
     }
 }
 
-/// The whole page.
+/// The whole page: the machine, a table of contents, the summary (key
+/// figures, advice, what was not measured), then one section per
+/// experiment.
 pub fn render(doc: &Document, plots: &[Plot]) -> String {
-    let m = &doc.machine;
-    // Each experiment's text, rendered once for its section and the links
-    // from advice to its rows.
-    let answers: Vec<(String, String)> =
-        doc.experiments.iter().map(|rec| (rec.name.clone(), text::experiment(doc, rec))).collect();
+    // Each experiment's text with its tables kept whole, rendered once for
+    // its section and the links from advice to its rows.
+    let answers: Vec<(String, Vec<Block>)> = doc
+        .experiments
+        .iter()
+        .map(|rec| {
+            let (text, tables) = crate::report::table::captured(|| text::experiment(doc, rec));
+            (rec.name.clone(), section::blocks(&text, tables))
+        })
+        .collect();
+    let metrics = headlines::metrics(doc);
+    let advice = headlines::advice_items(doc);
     let mut h = String::from("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
     h.push_str(&format!(
-        "<title>memperf — {}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
-        escape(&doc.origin.hostname)
+        "<title>memperf — {}</title>\n<style>{}</style>\n</head>\n<body>\n",
+        escape(&doc.origin.hostname),
+        style::CSS
     ));
-    h.push_str(&format!(
-        "<header><h1>memperf report — {}</h1>\n<p>{} {} · {} logical CPUs · kernel {} · {}</p>\n<p>run {} · started {} · memperf {} ({}, {} build)</p>\n<p>command: <code>{}</code></p></header>\n<main>\n",
+    h.push_str(&header(doc));
+    h.push_str("<main>\n");
+    h.push_str(&contents(doc));
+    h.push_str(&summary(doc, &metrics, &advice, &answers, plots));
+    for (rec, (_, blocks)) in doc.experiments.iter().zip(&answers) {
+        let id = rec.name.replace('-', "_");
+        let parts = section::Parts {
+            doc,
+            rec,
+            blocks,
+            plots: plots.iter().filter(|p| p.experiment == rec.name).collect(),
+            metrics: metrics.iter().filter(|m| m.id.split('.').next() == Some(id.as_str())).collect(),
+            advice: advice.iter().filter(|a| a.experiment == rec.name).collect(),
+        };
+        let heat = match &rec.outcome {
+            Some(crate::model::Outcome::C2c(o)) if rec.status == Status::Completed => heat_map(o),
+            _ => String::new(),
+        };
+        h.push_str(&section::section(&parts, heat));
+    }
+    h.push_str("</main>\n</body>\n</html>\n");
+    h
+}
+
+/// The machine and the run, above everything.
+fn header(doc: &Document) -> String {
+    let m = &doc.machine;
+    format!(
+        "<header><h1>memperf report — {}</h1>\n<p>{} {} · {} logical CPUs · kernel {} · {}</p>\n<p>run {} · started {} · memperf {} ({}, {} build)</p>\n<p>command: <code>{}</code></p></header>\n",
         escape(&doc.origin.hostname),
         escape(&m.cpu.identity.vendor),
         escape(&m.cpu.identity.model_name),
@@ -261,39 +203,78 @@ pub fn render(doc: &Document, plots: &[Plot]) -> String {
         escape(&doc.build.git_revision),
         escape(&doc.build.profile),
         escape(&super::sink::shell_quote(&doc.command_line)),
-    ));
-    h.push_str("<section id=\"summary\">\n<h2>What this machine tells you</h2>\n<ul class=\"advice\">\n");
-    for a in headlines::advice_items(doc) {
-        h.push_str(&format!("<li>{}{}</li>\n", escape(&a.text), evidence(&answers, &a, plots)));
+    )
+}
+
+/// The table of contents: one link per section.
+fn contents(doc: &Document) -> String {
+    let mut links = vec!["<a href=\"#summary\">Summary</a>".to_string()];
+    for rec in &doc.experiments {
+        let (title, _, _) = describe(&rec.name);
+        let skipped = if rec.status == Status::Completed { "" } else { " (not measured)" };
+        links.push(format!("<a href=\"#exp-{}\">{}</a>{skipped}", escape(&rec.name), escape(title)));
     }
-    h.push_str("</ul>\n");
-    let metrics = headlines::metrics(doc);
+    format!("<nav class=\"toc\" id=\"contents\"><strong>Contents:</strong> {}</nav>\n", links.join(" · "))
+}
+
+/// The summary: the key figures (each experiment's first two headlines),
+/// the advice with its evidence, what was not measured, the run's
+/// warnings, and every headline folded.
+fn summary(
+    doc: &Document,
+    metrics: &[headlines::Metric],
+    advice: &[headlines::Advice],
+    answers: &[(String, Vec<Block>)],
+    plots: &[Plot],
+) -> String {
+    let mut h = String::from("<section id=\"summary\">\n<h2>Summary</h2>\n");
+    let row = |m: &headlines::Metric| {
+        let value = crate::units::readable(m.value, &m.unit.to_string());
+        format!("<tr><td>{}</td><td class=\"num\">{}</td></tr>\n", escape(&m.name), escape(&value))
+    };
+    h.push_str("<div class=\"grid\">\n");
     if !metrics.is_empty() {
-        h.push_str("<table class=\"metrics\"><tr><th>headline</th><th>value</th></tr>\n");
-        for x in metrics {
-            let value = crate::units::readable(x.value, &x.unit.to_string());
-            h.push_str(&format!("<tr><td>{}</td><td>{}</td></tr>\n", escape(&x.name), escape(&value)));
+        h.push_str("<table class=\"data figures key\">\n<tr><th>key figure</th><th class=\"num\">value</th></tr>\n");
+        let mut seen: Vec<(&str, usize)> = Vec::new();
+        for m in metrics {
+            let exp = m.id.split('.').next().unwrap_or("");
+            match seen.iter_mut().find(|(e, _)| *e == exp) {
+                Some((_, n)) if *n >= 2 => continue,
+                Some((_, n)) => *n += 1,
+                None => seen.push((exp, 1)),
+            }
+            h.push_str(&row(m));
         }
         h.push_str("</table>\n");
     }
+    if !advice.is_empty() {
+        h.push_str("<div class=\"advice\"><h3>What to change</h3>\n<ul class=\"advice\">\n");
+        for a in advice {
+            h.push_str(&format!("<li>{}{}</li>\n", escape(&a.text), evidence(answers, a, plots)));
+        }
+        h.push_str("</ul></div>\n");
+    }
+    h.push_str("</div>\n");
     let skipped: Vec<&ExperimentRecord> = doc.experiments.iter().filter(|e| e.status != Status::Completed).collect();
     if !skipped.is_empty() {
-        h.push_str("<p class=\"bad\">Not measured: ");
         let names: Vec<String> = skipped
             .iter()
             .map(|e| format!("{} ({})", escape(&e.name), escape(e.skip_reason.as_deref().unwrap_or("skipped"))))
             .collect();
-        h.push_str(&names.join("; "));
-        h.push_str("</p>\n");
+        h.push_str(&format!("<p class=\"bad\">Not measured: {}</p>\n", names.join("; ")));
     }
     h.push_str(&warnings_html(&doc.warnings));
-    h.push_str("</section>\n");
-    for rec in &doc.experiments {
-        let answer = answers.iter().find(|(name, _)| *name == rec.name).map(|a| a.1.as_str()).unwrap_or("");
-        h.push_str(&section(doc, rec, answer, plots));
+    if metrics.len() > 2 {
+        h.push_str(&format!(
+            "<details>\n<summary>All {} headline figures</summary>\n<table class=\"data figures\">\n<tr><th>headline</th><th class=\"num\">value</th></tr>\n",
+            metrics.len()
+        ));
+        for m in metrics {
+            h.push_str(&row(m));
+        }
+        h.push_str("</table>\n</details>\n");
     }
-    h.push_str("</main>\n</body>\n</html>\n");
-    h
+    h + "</section>\n"
 }
 
 /// The page of `compare --html`: the comparison table (regressions marked)
@@ -301,7 +282,7 @@ pub fn render(doc: &Document, plots: &[Plot]) -> String {
 pub fn compare_page(c: &super::compare::Comparison, overlays: &[(String, String)]) -> String {
     let mut h = String::from("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
-    h.push_str(&format!("<title>memperf compare</title>\n<style>{CSS}</style>\n</head>\n<body>\n"));
+    h.push_str(&format!("<title>memperf compare</title>\n<style>{}</style>\n</head>\n<body>\n", style::CSS));
     h.push_str("<header><h1>memperf compare</h1>\n");
     for (name, side) in [("A", &c.a), ("B", &c.b)] {
         h.push_str(&format!(
