@@ -196,6 +196,9 @@ the events the region API counts, as \fBstat \-e\fR takes them (else a default s
 \fBMEMPERF_REGIONS_NO_EXIT_WRITE\fR
 set: the region API writes nothing at exit (the program calls mp_regions_write itself)
 .TP
+\fBMEMPERF_RESULTS\fR=\fIDIR\fR
+where \fBstat\fR and \fBwss\fR look for this host's saved \fBtlb\fR result (the walk cost, the TLB reach); unset, \fI./memperf\-results\fR and \fI~/memperf\-results\fR
+.TP
 \fBMEMPERF_STATE_DIR\fR
 where huge-page reservations are recorded so \fBmemperf cleanup\fR can give back what a killed run reserved (default /run/memperf)
 .TP

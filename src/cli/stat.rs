@@ -36,7 +36,7 @@ pub struct StatArgs {
     #[arg(long, value_name = "FILE")]
     pub metrics: Option<PathBuf>,
     /// A memperf result with a tlb run, for the page-walk cost
-    /// [default: the newest of this host under ./memperf-results]
+    /// [default: the newest of this host under $MEMPERF_RESULTS, else ./memperf-results and ~/memperf-results]
     #[arg(long, value_name = "PATH")]
     pub machine_results: Option<PathBuf>,
     /// Also sample the program's hot working set, as `memperf wss` does, every MS milliseconds,

@@ -14,7 +14,7 @@ pub struct WssArgs {
     #[arg(long, value_name = "PID", allow_hyphen_values = true, value_parser = pid_arg)]
     pub pid: Option<i32>,
     /// A memperf result with a tlb run, for the TLB reach
-    /// [default: the newest of this host under ./memperf-results, else a quick probe]
+    /// [default: the newest of this host under $MEMPERF_RESULTS, else ./memperf-results and ~/memperf-results, else a quick probe]
     #[arg(long, value_name = "PATH")]
     pub machine_results: Option<std::path::PathBuf>,
     /// Watch the program's child processes too (each mapping under its pid): for shells, make and launchers.

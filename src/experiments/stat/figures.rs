@@ -12,6 +12,34 @@ use std::path::{Path, PathBuf};
 /// Where the suite writes results (see `cli::default_results_dir`).
 pub const RESULTS_DIR: &str = "memperf-results";
 
+/// Where saved results are looked for: `$MEMPERF_RESULTS` alone where it
+/// is set, else `./memperf-results` (where `memperf run` writes) and
+/// `$HOME/memperf-results` (a run made from the home folder), so a
+/// program's folder need not be the one memperf ran in.
+pub fn results_roots() -> Vec<PathBuf> {
+    roots_from(std::env::var_os("MEMPERF_RESULTS").as_deref(), std::env::var_os("HOME").as_deref())
+}
+
+fn roots_from(env: Option<&std::ffi::OsStr>, home: Option<&std::ffi::OsStr>) -> Vec<PathBuf> {
+    if let Some(e) = env.filter(|e| !e.is_empty()) {
+        return vec![PathBuf::from(e)];
+    }
+    let mut roots = vec![PathBuf::from(RESULTS_DIR)];
+    if let Some(h) = home.filter(|h| !h.is_empty()) {
+        let in_home = Path::new(h).join(RESULTS_DIR);
+        let same = |a: &Path, b: &Path| a.canonicalize().ok().is_some_and(|x| b.canonicalize().ok() == Some(x));
+        if !same(&roots[0], &in_home) {
+            roots.push(in_home);
+        }
+    }
+    roots
+}
+
+/// The roots as a person reads them: `./memperf-results or ~/…`.
+pub fn roots_text(roots: &[PathBuf]) -> String {
+    roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(" or ")
+}
+
 /// Whether `doc` was measured on `machine`: the same host name and the
 /// same CPU (guests are often all called "vm"; a result of another CPU
 /// under this name is another machine's).
@@ -33,7 +61,7 @@ pub fn other_machine(doc: &Document, machine: &Fingerprint) -> String {
 }
 
 /// Figures from `from` (a result file or folder), or else from the newest
-/// result of this host under ./memperf-results that has a walk cost.
+/// result of this host under the [`results_roots`] that has a walk cost.
 pub fn gather(machine: &Fingerprint, from: Option<&Path>) -> crate::error::Result<MachineFigures> {
     let mut f = MachineFigures {
         line_bytes: machine.line_bytes(),
@@ -67,7 +95,7 @@ pub fn gather(machine: &Fingerprint, from: Option<&Path>) -> crate::error::Resul
                 ));
             }
         }
-        None => match newest_with_walk_cost(Path::new(RESULTS_DIR), machine) {
+        None => match newest_with_walk_cost(&results_roots(), machine) {
             Some((path, w, reach)) => {
                 f.walk_ns = Some(w);
                 f.measured_reach_4k_bytes = reach;
@@ -75,11 +103,12 @@ pub fn gather(machine: &Fingerprint, from: Option<&Path>) -> crate::error::Resul
             }
             None => {
                 f.walk_not_measurable =
-                    newest_tlb(Path::new(RESULTS_DIR), machine).and_then(|(_, doc)| walk_not_measurable(&doc));
+                    newest_tlb(&results_roots(), machine).and_then(|(_, doc)| walk_not_measurable(&doc));
                 f.notes.push(match &f.walk_not_measurable {
                     Some(why) => format!("no page-walk cost can be measured on this host: {why}"),
                     None => format!(
-                        "no page-walk cost of this host under ./{RESULTS_DIR}: run `memperf tlb -o DIR` (or `memperf run`) once, or pass --machine-results"
+                        "no page-walk cost of this host under {}: run `memperf tlb -o DIR` (or `memperf run`) once, or pass --machine-results (or set MEMPERF_RESULTS)",
+                        roots_text(&results_roots())
                     ),
                 })
             }
@@ -105,19 +134,20 @@ pub fn walk_not_measurable(doc: &Document) -> Option<String> {
     }
 }
 
-/// The newest document of `machine` under `root` that has a tlb outcome,
+/// The newest document of `machine` under `roots` that has a tlb outcome,
 /// and its folder.
-pub fn newest_tlb(root: &Path, machine: &Fingerprint) -> Option<(PathBuf, Document)> {
-    newest_of(root, machine).find(|(_, doc)| doc.outcome::<tlb::Outcome>().is_some())
+pub fn newest_tlb(roots: &[PathBuf], machine: &Fingerprint) -> Option<(PathBuf, Document)> {
+    newest_of(roots, machine).find(|(_, doc)| doc.outcome::<tlb::Outcome>().is_some())
 }
 
-/// The documents of `machine`'s results folders under `root`, newest
-/// first (the 20 newest folders whose name starts with its host name, and
-/// whose document is of its CPU too: [`same_machine`]).
-fn newest_of<'a>(root: &Path, machine: &'a Fingerprint) -> impl Iterator<Item = (PathBuf, Document)> + 'a {
+/// The documents of `machine`'s results folders under `roots`, newest
+/// first across them (the 20 newest folders whose name starts with its
+/// host name, and whose document is of its CPU too: [`same_machine`]).
+fn newest_of<'a>(roots: &[PathBuf], machine: &'a Fingerprint) -> impl Iterator<Item = (PathBuf, Document)> + 'a {
     let host = machine.hostname.as_str();
-    let mut dirs: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(root)
-        .into_iter()
+    let mut dirs: Vec<(std::time::SystemTime, PathBuf)> = roots
+        .iter()
+        .flat_map(std::fs::read_dir)
         .flatten()
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with(host))
@@ -142,8 +172,8 @@ pub fn measured_reach_4k(doc: &Document) -> Option<u64> {
 
 /// The newest results folder of `host` whose document has a walk cost
 /// (and the 4 KiB reach it measured).
-fn newest_with_walk_cost(root: &Path, machine: &Fingerprint) -> Option<(PathBuf, f64, Option<u64>)> {
-    newest_of(root, machine).find_map(|(dir, doc)| walk_ns(&doc).map(|w| (dir, w, measured_reach_4k(&doc))))
+fn newest_with_walk_cost(roots: &[PathBuf], machine: &Fingerprint) -> Option<(PathBuf, f64, Option<u64>)> {
+    newest_of(roots, machine).find_map(|(dir, doc)| walk_ns(&doc).map(|w| (dir, w, measured_reach_4k(&doc))))
 }
 
 #[cfg(test)]
@@ -157,21 +187,24 @@ mod tests {
     #[test]
     fn the_newest_folder_of_this_host_is_read() {
         let root = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let roots = [root.path().to_path_buf(), home.path().to_path_buf()];
         let rec = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/machines/intel-xeon-m167-kvm-2vcpu/run-quick.json");
         let machine = crate::model::journal::load(&rec).unwrap().machine;
         let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&rec).unwrap()).unwrap();
         let host = doc["origin"]["hostname"].as_str().unwrap().to_string();
-        let put = |name: &str, doc: &serde_json::Value| {
-            let dir = root.path().join(name);
+        let put_in = |base: &Path, name: &str, doc: &serde_json::Value| {
+            let dir = base.join(name);
             std::fs::create_dir(&dir).unwrap();
             std::fs::write(dir.join("results.json"), doc.to_string()).unwrap();
             // Distinct modification times, in the order written.
             std::thread::sleep(std::time::Duration::from_millis(20));
         };
+        let put = |name: &str, doc: &serde_json::Value| put_in(root.path(), name, doc);
         put(&format!("{host}-1"), &doc);
-        assert_eq!(newest_with_walk_cost(root.path(), &machine), None, "the recording has no walk cost");
-        let (_, tlb) = newest_tlb(root.path(), &machine).expect("its tlb outcome");
+        assert_eq!(newest_with_walk_cost(&roots, &machine), None, "the recording has no walk cost");
+        let (_, tlb) = newest_tlb(&roots, &machine).expect("its tlb outcome");
         assert!(walk_not_measurable(&tlb).is_some());
         let t = doc["experiments"].as_array_mut().unwrap().iter_mut().find(|e| e["name"] == "tlb").unwrap();
         t["outcome"]["walk_ns"] =
@@ -188,7 +221,26 @@ mod tests {
         let t = other_cpu["experiments"].as_array_mut().unwrap().iter_mut().find(|e| e["name"] == "tlb").unwrap();
         t["outcome"]["walk_ns"]["median"] = serde_json::json!(77.0);
         put(&format!("{host}-4"), &other_cpu);
-        let (dir, w, _) = newest_with_walk_cost(root.path(), &machine).unwrap();
+        let (dir, w, _) = newest_with_walk_cost(&roots, &machine).unwrap();
         assert_eq!((dir.file_name().unwrap().to_string_lossy().into_owned(), w), (format!("{host}-2"), 30.0));
+        // A newer run made from the home folder is found from anywhere.
+        let t = doc["experiments"].as_array_mut().unwrap().iter_mut().find(|e| e["name"] == "tlb").unwrap();
+        t["outcome"]["walk_ns"]["median"] = serde_json::json!(31.0);
+        put_in(home.path(), &format!("{host}-5"), &doc);
+        let (dir, w, _) = newest_with_walk_cost(&roots, &machine).unwrap();
+        assert_eq!((dir.parent(), w), (Some(home.path()), 31.0));
+    }
+
+    /// `$MEMPERF_RESULTS` alone where set; else here and the home folder's.
+    #[test]
+    fn results_are_looked_for_here_and_at_home() {
+        use std::ffi::OsStr;
+        let here = PathBuf::from(RESULTS_DIR);
+        assert_eq!(roots_from(Some(OsStr::new("/srv/r")), Some(OsStr::new("/home/u"))), [PathBuf::from("/srv/r")]);
+        assert_eq!(
+            roots_from(None, Some(OsStr::new("/home/u"))),
+            [here.clone(), PathBuf::from("/home/u/memperf-results")]
+        );
+        assert_eq!(roots_from(Some(OsStr::new("")), None), [here]);
     }
 }

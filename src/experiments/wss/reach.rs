@@ -124,7 +124,7 @@ pub fn probe(machine: &Fingerprint, clock: &dyn Clock) -> Result<Option<Reach>> 
 
 /// Where the reach comes from, in order: `from` (a result the user named:
 /// it must hold a tlb outcome), the newest tlb result of this host under
-/// ./memperf-results, a quick probe (unless `probe` is false), CPUID's
+/// the results roots (`figures::results_roots`), a quick probe (unless `probe` is false), CPUID's
 /// claim. The note says which, for the terminal.
 pub fn decide(
     machine: &Fingerprint,
@@ -143,7 +143,7 @@ pub fn decide(
             }
             Some((path.to_path_buf(), doc))
         }
-        None => figures::newest_tlb(Path::new(figures::RESULTS_DIR), machine),
+        None => figures::newest_tlb(&figures::results_roots(), machine),
     };
     if let Some((path, doc)) = saved {
         let o = doc.outcome::<tlb::Outcome>().expect("checked above");
