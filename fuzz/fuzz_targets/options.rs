@@ -1,5 +1,6 @@
 //! Every option parser on arbitrary text: sizes, ranges, lists, the
-//! latency size sweep, page-init layouts and seeds. None may panic or hang;
+//! latency size sweep and chains, call depths, durations, page-init
+//! layouts and seeds. None may panic or hang;
 //! what they accept must be within the ranges they promise.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
@@ -14,8 +15,17 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = units::parse_list(text, units::parse_size);
     let _ = units::parse_u64("--seed", text);
-    if let Ok(sizes) = memperf::cli::latency::parse_sizes(text) {
+    if let Ok(sizes) = memperf::experiments::latency::options::parse_sizes(text) {
         assert!(sizes.len() <= 64 * 16 + 1, "{} sizes", sizes.len());
+    }
+    if let Ok(chains) = memperf::experiments::latency::options::parse_chains(text) {
+        assert!(chains.iter().all(|c| (1..=16).contains(c)), "{chains:?}");
+    }
+    if let Ok(depths) = memperf::experiments::calls::depths(text) {
+        assert!(depths.windows(2).all(|w| w[0] < w[1]), "{depths:?}");
+    }
+    if let Ok(ns) = memperf::experiments::loaded_latency::options::parse_ns("--delays", text) {
+        assert!(ns < 1_000_000_000_000, "{ns}");
     }
     let _ = memperf::experiments::page_init::parse_layout(text);
 });
