@@ -200,11 +200,6 @@ pub fn sweep_arg(text: &str) -> std::result::Result<crate::units::Sweep, String>
     crate::units::parse_sweep(text).map_err(|e| e.message)
 }
 
-/// clap's parser of a percentage in (0, 100) (`2%`, `5`) as a fraction.
-pub fn percent_arg(opt: &'static str) -> impl Fn(&str) -> std::result::Result<f64, String> + Clone + Send + Sync {
-    move |t| crate::units::parse_percent(opt, t).map_err(|e| e.message)
-}
-
 /// clap's parser of a whole number of milliseconds in `lo..=hi`.
 pub fn millis_arg(lo: u64, hi: u64) -> impl Fn(&str) -> std::result::Result<u64, String> + Clone + Send + Sync {
     move |t| match t.trim().parse::<u64>() {
