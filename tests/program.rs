@@ -476,6 +476,11 @@ fn loaded_latency_draws_its_curve_and_refuses_bad_input() {
     let delays: Vec<Option<u64>> = points.iter().map(|p| p["delay_ns"].as_u64()).collect();
     assert_eq!(delays, [None, Some(0), Some(20_000)]);
     assert_eq!(out["valid"], true);
+    // Through the scheduler: every point once per repetition, no more.
+    for p in points {
+        assert_eq!(p["samples_latency_ns"].as_array().unwrap().len(), 2, "{p}");
+        assert_eq!(p["samples_loader_bytes_per_s"].as_array().unwrap().len(), 2, "{p}");
+    }
     let bw = |i: usize| points[i]["loader_bytes_per_s"]["median"].as_f64().unwrap();
     assert_eq!(bw(0), 0.0, "no loader runs at the idle point");
     assert!(bw(2) * 2.0 < bw(1), "delay 20us: {} B/s, none: {} B/s", bw(2), bw(1));

@@ -8,9 +8,11 @@
 //! Each point is one team run: every thread starts behind a barrier, works
 //! through a warm-up, and counts only what it does inside the window that
 //! follows; the chaser's loads give the latency, the loaders' blocks the
-//! bandwidth. Points and repetitions are measured in a shuffled order, so
-//! drift of the shared machine spreads over the curve instead of bending
-//! it. Little's law turns each point into the lines in flight it implies.
+//! bandwidth. The points are measured through `timing::schedule` like
+//! every experiment: each point once untimed, then every point once per
+//! repetition in an order shuffled anew each repetition, so drift of the
+//! shared machine spreads over the curve instead of bending it. Little's
+//! law turns each point into the lines in flight it implies.
 
 pub mod options;
 
@@ -20,14 +22,16 @@ use super::{Context, Experiment, Preset};
 pub use crate::analysis::bend::bend;
 use crate::analysis::littles_law::lines_in_flight;
 use crate::error::{Error, Result};
-use crate::kernels::chase::{chase_kernel, visit_order, Chase, SplitMix64};
+use crate::kernels::chase::{chase_kernel, visit_order, Chase};
 use crate::kernels::{pattern_sum, stream_kernel, StreamArg, StreamKernel, StreamShape};
 use crate::memory::{PagePolicy, Region};
 pub use crate::model::outcome::loaded_latency::*;
 use crate::model::Caution;
+use crate::timing::schedule::{self, Plan, Ran, Step, Variant};
 use crate::timing::{Clock, Summary, Team};
 use crate::units::{Bytes, MIB};
 use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
 use std::sync::Mutex;
 
 /// Bytes of a cache line: what each load of the chase fetches.
@@ -85,7 +89,8 @@ impl Params {
 pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64 {
     let loaders = crate::timing::team::allowed_cpus().len() > 1;
     let points = 1 + if loaders { p.delays_ns.len() } else { 0 };
-    let runs = (1 + p.repetitions * points) as f64;
+    // Each point warmed once, then measured once per repetition.
+    let runs = ((1 + p.repetitions) * points) as f64;
     let setup = r.fault_s(p.chase_bytes, p.pages)
         + r.link_s(p.chase_bytes.0 / LINE)
         + r.fault_s(p.loader_bytes, PagePolicy::Small)
@@ -358,7 +363,10 @@ fn loaders_of(a: &Array, kernel: StreamKernel, p: &Params, threads: usize) -> Ve
         .collect()
 }
 
-/// Every (point, repetition) once, in an order shuffled by the seed.
+/// Every point through the scheduler: once untimed (pages, caches and
+/// clocks settle at its load), then once per repetition, the points in an
+/// order shuffled anew each repetition. A point is one fixed window, so
+/// there is nothing to calibrate: one iteration per sample.
 fn measure(
     team: &Team,
     p: &Params,
@@ -367,21 +375,37 @@ fn measure(
     chaser: &Mutex<Chaser>,
     loaders: &[Loader],
 ) -> Result<Vec<Vec<(f64, f64, bool)>>> {
-    let mut order: Vec<usize> = (0..p.repetitions).flat_map(|_| 0..delays.len()).collect();
-    SplitMix64(p.seed).shuffle(&mut order);
-    ctx.progress.start("loaded-latency", order.len() as u64);
     let block = p.block_bytes.0;
-    // One untimed run at full load first: pages, caches and clocks settle.
-    one_run(team, ctx.clock, p, (!loaders.is_empty()).then_some(0), chaser, loaders);
-    let mut samples: Vec<Vec<(f64, f64, bool)>> = vec![Vec::new(); delays.len()];
-    for i in order {
-        ctx.check_interrupt()?;
-        let (chase, loads) = one_run(team, ctx.clock, p, delays[i], chaser, loaders);
-        samples[i].push(figures(&chase, &loads, block));
-        ctx.progress.advance(1);
-    }
+    let window_ns = ((p.warm_s + p.window_s) * 1e9) as u64;
+    let samples: Vec<RefCell<Vec<(f64, f64, bool)>>> = delays.iter().map(|_| RefCell::new(Vec::new())).collect();
+    let mut variants: Vec<Variant> = delays
+        .iter()
+        .zip(&samples)
+        .map(|(&delay, kept)| {
+            Box::new(move |step: Step| match step {
+                Step::WarmUp => {
+                    let (chase, loads) = one_run(team, ctx.clock, p, delay, chaser, loaders);
+                    Ran::valid(figures(&chase, &loads, block).2)
+                }
+                Step::Calibrate(_) => Ran::valid(true),
+                Step::Run(_) => {
+                    let (chase, loads) = one_run(team, ctx.clock, p, delay, chaser, loaders);
+                    let f = figures(&chase, &loads, block);
+                    kept.borrow_mut().push(f);
+                    ctx.progress.advance(1);
+                    Ran::timed(f.2, window_ns)
+                }
+            }) as Variant
+        })
+        .collect();
+    let mut plan = Plan::new(p.repetitions, p.window_s);
+    plan.seed = p.seed;
+    plan.max_iters = 1;
+    ctx.progress.start("loaded-latency", (p.repetitions * delays.len()) as u64);
+    schedule::measure(&plan, ctx.clock, &mut variants, &mut || ctx.check_interrupt())?;
     ctx.progress.finish();
-    Ok(samples)
+    drop(variants);
+    Ok(samples.into_iter().map(RefCell::into_inner).collect())
 }
 
 /// One point's figures from its repetitions; `bus_per_program` turns the

@@ -29,7 +29,7 @@ pub struct Options {
     /// Counted window of each point, after a warm-up of a quarter of it [default: 100ms]
     #[arg(long, value_name = "TIME", allow_hyphen_values = true, value_parser = |t: &str| parse_ns("--window", t).map_err(|e| e.message))]
     pub window: Option<u64>,
-    /// Times each point is measured (points and repetitions shuffled) [default: 5]
+    /// Times each point is measured (every point once per repetition, in a new shuffled order each) [default: 5]
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
     pub repetitions: Option<usize>,
 }
