@@ -5,7 +5,7 @@
 //! logarithmic when the bars span more than two decades; the legend sits
 //! in a column of its own, outside the data.
 
-use super::linechart::{esc, legend_text, tick_label, wrap_words, Ticks, COLORS};
+use super::linechart::{esc, legend_box, tick_label, LegendEntry, Swatch, Ticks, COLORS};
 use crate::error::{Error, Result};
 
 /// One bar: the value and, optionally, its interval.
@@ -25,9 +25,9 @@ pub struct BarChart {
     pub groups: Vec<(String, Vec<Option<Bar>>)>,
     /// A vertical reference line: (name, value).
     pub reference: Option<(String, f64)>,
-    /// What a bar's whisker spans ("min–max", "interval"), as the value
-    /// axis says it and the legend repeats it.
-    pub whisker: &'static str,
+    /// What a bar's whisker spans ("min–max", "94% interval of the
+    /// paired median"): the value axis and the legend both say it from here.
+    pub whisker: String,
 }
 
 const W: f64 = 900.0;
@@ -96,8 +96,9 @@ pub fn render(c: &BarChart) -> Result<String> {
         ));
     }
     svg.push_str(&format!(r##"<path d="M{LEFT} {TOP} V{} H{RIGHT}" fill="none" stroke="#333"/>"##, TOP + plot_h));
+    let whisker = if has_whiskers(c) { format!("; whisker: {}", c.whisker) } else { String::new() };
     svg.push_str(&format!(
-        r##"<text class="axis-label x" x="{}" y="{}" text-anchor="middle" font-size="13">{}{}</text>"##,
+        r##"<text class="axis-label x" x="{}" y="{}" text-anchor="middle" font-size="13">{}{whisker}{}</text>"##,
         (LEFT + RIGHT) / 2.0,
         TOP + plot_h + 40.0,
         esc(&c.value_label),
@@ -160,6 +161,11 @@ pub fn render(c: &BarChart) -> Result<String> {
     Ok(svg)
 }
 
+/// Whether any bar has an interval drawn as a whisker.
+fn has_whiskers(c: &BarChart) -> bool {
+    c.groups.iter().any(|g| g.1.iter().flatten().any(|b| b.interval.is_some()))
+}
+
 /// A bar's value, a negative one with its minus sign (−).
 fn value_text(v: f64) -> String {
     let shown = value_text_unsigned(v.abs());
@@ -182,54 +188,45 @@ fn value_text_unsigned(v: f64) -> String {
 
 fn legend(c: &BarChart) -> String {
     let x = RIGHT + 16.0;
-    let mut entries: Vec<(Vec<String>, String, bool)> = c
+    let mut entries: Vec<LegendEntry> = c
         .groups
         .iter()
         .enumerate()
-        .map(|(i, g)| (wrap_words(&g.0, LEGEND_CHARS), COLORS[i % COLORS.len()].to_string(), false))
+        .map(|(i, g)| {
+            let color = COLORS[i % COLORS.len()];
+            let swatch = move |y: f64| {
+                format!(r#"<rect x="{}" y="{}" width="20" height="10" fill="{color}"/>"#, x + 8.0, y - 5.0)
+            };
+            (g.0.clone(), Box::new(swatch) as Swatch)
+        })
         .collect();
     if let Some((name, _)) = &c.reference {
-        entries.push((wrap_words(name, LEGEND_CHARS), "#000000".into(), true));
-    }
-    let whiskers = c.groups.iter().any(|g| g.1.iter().flatten().any(|b| b.interval.is_some()));
-    let lines: usize = entries.iter().map(|e| e.0.len()).sum();
-    let h = 14.0 + 18.0 * (entries.len() + usize::from(whiskers)) as f64 + 15.0 * (lines - entries.len()) as f64;
-    let mut out = format!(
-        r##"<g class="legend" data-box="{x} {TOP} {} {h}"><rect x="{x}" y="{TOP}" width="{}" height="{h}" fill="#ffffff" stroke="#c9ced6"/>"##,
-        LEGEND_W - 8.0,
-        LEGEND_W - 8.0
-    );
-    let mut y = TOP + 16.0;
-    for (name, color, line) in &entries {
-        let swatch = if *line {
+        let swatch = move |y: f64| {
             format!(
-                r#"<line x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="{color}" stroke-width="2" stroke-dasharray="6 4"/>"#,
+                r##"<line x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="#000000" stroke-width="2" stroke-dasharray="6 4"/>"##,
                 x + 8.0,
                 x + 28.0
             )
-        } else {
-            format!(r#"<rect x="{}" y="{}" width="20" height="10" fill="{color}"/>"#, x + 8.0, y - 5.0)
         };
-        out.push_str(&swatch);
-        out.push_str(&legend_text(x + 34.0, y + 4.0, name));
-        y += 18.0 + 15.0 * (name.len() - 1) as f64;
+        entries.push((name.clone(), Box::new(swatch)));
     }
-    if whiskers {
-        out.push_str(&format!(
-            r##"<path d="M{} {y} H{} M{} {} V{} M{} {} V{}" stroke="#1d2430" fill="none"/>"##,
-            x + 8.0,
-            x + 28.0,
-            x + 8.0,
-            y - 4.0,
-            y + 4.0,
-            x + 28.0,
-            y - 4.0,
-            y + 4.0,
-        ));
-        out.push_str(&legend_text(x + 34.0, y + 4.0, &[format!("whisker: {}", c.whisker)]));
+    if has_whiskers(c) {
+        let swatch = move |y: f64| {
+            format!(
+                r##"<path d="M{} {y} H{} M{} {} V{} M{} {} V{}" stroke="#1d2430" fill="none"/>"##,
+                x + 8.0,
+                x + 28.0,
+                x + 8.0,
+                y - 4.0,
+                y + 4.0,
+                x + 28.0,
+                y - 4.0,
+                y + 4.0,
+            )
+        };
+        entries.push((format!("whisker: {}", c.whisker), Box::new(swatch)));
     }
-    out.push_str("</g>");
-    out
+    legend_box(x, LEGEND_W - 8.0, 34.0, LEGEND_CHARS, &entries)
 }
 
 /// Characters of a legend line (what fits beside the swatch at 12.5 px).
@@ -243,7 +240,7 @@ mod tests {
         BarChart {
             title: "saves".into(),
             value_label: "ns per round trip".into(),
-            whisker: "min–max",
+            whisker: "min–max".into(),
             categories: vec!["setjmp".into(), "sigsetjmp-1".into()],
             groups: vec![
                 (

@@ -415,31 +415,48 @@ fn data(c: &LineChart, sx: &Scale, sy: &Scale) -> String {
 /// The legend, in its own column right of the plot area.
 fn legend(c: &LineChart) -> String {
     let x = RIGHT + 16.0;
-    let entries: Vec<(Vec<String>, String, bool)> = c
+    let entries: Vec<LegendEntry> = c
         .lines
         .iter()
         .enumerate()
         .map(|(i, l)| (l.name.clone(), COLORS[l.color.unwrap_or(i) % COLORS.len()].to_string(), l.dashed))
         .chain(c.references.iter().map(|r| (r.name.clone(), "#000000".to_string(), true)))
-        .map(|(name, color, dashed)| (wrap_words(&name, LEGEND_CHARS), color, dashed))
+        .map(|(name, color, dashed)| {
+            let dash = if dashed { r#" stroke-dasharray="6 4""# } else { "" };
+            let swatch = move |y: f64| {
+                format!(
+                    r##"<line x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="{color}" stroke-width="2"{dash}/>"##,
+                    x + 8.0,
+                    x + 30.0
+                )
+            };
+            (name, Box::new(swatch) as Swatch)
+        })
         .collect();
-    let lines: usize = entries.iter().map(|e| e.0.len()).sum();
-    let h = 14.0 + 18.0 * entries.len() as f64 + 15.0 * (lines - entries.len()) as f64;
+    legend_box(x, LEGEND_W - 8.0, 36.0, LEGEND_CHARS, &entries)
+}
+
+/// A legend entry's swatch, drawn at the entry's middle `y`.
+pub type Swatch = Box<dyn Fn(f64) -> String>;
+
+/// A legend entry: its name and its swatch.
+pub type LegendEntry = (String, Swatch);
+
+/// A legend box at `x` (of `width`, from the plot's top): each entry's
+/// swatch and its name wrapped to `chars` characters, the text `text_dx`
+/// in from the box's edge; a wrapped name pushes the entries below it down.
+pub fn legend_box(x: f64, width: f64, text_dx: f64, chars: usize, entries: &[LegendEntry]) -> String {
+    let wrapped: Vec<(Vec<String>, &Swatch)> = entries.iter().map(|(n, sw)| (wrap_words(n, chars), sw)).collect();
+    let lines: usize = wrapped.iter().map(|e| e.0.len()).sum();
+    let h = 14.0 + 18.0 * wrapped.len() as f64 + 15.0 * (lines - wrapped.len()) as f64;
     let mut out = format!(
-        r##"<g class="legend" data-box="{x} {TOP} {} {h}"><rect x="{x}" y="{TOP}" width="{}" height="{h}" fill="#ffffff" stroke="#c9ced6"/>"##,
-        LEGEND_W - 8.0,
-        LEGEND_W - 8.0
+        r##"<g class="legend" data-box="{x} {TOP} {width} {h}"><rect x="{x}" y="{TOP}" width="{width}" height="{h}" fill="#ffffff" stroke="#c9ced6"/>"##
     );
     let mut y = TOP + 16.0;
-    for (name, color, dashed) in &entries {
-        let dash = if *dashed { r#" stroke-dasharray="6 4""# } else { "" };
-        out.push_str(&format!(
-            r##"<line x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="{color}" stroke-width="2"{dash}/>"##,
-            x + 8.0,
-            x + 30.0,
-        ));
-        out.push_str(&legend_text(x + 36.0, y + 4.0, name));
-        y += 18.0 + 15.0 * (name.len() - 1) as f64;
+    for (name, swatch) in &wrapped {
+        out.push_str(&swatch(y));
+        out.push_str(&legend_text(x + text_dx, y + 4.0, name));
+        y += 18.0 + 15.0 * name.len().saturating_sub(1) as f64;
     }
     out.push_str("</g>");
     out

@@ -189,13 +189,19 @@ impl Experiment for Latency {
     }
 }
 
+/// Independent chases in flight: 1 to 16 each.
+pub(crate) fn check_chains(chains: &[usize]) -> Result<()> {
+    match chains.iter().find(|&&k| !(1..=16).contains(&k)) {
+        Some(k) => Err(Error::usage(format!("--chains {k} is out of range: use 1 to 16 chains"))),
+        None => Ok(()),
+    }
+}
+
 pub(crate) fn check(p: &Params) -> Result<()> {
     if p.pages.is_empty() || p.sizes_bytes.is_empty() {
         return Err(Error::usage("--pages and --sizes need at least one value"));
     }
-    if let Some(k) = p.chains.iter().find(|&&k| !(1..=16).contains(&k)) {
-        return Err(Error::usage(format!("--chains {k} is out of range: use 1 to 16 chains")));
-    }
+    check_chains(&p.chains)?;
     if let Some(s) = p.sizes_bytes.iter().find(|s| s.0 < 2 * LINE as u64) {
         return Err(Error::usage(format!("--sizes {s} is below two cache lines")));
     }

@@ -78,9 +78,7 @@ pub fn parse_chains(text: &str) -> Result<Vec<usize>> {
             t.trim().parse::<usize>().map_err(|_| Error::usage(format!("--chains '{t}' is not a number")))
         })?
     };
-    if let Some(k) = chains.iter().find(|&&k| !(1..=16).contains(&k)) {
-        return Err(Error::usage(format!("--chains {k} is out of range: use 1 to 16 chains")));
-    }
+    super::check_chains(&chains)?;
     Ok(chains)
 }
 

@@ -95,24 +95,27 @@ pub fn gather(machine: &Fingerprint, from: Option<&Path>) -> crate::error::Resul
                 ));
             }
         }
-        None => match newest_with_walk_cost(&results_roots(), machine) {
-            Some((path, w, reach)) => {
-                f.walk_ns = Some(w);
-                f.measured_reach_4k_bytes = reach;
-                f.source = Some(path.display().to_string());
+        None => {
+            let roots = results_roots();
+            let saved = scan(&roots, machine);
+            match saved.walk {
+                Some((path, w, reach)) => {
+                    f.walk_ns = Some(w);
+                    f.measured_reach_4k_bytes = reach;
+                    f.source = Some(path.display().to_string());
+                }
+                None => {
+                    f.walk_not_measurable = saved.not_measurable;
+                    f.notes.push(match &f.walk_not_measurable {
+                        Some(why) => format!("no page-walk cost can be measured on this host: {why}"),
+                        None => format!(
+                            "no page-walk cost of this host under {}: run `memperf tlb -o DIR` (or `memperf run`) once, or pass --machine-results (or set MEMPERF_RESULTS)",
+                            roots_text(&roots)
+                        ),
+                    })
+                }
             }
-            None => {
-                f.walk_not_measurable =
-                    newest_tlb(&results_roots(), machine).and_then(|(_, doc)| walk_not_measurable(&doc));
-                f.notes.push(match &f.walk_not_measurable {
-                    Some(why) => format!("no page-walk cost can be measured on this host: {why}"),
-                    None => format!(
-                        "no page-walk cost of this host under {}: run `memperf tlb -o DIR` (or `memperf run`) once, or pass --machine-results (or set MEMPERF_RESULTS)",
-                        roots_text(&results_roots())
-                    ),
-                })
-            }
-        },
+        }
     }
     Ok(f)
 }
@@ -170,10 +173,39 @@ pub fn measured_reach_4k(doc: &Document) -> Option<u64> {
         .max()
 }
 
+/// What the saved results of a host hold for `stat`, read in one pass.
+struct Saved {
+    /// The newest folder whose document has a walk cost, that cost and
+    /// the 4 KiB reach it measured.
+    walk: Option<(PathBuf, f64, Option<u64>)>,
+    /// Why no walk cost can be measured, from the newest tlb outcome.
+    not_measurable: Option<String>,
+}
+
+/// The host's results under `roots`, newest first, each document loaded
+/// once: up to the newest with a walk cost, noting on the way why the
+/// newest tlb outcome could not measure one.
+fn scan(roots: &[PathBuf], machine: &Fingerprint) -> Saved {
+    let mut saved = Saved { walk: None, not_measurable: None };
+    let mut seen_tlb = false;
+    for (dir, doc) in newest_of(roots, machine) {
+        if let Some(w) = walk_ns(&doc) {
+            saved.walk = Some((dir, w, measured_reach_4k(&doc)));
+            break;
+        }
+        if !seen_tlb && doc.outcome::<tlb::Outcome>().is_some() {
+            seen_tlb = true;
+            saved.not_measurable = walk_not_measurable(&doc);
+        }
+    }
+    saved
+}
+
 /// The newest results folder of `host` whose document has a walk cost
 /// (and the 4 KiB reach it measured).
+#[cfg(test)]
 fn newest_with_walk_cost(roots: &[PathBuf], machine: &Fingerprint) -> Option<(PathBuf, f64, Option<u64>)> {
-    newest_of(roots, machine).find_map(|(dir, doc)| walk_ns(&doc).map(|w| (dir, w, measured_reach_4k(&doc))))
+    scan(roots, machine).walk
 }
 
 #[cfg(test)]

@@ -167,7 +167,7 @@ pub fn render(doc: &Document, plots: &[Plot]) -> String {
     h.push_str(&contents(doc));
     h.push_str(&summary(doc, &metrics, &advice, &answers, plots));
     for (rec, (_, blocks)) in doc.experiments.iter().zip(&answers) {
-        let id = rec.name.replace('-', "_");
+        let id = headlines::id_part(&rec.name);
         let parts = section::Parts {
             doc,
             rec,
@@ -228,24 +228,13 @@ fn summary(
     plots: &[Plot],
 ) -> String {
     let mut h = String::from("<section id=\"summary\">\n<h2>Summary</h2>\n");
-    let row = |m: &headlines::Metric| {
-        let value = crate::units::readable(m.value, &m.unit.to_string());
-        format!("<tr><td>{}</td><td class=\"num\">{}</td></tr>\n", escape(&m.name), escape(&value))
-    };
     h.push_str("<div class=\"grid\">\n");
     if !metrics.is_empty() {
-        h.push_str("<table class=\"data figures key\">\n<tr><th>key figure</th><th class=\"num\">value</th></tr>\n");
-        let mut seen: Vec<(&str, usize)> = Vec::new();
-        for m in metrics {
-            let exp = m.id.split('.').next().unwrap_or("");
-            match seen.iter_mut().find(|(e, _)| *e == exp) {
-                Some((_, n)) if *n >= 2 => continue,
-                Some((_, n)) => *n += 1,
-                None => seen.push((exp, 1)),
-            }
-            h.push_str(&row(m));
-        }
-        h.push_str("</table>\n");
+        // Each experiment's first two headlines.
+        let key = metrics.iter().enumerate().filter(|(i, m)| {
+            metrics[..*i].iter().filter(|x| x.id.split('.').next() == m.id.split('.').next()).count() < 2
+        });
+        h.push_str(&section::figures_table("data figures key", "key figure", key.map(|(_, m)| m)));
     }
     if !advice.is_empty() {
         h.push_str("<div class=\"advice\"><h3>What to change</h3>\n<ul class=\"advice\">\n");
@@ -265,14 +254,9 @@ fn summary(
     }
     h.push_str(&warnings_html(&doc.warnings));
     if metrics.len() > 2 {
-        h.push_str(&format!(
-            "<details>\n<summary>All {} headline figures</summary>\n<table class=\"data figures\">\n<tr><th>headline</th><th class=\"num\">value</th></tr>\n",
-            metrics.len()
-        ));
-        for m in metrics {
-            h.push_str(&row(m));
-        }
-        h.push_str("</table>\n</details>\n");
+        h.push_str(&format!("<details>\n<summary>All {} headline figures</summary>\n", metrics.len()));
+        h.push_str(&section::figures_table("data figures", "headline", metrics));
+        h.push_str("</details>\n");
     }
     h + "</section>\n"
 }

@@ -67,17 +67,18 @@ pub fn row_of(blocks: &[Block], key: &str) -> Option<usize> {
 }
 
 /// The blocks as HTML: each prose line a paragraph, each table a real
-/// table; every line and row carries the anchor advice links to
-/// (`exp-NAME-line-K`).
-fn blocks_html(name: &str, blocks: &[Block]) -> String {
+/// table; with `anchors`, every line and row carries the anchor advice
+/// links to (`exp-NAME-line-K`, numbered as [`row_of`] counts). A copy
+/// shown open above the whole answer has none (an id stands once).
+fn blocks_html(name: &str, blocks: &[Block], anchors: bool) -> String {
     let mut s = String::new();
     let mut k = 0;
-    let id = |k: usize| format!("exp-{}-line-{k}", escape(name));
+    let id = |k: usize| if anchors { format!(" id=\"exp-{}-line-{k}\"", escape(name)) } else { String::new() };
     for b in blocks {
         match b {
             Block::Line { text, indent } => {
                 let class = if *indent { " class=\"sub\"" } else { "" };
-                s.push_str(&format!("<p id=\"{}\"{class}>{}</p>\n", id(k), escape(text)));
+                s.push_str(&format!("<p{}{class}>{}</p>\n", id(k), escape(text)));
                 k += 1;
             }
             Block::Table(t) => {
@@ -87,7 +88,7 @@ fn blocks_html(name: &str, blocks: &[Block]) -> String {
                 }
                 s.push_str("</tr>\n");
                 for row in &t.rows {
-                    s.push_str(&format!("<tr id=\"{}\">", id(k)));
+                    s.push_str(&format!("<tr{}>", id(k)));
                     for (c, cell) in row.iter().enumerate() {
                         s.push_str(&format!("<td{}>{}</td>", num_class(t, c), escape(cell)));
                     }
@@ -113,14 +114,21 @@ fn num_class(t: &Captured, c: usize) -> &'static str {
 /// list of every headline and in the whole answer's tables.
 const OPEN_FIGURES: usize = 8;
 
-/// The experiment's headline figures as a table: figure and value.
-fn figures_html(metrics: &[&Metric]) -> String {
-    let mut s = String::from("<table class=\"data figures\">\n<tr><th>figure</th><th class=\"num\">value</th></tr>\n");
-    for m in metrics.iter().take(OPEN_FIGURES) {
+/// Headline figures as a table of `class`: `header` and value, one row
+/// each (the summary's key figures and list of headlines, and each
+/// section's figures).
+pub(super) fn figures_table<'m>(class: &str, header: &str, metrics: impl IntoIterator<Item = &'m Metric>) -> String {
+    let mut s = format!("<table class=\"{class}\">\n<tr><th>{header}</th><th class=\"num\">value</th></tr>\n");
+    for m in metrics {
         let value = crate::units::readable(m.value, &m.unit.to_string());
         s.push_str(&format!("<tr><td>{}</td><td class=\"num\">{}</td></tr>\n", escape(&m.name), escape(&value)));
     }
-    s.push_str("</table>\n");
+    s + "</table>\n"
+}
+
+/// The experiment's headline figures, the first [`OPEN_FIGURES`] of them.
+fn figures_html(metrics: &[&Metric]) -> String {
+    let mut s = figures_table("data figures", "figure", metrics.iter().take(OPEN_FIGURES).copied());
     if metrics.len() > OPEN_FIGURES {
         s.push_str(&format!(
             "<p class=\"sub\">and {} more: every figure is in the whole answer below and in the summary's list of headlines</p>\n",
@@ -182,11 +190,11 @@ pub fn section(p: &Parts, heat_map: String) -> String {
     if !p.metrics.is_empty() {
         s.push_str(&figures_html(&p.metrics));
     } else if short {
-        s.push_str(&blocks_html(&p.rec.name, p.blocks));
+        s.push_str(&blocks_html(&p.rec.name, p.blocks, true));
     } else if let Some(i) = p.blocks.iter().position(|b| matches!(b, Block::Table(_))) {
         // The first table (with the line that introduces it) opens the section.
         let from = if i > 0 && matches!(p.blocks[i - 1], Block::Line { .. }) { i - 1 } else { i };
-        s.push_str(&blocks_html(&p.rec.name, &p.blocks[from..=i]).replace(" id=\"exp-", " data-first=\"exp-"));
+        s.push_str(&blocks_html(&p.rec.name, &p.blocks[from..=i], false));
     }
     s.push_str(&warnings_html(&p.rec.warnings));
     let tables = p.blocks.iter().filter(|b| matches!(b, Block::Table(_))).count();
@@ -200,7 +208,7 @@ pub fn section(p: &Parts, heat_map: String) -> String {
             "<details>\n<summary>The whole answer: {}, the method and how to reproduce it</summary>\n",
             what.join(", ")
         ));
-        s.push_str(&blocks_html(&p.rec.name, p.blocks));
+        s.push_str(&blocks_html(&p.rec.name, p.blocks, true));
     }
     s.push_str(&heat_map);
     for f in more_plots {
@@ -252,7 +260,7 @@ mod tests {
         assert_eq!(row_of(&b, "THP"), Some(3));
         assert_eq!(row_of(&b, "verdict"), Some(4));
         assert_eq!(row_of(&b, "nowhere"), None);
-        let html = blocks_html("x", &b);
+        let html = blocks_html("x", &b, true);
         assert!(html.contains("<tr id=\"exp-x-line-3\"><td>thp</td><td class=\"num\">2.0</td></tr>"), "{html}");
         assert!(html.contains("<p id=\"exp-x-line-1\" class=\"sub\">detail</p>"), "{html}");
         assert!(!html.contains("<pre"), "no pasted terminal text: {html}");

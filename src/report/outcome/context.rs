@@ -111,8 +111,8 @@ fn context_plot(o: &context::Outcome) -> Result<Plot> {
     let title = "Context saves: ns per round trip".to_string();
     let chart = BarChart {
         title: title.clone(),
-        value_label: "ns per round trip (median; whisker: min–max)".into(),
-        whisker: "min–max",
+        value_label: "ns per round trip (median)".into(),
+        whisker: "min–max".into(),
         categories: ops.iter().map(|o| o.name().to_string()).collect(),
         groups,
         reference: None,

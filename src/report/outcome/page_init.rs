@@ -102,8 +102,8 @@ fn page_init_plot(o: &page_init::Outcome) -> Result<Plot> {
     let title = "Page-descriptor initialisation: ns per page".to_string();
     let chart = BarChart {
         title: title.clone(),
-        value_label: "ns per page (median; whisker: min–max)".into(),
-        whisker: "min–max",
+        value_label: "ns per page (median)".into(),
+        whisker: "min–max".into(),
         categories,
         groups: vec![("ns per page".into(), bars)],
         reference: Some((format!("store limit, 1 thread: {:.2} ns", o.limit_ns_per_page_1t), o.limit_ns_per_page_1t)),

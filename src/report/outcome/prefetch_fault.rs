@@ -106,8 +106,8 @@ fn prefetch_fault_plot(o: &prefetch_fault::Outcome) -> Result<Plot> {
     let title = "Prefetching bad addresses: extra ns per prefetch".to_string();
     let chart = BarChart {
         title: title.clone(),
-        value_label: "ns per prefetch over the mapped line (mapped: over no prefetch); whisker: interval".into(),
-        whisker: "interval",
+        value_label: "ns per prefetch over the mapped line (mapped: over no prefetch)".into(),
+        whisker: interval_words(o),
         categories: rows.iter().map(|(i, t)| format!("{i} {}", t.name())).collect(),
         groups,
         reference: Some(("0 ns: no extra cost".into(), 0.0)),
@@ -119,6 +119,23 @@ fn prefetch_fault_plot(o: &prefetch_fault::Outcome) -> Result<Plot> {
         svg: barchart::render(&chart)?,
         figure: Figure::Bars(chart),
     })
+}
+
+/// What the whiskers span: the paired median's interval at the lowest
+/// confidence any cell reached (cells with fewer pairs reach less).
+fn interval_words(o: &prefetch_fault::Outcome) -> String {
+    let lowest = o
+        .cells
+        .iter()
+        .flat_map(|c| [c.over_baseline_ns, c.over_mapped_ns])
+        .flatten()
+        .map(|r| r.confidence)
+        .fold(f64::INFINITY, f64::min);
+    if lowest.is_finite() {
+        format!("≥{:.0}% interval of the paired median", lowest * 100.0)
+    } else {
+        "interval of the paired median".into()
+    }
 }
 
 fn prefetch_fault_advice(doc: &Document) -> Vec<String> {
