@@ -165,13 +165,21 @@ fn latency_plot(o: &latency::Outcome, m: &crate::machine::Fingerprint) -> Result
     // Marked only where measured: the knees found (and confirmed on a
     // second look) and where the far level starts; CPUID's claims are in
     // the tables beside the measurement, not drawn where nothing happens.
+    // A knee lies between a level's last working set and the next level's
+    // first: the label gives both, never one of them as the cache's size
+    // (a 48 KiB L1 ends between 32 and 64 KiB on a sweep in octaves).
     let mut markers = far_level_marker(m);
-    for l in o.levels.iter().filter(|l| l.pages == crate::memory::PagePolicy::Small) {
+    let small: Vec<_> = o.levels.iter().filter(|l| l.pages == crate::memory::PagePolicy::Small).collect();
+    for (i, l) in small.iter().enumerate() {
         // An unstable knee is in the table, marked, but not drawn as found.
         if l.knee_after.is_some() && !l.second_look.as_ref().is_some_and(|s| s.is_unstable()) {
+            let between = match small.get(i + 1) {
+                Some(next) => format!("{}–{}", l.up_to_bytes, next.from_bytes),
+                None => format!("after {}", l.up_to_bytes),
+            };
             let label = match l.name.as_str() {
-                "unattributed" => format!("knee at {}", l.up_to_bytes),
-                name => format!("end of {name} ({})", l.up_to_bytes),
+                "unattributed" => format!("knee: {between}"),
+                name => format!("end of {name} in {between}"),
             };
             markers.push(Marker { x: l.up_to_bytes.0 as f64, label });
         }

@@ -61,7 +61,7 @@ pub fn tlb_text(o: &tlb::Outcome) -> String {
     if !o.reaches.is_empty() {
         let mut r = Table::new([
             "pages",
-            "knee at (entries)",
+            "knee between (pages)",
             "reach",
             "is",
             "CPUID L1",
@@ -73,7 +73,7 @@ pub fn tlb_text(o: &tlb::Outcome) -> String {
         for x in &o.reaches {
             r.row([
                 x.pages.to_string(),
-                x.measured_entries.to_string(),
+                knee_span(o, x),
                 x.measured_reach_bytes.map(|b| b.to_string()).unwrap_or_else(|| "not in bytes".into()),
                 match &x.attribution {
                     Attribution::Level { name, .. } => format!("{name} DTLB"),
@@ -182,6 +182,23 @@ impl super::Render for Outcome {
     }
 }
 
+/// Where a knee lies: after the last page count still within the reach and
+/// up to the next count measured ("64–80"), so neither reads as the entry
+/// count (a 72-entry TLB steps between 64 and 80 pages on this sweep).
+fn knee_span(o: &tlb::Outcome, r: &tlb::Reach) -> String {
+    let next = o
+        .points
+        .iter()
+        .filter(|p| p.pages == r.pages && p.sweep == tlb::Sweep::Own && p.page_count > r.measured_entries)
+        .map(|p| p.page_count)
+        .min();
+    let n = crate::units::group_thousands;
+    match next {
+        Some(next) => format!("{}–{}", n(r.measured_entries), n(next)),
+        None => format!("after {}", n(r.measured_entries)),
+    }
+}
+
 /// The 4 KiB knees memperf found and confirmed on a second look, as
 /// markers (CPUID's entries are in the table beside them, not drawn).
 fn knee_markers(o: &tlb::Outcome) -> Vec<Marker> {
@@ -190,11 +207,13 @@ fn knee_markers(o: &tlb::Outcome) -> Vec<Marker> {
         .filter(|r| r.pages == crate::memory::PagePolicy::Small)
         .filter(|r| !r.second_look.as_ref().is_some_and(|s| s.is_unstable()))
         .map(|r| {
+            // Said as the table says it, the count as the axis writes it.
             let what = match &r.attribution {
                 Attribution::Level { name, .. } => format!("{name} DTLB"),
+                Attribution::Unattributed if r.confounded_with_cache => "may be a cache step".into(),
                 Attribution::Unattributed => "unattributed".into(),
             };
-            Marker { x: r.measured_entries as f64, label: format!("knee: {} pages ({what})", r.measured_entries) }
+            Marker { x: r.measured_entries as f64, label: format!("knee: {} pages ({what})", knee_span(o, r)) }
         })
         .collect()
 }
