@@ -608,10 +608,13 @@ pub fn verdict(o: &Outcome) -> Vec<String> {
         )];
     }
     let Some(r) = &o.reach else {
-        return vec![format!(
+        // Where the pages lie was counted whatever the TLB: say it too.
+        let mut out = vec![format!(
             "{head}; {} would map it. The TLB's reach is not known here (none measured, and CPUID reports no TLB): run `memperf tlb -o DIR` and pass --machine-results DIR.",
             huge_pages_phrase(p)
         )];
+        out.extend(scattered(p, o));
+        return out;
     };
     let l1 = reach_phrase("L1 DTLB", r.entries, r, r.cpuid_entries);
     let caches = caches_phrase(p.hot_bytes, r);
@@ -852,6 +855,58 @@ mod tests {
         assert_eq!(next_interval_ms(&p, u64::MAX / 1024), MAX_INTERVAL_MS);
         p.adaptive = false;
         assert_eq!(next_interval_ms(&p, 524_288), 1000, "-I is kept as given");
+    }
+
+    /// The verdict through the code a live run takes, with the reach each
+    /// recorded machine gives (its saved `tlb` result, as `--machine-results`
+    /// reads it, and its CPUID claim alone, as `--no-probe` does): the hot
+    /// set is named at the size the document holds, beside that machine's
+    /// measured entries or claim (or said unknown where CPUID hides the
+    /// TLB), and scattered pages are said on every machine.
+    #[test]
+    fn the_verdict_holds_on_every_recorded_machine() {
+        for (name, doc) in crate::test_support::recorded_suites() {
+            let tlb = doc.outcome::<crate::model::outcome::tlb::Outcome>().expect("a tlb result");
+            let saved = reach::from_tlb(tlb, &doc.machine, "saved".into()).map(|r| reach::with_caches(r, &doc.machine));
+            for r in [saved, reach::from_cpuid(&doc.machine)] {
+                let mut o = outcome(511, MappingKind::Anonymous);
+                o.intervals.iter_mut().for_each(|i| i.mappings[0].referenced_bytes = (511 << 20) + (4 << 10) * 100);
+                o.phases = phases(&o.intervals, &o.mappings);
+                o.phases[0].top_spans = Some((4096, 2 << 20));
+                o.reach = r.clone();
+                let v = verdict(&o);
+                let hot = Bytes(o.phases[0].hot_bytes);
+                assert!(v[0].starts_with(&format!("Hot set {hot} (")), "{name}: {}", v[0]);
+                match &r {
+                    Some(r) => {
+                        let said = format!("× the L1 DTLB's {}-entry reach", r.entries);
+                        assert!(v[0].contains(&said), "{name}: {}", v[0]);
+                        assert_eq!(v[0].contains("measured here"), r.measured, "{name}: {}", v[0]);
+                    }
+                    None => assert!(v[0].contains("The TLB's reach is not known here"), "{name}: {}", v[0]),
+                }
+                assert!(v.iter().any(|l| l.contains("2MiB of hot data lie in 4,096 spans")), "{name}: {v:#?}");
+            }
+        }
+    }
+
+    /// Hot pages counted in far more 2 MiB spans than their bytes fill are
+    /// said to be scattered whether or not the TLB's reach is known (a CPU
+    /// whose CPUID hides its TLB, with no saved result, still gets it).
+    #[test]
+    fn scattered_hot_pages_are_said_with_or_without_a_reach() {
+        for known in [true, false] {
+            let mut o = outcome(2, MappingKind::Anonymous);
+            o.phases[0].top_spans = Some((512, 2 << 20));
+            if !known {
+                o.reach = None;
+            }
+            let v = verdict(&o);
+            let line = v.iter().find(|l| l.contains("are scattered")).unwrap_or_else(|| panic!("{known}: {v:#?}"));
+            assert!(line.contains("2MiB of hot data lie in 512 spans of 2 MiB"), "{line}");
+            assert!(line.contains("huge pages would map 1GiB to cover them (512×)"), "{line}");
+            assert_eq!(v[0].contains("The TLB's reach is not known here"), !known, "{}", v[0]);
+        }
     }
 
     #[test]
