@@ -21,6 +21,8 @@ pub mod region;
 pub mod report;
 pub mod rng;
 pub mod sink;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod timing;
 pub use memperf_model::units;
 

@@ -6,18 +6,10 @@
 
 mod common;
 
-use common::read_json;
+use common::{memperf, read_json, stderr};
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn memperf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_memperf")).args(args).output().expect("memperf runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use std::process::Command;
 
 fn fixture() -> Value {
     read_json(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/minimal-bandwidth.json"))
@@ -39,9 +31,7 @@ fn write(dir: &Path, name: &str, v: &Value) {
 }
 
 fn fleet_schema_errors(v: &Value) -> Vec<String> {
-    let schema = read_json(&Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/fleet.schema.json"));
-    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
-    validator.iter_errors(v).map(|e| format!("{} at {}", e, e.instance_path)).collect()
+    common::errors_against("fleet.schema.json", v)
 }
 
 const HEADLINE: &str = "bandwidth 4k pages, 1 thread(s), simd";
@@ -159,15 +149,15 @@ fn bad_input_is_refused_by_name_and_nothing_is_merged() {
 #[test]
 fn the_reframe_check_runs_memperf_and_reads_its_figures() {
     if !Command::new("reframe").arg("--version").output().is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: ReFrame is not installed (pip install reframe-hpc)");
-        return;
+        return common::skip("ReFrame is not installed", "pip install reframe-hpc; .ci/run installs it");
     }
     let dir = tempfile::tempdir().unwrap();
-    let check = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/reframe/memperf_check.py");
+    let check = common::repo("contrib/reframe/memperf_check.py");
     let o = Command::new("reframe")
         .arg("-c")
         .arg(&check)
-        .args(["-r", "-S", &format!("executable={}", env!("CARGO_BIN_EXE_memperf"))])
+        .args(["-r", "-S", &format!("executable={}", common::exe())])
+        .env("MEMPERF_RESULTS", common::no_saved_results())
         .current_dir(dir.path())
         .env("RFM_REPORT_FILE", dir.path().join("report.json"))
         .output()

@@ -3,12 +3,11 @@
 //! to stdout, and no file left behind or replaced. Device nodes, FIFOs and
 //! symlinks are made in a temporary folder, never in the real /dev.
 
+mod common;
+
+use common::{command, memperf_in as memperf};
 use std::path::Path;
 use std::process::Command;
-
-fn memperf(args: &[&str], cwd: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_memperf")).args(args).current_dir(cwd).output().expect("memperf runs")
-}
 
 /// (arguments, text the one-line error must contain)
 const CASES: &[(&[&str], &str)] = &[
@@ -212,7 +211,7 @@ fn special_files_are_never_replaced() {
 
 #[test]
 fn a_closed_pipe_ends_quietly_and_a_full_stdout_is_exit_2() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_memperf"))
+    let mut child = command()
         .arg("info")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -224,7 +223,7 @@ fn a_closed_pipe_ends_quietly_and_a_full_stdout_is_exit_2() {
     assert_ne!(o.status.code(), Some(101));
     if Path::new("/dev/full").exists() {
         let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
-        let o = Command::new(env!("CARGO_BIN_EXE_memperf")).arg("info").stdout(full).output().unwrap();
+        let o = command().arg("info").stdout(full).output().unwrap();
         assert_eq!(o.status.code(), Some(2));
         assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
     }
@@ -321,7 +320,7 @@ fn documents_without_usable_samples_are_not_compared_silently() {
 
 /// Runs memperf with a deadline: a hang is a failure, not a stuck suite.
 fn memperf_within(args: &[&str], cwd: &Path, secs: u64) -> std::process::Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_memperf"))
+    let mut child = command()
         .args(args)
         .current_dir(cwd)
         .stdout(std::process::Stdio::piped())
@@ -385,7 +384,7 @@ fn special_inputs_are_refused_at_once_and_loops_walked_once() {
 #[test]
 fn help_man_and_completions_handle_closed_and_full_stdout() {
     for args in [&["man"][..], &["completions", "bash"], &["completions", "zsh"], &["--help"]] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_memperf"))
+        let mut child = command()
             .args(args)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -398,7 +397,7 @@ fn help_man_and_completions_handle_closed_and_full_stdout() {
         assert_ne!(o.status.code(), Some(2), "{args:?}");
         if Path::new("/dev/full").exists() {
             let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
-            let o = Command::new(env!("CARGO_BIN_EXE_memperf")).args(args).stdout(full).output().unwrap();
+            let o = command().args(args).stdout(full).output().unwrap();
             let err = String::from_utf8_lossy(&o.stderr);
             assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
             assert!(err.starts_with("memperf: error:") && err.lines().count() == 1, "{args:?}: {err}");

@@ -32,7 +32,7 @@ fn two_ranks(launcher: &str, launch: &[&str], env: &[(&str, &str)], name: &str) 
     let dir = tempfile::tempdir().unwrap();
     let o = Command::new(launcher)
         .args(launch)
-        .arg(env!("CARGO_BIN_EXE_memperf"))
+        .arg(common::exe())
         .args(RUN)
         .args(["-o", dir.path().to_str().unwrap()])
         .envs(env.iter().copied())
@@ -66,14 +66,14 @@ fn check_two_ranks(docs: &[Value], launcher: &str) {
 #[test]
 fn two_slurm_ranks_write_two_documents() {
     if !works("sinfo", &["-h"]) {
-        eprintln!("skipped: no Slurm is running here (.ci/run starts one with .ci/launchers.sh)");
-        return;
+        return common::skip("no Slurm is running here", ".ci/run starts one with .ci/launchers.sh");
     }
     let docs = two_ranks("srun", &["-n", "2"], &[], "slurm");
     assert!(docs[0]["origin"]["job_id"].is_string(), "Slurm's job id is kept");
     // Slurm gave each task one CPU: each rank's `all` is that one CPU, and
     // they differ.
     let one = |d: &Value| d["experiments"][0]["outcome"]["placement"][0]["cpus"].clone();
+    // (With one CPU, both tasks share it.)
     if std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) >= 2 {
         assert_eq!(one(&docs[0]).as_array().unwrap().len(), 1, "{}", one(&docs[0]));
         assert_ne!(one(&docs[0]), one(&docs[1]), "two tasks, two CPUs");
@@ -83,8 +83,7 @@ fn two_slurm_ranks_write_two_documents() {
 #[test]
 fn two_open_mpi_ranks_write_two_documents() {
     if !works("mpirun", &["--version"]) {
-        eprintln!("skipped: Open MPI is not installed here (.ci/run installs openmpi-bin)");
-        return;
+        return common::skip("Open MPI is not installed here", "apt-get install openmpi-bin; .ci/run installs it");
     }
     let root = [("OMPI_ALLOW_RUN_AS_ROOT", "1"), ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")];
     two_ranks("mpirun", &["-n", "2", "--oversubscribe"], &root, "openmpi");

@@ -1,24 +1,30 @@
 //! What a person sees in a terminal: `memperf run` under a pseudo-terminal
 //! 80 columns wide (util-linux `script`), its progress bar and tables.
 
+mod common;
+
 use std::process::Command;
+
+/// Whether util-linux `script` (a pseudo-terminal) is here; says how to get it where not.
+fn have_script() -> bool {
+    let ok = Command::new("script").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !ok {
+        common::skip("needs util-linux `script` for a pseudo-terminal", "apt-get install bsdutils");
+    }
+    ok
+}
 
 /// The bar's total comes from the plan from its first frame (never
 /// "0/0"), every frame fits 80 columns, and each experiment's table is
 /// printed when it finishes, before the next experiment's bar appears.
 #[test]
 fn run_in_a_terminal_prints_each_table_before_the_next_experiment() {
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: needs util-linux `script` for a pseudo-terminal (apt-get install bsdutils)");
+    if !have_script() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("results");
-    let cmd = format!(
-        "stty cols 80 rows 24; {} run --only numa,c2c -o {}",
-        env!("CARGO_BIN_EXE_memperf"),
-        out.to_str().unwrap()
-    );
+    let cmd = format!("stty cols 80 rows 24; {} run --only numa,c2c -o {}", common::exe(), out.to_str().unwrap());
     let o = Command::new("script").args(["-qfec", &cmd, "/dev/null"]).output().unwrap();
     let raw = String::from_utf8_lossy(&o.stdout).into_owned();
     assert_eq!(o.status.code(), Some(0), "{raw}");
@@ -42,16 +48,17 @@ fn run_in_a_terminal_prints_each_table_before_the_next_experiment() {
 /// than the terminal; written to a file, the same lines stay whole.
 #[test]
 fn wide_tables_and_long_verdicts_fit_80_columns() {
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: needs util-linux `script` for a pseudo-terminal (apt-get install bsdutils)");
+    if !have_script() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let exe = dir.path().join("wss_phases");
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/wss_phases.c");
-    let cc = Command::new("cc").args(["-O2", "-o"]).arg(&exe).arg(&src).status().unwrap();
-    assert!(cc.success());
-    let run = format!("{} wss --no-probe -I 100 -- {} 64 16 0.4 32 0.4", env!("CARGO_BIN_EXE_memperf"), exe.display());
+    let exe = common::c_program(dir.path(), "wss_phases");
+    let run = format!(
+        "MEMPERF_RESULTS={} {} wss --no-probe -I 100 -- {} 64 16 0.4 32 0.4",
+        common::no_saved_results().display(),
+        common::exe(),
+        exe.display()
+    );
     let o =
         Command::new("script").args(["-qfec", &format!("stty cols 80 rows 24; {run}"), "/dev/null"]).output().unwrap();
     let raw = String::from_utf8_lossy(&o.stdout).into_owned();

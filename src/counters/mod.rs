@@ -512,7 +512,10 @@ mod tests {
         unsafe { libc::munmap(p, len) };
         match status {
             CounterStatus::Measured { count } => assert!(count >= pages as u64 && count < pages as u64 * 2, "{count}"),
-            CounterStatus::Unavailable { reason, .. } => eprintln!("skipped: software counters unavailable: {reason}"),
+            CounterStatus::Unavailable { reason, .. } => crate::test_support::skip(
+                &format!("software counters unavailable: {reason}"),
+                "allow perf_event_open (kernel.perf_event_paranoid <= 2, or root)",
+            ),
             other => panic!("unexpected {other:?}"),
         }
     }

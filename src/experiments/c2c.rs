@@ -317,8 +317,7 @@ mod tests {
     fn two_pinned_threads_bounce_the_line() {
         let cpus = crate::timing::team::allowed_cpus();
         if cpus.len() < 2 {
-            eprintln!("skipped: needs two CPUs");
-            return;
+            return crate::test_support::skip("needs two CPUs", "run on a machine with two CPUs this process may use");
         }
         for h in Handoff::ALL {
             let (ok, ns) = ping_pong(cpus[0], cpus[1], h, 20_000);

@@ -285,10 +285,13 @@ mod tests {
         assert_eq!(cells, [(0, 0), (1, 0)]);
         assert!(o.cells.iter().all(|c| c.placement_ok && c.valid && c.latency_ns.median > 0.0), "{:?}", o.cells);
         assert!(o.valid && o.no_matrix.is_none());
-        // Memory "node 1" is bound to node 1, which does not exist here:
+        // Memory bound to a node past the highest this machine has:
         // binding refuses, and the error names the node.
-        let e = run(&p, &ctx, &[node(0, true), node(1, true)]).unwrap_err();
-        assert!(e.message.contains("NUMA node 1"), "{}", e.message);
+        let online = std::fs::read_to_string("/sys/devices/system/node/online").unwrap_or_default();
+        let highest: usize = online.trim().rsplit([',', '-']).next().and_then(|n| n.parse().ok()).unwrap_or(0);
+        let absent = highest + 1;
+        let e = run(&p, &ctx, &[node(0, true), node(absent, true)]).unwrap_err();
+        assert!(e.message.contains(&format!("NUMA node {absent}")), "{}", e.message);
         let o = run(&p, &ctx, &[node(0, true)]).unwrap();
         assert!(o.cells.is_empty() && o.no_matrix.unwrap().starts_with("one NUMA node"));
     }

@@ -62,13 +62,18 @@ mod tests {
         assert!(!has(c, "CONFIG_DAMO"), "a prefix of another option");
     }
 
-    /// Where the machine keeps its config, it reads as one with options.
+    /// Where the machine keeps its config, it reads as one with options;
+    /// where it keeps none, neither place holds one.
     #[test]
     fn this_kernels_config_reads_where_kept() {
         let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
         match read(&release) {
             Some((c, from)) => assert!(has(&c, "CONFIG_MMU"), "{from} has no CONFIG_MMU=y"),
-            None => eprintln!("skipped: no /boot/config-{} and no /proc/config.gz here", release.trim()),
+            None => {
+                let boot = format!("/boot/config-{}", release.trim());
+                assert!(std::fs::read(&boot).is_err(), "{boot} is readable but was not read");
+                assert!(std::fs::File::open("/proc/config.gz").is_err(), "/proc/config.gz opens but was not read");
+            }
         }
     }
 }

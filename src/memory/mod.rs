@@ -83,21 +83,20 @@ mod tests {
         assert_eq!(Region::new(PagePolicy::Small, Bytes(0)).err().unwrap().kind, crate::error::ErrorKind::Usage);
     }
 
-    fn is_root() -> bool {
-        // SAFETY: geteuid has no preconditions.
-        unsafe { libc::geteuid() == 0 }
-    }
+    use crate::test_support::{is_root, skip};
 
-    /// Runs `f` with `pages` reserved huge pages, or prints why it skips.
+    const ROOT: &str = "run the tests as root, as CI does";
+    const POOL: &str = "free memory so the kernel can grow the pool";
+
+    /// Runs `f` with `pages` reserved huge pages, or says why it cannot.
     fn with_reserved(page: Bytes, pages: u64, f: impl FnOnce()) {
         if !is_root() {
-            eprintln!("skipped: reserving {page} hugetlb pages needs root");
-            return;
+            return skip(&format!("reserving {page} hugetlb pages needs root"), ROOT);
         }
         let _turn = POOL_TESTS.lock().unwrap_or_else(|e| e.into_inner());
         match Reservation::ensure(page, pages) {
             Ok(_guard) => f(),
-            Err(e) => eprintln!("skipped: {e}"),
+            Err(e) => skip(&e.to_string(), POOL),
         }
     }
 
@@ -138,8 +137,10 @@ mod tests {
             .ok()
             .and_then(|s| s.trim().parse::<u64>().ok());
         let Some(free) = free else {
-            eprintln!("skipped: no 1 GiB hugetlb pool on this kernel");
-            return;
+            return skip(
+                "no 1 GiB hugetlb pool on this kernel",
+                "a kernel with 1 GiB hugetlb pages (x86-64 with pdpe1gb)",
+            );
         };
         let e = Region::new(PagePolicy::Huge1G, Bytes((free + 1) << 30)).err().unwrap();
         assert_eq!(e.kind.exit_code(), 2);
@@ -160,17 +161,13 @@ mod tests {
     #[test]
     fn reservation_gives_back_exactly_what_it_added() {
         if !is_root() {
-            eprintln!("skipped: needs root");
-            return;
+            return skip("needs root", ROOT);
         }
         let _turn = POOL_TESTS.lock().unwrap_or_else(|e| e.into_inner());
         let before = nr_2m();
         let r = match Reservation::ensure(Bytes(2 * MIB), 3) {
             Ok(r) => r,
-            Err(e) => {
-                eprintln!("skipped: {e}");
-                return;
-            }
+            Err(e) => return skip(&e.to_string(), POOL),
         };
         assert!(r.obtained_free >= 3);
         assert_eq!(nr_2m(), before + r.added);
@@ -181,17 +178,13 @@ mod tests {
     #[test]
     fn restore_all_puts_back_a_live_reservation_once() {
         if !is_root() {
-            eprintln!("skipped: needs root");
-            return;
+            return skip("needs root", ROOT);
         }
         let _turn = POOL_TESTS.lock().unwrap_or_else(|e| e.into_inner());
         let before = nr_2m();
         let r = match Reservation::ensure(Bytes(2 * MIB), 2) {
             Ok(r) => r,
-            Err(e) => {
-                eprintln!("skipped: {e}");
-                return;
-            }
+            Err(e) => return skip(&e.to_string(), POOL),
         };
         reserve::restore_all();
         assert_eq!(nr_2m(), before, "restored while the reservation is still held");
@@ -202,8 +195,7 @@ mod tests {
     #[test]
     fn pages_of_a_killed_run_are_given_back_by_cleanup() {
         if !is_root() {
-            eprintln!("skipped: needs root");
-            return;
+            return skip("needs root", ROOT);
         }
         let _turn = POOL_TESTS.lock().unwrap_or_else(|e| e.into_inner());
         // A run that reserved one page and died: its pid is gone, its
@@ -243,8 +235,7 @@ mod tests {
     #[test]
     fn reserving_two_pools_in_one_run_does_not_hang() {
         if !is_root() {
-            eprintln!("skipped: needs root");
-            return;
+            return skip("needs root", ROOT);
         }
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {

@@ -328,11 +328,12 @@ mod tests {
     fn the_real_clock_is_measured_and_plausible() {
         let r = measure(&crate::timing::MonotonicClock::new(), &[], 3, 0.005);
         assert_eq!(r.methods.len(), 2);
-        // On a loaded machine the chains may disagree; then the reading
+        // On a loaded machine the chains may disagree, or agree on a figure
+        // no core runs at (both slowed by the same steal); then the reading
         // says so. When they agree the figure is a plausible clock.
         match (&r.clock, &r.not_measured) {
             (Some(c), None) => assert!(c.ghz > MIN_GHZ && c.ghz < MAX_GHZ, "{c:?}"),
-            (None, Some(why)) => assert!(why.contains("disagree"), "{why}"),
+            (None, Some(why)) => assert!(why.contains("disagree") || why.contains("outside what any core"), "{why}"),
             other => panic!("{other:?}"),
         }
     }

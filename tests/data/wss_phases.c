@@ -7,6 +7,10 @@
  * touched and read: STRIDE 512 puts each hot page in a 2 MiB span of its
  * own.
  *
+ * The pages are touched at most TOUCH_RATE bytes a second: a host that
+ * faults 4 KiB pages at several GB/s would otherwise make the touching a
+ * phase hotter than either loop, on one CPU and not on another.
+ *
  *   cc -O2 -o wss_phases tests/data/wss_phases.c
  *   ./wss_phases [TOTAL HOT1 SECONDS1 HOT2 SECONDS2 [STRIDE]]
  */
@@ -17,6 +21,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#define TOUCH_RATE (512.0 * 1048576)
+
 static double now(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -24,6 +30,27 @@ static double now(void) {
 }
 
 static size_t stride = 1;
+
+static void sleep_for(double seconds) {
+    struct timespec t = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
+    nanosleep(&t, 0);
+}
+
+/* One word in every STRIDE-th page of the first TOTAL bytes, no faster
+ * than TOUCH_RATE. */
+static void touch(uint64_t *a, size_t total) {
+    double start = now();
+    size_t touched = 0;
+    for (size_t i = 0; i < total / 8; i += 512 * stride) {
+        a[i] = i;
+        touched += 4096;
+        if (touched % (16 << 20) == 0) {
+            double ahead = touched / TOUCH_RATE - (now() - start);
+            if (ahead > 0)
+                sleep_for(ahead);
+        }
+    }
+}
 
 static uint64_t loop_over(volatile uint64_t *a, size_t from_page, size_t pages, double seconds) {
     uint64_t sum = 0;
@@ -55,8 +82,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     madvise(a, total, MADV_NOHUGEPAGE);
-    for (size_t i = 0; i < total / 8; i += 512 * stride)
-        a[i] = i;
+    touch(a, total);
     uint64_t sum = loop_over(a, 0, hot1 >> 12, s1);
     fprintf(stderr, "wss_phases: second phase from %.3f s after the start\n", now() - start);
     sum += loop_over(a, hot1 >> 12, hot2 >> 12, s2);

@@ -468,6 +468,28 @@ mod tests {
         assert_eq!(v[6].label(), "simd-prefetch/nta/D=64");
     }
 
+    /// On every recorded machine (the level each sized from: measured, or a
+    /// plausible claim), an array of 1 MiB is warned about as read from
+    /// cache, naming that level, and the quick suite's arrays are not.
+    #[test]
+    fn every_recorded_machine_warns_of_a_cached_array_and_not_of_the_suites() {
+        let clock = crate::timing::FakeClock::stepping(vec![1]);
+        for (name, doc) in crate::test_support::recorded_suites() {
+            let m = &doc.machine;
+            let warned = |size: u64| {
+                let ctx = Context::new(m, &clock, &super::super::NoProgress);
+                let p = Params { size_bytes: Bytes(size), ..Params::preset(Preset::Quick, m) };
+                warn_preconditions(&p, &ctx);
+                ctx.take_warnings().into_iter().find(|w| w.code == "working-set-in-cache")
+            };
+            let (llc, _) = m.sizing_llc();
+            let w = warned(1 << 20).unwrap_or_else(|| panic!("{name}: 1 MiB against {llc}"));
+            assert!(w.message.contains(&llc.to_string()), "{name}: {}", w.message);
+            let quick = Params::preset(Preset::Quick, m).size_bytes;
+            assert!(warned(quick.0).is_none(), "{name}: the suite's {quick} against {llc}");
+        }
+    }
+
     /// The whole experiment on a fake clock: every team run lasts exactly
     /// one 1 ms step, so every figure is known in closed form.
     #[test]

@@ -172,15 +172,23 @@ mod tests {
         let p = params(&["page-faults", "task-clock"], None);
         let base = run(&program("exit 0"), &p, &crate::counters::PerfBackend, &mut |_| {}).unwrap();
         let Some((base_faults, _)) = base.event("page-faults").unwrap().status.value() else {
-            eprintln!("skipped: software counters unavailable here");
-            return;
+            return crate::test_support::skip(
+                "software counters unavailable here",
+                "allow perf_event_open (kernel.perf_event_paranoid <= 2, or root)",
+            );
         };
-        // 64 MiB of fresh anonymous memory in 4 KiB pages: 16384 faults.
+        // 64 MiB of fresh anonymous memory in 4 KiB pages: 16384 faults;
+        // where THP gives malloc huge pages by itself, 32 of 2 MiB or more.
         let touch = "dd if=/dev/zero of=/dev/null bs=64M count=1 2>/dev/null";
         let o = run(&program(touch), &p, &crate::counters::PerfBackend, &mut |_| {}).unwrap();
         let (faults, _) = o.event("page-faults").unwrap().status.value().unwrap();
         let extra = faults - base_faults;
-        assert!((16384.0 * 0.95..=16384.0 * 1.2).contains(&extra), "{faults} - {base_faults}");
+        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+        if thp.contains("[always]") {
+            assert!((32.0..=16384.0 * 1.2).contains(&extra), "{faults} - {base_faults}");
+        } else {
+            assert!((16384.0 * 0.95..=16384.0 * 1.2).contains(&extra), "{faults} - {base_faults}");
+        }
         assert!(o.usage.max_rss_bytes >= 64 << 20);
     }
 
@@ -190,13 +198,18 @@ mod tests {
         let mut live = 0;
         let o = run(&program("sleep 0.32"), &p, &crate::counters::PerfBackend, &mut |_| live += 1).unwrap();
         assert_eq!(live, o.intervals.len() - 1, "every row but the last is seen while the program runs");
-        // 6 full rows at 50 ms and the last, partial one at exit.
-        assert!((6..=8).contains(&o.intervals.len()), "{}", o.intervals.len());
-        for (k, row) in o.intervals.iter().take(5).enumerate() {
-            let expected = 0.05 * (k + 1) as f64;
-            assert!((row.t_s - expected).abs() < 0.04, "row {k} at {}", row.t_s);
-            assert_eq!(row.counts.len(), 2);
+        // A row per 50 ms of the program's life (0.32 s, and longer where
+        // the host is busy) and the last, partial one at exit.
+        let rows = o.intervals.len();
+        let full = (o.wall_s / 0.05).floor() as usize;
+        assert!(rows >= 6 && rows.abs_diff(full + 1) <= 1, "{rows} rows in {} s", o.wall_s);
+        // The rows keep to the period: a late row does not shift the next.
+        let times: Vec<f64> = o.intervals.iter().map(|r| r.t_s).collect();
+        for (k, t) in times.iter().take(rows - 1).enumerate() {
+            let slot = 0.05 * (k + 1) as f64;
+            assert!(*t >= slot - 0.005 && *t < slot + 0.05, "row {k} at {t} s: {times:?}");
         }
+        assert!(o.intervals.iter().all(|r| r.counts.len() == 2));
         assert!(o.memory_samples.len() >= 5);
     }
 }
