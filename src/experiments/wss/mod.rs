@@ -104,7 +104,7 @@ fn method(k: &Features, source: &str) -> (String, Option<String>) {
 
 /// DAMON when it can watch this process, else why not (said in the method).
 fn try_damon(pid: i32, p: &Params, k: &Features) -> (Option<damon::Damon>, String) {
-    let bits = "accessed bits cleared each interval (/proc/PID/clear_refs) and read per mapping from /proc/PID/smaps (a transparent huge page is referenced as a whole: one touched byte counts its 2 MiB)";
+    let bits = "accessed bits cleared each interval (/proc/PID/clear_refs) and read per mapping from /proc/PID/smaps (a transparent huge page is referenced as a whole: one touched byte counts its 2 MiB; the kernel clears the bits without flushing the TLB, so a page whose translation stays cached between samples is not counted again: up to the TLB's reach may go unseen)";
     let why_not = if p.children {
         "DAMON watches one process, and --children reads each one's accessed bits".to_string()
     } else {
@@ -640,6 +640,7 @@ pub fn verdict(o: &Outcome) -> Vec<String> {
         huge_pages_phrase(p),
     )];
     out.extend(scattered(p, o));
+    out.extend(unseen_in_the_tlb(p, o, r));
     if let Some(n) = r.huge_same_reach {
         out.push(format!(
             "Caution: `memperf tlb` found huge pages stepping at {n} pages {}, as 4 KiB pages do (the host backs the guest with small pages), so huge pages may not enlarge the reach; only `hugepages` can say whether they help this program.",
@@ -666,6 +667,43 @@ fn scattered(p: &Phase, o: &Outcome) -> Option<String> {
             mapped as f64 / hot.max(1) as f64
         )
     })
+}
+
+/// A hot set that pages cached in the TLB could make read low: neither
+/// clear_refs nor DAMON flushes the TLB when it clears an accessed bit, so
+/// a page whose translation stays cached between samples is not seen
+/// again. The bound is the largest TLB level known (measured, else
+/// claimed) times the page size that mostly maps the top mapping; said
+/// where it is a tenth of the hot set or more.
+fn unseen_in_the_tlb(p: &Phase, o: &Outcome, r: &Reach) -> Option<String> {
+    let (entries, which) = match (r.l2_entries, r.cpuid_l2_entries) {
+        (Some(e), _) => (e, "measured"),
+        (None, Some(e)) => (e, "claimed"),
+        (None, None) => (r.entries, if r.measured { "measured" } else { "claimed" }),
+    };
+    let huge = top_mapping_mostly_huge(p, o);
+    let page = if huge { 2u64 << 20 } else { 4096 };
+    let bound = entries * page;
+    (bound as f64 >= 0.1 * p.hot_bytes as f64).then(|| {
+        format!(
+            "Up to {} more may be hot than read: accessed bits are cleared without a TLB flush, so pages whose translations stay in the TLB between samples ({entries} entries {which}, of {} pages) are not seen again; a program whose CPU rarely switches to anything else (a quiet host with many CPUs) reads such a hot set low.",
+            Bytes(bound),
+            if huge { "2 MiB" } else { "4 KiB" }
+        )
+    })
+}
+
+/// Whether transparent huge pages held most of the top mapping's resident
+/// bytes over the phase.
+fn top_mapping_mostly_huge(p: &Phase, o: &Outcome) -> bool {
+    let Some(top) = p.top_mapping else { return false };
+    let (huge, rss) = o
+        .intervals
+        .iter()
+        .filter(|i| i.t_s >= p.from_s && i.t_s <= p.to_s)
+        .flat_map(|i| i.mappings.iter().filter(|m| m.mapping == top))
+        .fold((0u64, 0u64), |(h, r), m| (h + m.anon_huge_bytes, r + m.rss_bytes));
+    rss > 0 && 2 * huge > rss
 }
 
 /// "; 48× what the caches hold (32MiB, measured: …)" or "; within what
@@ -888,6 +926,27 @@ mod tests {
                 assert!(v.iter().any(|l| l.contains("2MiB of hot data lie in 4,096 spans")), "{name}: {v:#?}");
             }
         }
+    }
+
+    /// A hot set the TLB could hold part of is said to read low by up to
+    /// that reach: the claimed second level × 4 KiB, or × 2 MiB where
+    /// transparent huge pages map the mapping; a hot set far larger than
+    /// the reach gets no such line.
+    #[test]
+    fn a_hot_set_within_the_tlb_s_reach_is_said_to_read_low() {
+        let line = |o: &Outcome| verdict(o).into_iter().find(|l| l.starts_with("Up to "));
+        let small = outcome(8, MappingKind::Anonymous);
+        let l = line(&small).expect("8 MiB against 3072 claimed entries");
+        assert!(
+            l.starts_with("Up to 12MiB more may be hot than read")
+                && l.contains("3072 entries claimed, of 4 KiB pages"),
+            "{l}"
+        );
+        let mut huge = outcome(4096, MappingKind::Anonymous);
+        huge.intervals.iter_mut().for_each(|i| i.mappings[0].anon_huge_bytes = 2 << 30);
+        let l = line(&huge).expect("4 GiB on huge pages against 3072 entries of 2 MiB");
+        assert!(l.starts_with("Up to 6GiB more") && l.contains("of 2 MiB pages"), "{l}");
+        assert!(line(&outcome(256, MappingKind::Anonymous)).is_none(), "12 MiB is under a tenth of 256 MiB");
     }
 
     /// Hot pages counted in far more 2 MiB spans than their bytes fill are
