@@ -39,64 +39,6 @@ pub(crate) fn thin<T>(ladder: &mut Vec<T>) -> bool {
     })
 }
 
-/// Bandwidth gives up, in order: size down to 4× where memory begins
-/// (STREAM's rule), prefetch distances down to three (a plateau's least),
-/// the kernels least asked about, repetitions down to 6, the second hint,
-/// then size down to where memory begins (the run warns that part of the
-/// array is read from cache); `simd` and its prefetch stay.
-pub(crate) fn shrink_bandwidth(p: &mut super::bandwidth::Params, four: Bytes, one: Bytes) -> bool {
-    use crate::kernels::StreamShape as S;
-    const DROP: [S; 9] = [S::Sum1, S::Mix31, S::CopyNt, S::Sum4, S::Update, S::Copy, S::StoreNt, S::Triad, S::Store];
-    if p.size_bytes.0 > four.0 {
-        p.size_bytes = Bytes((p.size_bytes.0 / 2).max(four.0));
-    } else if p.distance_elements.count() > 3 {
-        let span = p.distance_elements.end - p.distance_elements.start;
-        p.distance_elements.step = (p.distance_elements.step * 2).min(span / 2).max(1);
-    } else if let Some(k) = DROP.iter().find(|k| p.kernels.contains(k)) {
-        p.kernels.retain(|x| x != k);
-    } else if p.repetitions > 6 {
-        p.repetitions -= 2;
-    } else if p.hints.len() > 1 {
-        p.hints.truncate(1);
-    } else if p.size_bytes.0 > one.0 {
-        p.size_bytes = Bytes((p.size_bytes.0 / 2).max(one.0));
-    } else {
-        return halve_sample(&mut p.min_sample_s, 0.002);
-    }
-    true
-}
-
-/// Latency gives up, in order: working sets past 4× where memory begins,
-/// chain counts down to two, repetitions down to 5 (fewer pairs give the
-/// huge-page ratios no interval of 90%, so the verdict would come and go
-/// with the fit from run to run), working sets down to
-/// where memory begins (the run warns that the far figure includes cache
-/// hits), page policies down to one (THP where asked: fewest walks),
-/// working sets down to 64 MiB (the far level is then not reached, and the
-/// run says so).
-pub(crate) fn shrink_latency(p: &mut super::latency::Params, four: Bytes, one: Bytes) -> bool {
-    let max = p.sizes_bytes.iter().max().copied().unwrap_or_default();
-    if max.0 / 2 >= four.0 {
-        p.sizes_bytes.retain(|s| s.0 < max.0);
-    } else if p.chains.len() > 2 {
-        p.chains.remove(1);
-    } else if p.repetitions > crate::timing::schedule::MIN_PAIRS_FOR_VERDICT {
-        p.repetitions -= 1;
-    } else if max.0 / 2 >= one.0 && p.sizes_bytes.len() > 1 {
-        p.sizes_bytes.retain(|s| s.0 < max.0);
-    } else if p.pages.len() > 1 {
-        let keep =
-            if p.pages.contains(&crate::memory::PagePolicy::Thp) { crate::memory::PagePolicy::Thp } else { p.pages[0] };
-        p.pages = vec![keep];
-    } else if max.0 / 2 >= 64 * MIB && p.sizes_bytes.len() > 1 {
-        // The far level is then not reached, and the run says so.
-        p.sizes_bytes.retain(|s| s.0 < max.0);
-    } else {
-        return halve_sample(&mut p.min_sample_s, 0.002);
-    }
-    true
-}
-
 pub(crate) fn halve_sample(s: &mut f64, floor: f64) -> bool {
     if *s / 2.0 >= floor {
         *s /= 2.0;

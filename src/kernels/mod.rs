@@ -19,8 +19,6 @@ pub mod working_set;
 pub mod write;
 #[cfg(target_arch = "x86_64")]
 pub mod x86_64;
-#[cfg(target_arch = "x86_64")]
-pub mod x86_64_write;
 
 pub use stream::{
     pattern_sum, pattern_value, stream_kernel, Hint, StreamArg, StreamKernel, StreamKernelInfo, StreamShape, Traffic,

@@ -133,7 +133,7 @@ impl Experiment for Bandwidth {
     }
     fn shrink(p: &mut Params, m: &crate::machine::Fingerprint) -> bool {
         let (four, one) = super::fit::memory_floors(m);
-        super::fit::shrink_bandwidth(p, four, one)
+        shrink_towards(p, four, one)
     }
 
     fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
@@ -443,6 +443,34 @@ pub fn reanalyze(o: &mut Outcome) {
     o.plateaus = plateaus(&o.results);
     o.prefetch_effects = prefetch_effects(&o.results, &o.plateaus);
 }
+
+/// Bandwidth gives up, in order: size down to 4× where memory begins
+/// (STREAM's rule), prefetch distances down to three (a plateau's least),
+/// the kernels least asked about, repetitions down to 6, the second hint,
+/// then size down to where memory begins (the run warns that part of the
+/// array is read from cache); `simd` and its prefetch stay.
+fn shrink_towards(p: &mut Params, four: Bytes, one: Bytes) -> bool {
+    use crate::kernels::StreamShape as S;
+    const DROP: [S; 9] = [S::Sum1, S::Mix31, S::CopyNt, S::Sum4, S::Update, S::Copy, S::StoreNt, S::Triad, S::Store];
+    if p.size_bytes.0 > four.0 {
+        p.size_bytes = Bytes((p.size_bytes.0 / 2).max(four.0));
+    } else if p.distance_elements.count() > 3 {
+        let span = p.distance_elements.end - p.distance_elements.start;
+        p.distance_elements.step = (p.distance_elements.step * 2).min(span / 2).max(1);
+    } else if let Some(k) = DROP.iter().find(|k| p.kernels.contains(k)) {
+        p.kernels.retain(|x| x != k);
+    } else if p.repetitions > 6 {
+        p.repetitions -= 2;
+    } else if p.hints.len() > 1 {
+        p.hints.truncate(1);
+    } else if p.size_bytes.0 > one.0 {
+        p.size_bytes = Bytes((p.size_bytes.0 / 2).max(one.0));
+    } else {
+        return super::fit::halve_sample(&mut p.min_sample_s, 0.002);
+    }
+    true
+}
+
 
 #[cfg(test)]
 mod tests {

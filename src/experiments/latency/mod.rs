@@ -182,7 +182,7 @@ impl Experiment for Latency {
     }
     fn shrink(p: &mut Params, m: &crate::machine::Fingerprint) -> bool {
         let (four, one) = super::fit::memory_floors(m);
-        super::fit::shrink_latency(p, four, one)
+        shrink_towards(p, four, one)
     }
     fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
         run(p, ctx)
@@ -457,6 +457,38 @@ fn warn(ctx: &Context, regions: &[(PagePolicy, Region)], points: &[Point], max: 
         ctx.warn(Caution::ThpPartial { what: "region", fraction });
     }
 }
+
+/// Latency gives up, in order: working sets past 4× where memory begins,
+/// chain counts down to two, repetitions down to 5 (fewer pairs give the
+/// huge-page ratios no interval of 90%, so the verdict would come and go
+/// with the fit from run to run), working sets down to
+/// where memory begins (the run warns that the far figure includes cache
+/// hits), page policies down to one (THP where asked: fewest walks),
+/// working sets down to 64 MiB (the far level is then not reached, and the
+/// run says so).
+fn shrink_towards(p: &mut Params, four: Bytes, one: Bytes) -> bool {
+    let max = p.sizes_bytes.iter().max().copied().unwrap_or_default();
+    if max.0 / 2 >= four.0 {
+        p.sizes_bytes.retain(|s| s.0 < max.0);
+    } else if p.chains.len() > 2 {
+        p.chains.remove(1);
+    } else if p.repetitions > crate::timing::schedule::MIN_PAIRS_FOR_VERDICT {
+        p.repetitions -= 1;
+    } else if max.0 / 2 >= one.0 && p.sizes_bytes.len() > 1 {
+        p.sizes_bytes.retain(|s| s.0 < max.0);
+    } else if p.pages.len() > 1 {
+        let keep =
+            if p.pages.contains(&crate::memory::PagePolicy::Thp) { crate::memory::PagePolicy::Thp } else { p.pages[0] };
+        p.pages = vec![keep];
+    } else if max.0 / 2 >= 64 * crate::units::MIB && p.sizes_bytes.len() > 1 {
+        // The far level is then not reached, and the run says so.
+        p.sizes_bytes.retain(|s| s.0 < max.0);
+    } else {
+        return super::fit::halve_sample(&mut p.min_sample_s, 0.002);
+    }
+    true
+}
+
 
 #[cfg(test)]
 mod tests {

@@ -3,9 +3,9 @@
 //! non-temporal stores. A disassembly test holds each instantiation to its
 //! kind of store: streaming stores in the `-nt` kernels and none elsewhere.
 
-use super::write::{self, Op, COPY, MIX31, STORE, TRIAD, UPDATE};
-use super::x86_64::{Isa, Vector};
-use super::{StreamArg, StreamKernel};
+use super::element::{self as write, Op, COPY, MIX31, STORE, TRIAD, UPDATE};
+use crate::kernels::x86_64::{Isa, Vector};
+use crate::kernels::{StreamArg, StreamKernel};
 use std::arch::x86_64::*;
 
 /// One pass's vector body: eight vectors (`LANES` cache lines) of A per
@@ -136,9 +136,9 @@ mod tests {
     /// full vectors of their set and call nothing inside their loop.
     #[test]
     fn nontemporal_stores_are_in_the_nt_kernels_and_nowhere_else() {
-        for isa in super::super::x86_64::supported_isas() {
+        for isa in crate::kernels::x86_64::supported_isas() {
             for shape in StreamShape::WRITE {
-                let op = super::write::Op::of(shape).unwrap();
+                let op = Op::of(shape).unwrap();
                 let k = write_for(isa, op, shape.non_temporal());
                 let m = mnemonics(k as *const u8);
                 let nt_stores = m.iter().filter(|x| x.starts_with("movnt") || x.starts_with("vmovnt")).count();
