@@ -25,7 +25,7 @@ pub fn merge(a: &crate::cli::MergeArgs) -> Result<u8> {
         sink::check_all(&outputs[2..], &inputs)?;
     }
     let docs = fleet::load_all(&a.paths)?;
-    let hosts: Vec<fleet::Host> = docs.iter().map(|(p, d)| fleet::Host::of(d, p)).collect();
+    let hosts: Vec<fleet::Host> = docs.iter().map(|(p, d)| fleet::host_of(d, p)).collect();
     // Runs of one host are a series; one run given twice is a mistake.
     for (i, h) in hosts.iter().enumerate() {
         if let Some(other) = hosts[..i].iter().find(|o| o.id == h.id && o.run_id == h.run_id) {

@@ -8,91 +8,50 @@
 pub mod model;
 pub mod reference;
 pub mod robust;
+pub mod schema;
 pub mod series;
 pub mod text;
 
+pub use memperf_model::fleet::*;
+
 use crate::error::{Error, Result};
-use crate::model::document::{Build, Document};
+use crate::model::document::Document;
 use crate::report::headlines;
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// Version of the fleet document (`schema/fleet.schema.json`).
-pub const FLEET_SCHEMA_VERSION: u32 = 1;
-
-/// One headline figure of one host.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Figure {
-    /// The headline's join key (`id{label=value,…}`, as `compare` joins).
-    pub key: String,
-    pub name: String,
-    pub unit: String,
-    pub value: f64,
-    pub higher_is_better: bool,
-}
-
-/// One host (one process: host and rank) of the fleet.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Host {
-    /// `host`, or `host#rank` under a launcher.
-    pub id: String,
-    pub hostname: String,
-    pub rank: Option<u64>,
-    pub run_id: String,
-    /// When the run started (`YYYY-MM-DDTHH:MM:SSZ`): orders a host's runs.
-    #[serde(default)]
-    pub started_utc: String,
-    /// The CPU, as hosts are grouped by it.
-    pub cpu: String,
-    /// The document it came from.
-    pub source: String,
-    pub figures: Vec<Figure>,
-    /// All-thread read bandwidth (bytes/s) and DRAM latency (ns) for the
-    /// model, where the document has both.
-    pub model_inputs: Option<model::Inputs>,
-}
-
-impl Host {
-    /// The figure of this key, or of this display name (what references
-    /// written before keys existed name).
-    pub fn figure(&self, metric: &str) -> Option<&Figure> {
-        self.figures.iter().find(|f| f.key == metric).or_else(|| self.figures.iter().find(|f| f.name == metric))
-    }
-
-    /// The host as its document describes it.
-    pub fn of(doc: &Document, source: &Path) -> Host {
-        let o = &doc.origin;
-        let c = &doc.machine.cpu;
-        // Names from a document are data: one line each, no control bytes,
-        // in every output the fleet writes (text, CSV, HTML, stdout).
-        let safe = crate::report::sink::one_line;
-        Host {
-            id: match o.rank {
-                Some(r) => format!("{}#{r}", safe(&o.hostname)),
-                None => safe(&o.hostname),
-            },
-            hostname: safe(&o.hostname),
-            rank: o.rank,
-            run_id: safe(&o.run_id),
-            started_utc: safe(&o.started_utc),
-            cpu: format!(
-                "{} {} (family {} model {}), {} logical CPUs",
-                c.identity.vendor, c.identity.model_name, c.identity.family, c.identity.model, c.logical_cpus
-            ),
-            source: source.display().to_string(),
-            figures: headlines::metrics(doc)
-                .into_iter()
-                .filter(|m| m.value.is_finite())
-                .map(|m| Figure {
-                    key: m.key(),
-                    name: m.name,
-                    unit: m.unit.to_string(),
-                    value: m.value,
-                    higher_is_better: m.higher_is_better,
-                })
-                .collect(),
-            model_inputs: model::Inputs::of(doc),
-        }
+/// The host as its document describes it.
+pub fn host_of(doc: &Document, source: &Path) -> Host {
+    let o = &doc.origin;
+    let c = &doc.machine.cpu;
+    // Names from a document are data: one line each, no control bytes,
+    // in every output the fleet writes (text, CSV, HTML, stdout).
+    let safe = crate::report::sink::one_line;
+    Host {
+        id: match o.rank {
+            Some(r) => format!("{}#{r}", safe(&o.hostname)),
+            None => safe(&o.hostname),
+        },
+        hostname: safe(&o.hostname),
+        rank: o.rank,
+        run_id: safe(&o.run_id),
+        started_utc: safe(&o.started_utc),
+        cpu: format!(
+            "{} {} (family {} model {}), {} logical CPUs",
+            c.identity.vendor, c.identity.model_name, c.identity.family, c.identity.model, c.logical_cpus
+        ),
+        source: source.display().to_string(),
+        figures: headlines::metrics(doc)
+            .into_iter()
+            .filter(|m| m.value.is_finite())
+            .map(|m| Figure {
+                key: m.key(),
+                name: m.name,
+                unit: m.unit.to_string(),
+                value: m.value,
+                higher_is_better: m.higher_is_better,
+            })
+            .collect(),
+        model_inputs: model::inputs_of(doc),
     }
 }
 
@@ -119,67 +78,6 @@ pub fn test_host(id: &str, cpu: &str, figures: &[(&str, &str, f64, bool)]) -> Ho
             })
             .collect(),
         model_inputs: None,
-    }
-}
-
-/// A headline's spread across the hosts of a group that measured it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Spread {
-    pub key: String,
-    pub name: String,
-    pub unit: String,
-    pub hosts: usize,
-    pub median: f64,
-    /// Median absolute deviation from the median.
-    pub mad: f64,
-    pub min: f64,
-    pub max: f64,
-}
-
-/// A host that stands out, and by which rule.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Outlier {
-    pub host: String,
-    pub name: String,
-    pub value: f64,
-    /// `robust` (median and MAD) or `model` (Little's law).
-    pub rule: String,
-    /// `worse` or `better` than the group.
-    pub direction: String,
-    pub detail: String,
-}
-
-/// Hosts with one CPU, compared with each other.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Group {
-    pub cpu: String,
-    pub hosts: Vec<String>,
-    pub spreads: Vec<Spread>,
-    pub outliers: Vec<Outlier>,
-    /// The fleet's concurrency (median lines in flight) the model used, or
-    /// why the model was not applied.
-    pub model: model::Verdict,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Fleet {
-    pub fleet_schema_version: u32,
-    pub kind: String,
-    pub build: Build,
-    pub hosts: Vec<Host>,
-    pub groups: Vec<Group>,
-    /// Pass/fail per host against `--reference`, when given.
-    pub reference: Option<Vec<reference::HostCheck>>,
-    /// Hosts given with two or more runs: each headline over the runs,
-    /// its spread and drift. `hosts` and `groups` hold each one's newest.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub series: Vec<series::Series>,
-}
-
-impl Fleet {
-    /// Some host failed a reference.
-    pub fn failed(&self) -> bool {
-        self.reference.iter().flatten().any(|h| !h.passed)
     }
 }
 
@@ -211,7 +109,7 @@ pub fn analyse(runs: Vec<Host>, references: Option<&reference::References>) -> F
         .collect();
     Fleet {
         fleet_schema_version: FLEET_SCHEMA_VERSION,
-        kind: "memperf-fleet".into(),
+        kind: schema::KIND.into(),
         build: crate::model::current_build(),
         reference: references.map(|r| reference::check(r, &hosts)),
         hosts,

@@ -8,49 +8,34 @@
 //! `simd` read bandwidth and the random-chase latency at the largest
 //! working set, both on 4 KiB pages.
 
-use super::{Host, Outlier};
+use super::{Host, Inputs, Outlier, Verdict};
 use crate::analysis::littles_law::lines_in_flight;
 use crate::memory::PagePolicy;
 use crate::model::document::Document;
 use crate::model::outcome::{bandwidth, latency};
 use crate::timing::stats::median;
-use serde::{Deserialize, Serialize};
 
 /// Below the prediction by more than this, a host is flagged.
 pub const TOLERANCE: f64 = 0.10;
 const LINE: u64 = 64;
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Inputs {
-    pub bytes_per_s: f64,
-    pub threads: usize,
-    pub latency_ns: f64,
+/// The model's inputs a document holds, where it has both figures.
+pub fn inputs_of(doc: &Document) -> Option<Inputs> {
+    let bw = doc.outcome::<bandwidth::Outcome>()?;
+    let h = bw.headlines.iter().filter(|h| h.pages == PagePolicy::Small).max_by_key(|h| h.threads)?;
+    let lat = doc.outcome::<latency::Outcome>()?;
+    let p = lat
+        .points
+        .iter()
+        .filter(|p| p.pages == PagePolicy::Small && p.order == "random")
+        .max_by_key(|p| p.size_bytes)?;
+    let i = Inputs { bytes_per_s: h.simd_bytes_per_s, threads: h.threads, latency_ns: p.latency_ns.median };
+    (i.bytes_per_s.is_finite() && i.latency_ns.is_finite() && i.latency_ns > 0.0).then_some(i)
 }
 
-impl Inputs {
-    pub fn of(doc: &Document) -> Option<Inputs> {
-        let bw = doc.outcome::<bandwidth::Outcome>()?;
-        let h = bw.headlines.iter().filter(|h| h.pages == PagePolicy::Small).max_by_key(|h| h.threads)?;
-        let lat = doc.outcome::<latency::Outcome>()?;
-        let p = lat
-            .points
-            .iter()
-            .filter(|p| p.pages == PagePolicy::Small && p.order == "random")
-            .max_by_key(|p| p.size_bytes)?;
-        let i = Inputs { bytes_per_s: h.simd_bytes_per_s, threads: h.threads, latency_ns: p.latency_ns.median };
-        (i.bytes_per_s.is_finite() && i.latency_ns.is_finite() && i.latency_ns > 0.0).then_some(i)
-    }
-
-    pub fn lines_in_flight(&self) -> f64 {
-        lines_in_flight(self.bytes_per_s, self.latency_ns, LINE)
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Verdict {
-    Applied { fleet_lines_in_flight: f64, tolerance: f64 },
-    NotApplied { reason: String },
+/// The lines a host keeps in flight, by Little's law.
+pub fn lines_of(i: &Inputs) -> f64 {
+    lines_in_flight(i.bytes_per_s, i.latency_ns, LINE)
 }
 
 /// The model's verdict on a group and the hosts it flags.
@@ -63,7 +48,7 @@ pub fn judge(hosts: &[&Host]) -> (Verdict, Vec<Outlier>) {
         );
         return (Verdict::NotApplied { reason }, Vec::new());
     }
-    let c: Vec<f64> = with.iter().map(|(_, i)| i.lines_in_flight()).collect();
+    let c: Vec<f64> = with.iter().map(|(_, i)| lines_of(i)).collect();
     let fleet = median(&c).expect("three or more");
     let outliers = with
         .iter()
@@ -83,7 +68,7 @@ pub fn judge(hosts: &[&Host]) -> (Verdict, Vec<Outlier>) {
                     predicted / 1e9,
                     i.latency_ns,
                     fleet,
-                    i.lines_in_flight()
+                    lines_of(i)
                 ),
             })
         })

@@ -6,7 +6,7 @@
 //! the `key` of `memperf compare --json` and of fleet.json's figures) or,
 //! as before keys existed, headline names as `memperf compare` prints them.
 
-use super::Host;
+use super::{Check, Host, HostCheck};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -49,26 +49,6 @@ fn specificity(selector: &str, host: &str) -> Option<usize> {
         Some(prefix) if host.starts_with(prefix) => Some(prefix.len()),
         _ => None,
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Check {
-    pub metric: String,
-    pub target: f64,
-    pub lower: Option<f64>,
-    pub upper: Option<f64>,
-    pub unit: String,
-    /// The host's figure, or None when it did not measure it (a failure).
-    pub value: Option<f64>,
-    pub passed: bool,
-    pub reason: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HostCheck {
-    pub host: String,
-    pub passed: bool,
-    pub checks: Vec<Check>,
 }
 
 /// Every host against the references that apply to it.

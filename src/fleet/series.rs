@@ -7,64 +7,10 @@
 //! its p exact from the distribution of inversions where there are no
 //! ties). The fleet's comparison across hosts takes each host's newest run.
 
-use super::Host;
-use serde::{Deserialize, Serialize};
+use super::{Drift, Host, Run, Series, SeriesFigure};
 
 /// A trend is said where Kendall's test gives p below this.
 pub const ALPHA: f64 = 0.05;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Run {
-    pub run_id: String,
-    pub started_utc: String,
-    pub source: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SeriesFigure {
-    pub key: String,
-    pub name: String,
-    pub unit: String,
-    pub higher_is_better: bool,
-    /// Per run, in the order of [`Series::runs`]; `None` where that run did
-    /// not measure it.
-    pub values: Vec<Option<f64>>,
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-    /// (max − min) / median, in percent.
-    pub spread_pct: f64,
-    pub drift: Drift,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Drift {
-    /// Kendall's test on value against time, and the Theil–Sen slope:
-    /// per day, and times the time from the first run to the last
-    /// (`pct_over_span`, in percent of the median: what a reader sets beside
-    /// the spread, where %/day would extrapolate runs minutes apart).
-    Tested {
-        pct_per_day: f64,
-        pct_over_span: f64,
-        span_s: f64,
-        tau: f64,
-        p: f64,
-        trend: bool,
-        worse: bool,
-    },
-    NotTested {
-        reason: String,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Series {
-    pub host: String,
-    /// Oldest first.
-    pub runs: Vec<Run>,
-    pub figures: Vec<SeriesFigure>,
-}
 
 /// Seconds since the epoch of `YYYY-MM-DDTHH:MM:SSZ` (days from civil,
 /// H. Hinnant's algorithm); `None` for anything else.

@@ -2,7 +2,7 @@
 //! headlines side by side with each headline's spread, then the outliers
 //! by rule, the model's verdict and the reference checks.
 
-use super::{model::Verdict, Fleet};
+use super::{Fleet, Verdict};
 use crate::report::table::Table;
 
 pub fn render(f: &Fleet) -> String {
@@ -57,8 +57,8 @@ pub fn render(f: &Fleet) -> String {
 }
 
 /// A host's runs in time order: each headline's values, spread and drift.
-fn series_text(s: &super::series::Series) -> String {
-    use super::series::Drift;
+fn series_text(s: &super::Series) -> String {
+    use super::Drift;
     let first = s.runs.first().map_or("", |r| r.started_utc.as_str());
     let last = s.runs.last().map_or("", |r| r.started_utc.as_str());
     let mut out =

@@ -6,6 +6,7 @@
 //! per element) sits beside each kernel in [`StreamKernelInfo`], and tests
 //! check it against what the kernel does.
 
+pub mod abi;
 pub mod c2c;
 pub mod calls;
 pub mod chase;
@@ -20,9 +21,8 @@ pub mod write;
 #[cfg(target_arch = "x86_64")]
 pub mod x86_64;
 
-pub use stream::{
-    pattern_sum, pattern_value, stream_kernel, Hint, StreamArg, StreamKernel, StreamKernelInfo, StreamShape, Traffic,
-};
+pub use abi::{pattern_sum, pattern_value, Hint, StreamArg, StreamKernel, StreamKernelInfo, StreamShape, Traffic};
+pub use stream::stream_kernel;
 
 #[cfg(all(test, target_arch = "x86_64"))]
 pub mod disasm;

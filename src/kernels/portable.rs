@@ -1,7 +1,7 @@
 //! Kernels written in plain Rust: the scalar shapes, and a portable vector
 //! shape for CPUs without a hand-written one.
 
-use super::StreamArg;
+use super::abi::StreamArg;
 
 /// One accumulator: each add waits for the previous one, so this loop is
 /// bound by the floating-point add latency, not by memory.

@@ -8,7 +8,7 @@
 //! prefetch per 64-byte line, `distance` elements ahead. Prefetches beyond
 //! the end of the array are harmless on x86: a prefetch never faults.
 
-use super::{Hint, StreamArg, StreamKernel};
+use super::abi::{Hint, StreamArg, StreamKernel};
 use std::arch::x86_64::*;
 
 /// A software prefetch instruction (or none).

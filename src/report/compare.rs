@@ -4,7 +4,7 @@
 //! google/benchmark's compare.py). Documents from different CPUs are said
 //! to be so first: their differences are the machines', not a change.
 
-use super::headlines::Metric;
+use super::headlines::Headline;
 use crate::analysis::mann_whitney::{test, Verdict};
 use crate::model::document::Document;
 use serde::{Deserialize, Serialize};
@@ -105,13 +105,13 @@ impl Comparison {
 }
 
 /// The median of the samples, else the recorded value.
-fn central(m: &Metric) -> f64 {
+fn central(m: &Headline) -> f64 {
     crate::timing::stats::median(&m.samples).unwrap_or(m.value)
 }
 
 /// Why a metric's raw samples cannot carry a comparison: none at all, or
 /// one that is zero, negative or not a number (a timing never is).
-fn unusable(m: &Metric, side: &str) -> Option<String> {
+fn unusable(m: &Headline, side: &str) -> Option<String> {
     if m.samples.is_empty() {
         return Some(format!("no raw samples in {side}"));
     }

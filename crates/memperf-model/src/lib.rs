@@ -19,6 +19,8 @@ pub mod counters;
 pub mod cpu;
 pub mod document;
 pub mod error;
+pub mod fleet;
+pub mod headline;
 pub mod journal;
 pub mod kernels;
 pub mod launcher;

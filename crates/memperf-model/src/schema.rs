@@ -11,3 +11,12 @@ pub fn document() -> serde_json::Value {
     let schema = schemars::generate::SchemaSettings::draft2020_12().into_generator().into_root_schema_for::<Document>();
     serde_json::to_value(schema).expect("a schema serialises")
 }
+
+/// The schema of the fleet document ([`crate::fleet::Fleet`]), as serde
+/// writes and reads it.
+pub fn fleet() -> serde_json::Value {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<crate::fleet::Fleet>();
+    serde_json::to_value(schema).expect("a schema serialises")
+}

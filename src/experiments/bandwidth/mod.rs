@@ -471,7 +471,6 @@ fn shrink_towards(p: &mut Params, four: Bytes, one: Bytes) -> bool {
     true
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,7 @@
 //! vector loops and the bandwidth experiment's read-back check all use, so
 //! what is checked is what is computed) and the portable loop.
 
-use crate::kernels::StreamArg;
+use crate::kernels::abi::StreamArg;
 
 /// What a write kernel stores at `a[i]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,4 +119,3 @@ pub unsafe fn portable<const OP: u8>(iters: u64, arg: &StreamArg) -> f64 {
     }
     (iters * arg.len as u64) as f64
 }
-

@@ -9,7 +9,7 @@ mod x86_64;
 pub use element::*;
 
 use crate::error::Result;
-use crate::kernels::StreamKernel;
+use crate::kernels::abi::StreamKernel;
 
 /// The write kernel of `op` for this CPU, with non-temporal stores if `nt`,
 /// and the name of its instruction set.

@@ -4,8 +4,8 @@
 //! kind of store: streaming stores in the `-nt` kernels and none elsewhere.
 
 use super::element::{self as write, Op, COPY, MIX31, STORE, TRIAD, UPDATE};
+use crate::kernels::abi::{StreamArg, StreamKernel};
 use crate::kernels::x86_64::{Isa, Vector};
-use crate::kernels::{StreamArg, StreamKernel};
 use std::arch::x86_64::*;
 
 /// One pass's vector body: eight vectors (`LANES` cache lines) of A per

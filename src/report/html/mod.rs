@@ -6,69 +6,17 @@
 //! it. Every string that comes from the machine or the command line is
 //! escaped.
 
+mod parts;
 mod section;
 mod style;
 
-use super::plots::Plot;
+pub use parts::{describe, escape, reproduce};
+
+use super::plot::Plot;
 use super::{headlines, text};
-use crate::model::document::{Document, ExperimentRecord, Status, Warning};
+use crate::model::document::{Document, ExperimentRecord, Status};
+use parts::{figure_id, strip_xml_decl, warnings_html};
 use section::Block;
-
-/// Escapes text for HTML element content and attribute values.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c if c.is_control() && c != '\n' && c != '\t' => out.push('?'),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-/// (title, question, classic result) of an experiment; a name from a
-/// newer memperf gets a plain title.
-pub fn describe(name: &str) -> (&'static str, &'static str, &'static str) {
-    crate::experiments::registry::find(name)
-        .map(|e| e.about)
-        .map_or(("Experiment", "", ""), |a| (a.title, a.question, a.classic))
-}
-
-/// The command that reproduces one experiment of this document.
-pub fn reproduce(doc: &Document, name: &str) -> String {
-    let args = &doc.command_line;
-    let exe = "memperf";
-    if args.get(1).map(String::as_str) == Some("run") {
-        let mut cmd = format!("{exe} run --only {name}");
-        for flag in ["--quick", "--full", "--reserve-hugepages"] {
-            if args.iter().any(|a| a == flag) {
-                cmd.push(' ');
-                cmd.push_str(flag);
-            }
-        }
-        cmd
-    } else {
-        std::iter::once(exe.to_string()).chain(args.iter().skip(1).cloned()).collect::<Vec<_>>().join(" ")
-    }
-}
-
-fn warnings_html(ws: &[Warning]) -> String {
-    ws.iter()
-        .map(|w| {
-            let fix = w
-                .fix
-                .as_ref()
-                .map(|f| format!("<br><span class=\"fix\">Fix: <code>{}</code></span>", escape(f)))
-                .unwrap_or_default();
-            format!("<div class=\"warn\"><strong>{}</strong>: {}{fix}</div>\n", escape(&w.code), escape(&w.message))
-        })
-        .collect()
-}
 
 /// The c2c matrix as a heat map: one table per handoff, each cell shaded
 /// from light (fast) to deeper (slow) on the scale of that table, dark text
@@ -106,13 +54,6 @@ fn heat_map(o: &crate::model::outcome::c2c::Outcome) -> String {
     s
 }
 
-/// The anchor of a plot's figure: `fig-` and its file name, made safe.
-fn figure_id(p: &Plot) -> String {
-    let name: String =
-        p.file_name.trim_end_matches(".svg").chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
-    format!("fig-{name}")
-}
-
 /// Links from a line of advice to the table row (else the experiment's
 /// section) and the first figure it rests on.
 fn evidence(answers: &[(String, Vec<Block>)], a: &headlines::Advice, plots: &[Plot]) -> String {
@@ -130,13 +71,6 @@ fn evidence(answers: &[(String, Vec<Block>)], a: &headlines::Advice, plots: &[Pl
         links.push(format!("<a href=\"#{}\">figure</a>", figure_id(p)));
     }
     format!(" <span class=\"evidence\">(evidence: {})</span>", links.join(", "))
-}
-
-fn strip_xml_decl(svg: &str) -> &str {
-    match svg.find("<svg") {
-        Some(i) => &svg[i..],
-        None => svg,
-    }
 }
 
 /// The whole page: the machine, a table of contents, the summary (key
@@ -222,7 +156,7 @@ fn contents(doc: &Document) -> String {
 /// warnings, and every headline folded.
 fn summary(
     doc: &Document,
-    metrics: &[headlines::Metric],
+    metrics: &[headlines::Headline],
     advice: &[headlines::Advice],
     answers: &[(String, Vec<Block>)],
     plots: &[Plot],

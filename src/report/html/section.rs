@@ -5,10 +5,10 @@
 //! result, how to reproduce it) folded into a `<details>` below, so the
 //! page opens at about one screen per experiment.
 
-use super::{describe, escape, figure_id, reproduce, strip_xml_decl, warnings_html};
+use super::parts::{describe, escape, figure_id, reproduce, strip_xml_decl, warnings_html};
 use crate::model::document::{Document, ExperimentRecord, Status};
-use crate::report::headlines::{Advice, Metric};
-use crate::report::plots::Plot;
+use crate::report::headlines::{Advice, Headline};
+use crate::report::plot::Plot;
 use crate::report::table::{Captured, MARK};
 
 /// An experiment's text as the page draws it: prose lines and tables, in
@@ -117,7 +117,7 @@ const OPEN_FIGURES: usize = 8;
 /// Headline figures as a table of `class`: `header` and value, one row
 /// each (the summary's key figures and list of headlines, and each
 /// section's figures).
-pub(super) fn figures_table<'m>(class: &str, header: &str, metrics: impl IntoIterator<Item = &'m Metric>) -> String {
+pub(super) fn figures_table<'m>(class: &str, header: &str, metrics: impl IntoIterator<Item = &'m Headline>) -> String {
     let mut s = format!("<table class=\"{class}\">\n<tr><th>{header}</th><th class=\"num\">value</th></tr>\n");
     for m in metrics {
         let value = crate::units::readable(m.value, &m.unit.to_string());
@@ -127,7 +127,7 @@ pub(super) fn figures_table<'m>(class: &str, header: &str, metrics: impl IntoIte
 }
 
 /// The experiment's headline figures, the first [`OPEN_FIGURES`] of them.
-fn figures_html(metrics: &[&Metric]) -> String {
+fn figures_html(metrics: &[&Headline]) -> String {
     let mut s = figures_table("data figures", "figure", metrics.iter().take(OPEN_FIGURES).copied());
     if metrics.len() > OPEN_FIGURES {
         s.push_str(&format!(
@@ -145,7 +145,7 @@ pub struct Parts<'a> {
     pub rec: &'a ExperimentRecord,
     pub blocks: &'a [Block],
     pub plots: Vec<&'a Plot>,
-    pub metrics: Vec<&'a Metric>,
+    pub metrics: Vec<&'a Headline>,
     pub advice: Vec<&'a Advice>,
 }
 

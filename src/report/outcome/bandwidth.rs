@@ -6,9 +6,9 @@ use crate::kernels::Hint;
 use crate::memory::PagePolicy;
 use crate::model::document::Document;
 use crate::model::outcome::bandwidth::{self, Effect, Outcome};
-use crate::report::headlines::{metric, Metric};
+use crate::report::headlines::{headline, Headline};
 use crate::report::linechart::{render, Axis, LineChart, Reference, Ticks};
-use crate::report::plots::{lines_by, Figure, Plot};
+use crate::report::plot::{lines_by, Figure, Plot};
 use crate::report::table::{gbps, Table};
 use crate::report::text::ratio_text;
 use crate::units::Bytes;
@@ -353,7 +353,7 @@ fn harm_over_the_sweep(bw: &Outcome, pages: PagePolicy, threads: usize, hint: Hi
 
 /// The simd headline of each policy and thread count, and every write
 /// kernel's figure.
-fn bandwidth_metrics(bw: &Outcome) -> Vec<Metric> {
+fn bandwidth_metrics(bw: &Outcome) -> Vec<Headline> {
     let mut out = Vec::new();
     for h in &bw.headlines {
         let simd = bw
@@ -362,7 +362,7 @@ fn bandwidth_metrics(bw: &Outcome) -> Vec<Metric> {
             .find(|r| r.variant.pages == h.pages && r.variant.threads == h.threads && r.variant.label() == "simd");
         let samples =
             simd.map(|r| r.samples_s.iter().map(|s| r.bytes_per_sample as f64 / s / 1e9).collect()).unwrap_or_default();
-        out.push(metric(
+        out.push(headline(
             "bandwidth.read",
             &[("pages", h.pages.to_string()), ("threads", h.threads.to_string()), ("kernel", "simd".into())],
             format!("bandwidth {} pages, {} thread(s), simd", h.pages, h.threads),
@@ -374,7 +374,7 @@ fn bandwidth_metrics(bw: &Outcome) -> Vec<Metric> {
     }
     for r in bw.results.iter().filter(|r| r.variant.kernel.writes()) {
         let v = &r.variant;
-        out.push(metric(
+        out.push(headline(
             "bandwidth.write",
             &[("pages", v.pages.to_string()), ("threads", v.threads.to_string()), ("kernel", v.kernel.to_string())],
             format!("bandwidth {} pages, {} thread(s), {}", r.variant.pages, r.variant.threads, r.variant.kernel),
@@ -394,7 +394,7 @@ impl super::Render for Outcome {
     fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
         bandwidth_plots(self)
     }
-    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+    fn metrics(&self, _doc: &Document) -> Vec<Headline> {
         bandwidth_metrics(self)
     }
     fn advice(&self, doc: &Document) -> Vec<String> {

@@ -4,7 +4,7 @@
 use crate::model::document::Document;
 use crate::model::outcome::c2c;
 use crate::model::outcome::c2c::Outcome;
-use crate::report::headlines::{metric, Metric};
+use crate::report::headlines::{headline, Headline};
 use crate::report::table::Table;
 
 pub fn c2c_text(o: &Outcome) -> String {
@@ -41,7 +41,7 @@ pub fn c2c_text(o: &Outcome) -> String {
 
 /// Core-to-core one-way ns per topology relation and handoff (samples:
 /// the pairs' medians).
-fn c2c_metrics(c: &c2c::Outcome) -> Vec<Metric> {
+fn c2c_metrics(c: &c2c::Outcome) -> Vec<Headline> {
     c.groups
         .iter()
         .map(|g| {
@@ -51,7 +51,7 @@ fn c2c_metrics(c: &c2c::Outcome) -> Vec<Metric> {
                 .filter(|p| p.relation == g.relation && p.handoff == g.handoff)
                 .flat_map(|p| p.samples_ns.iter().copied())
                 .collect();
-            metric(
+            headline(
                 "c2c.one_way",
                 &[("relation", g.relation.name().to_string()), ("handoff", g.handoff.name().to_string())],
                 format!("c2c {}, {}", g.relation.name(), g.handoff.name()),
@@ -68,7 +68,7 @@ impl super::Render for Outcome {
     fn text(&self, _doc: &Document) -> String {
         c2c_text(self)
     }
-    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+    fn metrics(&self, _doc: &Document) -> Vec<Headline> {
         c2c_metrics(self)
     }
 }

@@ -6,10 +6,10 @@ use crate::model::document::Document;
 use crate::model::outcome::calls::Outcome;
 use crate::model::outcome::calls::{self, StepUp};
 use crate::model::outcome::context::KernelEntry;
-use crate::report::headlines::{metric, Metric};
+use crate::report::headlines::{headline, Headline};
 use crate::report::linechart::{render, Axis, LineChart, Marker, Ticks};
-use crate::report::plots::Plot;
-use crate::report::plots::{lines_by, Figure};
+use crate::report::plot::Plot;
+use crate::report::plot::{lines_by, Figure};
 use crate::report::table::Table;
 use crate::timing::Ratio;
 
@@ -206,14 +206,14 @@ fn calls_plot(o: &calls::Outcome, threads: usize) -> Result<Plot> {
 }
 
 /// ns per call of every linkage at the deepest depth, per thread count.
-fn calls_metrics(c: &calls::Outcome) -> Vec<Metric> {
+fn calls_metrics(c: &calls::Outcome) -> Vec<Headline> {
     let Some(&deepest) = c.depths.iter().max() else { return Vec::new() };
     c.points
         .iter()
         .filter(|p| p.depth == deepest)
         .map(|p| {
             let samples = p.samples_s.iter().map(|s| s * 1e9 / (p.chains_per_sample * p.depth) as f64).collect();
-            metric(
+            headline(
                 "calls.call",
                 &[
                     ("linkage", p.linkage.to_string()),
@@ -276,7 +276,7 @@ impl super::Render for Outcome {
     fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
         calls_plots(self)
     }
-    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+    fn metrics(&self, _doc: &Document) -> Vec<Headline> {
         calls_metrics(self)
     }
     fn advice(&self, _doc: &Document) -> Vec<String> {

@@ -7,8 +7,8 @@ use crate::model::document::Document;
 use crate::model::outcome::context::Outcome;
 use crate::model::outcome::context::{self, KernelEntry};
 use crate::report::barchart::{self, Bar, BarChart};
-use crate::report::headlines::{metric, Metric};
-use crate::report::plots::{Figure, Plot};
+use crate::report::headlines::{headline, Headline};
+use crate::report::plot::{Figure, Plot};
 use crate::report::table::Table;
 use crate::timing::schedule::Direction;
 
@@ -127,12 +127,12 @@ fn context_plot(o: &context::Outcome) -> Result<Plot> {
 }
 
 /// ns per round trip of every context save, per thread count.
-fn context_metrics(c: &context::Outcome) -> Vec<Metric> {
+fn context_metrics(c: &context::Outcome) -> Vec<Headline> {
     c.saves
         .iter()
         .map(|s| {
             let samples = s.samples_s.iter().map(|t| t * 1e9 / s.ops_per_sample as f64).collect();
-            metric(
+            headline(
                 "context.round_trip",
                 &[("op", s.op.to_string()), ("threads", s.threads.to_string())],
                 format!("context {}, {} thread(s)", s.op, s.threads),
@@ -173,7 +173,7 @@ impl super::Render for Outcome {
     fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
         context_plot(self).map(|p| vec![p])
     }
-    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+    fn metrics(&self, _doc: &Document) -> Vec<Headline> {
         context_metrics(self)
     }
     fn advice(&self, _doc: &Document) -> Vec<String> {

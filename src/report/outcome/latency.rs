@@ -7,10 +7,10 @@ use crate::memory::PagePolicy;
 use crate::model::document::Document;
 use crate::model::outcome::latency;
 use crate::model::outcome::latency::Outcome;
-use crate::report::headlines::{metric, Metric};
+use crate::report::headlines::{headline, Headline};
 use crate::report::linechart::{render, Axis, LineChart, Marker, Ticks};
-use crate::report::plots::Plot;
-use crate::report::plots::{far_level_marker, lines_by, Figure};
+use crate::report::plot::Plot;
+use crate::report::plot::{far_level_marker, lines_by, Figure};
 use crate::report::table::Table;
 use crate::report::text::ratio_text;
 use crate::units::Bytes;
@@ -255,14 +255,14 @@ fn latency_advice(doc: &Document) -> Vec<String> {
 }
 
 /// The largest random-order point of each page policy.
-fn latency_metrics(lat: &Outcome) -> Vec<Metric> {
+fn latency_metrics(lat: &Outcome) -> Vec<Headline> {
     let mut pols: Vec<PagePolicy> = lat.points.iter().map(|p| p.pages).collect();
     pols.sort();
     pols.dedup();
     pols.into_iter()
         .filter_map(|pol| {
             let p = lat.points.iter().filter(|p| p.pages == pol && p.order == "random").max_by_key(|p| p.size_bytes)?;
-            Some(metric(
+            Some(headline(
                 "latency.random",
                 &[("pages", pol.to_string()), ("size_bytes", p.size_bytes.0.to_string())],
                 format!("latency {} pages at {}", pol, p.size_bytes),
@@ -282,7 +282,7 @@ impl super::Render for Outcome {
     fn plots(&self, doc: &Document) -> Result<Vec<Plot>> {
         latency_plot(self, &doc.machine).map(|p| vec![p])
     }
-    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+    fn metrics(&self, _doc: &Document) -> Vec<Headline> {
         latency_metrics(self)
     }
     fn advice(&self, doc: &Document) -> Vec<String> {

@@ -5,9 +5,9 @@ use crate::error::Result;
 use crate::model::document::Document;
 use crate::model::outcome::loaded_latency;
 use crate::model::outcome::loaded_latency::{Bend, Outcome};
-use crate::report::headlines::{metric, Metric};
+use crate::report::headlines::{headline, Headline};
 use crate::report::linechart::{render, Axis, Line, LineChart, Marker, Reference, Ticks};
-use crate::report::plots::{Figure, Plot};
+use crate::report::plot::{Figure, Plot};
 use crate::report::table::{gbps, Table};
 
 pub fn loaded_latency_text(o: &Outcome) -> String {
@@ -156,7 +156,7 @@ fn loaded_latency_plot(o: &loaded_latency::Outcome) -> Result<Plot> {
 }
 
 /// The idle and the saturated ends of the loaded-latency curve.
-fn loaded_latency_metrics(o: &loaded_latency::Outcome) -> Vec<Metric> {
+fn loaded_latency_metrics(o: &loaded_latency::Outcome) -> Vec<Headline> {
     let mut out = Vec::new();
     for q in &o.points {
         let name = match q.delay_ns {
@@ -166,7 +166,7 @@ fn loaded_latency_metrics(o: &loaded_latency::Outcome) -> Vec<Metric> {
         };
         let id =
             format!("loaded_latency.{}", crate::report::headlines::id_part(name.trim_start_matches("loaded-latency ")));
-        out.push(metric(
+        out.push(headline(
             &id,
             &[],
             name,
@@ -178,7 +178,7 @@ fn loaded_latency_metrics(o: &loaded_latency::Outcome) -> Vec<Metric> {
         if q.delay_ns == Some(0) {
             let bus = q.loader_bus_bytes_per_s / q.loader_bytes_per_s.median.max(f64::MIN_POSITIVE);
             let samples = q.samples_loader_bytes_per_s.iter().map(|b| (b * bus + q.chaser_bytes_per_s) / 1e9).collect();
-            out.push(metric(
+            out.push(headline(
                 "loaded_latency.saturated_bandwidth",
                 &[],
                 "loaded-latency saturated bandwidth".into(),
@@ -199,7 +199,7 @@ impl super::Render for Outcome {
     fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
         loaded_latency_plot(self).map(|p| vec![p])
     }
-    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+    fn metrics(&self, _doc: &Document) -> Vec<Headline> {
         loaded_latency_metrics(self)
     }
 }

@@ -20,8 +20,8 @@ mod wss;
 
 pub use bandwidth::plateau_text;
 
-use super::headlines::Metric;
-use super::plots::Plot;
+use super::headlines::Headline;
+use super::plot::Plot;
 use crate::error::Result;
 use crate::model::document::{Document, Status};
 use crate::model::Outcome;
@@ -37,7 +37,7 @@ pub trait Render {
         Ok(Vec::new())
     }
     /// Its headline metrics, with their raw samples.
-    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+    fn metrics(&self, _doc: &Document) -> Vec<Headline> {
         Vec::new()
     }
     /// The advice its figures imply.

@@ -6,8 +6,8 @@ use crate::model::document::Document;
 use crate::model::outcome::page_init;
 use crate::model::outcome::page_init::Outcome;
 use crate::report::barchart::{self, Bar, BarChart};
-use crate::report::headlines::{metric, Metric};
-use crate::report::plots::{Figure, Plot};
+use crate::report::headlines::{headline, Headline};
+use crate::report::plot::{Figure, Plot};
 use crate::report::table::{gbps, Table};
 use crate::units::Bytes;
 
@@ -151,11 +151,11 @@ impl super::Render for Outcome {
         page_init_plot(self).map(|p| vec![p])
     }
     /// The best variant's ns per page.
-    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+    fn metrics(&self, _doc: &Document) -> Vec<Headline> {
         let best = self.results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median));
         best.map(|b| {
             let samples = b.samples_s.iter().map(|s| s * 1e9 / self.pages as f64).collect();
-            metric(
+            headline(
                 "page_init.best",
                 &[("variant", b.variant.to_string())],
                 format!("page-init best ({})", b.variant),

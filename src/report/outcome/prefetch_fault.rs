@@ -6,7 +6,7 @@ use crate::model::kernels::prefetch::Guard;
 use crate::model::outcome::prefetch_fault;
 use crate::model::outcome::prefetch_fault::Outcome;
 use crate::report::barchart::{self, Bar, BarChart};
-use crate::report::plots::{Figure, Plot};
+use crate::report::plot::{Figure, Plot};
 use crate::report::table::Table;
 
 pub fn prefetch_fault_text(o: &prefetch_fault::Outcome) -> String {

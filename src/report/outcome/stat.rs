@@ -8,7 +8,7 @@ use crate::model::document::Document;
 use crate::model::outcome::hugepages;
 use crate::model::outcome::stat::{EventCount, Outcome};
 use crate::model::outcome::{regions, stat};
-use crate::report::headlines::{metric, Metric};
+use crate::report::headlines::{headline, Headline};
 use crate::report::table::Table;
 use crate::units::Bytes;
 
@@ -341,10 +341,10 @@ fn mode_text(name: &str, m: &crate::model::outcome::hugepages::Mode) -> String {
 }
 
 /// One run of a program: its times, memory and the metrics computed.
-fn stat_metrics(s: &stat::Outcome) -> Vec<Metric> {
+fn stat_metrics(s: &stat::Outcome) -> Vec<Headline> {
     let one = |name: &str, unit: crate::report::headlines::Unit, v: f64, higher: bool| {
         let id = format!("stat.{}", crate::report::headlines::id_part(name));
-        metric(&id, &[], format!("stat {name}"), unit, vec![v], v, higher)
+        headline(&id, &[], format!("stat {name}"), unit, vec![v], v, higher)
     };
     let mut out = vec![
         one("wall time", crate::report::headlines::Unit::Seconds, s.wall_s, false),
@@ -370,14 +370,14 @@ fn stat_metrics(s: &stat::Outcome) -> Vec<Metric> {
 }
 
 /// Wall time of each arm of the A/B.
-fn hugepages_metrics(h: &hugepages::Outcome) -> Vec<Metric> {
+fn hugepages_metrics(h: &hugepages::Outcome) -> Vec<Headline> {
     h.summaries
         .iter()
         .filter_map(|s| {
             let samples: Vec<f64> = h.runs.iter().filter(|r| r.arm == s.arm && r.ok()).map(|r| r.wall_s).collect();
             let m = s.wall_s.as_ref()?.median;
             let name = format!("hugepages {} wall time", s.arm.name());
-            Some(metric(
+            Some(headline(
                 "hugepages.wall_time",
                 &[("arm", s.arm.name().to_string())],
                 name,
@@ -391,14 +391,14 @@ fn hugepages_metrics(h: &hugepages::Outcome) -> Vec<Metric> {
 }
 
 /// Wall time per entry of each region.
-fn region_metrics(r: &regions::Outcome) -> Vec<Metric> {
+fn region_metrics(r: &regions::Outcome) -> Vec<Headline> {
     r.regions
         .iter()
         .filter(|g| g.entries > 0)
         .map(|g| {
             let v = g.wall_ns as f64 / g.entries as f64;
             let name = format!("region {} per entry", g.name);
-            metric(
+            headline(
                 "regions.per_entry",
                 &[("region", g.name.clone())],
                 name,
@@ -425,10 +425,10 @@ hot set (--wss; clearing the accessed bits makes the program refill its TLB, whi
         }
         out
     }
-    fn plots(&self, doc: &Document) -> crate::error::Result<Vec<crate::report::plots::Plot>> {
+    fn plots(&self, doc: &Document) -> crate::error::Result<Vec<crate::report::plot::Plot>> {
         self.hot_set.as_ref().map_or(Ok(Vec::new()), |h| h.plots(doc))
     }
-    fn metrics(&self, doc: &Document) -> Vec<Metric> {
+    fn metrics(&self, doc: &Document) -> Vec<Headline> {
         let hot = self.hot_set.as_ref().map(|h| h.metrics(doc)).unwrap_or_default();
         stat_metrics(self).into_iter().chain(hot).collect()
     }
@@ -445,7 +445,7 @@ impl super::Render for crate::model::outcome::regions::Outcome {
     fn text(&self, _doc: &Document) -> String {
         regions_text(self)
     }
-    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+    fn metrics(&self, _doc: &Document) -> Vec<Headline> {
         region_metrics(self)
     }
 }
@@ -454,7 +454,7 @@ impl super::Render for crate::model::outcome::hugepages::Outcome {
     fn text(&self, _doc: &Document) -> String {
         hugepages_text(self)
     }
-    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+    fn metrics(&self, _doc: &Document) -> Vec<Headline> {
         hugepages_metrics(self)
     }
     fn advice(&self, _doc: &Document) -> Vec<String> {

@@ -6,10 +6,10 @@ use crate::error::Result;
 use crate::model::document::Document;
 use crate::model::outcome::tlb;
 use crate::model::outcome::tlb::Outcome;
-use crate::report::headlines::{metric, Metric};
+use crate::report::headlines::{headline, Headline};
 use crate::report::linechart::{render, Axis, LineChart, Marker, Ticks};
-use crate::report::plots::Plot;
-use crate::report::plots::{lines_by, Figure};
+use crate::report::plot::Plot;
+use crate::report::plot::{lines_by, Figure};
 use crate::report::table::Table;
 
 pub fn tlb_text(o: &tlb::Outcome) -> String {
@@ -161,10 +161,10 @@ impl super::Render for Outcome {
         tlb_plot(self).map(|p| vec![p])
     }
     /// The walk cost beyond the 4 KiB reach.
-    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+    fn metrics(&self, _doc: &Document) -> Vec<Headline> {
         let Some(w) = &self.walk_ns else { return Vec::new() };
         let samples: Vec<f64> = self.walk_costs.iter().map(|c| c.ns_median).collect();
-        vec![metric(
+        vec![headline(
             "tlb.walk",
             &[],
             "page walk beyond the 4 KiB reach".into(),

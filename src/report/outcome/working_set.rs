@@ -6,7 +6,7 @@
 use crate::model::document::Document;
 use crate::model::outcome::working_set;
 use crate::model::outcome::working_set::Outcome;
-use crate::report::headlines::{metric, Metric};
+use crate::report::headlines::{headline, Headline};
 use crate::report::table::Table;
 use crate::units::Bytes;
 
@@ -84,12 +84,12 @@ pub fn working_set_text(o: &Outcome) -> String {
 }
 
 /// ns per row of the sample application on each page policy.
-fn working_set_metrics(w: &working_set::Outcome) -> Vec<Metric> {
+fn working_set_metrics(w: &working_set::Outcome) -> Vec<Headline> {
     w.results
         .iter()
         .map(|r| {
             let samples = r.samples_s.iter().map(|s| s * 1e9 / r.rows_per_sample as f64).collect();
-            metric(
+            headline(
                 "working_set.row",
                 &[("pages", r.pages.to_string())],
                 format!("working-set {} pages", r.pages),
@@ -106,7 +106,7 @@ impl super::Render for Outcome {
     fn text(&self, _doc: &Document) -> String {
         working_set_text(self)
     }
-    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+    fn metrics(&self, _doc: &Document) -> Vec<Headline> {
         working_set_metrics(self)
     }
     fn advice(&self, _doc: &Document) -> Vec<String> {

@@ -5,10 +5,10 @@ use crate::error::Result;
 use crate::model::document::Document;
 use crate::model::outcome::wss::{judged_phase, mapping_name};
 use crate::model::outcome::wss::{Outcome, Phase, Reach};
-use crate::report::headlines::{metric, Metric};
+use crate::report::headlines::{headline, Headline};
 use crate::report::heatmap::{HeatMap, Row};
 use crate::report::linechart::{render, Axis, Line, LineChart, Ticks};
-use crate::report::plots::{Figure, Plot};
+use crate::report::plot::{Figure, Plot};
 use crate::report::table::Table;
 use crate::units::Bytes;
 
@@ -245,14 +245,14 @@ fn wss_heatmap(o: &Outcome) -> Option<Plot> {
 /// The hot set of the phase the verdict judges, and of each phase; each
 /// with the hot sets of its intervals as samples, so that `compare` can
 /// test a difference.
-fn wss_metrics(o: &Outcome) -> Vec<Metric> {
+fn wss_metrics(o: &Outcome) -> Vec<Headline> {
     let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
     let samples = |p: &Phase| -> Vec<f64> {
         o.intervals.iter().filter(|i| i.t_s > p.from_s && i.t_s <= p.to_s).map(|i| mib(i.hot_bytes())).collect()
     };
     let judged = judged_phase(o).map(|p| {
         let name = "wss hot set of the largest lasting phase".to_string();
-        metric(
+        headline(
             "wss.hot_set_judged",
             &[],
             name,
@@ -264,7 +264,7 @@ fn wss_metrics(o: &Outcome) -> Vec<Metric> {
     });
     let each = o.phases.iter().enumerate().map(|(i, p)| {
         let name = format!("wss phase {} hot set", i + 1);
-        metric(
+        headline(
             "wss.hot_set",
             &[("phase", (i + 1).to_string())],
             name,
@@ -284,7 +284,7 @@ impl super::Render for Outcome {
     fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
         Ok(wss_plot(self)?.into_iter().chain(wss_heatmap(self)).collect())
     }
-    fn metrics(&self, _doc: &Document) -> Vec<Metric> {
+    fn metrics(&self, _doc: &Document) -> Vec<Headline> {
         wss_metrics(self)
     }
     fn advice(&self, _doc: &Document) -> Vec<String> {
