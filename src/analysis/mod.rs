@@ -7,6 +7,7 @@
 
 pub mod attribution;
 pub mod bend;
+pub mod hot_set;
 pub mod knees;
 pub mod levels;
 pub mod littles_law;

@@ -33,8 +33,12 @@ pub fn stat(args: &crate::cli::stat::StatArgs) -> Result<u8> {
     let clock = MonotonicClock::new();
     let started = std::time::Instant::now();
     if let Some(w) = &params.wss {
-        let (reach, said) =
-            crate::experiments::wss::reach::decide(&machine, w.machine_results.as_deref(), w.probe, &clock)?;
+        let probe = |m: &Fingerprint| crate::experiments::tlb::quick_probe(m, &clock);
+        let (reach, said) = crate::machine::reach::decide(
+            &machine,
+            w.machine_results.as_deref(),
+            w.probe.then_some(&probe as crate::machine::reach::Probe),
+        )?;
         let width = crate::report::sink::terminal_width(2);
         eprintln!("{}", crate::report::sink::fit(&format!("memperf stat: {said}"), width));
         params.wss_reach = reach;
@@ -110,8 +114,12 @@ pub fn wss(args: &crate::cli::wss::WssArgs) -> Result<u8> {
     if let Some(pid) = params.pid {
         crate::experiments::wss::check_pid(pid)?;
     }
-    let (reach, said) =
-        crate::experiments::wss::reach::decide(&machine, params.machine_results.as_deref(), params.probe, &clock)?;
+    let probe = |m: &Fingerprint| crate::experiments::tlb::quick_probe(m, &clock);
+    let (reach, said) = crate::machine::reach::decide(
+        &machine,
+        params.machine_results.as_deref(),
+        params.probe.then_some(&probe as crate::machine::reach::Probe),
+    )?;
     let width = crate::report::sink::terminal_width(2);
     eprintln!("{}", crate::report::sink::fit(&format!("memperf wss: {said}"), width));
     let mut live = |i: &crate::model::outcome::wss::Interval| {

@@ -1,7 +1,8 @@
 //! Options of `memperf stat -- CMD`.
 
 use crate::error::{Error, Result};
-use crate::experiments::stat::{figures, Params};
+use crate::experiments::stat::Params;
+use crate::machine::saved as figures;
 use crate::machine::Fingerprint;
 use clap::Args;
 use std::ffi::OsString;
@@ -55,10 +56,10 @@ pub struct StatArgs {
 
 impl StatArgs {
     /// `--wss[=MS]`: the hot set's sampling, as `memperf wss -I MS` would.
-    fn wss_params(&self) -> Result<Option<crate::experiments::wss::Params>> {
+    fn wss_params(&self) -> Result<Option<crate::process::hot_set::Params>> {
         let Some(asked) = &self.wss else { return Ok(None) };
-        let interval_ms = asked.unwrap_or(crate::experiments::wss::DEFAULT_INTERVAL_MS);
-        Ok(Some(crate::experiments::wss::Params {
+        let interval_ms = asked.unwrap_or(crate::process::hot_set::DEFAULT_INTERVAL_MS);
+        Ok(Some(crate::process::hot_set::Params {
             command: self.command.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
             pid: None,
             interval_ms,

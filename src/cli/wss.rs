@@ -1,7 +1,7 @@
 //! Options of `memperf wss -- CMD`.
 
 use crate::error::{Error, Result};
-use crate::experiments::wss::{Params, DEFAULT_INTERVAL_MS, MIN_INTERVAL_MS};
+use crate::process::hot_set::{Params, DEFAULT_INTERVAL_MS, MIN_INTERVAL_MS};
 use clap::Args;
 use std::ffi::OsString;
 

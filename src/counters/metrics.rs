@@ -202,6 +202,28 @@ fn eval(e: &Expr, inputs: &BTreeMap<String, Input>) -> Result<f64, String> {
     })
 }
 
+/// Formula inputs: every counted event, and the machine's figures.
+pub fn inputs(
+    events: &[memperf_model::outcome::stat::EventCount],
+    seconds: f64,
+    figures: &memperf_model::outcome::stat::MachineFigures,
+) -> BTreeMap<String, Input> {
+    let mut m: BTreeMap<String, Input> = events
+        .iter()
+        .filter_map(|e| {
+            let (value, scaled) = e.status.value()?;
+            Some((e.name.clone(), Input { value, scaled, hardware: !e.software }))
+        })
+        .collect();
+    let figure = |v: f64| Input { value: v, scaled: false, hardware: false };
+    m.insert("seconds".into(), figure(seconds));
+    m.insert("line_bytes".into(), figure(figures.line_bytes as f64));
+    if let Some(w) = figures.walk_ns {
+        m.insert("walk_ns".into(), figure(w));
+    }
+    m
+}
+
 /// Evaluates one definition on what was measured.
 pub fn evaluate(def: &Definition, inputs: &BTreeMap<String, Input>, pmu_suspect: bool) -> Metric {
     let mut first_missing: Option<(String, Vec<String>)> = None;

@@ -382,25 +382,6 @@ fn savings(keys: &[CellKey], series: &[schedule::Series], p: &Params) -> Vec<Sav
         .collect()
 }
 
-/// Thread counts and samples per cell, options `calls` and `context` share.
-#[derive(Debug, clap::Args)]
-pub struct CellArgs {
-    /// Thread counts, pinned one per CPU; `all` for every CPU [default: 1, 2, 4 … all]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_delimiter = ',', value_parser = options::thread_arg)]
-    pub threads: Option<Vec<usize>>,
-    /// Samples per cell.
-    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = options::positive_arg("--repetitions"))]
-    pub repetitions: Option<usize>,
-}
-
-impl CellArgs {
-    /// (threads, repetitions) with the preset's as defaults.
-    pub fn apply(&self, threads: Vec<usize>, repetitions: usize) -> Result<(Vec<usize>, usize)> {
-        let reps = self.repetitions.unwrap_or(repetitions);
-        Ok((options::thread_counts(&self.threads, threads)?, reps))
-    }
-}
-
 /// Options of `memperf calls`.
 #[derive(Debug, clap::Args)]
 pub struct Options {
@@ -411,7 +392,7 @@ pub struct Options {
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = |t: &str| depths(t).map(options::List).map_err(|e| e.message))]
     pub depths: Option<options::List<u64>>,
     #[command(flatten)]
-    pub cells: CellArgs,
+    pub cells: options::CellArgs,
 }
 
 impl options::Options for Options {

@@ -258,7 +258,7 @@ pub struct Options {
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = options::list(SaveOp::parse, options::offers::saves))]
     pub ops: Option<options::List<SaveOp>>,
     #[command(flatten)]
-    pub cells: super::calls::CellArgs,
+    pub cells: super::options::CellArgs,
 }
 
 impl options::Options for Options {

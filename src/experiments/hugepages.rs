@@ -19,11 +19,11 @@
 use crate::analysis::modes::two_modes;
 use crate::analysis::second_look::{self, SecondLook};
 use crate::error::{Error, Result};
-use crate::experiments::stat::watch::{observe, Watch};
 use crate::machine::Fingerprint;
 use crate::memory::Reservation;
 use crate::model::outcome::hugepages::{Arm, ArmSummary, LonePair, Mode, Modes, Outcome, Run};
 use crate::process::memory;
+use crate::process::watch::{observe, Watch};
 use crate::process::{elf, Exit, Program};
 use crate::rng::SplitMix64;
 use crate::timing::{Ratio, Summary};

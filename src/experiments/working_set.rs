@@ -262,7 +262,7 @@ impl Experiment for WorkingSet {
         for a in arrays.iter_mut() {
             a.region.read_back();
         }
-        let figures = super::stat::figures::gather(ctx.machine, None).unwrap_or_default();
+        let figures = crate::machine::saved::gather(ctx.machine, None).unwrap_or_default();
         Ok(summarise(p, &arrays, &series, &sums, &valid, counters, &figures, small))
     }
 }
@@ -291,7 +291,7 @@ fn summarise(
             let ns = Summary::of(&rows).expect("the scheduler returns one finite sample per repetition");
             let flops = p.row_floats as f64 * kernel::FLOPS_PER_ELEMENT as f64 / (ns.median * 1e-9);
             let is_small = Some(i) == small;
-            let inputs = super::stat::inputs(&counters, counted_s, figures);
+            let inputs = crate::counters::metrics::inputs(&counters, counted_s, figures);
             let metrics = crate::counters::metrics::builtin()
                 .iter()
                 .filter(|d| {

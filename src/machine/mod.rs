@@ -12,9 +12,10 @@
 
 pub use memperf_model::machine::claims;
 pub mod cpuid;
-pub mod kernel_config;
 pub mod levels;
+pub mod reach;
 pub mod record;
+pub mod saved;
 pub mod source;
 pub mod sysfs;
 pub mod system;

@@ -8,10 +8,13 @@
 //! child's stdin, stdout and stderr are memperf's, untouched.
 
 pub mod elf;
+pub mod hot_set;
+pub mod kernel_config;
 pub mod memory;
 pub mod pagemap;
 pub mod pages;
 pub mod signals;
+pub mod watch;
 
 use crate::error::{Error, Result};
 pub use memperf_model::process::{signal_name, ChildUsage, Exit};

@@ -265,7 +265,7 @@ pub fn outcome(defs: &[Definition]) -> Outcome {
                     },
                 })
                 .collect();
-            let inputs = crate::experiments::stat::inputs(&events, t.wall_ns as f64 / 1e9, &figures);
+            let inputs = crate::counters::metrics::inputs(&events, t.wall_ns as f64 / 1e9, &figures);
             RegionTotals {
                 name: name.clone(),
                 entries: t.entries,

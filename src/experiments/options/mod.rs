@@ -215,3 +215,22 @@ pub fn positive(name: &str, text: &str) -> Result<usize> {
         _ => Err(Error::usage(format!("{name} '{text}' must be a positive integer"))),
     }
 }
+
+/// Thread counts and samples per cell, options `calls` and `context` share.
+#[derive(Debug, clap::Args)]
+pub struct CellArgs {
+    /// Thread counts, pinned one per CPU; `all` for every CPU [default: 1, 2, 4 … all]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_delimiter = ',', value_parser = thread_arg)]
+    pub threads: Option<Vec<usize>>,
+    /// Samples per cell.
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
+    pub repetitions: Option<usize>,
+}
+
+impl CellArgs {
+    /// (threads, repetitions) with the preset's as defaults.
+    pub fn apply(&self, threads: Vec<usize>, repetitions: usize) -> Result<(Vec<usize>, usize)> {
+        let reps = self.repetitions.unwrap_or(repetitions);
+        Ok((thread_counts(&self.threads, threads)?, reps))
+    }
+}

@@ -235,7 +235,7 @@ mod tests {
 
     fn walk_cost_not_measurable(path: &std::path::Path, pages: u64) {
         let m = crate::machine::collect();
-        let f = crate::experiments::stat::figures::gather(&m, Some(path)).unwrap();
+        let f = crate::machine::saved::gather(&m, Some(path)).unwrap();
         assert_eq!(f.walk_ns, None);
         let why = f.walk_not_measurable.clone().expect("the recording's tlb found no walk-free control");
         assert!(why.contains("thp pages using small TLB entries") && why.contains(&format!("{pages} pages")), "{why}");

@@ -8,17 +8,14 @@
 //! the program's pidfd, so it costs the program nothing between samples.
 
 pub mod advice;
-pub mod figures;
-pub mod watch;
 
-use crate::counters::metrics::{self, Definition, Input};
+use crate::counters::metrics::{self, Definition};
 use crate::counters::sanity::{self, PmuCheck};
 use crate::counters::{CounterBackend, EventSpec};
 use crate::error::Result;
-use crate::model::outcome::stat::{EventCount, Interval, MachineFigures, Outcome};
+use crate::model::outcome::stat::{Interval, MachineFigures, Outcome};
 use crate::process::{memory, Program};
 use serde::Serialize;
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Memory is sampled this often when no `-I` is asked for.
@@ -38,28 +35,10 @@ pub struct Params {
     pub thp_mode: String,
     /// Sample the program's hot set too (`--wss`), at these intervals.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wss: Option<crate::experiments::wss::Params>,
+    pub wss: Option<crate::process::hot_set::Params>,
     /// The TLB reach the hot set is set beside (decided before the run).
     #[serde(skip)]
     pub wss_reach: Option<crate::model::outcome::wss::Reach>,
-}
-
-/// Formula inputs: every counted event, and the machine's figures.
-pub fn inputs(events: &[EventCount], seconds: f64, figures: &MachineFigures) -> BTreeMap<String, Input> {
-    let mut m: BTreeMap<String, Input> = events
-        .iter()
-        .filter_map(|e| {
-            let (value, scaled) = e.status.value()?;
-            Some((e.name.clone(), Input { value, scaled, hardware: !e.software }))
-        })
-        .collect();
-    let figure = |v: f64| Input { value: v, scaled: false, hardware: false };
-    m.insert("seconds".into(), figure(seconds));
-    m.insert("line_bytes".into(), figure(figures.line_bytes as f64));
-    if let Some(w) = figures.walk_ns {
-        m.insert("walk_ns".into(), figure(w));
-    }
-    m
 }
 
 /// Runs `program` under the counters and builds the outcome;
@@ -76,7 +55,7 @@ pub fn run(
     } else {
         PmuCheck::Unavailable { reason: "no hardware event was asked for".into() }
     };
-    let w = watch::Watch {
+    let w = crate::process::watch::Watch {
         events: &params.events,
         env: &[],
         output: None,
@@ -85,13 +64,13 @@ pub fn run(
         children: false,
         wss: params.wss.as_ref(),
     };
-    let seen = watch::observe(program, &w, backend, on_interval)?;
+    let seen = crate::process::watch::observe(program, &w, backend, on_interval)?;
     let hot_set = params.wss.as_ref().zip(seen.wss).map(|(p, sampled)| {
         let (exit, wall_s, peak) = (Some(seen.exit), seen.wall_s, seen.usage.max_rss_bytes);
-        Box::new(crate::experiments::wss::conclude(sampled, p, params.wss_reach.clone(), exit, wall_s, peak))
+        Box::new(crate::analysis::hot_set::conclude(sampled, p, params.wss_reach.clone(), exit, wall_s, peak))
     });
     let events = seen.events;
-    let inputs = inputs(&events, seen.wall_s, &params.figures);
+    let inputs = metrics::inputs(&events, seen.wall_s, &params.figures);
     let metrics = params.metrics.iter().map(|d| metrics::evaluate(d, &inputs, pmu_check.suspect())).collect::<Vec<_>>();
     let coverage = memory::coverage(&seen.memory_samples);
     let mut outcome = Outcome {

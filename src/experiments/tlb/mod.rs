@@ -342,6 +342,37 @@ fn measure_counts(p: &Params, ctx: &Context, swept: &mut [Swept], counts: &[u64]
     Ok(points)
 }
 
+/// The quick probe: 4 KiB pages from 8 to 8,192 (32 MiB), one line each,
+/// against the huge-page control, five samples a count: past every L1
+/// DTLB, and to the second level's on most cores. A couple of seconds.
+pub fn probe_params() -> Params {
+    Params {
+        pages: vec![PagePolicy::Small],
+        min_pages: 8,
+        max_pages: 8192,
+        max_bytes: Bytes(32 << 20),
+        repetitions: 5,
+        min_sample_s: 0.002,
+        refine: true,
+        seed: 0x7773_7370,
+    }
+}
+
+/// Measures the knees here, as a command around a program does before it
+/// starts (the reach its hot set is set beside): the clock and cache
+/// levels first (the probe tells a TLB knee from a cache step with them),
+/// then [`probe_params`]. The outcome, and the machine as measured.
+pub fn quick_probe(
+    machine: &crate::machine::Fingerprint,
+    clock: &dyn crate::timing::Clock,
+) -> Result<(Outcome, crate::machine::Fingerprint)> {
+    let mut m = machine.clone();
+    crate::experiments::plan::measure_machine(&mut m, clock, true);
+    let ctx = Context::new(&m, clock, &super::NoProgress);
+    let o = run(&probe_params(), &ctx)?;
+    Ok((o, m))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

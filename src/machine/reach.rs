@@ -1,15 +1,15 @@
-//! The TLB reach `wss` sets a hot set beside: the knees `memperf tlb`
-//! measured on this host (from a saved result, or a quick probe run before
-//! the program starts), with CPUID's claim shown beside them; CPUID's claim
-//! alone only where nothing was measured, and said so.
+//! The TLB reach a program's hot set is set beside (`wss`, `stat --wss`):
+//! the knees `memperf tlb` measured on this host (from a saved result, or a
+//! quick probe run before the program starts), with CPUID's claim shown
+//! beside them; CPUID's claim alone only where nothing was measured, and
+//! said so.
 
+use super::saved as figures;
 use crate::error::{Error, Result};
-use crate::experiments::stat::figures;
-use crate::experiments::{tlb, Context, NoProgress};
 use crate::machine::Fingerprint;
 use crate::memory::PagePolicy;
+use crate::model::outcome::tlb;
 use crate::model::outcome::wss::Reach;
-use crate::timing::Clock;
 use crate::units::Bytes;
 use std::path::Path;
 
@@ -95,43 +95,18 @@ pub fn from_cpuid_entries(l1: u64, l2: Option<u64>, tlb_source: &str) -> Reach {
     }
 }
 
-/// The quick probe: 4 KiB pages from 8 to 8,192 (32 MiB), one line each,
-/// against the huge-page control, five samples a count: past every L1
-/// DTLB, and to the second level's on most cores. A couple of seconds.
-pub fn probe_params() -> tlb::Params {
-    tlb::Params {
-        pages: vec![PagePolicy::Small],
-        min_pages: 8,
-        max_pages: 8192,
-        max_bytes: Bytes(32 << 20),
-        repetitions: 5,
-        min_sample_s: 0.002,
-        refine: true,
-        seed: 0x7773_7370,
-    }
-}
-
-/// Measures the reach here: the clock and cache levels first (the probe
-/// tells a TLB knee from a cache step with them), then [`probe_params`].
-pub fn probe(machine: &Fingerprint, clock: &dyn Clock) -> Result<Option<Reach>> {
-    let mut m = machine.clone();
-    crate::experiments::plan::measure_machine(&mut m, clock, true);
-    let ctx = Context::new(&m, clock, &NoProgress);
-    let o = <tlb::Tlb as crate::experiments::Experiment>::run(&probe_params(), &ctx)?;
-    let r = from_tlb(&o, machine, "a quick `memperf tlb` probe run before the program (4 KiB pages to 32 MiB)".into());
-    Ok(r.map(|r| with_caches(r, &m)))
-}
+/// A quick measurement of the TLB's knees on this machine (the `tlb`
+/// experiment at small parameters, which the command running it provides):
+/// its outcome and the machine as measured for it (the cache levels the
+/// probe told knees from cache steps with).
+pub type Probe<'a> = &'a dyn Fn(&Fingerprint) -> Result<(tlb::Outcome, Fingerprint)>;
 
 /// Where the reach comes from, in order: `from` (a result the user named:
 /// it must hold a tlb outcome), the newest tlb result of this host under
-/// the results roots (`figures::results_roots`), a quick probe (unless `probe` is false), CPUID's
-/// claim. The note says which, for the terminal.
-pub fn decide(
-    machine: &Fingerprint,
-    from: Option<&Path>,
-    probe_allowed: bool,
-    clock: &dyn Clock,
-) -> Result<(Option<Reach>, String)> {
+/// the results roots (`figures::results_roots`), a quick probe (where one
+/// is given: not with `--no-probe`), CPUID's claim. The note says which,
+/// for the terminal.
+pub fn decide(machine: &Fingerprint, from: Option<&Path>, probe: Option<Probe>) -> Result<(Option<Reach>, String)> {
     let saved = match from {
         Some(path) => {
             let doc = crate::model::journal::load(path)?;
@@ -164,10 +139,12 @@ pub fn decide(
         let r = from_cpuid(machine);
         return Ok((r, format!("{source} has no clean 4 KiB knee; the hot set is set beside CPUID's claim")));
     }
-    if !probe_allowed {
+    let Some(probe) = probe else {
         return Ok((from_cpuid(machine), "TLB reach: CPUID's claim (--no-probe)".into()));
-    }
-    match probe(machine, clock)? {
+    };
+    let (o, measured) = probe(machine)?;
+    let source = "a quick `memperf tlb` probe run before the program (4 KiB pages to 32 MiB)";
+    match from_tlb(&o, machine, source.into()).map(|r| with_caches(r, &measured)) {
         Some(r) => Ok((Some(r), "TLB reach: measured by a quick probe (4 KiB pages to 32 MiB)".into())),
         None => Ok((
             from_cpuid(machine),

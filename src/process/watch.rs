@@ -1,4 +1,4 @@
-//! Watching a program run, for `stat` and `hugepages`: fork it held,
+//! Watching a program run, for the commands around a program: fork it held,
 //! attach its counters (inherited by its threads and children, enabled at
 //! its exec), pass signals on, release it, and until it ends wake every
 //! period to sample /proc/PID/smaps_rollup (and, when asked, read interval
@@ -7,9 +7,9 @@
 
 use crate::counters::{CounterBackend, CounterStatus, EventSpec, Reading, RunningCounter, Target, Unavailable};
 use crate::error::Result;
-use crate::model::outcome::stat::{EventCount, Interval};
 use crate::process::memory::{self, MemorySample};
 use crate::process::{signals::Forwarding, ChildUsage, Exit, Program};
+use memperf_model::outcome::stat::{EventCount, Interval};
 use std::ffi::OsString;
 use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
@@ -27,7 +27,7 @@ pub struct Watch<'a> {
     /// Sample the memory of its child processes too.
     pub children: bool,
     /// Also sample its hot set at these intervals (`stat --wss`).
-    pub wss: Option<&'a crate::experiments::wss::Params>,
+    pub wss: Option<&'a super::hot_set::Params>,
 }
 
 /// What the run collected.
@@ -40,7 +40,7 @@ pub struct Observed {
     /// Each event's total: measured, scaled, or why not.
     pub events: Vec<EventCount>,
     /// The hot set's intervals, when asked for.
-    pub wss: Option<crate::experiments::wss::Sampled>,
+    pub wss: Option<super::hot_set::Sampled>,
 }
 
 type Opened = std::result::Result<Box<dyn RunningCounter>, Unavailable>;
@@ -109,7 +109,7 @@ pub fn observe(
     let shown = program.argv[0].to_string_lossy().into_owned();
     let t0 = Instant::now();
     let running = held.release(&shown)?;
-    let mut hot = watch.wss.map(|p| crate::experiments::wss::Sampler::start(running.pid, p, t0)).transpose()?;
+    let mut hot = watch.wss.map(|p| super::hot_set::Sampler::start(running.pid, p, t0)).transpose()?;
     let mut previous: Vec<Option<Reading>> = vec![None; counters.len()];
     let mut intervals = Vec::new();
     let mut memory_samples = Vec::new();

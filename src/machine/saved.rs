@@ -1,6 +1,8 @@
-//! The machine figures `stat` needs beside the counters: the page-walk
-//! cost that `memperf tlb` measured here (from a saved result), the cache
-//! line, and the TLB reach CPUID claims.
+//! What results saved on this host say of it: the page-walk cost and TLB
+//! knees `memperf tlb` measured here, found under the results folders (or
+//! in a file named), each result judged this machine's only when its host
+//! name and CPU match; with the cache line and the TLB reach CPUID claims,
+//! the figures `stat` and `working-set` set counts beside.
 
 use crate::machine::Fingerprint;
 use crate::model::document::Document;
