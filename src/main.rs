@@ -3,20 +3,22 @@
 
 use clap::Parser;
 use memperf::cli::export;
-use memperf::cli::{around, progress::TerminalProgress, tools, Cli, Command};
-use memperf::error::{Error, Result};
-use memperf::experiments::{plan, NoProgress, Preset, INTERRUPTED};
-use memperf::model::journal::Journal;
-use memperf::timing::MonotonicClock;
+use memperf::cli::measure::Measurement;
+use memperf::cli::{tools, Cli, Command};
+use memperf::error::Result;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
 
 fn main() -> ExitCode {
+    // First: an interrupt at any moment ends any command with exit 130
+    // and what it gathered.
+    memperf::cli::install_interrupt_handler();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
     match run(cli) {
+        // Interrupted: what it gathered was written, and the status says so.
+        Ok(_) if memperf::interrupt::requested() => ExitCode::from(130),
         Ok(code) => ExitCode::from(code),
         Err(e) if e.kind == memperf::error::ErrorKind::ClosedPipe => ExitCode::from(e.kind.exit_code() as u8),
         Err(e) => {
@@ -71,87 +73,15 @@ fn run(cli: Cli) -> Result<u8> {
         }
         Command::Man(a) => return tools::man(a.output.as_deref()),
         Command::Merge(a) => return tools::merge(a),
-        Command::Stat(a) => return around::stat(a),
-        Command::Hugepages(a) => return around::hugepages(a),
-        Command::Wss(a) => return around::wss(a),
-        Command::Info(memperf::cli::InfoArgs { record: Some(dir), .. }) => return tools::record(dir),
-        _ => {}
-    }
-    memperf::cli::install_interrupt_handler();
-    let mut machine = memperf::machine::collect();
-    // Bad input fails here, before anything is measured.
-    let unmeasured = cli.command.plan(&machine)?;
-    unmeasured.jobs.iter().try_for_each(|j| j.check())?;
-    let mut output = cli.command.output(&machine);
-    export::check_outputs(&output, &[])?;
-    // The clock and the cache levels, then the plan sized from them.
-    let clock = MonotonicClock::new();
-    let mut notes = plan::measure_machine(&mut machine, &clock, unmeasured.needs_levels());
-    let mut plan = cli.command.plan(&machine)?;
-    if let Command::Run(r) = &cli.command {
-        let fitted = memperf::experiments::fit::fit_suite(&mut plan, &machine, r.preset.preset(Preset::Quick));
-        notes.extend(fitted.filter(|f| !f.shrunk.is_empty()).map(|f| memperf::model::Caution::SuiteFitted {
-            budget_s: f.budget_s,
-            before_s: f.before_s,
-            after_s: f.after_s,
-            shrunk: f.shrunk,
-        }));
-    }
-    plan.notes.extend(notes.into_iter().map(|c| c.render(plan.command)));
-    if !cli.command.common().quiet {
-        eprintln!("{}", plan.summary(&machine));
-    }
-    let mut doc = plan::new_document(machine, &clock, &plan);
-    // Under a launcher every rank writes into -o DIR: each into a folder
-    // of its own, named so that none can collide.
-    if let (Some(rank), Some(dir)) = (doc.origin.rank, output.dir.clone()) {
-        let o = &doc.origin;
-        output.dir = Some(dir.join(memperf::model::launcher::rank_folder(&o.hostname, rank, &o.run_id)));
-        export::check_outputs(&output, &[])?;
-    }
-    let bar = TerminalProgress::for_stderr(cli.command.common().quiet);
-    let progress: &dyn memperf::experiments::Progress = match &bar {
-        Some(b) => b,
-        None => &NoProgress,
-    };
-    let mut journal = match (&output.dir, plan.journal) {
-        (Some(dir), true) => Some(Journal::create(dir, &doc)?),
-        _ => None,
-    };
-    // A journal that cannot be written (a full disk) stops the run: going
-    // on would measure results that could be lost. Each experiment's table
-    // is printed as it finishes, above the bar, not all at the end.
-    let live_tables = output.table;
-    plan::execute(&plan, &mut doc, &clock, progress, |doc, rec| {
-        if let Some(j) = journal.as_mut() {
-            j.append(rec)?;
-        }
-        if live_tables {
-            let text = memperf::report::table::for_terminal(1, || {
-                format!("{}\n", memperf::report::text::experiment(doc, rec))
-            });
-            let print = || memperf::report::sink::stdout(memperf::report::sink::terminal_safe(&text).as_bytes());
-            match &bar {
-                Some(b) => b.suspend(print)?,
-                None => print()?,
+        // A command around a program, or an option in place of measuring.
+        Command::Measure(m) => {
+            if let Some(done) = m.instead() {
+                return done;
             }
         }
-        Ok(())
-    })?;
-    drop(bar);
-    if live_tables {
-        memperf::report::sink::stdout(memperf::report::text::derived(&doc).as_bytes())?;
-        output.table = false;
+        Command::Run(_) => {}
     }
-    export::export(&doc, &output)?;
-    if let (true, Some(dir)) = (live_tables, &output.dir) {
-        memperf::report::sink::stdout(format!("results written to {}\n", dir.display()).as_bytes())?;
-    }
-    Ok(if INTERRUPTED.load(Ordering::Relaxed) {
-        130
-    } else if doc.valid() {
-        0
-    } else {
-        Error::validation("").kind.exit_code() as u8
-    })
+    let mut measurement = Measurement::prepare(&cli.command)?;
+    measurement.execute()?;
+    measurement.finish()
 }

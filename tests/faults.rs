@@ -232,3 +232,52 @@ fn wss_follows_a_pid_to_its_end_and_stops_on_sigterm() {
     assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(json.is_file(), "the document of what was watched is written");
 }
+
+/// Whether `pid` catches SIGINT yet (its handler is installed).
+fn catches_sigint(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:")).map(str::trim).unwrap_or("0");
+    u64::from_str_radix(mask, 16).is_ok_and(|m| m & (1 << (libc::SIGINT - 1)) != 0)
+}
+
+/// `stat` interrupted at its start (its handler is the first thing it
+/// installs) exits 130 with its document written, the record marked
+/// interrupted; interrupted while the program runs, the signal reaches the
+/// program and memperf exits with its status (130), its document written.
+#[test]
+fn stat_interrupted_at_any_moment_exits_130_with_its_document() {
+    let dir = tempfile::tempdir().unwrap();
+    for (when, json) in [("start", dir.path().join("a.json")), ("run", dir.path().join("b.json"))] {
+        let child = command()
+            .args(["stat", "-e", "task-clock", "--json", json.to_str().unwrap(), "--", "sleep", "30"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while !catches_sigint(child.id()) {
+            assert!(start.elapsed() < Duration::from_secs(10), "no SIGINT handler after 10 s");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if when == "run" {
+            // The program runs: memperf's child has become `sleep`.
+            let children = format!("/proc/{}/task/{}/children", child.id(), child.id());
+            let is_sleep =
+                |pid: &str| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sleep");
+            while !std::fs::read_to_string(&children).unwrap_or_default().split_whitespace().any(is_sleep) {
+                assert!(start.elapsed() < Duration::from_secs(10), "the program never started");
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        signal(&child, libc::SIGINT);
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(start.elapsed() < Duration::from_secs(20), "{when}: sleep 30 was not stopped");
+        assert_eq!(o.status.code(), Some(130), "{when}: {err}");
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let status = &doc["experiments"][0]["status"];
+        match when {
+            "start" => assert_eq!(status, "interrupted", "{doc}"),
+            _ => assert_eq!(doc["experiments"][0]["outcome"]["exit"]["signal"], libc::SIGINT, "{doc}"),
+        }
+    }
+}

@@ -4,9 +4,10 @@
 //!    and the leaves `rng`, `interrupt`, `input`, `sink`;
 //! 1. measuring: `memory`, `kernels`, `timing`, `counters`, `process`;
 //! 2. `analysis`;
-//! 3. `machine` (the fingerprint, whose level probe uses analysis);
-//! 4. `model` (the model crate re-exported, and documents read back
+//! 3. `model` (the model crate re-exported, and documents read back
 //!    through today's analysis);
+//! 4. `machine` (the fingerprint, whose level probe uses analysis, and
+//!    what results saved on this host say of it);
 //! 5. `experiments`;
 //! 6. `report` (renderers per outcome, format writers);
 //! 7. `fleet` (merge, references);
@@ -33,8 +34,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("counters", 1),
     ("process", 1),
     ("analysis", 2),
-    ("machine", 3),
-    ("model", 4),
+    ("model", 3),
+    ("machine", 4),
     ("experiments", 5),
     ("report", 6),
     ("fleet", 7),
@@ -137,4 +138,331 @@ fn the_scanner_finds_imports_and_skips_tests_and_comments() {
     let text = "use crate::report::x;\n// crate::cli in a comment\nfn f() { memperf_crate::y; crate::timing::z }\n\
                 #[cfg(test)]\nmod tests { use crate::cli; }";
     assert_eq!(imports(&code(text)), vec!["report", "timing"]);
+}
+
+/// The module path of a file of `src/` (`src/report/outcome/mod.rs` →
+/// `["report", "outcome"]`).
+fn module_path(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap();
+    let mut parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    let last = parts.pop().unwrap();
+    let stem = last.trim_end_matches(".rs");
+    if stem != "mod" && stem != "lib" {
+        parts.push(stem.to_string());
+    }
+    parts
+}
+
+/// The file of `path` (a module path) or of the deepest module it names,
+/// and how many of its segments are modules.
+fn file_of(src: &Path, path: &[String]) -> (Option<PathBuf>, usize) {
+    let mut best = (None, 0);
+    for n in 1..=path.len() {
+        let dir = path[..n].iter().fold(src.to_path_buf(), |d, p| d.join(p));
+        let as_file = dir.with_extension("rs");
+        let as_dir = dir.join("mod.rs");
+        if as_file.is_file() {
+            best = (Some(as_file), n);
+        } else if as_dir.is_file() {
+            best = (Some(as_dir), n);
+        } else {
+            break;
+        }
+    }
+    best
+}
+
+/// Paths a file's code names, as module paths from the crate's root:
+/// `crate::a::b`, `super::x`, `self::x` and its own child modules
+/// (`child::x`), with `use` groups (`a::{b, c::d}`) spread out.
+fn named_paths(code: &str, own: &[String], children: &[String]) -> Vec<Vec<String>> {
+    let flat = spread_groups(code);
+    let mut out = Vec::new();
+    let words: Vec<&str> = flat.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':')).collect();
+    for w in words {
+        let segs: Vec<&str> = w.split("::").collect();
+        if segs.len() < 2 || segs.iter().any(|s| s.is_empty()) {
+            continue;
+        }
+        let mut base: Vec<String> = match segs[0] {
+            "crate" => Vec::new(),
+            "self" => own.to_vec(),
+            "super" => {
+                let mut b = own.to_vec();
+                let mut rest = &segs[..];
+                while rest.first() == Some(&"super") {
+                    b.pop();
+                    rest = &rest[1..];
+                }
+                b.extend(rest.iter().map(|s| s.to_string()));
+                out.push(b);
+                continue;
+            }
+            c if children.iter().any(|x| x == c) => {
+                let mut b = own.to_vec();
+                b.extend(segs.iter().map(|s| s.to_string()));
+                out.push(b);
+                continue;
+            }
+            _ => continue,
+        };
+        base.extend(segs[1..].iter().map(|s| s.to_string()));
+        out.push(base);
+    }
+    out
+}
+
+/// `a::{b, c::{d, e}}` → `a::b, a::c::d, a::c::e` (one level of text at a
+/// time, innermost first).
+fn spread_groups(code: &str) -> String {
+    let mut text = code.to_string();
+    while let Some(open) = text.find("::{") {
+        let start =
+            text[..open].rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':')).map_or(0, |i| i + 1);
+        let mut depth = 0;
+        let mut close = None;
+        for (i, c) in text[open + 2..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(open + 2 + i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(close) = close else { break };
+        let prefix = &text[start..open];
+        let inner = spread_groups(&text[open + 3..close]);
+        let items: Vec<String> =
+            inner.split(',').map(str::trim).filter(|i| !i.is_empty()).map(|i| format!("{prefix}::{i}")).collect();
+        text = format!("{}{}{}", &text[..start], items.join(", "), &text[close + 1..]);
+    }
+    text
+}
+
+/// The modules a file declares (`mod x;`, `pub mod x;`).
+fn child_modules(code: &str) -> Vec<String> {
+    code.lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let l = l.strip_prefix("pub(crate) ").or_else(|| l.strip_prefix("pub ")).unwrap_or(l);
+            let name = l.strip_prefix("mod ")?.strip_suffix(';')?;
+            Some(name.trim().to_string())
+        })
+        .collect()
+}
+
+/// What a file holds for path resolution: the items it defines and the
+/// names it re-exports (`pub use a::b::{C, D}`, `pub use a::*`), each with
+/// the module path it comes from.
+struct Items {
+    defined: Vec<String>,
+    reexported: Vec<(String, Vec<String>)>,
+    globs: Vec<Vec<String>>,
+}
+
+fn items(code: &str, own: &[String], children: &[String]) -> Items {
+    let mut defined = Vec::new();
+    for line in code.lines() {
+        let l = line.trim_start();
+        let l = l
+            .strip_prefix("pub(crate) ")
+            .or_else(|| l.strip_prefix("pub(super) "))
+            .or_else(|| l.strip_prefix("pub "))
+            .unwrap_or(l);
+        let l = l.strip_prefix("unsafe ").unwrap_or(l);
+        for kw in ["fn ", "struct ", "enum ", "trait ", "const ", "static ", "type ", "mod ", "union ", "macro_rules! "]
+        {
+            if let Some(rest) = l.strip_prefix(kw) {
+                let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                defined.push(name);
+            }
+        }
+    }
+    let (mut reexported, mut globs) = (Vec::new(), Vec::new());
+    for stmt in spread_groups(code).split(';') {
+        let Some(list) =
+            stmt.trim_start().strip_prefix("pub use ").or_else(|| stmt.trim_start().strip_prefix("pub(crate) use "))
+        else {
+            continue;
+        };
+        for item in list.split(',') {
+            let item = item.trim();
+            let (path, alias) = match item.split_once(" as ") {
+                Some((p, a)) => (p.trim(), Some(a.trim())),
+                None => (item, None),
+            };
+            let Some(full) = named_paths(&format!(" {path} "), own, children).into_iter().next() else {
+                // From another crate: no file of this one (a glob: any
+                // name the file does not define may be one of those).
+                let name = path.rsplit("::").next().unwrap_or(path);
+                reexported.push((alias.unwrap_or(name).to_string(), Vec::new()));
+                continue;
+            };
+            match full.last().map(String::as_str) {
+                Some("*") => globs.push(full[..full.len() - 1].to_vec()),
+                Some(name) => reexported.push((alias.unwrap_or(name).to_string(), full)),
+                None => {}
+            }
+        }
+    }
+    Items { defined, reexported, globs }
+}
+
+/// The file that defines what `path` names: the deepest module file it
+/// reaches, followed through that file's re-exports.
+fn resolve(src: &Path, path: &[String], table: &BTreeMap<PathBuf, Items>, depth: usize) -> Option<PathBuf> {
+    let (file, n) = file_of(src, path);
+    let file = file?;
+    let Some(name) = path.get(n) else { return Some(file) };
+    let Some(items) = table.get(&file) else { return Some(file) };
+    if depth > 8 || items.defined.iter().any(|d| d == name) {
+        return Some(file);
+    }
+    if let Some((_, from)) = items.reexported.iter().find(|(alias, _)| alias == name) {
+        if from.is_empty() {
+            return None;
+        }
+        let mut p = from.clone();
+        p.extend(path[n + 1..].iter().cloned());
+        return resolve(src, &p, table, depth + 1).or(Some(file));
+    }
+    for g in &items.globs {
+        let mut p = g.clone();
+        p.extend(path[n..].iter().cloned());
+        if let Some(f) = resolve(src, &p, table, depth + 1).filter(|f| *f != file) {
+            return Some(f);
+        }
+    }
+    if items.reexported.iter().any(|(alias, from)| alias == "*" && from.is_empty()) {
+        return None;
+    }
+    Some(file)
+}
+
+/// Which files of `src/` each file names (tests and comments left out),
+/// each name followed to the file that defines it.
+fn file_graph(src: &Path) -> BTreeMap<PathBuf, Vec<PathBuf>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files.retain(|f| f.file_name().is_some_and(|n| n != "main.rs"));
+    let texts: Vec<(PathBuf, String, Vec<String>, Vec<String>)> = files
+        .iter()
+        .map(|f| {
+            let text = code(&std::fs::read_to_string(f).unwrap());
+            let children = child_modules(&text);
+            (f.clone(), text, module_path(src, f), children)
+        })
+        .collect();
+    let table: BTreeMap<PathBuf, Items> =
+        texts.iter().map(|(f, text, own, children)| (f.clone(), items(text, own, children))).collect();
+    let mut graph = BTreeMap::new();
+    for (f, text, own, children) in &texts {
+        // Re-exports are followed to their source, not counted as a use.
+        let used: String =
+            text.split(';').filter(|s| !s.trim_start().starts_with("pub use ")).collect::<Vec<_>>().join(";");
+        let mut to: Vec<PathBuf> = named_paths(&used, own, children)
+            .iter()
+            .filter_map(|p| resolve(src, p, &table, 0))
+            .filter(|t| t != f)
+            .collect();
+        to.sort();
+        to.dedup();
+        graph.insert(f.clone(), to);
+    }
+    graph
+}
+
+/// The strongly connected parts of more than one file (Tarjan's).
+fn cycles(graph: &BTreeMap<PathBuf, Vec<PathBuf>>) -> Vec<Vec<PathBuf>> {
+    struct T<'g> {
+        g: &'g BTreeMap<PathBuf, Vec<PathBuf>>,
+        index: BTreeMap<&'g PathBuf, (usize, usize)>,
+        stack: Vec<&'g PathBuf>,
+        next: usize,
+        out: Vec<Vec<PathBuf>>,
+    }
+    fn visit<'g>(t: &mut T<'g>, v: &'g PathBuf) {
+        t.index.insert(v, (t.next, t.next));
+        t.next += 1;
+        t.stack.push(v);
+        for w in t.g.get(v).into_iter().flatten() {
+            let Some(w) = t.g.get_key_value(w).map(|(k, _)| k) else { continue };
+            match t.index.get(w).copied() {
+                None => {
+                    visit(t, w);
+                    let low = t.index[w].1.min(t.index[v].1);
+                    t.index.get_mut(v).unwrap().1 = low;
+                }
+                Some((wi, _)) if t.stack.contains(&w) => {
+                    let low = wi.min(t.index[v].1);
+                    t.index.get_mut(v).unwrap().1 = low;
+                }
+                _ => {}
+            }
+        }
+        let (vi, vl) = t.index[v];
+        if vi == vl {
+            let mut part = Vec::new();
+            while let Some(w) = t.stack.pop() {
+                part.push(w.clone());
+                if w == v {
+                    break;
+                }
+            }
+            if part.len() > 1 {
+                part.sort();
+                t.out.push(part);
+            }
+        }
+    }
+    let mut t = T { g: graph, index: BTreeMap::new(), stack: Vec::new(), next: 0, out: Vec::new() };
+    for v in graph.keys() {
+        if !t.index.contains_key(v) {
+            visit(&mut t, v);
+        }
+    }
+    t.out
+}
+
+/// No two files name each other, however far round: each file can be read
+/// with what lies below it.
+#[test]
+fn no_files_name_each_other_in_a_circle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let graph = file_graph(&src);
+    let found = cycles(&graph);
+    let name = |f: &Path| f.strip_prefix(&src).unwrap().display().to_string();
+    // Each circle with the arrows inside it, so the one to cut is seen.
+    let shown: Vec<Vec<String>> = found
+        .iter()
+        .map(|c| {
+            c.iter()
+                .map(|f| {
+                    let to: Vec<String> = graph[f].iter().filter(|t| c.contains(t)).map(|t| name(t)).collect();
+                    format!("{} -> {}", name(f), to.join(", "))
+                })
+                .collect()
+        })
+        .collect();
+    assert!(shown.is_empty(), "files in a circle: {shown:#?}");
+}
+
+#[test]
+fn the_path_reader_spreads_groups_and_follows_super_and_children() {
+    assert_eq!(spread_groups("use crate::a::{b, c::{d, e}};"), "use crate::a::b, crate::a::c::d, crate::a::c::e;");
+    let own = vec!["report".to_string(), "outcome".to_string()];
+    let paths = named_paths("use super::plot::Plot; x86::f(); crate::model::X", &own, &["x86".into()]);
+    assert_eq!(
+        paths,
+        vec![
+            vec!["report".to_string(), "plot".into(), "Plot".into()],
+            vec!["report".into(), "outcome".into(), "x86".into(), "f".into()],
+            vec!["model".into(), "X".into()],
+        ]
+    );
 }

@@ -7,13 +7,12 @@
 
 pub mod around;
 pub mod export;
-pub mod hugepages;
+pub mod measure;
 pub mod progress;
-pub mod stat;
 pub mod tools;
-pub mod wss;
 
 use crate::error::{Error, Result};
+use crate::experiments::observe::Observe;
 use crate::experiments::options::{self as opt, offers, Asked, List, Options, PresetArgs};
 use crate::experiments::plan::{Job, Plan};
 use crate::experiments::Preset;
@@ -30,40 +29,57 @@ pub struct Cli {
     pub command: Command,
 }
 
-use crate::experiments as x;
+/// The subcommand of each experiment memperf runs, from the model's list:
+/// a suite experiment's takes [`Sub`] of its options, a command around a
+/// program its own (`Observe::Options`).
+macro_rules! measure {
+    (
+        suite { $($m:ident : $V:ident = $n:literal,)* }
+        around { $($am:ident : $AV:ident = $an:literal,)* }
+        written { $($wm:ident : $WV:ident = $wn:literal,)* }
+    ) => {
+        #[derive(Debug, Subcommand)]
+        pub enum Measure {
+            $(#[command(name = $n, about = outcome::$m::ABOUT.summary)]
+            $V(Sub<crate::experiments::$m::Options>),)*
+            $(#[command(name = $an, about = outcome::$am::ABOUT.summary)]
+            $AV(<crate::experiments::$am::$AV as Observe>::Options),)*
+        }
+
+        impl Measure {
+            /// The plan of a suite experiment's subcommand.
+            fn plan(&self, machine: &Fingerprint) -> Result<Plan> {
+                match self {
+                    $(Measure::$V(s) => s.plan(machine),)*
+                    $(Measure::$AV(_) => Err(Error::usage(concat!($an, " runs around a program: it has no plan"))),)*
+                }
+            }
+
+            fn common(&self) -> &CommonArgs {
+                match self {
+                    $(Measure::$V(s) => &s.common,)*
+                    $(Measure::$AV(_) => &NO_COMMON,)*
+                }
+            }
+
+            /// What the subcommand does instead of a plan of experiments,
+            /// run to its end: a command around a program, or an option
+            /// that replaces measuring (`info --record`). Its exit status.
+            pub fn instead(&self) -> Option<Result<u8>> {
+                match self {
+                    $(Measure::$V(s) => s.instead(),)*
+                    $(Measure::$AV(o) => Some(around::observe::<crate::experiments::$am::$AV>(o)),)*
+                }
+            }
+        }
+    };
+}
+memperf_model::experiments!(measure);
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    #[command(about = outcome::info::ABOUT.summary)]
-    Info(InfoArgs),
-    #[command(about = outcome::bandwidth::ABOUT.summary)]
-    Bandwidth(Sub<x::bandwidth::options::Options>),
-    #[command(about = outcome::latency::ABOUT.summary)]
-    Latency(Sub<x::latency::options::Options>),
-    #[command(about = outcome::tlb::ABOUT.summary)]
-    Tlb(Sub<x::tlb::options::Options>),
-    #[command(about = outcome::working_set::ABOUT.summary)]
-    WorkingSet(Sub<x::working_set::Options>),
-    #[command(about = outcome::prefetch_fault::ABOUT.summary)]
-    PrefetchFault(Sub<x::prefetch_fault::options::Options>),
-    #[command(about = outcome::page_init::ABOUT.summary)]
-    PageInit(Sub<x::page_init::options::Options>),
-    #[command(about = outcome::calls::ABOUT.summary)]
-    Calls(Sub<x::calls::Options>),
-    #[command(about = outcome::context::ABOUT.summary)]
-    Context(Sub<x::context::Options>),
-    #[command(about = outcome::stat::ABOUT.summary)]
-    Stat(stat::StatArgs),
-    #[command(about = outcome::hugepages::ABOUT.summary)]
-    Hugepages(hugepages::HugepagesArgs),
-    #[command(about = outcome::wss::ABOUT.summary)]
-    Wss(wss::WssArgs),
-    #[command(about = outcome::c2c::ABOUT.summary)]
-    C2c(Sub<x::c2c::Options>),
-    #[command(about = outcome::numa::ABOUT.summary)]
-    Numa(Sub<x::numa::Options>),
-    #[command(about = outcome::loaded_latency::ABOUT.summary)]
-    LoadedLatency(Sub<x::loaded_latency::options::Options>),
+    #[command(flatten)]
+    Measure(Measure),
     /// The whole suite: one results folder with JSON, SVG plots and an HTML report.
     Run(RunArgs),
     /// Rebuild the HTML report and plots from a results.json, a journal, or their folder.
@@ -78,16 +94,6 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the man page (memperf.1), or write one page per subcommand into -o DIR.
     Man(ManArgs),
-}
-
-/// Options of `memperf info`.
-#[derive(Debug, Args)]
-pub struct InfoArgs {
-    /// Write a recording of this machine into DIR instead (its CPUID dump and the /sys and /proc files memperf reads), for reading it back elsewhere.
-    #[arg(long, value_name = "DIR")]
-    pub record: Option<PathBuf>,
-    #[command(flatten)]
-    pub common: CommonArgs,
 }
 
 #[derive(Debug, Args)]
@@ -243,32 +249,6 @@ gate a CI job on a regression beyond the noise
 \fBperf\-stat\fR(1), \fBlikwid\-bench\fR(1)
 "#;
 
-/// Where a command around a program (`hugepages`, `wss`) writes.
-#[derive(Debug, Args)]
-pub struct ProgramOutputs {
-    /// Write the result document (JSON) to FILE; `-` for stdout.
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
-    pub json: Option<PathBuf>,
-    /// Write the headline figures as OpenMetrics text to FILE.
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
-    pub openmetrics: Option<PathBuf>,
-    /// Write a results folder: results.json, charts and report.html.
-    #[arg(short = 'o', long = "output", value_name = "DIR")]
-    pub output: Option<PathBuf>,
-    /// Write the samples as tidy CSV to FILE (wss: one row per mapping per interval; hugepages: one per run).
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-}
-
-impl ProgramOutputs {
-    pub fn output(&self) -> Output {
-        Output {
-            csv: self.csv.clone(),
-            ..Output::around_program(self.json.as_deref(), self.output.as_deref(), self.openmetrics.as_deref())
-        }
-    }
-}
-
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// results.json, journal.jsonl, or a results folder.
@@ -328,6 +308,15 @@ impl<O: Options> Sub<O> {
         };
         Ok(one::<O::Experiment>(self.options.params(&asked)?, &self.common))
     }
+
+    /// What an option asks for instead of measuring, done: its exit status.
+    fn instead(&self) -> Option<Result<u8>> {
+        let said = self.options.instead()?;
+        Some(
+            said.and_then(|text| crate::report::sink::stdout(crate::report::sink::terminal_safe(&text).as_bytes()))
+                .map(|_| 0),
+        )
+    }
 }
 
 /// Output options every measuring subcommand shares.
@@ -371,28 +360,9 @@ impl Command {
     /// The plan this command asks for, against this machine.
     pub fn plan(&self, machine: &Fingerprint) -> Result<Plan> {
         match self {
-            Command::Info(c) => Ok(one::<x::info::Info>(x::info::Params {}, &c.common)),
-            Command::Bandwidth(s) => s.plan(machine),
-            Command::Latency(s) => s.plan(machine),
-            Command::Tlb(s) => s.plan(machine),
-            Command::WorkingSet(s) => s.plan(machine),
-            Command::PrefetchFault(s) => s.plan(machine),
-            Command::PageInit(s) => s.plan(machine),
-            Command::Calls(s) => s.plan(machine),
-            Command::Context(s) => s.plan(machine),
-            Command::C2c(s) => s.plan(machine),
-            Command::Numa(s) => s.plan(machine),
-            Command::LoadedLatency(s) => s.plan(machine),
+            Command::Measure(m) => m.plan(machine),
             Command::Run(r) => r.plan(machine),
-            Command::Report(_)
-            | Command::Compare(_)
-            | Command::Cleanup
-            | Command::Stat(_)
-            | Command::Hugepages(_)
-            | Command::Wss(_)
-            | Command::Completions(_)
-            | Command::Merge(_)
-            | Command::Man(_) => Err(Error::usage("report, compare, cleanup and stat have no plan of experiments")),
+            _ => Err(Error::usage("report, compare, cleanup, merge, completions and man have no plan of experiments")),
         }
     }
 
@@ -415,28 +385,9 @@ impl Command {
 
     pub fn common(&self) -> &CommonArgs {
         match self {
-            Command::Info(c) => &c.common,
-            Command::Bandwidth(s) => &s.common,
-            Command::Latency(s) => &s.common,
-            Command::Tlb(s) => &s.common,
-            Command::WorkingSet(s) => &s.common,
-            Command::PrefetchFault(s) => &s.common,
-            Command::PageInit(s) => &s.common,
-            Command::Calls(s) => &s.common,
-            Command::Context(s) => &s.common,
-            Command::C2c(s) => &s.common,
-            Command::LoadedLatency(s) => &s.common,
-            Command::Numa(s) => &s.common,
+            Command::Measure(m) => m.common(),
             Command::Run(r) => &r.common,
-            Command::Report(_)
-            | Command::Compare(_)
-            | Command::Cleanup
-            | Command::Stat(_)
-            | Command::Hugepages(_)
-            | Command::Wss(_)
-            | Command::Completions(_)
-            | Command::Merge(_)
-            | Command::Man(_) => &NO_COMMON,
+            _ => &NO_COMMON,
         }
     }
 }
@@ -464,43 +415,19 @@ impl RunArgs {
         let only = self.only.as_ref().map(|l| &l.0);
         let skip = List::or(&self.skip, Vec::new());
         let wanted = |n: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == n)) && !skip.iter().any(|x| x == n);
-        let mut jobs: Vec<Job> = crate::experiments::registry::suite_entries()
-            .filter(|e| wanted(e.name()))
-            .filter_map(|e| e.suite_job(preset, machine))
-            .collect();
-        let mut notes = Vec::new();
-        for job in &mut jobs {
-            if let Some(lat) = job.params_mut::<crate::experiments::latency::Params>() {
-                notes.extend(self.suite_hugetlb_latency(lat, machine));
-            }
-        }
+        let asked = Asked { preset, machine, reserve_hugepages: self.common.reserve_hugepages };
+        let (jobs, notes): (Vec<Job>, Vec<Option<crate::model::Warning>>) =
+            crate::experiments::registry::suite_entries()
+                .filter(|e| wanted(e.name()))
+                .filter_map(|e| e.suite_job(&asked))
+                .unzip();
         if jobs.is_empty() {
             return Err(Error::usage("--only and --skip leave no experiment to run"));
         }
         let mut plan = plan_of(jobs, &self.common, None);
-        plan.notes = notes;
+        plan.notes = notes.into_iter().flatten().collect();
         plan.journal = true;
         Ok(plan)
-    }
-}
-
-impl RunArgs {
-    /// The suite's latency sweep takes 2 MiB hugetlb pages when their pool
-    /// has them (or with --reserve-hugepages); else a note says how.
-    fn suite_hugetlb_latency(
-        &self,
-        lat: &mut crate::experiments::latency::Params,
-        machine: &Fingerprint,
-    ) -> Option<crate::model::Warning> {
-        let max = lat.sizes_bytes.iter().max().copied().unwrap_or_default();
-        let need = max.0.div_ceil(2 << 20);
-        let free = machine.pool(crate::units::Bytes(2 << 20)).map(|p| p.available()).unwrap_or(0);
-        if self.common.reserve_hugepages || free >= need {
-            lat.pages.push(crate::memory::PagePolicy::Huge2M);
-            None
-        } else {
-            Some(crate::model::Caution::SuiteNoHugetlb { need, free }.render(crate::model::warnings::Command::Run))
-        }
     }
 }
 

@@ -68,14 +68,6 @@ pub fn man(dir: Option<&std::path::Path>) -> Result<u8> {
     Ok(0)
 }
 
-/// `memperf info --record DIR`: this machine's CPUID dump and files.
-pub fn record(dir: &std::path::Path) -> Result<u8> {
-    let live = crate::machine::source::Source::live();
-    let n = crate::machine::record::record(&live.root, &live.cpuid, dir)?;
-    let text = format!("recorded {n} files of this machine into {}\n", dir.display());
-    crate::report::sink::stdout(crate::report::sink::terminal_safe(&text).as_bytes()).map(|_| 0)
-}
-
 /// `memperf cleanup`: what killed runs left reserved goes back to the pools.
 pub fn cleanup() -> Result<u8> {
     use crate::memory::reserve::Reaped;

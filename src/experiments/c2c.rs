@@ -6,7 +6,7 @@
 //! sysfs: SMT siblings, sharing an L3 (a CCX), one package, two packages.
 
 use super::options;
-use super::{Context, Experiment};
+use super::{Bench, Experiment};
 use crate::error::{Error, Result};
 use crate::kernels::c2c::{side, Handoff, Line};
 pub use crate::machine::sysfs::cpu_list;
@@ -100,6 +100,10 @@ impl Experiment for C2c {
     type Params = Params;
     type Outcome = Outcome;
 
+    fn preset(preset: crate::experiments::Preset, _: &crate::machine::Fingerprint) -> Params {
+        Params::preset(preset)
+    }
+
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
@@ -114,7 +118,7 @@ impl Experiment for C2c {
             || halve_sample(&mut p.min_sample_s, 0.001)
     }
 
-    fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+    fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         if p.cpus.len() < 2 {
             return Err(Error::unsatisfiable(
                 format!("c2c needs two CPUs; this process may use {:?}", p.cpus),

@@ -13,7 +13,7 @@
 //! of the repetitions, confirmed on the other half).
 
 use super::options;
-use super::{Context, Experiment, Preset};
+use super::{Bench, Experiment, Preset};
 use crate::error::{Error, Result};
 use crate::kernels::calls::{self, ChainFn, Linkage, SharedChain};
 pub use crate::model::outcome::calls::*;
@@ -91,6 +91,10 @@ impl Experiment for Calls {
     type Params = Params;
     type Outcome = Outcome;
 
+    fn preset(preset: crate::experiments::Preset, _: &crate::machine::Fingerprint) -> Params {
+        Params::preset(preset)
+    }
+
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
@@ -105,7 +109,7 @@ impl Experiment for Calls {
         use super::fit::{fewer, halve_sample, thin};
         thin(&mut p.threads) || fewer(&mut p.repetitions, 6, 2) || halve_sample(&mut p.min_sample_s, 0.0005)
     }
-    fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+    fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         run(p, ctx)
     }
 }
@@ -119,7 +123,7 @@ struct CellKey {
 }
 
 /// The chains that could be set up, with the libraries kept loaded.
-fn entries(p: &Params, ctx: &Context) -> (Vec<(Linkage, ChainFn)>, Vec<SharedChain>) {
+fn entries(p: &Params, ctx: &Bench) -> (Vec<(Linkage, ChainFn)>, Vec<SharedChain>) {
     let mut loaded = Vec::new();
     let mut out = Vec::new();
     for &l in &p.linkages {
@@ -155,7 +159,7 @@ pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, _: &super::estima
     schedule::estimate_s(&schedule::Plan::new(p.repetitions, p.min_sample_s), &unit, &warm)
 }
 
-fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     p.check()?;
     let teams: Vec<(usize, Team)> =
         p.threads.iter().map(|&t| Team::new(t).map(|team| (t, team))).collect::<Result<_>>()?;
@@ -210,7 +214,7 @@ struct CpuTotal {
 
 fn measure(
     p: &Params,
-    ctx: &Context,
+    ctx: &Bench,
     keys: &[CellKey],
     chains: &[(Linkage, ChainFn)],
     teams: &[(usize, Team)],
@@ -471,7 +475,7 @@ mod tests {
         }
         let m = crate::machine::collect();
         let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
-        let ctx = Context::new(&m, &clock, &super::super::NoProgress);
+        let ctx = Bench::new(&m, &clock, &super::super::NoProgress);
         let p = Params {
             linkages: vec![Linkage::Direct, Linkage::Saves],
             depths: vec![4],
@@ -508,7 +512,7 @@ mod tests {
     fn end_to_end_on_a_fake_clock_gives_exact_figures() {
         let m = crate::machine::collect();
         let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
-        let ctx = Context::new(&m, &clock, &super::super::NoProgress);
+        let ctx = Bench::new(&m, &clock, &super::super::NoProgress);
         let p = Params {
             linkages: vec![Linkage::Direct, Linkage::Inlined],
             depths: vec![1, 10],

@@ -4,7 +4,7 @@
 //! of it as refills every cache level when the cycle is larger), because
 //! chases measured in turn evict each other's lines and translations.
 
-use super::Context;
+use super::Bench;
 use crate::error::Result;
 use crate::kernels::chase::{chase_kernel, Chase};
 use crate::timing::schedule::{self, Ran, Series, Step};
@@ -35,7 +35,7 @@ pub fn plan(repetitions: usize, min_sample_s: f64, seed: u64) -> schedule::Plan 
 }
 
 /// Measures single-chain `chases` interleaved; an iteration is one load.
-pub fn measure(chases: &[RefCell<Chase>], plan: &schedule::Plan, ctx: &Context) -> Result<Vec<Series>> {
+pub fn measure(chases: &[RefCell<Chase>], plan: &schedule::Plan, ctx: &Bench) -> Result<Vec<Series>> {
     let k1 = chase_kernel(1).expect("one chain");
     let mut variants: Vec<schedule::Variant> = chases
         .iter()

@@ -14,7 +14,7 @@
 //! up to at least `min_cell_s` so that clock ticks resolve its system time.
 
 use super::options;
-use super::{Context, Experiment, Preset};
+use super::{Bench, Experiment, Preset};
 use crate::error::{Error, Result};
 use crate::kernels::context::{self as k, Protection, SaveOp};
 pub use crate::model::outcome::context::*;
@@ -81,12 +81,16 @@ pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, _: &super::estima
     schedule::estimate_s(&plan, &vec![400e-9; cells], &vec![4e-6; cells])
 }
 
-pub struct ContextSaves;
+pub struct Context;
 
-impl Experiment for ContextSaves {
+impl Experiment for Context {
     const NAME: &'static str = "context";
     type Params = Params;
     type Outcome = Outcome;
+
+    fn preset(preset: crate::experiments::Preset, _: &crate::machine::Fingerprint) -> Params {
+        Params::preset(preset)
+    }
 
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
@@ -101,7 +105,7 @@ impl Experiment for ContextSaves {
         use super::fit::{fewer, step, thin};
         thin(&mut p.threads) || fewer(&mut p.repetitions, 6, 2) || step(p.min_cell_s > 0.1, || p.min_cell_s /= 2.0)
     }
-    fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+    fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         run(p, ctx)
     }
 }
@@ -113,7 +117,7 @@ enum Key {
     Interp(Protection),
 }
 
-fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     p.check()?;
     let teams: Vec<(usize, Team)> =
         p.threads.iter().map(|&t| Team::new(t).map(|team| (t, team))).collect::<Result<_>>()?;
@@ -177,7 +181,7 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
 
 fn measure(
     p: &Params,
-    ctx: &Context,
+    ctx: &Bench,
     keys: &[Key],
     teams: &[(usize, Team)],
     program: &[u8],
@@ -262,7 +266,7 @@ pub struct Options {
 }
 
 impl options::Options for Options {
-    type Experiment = ContextSaves;
+    type Experiment = Context;
 
     fn params(&self, asked: &options::Asked) -> Result<Params> {
         let mut p = Params::preset(asked.preset);
@@ -304,7 +308,7 @@ mod tests {
     fn end_to_end_on_a_fake_clock_gives_exact_figures() {
         let m = crate::machine::collect();
         let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
-        let ctx = Context::new(&m, &clock, &super::super::NoProgress);
+        let ctx = Bench::new(&m, &clock, &super::super::NoProgress);
         let p = Params {
             ops: vec![SaveOp::BuiltinSetjmp, SaveOp::SigsetjmpMask],
             threads: vec![1],

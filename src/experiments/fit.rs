@@ -143,7 +143,7 @@ mod tests {
             Job::of::<tlb::Tlb>(tlb::Params::preset(Preset::Quick)),
             Job::of::<page_init::PageInit>(pi),
             Job::of::<calls::Calls>(ca),
-            Job::of::<context::ContextSaves>(cx),
+            Job::of::<context::Context>(cx),
             Job::of::<c2c::C2c>(cc),
         ])
     }

@@ -2,7 +2,7 @@
 //! for every measurement (no PMU, no huge pages reserved, THP off, caches
 //! that CPUID and the OS disagree on).
 
-use super::{Context, Experiment};
+use super::{Bench, Experiment};
 use crate::error::Result;
 use crate::machine::cpuid::{PAGE_1G, PAGE_2M, PAGE_4K};
 use crate::machine::Fingerprint;
@@ -22,6 +22,10 @@ impl Experiment for Info {
     type Params = Params;
     type Outcome = Outcome;
 
+    fn preset(_: crate::experiments::Preset, _: &crate::machine::Fingerprint) -> Params {
+        Params {}
+    }
+
     fn estimate_s(_: &Params, _: &crate::machine::Fingerprint, _: &super::estimate::Rates) -> f64 {
         0.0
     }
@@ -31,7 +35,7 @@ impl Experiment for Info {
 
     // No PMU warning here: `info` counts nothing, and its table already
     // says whether counters open; the warning belongs to what counts.
-    fn run(_: &Params, ctx: &Context) -> Result<Outcome> {
+    fn run(_: &Params, ctx: &Bench) -> Result<Outcome> {
         Ok(Outcome { tlb_reach: tlb_reach(ctx.machine) })
     }
 }
@@ -102,3 +106,27 @@ pub fn machine_warnings(m: &Fingerprint, cmd: Command, pages_matter: bool) -> Ve
     }
     w.into_iter().map(|c| c.render(cmd)).collect()
 }
+/// Options of `memperf info`.
+#[derive(Debug, clap::Args)]
+pub struct Options {
+    /// Write a recording of this machine into DIR instead (its CPUID dump and the /sys and /proc files memperf reads), for reading it back elsewhere.
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<std::path::PathBuf>,
+}
+
+impl super::options::Options for Options {
+    type Experiment = Info;
+
+    fn params(&self, _: &super::Asked) -> Result<Params> {
+        Ok(Params {})
+    }
+
+    /// `--record DIR`: this machine's recording, written instead of a run.
+    fn instead(&self) -> Option<Result<String>> {
+        let dir = self.record.as_deref()?;
+        let live = crate::machine::source::Source::live();
+        let written = crate::machine::record::record(&live.root, &live.cpuid, dir);
+        Some(written.map(|n| format!("recorded {n} files of this machine into {}\n", dir.display())))
+    }
+}
+

@@ -8,7 +8,7 @@
 use super::estimate::Rates;
 use super::options;
 use super::stream_arrays::Array;
-use super::{chases, Context, Experiment, Preset};
+use super::{chases, Bench, Experiment, Preset};
 use crate::error::{Error, Result};
 use crate::kernels::chase::{chase_kernel, visit_order, Chase};
 use crate::kernels::{pattern_sum, stream_kernel, StreamShape};
@@ -66,6 +66,10 @@ impl Experiment for Numa {
     type Params = Params;
     type Outcome = Outcome;
 
+    fn preset(preset: crate::experiments::Preset, machine: &crate::machine::Fingerprint) -> Params {
+        Params::preset(preset, machine)
+    }
+
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
@@ -79,7 +83,7 @@ impl Experiment for Numa {
         false
     }
 
-    fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+    fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         run(p, ctx, &numa::nodes(std::path::Path::new("/sys/devices/system/node")))
     }
 }
@@ -118,7 +122,7 @@ pub(crate) fn check(p: &Params) -> Result<()> {
     Ok(())
 }
 
-pub fn run(p: &Params, ctx: &Context, nodes: &[Node]) -> Result<Outcome> {
+pub fn run(p: &Params, ctx: &Bench, nodes: &[Node]) -> Result<Outcome> {
     check(p)?;
     let (info, cpu_nodes, mem_nodes) = usable(nodes);
     if let Some(reason) = no_matrix_reason(cpu_nodes.len(), mem_nodes.len()) {
@@ -198,7 +202,7 @@ impl Bound {
 /// Per pair, a latency variant then a bandwidth variant, interleaved.
 fn measure(
     p: &Params,
-    ctx: &Context,
+    ctx: &Bench,
     pairs: &[(usize, usize)],
     memory: &[Bound],
     teams: &[Team],
@@ -276,7 +280,7 @@ mod tests {
     fn the_matrix_has_every_cell_on_a_faked_topology() {
         let m = crate::machine::collect();
         let clock = crate::timing::MonotonicClock::new();
-        let ctx = Context::new(&m, &clock, &super::super::NoProgress);
+        let ctx = Bench::new(&m, &clock, &super::super::NoProgress);
         let cpu = crate::timing::team::allowed_cpus()[0];
         let node = |id, has_memory| Node { id, cpus: vec![cpu], has_memory };
         let p = Params { size_bytes: Bytes(2 * MIB), repetitions: 2, min_sample_s: 0.0005, seed: 1 };

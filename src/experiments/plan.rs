@@ -1,7 +1,7 @@
 //! A plan: the experiments a command asks for, run one after another into
 //! one result document.
 
-use super::{info, Context, Experiment, Planned, Progress, With};
+use super::{info, Bench, Experiment, Planned, Progress, With};
 use crate::error::Result;
 use crate::machine::{levels, Fingerprint};
 use crate::memory::{PagePolicy, Reservation};
@@ -189,8 +189,8 @@ pub fn new_document(machine: Fingerprint, clock: &dyn Clock, plan: &Plan) -> Doc
     }
 }
 
-/// A document of one observation that is not a planned measurement (`stat`
-/// of a program): the machine, its warnings, and the one record.
+/// The document of a command around a program: its one record, with the
+/// outcome it ended in.
 pub fn observation_document(
     machine: Fingerprint,
     clock: &dyn Clock,
@@ -199,16 +199,7 @@ pub fn observation_document(
     outcome: crate::model::Outcome,
     duration_s: f64,
 ) -> Document {
-    let plan = Plan {
-        jobs: Vec::new(),
-        strict: true,
-        reserve_hugepages: false,
-        notes: Vec::new(),
-        journal: false,
-        command: crate::model::warnings::Command::Sub(name),
-    };
-    let mut doc = new_document(machine, clock, &plan);
-    doc.planned = vec![name.to_string()];
+    let mut doc = observation_of(machine, clock, name);
     doc.experiments.push(ExperimentRecord {
         name: name.into(),
         status: crate::model::document::Status::Completed,
@@ -221,6 +212,38 @@ pub fn observation_document(
         core_clock: Vec::new(),
         estimated_s: None,
     });
+    doc
+}
+
+/// The document of a command around a program interrupted before it had
+/// an outcome (the program never started, or nothing was gathered).
+pub fn interrupted_observation(
+    machine: Fingerprint,
+    clock: &dyn Clock,
+    name: &'static str,
+    params: serde_json::Value,
+    duration_s: f64,
+) -> Document {
+    let mut doc = observation_of(machine, clock, name);
+    let mut rec = ExperimentRecord::interrupted(name.into(), "skipped: interrupted");
+    rec.params = params;
+    rec.duration_s = duration_s;
+    doc.experiments.push(rec);
+    doc
+}
+
+/// A new document of one command around a program, planned alone.
+fn observation_of(machine: Fingerprint, clock: &dyn Clock, name: &'static str) -> Document {
+    let plan = Plan {
+        jobs: Vec::new(),
+        strict: true,
+        reserve_hugepages: false,
+        notes: Vec::new(),
+        journal: false,
+        command: crate::model::warnings::Command::Sub(name),
+    };
+    let mut doc = new_document(machine, clock, &plan);
+    doc.planned = vec![name.to_string()];
     doc
 }
 
@@ -241,7 +264,7 @@ pub fn execute(
     progress.plan(&plan.estimates(&machine));
     for (index, job) in plan.jobs.iter().enumerate() {
         progress.job(index);
-        let ctx = Context::new(&machine, clock, progress).for_command(plan.command);
+        let ctx = Bench::new(&machine, clock, progress).for_command(plan.command);
         let before = super::steal_ticks();
         let measures = job.measures() && !super::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed);
         let nominal = machine.nominal_clocks();

@@ -1,25 +1,28 @@
 //! The registry: every experiment once, in the suite's order, with how it
-//! runs. The suite, `--only`/`--skip` and their values and help, and the
-//! suite's jobs come from here; what each experiment is (its summary,
-//! question and title) is the model's [`About`].
+//! runs, generated from the model's one list (`memperf_model::experiments!`).
+//! The suite, `--only`/`--skip` and their values and help, and the suite's
+//! jobs come from here; what each experiment is (its summary, question and
+//! title) is the model's [`About`].
 //!
-//! Adding an experiment: an entry here, its `About` in `model/about.rs`,
-//! and the files of its own (see docs/ARCHITECTURE.md). The consistency
-//! test below checks that every entry has an outcome, a subcommand whose
-//! help is its summary, a branch in the schema and a row in the README.
+//! The consistency tests below check that every entry has an outcome, a
+//! subcommand whose help is its summary, a branch in the schema and a row
+//! in the README.
 
+use super::experiment::{Asked, Experiment};
 use super::plan::Job;
-use super::Preset;
-use crate::machine::Fingerprint;
 use crate::model::about::About;
+use crate::model::outcome;
+use crate::model::Warning;
 
 /// How an experiment runs.
 #[derive(Clone, Copy)]
 pub enum Runs {
-    /// In the suite (at its place in [`EXPERIMENTS`]) with the preset's
-    /// parameters for this machine; also on its own as a subcommand.
-    Suite(fn(Preset, &Fingerprint) -> Job),
-    /// Only as its own subcommand, around a program (`stat`, `hugepages`).
+    /// In the suite (at its place in [`EXPERIMENTS`]) with the parameters
+    /// it asks for there (and a note of what the machine did not allow);
+    /// also on its own as a subcommand.
+    Suite(fn(&Asked) -> (Job, Option<Warning>)),
+    /// Only as its own subcommand, around a program (`stat`, `hugepages`,
+    /// `wss`).
     AroundProgram,
     /// Never by memperf: a program writes it through the region API, and
     /// `memperf report` reads it.
@@ -38,20 +41,39 @@ impl Entry {
         self.about.name
     }
 
-    /// The suite's job for this experiment, if the suite runs it.
-    pub fn suite_job(&self, preset: Preset, machine: &Fingerprint) -> Option<Job> {
+    /// The suite's job for this experiment, if the suite runs it, and what
+    /// the suite should say of its parameters.
+    pub fn suite_job(&self, asked: &Asked) -> Option<(Job, Option<Warning>)> {
         match self.runs {
-            Runs::Suite(job) => Some(job(preset, machine)),
+            Runs::Suite(job) => Some(job(asked)),
             Runs::AroundProgram | Runs::FromProgram => None,
         }
     }
 }
 
-pub(super) const fn suite(about: &'static About, job: fn(Preset, &Fingerprint) -> Job) -> Entry {
-    Entry { about, runs: Runs::Suite(job) }
+/// The suite's job of `E`.
+fn suite_job<E: Experiment>(asked: &Asked) -> (Job, Option<Warning>) {
+    let (params, note) = E::suite(asked);
+    (Job::of::<E>(params), note)
 }
 
-pub use super::EXPERIMENTS;
+/// [`EXPERIMENTS`], from the list.
+macro_rules! entries {
+    (
+        suite { $($m:ident : $V:ident = $n:literal,)* }
+        around { $($am:ident : $AV:ident = $an:literal,)* }
+        written { $($wm:ident : $WV:ident = $wn:literal,)* }
+    ) => {
+        /// Every experiment, the suite's first and in the order the suite
+        /// runs them.
+        pub static EXPERIMENTS: &[Entry] = &[
+            $(Entry { about: &outcome::$m::ABOUT, runs: Runs::Suite(suite_job::<super::$m::$V>) },)*
+            $(Entry { about: &outcome::$am::ABOUT, runs: Runs::AroundProgram },)*
+            $(Entry { about: &outcome::$wm::ABOUT, runs: Runs::FromProgram },)*
+        ];
+    };
+}
+memperf_model::experiments!(entries);
 
 /// The experiments the suite runs, in order.
 pub fn suite_entries() -> impl Iterator<Item = &'static Entry> {
@@ -71,6 +93,7 @@ pub fn find(name: &str) -> Option<&'static Entry> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiments::Preset;
     use std::path::Path;
 
     fn read(rel: &str) -> String {
@@ -111,12 +134,14 @@ mod tests {
         let m = crate::machine::collect();
         for e in suite_entries() {
             for preset in [Preset::Quick, Preset::Default, Preset::Full] {
-                let job = e.suite_job(preset, &m).unwrap();
+                let asked = Asked { preset, machine: &m, reserve_hugepages: false };
+                let (job, _) = e.suite_job(&asked).unwrap();
                 assert_eq!(job.name(), e.name());
                 job.check().unwrap_or_else(|err| panic!("{} {preset:?}: {err}", e.name()));
             }
         }
-        assert!(find("stat").unwrap().suite_job(Preset::Quick, &m).is_none());
+        let asked = Asked { preset: Preset::Quick, machine: &m, reserve_hugepages: false };
+        assert!(find("stat").unwrap().suite_job(&asked).is_none());
     }
 
     /// Each entry has a subcommand whose `--help` line is its summary,

@@ -11,7 +11,7 @@
 
 use super::estimate::Rates;
 use super::options;
-use super::{Context, Experiment};
+use super::{Bench, Experiment};
 use crate::counters::{self, events};
 use crate::error::{Error, Result};
 use crate::kernels::working_set as kernel;
@@ -193,6 +193,10 @@ impl Experiment for WorkingSet {
     type Params = Params;
     type Outcome = Outcome;
 
+    fn preset(preset: crate::experiments::Preset, machine: &crate::machine::Fingerprint) -> Params {
+        Params::preset(preset, machine)
+    }
+
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
@@ -215,7 +219,7 @@ impl Experiment for WorkingSet {
             || halve_sample(&mut p.min_sample_s, 0.005)
     }
 
-    fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+    fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         check(p)?;
         let row = p.row_floats as usize;
         let rows_total = p.total_bytes.0 / 12 / p.row_floats;

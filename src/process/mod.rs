@@ -144,20 +144,23 @@ pub fn spawn_held(program: &Program, extra_env: &[(OsString, OsString)], output:
     }
     if pid == 0 {
         // SAFETY: in the child, see above.
-        unsafe { child_after_fork(&release_r, &error_w, output, &path, &argv_ptrs, &envp_ptrs) }
+        unsafe { child_after_fork(&release_r, release_w.as_raw_fd(), &error_w, output, &path, &argv_ptrs, &envp_ptrs) }
     }
     drop(release_r);
     drop(error_w);
     Ok(Held { pid, release: Some(release_w), exec_error: error_r })
 }
 
-/// The child's side: wait for one byte, restore the signal state a fresh
-/// process has, exec; on failure report errno and exit 127/126.
+/// The child's side: close its copy of the release pipe's write end (so
+/// that memperf giving up, dropping its own, is an end of file here), wait
+/// for one byte, restore the signal state a fresh process has, exec; on
+/// failure report errno and exit 127/126.
 ///
 /// # Safety
 /// Only to be called in the child right after fork.
 unsafe fn child_after_fork(
     release: &OwnedFd,
+    release_w: std::os::fd::RawFd,
     error: &OwnedFd,
     output: Option<&OwnedFd>,
     path: &CString,
@@ -168,6 +171,7 @@ unsafe fn child_after_fork(
     // async-signal-safe calls follow, on descriptors and strings the parent
     // built before forking, and every path ends in exec or _exit.
     unsafe {
+        libc::close(release_w);
         let mut byte = 0u8;
         let n = libc::read(release.as_raw_fd(), (&mut byte as *mut u8).cast(), 1);
         if n != 1 {
@@ -344,6 +348,23 @@ mod tests {
         let (exit, _) = held.release("sh").unwrap().wait_blocking();
         assert_eq!(exit, Exit::Signaled { signal: libc::SIGTERM });
         assert_eq!(exit.shell_status(), 143);
+    }
+
+    /// A child held and never released (memperf interrupted before the
+    /// program starts) leaves when dropped, without running anything: its
+    /// copy of the release pipe is closed, so the drop is an end of file.
+    #[test]
+    fn a_held_child_dropped_unreleased_exits_without_running() {
+        let program = find(&["true".into()]).unwrap();
+        let held = spawn_held(&program, &[], None).unwrap();
+        let pid = held.pid;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            drop(held);
+            tx.send(()).unwrap();
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(10)).expect("the held child did not leave");
+        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "reaped");
     }
 
     #[test]

@@ -106,6 +106,11 @@ pub fn observe(
     let mut counters: Vec<Opened> =
         watch.events.iter().map(|e| backend.open_event(e, Target::Child(held.pid))).collect();
     let _forwarding = Forwarding::install(held.pid);
+    // An interrupt that came before the signals were passed on to the
+    // program: it never starts (the held child exits when dropped).
+    if crate::interrupt::requested() {
+        return Err(crate::error::Error::interrupted());
+    }
     let shown = program.argv[0].to_string_lossy().into_owned();
     let t0 = Instant::now();
     let running = held.release(&shown)?;

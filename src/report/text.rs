@@ -2,7 +2,7 @@
 //! renderer writes it), its clock and validity, Little's law where the
 //! document has what it needs, and the warnings for stderr.
 
-pub use super::outcome::machine::machine;
+pub use super::outcome::info::machine;
 pub use super::outcome::{plateau_text, stat};
 
 use crate::model::document::{Document, Status, Warning};

@@ -18,6 +18,8 @@
 //! evicted before the next timed sample, so it leaves no trace in one.
 
 pub mod options;
+
+pub use options::Options;
 mod summary;
 mod validate;
 
@@ -28,7 +30,7 @@ use crate::analysis::plateau;
 use crate::error::{Error, Result};
 use crate::experiments::estimate::Rates;
 use crate::experiments::stream_arrays::Array;
-use crate::experiments::{Context, Experiment, Preset};
+use crate::experiments::{Bench, Experiment, Preset};
 use crate::kernels::{pattern_sum, stream_kernel, write, Hint, StreamArg, StreamKernel, StreamKernelInfo, StreamShape};
 use crate::memory::{Backing, PagePolicy};
 pub use crate::model::outcome::bandwidth::*;
@@ -119,6 +121,10 @@ impl Experiment for Bandwidth {
     type Params = Params;
     type Outcome = Outcome;
 
+    fn preset(preset: crate::experiments::Preset, machine: &crate::machine::Fingerprint) -> Params {
+        Params::preset(preset, machine)
+    }
+
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
@@ -136,7 +142,7 @@ impl Experiment for Bandwidth {
         shrink_towards(p, four, one)
     }
 
-    fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+    fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         run(p, ctx)
     }
 }
@@ -234,7 +240,7 @@ impl Arrays {
     }
 }
 
-fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     check(p)?;
     let teams: Vec<(usize, Team)> =
         p.threads.iter().map(|&t| Team::new(t).map(|team| (t, team))).collect::<Result<_>>()?;
@@ -286,7 +292,7 @@ fn read_sample<'a>(
     kernel: StreamKernel,
     args: Vec<StreamArg>,
     team: &'a Team,
-    ctx: &'a Context,
+    ctx: &'a Bench,
     moved: &'a std::cell::Cell<usize>,
     expected_pass: f64,
 ) -> schedule::Variant<'a> {
@@ -309,7 +315,7 @@ fn write_sample<'a>(
     (kernel, op): (StreamKernel, u8),
     args: Vec<StreamArg>,
     team: &'a Team,
-    ctx: &'a Context,
+    ctx: &'a Bench,
     moved: &'a std::cell::Cell<usize>,
 ) -> schedule::Variant<'a> {
     let mut passes = 0u64;
@@ -339,7 +345,7 @@ fn write_sample<'a>(
 /// samples in which a thread left its CPU.
 fn measure(
     p: &Params,
-    ctx: &Context,
+    ctx: &Bench,
     variants: &[Variant],
     kernels: &[(StreamKernel, StreamKernelInfo)],
     arrays: &Arrays,
@@ -411,14 +417,14 @@ fn results(
         .collect()
 }
 
-fn warn_preconditions(p: &Params, ctx: &Context) {
+fn warn_preconditions(p: &Params, ctx: &Bench) {
     let (llc, _) = ctx.machine.sizing_llc();
     if p.size_bytes.0 < 4 * llc.0 {
         ctx.warn(Caution::WorkingSetInCache { size: p.size_bytes, llc });
     }
 }
 
-fn warn_coverage(b: &Backing, ctx: &Context) {
+fn warn_coverage(b: &Backing, ctx: &Bench) {
     if b.requested == PagePolicy::Thp {
         if let Some(f) = b.huge_fraction.filter(|&f| f < 0.9) {
             ctx.warn(Caution::ThpPartial { what: "array", fraction: f });
@@ -426,7 +432,7 @@ fn warn_coverage(b: &Backing, ctx: &Context) {
     }
 }
 
-fn warn_results(results: &[VariantResult], p: &Params, ctx: &Context) {
+fn warn_results(results: &[VariantResult], p: &Params, ctx: &Bench) {
     let noisy: Vec<&VariantResult> = results.iter().filter(|r| r.bytes_per_s.cv > p.noise_cv).collect();
     if !noisy.is_empty() {
         let worst = noisy.iter().map(|r| r.bytes_per_s.cv).fold(0.0, f64::max);
@@ -504,7 +510,7 @@ mod tests {
         for (name, doc) in crate::test_support::recorded_suites() {
             let m = &doc.machine;
             let warned = |size: u64| {
-                let ctx = Context::new(m, &clock, &super::super::NoProgress);
+                let ctx = Bench::new(m, &clock, &super::super::NoProgress);
                 let p = Params { size_bytes: Bytes(size), ..Params::preset(Preset::Quick, m) };
                 warn_preconditions(&p, &ctx);
                 ctx.take_warnings().into_iter().find(|w| w.code == "working-set-in-cache")
@@ -523,7 +529,7 @@ mod tests {
     fn end_to_end_on_a_fake_clock_gives_exact_figures() {
         let m = crate::machine::collect();
         let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
-        let ctx = Context::new(&m, &clock, &super::super::NoProgress);
+        let ctx = Bench::new(&m, &clock, &super::super::NoProgress);
         let p = Params {
             kernels: vec![StreamShape::SimdPrefetch],
             pages: vec![PagePolicy::Small],

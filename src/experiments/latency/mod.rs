@@ -15,8 +15,10 @@
 
 pub mod options;
 
+pub use options::Options;
+
 use super::estimate::{Rates, CLOCK_SAMPLE_S};
-use super::{chases, Context, Experiment, Preset};
+use super::{chases, Bench, Experiment, Preset};
 use crate::analysis::attribution::{attribute, Attribution, Known};
 use crate::analysis::knees;
 use crate::error::{Error, Result};
@@ -167,6 +169,25 @@ impl Experiment for Latency {
     type Params = Params;
     type Outcome = Outcome;
 
+    fn preset(preset: crate::experiments::Preset, machine: &crate::machine::Fingerprint) -> Params {
+        Params::preset(preset, machine)
+    }
+    /// The suite's sweep takes 2 MiB hugetlb pages too when their pool has
+    /// them free (or the run reserves them); else a note says how.
+    fn suite(asked: &crate::experiments::Asked) -> (Params, Option<crate::model::Warning>) {
+        let mut p = Params::preset(asked.preset, asked.machine);
+        let max = p.sizes_bytes.iter().max().copied().unwrap_or_default();
+        let need = max.0.div_ceil(2 << 20);
+        let free = asked.machine.pool(crate::units::Bytes(2 << 20)).map(|pool| pool.available()).unwrap_or(0);
+        if asked.reserve_hugepages || free >= need {
+            p.pages.push(crate::memory::PagePolicy::Huge2M);
+            (p, None)
+        } else {
+            let note = crate::model::Caution::SuiteNoHugetlb { need, free }.render(crate::model::warnings::Command::Run);
+            (p, Some(note))
+        }
+    }
+
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
@@ -184,7 +205,7 @@ impl Experiment for Latency {
         let (four, one) = super::fit::memory_floors(m);
         shrink_towards(p, four, one)
     }
-    fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+    fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         run(p, ctx)
     }
 }
@@ -211,7 +232,7 @@ pub(crate) fn check(p: &Params) -> Result<()> {
     Ok(())
 }
 
-fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     check(p)?;
     let _pin = crate::timing::team::PinGuard::first_cpu();
     let clock_before = core_clock::sample(ctx.clock, ctx.machine.nominal_clocks()).clock;
@@ -278,7 +299,7 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
 /// repetition.
 fn measure_size(
     p: &Params,
-    ctx: &Context,
+    ctx: &Bench,
     regions: &mut [(PagePolicy, Region)],
     size: Bytes,
     orders: &[(&str, Option<usize>)],
@@ -328,7 +349,7 @@ fn measure_size(
 }
 
 /// K chains at the largest working set: every (policy, K) interleaved.
-fn mlp_sweep(p: &Params, ctx: &Context, regions: &mut [(PagePolicy, Region)], size: Bytes) -> Result<Vec<MlpPoint>> {
+fn mlp_sweep(p: &Params, ctx: &Bench, regions: &mut [(PagePolicy, Region)], size: Bytes) -> Result<Vec<MlpPoint>> {
     let chains = p.mlp_chains();
     let lines = size.0 as usize / LINE;
     let shared: Vec<(PagePolicy, RefCell<Chase>)> = regions
@@ -442,7 +463,7 @@ pub fn reanalyze(o: &mut Outcome, m: &crate::machine::Fingerprint, ghz: Option<f
     o.levels = latency_levels(&o.points, m, max, ghz);
 }
 
-fn warn(ctx: &Context, regions: &[(PagePolicy, Region)], points: &[Point], max: Bytes) {
+fn warn(ctx: &Bench, regions: &[(PagePolicy, Region)], points: &[Point], max: Bytes) {
     let (llc, _) = ctx.machine.sizing_llc();
     if max.0 < 4 * llc.0 {
         ctx.warn(Caution::LatencyMaxBelow4xLlc { max, llc });

@@ -16,9 +16,11 @@
 
 pub mod options;
 
+pub use options::Options;
+
 use super::estimate::Rates;
 use super::stream_arrays::Array;
-use super::{Context, Experiment, Preset};
+use super::{Bench, Experiment, Preset};
 pub use crate::analysis::bend::bend;
 use crate::analysis::littles_law::lines_in_flight;
 use crate::error::{Error, Result};
@@ -105,6 +107,10 @@ impl Experiment for LoadedLatency {
     type Params = Params;
     type Outcome = Outcome;
 
+    fn preset(preset: crate::experiments::Preset, machine: &crate::machine::Fingerprint) -> Params {
+        Params::preset(preset, machine)
+    }
+
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
@@ -129,7 +135,7 @@ impl Experiment for LoadedLatency {
             })
     }
 
-    fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+    fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         run(p, ctx)
     }
 }
@@ -303,7 +309,7 @@ fn figures(chase: &Window, loads: &[Window], block: u64) -> (f64, f64, bool) {
     (latency, bw, chase.ok && loads.iter().all(|w| w.ok))
 }
 
-fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     check(p)?;
     let cpus = crate::timing::team::allowed_cpus().len();
     let team = Team::new(cpus.max(1))?;
@@ -329,7 +335,7 @@ fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
 
 /// The delays measured: the idle point first, then the sweep (none when
 /// there is no CPU for a loader).
-fn point_delays(p: &Params, cpus: usize, ctx: &Context) -> Vec<Option<u64>> {
+fn point_delays(p: &Params, cpus: usize, ctx: &Bench) -> Vec<Option<u64>> {
     let mut d = vec![None];
     if cpus > 1 {
         let mut sweep = p.delays_ns.clone();
@@ -370,7 +376,7 @@ fn loaders_of(a: &Array, kernel: StreamKernel, p: &Params, threads: usize) -> Ve
 fn measure(
     team: &Team,
     p: &Params,
-    ctx: &Context,
+    ctx: &Bench,
     delays: &[Option<u64>],
     chaser: &Mutex<Chaser>,
     loaders: &[Loader],
@@ -461,7 +467,7 @@ fn summarise(
     }
 }
 
-fn warn_pages(b: &crate::memory::Backing, ctx: &Context) {
+fn warn_pages(b: &crate::memory::Backing, ctx: &Bench) {
     match b.requested {
         PagePolicy::Small => ctx.warn(Caution::VariantUnavailable {
             experiment: "loaded-latency",

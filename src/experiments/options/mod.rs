@@ -9,7 +9,6 @@ pub mod offers;
 
 use super::{Experiment, Preset};
 use crate::error::{Error, Result};
-use crate::machine::Fingerprint;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::Args;
 use std::ffi::OsStr;
@@ -20,15 +19,14 @@ pub trait Options: Args {
     type Experiment: Experiment;
     /// The parameters: the preset's, with what was given put in.
     fn params(&self, asked: &Asked) -> Result<<Self::Experiment as Experiment>::Params>;
+    /// What an option asks the subcommand to do instead of measuring
+    /// (`info --record DIR`), done: the text to print, or `None` to measure.
+    fn instead(&self) -> Option<Result<String>> {
+        None
+    }
 }
 
-/// What a subcommand's options are read against: its preset, the machine,
-/// and whether the run reserves the hugetlb pages it needs.
-pub struct Asked<'a> {
-    pub preset: Preset,
-    pub machine: &'a Fingerprint,
-    pub reserve_hugepages: bool,
-}
+pub use super::experiment::Asked;
 
 /// `--quick` / `--full`.
 #[derive(Debug, Clone, Args, Default)]

@@ -17,11 +17,13 @@
 //! produce the same lists.
 
 pub mod options;
+
+pub use options::Options;
 mod summary;
 
 use crate::error::{Error, Result};
 use crate::experiments::estimate::Rates;
-use crate::experiments::{Context, Experiment};
+use crate::experiments::{Bench, Experiment};
 use crate::kernels::page_init::{add_physmem, validate, FreeLists, Mode, PageDesc, Segment};
 use crate::kernels::{stream_kernel, StreamArg, StreamKernel, StreamShape};
 use crate::memory::{PagePolicy, Region};
@@ -134,6 +136,10 @@ impl Experiment for PageInit {
     type Params = Params;
     type Outcome = Outcome;
 
+    fn preset(preset: crate::experiments::Preset, _: &crate::machine::Fingerprint) -> Params {
+        Params::preset(preset)
+    }
+
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
@@ -145,7 +151,7 @@ impl Experiment for PageInit {
         step(p.memory_bytes.0 / 2 >= 1 << 30, || p.memory_bytes = Bytes(p.memory_bytes.0 / 2))
             || fewer(&mut p.repetitions, 2, 1)
     }
-    fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+    fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         run(p, ctx)
     }
 }
@@ -268,7 +274,7 @@ fn store_kernels() -> Vec<(&'static str, StoreFn)> {
     v
 }
 
-fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     check(p)?;
     let layout = if p.layout.is_empty() { generated_layout(p.memory_bytes) } else { p.layout.clone() };
     let segs = segments(&layout, p.base_page_bytes)?;

@@ -25,7 +25,7 @@ pub(super) struct Measured<'a> {
 /// From the series to the outcome: the limit per thread count, each
 /// variant against it and against `locked`, the best distance chosen on
 /// even repetitions, and validation.
-pub(super) fn summarise(p: &Params, ctx: &Context, m: Measured) -> Result<Outcome> {
+pub(super) fn summarise(p: &Params, ctx: &Bench, m: Measured) -> Result<Outcome> {
     let Measured { keys, series, checks, pages, bytes, segs, ratio, descriptors } = m;
     let per_iter = |i: usize| series[i].per_iter_s();
     let store_kernels: Vec<StoreKernelResult> = keys

@@ -6,9 +6,10 @@
 //! first execution or of calibration are not taken for traps.
 
 use super::targets::{Targets, COUNT};
-use super::{LoopKind, Params, PrefetchCell, Target};
+use super::params::Params;
+use super::{LoopKind, PrefetchCell, Target};
 use crate::error::Result;
-use crate::experiments::Context;
+use crate::experiments::Bench;
 use crate::kernels::prefetch::{self as k, TargetArg};
 use crate::kernels::x86_64::*;
 use crate::kernels::Hint;
@@ -36,7 +37,7 @@ pub fn target_kernels(h: Option<Hint>) -> (TargetKernel, TargetKernel) {
 pub const SYSTEM_TIME_RESOLUTION_S: f64 = 1.0;
 
 /// The cells, and whether every latency loop ended inside its cycle.
-pub fn measure(p: &Params, ctx: &Context, targets: &Targets) -> Result<(Vec<PrefetchCell>, bool)> {
+pub fn measure(p: &Params, ctx: &Bench, targets: &Targets) -> Result<(Vec<PrefetchCell>, bool)> {
     let chase = targets.cycle();
     let cycle: Vec<u64> = (0..8).map(|i| chase as u64 + i * 64).collect();
     let mut keys: Vec<(Option<Hint>, Target, LoopKind)> = Vec::new();

@@ -3,9 +3,10 @@
 //! unguarded (prefetch NULL too) and guarded (test first), interleaved per
 //! length, each against `none` paired per repetition.
 
-use super::{ListCell, Params};
+use super::params::Params;
+use super::ListCell;
 use crate::error::Result;
-use crate::experiments::Context;
+use crate::experiments::Bench;
 use crate::kernels::prefetch::{self as k, Guard, Node};
 use crate::kernels::x86_64::*;
 use crate::memory::{PagePolicy, Region};
@@ -53,7 +54,7 @@ pub fn build_lists(region: &mut Region, length: usize, count: usize, ahead: usiz
 
 /// The NULL-ending lists at each length, walked without prefetch, with an
 /// unguarded and with a guarded one, interleaved; each against `none`.
-pub fn measure(p: &Params, ctx: &Context) -> Result<Vec<ListCell>> {
+pub fn measure(p: &Params, ctx: &Bench) -> Result<Vec<ListCell>> {
     let mut region = Region::new(PagePolicy::Small, p.list_region_bytes)?;
     let nodes = p.list_nodes.min(region.len() / 64);
     let mut out = Vec::new();

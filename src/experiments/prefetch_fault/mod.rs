@@ -23,93 +23,21 @@ mod cells;
 #[cfg(target_arch = "x86_64")]
 mod lists;
 pub mod options;
+mod params;
+
+pub use options::Options;
+pub use params::Params;
 pub mod targets;
 #[cfg(target_arch = "x86_64")]
 mod tlb_walk;
 pub mod verdict;
 
 use super::estimate::Rates;
-use super::{Context, Experiment, Preset};
+use super::{Bench, Experiment};
 use crate::error::{Error, Result};
-use crate::kernels::Hint;
 pub use crate::model::outcome::prefetch_fault::*;
 use crate::timing::schedule;
-use crate::units::{Bytes, MIB};
-use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Params {
-    pub instructions: Vec<Hint>,
-    /// Bad targets to measure; mapped lines are always measured beside them.
-    pub targets: Vec<Target>,
-    pub repetitions: usize,
-    pub min_sample_s: f64,
-    pub list_lengths: Vec<usize>,
-    /// Nodes per list-walk sample (spread over `list_region_bytes`).
-    pub list_nodes: usize,
-    pub list_region_bytes: Bytes,
-    /// The walk prefetches the node this many ahead (2 = next->next).
-    pub list_ahead: usize,
-    pub stride_pages: usize,
-    pub stride_ahead_pages: Vec<usize>,
-    pub stride_hint: Hint,
-    pub seed: u64,
-}
-
-impl Params {
-    pub fn preset(preset: Preset) -> Params {
-        // Full: 100 ms samples, so that each cell runs ≥ 1 s and its system
-        // time is resolved by the clock tick.
-        let (sample, reps, nodes, region, pages) = match preset {
-            Preset::Quick => (0.006, 10, 1 << 16, 64 * MIB, 1 << 16),
-            Preset::Default => (0.01, 10, 1 << 18, 256 * MIB, 1 << 16),
-            Preset::Full => (0.1, 10, 1 << 20, 1024 * MIB, 1 << 17),
-        };
-        Params {
-            // Quick: t1 and t2 behave like t0 on current x86 cores.
-            instructions: if preset == Preset::Quick { vec![Hint::T0, Hint::Nta, Hint::W] } else { Hint::ALL.to_vec() },
-            targets: Target::ALL.to_vec(),
-            repetitions: reps,
-            min_sample_s: sample,
-            list_lengths: vec![1, 2, 4, 8, 16, 32, 64],
-            list_nodes: nodes,
-            list_region_bytes: Bytes(region),
-            list_ahead: 2,
-            stride_pages: pages,
-            stride_ahead_pages: vec![1, 4, 16],
-            stride_hint: Hint::T0,
-            seed: 0x7072_6566,
-        }
-    }
-
-    /// Every parameter within a range that makes physical sense, before
-    /// anything is allocated.
-    pub fn check(&self) -> Result<()> {
-        if self.instructions.is_empty() || self.targets.is_empty() {
-            return Err(Error::usage("prefetch-fault needs at least one --hint and one --targets entry"));
-        }
-        if self.repetitions < 2 {
-            return Err(Error::usage("--repetitions must be at least 2 (pairs need two samples to mean anything)"));
-        }
-        let nodes = self.list_nodes.min(self.list_region_bytes.0 as usize / 64);
-        if let Some(l) = self.list_lengths.iter().find(|&&l| l == 0 || l > nodes / 16) {
-            return Err(Error::usage(format!(
-                "--lengths {l} is out of range: use 1 to {} (16 lists of at least one node each)",
-                nodes / 16
-            )));
-        }
-        if !(1..=64).contains(&self.list_ahead) {
-            return Err(Error::usage("the list look-ahead must be 1 to 64 nodes"));
-        }
-        if let Some(d) = self.stride_ahead_pages.iter().find(|&&d| d == 0 || d >= self.stride_pages / 2) {
-            return Err(Error::usage(format!(
-                "--ahead {d} is out of range: use 1 to {} pages (less than half the walk)",
-                self.stride_pages / 2 - 1
-            )));
-        }
-        Ok(())
-    }
-}
+use crate::units::Bytes;
 
 /// Seconds the experiment takes: the cells (each instruction on each
 /// target in two loops, beside the same loop on mapped lines; a warm-up of
@@ -176,6 +104,10 @@ impl Experiment for PrefetchFault {
     type Params = Params;
     type Outcome = Outcome;
 
+    fn preset(preset: crate::experiments::Preset, _: &crate::machine::Fingerprint) -> Params {
+        Params::preset(preset)
+    }
+
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
@@ -188,19 +120,19 @@ impl Experiment for PrefetchFault {
             || fewer(&mut p.repetitions, 6, 2)
             || halve_sample(&mut p.min_sample_s, 0.002)
     }
-    fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+    fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         run(p, ctx)
     }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn run(p: &Params, _: &Context) -> Result<Outcome> {
+fn run(p: &Params, _: &Bench) -> Result<Outcome> {
     p.check()?;
     Err(Error::unsatisfiable("prefetch-fault is implemented for x86_64 only", "run it on an x86_64 machine"))
 }
 
 #[cfg(target_arch = "x86_64")]
-fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     p.check()?;
     let _pin = crate::timing::team::PinGuard::first_cpu();
     let targets = targets::Targets::new()?;

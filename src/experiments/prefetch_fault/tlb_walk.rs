@@ -7,9 +7,10 @@
 //! pages it hits. Each prefetch distance is measured next to the walk
 //! without prefetch on the same pages.
 
-use super::{Params, StrideResult};
+use super::params::Params;
+use super::StrideResult;
 use crate::error::Result;
-use crate::experiments::Context;
+use crate::experiments::Bench;
 use crate::kernels::prefetch as k;
 use crate::kernels::x86_64::*;
 use crate::kernels::Hint;
@@ -34,7 +35,7 @@ pub fn stride_kernel(h: Option<Hint>) -> StrideKernel {
 
 const STRIDE: usize = 4096;
 
-pub fn measure(p: &Params, ctx: &Context) -> Result<(Vec<StrideResult>, bool)> {
+pub fn measure(p: &Params, ctx: &Bench) -> Result<(Vec<StrideResult>, bool)> {
     let bytes = Bytes((p.stride_pages * STRIDE) as u64);
     let mut regions = Vec::new();
     for pol in [PagePolicy::Small, PagePolicy::Thp] {

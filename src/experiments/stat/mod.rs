@@ -8,6 +8,9 @@
 //! the program's pidfd, so it costs the program nothing between samples.
 
 pub mod advice;
+pub mod options;
+
+pub use options::Options;
 
 use crate::counters::metrics::{self, Definition};
 use crate::counters::sanity::{self, PmuCheck};
@@ -36,9 +39,6 @@ pub struct Params {
     /// Sample the program's hot set too (`--wss`), at these intervals.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wss: Option<crate::process::hot_set::Params>,
-    /// The TLB reach the hot set is set beside (decided before the run).
-    #[serde(skip)]
-    pub wss_reach: Option<crate::model::outcome::wss::Reach>,
 }
 
 /// Runs `program` under the counters and builds the outcome;
@@ -67,7 +67,7 @@ pub fn run(
     let seen = crate::process::watch::observe(program, &w, backend, on_interval)?;
     let hot_set = params.wss.as_ref().zip(seen.wss).map(|(p, sampled)| {
         let (exit, wall_s, peak) = (Some(seen.exit), seen.wall_s, seen.usage.max_rss_bytes);
-        Box::new(crate::analysis::hot_set::conclude(sampled, p, params.wss_reach.clone(), exit, wall_s, peak))
+        Box::new(crate::analysis::hot_set::conclude(sampled, p, p.reach.clone(), exit, wall_s, peak))
     });
     let events = seen.events;
     let inputs = metrics::inputs(&events, seen.wall_s, &params.figures);
@@ -96,6 +96,72 @@ pub fn run(
     Ok(outcome)
 }
 
+/// `memperf stat -- CMD`: the program runs with memperf's stdin, stdout
+/// and stderr; the report goes to stderr after it ends; memperf exits with
+/// the program's status.
+pub struct Stat;
+
+impl crate::experiments::observe::Observe for Stat {
+    const NAME: &'static str = "stat";
+    type Options = Options;
+    type Params = Params;
+    type Outcome = Outcome;
+    const MISSING_PROGRAM_IS_BAD_INPUT: bool = false;
+    const REPORT_ON_STDERR: bool = true;
+
+    fn params(o: &Options, machine: &crate::machine::Fingerprint) -> Result<Params> {
+        o.params(machine)
+    }
+    fn outputs(o: &Options) -> &crate::experiments::observe::Outputs {
+        &o.out
+    }
+    fn inputs(o: &Options) -> Vec<&std::path::Path> {
+        [o.metrics.as_deref(), o.machine_results.as_deref()].into_iter().flatten().collect()
+    }
+    fn command(o: &Options) -> Option<&[std::ffi::OsString]> {
+        Some(&o.command)
+    }
+    /// With `--wss`, the TLB reach its hot set is set beside.
+    fn prepare(
+        p: &mut Params,
+        machine: &crate::machine::Fingerprint,
+        probe: crate::machine::reach::Probe,
+    ) -> Result<Vec<String>> {
+        let Some(w) = p.wss.as_mut() else { return Ok(Vec::new()) };
+        let (reach, said) = crate::machine::reach::decide(machine, w.machine_results.as_deref(), w.probe.then_some(probe))?;
+        w.reach = reach;
+        Ok(vec![said])
+    }
+    fn observe(
+        p: &Params,
+        program: Option<&Program>,
+        _machine: &crate::machine::Fingerprint,
+        say: &mut dyn FnMut(&str),
+    ) -> Result<Outcome> {
+        let program = program.expect("stat always starts its program");
+        let names: Vec<String> = p.events.iter().map(|e| e.name.clone()).collect();
+        run(program, p, &crate::counters::PerfBackend, &mut |row| say(&live_interval(&names, row)))
+    }
+    fn status(o: &Outcome, _valid: bool) -> u8 {
+        o.exit.shell_status()
+    }
+}
+
+/// One `-I` row as it is said while the program runs.
+pub fn live_interval(events: &[String], row: &Interval) -> String {
+    let mut out = format!("memperf stat {:>9.3} s", row.t_s);
+    for (name, count) in events.iter().zip(&row.counts) {
+        if let Some(v) = count {
+            out.push_str(&format!("  {name} {}", crate::units::group_thousands(v.round() as u64)));
+        }
+    }
+    if let Some(m) = row.memory {
+        let (rss, huge) = (crate::units::Bytes(m.rss_bytes), crate::units::Bytes(m.huge_bytes()));
+        out.push_str(&format!("  RSS {rss} (huge {huge})"));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,7 +178,6 @@ mod tests {
             figures: MachineFigures { line_bytes: 64, walk_ns: Some(30.0), ..Default::default() },
             thp_mode: "madvise".into(),
             wss: None,
-            wss_reach: None,
         }
     }
 

@@ -1,7 +1,6 @@
 //! From the measured sweeps to claims: where to refine, whether the
 //! control holds, the reaches beside CPUID, the walk cost, and advice.
 
-use super::Swept;
 use crate::analysis::attribution::{attribute, Attribution, Known};
 use crate::analysis::knees;
 use crate::machine::Fingerprint;
@@ -9,6 +8,15 @@ use crate::memory::{Backing, PagePolicy};
 use crate::model::outcome::tlb::{Control, Point, Reach, Sweep, WalkCost};
 use crate::timing::{stats, Ratio};
 use crate::units::Bytes;
+
+/// One swept region: its policy, which sweep, the stride and its counts.
+pub(super) struct Swept {
+    pub pages: PagePolicy,
+    pub sweep: Sweep,
+    pub stride: Bytes,
+    pub counts: Vec<u64>,
+    pub region: crate::memory::Region,
+}
 
 /// Smallest jump between levels that counts as a knee.
 const KNEE_RATIO: f64 = 1.2;

@@ -21,8 +21,11 @@
 mod curves;
 pub mod options;
 
+pub use options::Options;
+
 use super::estimate::{Rates, CLOCK_SAMPLE_S};
-use super::{chases, Context, Experiment, Preset};
+use super::{chases, Bench, Experiment, Preset};
+use curves::Swept;
 use crate::error::{Error, Result};
 use crate::kernels::chase::{visit_order, Chase};
 use crate::memory::{PagePolicy, Region};
@@ -141,6 +144,10 @@ impl Experiment for Tlb {
     type Params = Params;
     type Outcome = Outcome;
 
+    fn preset(preset: crate::experiments::Preset, _: &crate::machine::Fingerprint) -> Params {
+        Params::preset(preset)
+    }
+
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
@@ -170,7 +177,7 @@ impl Experiment for Tlb {
             || step(p.max_pages > 4096, || p.max_pages /= 2)
             || halve_sample(&mut p.min_sample_s, 0.001)
     }
-    fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+    fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         run(p, ctx)
     }
 }
@@ -183,15 +190,6 @@ impl Experiment for Tlb {
 fn slot_offset(s: usize, page: usize) -> usize {
     let h = crate::kernels::chase::SplitMix64(s as u64).next_u64();
     s * page + (h % (page as u64 / 64)) as usize * 64
-}
-
-/// One swept region: its policy, which sweep, the stride and its counts.
-struct Swept {
-    pages: PagePolicy,
-    sweep: Sweep,
-    stride: Bytes,
-    counts: Vec<u64>,
-    region: Region,
 }
 
 pub(crate) fn check(p: &Params) -> Result<()> {
@@ -234,7 +232,7 @@ fn regions(p: &Params) -> Result<(Vec<Swept>, Option<String>)> {
     Ok((out, missing))
 }
 
-fn run(p: &Params, ctx: &Context) -> Result<Outcome> {
+fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     check(p)?;
     let _pin = crate::timing::team::PinGuard::first_cpu();
     let clock_before = core_clock::sample(ctx.clock, ctx.machine.nominal_clocks()).clock;
@@ -307,7 +305,7 @@ pub fn reanalyze(o: &mut Outcome, m: &crate::machine::Fingerprint, ghz: Option<f
 }
 
 /// Every swept region that has each count, interleaved per count.
-fn measure_counts(p: &Params, ctx: &Context, swept: &mut [Swept], counts: &[u64]) -> Result<Vec<Point>> {
+fn measure_counts(p: &Params, ctx: &Bench, swept: &mut [Swept], counts: &[u64]) -> Result<Vec<Point>> {
     let mut points = Vec::new();
     for &count in counts {
         ctx.check_interrupt()?;
@@ -368,7 +366,7 @@ pub fn quick_probe(
 ) -> Result<(Outcome, crate::machine::Fingerprint)> {
     let mut m = machine.clone();
     crate::experiments::plan::measure_machine(&mut m, clock, true);
-    let ctx = Context::new(&m, clock, &super::NoProgress);
+    let ctx = Bench::new(&m, clock, &super::NoProgress);
     let o = run(&probe_params(), &ctx)?;
     Ok((o, m))
 }

@@ -7,6 +7,10 @@
 //! document says which and why), and its phases and verdict are drawn
 //! (`analysis::hot_set`) beside the TLB's reach (`machine::reach`).
 
+pub mod options;
+
+pub use options::Options;
+
 use crate::error::{Error, Result};
 use crate::model::outcome::wss::{Interval, Outcome, Reach};
 use crate::process::hot_set::{sample_until, Params};
@@ -53,4 +57,61 @@ pub fn run(
         (None, None) => return Err(Error::usage("no program to watch: give it after --, or a running one with --pid")),
     };
     Ok(conclude(sampled, p, reach, exit, wall_s, usage_peak))
+}
+
+/// `memperf wss -- CMD` (or `--pid PID`): the hot set each interval said as
+/// it is sampled, the report on stdout after the program ends; memperf
+/// exits with the program's status (0 for a watched pid).
+pub struct Wss;
+
+impl crate::experiments::observe::Observe for Wss {
+    const NAME: &'static str = "wss";
+    type Options = Options;
+    type Params = Params;
+    type Outcome = Outcome;
+    const MISSING_PROGRAM_IS_BAD_INPUT: bool = true;
+    const REPORT_ON_STDERR: bool = false;
+
+    /// A pid this user may not watch is refused here, before anything runs.
+    fn params(o: &Options, _machine: &crate::machine::Fingerprint) -> Result<Params> {
+        let p = o.params()?;
+        if let Some(pid) = p.pid {
+            check_pid(pid)?;
+        }
+        Ok(p)
+    }
+    fn outputs(o: &Options) -> &crate::experiments::observe::Outputs {
+        &o.out
+    }
+    fn inputs(o: &Options) -> Vec<&std::path::Path> {
+        o.machine_results.as_deref().into_iter().collect()
+    }
+    fn command(o: &Options) -> Option<&[std::ffi::OsString]> {
+        o.pid.is_none().then_some(o.command.as_slice())
+    }
+    /// The TLB reach its hot set is set beside.
+    fn prepare(
+        p: &mut Params,
+        machine: &crate::machine::Fingerprint,
+        probe: crate::machine::reach::Probe,
+    ) -> Result<Vec<String>> {
+        let (reach, said) = crate::machine::reach::decide(machine, p.machine_results.as_deref(), p.probe.then_some(probe))?;
+        p.reach = reach;
+        Ok(vec![said])
+    }
+    fn observe(
+        p: &Params,
+        program: Option<&Program>,
+        _machine: &crate::machine::Fingerprint,
+        say: &mut dyn FnMut(&str),
+    ) -> Result<Outcome> {
+        let mut live = |i: &Interval| {
+            let (hot, resident) = (crate::units::Bytes(i.hot_bytes()), crate::units::Bytes(i.rss_bytes()));
+            say(&format!("memperf wss: {:>7.2} s  hot {:>10}  resident {:>10}", i.t_s, hot.to_string(), resident.to_string()));
+        };
+        run(program, p, p.reach.clone(), &mut live)
+    }
+    fn status(o: &Outcome, _valid: bool) -> u8 {
+        o.exit.map_or(0, |e| e.shell_status())
+    }
 }

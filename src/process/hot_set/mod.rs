@@ -59,6 +59,10 @@ pub struct Params {
     /// Read each mapping page by page too (`--pages`): where its pages lie.
     #[serde(default)]
     pub pages: bool,
+    /// The TLB reach the hot set is set beside (decided before the program
+    /// starts: `machine::reach::decide`).
+    #[serde(skip)]
+    pub reach: Option<memperf_model::outcome::wss::Reach>,
 }
 
 /// The next interval: as asked, or, when adaptive, long enough that
@@ -420,6 +424,7 @@ mod tests {
             probe: false,
             children: false,
             pages: false,
+            reach: None,
         };
         assert_eq!(next_interval_ms(&p, 1000), 1000);
         assert_eq!(next_interval_ms(&p, 524_288), 5243);

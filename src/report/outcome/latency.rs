@@ -1,6 +1,6 @@
 //! `latency` as text: the curve, its levels, ratios and the K-chain sweep.
 
-use super::machine::coverage;
+use super::info::coverage;
 use crate::analysis::attribution::Attribution;
 use crate::error::Result;
 use crate::memory::PagePolicy;

@@ -3,21 +3,6 @@
 //! (text, HTML, CSV, OpenMetrics, compare) go through [`of`] and never
 //! match on experiments themselves.
 
-mod bandwidth;
-mod c2c;
-mod calls;
-mod context;
-mod latency;
-mod loaded_latency;
-pub mod machine;
-mod numa;
-mod page_init;
-mod prefetch_fault;
-pub mod stat;
-mod tlb;
-mod working_set;
-mod wss;
-
 pub use bandwidth::plateau_text;
 
 use super::headlines::Headline;
@@ -56,27 +41,20 @@ pub trait Render {
     }
 }
 
-/// The renderer of an outcome: the one place that matches on them.
-pub fn of(o: &Outcome) -> &dyn Render {
-    match o {
-        Outcome::Info(x) => x,
-        Outcome::Bandwidth(x) => x,
-        Outcome::Latency(x) => x,
-        Outcome::Tlb(x) => x,
-        Outcome::PrefetchFault(x) => x,
-        Outcome::PageInit(x) => x,
-        Outcome::Calls(x) => x,
-        Outcome::Context(x) => x,
-        Outcome::Stat(x) => x,
-        Outcome::Regions(x) => x,
-        Outcome::Hugepages(x) => x,
-        Outcome::WorkingSet(x) => x,
-        Outcome::C2c(x) => x,
-        Outcome::LoadedLatency(x) => x,
-        Outcome::Numa(x) => x,
-        Outcome::Wss(x) => x,
-    }
+/// A renderer module per experiment and [`of`], from the model's list.
+macro_rules! renderers {
+    ($($group:ident { $($m:ident : $V:ident = $name:literal,)* })*) => {
+        $($(pub mod $m;)*)*
+
+        /// The renderer of an outcome: the one place that matches on them.
+        pub fn of(o: &Outcome) -> &dyn Render {
+            match o {
+                $($(Outcome::$V(x) => x,)*)*
+            }
+        }
+    };
 }
+memperf_model::experiments!(renderers);
 
 /// The outcome of each experiment in the document, in its order: the
 /// first completed record of each name, as `Document::outcome` reads them.

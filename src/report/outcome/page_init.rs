@@ -1,6 +1,6 @@
 //! `page-init` as text: the limit, the variants, the extrapolation.
 
-use super::machine::coverage;
+use super::info::coverage;
 use crate::error::Result;
 use crate::model::document::Document;
 use crate::model::outcome::page_init;

@@ -1,6 +1,6 @@
 //! `tlb` as text: the sweeps, the control, reaches beside CPUID, walk cost.
 
-use super::machine::coverage;
+use super::info::coverage;
 use crate::analysis::attribution::Attribution;
 use crate::error::Result;
 use crate::model::document::Document;

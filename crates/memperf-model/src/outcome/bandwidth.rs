@@ -193,3 +193,9 @@ pub struct Outcome {
     pub prefetch_effects: Vec<PrefetchEffect>,
     pub valid: bool,
 }
+
+impl super::Valid for Outcome {
+    fn valid(&self) -> bool {
+        self.valid
+    }
+}

@@ -85,6 +85,12 @@ pub struct Outcome {
     pub valid: bool,
 }
 
+impl super::Valid for Outcome {
+    fn valid(&self) -> bool {
+        self.valid
+    }
+}
+
 impl Outcome {
     /// The N×N matrix of median one-way ns for `handoff`: a figure for
     /// every pair (measured from the lower CPU, shown both ways), none on

@@ -110,3 +110,9 @@ pub struct Outcome {
     pub savings: Vec<Saving>,
     pub valid: bool,
 }
+
+impl super::Valid for Outcome {
+    fn valid(&self) -> bool {
+        self.valid
+    }
+}

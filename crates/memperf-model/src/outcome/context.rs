@@ -103,3 +103,9 @@ pub struct Outcome {
     pub lesson: Lesson,
     pub valid: bool,
 }
+
+impl super::Valid for Outcome {
+    fn valid(&self) -> bool {
+        self.valid
+    }
+}

@@ -182,3 +182,9 @@ pub struct Outcome {
     /// False when a run failed or an arm could not be compared.
     pub valid: bool,
 }
+
+impl super::Valid for Outcome {
+    fn valid(&self) -> bool {
+        self.valid
+    }
+}

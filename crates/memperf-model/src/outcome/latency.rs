@@ -97,3 +97,9 @@ pub struct Outcome {
     pub mlp: Vec<MlpPoint>,
     pub valid: bool,
 }
+
+impl super::Valid for Outcome {
+    fn valid(&self) -> bool {
+        self.valid
+    }
+}

@@ -93,3 +93,9 @@ pub struct Outcome {
     pub seed: u64,
     pub valid: bool,
 }
+
+impl super::Valid for Outcome {
+    fn valid(&self) -> bool {
+        self.valid
+    }
+}

@@ -50,3 +50,9 @@ pub struct Outcome {
     pub size_bytes: u64,
     pub valid: bool,
 }
+
+impl super::Valid for Outcome {
+    fn valid(&self) -> bool {
+        self.valid
+    }
+}

@@ -116,6 +116,12 @@ pub struct Outcome {
     pub valid: bool,
 }
 
+impl super::Valid for Outcome {
+    fn valid(&self) -> bool {
+        self.valid
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

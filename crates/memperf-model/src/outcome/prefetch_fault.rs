@@ -175,6 +175,12 @@ pub struct Outcome {
     pub valid: bool,
 }
 
+impl super::Valid for Outcome {
+    fn valid(&self) -> bool {
+        self.valid
+    }
+}
+
 impl Finding {
     /// The finding in one sentence.
     pub fn describe(&self) -> String {

@@ -46,3 +46,9 @@ pub struct Outcome {
     pub regions: Vec<Region>,
     pub valid: bool,
 }
+
+impl super::Valid for Outcome {
+    fn valid(&self) -> bool {
+        self.valid
+    }
+}

@@ -95,6 +95,12 @@ pub struct Outcome {
     pub valid: bool,
 }
 
+impl super::Valid for Outcome {
+    fn valid(&self) -> bool {
+        self.valid
+    }
+}
+
 impl Outcome {
     pub fn event(&self, name: &str) -> Option<&EventCount> {
         self.events.iter().find(|e| e.name == name)

@@ -100,3 +100,9 @@ pub struct Outcome {
     pub advice: Vec<String>,
     pub valid: bool,
 }
+
+impl super::Valid for Outcome {
+    fn valid(&self) -> bool {
+        self.valid
+    }
+}

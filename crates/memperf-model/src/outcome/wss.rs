@@ -181,6 +181,12 @@ pub struct Outcome {
     pub valid: bool,
 }
 
+impl super::Valid for Outcome {
+    fn valid(&self) -> bool {
+        self.valid
+    }
+}
+
 /// "the anonymous mapping at 0x7f…", "[heap]", "/usr/lib/x.so".
 pub fn mapping_name(m: &Mapping) -> String {
     let owner = m.process.map(|p| format!("pid {p}'s ")).unwrap_or_default();

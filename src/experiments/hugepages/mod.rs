@@ -16,6 +16,10 @@
 //! time, compaction stalls, the run before), never called noise. A run
 //! that fails is reported and left out of every figure.
 
+pub mod options;
+
+pub use options::Options;
+
 use crate::analysis::modes::two_modes;
 use crate::analysis::second_look::{self, SecondLook};
 use crate::error::{Error, Result};
@@ -492,6 +496,45 @@ pub fn run(program: &Program, p: &Params, machine: &Fingerprint, progress: &mut 
         summaries,
         valid,
     })
+}
+
+/// `memperf hugepages -- CMD`: the A/B, its report on stdout after the
+/// runs (each run said as it ends).
+pub struct Hugepages;
+
+impl crate::experiments::observe::Observe for Hugepages {
+    const NAME: &'static str = "hugepages";
+    type Options = Options;
+    type Params = Params;
+    type Outcome = Outcome;
+    const MISSING_PROGRAM_IS_BAD_INPUT: bool = true;
+    const REPORT_ON_STDERR: bool = false;
+
+    fn params(o: &Options, _machine: &Fingerprint) -> Result<Params> {
+        o.params()
+    }
+    fn outputs(o: &Options) -> &crate::experiments::observe::Outputs {
+        &o.out
+    }
+    fn command(o: &Options) -> Option<&[std::ffi::OsString]> {
+        Some(&o.command)
+    }
+    fn observe(p: &Params, program: Option<&Program>, machine: &Fingerprint, say: &mut dyn FnMut(&str)) -> Result<Outcome> {
+        let program = program.expect("hugepages always starts its program");
+        let mut announce = |r: &Run| {
+            let (round, arm) = (r.round + 1, r.arm.name());
+            say(&format!("memperf hugepages: round {round} {arm:<8} {:.3} s, {}", r.wall_s, r.exit.describe()));
+        };
+        run(program, p, machine, &mut announce)
+    }
+    /// 0, or the status of a result that failed validation (a failed run).
+    fn status(_o: &Outcome, valid: bool) -> u8 {
+        if valid {
+            0
+        } else {
+            crate::experiments::observe::invalid_status()
+        }
+    }
 }
 
 #[cfg(test)]

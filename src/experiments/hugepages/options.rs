@@ -1,15 +1,15 @@
 //! Options of `memperf hugepages -- CMD`.
 
 use crate::error::{Error, Result};
-use crate::experiments::hugepages::Params;
+use super::Params;
 use crate::model::outcome::hugepages::Arm;
 use clap::Args;
 use std::ffi::OsString;
 
 #[derive(Debug, Args)]
-pub struct HugepagesArgs {
+pub struct Options {
     /// Runs per arm, alternated [default: 5]
-    #[arg(short = 'n', long = "runs", value_name = "N", allow_hyphen_values = true, value_parser = super::positive_arg("-n"))]
+    #[arg(short = 'n', long = "runs", value_name = "N", allow_hyphen_values = true, value_parser = crate::experiments::options::positive_arg("-n"))]
     pub runs: Option<usize>,
     /// thp (glibc.malloc.hugetlb=1), hugetlb (=2, needs reserved pages) or both [default: thp]
     #[arg(long, value_name = "MODE", value_enum)]
@@ -24,7 +24,7 @@ pub struct HugepagesArgs {
     #[arg(long)]
     pub reserve_hugepages: bool,
     #[command(flatten)]
-    pub out: super::ProgramOutputs,
+    pub out: crate::experiments::observe::Outputs,
     /// The program and its arguments, after `--` (run without a shell).
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -38,7 +38,7 @@ pub enum Mode {
     Both,
 }
 
-impl HugepagesArgs {
+impl Options {
     pub fn params(&self) -> Result<Params> {
         let rounds = self.runs.unwrap_or(5);
         let arms = match self.mode.unwrap_or(Mode::Thp) {

@@ -1,7 +1,7 @@
 //! Options of `memperf stat -- CMD`.
 
 use crate::error::{Error, Result};
-use crate::experiments::stat::Params;
+use super::Params;
 use crate::machine::saved as figures;
 use crate::machine::Fingerprint;
 use clap::Args;
@@ -9,29 +9,17 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
-pub struct StatArgs {
+pub struct Options {
     /// Events to count: perf names (cycles, instructions, dTLB-load-misses, page-faults …),
     /// this CPU's named events (dtlb-walks, loads), rNNNN, or pmu/event=…,umask=…/
     /// [default: the events the derived metrics use, and the software events]
     #[arg(short = 'e', long = "events", value_name = "LIST", allow_hyphen_values = true,
-          value_parser = super::offers::Offers(super::offers::events), hide_possible_values = true)]
+          value_parser = crate::experiments::options::offers::Offers(crate::experiments::options::offers::events), hide_possible_values = true)]
     pub events: Option<String>,
     /// Also print the counts of every interval of MS milliseconds while CMD runs (at least 10).
     #[arg(short = 'I', long = "interval", value_name = "MS", allow_hyphen_values = true,
           value_parser = crate::experiments::options::millis_arg(10, 3_600_000))]
     pub interval: Option<u64>,
-    /// Write the result document (JSON) to FILE; `-` for stdout.
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
-    pub json: Option<PathBuf>,
-    /// Write the counts as tidy CSV (one row per measurement) to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-    /// Write the run's figures (wall and CPU time, peak RSS, page faults, metrics) as OpenMetrics text to FILE.
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
-    pub openmetrics: Option<PathBuf>,
-    /// Write a results folder: results.json, plots and report.html.
-    #[arg(short = 'o', long = "output", value_name = "DIR")]
-    pub output: Option<PathBuf>,
     /// More derived metrics (a JSON list of {name, formula: [..], unit, description})
     /// [default: ~/.config/memperf/metrics.json when it exists]
     #[arg(long, value_name = "FILE")]
@@ -43,18 +31,20 @@ pub struct StatArgs {
     /// Also sample the program's hot working set, as `memperf wss` does, every MS milliseconds,
     /// and set it beside the TLB's reach [default: 1000, growing so that sampling costs under 5%]
     #[arg(long, value_name = "MS", num_args = 0..=1, require_equals = true, allow_hyphen_values = true,
-          value_parser = super::wss::interval_arg)]
+          value_parser = crate::experiments::wss::options::interval_arg)]
     pub wss: Option<Option<u64>>,
     /// With --wss, set the hot set beside CPUID's TLB claim instead of measuring the reach first
     /// when no saved result has it.
     #[arg(long, requires = "wss")]
     pub no_probe: bool,
+    #[command(flatten)]
+    pub out: crate::experiments::observe::Outputs,
     /// The program and its arguments, after `--`.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }
 
-impl StatArgs {
+impl Options {
     /// `--wss[=MS]`: the hot set's sampling, as `memperf wss -I MS` would.
     fn wss_params(&self) -> Result<Option<crate::process::hot_set::Params>> {
         let Some(asked) = &self.wss else { return Ok(None) };
@@ -68,6 +58,7 @@ impl StatArgs {
             probe: !self.no_probe,
             children: false,
             pages: false,
+            reach: None,
         }))
     }
 
@@ -87,7 +78,6 @@ impl StatArgs {
             figures: figures::gather(machine, self.machine_results.as_deref())?,
             thp_mode: machine.thp.enabled.clone(),
             wss: self.wss_params()?,
-            wss_reach: None,
         })
     }
 }

@@ -6,7 +6,7 @@ use clap::Args;
 use std::ffi::OsString;
 
 #[derive(Debug, Args)]
-pub struct WssArgs {
+pub struct Options {
     /// Sample the hot set every MS milliseconds (at least 10) [default: 1000, growing with the hot set so that sampling costs the program under 5%]
     #[arg(short = 'I', long = "interval", value_name = "MS", allow_hyphen_values = true, value_parser = interval_arg)]
     pub interval: Option<u64>,
@@ -30,7 +30,7 @@ pub struct WssArgs {
     #[arg(long)]
     pub no_probe: bool,
     #[command(flatten)]
-    pub out: super::ProgramOutputs,
+    pub out: crate::experiments::observe::Outputs,
     /// The program and its arguments, after `--` (run without a shell).
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -54,7 +54,7 @@ fn pid_arg(t: &str) -> std::result::Result<i32, String> {
     }
 }
 
-impl WssArgs {
+impl Options {
     pub fn params(&self) -> Result<Params> {
         let interval_ms = self.interval.unwrap_or(DEFAULT_INTERVAL_MS);
         let pid = self.pid;
@@ -76,6 +76,7 @@ impl WssArgs {
             probe: !self.no_probe,
             children: self.children,
             pages: self.pages,
+            reach: None,
         })
     }
 }

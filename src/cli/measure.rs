@@ -1,0 +1,128 @@
+//! A run of a plan of experiments (the suite, or one experiment's
+//! subcommand), in three steps: [`Measurement::prepare`] reads the command
+//! against the machine (bad input and unwritable outputs refused before
+//! anything is measured), measures the clock and the cache levels and
+//! sizes the plan from them; [`Measurement::execute`] runs each experiment
+//! into the document, its table printed as it finishes and the journal
+//! appended; [`Measurement::finish`] writes every output and says the exit
+//! status.
+
+use super::export::{self, Output};
+use super::progress::TerminalProgress;
+use super::Command;
+use crate::error::{Error, Result};
+use crate::experiments::plan::{self, Plan};
+use crate::experiments::{NoProgress, Preset};
+use crate::model::journal::Journal;
+use crate::model::Document;
+use crate::timing::MonotonicClock;
+
+/// A plan, its document as it fills, and where it goes.
+pub struct Measurement {
+    plan: Plan,
+    doc: Document,
+    output: Output,
+    clock: MonotonicClock,
+    quiet: bool,
+}
+
+impl Measurement {
+    /// The plan of `command` sized for this machine, its document begun and
+    /// its outputs checked.
+    pub fn prepare(command: &Command) -> Result<Measurement> {
+        let mut machine = crate::machine::collect();
+        // Bad input fails here, before anything is measured.
+        let unmeasured = command.plan(&machine)?;
+        unmeasured.jobs.iter().try_for_each(|j| j.check())?;
+        let mut output = command.output(&machine);
+        export::check_outputs(&output, &[])?;
+        // The clock and the cache levels, then the plan sized from them.
+        let clock = MonotonicClock::new();
+        let mut notes = plan::measure_machine(&mut machine, &clock, unmeasured.needs_levels());
+        let mut plan = command.plan(&machine)?;
+        if let Command::Run(r) = command {
+            notes.extend(fit_suite(&mut plan, &machine, r.preset.preset(Preset::Quick)));
+        }
+        plan.notes.extend(notes.into_iter().map(|c| c.render(plan.command)));
+        let quiet = command.common().quiet;
+        if !quiet && !plan.jobs.is_empty() {
+            eprintln!("{}", plan.summary(&machine));
+        }
+        let doc = plan::new_document(machine, &clock, &plan);
+        // Under a launcher every rank writes into -o DIR: each into a folder
+        // of its own, named so that none can collide.
+        if let (Some(rank), Some(dir)) = (doc.origin.rank, output.dir.clone()) {
+            let o = &doc.origin;
+            output.dir = Some(dir.join(crate::model::launcher::rank_folder(&o.hostname, rank, &o.run_id)));
+            export::check_outputs(&output, &[])?;
+        }
+        Ok(Measurement { plan, doc, output, clock, quiet })
+    }
+
+    /// Runs every experiment of the plan into the document. A journal that
+    /// cannot be written (a full disk) stops the run: going on would
+    /// measure results that could be lost. Each experiment's table is
+    /// printed as it finishes, above the bar, not all at the end.
+    pub fn execute(&mut self) -> Result<()> {
+        let bar = TerminalProgress::for_stderr(self.quiet);
+        let progress: &dyn crate::experiments::Progress = match &bar {
+            Some(b) => b,
+            None => &NoProgress,
+        };
+        let mut journal = match (&self.output.dir, self.plan.journal) {
+            (Some(dir), true) => Some(Journal::create(dir, &self.doc)?),
+            _ => None,
+        };
+        let live_tables = self.output.table;
+        plan::execute(&self.plan, &mut self.doc, &self.clock, progress, |doc, rec| {
+            if let Some(j) = journal.as_mut() {
+                j.append(rec)?;
+            }
+            if live_tables {
+                let text = crate::report::table::for_terminal(1, || {
+                    format!("{}\n", crate::report::text::experiment(doc, rec))
+                });
+                let print = || crate::report::sink::stdout(crate::report::sink::terminal_safe(&text).as_bytes());
+                match &bar {
+                    Some(b) => b.suspend(print)?,
+                    None => print()?,
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Every output written: what follows the live tables, the document,
+    /// the results folder. The exit status: 130 when interrupted, else the
+    /// validation's.
+    pub fn finish(mut self) -> Result<u8> {
+        let live_tables = self.output.table;
+        if live_tables {
+            crate::report::sink::stdout(crate::report::text::derived(&self.doc).as_bytes())?;
+            self.output.table = false;
+        }
+        export::export(&self.doc, &self.output)?;
+        if let (true, Some(dir)) = (live_tables, &self.output.dir) {
+            crate::report::sink::stdout(format!("results written to {}\n", dir.display()).as_bytes())?;
+        }
+        Ok(if crate::interrupt::requested() {
+            130
+        } else if self.doc.valid() {
+            0
+        } else {
+            Error::validation("").kind.exit_code() as u8
+        })
+    }
+}
+
+/// The suite fitted to its preset's time budget, and the note saying what
+/// it gave up, if anything.
+fn fit_suite(plan: &mut Plan, machine: &crate::machine::Fingerprint, preset: Preset) -> Option<crate::model::Caution> {
+    let fitted = crate::experiments::fit::fit_suite(plan, machine, preset)?;
+    (!fitted.shrunk.is_empty()).then_some(crate::model::Caution::SuiteFitted {
+        budget_s: fitted.budget_s,
+        before_s: fitted.before_s,
+        after_s: fitted.after_s,
+        shrunk: fitted.shrunk,
+    })
+}
