@@ -30,44 +30,62 @@ pub fn document_from_json(text: &str) -> Result<Document> {
     Ok(doc)
 }
 
+/// The claims an outcome stores, drawn again by today's analysis: each
+/// outcome's own methods (beside its experiment's `run`, or its renderer's
+/// for what memperf never runs), so one place redraws each claim. Nothing
+/// else matches on outcomes to redraw them: [`redraw_of`] is generated from
+/// the model's list, so an outcome without its impl does not compile.
+pub trait Redraw {
+    /// On every read of a document: the claims today's rules draw
+    /// differently from an older build's, where the verdict changed
+    /// (`ghz`: the clock the document trusts).
+    fn recheck(&mut self, _ghz: Option<f64>) {}
+    /// The figures it gives in cycles dropped: its clock came from one
+    /// chain of adds, which a renamer can fold.
+    fn without_cycles(&mut self) {}
+    /// `report --reanalyze`: every stored claim drawn again from the raw
+    /// samples (`ghz`: the clock of its record, unless the document's clock
+    /// folded); the names of the fields redrawn.
+    fn reanalyse(&mut self, _machine: &memperf_model::machine::Fingerprint, _ghz: Option<f64>) -> Vec<&'static str> {
+        Vec::new()
+    }
+}
+
+/// [`redraw_of`], from the model's list.
+macro_rules! redraws {
+    ($($group:ident { $($m:ident : $V:ident = $n:literal,)* })*) => {
+        /// The outcome's own [`Redraw`].
+        pub fn redraw_of(o: &mut Outcome) -> &mut dyn Redraw {
+            match o {
+                $($(Outcome::$V(x) => x,)*)*
+            }
+        }
+    };
+}
+memperf_model::experiments!(redraws);
+
 /// A document from disk judged by today's rules, whatever build wrote
 /// it: its cache claims checked again (nothing is drawn or sized from
-/// an implausible one), and a core clock measured by the old one-chain
-/// method (an `add` chain a renamer may fold: 19 GHz on a Golden Cove
-/// guest) is no clock — its figures in cycles are dropped, its "clock
-/// moved" warnings replaced by "clock: not measured". The raw clock
-/// readings stay in the record.
+/// an implausible one), each outcome's claims rechecked ([`Redraw::recheck`]),
+/// and a core clock measured by the old one-chain method (an `add` chain a
+/// renamer may fold, as one guest's 19 GHz showed) is no clock — its
+/// figures in cycles are dropped, its "clock moved" warnings replaced by
+/// "clock: not measured". The raw clock readings stay in the record.
 pub fn recheck(doc: &mut Document) {
     use memperf_model::warnings::{Caution, Command};
     doc.machine.recheck_claims();
-    // Claims drawn from raw figures are drawn again by today's rules:
-    // call-chain steps named for the return stack (by size and depth,
-    // at a clock only two chains measured), loaded latency's bend.
     let ghz = doc.trusted_core_ghz();
     for rec in &mut doc.experiments {
-        match rec.outcome.as_mut() {
-            Some(Outcome::Calls(o)) => crate::analysis::steps::attribute_return_stack(&mut o.steps, ghz),
-            Some(Outcome::LoadedLatency(o)) => {
-                // Only a changed verdict replaces the stored one: its
-                // figures recomputed from parsed samples could differ
-                // in the last bit, and a reader must get the same
-                // document back.
-                let again = crate::analysis::bend::bend(&o.points);
-                if std::mem::discriminant(&again) != std::mem::discriminant(&o.bend) {
-                    o.bend = again;
-                }
-            }
-            _ => {}
+        if let Some(o) = rec.outcome.as_mut() {
+            redraw_of(o).recheck(ghz);
         }
     }
     for rec in &mut doc.experiments {
         let Some(old) = rec.core_clock.iter().find(|c| !c.two_chains()) else { continue };
         let reason =
             format!("this document's clock ({:.2} GHz) came from one chain of adds, which a renamer can fold", old.ghz);
-        match rec.outcome.as_mut() {
-            Some(Outcome::Latency(o)) => o.levels.iter_mut().for_each(|l| l.cycles = None),
-            Some(Outcome::Tlb(o)) => o.walk_cycles = None,
-            _ => {}
+        if let Some(o) = rec.outcome.as_mut() {
+            redraw_of(o).without_cycles();
         }
         rec.warnings.retain(|w| w.code != "clock-moved");
         if !rec.warnings.iter().any(|w| w.code == "clock-not-measured") {

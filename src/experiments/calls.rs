@@ -332,7 +332,7 @@ fn steps(keys: &[CellKey], series: &[schedule::Series], p: &Params, ghz: Option<
 
 /// The steps drawn again from the document's per-repetition samples by
 /// today's rules (`memperf report --reanalyze`).
-pub fn reanalyze(o: &mut Outcome, ghz: Option<f64>) {
+fn reanalyze(o: &mut Outcome, ghz: Option<f64>) {
     let reps = o.points.iter().map(|p| p.samples_s.len()).min().unwrap_or(0);
     let mut out = Vec::new();
     for &l in o.linkages.iter().filter(|l| o.points.iter().any(|p| p.linkage == **l)) {
@@ -435,6 +435,18 @@ pub fn depths(text: &str) -> Result<Vec<u64>> {
         return Err(Error::usage(format!("--depths: depth {} appears twice in '{text}': give each depth once", w[0])));
     }
     Ok(out)
+}
+
+impl crate::model::Redraw for Outcome {
+    /// Steps named for the return stack by size and depth, at a clock only
+    /// two chains measured.
+    fn recheck(&mut self, ghz: Option<f64>) {
+        crate::analysis::steps::attribute_return_stack(&mut self.steps, ghz);
+    }
+    fn reanalyse(&mut self, _: &crate::machine::Fingerprint, ghz: Option<f64>) -> Vec<&'static str> {
+        reanalyze(self, ghz);
+        vec!["steps"]
+    }
 }
 
 #[cfg(test)]

@@ -130,3 +130,5 @@ impl super::options::Options for Options {
     }
 }
 
+/// `report --reanalyze` draws none of its stored claims again.
+impl crate::model::Redraw for Outcome {}

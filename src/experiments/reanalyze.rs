@@ -8,7 +8,6 @@
 //! themselves; the clock and the machine's claims are rechecked as every
 //! loaded document is.
 
-use crate::model::outcome::Outcome;
 use crate::model::Document;
 
 /// Redraws every stored claim of a document as loaded (and so already
@@ -24,7 +23,7 @@ pub fn document(doc: &mut Document) -> Vec<String> {
         let ghz = if folded { None } else { own.or(machine.core_ghz()) };
         let Some(outcome) = rec.outcome.as_mut() else { continue };
         let before = serde_json::to_value(&*outcome).ok().map(rounded);
-        let fields = redraw(outcome, &machine, ghz);
+        let fields = crate::model::redraw_of(outcome).reanalyse(&machine, ghz);
         let after = serde_json::to_value(&*outcome).ok().map(rounded);
         if !fields.is_empty() && before != after {
             let differ: Vec<&str> = fields
@@ -54,37 +53,3 @@ fn rounded(v: serde_json::Value) -> serde_json::Value {
     }
 }
 
-/// Redraws one outcome's claims; the names of the fields redrawn.
-fn redraw(o: &mut Outcome, machine: &crate::machine::Fingerprint, ghz: Option<f64>) -> Vec<&'static str> {
-    use super::*;
-    use crate::timing::core_clock::mean_ghz;
-    // Latency and tlb keep the clock they measured around themselves.
-    let own = |c: &[crate::timing::core_clock::CoreClock]| ghz.and(mean_ghz(c).or(ghz));
-    match o {
-        Outcome::Latency(o) => {
-            latency::reanalyze(o, machine, own(&o.core_clock));
-            vec!["levels"]
-        }
-        Outcome::Tlb(o) => {
-            tlb::reanalyze(o, machine, own(&o.core_clock));
-            vec!["reaches", "walk_costs", "walk_ns", "walk_cycles", "advice"]
-        }
-        Outcome::Bandwidth(o) => {
-            bandwidth::reanalyze(o);
-            vec!["plateaus", "prefetch_effects"]
-        }
-        Outcome::Calls(o) => {
-            calls::reanalyze(o, ghz);
-            vec!["steps"]
-        }
-        Outcome::LoadedLatency(o) => {
-            o.bend = crate::analysis::bend::bend(&o.points);
-            vec!["bend"]
-        }
-        Outcome::Hugepages(o) => {
-            hugepages::reanalyze(o, machine);
-            vec!["summaries", "advice"]
-        }
-        _ => Vec::new(),
-    }
-}

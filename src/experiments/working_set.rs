@@ -476,6 +476,9 @@ impl options::Options for Options {
     }
 }
 
+/// `report --reanalyze` draws none of its stored claims again.
+impl crate::model::Redraw for Outcome {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -445,7 +445,7 @@ fn warn_results(results: &[VariantResult], p: &Params, ctx: &Bench) {
 
 /// Plateaus and prefetch effects drawn again from the document's results
 /// by today's rules (`memperf report --reanalyze`).
-pub fn reanalyze(o: &mut Outcome) {
+fn reanalyze(o: &mut Outcome) {
     o.plateaus = plateaus(&o.results);
     o.prefetch_effects = prefetch_effects(&o.results, &o.plateaus);
 }
@@ -475,6 +475,13 @@ fn shrink_towards(p: &mut Params, four: Bytes, one: Bytes) -> bool {
         return super::fit::halve_sample(&mut p.min_sample_s, 0.002);
     }
     true
+}
+
+impl crate::model::Redraw for Outcome {
+    fn reanalyse(&mut self, _: &crate::machine::Fingerprint, _: Option<f64>) -> Vec<&'static str> {
+        reanalyze(self);
+        vec!["plateaus", "prefetch_effects"]
+    }
 }
 
 #[cfg(test)]

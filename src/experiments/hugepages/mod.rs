@@ -443,7 +443,7 @@ pub fn advice(summaries: &[ArmSummary], thp_defrag: Option<&str>) -> Vec<String>
 
 /// Summaries and advice drawn again from the document's runs by today's
 /// rules (`memperf report --reanalyze`): modes, second looks, verdicts.
-pub fn reanalyze(o: &mut Outcome, machine: &Fingerprint) {
+fn reanalyze(o: &mut Outcome, machine: &Fingerprint) {
     o.summaries = o.arms.iter().map(|&a| summarise(&o.runs, a, o.rounds, &o.tunable_ignored, machine)).collect();
     o.advice = advice(&o.summaries, o.thp_defrag.as_deref());
 }
@@ -534,6 +534,13 @@ impl crate::experiments::observe::Observe for Hugepages {
         } else {
             crate::experiments::observe::invalid_status()
         }
+    }
+}
+
+impl crate::model::Redraw for Outcome {
+    fn reanalyse(&mut self, machine: &Fingerprint, _: Option<f64>) -> Vec<&'static str> {
+        reanalyze(self, machine);
+        vec!["summaries", "advice"]
     }
 }
 

@@ -458,7 +458,7 @@ pub fn latency_levels(
 
 /// The levels drawn again from the document's points by today's rules
 /// (`memperf report --reanalyze`); `ghz` is a clock two chains agreed on.
-pub fn reanalyze(o: &mut Outcome, m: &crate::machine::Fingerprint, ghz: Option<f64>) {
+fn reanalyze(o: &mut Outcome, m: &crate::machine::Fingerprint, ghz: Option<f64>) {
     let max = o.points.iter().map(|p| p.size_bytes).max().unwrap_or(Bytes(0));
     o.levels = latency_levels(&o.points, m, max, ghz);
 }
@@ -508,6 +508,18 @@ fn shrink_towards(p: &mut Params, four: Bytes, one: Bytes) -> bool {
         return super::fit::halve_sample(&mut p.min_sample_s, 0.002);
     }
     true
+}
+
+impl crate::model::Redraw for Outcome {
+    fn without_cycles(&mut self) {
+        self.levels.iter_mut().for_each(|l| l.cycles = None);
+    }
+    /// At the clock it measured around itself, where the document's holds.
+    fn reanalyse(&mut self, machine: &crate::machine::Fingerprint, ghz: Option<f64>) -> Vec<&'static str> {
+        let own = ghz.and(crate::timing::core_clock::mean_ghz(&self.core_clock).or(ghz));
+        reanalyze(self, machine, own);
+        vec!["levels"]
+    }
 }
 
 #[cfg(test)]

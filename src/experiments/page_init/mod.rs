@@ -401,6 +401,9 @@ fn init_run(
     })
 }
 
+/// `report --reanalyze` draws none of its stored claims again.
+impl crate::model::Redraw for Outcome {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

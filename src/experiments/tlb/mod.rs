@@ -296,7 +296,7 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
 
 /// Reaches, walk costs and advice drawn again from the document's points
 /// and control by today's rules (`memperf report --reanalyze`).
-pub fn reanalyze(o: &mut Outcome, m: &crate::machine::Fingerprint, ghz: Option<f64>) {
+fn reanalyze(o: &mut Outcome, m: &crate::machine::Fingerprint, ghz: Option<f64>) {
     o.reaches = curves::reaches(&o.points, &o.regions, &o.control, m);
     o.walk_costs = curves::walk_costs(&o.points, &o.control);
     o.walk_ns = curves::walk_beyond_reach(&o.reaches, &o.walk_costs);
@@ -369,6 +369,18 @@ pub fn quick_probe(
     let ctx = Bench::new(&m, clock, &super::NoProgress);
     let o = run(&probe_params(), &ctx)?;
     Ok((o, m))
+}
+
+impl crate::model::Redraw for Outcome {
+    fn without_cycles(&mut self) {
+        self.walk_cycles = None;
+    }
+    /// At the clock it measured around itself, where the document's holds.
+    fn reanalyse(&mut self, machine: &crate::machine::Fingerprint, ghz: Option<f64>) -> Vec<&'static str> {
+        let own = ghz.and(crate::timing::core_clock::mean_ghz(&self.core_clock).or(ghz));
+        reanalyze(self, machine, own);
+        vec!["reaches", "walk_costs", "walk_ns", "walk_cycles", "advice"]
+    }
 }
 
 #[cfg(test)]

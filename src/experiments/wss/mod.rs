@@ -115,3 +115,6 @@ impl crate::experiments::observe::Observe for Wss {
         o.exit.map_or(0, |e| e.shell_status())
     }
 }
+
+/// `report --reanalyze` draws none of its stored claims again.
+impl crate::model::Redraw for Outcome {}
