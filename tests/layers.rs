@@ -466,3 +466,77 @@ fn the_path_reader_spreads_groups_and_follows_super_and_children() {
         ]
     );
 }
+
+/// The model's list of experiments: (module, variant, name) of each.
+fn experiments() -> Vec<(String, String, String)> {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/memperf-model/src/outcome/mod.rs"))
+            .unwrap();
+    let list = &text[text.find("macro_rules! experiments").unwrap()..];
+    let list = &list[..list.find("};").unwrap()];
+    list.lines()
+        .filter_map(|l| {
+            let (m, rest) = l.trim().split_once(": ")?;
+            let (v, name) = rest.split_once(" = ")?;
+            let name = name.trim_end_matches(',').trim_matches('"');
+            Some((m.to_string(), v.to_string(), name.to_string()))
+        })
+        .collect()
+}
+
+/// Whether `file` (relative to the crate) is one of an experiment's own
+/// files: its outcome, its experiment module, its renderer (the region
+/// API, `src/region/`, is the `regions` experiment's), or the list itself.
+fn own_file_of_an_experiment(rel: &str, modules: &[String]) -> bool {
+    if rel == "crates/memperf-model/src/outcome/mod.rs" || rel.starts_with("src/region/") {
+        return true;
+    }
+    modules.iter().any(|m| {
+        rel == format!("crates/memperf-model/src/outcome/{m}.rs")
+            || rel == format!("src/experiments/{m}.rs")
+            || rel.starts_with(&format!("src/experiments/{m}/"))
+            || rel == format!("src/report/outcome/{m}.rs")
+    })
+}
+
+/// No shared code matches on an experiment: no `Outcome::Variant`, and no
+/// experiment's name as a string, outside that experiment's own files (the
+/// list's macros are the one place that names them all).
+#[test]
+fn no_experiment_is_matched_outside_its_own_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let exps = experiments();
+    assert!(exps.len() >= 16, "the list: {exps:?}");
+    let modules: Vec<String> = exps.iter().map(|e| e.0.clone()).collect();
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    rust_files(&root.join("crates/memperf-model/src"), &mut files);
+    let mut found = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(root).unwrap().display().to_string();
+        if own_file_of_an_experiment(&rel, &modules) {
+            continue;
+        }
+        let text = code(&std::fs::read_to_string(&f).unwrap());
+        for (_, variant, name) in &exps {
+            if text.contains(&format!("Outcome::{variant}(")) || text.contains(&format!("Outcome::{variant} ")) {
+                found.push(format!("{rel}: Outcome::{variant}"));
+            }
+            // A name matched on or looked up: compared, a match arm, an
+            // alternative, or the argument of a lookup.
+            let quoted = format!("\"{name}\"");
+            let matching = [
+                format!("== {quoted}"),
+                format!("!= {quoted}"),
+                format!("{quoted} =>"),
+                format!("{quoted} |"),
+                format!("| {quoted}"),
+                format!("({quoted})"),
+            ];
+            if matching.iter().any(|m| text.contains(m.as_str())) {
+                found.push(format!("{rel}: {quoted}"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "shared code matching on an experiment: {found:#?}");
+}

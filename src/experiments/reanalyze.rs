@@ -52,4 +52,3 @@ fn rounded(v: serde_json::Value) -> serde_json::Value {
         other => other,
     }
 }
-

@@ -32,7 +32,7 @@ pub fn experiment(doc: &Document, rec: &crate::model::document::ExperimentRecord
     };
     // The clock is said where figures are given in cycles from it, or
     // where it moved during the experiment; not after every section.
-    let in_cycles = matches!(rec.name.as_str(), "tlb" | "calls");
+    let in_cycles = rec.outcome.as_ref().is_some_and(|o| super::outcome::of(o).in_cycles());
     match rec.core_clock.as_slice() {
         [before, after]
             if before.two_chains()
@@ -57,7 +57,8 @@ pub fn experiment(doc: &Document, rec: &crate::model::document::ExperimentRecord
 
 /// Little's law, where the document has both a bandwidth and a latency.
 pub fn derived(doc: &Document) -> String {
-    let both = doc.experiment("bandwidth").is_some() && doc.experiment("latency").is_some();
+    use crate::model::outcome::{bandwidth, latency};
+    let both = doc.outcome::<bandwidth::Outcome>().is_some() && doc.outcome::<latency::Outcome>().is_some();
     if !both {
         return String::new();
     }

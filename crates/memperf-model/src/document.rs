@@ -223,7 +223,8 @@ impl Document {
 fn upgrade_from_2(doc: &mut serde_json::Value) {
     use serde_json::json;
     let experiments = doc.get_mut("experiments").and_then(|e| e.as_array_mut());
-    for e in experiments.into_iter().flatten().filter(|e| e["name"] == "bandwidth") {
+    let bandwidth = crate::outcome::bandwidth::ABOUT.name;
+    for e in experiments.into_iter().flatten().filter(|e| e["name"] == bandwidth) {
         let results = e.get_mut("outcome").and_then(|o| o.get_mut("results")).and_then(|r| r.as_array_mut());
         for r in results.into_iter().flatten() {
             if let Some(obj) = r.as_object_mut() {

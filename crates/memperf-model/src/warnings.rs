@@ -172,7 +172,7 @@ pub enum Caution {
 pub fn reserve_fix(page: Bytes, pages: u64, cmd: Command) -> String {
     let sys = crate::memory::pool_command(page, pages);
     // `info` measures nothing: the suite is what the pages are for.
-    let cmd = if cmd == Command::Sub("info") { Command::Run } else { cmd };
+    let cmd = if cmd == Command::Sub(crate::outcome::info::ABOUT.name) { Command::Run } else { cmd };
     format!("{} --reserve-hugepages (as root), or {sys} (as root)", cmd.invocation())
 }
 
@@ -344,7 +344,7 @@ impl Caution {
             ),
             Caution::SuiteNoHugetlb { need, .. } => Some(reserve_fix(Bytes(2 << 20), *need, Command::Run)),
             Caution::WorkingSetInCache { llc, .. } => {
-                Some(sub_or_run(format!("--size {}", Bytes(4 * llc.0)), "bandwidth"))
+                Some(sub_or_run(format!("--size {}", Bytes(4 * llc.0)), crate::outcome::bandwidth::ABOUT.name))
             }
             Caution::LatencyMaxBelow4xLlc { llc, .. } => Some(match cmd {
                 Command::Run => "memperf run --full".into(),

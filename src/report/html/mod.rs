@@ -18,42 +18,6 @@ use crate::model::document::{Document, ExperimentRecord, Status};
 use parts::{figure_id, strip_xml_decl, warnings_html};
 use section::Block;
 
-/// The c2c matrix as a heat map: one table per handoff, each cell shaded
-/// from light (fast) to deeper (slow) on the scale of that table, dark text
-/// on every shade (contrast holds in light and dark mode).
-fn heat_map(o: &crate::model::outcome::c2c::Outcome) -> String {
-    let mut s = String::new();
-    for &h in &o.handoffs {
-        let m = o.matrix(h);
-        let values: Vec<f64> = m.iter().flatten().flatten().copied().collect();
-        let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
-        s.push_str(&format!(
-            "<table class=\"heat\"><caption>{} handoff: one-way ns, CPU by CPU (lighter is faster)</caption><tr><th>CPU</th>",
-            escape(h.name())
-        ));
-        for c in &o.cpus {
-            s.push_str(&format!("<th>{c}</th>"));
-        }
-        s.push_str("</tr>\n");
-        for (i, row) in m.iter().enumerate() {
-            s.push_str(&format!("<tr><th>{}</th>", o.cpus[i]));
-            for cell in row {
-                match cell {
-                    Some(v) => {
-                        let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
-                        let light = 96.0 - 24.0 * t;
-                        s.push_str(&format!("<td style=\"background:hsl(28,85%,{light:.0}%);color:#111\">{v:.1}</td>"));
-                    }
-                    None => s.push_str("<td style=\"background:#fff;color:#111\">–</td>"),
-                }
-            }
-            s.push_str("</tr>\n");
-        }
-        s.push_str("</table>\n");
-    }
-    s
-}
-
 /// Links from a line of advice to the table row (else the experiment's
 /// section) and the first figure it rests on.
 fn evidence(answers: &[(String, Vec<Block>)], a: &headlines::Advice, plots: &[Plot]) -> String {
@@ -110,11 +74,11 @@ pub fn render(doc: &Document, plots: &[Plot]) -> String {
             metrics: metrics.iter().filter(|m| m.id.split('.').next() == Some(id.as_str())).collect(),
             advice: advice.iter().filter(|a| a.experiment == rec.name).collect(),
         };
-        let heat = match &rec.outcome {
-            Some(crate::model::Outcome::C2c(o)) if rec.status == Status::Completed => heat_map(o),
-            _ => String::new(),
+        let extra = match &rec.outcome {
+            Some(o) if rec.status == Status::Completed => super::outcome::of(o).html_extra(),
+            _ => None,
         };
-        h.push_str(&section::section(&parts, heat));
+        h.push_str(&section::section(&parts, extra.unwrap_or_default()));
     }
     h.push_str("</main>\n</body>\n</html>\n");
     h

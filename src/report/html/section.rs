@@ -151,7 +151,7 @@ pub struct Parts<'a> {
 
 /// A section: open, the question, the advice, the first chart and the
 /// headline figures (else the first table); folded, the rest.
-pub fn section(p: &Parts, heat_map: String) -> String {
+pub fn section(p: &Parts, extra: String) -> String {
     let (title, question, classic) = describe(&p.rec.name);
     let name = escape(&p.rec.name);
     let mut s = format!("<section id=\"exp-{name}\">\n<h2>{}</h2>\n", escape(title));
@@ -210,7 +210,7 @@ pub fn section(p: &Parts, heat_map: String) -> String {
         ));
         s.push_str(&blocks_html(&p.rec.name, p.blocks, true));
     }
-    s.push_str(&heat_map);
+    s.push_str(&extra);
     for f in more_plots {
         s.push_str(&figure_html(f));
     }

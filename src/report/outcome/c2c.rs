@@ -64,11 +64,59 @@ fn c2c_metrics(c: &c2c::Outcome) -> Vec<Headline> {
         .collect()
 }
 
+/// The c2c matrix as a heat map: one table per handoff, each cell shaded
+/// from light (fast) to deeper (slow) on the scale of that table, dark text
+/// on every shade (contrast holds in light and dark mode).
+fn heat_map(o: &Outcome) -> String {
+    let mut s = String::new();
+    for &h in &o.handoffs {
+        let m = o.matrix(h);
+        let values: Vec<f64> = m.iter().flatten().flatten().copied().collect();
+        let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+        s.push_str(&format!(
+            "<table class=\"heat\"><caption>{} handoff: one-way ns, CPU by CPU (lighter is faster)</caption><tr><th>CPU</th>",
+            crate::report::html::escape(h.name())
+        ));
+        for c in &o.cpus {
+            s.push_str(&format!("<th>{c}</th>"));
+        }
+        s.push_str("</tr>\n");
+        for (i, row) in m.iter().enumerate() {
+            s.push_str(&format!("<tr><th>{}</th>", o.cpus[i]));
+            for cell in row {
+                match cell {
+                    Some(v) => {
+                        let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
+                        let light = 96.0 - 24.0 * t;
+                        s.push_str(&format!("<td style=\"background:hsl(28,85%,{light:.0}%);color:#111\">{v:.1}</td>"));
+                    }
+                    None => s.push_str("<td style=\"background:#fff;color:#111\">–</td>"),
+                }
+            }
+            s.push_str("</tr>\n");
+        }
+        s.push_str("</table>\n");
+    }
+    s
+}
+
 impl super::Render for Outcome {
     fn text(&self, _doc: &Document) -> String {
         c2c_text(self)
     }
+    /// Its matrix is shown as a shaded table ([`heat_map`]), every pair's
+    /// figure readable.
+    fn plots(&self, _doc: &Document) -> crate::error::Result<Vec<crate::report::plot::Plot>> {
+        Ok(Vec::new())
+    }
     fn metrics(&self, _doc: &Document) -> Vec<Headline> {
         c2c_metrics(self)
+    }
+    /// Which CPUs share a cache is the machine's; the groups say the cost.
+    fn advice(&self, _doc: &Document) -> Vec<String> {
+        Vec::new()
+    }
+    fn html_extra(&self) -> Option<String> {
+        Some(heat_map(self))
     }
 }

@@ -288,6 +288,10 @@ impl super::Render for Outcome {
         }
         advice.split(": saves").next().map(|change| format!("  {change}: "))
     }
+    /// Its figures in cycles are the clock's: the clock is said after it.
+    fn in_cycles(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

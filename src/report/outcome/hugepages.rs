@@ -188,6 +188,10 @@ impl super::Render for Outcome {
     fn text(&self, _doc: &Document) -> String {
         hugepages_text(self)
     }
+    /// Its runs are a table: each arm's wall times, in the order run.
+    fn plots(&self, _doc: &Document) -> crate::error::Result<Vec<crate::report::plot::Plot>> {
+        Ok(Vec::new())
+    }
     fn metrics(&self, _doc: &Document) -> Vec<Headline> {
         hugepages_metrics(self)
     }

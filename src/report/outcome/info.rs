@@ -163,4 +163,17 @@ impl super::Render for crate::model::outcome::info::Outcome {
     fn text(&self, doc: &Document) -> String {
         machine(&doc.machine, Some(self))
     }
+    /// The machine's levels are drawn on the latency chart, where they are
+    /// measured.
+    fn plots(&self, _doc: &Document) -> crate::error::Result<Vec<crate::report::plot::Plot>> {
+        Ok(Vec::new())
+    }
+    /// What the machine claims is no measured figure.
+    fn metrics(&self, _doc: &Document) -> Vec<crate::report::headlines::Headline> {
+        Vec::new()
+    }
+    /// What the machine refused is said as warnings, each with its fix.
+    fn advice(&self, _doc: &Document) -> Vec<String> {
+        Vec::new()
+    }
 }

@@ -202,6 +202,11 @@ impl super::Render for Outcome {
     fn metrics(&self, _doc: &Document) -> Vec<Headline> {
         loaded_latency_metrics(self)
     }
+    /// Its curve and bend are its answer; Little's law across experiments
+    /// is the derived section's.
+    fn advice(&self, _doc: &Document) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 #[cfg(test)]

@@ -17,17 +17,21 @@ use crate::model::Outcome;
 pub trait Render {
     /// Its section of the terminal report.
     fn text(&self, doc: &Document) -> String;
-    /// Its plots.
-    fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
-        Ok(Vec::new())
-    }
+    /// Its plots (every renderer says, an empty list with the reason).
+    fn plots(&self, doc: &Document) -> Result<Vec<Plot>>;
     /// Its headline metrics, with their raw samples.
-    fn metrics(&self, _doc: &Document) -> Vec<Headline> {
-        Vec::new()
-    }
+    fn metrics(&self, doc: &Document) -> Vec<Headline>;
     /// The advice its figures imply.
-    fn advice(&self, _doc: &Document) -> Vec<String> {
-        Vec::new()
+    fn advice(&self, doc: &Document) -> Vec<String>;
+    /// Whether its text gives figures in cycles, so the clock it measured
+    /// around itself is said after it (else only where the clock moved).
+    fn in_cycles(&self) -> bool {
+        false
+    }
+    /// HTML its section shows beside its charts that no chart draws (a
+    /// matrix as a shaded table).
+    fn html_extra(&self) -> Option<String> {
+        None
     }
     /// Text that the table line a line of advice rests on contains, for
     /// the report's link from the advice to its evidence.

@@ -3,6 +3,7 @@
 
 use crate::model::document::Document;
 use crate::model::outcome::numa::Outcome;
+use crate::report::headlines::{headline, Headline};
 use crate::report::table::{gbps, Table};
 
 pub fn numa_text(o: &Outcome) -> String {
@@ -40,8 +41,50 @@ pub fn numa_text(o: &Outcome) -> String {
     out
 }
 
+/// Latency and read bandwidth of each (CPU node, memory node) cell, as
+/// their medians (the document keeps no raw samples of a cell); none where
+/// there is no matrix.
+fn numa_metrics(o: &Outcome) -> Vec<Headline> {
+    let mut out = Vec::new();
+    for c in &o.cells {
+        let labels = [("cpu_node", c.cpu_node.to_string()), ("memory_node", c.memory_node.to_string())];
+        let nodes = format!("CPUs of node {}, memory on node {}", c.cpu_node, c.memory_node);
+        out.push(headline(
+            "numa.latency",
+            &labels,
+            format!("numa latency, {nodes}"),
+            crate::report::headlines::Unit::Nanoseconds(None),
+            vec![c.latency_ns.median],
+            c.latency_ns.median,
+            false,
+        ));
+        out.push(headline(
+            "numa.read",
+            &labels,
+            format!("numa read bandwidth, {nodes}"),
+            crate::report::headlines::Unit::GigabytesPerSecond,
+            vec![c.bytes_per_s.median / 1e9],
+            c.bytes_per_s.median / 1e9,
+            true,
+        ));
+    }
+    out
+}
+
 impl super::Render for Outcome {
     fn text(&self, _doc: &Document) -> String {
         numa_text(self)
+    }
+    /// Two small matrices: tables, not charts.
+    fn plots(&self, _doc: &Document) -> crate::error::Result<Vec<crate::report::plot::Plot>> {
+        Ok(Vec::new())
+    }
+    fn metrics(&self, _doc: &Document) -> Vec<Headline> {
+        numa_metrics(self)
+    }
+    /// Where memory on another node costs more, the matrices say by how
+    /// much; what to bind where is the program's to decide.
+    fn advice(&self, _doc: &Document) -> Vec<String> {
+        Vec::new()
     }
 }

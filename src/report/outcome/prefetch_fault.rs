@@ -6,6 +6,7 @@ use crate::model::kernels::prefetch::Guard;
 use crate::model::outcome::prefetch_fault;
 use crate::model::outcome::prefetch_fault::Outcome;
 use crate::report::barchart::{self, Bar, BarChart};
+use crate::report::headlines::{headline, Headline};
 use crate::report::plot::{Figure, Plot};
 use crate::report::table::Table;
 
@@ -173,9 +174,39 @@ fn prefetch_fault_advice(doc: &Document) -> Vec<String> {
     out
 }
 
+/// ns per prefetch of each instruction on each target, in each loop (the
+/// cells' raw samples): what a compare or a fleet joins on.
+fn prefetch_fault_metrics(o: &Outcome) -> Vec<Headline> {
+    o.cells
+        .iter()
+        .map(|c| {
+            let loop_kind = match c.loop_kind {
+                prefetch_fault::LoopKind::Throughput => "throughput",
+                prefetch_fault::LoopKind::Latency => "latency",
+            };
+            headline(
+                "prefetch_fault.ns_per_prefetch",
+                &[
+                    ("instruction", c.instruction.clone()),
+                    ("target", c.target.name().to_string()),
+                    ("loop", loop_kind.to_string()),
+                ],
+                format!("prefetch-fault {} of {}, {loop_kind} loop", c.instruction, c.target.name()),
+                crate::report::headlines::Unit::ns_per("prefetch"),
+                c.samples_ns.clone(),
+                c.ns_per_prefetch.median,
+                false,
+            )
+        })
+        .collect()
+}
+
 impl super::Render for Outcome {
     fn text(&self, _doc: &Document) -> String {
         prefetch_fault_text(self)
+    }
+    fn metrics(&self, _doc: &Document) -> Vec<Headline> {
+        prefetch_fault_metrics(self)
     }
     fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
         prefetch_fault_plot(self).map(|p| vec![p])

@@ -63,8 +63,16 @@ impl super::Render for Outcome {
     fn text(&self, _doc: &Document) -> String {
         regions_text(self)
     }
+    /// A program's regions are a table of counts.
+    fn plots(&self, _doc: &Document) -> crate::error::Result<Vec<crate::report::plot::Plot>> {
+        Ok(Vec::new())
+    }
     fn metrics(&self, _doc: &Document) -> Vec<Headline> {
         region_metrics(self)
+    }
+    /// Counts of the program's own regions: what they mean is the program's.
+    fn advice(&self, _doc: &Document) -> Vec<String> {
+        Vec::new()
     }
 }
 

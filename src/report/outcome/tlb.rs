@@ -180,6 +180,10 @@ impl super::Render for Outcome {
     fn advice_row(&self, advice: &str) -> Option<String> {
         Some(advice.trim_end_matches('.').to_lowercase().chars().take(40).collect())
     }
+    /// Its figures in cycles are the clock's: the clock is said after it.
+    fn in_cycles(&self) -> bool {
+        true
+    }
 }
 
 /// Where a knee lies: after the last page count still within the reach and

@@ -106,6 +106,10 @@ impl super::Render for Outcome {
     fn text(&self, _doc: &Document) -> String {
         working_set_text(self)
     }
+    /// One time per page policy: a table, with the article's figures beside.
+    fn plots(&self, _doc: &Document) -> crate::error::Result<Vec<crate::report::plot::Plot>> {
+        Ok(Vec::new())
+    }
     fn metrics(&self, _doc: &Document) -> Vec<Headline> {
         working_set_metrics(self)
     }
