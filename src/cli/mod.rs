@@ -62,6 +62,15 @@ macro_rules! measure {
                 }
             }
 
+            /// Each experiment subcommand's examples: its name and the
+            /// invocations after it that give every option a good value.
+            pub fn examples() -> Vec<(&'static str, &'static [&'static [&'static str]])> {
+                vec![
+                    $(($n, <crate::experiments::$m::Options as Options>::EXAMPLES),)*
+                    $(($an, <crate::experiments::$am::$AV as Observe>::EXAMPLES),)*
+                ]
+            }
+
             /// What the subcommand does instead of a plan of experiments,
             /// run to its end: a command around a program, or an option
             /// that replaces measuring (`info --record`). Its exit status.
@@ -160,10 +169,24 @@ pub fn man_pages() -> Vec<(String, Vec<u8>)> {
         let cmd = sub.clone().display_name(name.clone()).bin_name(format!("memperf {}", sub.get_name()));
         let mut page = render(cmd, &name);
         page.extend_from_slice(MAN_EXIT_STATUS.as_bytes());
+        page.extend_from_slice(man_examples(sub.get_name()).as_bytes());
         page.extend_from_slice(b".SH \"SEE ALSO\"\n\\fBmemperf\\fR(1)\n");
         pages.push((format!("{name}.1"), page));
     }
     pages
+}
+
+/// EXAMPLES of an experiment's page: its invocations that give every
+/// option a good value (roff); none for the other subcommands.
+fn man_examples(sub: &str) -> String {
+    let Some((_, examples)) = Measure::examples().into_iter().find(|(n, _)| *n == sub) else { return String::new() };
+    let roff = |t: &str| t.replace('\\', "\\\\").replace('-', "\\-");
+    let mut out = String::from(".SH EXAMPLES\n");
+    for e in examples {
+        out.push_str(&format!(".TP\nmemperf {} {}\n", roff(sub), roff(&e.join(" "))));
+        out.push_str("each option given a good value\n");
+    }
+    out
 }
 
 /// EXIT STATUS, as every page has it (roff).
@@ -485,86 +508,69 @@ mod tests {
     /// A good value for every option of every measuring subcommand: each
     /// is read into its type (clap panics where a definition and its type
     /// disagree) and into a plan.
-    const GOOD: &[&[&str]] = &[
-        &["bandwidth", "--kernel", "sum1,mix-2:1", "--pages", "4k", "--threads", "1,all", "--size", "1MiB"],
-        &["bandwidth", "--distance", "0:64:32", "--hint", "all", "--repetitions", "2"],
-        &["latency", "--pages", "4k,thp", "--sizes", "4KiB:1MiB:2", "--chains", "1:4", "--seed", "0x7"],
-        &["latency", "--repetitions", "3", "--precision", "none", "--no-page-local"],
-        &["tlb", "--pages", "4k", "--max-pages", "64", "--max-bytes", "1MiB"],
-        &["working-set", "--size", "1MiB", "--pages", "4k,thp", "--repetitions", "2", "--seed", "9"],
-        &[
-            "prefetch-fault",
-            "--hint",
-            "t0",
-            "--targets",
-            "null,mapped",
-            "--lengths",
-            "1,2",
-            "--ahead",
-            "1,4",
-            "--repetitions",
-            "2",
-        ],
-        &["page-init", "--memory", "1GiB", "--base-page", "4KiB", "--large-page", "2MiB", "--ahead", "8:16:8"],
-        &["page-init", "--layout", "0:512MiB,4GiB:512MiB", "--threads", "1", "--repetitions", "2"],
-        &["calls", "--variants", "direct", "--depths", "1,4:8:4", "--threads", "1", "--repetitions", "2"],
-        &["context", "--ops", "setjmp,getcontext", "--threads", "1", "--repetitions", "2"],
-        &["c2c", "--cpus", "0", "--handoff", "cas,load-store", "--repetitions", "2"],
-        &["numa", "--size", "1MiB", "--repetitions", "2"],
-        &["loaded-latency", "--loader", "triad", "--delays", "0,1us", "--block", "16KiB", "--size", "1MiB"],
-        &["loaded-latency", "--pages", "4k", "--window", "10ms", "--repetitions", "2"],
-        &["run", "--only", "info,tlb", "--skip", "tlb"],
-    ];
+    /// The suite's options (the experiments' are their `EXAMPLES`).
+    const GOOD: &[&[&str]] = &[&["run", "--only", "info,tlb", "--skip", "tlb"]];
 
     /// Subcommands with no plan of experiments: a good value of each
     /// option is read into its type.
     const GOOD_AROUND: &[&[&str]] = &[
-        &["stat", "-e", "task-clock", "-I", "100", "--metrics", "m.json", "--machine-results", "r", "--", "true"],
-        &["stat", "--wss=200", "--", "true"],
-        &["hugepages", "--runs", "2", "--mode", "both", "--", "true"],
-        &["wss", "--interval", "100", "--pid", "1", "--machine-results", "r"],
         &["compare", "a", "b", "--fail-on-regression", "5%"],
         &["merge", "a", "--output", "o", "--reference", "r.json"],
-        &["info", "--record", "d"],
         &["report", "p", "--output", "o"],
         &["man", "--output", "d"],
     ];
 
-    #[test]
-    fn every_option_of_the_other_subcommands_reads_a_good_value() {
-        for args in GOOD_AROUND {
-            Cli::try_parse_from(std::iter::once("memperf").chain(args.iter().copied()))
-                .unwrap_or_else(|e| panic!("{args:?}: {e}"));
-        }
+    /// Every case: the experiments' examples (each after its name), the
+    /// suite's and the other subcommands'.
+    fn cases() -> Vec<Vec<&'static str>> {
+        let mut all: Vec<Vec<&str>> = Measure::examples()
+            .into_iter()
+            .flat_map(|(name, examples)| {
+                examples.iter().map(move |e| std::iter::once(name).chain(e.iter().copied()).collect())
+            })
+            .collect();
+        all.extend(GOOD.iter().chain(GOOD_AROUND).map(|a| a.to_vec()));
+        all
     }
 
+    fn parse(args: &[&str]) -> Cli {
+        Cli::try_parse_from(std::iter::once("memperf").chain(args.iter().copied()))
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    }
+
+    /// Every case reads into its types (clap panics where a definition and
+    /// its type disagree), and a suite experiment's (and the suite's) into
+    /// a plan; nothing is run.
     #[test]
-    fn every_option_reads_a_good_value_into_a_plan() {
+    fn every_case_reads_a_good_value_of_each_option() {
+        use crate::experiments::registry::{find, Runs};
         let machine = crate::machine::collect();
-        for args in GOOD {
-            let cli = Cli::try_parse_from(std::iter::once("memperf").chain(args.iter().copied()))
-                .unwrap_or_else(|e| panic!("{args:?}: {e}"));
-            cli.command.plan(&machine).unwrap_or_else(|e| panic!("{args:?}: {}", e.message));
+        for args in cases() {
+            let cli = parse(&args);
+            let planned = args[0] == "run" || find(args[0]).is_some_and(|e| matches!(e.runs, Runs::Suite(_)));
+            if planned {
+                cli.command.plan(&machine).unwrap_or_else(|e| panic!("{args:?}: {}", e.message));
+            }
         }
     }
 
-    /// Every option that takes a value has a case above, so a new one
-    /// cannot be left untried.
+    /// Every option that takes a value has a case, so a new one cannot be
+    /// left untried: an experiment's own in its `EXAMPLES`.
     #[test]
     fn every_value_option_has_a_good_case() {
         use clap::CommandFactory;
-        let cases = || GOOD.iter().chain(GOOD_AROUND);
+        let cases = cases();
         for cmd in Cli::command().get_subcommands().filter(|c| !["completions", "cleanup"].contains(&c.get_name())) {
             let sub = cmd.get_name();
             for arg in cmd.get_arguments().filter(|a| a.get_action().takes_values() && !a.is_positional()) {
                 let long = format!("--{}", arg.get_long().unwrap());
                 let short = arg.get_short().map(|c| format!("-{c}"));
                 let common = ["--json", "--output", "--openmetrics", "--csv", "--html"].contains(&long.as_str());
-                let named = |a: &&[&str]| {
+                let named = |a: &Vec<&str>| {
                     a.iter().any(|x| *x == long || x.starts_with(&format!("{long}=")) || Some(*x) == short.as_deref())
                 };
-                let tried = cases().any(|a| a[0] == sub && named(a));
-                assert!(common || tried, "{sub} {long} has no good case in GOOD or GOOD_AROUND");
+                let tried = cases.iter().any(|a| a[0] == sub && named(a));
+                assert!(common || tried, "{sub} {long} has no good case: add one to its EXAMPLES");
             }
         }
     }

@@ -239,6 +239,10 @@ fn cpus_arg(list: &str) -> std::result::Result<options::List<usize>, String> {
 
 impl options::Options for Options {
     type Experiment = C2c;
+    /// A good value of every option, as the man page shows them.
+    const EXAMPLES: &'static [&'static [&'static str]] = &[
+        &["--cpus", "0", "--handoff", "cas,load-store", "--repetitions", "2"],
+    ];
 
     fn params(&self, asked: &options::Asked) -> Result<Params> {
         let mut p = Params::preset(asked.preset);

@@ -401,6 +401,10 @@ pub struct Options {
 
 impl options::Options for Options {
     type Experiment = Calls;
+    /// A good value of every option, as the man page shows them.
+    const EXAMPLES: &'static [&'static [&'static str]] = &[
+        &["--variants", "direct", "--depths", "1,4:8:4", "--threads", "1", "--repetitions", "2"],
+    ];
 
     fn params(&self, asked: &options::Asked) -> Result<Params> {
         let mut p = Params::preset(asked.preset);

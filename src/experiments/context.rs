@@ -267,6 +267,10 @@ pub struct Options {
 
 impl options::Options for Options {
     type Experiment = Context;
+    /// A good value of every option, as the man page shows them.
+    const EXAMPLES: &'static [&'static [&'static str]] = &[
+        &["--ops", "setjmp,getcontext", "--threads", "1", "--repetitions", "2"],
+    ];
 
     fn params(&self, asked: &options::Asked) -> Result<Params> {
         let mut p = Params::preset(asked.preset);

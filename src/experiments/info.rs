@@ -116,6 +116,10 @@ pub struct Options {
 
 impl super::options::Options for Options {
     type Experiment = Info;
+    /// A good value of every option, as the man page shows them.
+    const EXAMPLES: &'static [&'static [&'static str]] = &[
+        &["--record", "d"],
+    ];
 
     fn params(&self, _: &super::Asked) -> Result<Params> {
         Ok(Params {})

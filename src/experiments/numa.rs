@@ -13,8 +13,8 @@ use crate::error::{Error, Result};
 use crate::kernels::chase::{chase_kernel, visit_order, Chase};
 use crate::kernels::{pattern_sum, stream_kernel, StreamShape};
 use crate::memory::numa::{self, Node};
-use crate::memory::region::numa_node_of;
-use crate::memory::{PagePolicy, Region};
+use crate::memory::buffer::numa_node_of;
+use crate::memory::{PagePolicy, Buffer};
 pub use crate::model::outcome::numa::*;
 use crate::timing::schedule::{self, Ran, Step};
 use crate::timing::team::PinGuard;
@@ -170,19 +170,19 @@ struct Bound {
     chase: RefCell<Chase>,
     array: Array,
     placed: bool,
-    _chase_region: Region,
+    _chase_region: Buffer,
 }
 
 impl Bound {
     fn new(node: usize, p: &Params, team: &Team, clock: &dyn crate::timing::Clock) -> Result<Bound> {
-        let bind = |mut r: Region| -> Result<Region> {
+        let bind = |mut r: Buffer| -> Result<Buffer> {
             let len = r.len();
             numa::bind(r.as_mut_slice::<u8>().as_mut_ptr() as usize, len, node).map_err(|e| {
                 Error::unsatisfiable(format!("cannot bind memory to NUMA node {node}: {e}"), "memperf run --skip numa")
             })?;
             Ok(r)
         };
-        let mut chase_region = bind(Region::untouched(PagePolicy::Thp, p.size_bytes)?)?;
+        let mut chase_region = bind(Buffer::untouched(PagePolicy::Thp, p.size_bytes)?)?;
         // Filled by the team of the first CPU node: the pages come from
         // `node` whichever CPUs touch them.
         let array = Array::fill(bind(Array::region(PagePolicy::Thp, p.size_bytes, 1)?)?, 1, team, 0, clock)?;
@@ -246,6 +246,10 @@ pub struct Options {
 
 impl options::Options for Options {
     type Experiment = Numa;
+    /// A good value of every option, as the man page shows them.
+    const EXAMPLES: &'static [&'static [&'static str]] = &[
+        &["--size", "1MiB", "--repetitions", "2"],
+    ];
 
     fn params(&self, asked: &options::Asked) -> Result<Params> {
         let mut p = Params::preset(asked.preset, asked.machine);

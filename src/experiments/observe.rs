@@ -37,6 +37,10 @@ pub struct Outputs {
 pub trait Observe: 'static {
     /// Its name: its subcommand's and its record's.
     const NAME: &'static str;
+    /// Invocations of its subcommand (the arguments after its name) that
+    /// give every option a good value: the man page's examples, and what
+    /// the tests read.
+    const EXAMPLES: &'static [&'static [&'static str]];
     /// Its options, as its subcommand takes them.
     type Options: Args + std::fmt::Debug;
     type Params: Serialize;

@@ -5,7 +5,7 @@
 
 use crate::error::Result;
 use crate::kernels::{pattern_value, StreamArg};
-use crate::memory::{PagePolicy, Region};
+use crate::memory::{Buffer, PagePolicy};
 use crate::timing::{Clock, Team};
 use crate::units::Bytes;
 
@@ -19,7 +19,7 @@ pub const PART_GAP: usize = 17 * 8;
 /// filled with the checksum pattern: one for the read kernels, four (A, B,
 /// C, D) for the write kernels.
 pub struct Array {
-    pub region: Region,
+    pub region: Buffer,
     pub parts: usize,
     /// Elements of each part.
     pub len: usize,
@@ -42,13 +42,13 @@ impl Array {
 
     /// The untouched region `parts` arrays of `size` need (a caller may
     /// set its memory policy before [`Array::fill`] touches it).
-    pub fn region(policy: PagePolicy, size: Bytes, parts: usize) -> Result<Region> {
+    pub fn region(policy: PagePolicy, size: Bytes, parts: usize) -> Result<Buffer> {
         let gaps = (parts as u64 - 1) * PART_GAP as u64 * 8;
-        Region::untouched(policy, Bytes(size.0 * parts as u64 + gaps))
+        Buffer::untouched(policy, Bytes(size.0 * parts as u64 + gaps))
     }
 
     /// The arrays in `region` (from [`Array::region`]), filled as [`Array::new`] says.
-    pub fn fill(region: Region, parts: usize, team: &Team, first_thread: usize, clock: &dyn Clock) -> Result<Array> {
+    pub fn fill(region: Buffer, parts: usize, team: &Team, first_thread: usize, clock: &dyn Clock) -> Result<Array> {
         let len = (region.len() / 8 - (parts - 1) * PART_GAP) / parts / 64 * 64;
         let mut a = Array { region, parts, len };
         let owners = team.threads().saturating_sub(first_thread).max(1);
@@ -104,6 +104,6 @@ impl Array {
 
     /// NUMA node of the first page of each slice.
     pub fn slice_nodes(&self, threads: usize) -> Vec<Option<i32>> {
-        self.slices(threads, 0).iter().map(|s| crate::memory::region::numa_node_of(s.ptr as usize)).collect()
+        self.slices(threads, 0).iter().map(|s| crate::memory::buffer::numa_node_of(s.ptr as usize)).collect()
     }
 }

@@ -15,7 +15,7 @@ use super::{Bench, Experiment};
 use crate::counters::{self, events};
 use crate::error::{Error, Result};
 use crate::kernels::working_set as kernel;
-use crate::memory::{PagePolicy, Region};
+use crate::memory::{PagePolicy, Buffer};
 use crate::model::outcome::stat::EventCount;
 pub use crate::model::outcome::working_set::*;
 use crate::timing::schedule::{self, Ran, Ratio, Step};
@@ -92,13 +92,13 @@ pub fn index(len: u64, rows: u64, seed: u64) -> Vec<u32> {
 
 /// The three arrays of one policy, filled.
 struct Arrays {
-    region: Region,
+    region: Buffer,
     len: usize,
 }
 
 impl Arrays {
     fn new(policy: PagePolicy, p: &Params) -> Result<Arrays> {
-        let mut region = Region::new(policy, p.total_bytes)?;
+        let mut region = Buffer::new(policy, p.total_bytes)?;
         let len = (p.total_bytes.0 / 12 / p.row_floats * p.row_floats) as usize;
         let all: &mut [f32] = region.as_mut_slice();
         for w in 0..3u32 {
@@ -447,6 +447,10 @@ pub struct Options {
 
 impl options::Options for Options {
     type Experiment = WorkingSet;
+    /// A good value of every option, as the man page shows them.
+    const EXAMPLES: &'static [&'static [&'static str]] = &[
+        &["--size", "1MiB", "--pages", "4k,thp", "--repetitions", "2", "--seed", "9"],
+    ];
 
     fn params(&self, asked: &options::Asked) -> Result<Params> {
         let mut p = Params::preset(asked.preset, asked.machine);

@@ -14,7 +14,7 @@
 use crate::analysis::levels::{self, CacheLevelsFound};
 use crate::error::Result;
 use crate::kernels::chase::{chase_kernel, visit_order, Chase};
-use crate::memory::{PagePolicy, Region};
+use crate::memory::{Buffer, PagePolicy};
 use crate::timing::Clock;
 use crate::units::{Bytes, KIB, MIB};
 pub use memperf_model::machine::levels::{LevelPoint, MeasuredLevels};
@@ -35,10 +35,10 @@ const LINE: usize = 64;
 /// The regions timed for the fault rates.
 pub const FAULT_PROBE: Bytes = Bytes(32 * MIB);
 
-/// B/s `Region::new` maps and touches [`FAULT_PROBE`] at, per policy.
+/// B/s `Buffer::new` maps and touches [`FAULT_PROBE`] at, per policy.
 fn fault_rate(pages: PagePolicy) -> Option<f64> {
     let t0 = std::time::Instant::now();
-    let r = Region::new(pages, FAULT_PROBE).ok()?;
+    let r = Buffer::new(pages, FAULT_PROBE).ok()?;
     let s = t0.elapsed().as_secs_f64();
     drop(r);
     (s > 0.0).then(|| FAULT_PROBE.0 as f64 / s)
@@ -66,7 +66,7 @@ pub fn measure(clock: &dyn Clock, reach: Bytes, must_pass: Bytes, thp: bool) -> 
     let largest = *sizes.last().unwrap_or(&FIRST);
     // Untouched: linking a working set faults in only the pages it uses,
     // so an early stop never pays for the rest.
-    let mut region = Region::untouched(pages, largest)?;
+    let mut region = Buffer::untouched(pages, largest)?;
     let mut points = Vec::with_capacity(sizes.len());
     let mut valid = true;
     for size in sizes {
@@ -99,7 +99,7 @@ pub fn measure(clock: &dyn Clock, reach: Bytes, must_pass: Bytes, thp: bool) -> 
 /// B/s of one pass of `bandwidth`'s `simd` read kernel over the first
 /// `bytes` of the region (the second of two: the first brings the TLB and
 /// prefetchers up to speed).
-fn read_rate(clock: &dyn Clock, region: &Region, bytes: Bytes) -> Option<f64> {
+fn read_rate(clock: &dyn Clock, region: &Buffer, bytes: Bytes) -> Option<f64> {
     let (simd, _) = crate::kernels::stream_kernel(crate::kernels::StreamShape::Simd, None).ok()?;
     let words = &region.as_slice::<f64>()[..(bytes.0 / 8) as usize];
     let arg = crate::kernels::StreamArg::read(words.as_ptr(), words.len(), 0);
@@ -134,7 +134,7 @@ fn far_and_flat(points: &[LevelPoint]) -> bool {
 
 /// One working set: a random cycle over its lines, one untimed walk, three
 /// timed samples; and whether every walk ended where the cycle says.
-fn measure_point(clock: &dyn Clock, region: &mut Region, size: Bytes) -> (LevelPoint, bool) {
+fn measure_point(clock: &dyn Clock, region: &mut Buffer, size: Bytes) -> (LevelPoint, bool) {
     let k1 = chase_kernel(1).expect("one chain");
     let lines = size.0 as usize / LINE;
     let base = region.as_mut_slice::<u8>().as_mut_ptr();

@@ -3,12 +3,12 @@
 
 pub mod numa;
 pub use memperf_model::memory::policy;
-pub mod region;
+pub mod buffer;
 pub mod reserve;
 pub mod smaps;
 
+pub use buffer::{Backing, Buffer};
 pub use policy::PagePolicy;
-pub use region::{Backing, Region};
 pub use reserve::Reservation;
 
 use crate::error::{Error, Result};
@@ -45,7 +45,7 @@ mod tests {
 
     #[test]
     fn small_pages_are_touched_and_not_huge() {
-        let r = Region::new(PagePolicy::Small, Bytes(10 * MIB + 5)).unwrap();
+        let r = Buffer::new(PagePolicy::Small, Bytes(10 * MIB + 5)).unwrap();
         assert_eq!(r.len(), 10 * MIB as usize + 4096);
         assert!(r.as_slice::<u8>().iter().step_by(4096).all(|&b| b == 0x5a));
         assert_eq!(r.backing().huge_bytes, Some(Bytes(0)));
@@ -57,7 +57,7 @@ mod tests {
     #[test]
     fn thp_region_reports_its_real_coverage() {
         let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
-        let r = Region::new(PagePolicy::Thp, Bytes(64 * MIB)).unwrap();
+        let r = Buffer::new(PagePolicy::Thp, Bytes(64 * MIB)).unwrap();
         assert_eq!(r.as_ptr() as usize % (2 * MIB as usize), 0, "THP regions are 2 MiB aligned");
         let frac = r.backing().huge_fraction.expect("smaps readable");
         if thp.contains("[never]") {
@@ -80,7 +80,7 @@ mod tests {
 
     #[test]
     fn zero_size_is_a_usage_error() {
-        assert_eq!(Region::new(PagePolicy::Small, Bytes(0)).err().unwrap().kind, crate::error::ErrorKind::Usage);
+        assert_eq!(Buffer::new(PagePolicy::Small, Bytes(0)).err().unwrap().kind, crate::error::ErrorKind::Usage);
     }
 
     use crate::test_support::{is_root, skip};
@@ -103,7 +103,7 @@ mod tests {
     #[test]
     fn hugetlb_2m_region_is_all_huge() {
         with_reserved(Bytes(2 * MIB), 8, || {
-            let r = Region::new(PagePolicy::Huge2M, Bytes(16 * MIB)).unwrap();
+            let r = Buffer::new(PagePolicy::Huge2M, Bytes(16 * MIB)).unwrap();
             assert_eq!(r.backing().huge_bytes, Some(Bytes(16 * MIB)));
             assert_eq!(r.backing().page_size_bytes, Some(Bytes(2 * MIB)));
         });
@@ -112,7 +112,7 @@ mod tests {
     #[test]
     fn shm_region_is_huge_and_removed_at_once() {
         with_reserved(Bytes(2 * MIB), 4, || {
-            let r = Region::new(PagePolicy::Shm, Bytes(8 * MIB)).unwrap();
+            let r = Buffer::new(PagePolicy::Shm, Bytes(8 * MIB)).unwrap();
             assert_eq!(r.backing().huge_bytes, Some(Bytes(8 * MIB)));
             // IPC_RMID at attach: the segment shows as "(deleted)" in maps.
             let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
@@ -124,7 +124,7 @@ mod tests {
     #[test]
     fn hugetlb_1g_region_when_a_page_can_be_reserved() {
         with_reserved(Bytes(1 << 30), 1, || {
-            let r = Region::new(PagePolicy::Huge1G, Bytes(1)).unwrap();
+            let r = Buffer::new(PagePolicy::Huge1G, Bytes(1)).unwrap();
             assert_eq!(r.len(), 1 << 30);
             assert_eq!(r.backing().huge_bytes, Some(Bytes(1 << 30)));
         });
@@ -142,7 +142,7 @@ mod tests {
                 "a kernel with 1 GiB hugetlb pages (x86-64 with pdpe1gb)",
             );
         };
-        let e = Region::new(PagePolicy::Huge1G, Bytes((free + 1) << 30)).err().unwrap();
+        let e = Buffer::new(PagePolicy::Huge1G, Bytes((free + 1) << 30)).err().unwrap();
         assert_eq!(e.kind.exit_code(), 2);
         assert!(e.fix.unwrap().contains("nr_hugepages"));
     }

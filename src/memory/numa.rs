@@ -83,13 +83,13 @@ mod tests {
     #[test]
     fn a_bound_region_lives_on_its_node() {
         let mut r =
-            crate::memory::Region::untouched(crate::memory::PagePolicy::Small, crate::units::Bytes(1 << 20)).unwrap();
+            crate::memory::Buffer::untouched(crate::memory::PagePolicy::Small, crate::units::Bytes(1 << 20)).unwrap();
         let len = r.len();
         bind(r.as_mut_slice::<u8>().as_mut_ptr() as usize, len, 0).unwrap();
         let s = r.as_mut_slice::<u8>();
         s.iter_mut().step_by(4096).for_each(|b| *b = 1);
         for off in (0..len).step_by(64 * 1024) {
-            assert_eq!(crate::memory::region::numa_node_of(s.as_ptr() as usize + off), Some(0));
+            assert_eq!(crate::memory::buffer::numa_node_of(s.as_ptr() as usize + off), Some(0));
         }
         assert!(bind(s.as_mut_ptr() as usize, len, 5000).is_err(), "a node beyond the mask is refused");
     }

@@ -16,7 +16,7 @@ use crate::counters::metrics::{self, Definition};
 use crate::counters::{
     sanity, CounterBackend, CounterStatus, EventSpec, PerfBackend, Reading, RunningCounter, Target, Unavailable,
 };
-use crate::model::outcome::regions::{Outcome, Region as RegionTotals};
+use crate::model::outcome::regions::{Outcome, RegionTotals};
 use crate::model::outcome::stat::{EventCount, MachineFigures};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};

@@ -38,6 +38,11 @@ pub struct Options {
 
 impl options::Options for Options {
     type Experiment = Bandwidth;
+    /// A good value of every option, as the man page shows them.
+    const EXAMPLES: &'static [&'static [&'static str]] = &[
+        &["--kernel", "sum1,mix-2:1", "--pages", "4k", "--threads", "1,all", "--size", "1MiB"],
+        &["--distance", "0:64:32", "--hint", "all", "--repetitions", "2"],
+    ];
 
     fn params(&self, asked: &Asked) -> Result<Params> {
         let mut p = Params::preset(asked.preset, asked.machine);

@@ -504,6 +504,9 @@ pub struct Hugepages;
 
 impl crate::experiments::observe::Observe for Hugepages {
     const NAME: &'static str = "hugepages";
+    const EXAMPLES: &'static [&'static [&'static str]] = &[
+        &["--runs", "2", "--mode", "both", "--", "true"],
+    ];
     type Options = Options;
     type Params = Params;
     type Outcome = Outcome;

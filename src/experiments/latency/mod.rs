@@ -23,7 +23,7 @@ use crate::analysis::attribution::{attribute, Attribution, Known};
 use crate::analysis::knees;
 use crate::error::{Error, Result};
 use crate::kernels::chase::{chase_kernel, visit_order, Chase};
-use crate::memory::{PagePolicy, Region};
+use crate::memory::{PagePolicy, Buffer};
 pub use crate::model::outcome::latency::*;
 use crate::model::Caution;
 use crate::timing::core_clock::{self, CoreClock};
@@ -237,8 +237,8 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     let _pin = crate::timing::team::PinGuard::first_cpu();
     let clock_before = core_clock::sample(ctx.clock, ctx.machine.nominal_clocks()).clock;
     let max = *p.sizes_bytes.iter().max().expect("checked non-empty");
-    let regions_of = |size: Bytes| -> Result<Vec<(PagePolicy, Region)>> {
-        p.pages.iter().map(|&pol| Region::new(pol, size).map(|r| (pol, r))).collect()
+    let regions_of = |size: Bytes| -> Result<Vec<(PagePolicy, Buffer)>> {
+        p.pages.iter().map(|&pol| Buffer::new(pol, size).map(|r| (pol, r))).collect()
     };
     let orders: Vec<(&str, Option<usize>)> = if p.page_local {
         vec![("random", None), ("page-local", Some(p.window_pages * 4096 / LINE))]
@@ -300,7 +300,7 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
 fn measure_size(
     p: &Params,
     ctx: &Bench,
-    regions: &mut [(PagePolicy, Region)],
+    regions: &mut [(PagePolicy, Buffer)],
     size: Bytes,
     orders: &[(&str, Option<usize>)],
 ) -> Result<(Vec<Point>, Vec<PolicyRatio>)> {
@@ -349,7 +349,7 @@ fn measure_size(
 }
 
 /// K chains at the largest working set: every (policy, K) interleaved.
-fn mlp_sweep(p: &Params, ctx: &Bench, regions: &mut [(PagePolicy, Region)], size: Bytes) -> Result<Vec<MlpPoint>> {
+fn mlp_sweep(p: &Params, ctx: &Bench, regions: &mut [(PagePolicy, Buffer)], size: Bytes) -> Result<Vec<MlpPoint>> {
     let chains = p.mlp_chains();
     let lines = size.0 as usize / LINE;
     let shared: Vec<(PagePolicy, RefCell<Chase>)> = regions
@@ -463,7 +463,7 @@ fn reanalyze(o: &mut Outcome, m: &crate::machine::Fingerprint, ghz: Option<f64>)
     o.levels = latency_levels(&o.points, m, max, ghz);
 }
 
-fn warn(ctx: &Bench, regions: &[(PagePolicy, Region)], points: &[Point], max: Bytes) {
+fn warn(ctx: &Bench, regions: &[(PagePolicy, Buffer)], points: &[Point], max: Bytes) {
     let (llc, _) = ctx.machine.sizing_llc();
     if max.0 < 4 * llc.0 {
         ctx.warn(Caution::LatencyMaxBelow4xLlc { max, llc });

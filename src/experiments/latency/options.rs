@@ -84,6 +84,11 @@ pub fn parse_chains(text: &str) -> Result<Vec<usize>> {
 
 impl options::Options for Options {
     type Experiment = Latency;
+    /// A good value of every option, as the man page shows them.
+    const EXAMPLES: &'static [&'static [&'static str]] = &[
+        &["--pages", "4k,thp", "--sizes", "4KiB:1MiB:2", "--chains", "1:4", "--seed", "0x7"],
+        &["--repetitions", "3", "--precision", "none", "--no-page-local"],
+    ];
 
     fn params(&self, asked: &Asked) -> Result<Params> {
         let mut p = Params::preset(asked.preset, asked.machine);

@@ -26,7 +26,7 @@ use crate::analysis::littles_law::lines_in_flight;
 use crate::error::{Error, Result};
 use crate::kernels::chase::{chase_kernel, visit_order, Chase};
 use crate::kernels::{pattern_sum, stream_kernel, StreamArg, StreamKernel, StreamShape};
-use crate::memory::{PagePolicy, Region};
+use crate::memory::{PagePolicy, Buffer};
 pub use crate::model::outcome::loaded_latency::*;
 use crate::model::Caution;
 use crate::timing::schedule::{self, Plan, Ran, Step, Variant};
@@ -314,7 +314,7 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     let cpus = crate::timing::team::allowed_cpus().len();
     let team = Team::new(cpus.max(1))?;
     let delays = point_delays(p, cpus, ctx);
-    let mut region = Region::new(p.pages, p.chase_bytes)?;
+    let mut region = Buffer::new(p.pages, p.chase_bytes)?;
     let lines = region.len() / LINE as usize;
     // SAFETY: slot s is the line at s × 64 inside the region, which outlives the chase.
     let chase = unsafe { Chase::new(region.as_ptr() as *mut u8, visit_order(lines, None, p.seed), |s| s * 64, 1) };

@@ -64,6 +64,11 @@ pub fn parse_ns(name: &str, text: &str) -> Result<u64> {
 
 impl options::Options for Options {
     type Experiment = LoadedLatency;
+    /// A good value of every option, as the man page shows them.
+    const EXAMPLES: &'static [&'static [&'static str]] = &[
+        &["--loader", "triad", "--delays", "0,1us", "--block", "16KiB", "--size", "1MiB"],
+        &["--pages", "4k", "--window", "10ms", "--repetitions", "2"],
+    ];
 
     fn params(&self, asked: &Asked) -> Result<Params> {
         let mut p = Params::preset(asked.preset, asked.machine);

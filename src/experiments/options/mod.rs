@@ -17,6 +17,10 @@ use std::ffi::OsStr;
 /// definition and their translation into the experiment's parameters.
 pub trait Options: Args {
     type Experiment: Experiment;
+    /// Invocations of its subcommand (the arguments after its name) that
+    /// give every option a good value: the man page's examples, and what
+    /// the tests read into a plan.
+    const EXAMPLES: &'static [&'static [&'static str]];
     /// The parameters: the preset's, with what was given put in.
     fn params(&self, asked: &Asked) -> Result<<Self::Experiment as Experiment>::Params>;
     /// What an option asks the subcommand to do instead of measuring

@@ -26,7 +26,7 @@ use crate::experiments::estimate::Rates;
 use crate::experiments::{Bench, Experiment};
 use crate::kernels::page_init::{add_physmem, validate, FreeLists, Mode, PageDesc, Segment};
 use crate::kernels::{stream_kernel, StreamArg, StreamKernel, StreamShape};
-use crate::memory::{PagePolicy, Region};
+use crate::memory::{PagePolicy, Buffer};
 use crate::model::outcome::page_init::StoreKernel as StoreKernelResult;
 pub use crate::model::outcome::page_init::*;
 use crate::model::Caution;
@@ -281,7 +281,7 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     let ratio = p.large_page_bytes.0 / p.base_page_bytes.0;
     let pages: u64 = segs.iter().map(|s| s.pages).sum();
     let bytes = Bytes(pages * 128);
-    let mut region = Region::new(PagePolicy::Small, bytes)?;
+    let mut region = Buffer::new(PagePolicy::Small, bytes)?;
     let team1 = Team::new(1)?;
     let team_all = Team::new(p.threads)?;
     let teams = [&team1, &team_all];

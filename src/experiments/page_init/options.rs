@@ -33,6 +33,11 @@ pub struct Options {
 
 impl options::Options for Options {
     type Experiment = PageInit;
+    /// A good value of every option, as the man page shows them.
+    const EXAMPLES: &'static [&'static [&'static str]] = &[
+        &["--memory", "1GiB", "--base-page", "4KiB", "--large-page", "2MiB", "--ahead", "8:16:8"],
+        &["--layout", "0:512MiB,4GiB:512MiB", "--threads", "1", "--repetitions", "2"],
+    ];
 
     fn params(&self, asked: &Asked) -> Result<Params> {
         let mut p = Params::preset(asked.preset);

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::experiments::Bench;
 use crate::kernels::prefetch::{self as k, Guard, Node};
 use crate::kernels::x86_64::*;
-use crate::memory::{PagePolicy, Region};
+use crate::memory::{PagePolicy, Buffer};
 use crate::timing::schedule::{self, Ran, Ratio, Step};
 use crate::timing::Summary;
 
@@ -25,7 +25,7 @@ pub fn list_kernel(g: Guard) -> ListKernel {
 
 /// `count` lists of `length` nodes each, placed on random lines of
 /// `region`; node values 1..=count×length. Returns the heads.
-pub fn build_lists(region: &mut Region, length: usize, count: usize, ahead: usize, seed: u64) -> Vec<*const Node> {
+pub fn build_lists(region: &mut Buffer, length: usize, count: usize, ahead: usize, seed: u64) -> Vec<*const Node> {
     let nodes = region.len() / 64;
     assert!(length * count <= nodes, "{count} lists of {length} exceed the region's {nodes} lines");
     let mut order: Vec<usize> = (0..nodes).collect();
@@ -55,7 +55,7 @@ pub fn build_lists(region: &mut Region, length: usize, count: usize, ahead: usiz
 /// The NULL-ending lists at each length, walked without prefetch, with an
 /// unguarded and with a guarded one, interleaved; each against `none`.
 pub fn measure(p: &Params, ctx: &Bench) -> Result<Vec<ListCell>> {
-    let mut region = Region::new(PagePolicy::Small, p.list_region_bytes)?;
+    let mut region = Buffer::new(PagePolicy::Small, p.list_region_bytes)?;
     let nodes = p.list_nodes.min(region.len() / 64);
     let mut out = Vec::new();
     for &len in &p.list_lengths {
@@ -111,7 +111,7 @@ mod tests {
 
     #[test]
     fn lists_have_the_lengths_asked_for_and_end_in_null() {
-        let mut r = Region::new(PagePolicy::Small, Bytes(1 << 20)).unwrap();
+        let mut r = Buffer::new(PagePolicy::Small, Bytes(1 << 20)).unwrap();
         for len in [1, 3, 64] {
             let heads = build_lists(&mut r, len, 100, 2, 5);
             assert_eq!(heads.len(), 100);

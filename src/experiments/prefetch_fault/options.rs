@@ -27,6 +27,10 @@ pub struct Options {
 
 impl options::Options for Options {
     type Experiment = PrefetchFault;
+    /// A good value of every option, as the man page shows them.
+    const EXAMPLES: &'static [&'static [&'static str]] = &[
+        &["--hint", "t0", "--targets", "null,mapped", "--lengths", "1,2", "--ahead", "1,4", "--repetitions", "2"],
+    ];
 
     fn params(&self, asked: &Asked) -> Result<Params> {
         let mut p = Params::preset(asked.preset);

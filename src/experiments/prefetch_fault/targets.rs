@@ -6,7 +6,7 @@
 
 use super::{Target, TargetCheck};
 use crate::error::{Error, Result};
-use crate::memory::{PagePolicy, Region};
+use crate::memory::{PagePolicy, Buffer};
 use crate::units::Bytes;
 
 /// Distinct addresses per target (a power of two: the loops mask with it).
@@ -15,7 +15,7 @@ const PAGE: usize = 4096;
 
 pub struct Targets {
     /// Mapped pages; its first page also holds the latency loop's cycle.
-    mapped: Region,
+    mapped: Buffer,
     /// A PROT_NONE mapping of COUNT pages (unmapped on drop).
     prot_none: *mut libc::c_void,
     pub checks: Vec<TargetCheck>,
@@ -58,7 +58,7 @@ fn anonymous(len: usize, prot: i32) -> Result<*mut libc::c_void> {
 
 impl Targets {
     pub fn new() -> Result<Targets> {
-        let mapped = Region::new(PagePolicy::Small, Bytes((COUNT * PAGE) as u64))?;
+        let mapped = Buffer::new(PagePolicy::Small, Bytes((COUNT * PAGE) as u64))?;
         let prot_none = anonymous(COUNT * PAGE, libc::PROT_NONE)?;
         // A hole: map, then unmap, so nothing is there (made last, so no
         // mapping of ours lands in it; `recheck` confirms after measuring).

@@ -14,7 +14,7 @@ use crate::experiments::Bench;
 use crate::kernels::prefetch as k;
 use crate::kernels::x86_64::*;
 use crate::kernels::Hint;
-use crate::memory::{PagePolicy, Region};
+use crate::memory::{PagePolicy, Buffer};
 use crate::timing::schedule::{self, Ran, Ratio, Step};
 use crate::timing::stats;
 use crate::units::Bytes;
@@ -39,7 +39,7 @@ pub fn measure(p: &Params, ctx: &Bench) -> Result<(Vec<StrideResult>, bool)> {
     let bytes = Bytes((p.stride_pages * STRIDE) as u64);
     let mut regions = Vec::new();
     for pol in [PagePolicy::Small, PagePolicy::Thp] {
-        let mut r = Region::new(pol, bytes)?;
+        let mut r = Buffer::new(pol, bytes)?;
         for (i, w) in r.as_mut_slice::<u64>().iter_mut().enumerate() {
             *w = (i / 8) as u64; // every line holds its index
         }

@@ -103,6 +103,10 @@ pub struct Stat;
 
 impl crate::experiments::observe::Observe for Stat {
     const NAME: &'static str = "stat";
+    const EXAMPLES: &'static [&'static [&'static str]] = &[
+        &["-e", "task-clock", "-I", "100", "--metrics", "m.json", "--machine-results", "r", "--", "true"],
+        &["--wss=200", "--", "true"],
+    ];
     type Options = Options;
     type Params = Params;
     type Outcome = Outcome;

@@ -15,7 +15,7 @@ pub(super) struct Swept {
     pub sweep: Sweep,
     pub stride: Bytes,
     pub counts: Vec<u64>,
-    pub region: crate::memory::Region,
+    pub region: crate::memory::Buffer,
 }
 
 /// Smallest jump between levels that counts as a knee.

@@ -28,7 +28,7 @@ use super::{chases, Bench, Experiment, Preset};
 use curves::Swept;
 use crate::error::{Error, Result};
 use crate::kernels::chase::{visit_order, Chase};
-use crate::memory::{PagePolicy, Region};
+use crate::memory::{PagePolicy, Buffer};
 pub use crate::model::outcome::tlb::*;
 use crate::model::Caution;
 use crate::timing::core_clock::{self, CoreClock};
@@ -216,13 +216,13 @@ fn regions(p: &Params) -> Result<(Vec<Swept>, Option<String>)> {
             sweep: Sweep::Own,
             stride: pol.page_size(),
             counts,
-            region: Region::new(pol, bytes)?,
+            region: Buffer::new(pol, bytes)?,
         });
     }
     let counts = p.counts(Bytes(4096));
     let bytes = Bytes(counts.last().copied().unwrap_or(p.min_pages) * 4096);
     let control = p.control_policy();
-    let missing = match Region::new(control, bytes) {
+    let missing = match Buffer::new(control, bytes) {
         Ok(region) => {
             out.push(Swept { pages: control, sweep: Sweep::Control, stride: Bytes(4096), counts, region });
             None

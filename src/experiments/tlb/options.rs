@@ -22,6 +22,10 @@ pub struct Options {
 
 impl options::Options for Options {
     type Experiment = Tlb;
+    /// A good value of every option, as the man page shows them.
+    const EXAMPLES: &'static [&'static [&'static str]] = &[
+        &["--pages", "4k", "--max-pages", "64", "--max-bytes", "1MiB"],
+    ];
 
     fn params(&self, asked: &Asked) -> Result<Params> {
         let mut p = Params::preset(asked.preset);

@@ -66,6 +66,9 @@ pub struct Wss;
 
 impl crate::experiments::observe::Observe for Wss {
     const NAME: &'static str = "wss";
+    const EXAMPLES: &'static [&'static [&'static str]] = &[
+        &["--interval", "100", "--pid", "1", "--machine-results", "r"],
+    ];
     type Options = Options;
     type Params = Params;
     type Outcome = Outcome;

@@ -30,7 +30,7 @@ const SAMPLE_US: u64 = 5_000;
 /// One region DAMON reports: `[start, end)` and in how many of the
 /// aggregation interval's samples it was found accessed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Region {
+pub struct AccessRegion {
     pub start: u64,
     pub end: u64,
     pub nr_accesses: u64,
@@ -109,7 +109,7 @@ impl Damon {
     }
 
     /// The regions of the latest aggregation interval.
-    pub fn regions(&self) -> io::Result<Vec<Region>> {
+    pub fn regions(&self) -> io::Result<Vec<AccessRegion>> {
         write(&self.kdamond.join("state"), "update_schemes_tried_regions")?;
         let dir = self.kdamond.join("contexts/0/schemes/0/tried_regions");
         let mut out = Vec::new();
@@ -121,7 +121,7 @@ impl Damon {
             let num = |f: &str| -> io::Result<u64> {
                 read(&p.join(f))?.parse().map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{f}: {e}")))
             };
-            out.push(Region { start: num("start")?, end: num("end")?, nr_accesses: num("nr_accesses")? });
+            out.push(AccessRegion { start: num("start")?, end: num("end")?, nr_accesses: num("nr_accesses")? });
         }
         out.sort_by_key(|r| r.start);
         Ok(out)
@@ -137,7 +137,7 @@ impl Drop for Damon {
 }
 
 /// The bytes of `m` that lie in regions DAMON saw accessed.
-pub fn hot_bytes(regions: &[Region], m: &SmapsEntry) -> u64 {
+pub fn hot_bytes(regions: &[AccessRegion], m: &SmapsEntry) -> u64 {
     let (s, e) = (m.start as u64, m.end as u64);
     regions
         .iter()
@@ -196,7 +196,7 @@ mod tests {
             let got = d.regions().unwrap();
             assert_eq!(r("state"), "update_schemes_tried_regions");
             assert_eq!(got.len(), 2);
-            assert_eq!(got[0], Region { start: 0x1000_0000, end: 0x1800_0000, nr_accesses: 0 });
+            assert_eq!(got[0], AccessRegion { start: 0x1000_0000, end: 0x1800_0000, nr_accesses: 0 });
             // A mapping half inside the accessed region, one in the idle one.
             let half = entry(0x2080_0000, 0x2180_0000, 16 << 20);
             assert_eq!(hot_bytes(&got, &half), 8 << 20);

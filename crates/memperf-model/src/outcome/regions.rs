@@ -18,7 +18,7 @@ pub const ABOUT: About = About {
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Region {
+pub struct RegionTotals {
     pub name: String,
     /// Completed begin/end pairs, over all threads.
     pub entries: u64,
@@ -43,7 +43,7 @@ pub struct Outcome {
     /// Measured cost of one begin+end pair with these events, in ns.
     pub overhead_ns: Option<f64>,
     pub pmu_check: PmuCheck,
-    pub regions: Vec<Region>,
+    pub regions: Vec<RegionTotals>,
     pub valid: bool,
 }
 

@@ -1,4 +1,4 @@
-//! `Region`: page-aligned memory under a [`PagePolicy`], touched, verified,
+//! `Buffer`: page-aligned memory under a [`PagePolicy`], touched, verified,
 //! and freed on drop.
 //!
 //! Methodology (after uarch-bench): every page is written with a non-zero
@@ -21,28 +21,28 @@ enum Mapping {
     Shm { addr: *mut libc::c_void },
 }
 
-pub struct Region {
+pub struct Buffer {
     ptr: *mut u8,
     len: usize,
     mapping: Mapping,
     backing: Backing,
 }
 
-// SAFETY: Region owns its mapping exclusively; the raw pointers are not
+// SAFETY: Buffer owns its mapping exclusively; the raw pointers are not
 // shared with anything else, so moving or sharing the owner between threads
 // is as safe as for a Vec<u8>.
-unsafe impl Send for Region {}
+unsafe impl Send for Buffer {}
 // SAFETY: shared access only hands out &[T] (see `as_slice`); writing needs
 // &mut self.
-unsafe impl Sync for Region {}
+unsafe impl Sync for Buffer {}
 
 const GUARD: usize = 4096;
 
-impl Region {
+impl Buffer {
     /// Allocates at least `size` bytes under `policy`, touches every page and
     /// reads back the backing obtained.
-    pub fn new(policy: PagePolicy, size: Bytes) -> Result<Region> {
-        let mut region = Region::untouched(policy, size)?;
+    pub fn new(policy: PagePolicy, size: Bytes) -> Result<Buffer> {
+        let mut region = Buffer::untouched(policy, size)?;
         region.touch();
         region.read_back();
         Ok(region)
@@ -50,8 +50,8 @@ impl Region {
 
     /// Allocates without touching: the caller writes every page (each
     /// thread its own slice, so first touch places it on that thread's
-    /// NUMA node), then calls [`Region::read_back`].
-    pub fn untouched(policy: PagePolicy, size: Bytes) -> Result<Region> {
+    /// NUMA node), then calls [`Buffer::read_back`].
+    pub fn untouched(policy: PagePolicy, size: Bytes) -> Result<Buffer> {
         if size.0 == 0 {
             return Err(Error::usage("region size must be greater than zero"));
         }
@@ -63,7 +63,7 @@ impl Region {
             PagePolicy::Huge2M | PagePolicy::Huge1G => map_hugetlb(policy, len)?,
             PagePolicy::Shm => attach_shm(len)?,
         };
-        Ok(Region {
+        Ok(Buffer {
             ptr,
             len,
             mapping,
@@ -154,7 +154,7 @@ pub mod bytemuck_free {
     unsafe impl Plain for f32 {}
 }
 
-impl Drop for Region {
+impl Drop for Buffer {
     fn drop(&mut self) {
         match self.mapping {
             // SAFETY: base/len are exactly what mmap returned for this region.
