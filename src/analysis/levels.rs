@@ -52,7 +52,7 @@ pub fn find(points: &[(f64, f64)]) -> CacheLevelsFound {
         ));
     } else {
         out.far_from = Some(Bytes(far.from_x as u64));
-        out.far_ns = Some(far.value);
+        out.far_ns = Some(crate::units::Nanos(far.value));
         out.last_cache_end = Some((Bytes(near.to_x as u64), Bytes(far.from_x as u64)));
     }
     out
@@ -95,7 +95,7 @@ mod tests {
         let f = find(&zen4());
         assert_eq!(f.last_cache_end, Some((Bytes(8 * MIB), Bytes(16 * MIB))));
         assert_eq!(f.far_from, Some(Bytes(16 * MIB)));
-        assert_eq!(f.far_ns, Some(193.8));
+        assert_eq!(f.far_ns, Some(crate::units::Nanos(193.8)));
         assert!(f.far_not_reached.is_none());
     }
 

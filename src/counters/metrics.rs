@@ -219,7 +219,7 @@ pub fn inputs(
     m.insert("seconds".into(), figure(seconds));
     m.insert("line_bytes".into(), figure(figures.line_bytes as f64));
     if let Some(w) = figures.walk_ns {
-        m.insert("walk_ns".into(), figure(w));
+        m.insert("walk_ns".into(), figure(w.0));
     }
     m
 }

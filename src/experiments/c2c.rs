@@ -5,6 +5,7 @@
 //! measured interleaved. The pairs are grouped by their topology from
 //! sysfs: SMT siblings, sharing an L3 (a CCX), one package, two packages.
 
+use crate::units::Nanos;
 use super::options;
 use super::{Bench, Experiment};
 use crate::error::{Error, Result};
@@ -197,9 +198,9 @@ pub fn groups(pairs: &[PairResult]) -> Vec<Group> {
                 relation,
                 handoff,
                 pairs: m.len(),
-                median_ns: crate::timing::stats::median(&m).unwrap_or(f64::NAN),
-                min_ns: m.iter().copied().fold(f64::INFINITY, f64::min),
-                max_ns: m.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                median_ns: Nanos(crate::timing::stats::median(&m).unwrap_or(f64::NAN)),
+                min_ns: Nanos(m.iter().copied().fold(f64::INFINITY, f64::min)),
+                max_ns: Nanos(m.iter().copied().fold(f64::NEG_INFINITY, f64::max)),
             }
         })
         .collect()
@@ -321,7 +322,7 @@ mod tests {
         assert_eq!(m[2][0], Some(80.0));
         let g = &o.groups;
         assert_eq!(g.len(), 2);
-        assert_eq!((g[0].relation, g[0].pairs, g[0].median_ns), (Relation::SameL3, 2, 22.5));
+        assert_eq!((g[0].relation, g[0].pairs, g[0].median_ns), (Relation::SameL3, 2, Nanos(22.5)));
     }
 
     #[test]

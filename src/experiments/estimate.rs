@@ -36,7 +36,9 @@ impl Rates {
     pub fn of(m: &Fingerprint) -> Rates {
         let measured = m.measured_levels.as_ref();
         let curve: Vec<(f64, f64)> = match measured {
-            Some(l) if l.points.len() >= 2 => l.points.iter().map(|p| (p.size_bytes.0 as f64, p.latency_ns)).collect(),
+            Some(l) if l.points.len() >= 2 => {
+                l.points.iter().map(|p| (p.size_bytes.0 as f64, p.latency_ns.0)).collect()
+            }
             _ => {
                 vec![(16.0 * KIB as f64, 1.2), (MIB as f64, 5.0), (8.0 * MIB as f64, 20.0), (64.0 * MIB as f64, 120.0)]
             }

@@ -103,12 +103,12 @@ mod tests {
         let points: Vec<LevelPoint> = (14..=34)
             .map(|e| LevelPoint {
                 size_bytes: Bytes(1 << e),
-                latency_ns: if e <= 30 { 40.0 } else { 120.0 },
+                latency_ns: crate::units::Nanos(if e <= 30 { 40.0 } else { 120.0 }),
                 samples_ns: vec![],
             })
             .collect();
         let found = crate::analysis::levels::find(
-            &points.iter().map(|p| (p.size_bytes.0 as f64, p.latency_ns)).collect::<Vec<_>>(),
+            &points.iter().map(|p| (p.size_bytes.0 as f64, p.latency_ns.0)).collect::<Vec<_>>(),
         );
         assert_eq!(found.far_from, Some(Bytes(2 * GIB)));
         m.measured_levels = Some(MeasuredLevels {

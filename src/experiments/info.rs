@@ -89,7 +89,7 @@ pub fn machine_warnings(m: &Fingerprint, cmd: Command, pages_matter: bool) -> Ve
     if let Some(found) = m.measured_levels.as_ref().map(|l| &l.found).filter(|_| describes_machine) {
         if let (Some(far_from), Some(far_ns)) = (found.far_from, found.far_ns) {
             for c in m.caches.iter().filter(|c| c.is_data() && c.plausible() && c.size_bytes.0 >= 2 * far_from.0) {
-                w.push(Caution::CacheClaimNotSeen { level: c.level, size: c.size_bytes, far_from, far_ns });
+                w.push(Caution::CacheClaimNotSeen { level: c.level, size: c.size_bytes, far_from, far_ns: far_ns.0 });
             }
         }
     }

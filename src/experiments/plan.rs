@@ -169,7 +169,7 @@ pub fn new_document(machine: Fingerprint, clock: &dyn Clock, plan: &Plan) -> Doc
     Document {
         schema_version: document::SCHEMA_VERSION,
         build: crate::model::current_build(),
-        clock: document::ClockInfo { source: "CLOCK_MONOTONIC".into(), granularity_ns: granularity.0 },
+        clock: document::ClockInfo { source: "CLOCK_MONOTONIC".into(), granularity_ns: granularity },
         command_line: std::env::args().collect(),
         origin: Origin {
             hostname: machine.hostname.clone(),

@@ -326,7 +326,7 @@ fn summarise(
     let sums_agree = sums.iter().all(|s| s.get().is_some() && s.get() == first);
     let predicted = figures.walk_ns.map(|w| {
         let miss = |reach: Option<u64>| reach.map_or(1.0, |r| (1.0 - r as f64 / p.total_bytes.0 as f64).max(0.0));
-        3.0 * w
+        3.0 * w.0
             * (miss(figures.measured_reach_4k_bytes.or(figures.tlb_reach_4k_bytes)) - miss(figures.tlb_reach_2m_bytes))
     });
     let advice = advice(&results);

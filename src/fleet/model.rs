@@ -14,6 +14,7 @@ use crate::memory::PagePolicy;
 use crate::model::document::Document;
 use crate::model::outcome::{bandwidth, latency};
 use crate::timing::stats::median;
+use crate::units::Nanos;
 
 /// Below the prediction by more than this, a host is flagged.
 pub const TOLERANCE: f64 = 0.10;
@@ -29,13 +30,13 @@ pub fn inputs_of(doc: &Document) -> Option<Inputs> {
         .iter()
         .filter(|p| p.pages == PagePolicy::Small && p.order == "random")
         .max_by_key(|p| p.size_bytes)?;
-    let i = Inputs { bytes_per_s: h.simd_bytes_per_s, threads: h.threads, latency_ns: p.latency_ns.median };
-    (i.bytes_per_s.is_finite() && i.latency_ns.is_finite() && i.latency_ns > 0.0).then_some(i)
+    let i = Inputs { bytes_per_s: h.simd_bytes_per_s, threads: h.threads, latency_ns: Nanos(p.latency_ns.median) };
+    (i.bytes_per_s.is_finite() && i.latency_ns.0.is_finite() && i.latency_ns.0 > 0.0).then_some(i)
 }
 
 /// The lines a host keeps in flight, by Little's law.
 pub fn lines_of(i: &Inputs) -> f64 {
-    lines_in_flight(i.bytes_per_s, i.latency_ns, LINE)
+    lines_in_flight(i.bytes_per_s, i.latency_ns.0, LINE)
 }
 
 /// The model's verdict on a group and the hosts it flags.
@@ -53,7 +54,7 @@ pub fn judge(hosts: &[&Host]) -> (Verdict, Vec<Outlier>) {
     let outliers = with
         .iter()
         .filter_map(|(h, i)| {
-            let predicted = fleet * LINE as f64 / (i.latency_ns * 1e-9);
+            let predicted = fleet * LINE as f64 / (i.latency_ns.0 * 1e-9);
             (i.bytes_per_s < predicted * (1.0 - TOLERANCE)).then(|| Outlier {
                 host: h.id.clone(),
                 name: format!("read bandwidth, {} thread(s), against Little's law", i.threads),
@@ -83,7 +84,7 @@ mod tests {
 
     fn host(id: &str, gbps: f64, ns: f64) -> Host {
         let mut h = crate::fleet::test_host(id, "cpu", &[("bw", "GB/s", gbps, true)]);
-        h.model_inputs = Some(Inputs { bytes_per_s: gbps * 1e9, threads: 2, latency_ns: ns });
+        h.model_inputs = Some(Inputs { bytes_per_s: gbps * 1e9, threads: 2, latency_ns: Nanos(ns) });
         h
     }
 

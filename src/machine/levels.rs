@@ -117,13 +117,13 @@ fn read_rate(clock: &dyn Clock, region: &Buffer, bytes: Bytes) -> Option<f64> {
 pub const FLAT: f64 = 0.10;
 
 fn curve(points: &[LevelPoint]) -> Vec<(f64, f64)> {
-    points.iter().map(|p| (p.size_bytes.0 as f64, p.latency_ns)).collect()
+    points.iter().map(|p| (p.size_bytes.0 as f64, p.latency_ns.0)).collect()
 }
 
 /// The far level is confirmed and its last point agrees with one of the
 /// two before it (one disturbed point does not hold the sweep up).
 fn far_and_flat(points: &[LevelPoint]) -> bool {
-    let near = |a: &LevelPoint, b: &LevelPoint| (b.latency_ns / a.latency_ns - 1.0).abs() <= FLAT;
+    let near = |a: &LevelPoint, b: &LevelPoint| (b.latency_ns.0 / a.latency_ns.0 - 1.0).abs() <= FLAT;
     let flat = match points {
         [.., a, b, c] => near(b, c) || near(a, c),
         [.., b, c] => near(b, c),
@@ -155,7 +155,7 @@ fn measure_point(clock: &dyn Clock, region: &mut Buffer, size: Bytes) -> (LevelP
         samples.push(clock.now_ns().saturating_sub(t0) as f64 / loads as f64);
     }
     let latency_ns = crate::timing::stats::median(&samples).unwrap_or(f64::NAN);
-    (LevelPoint { size_bytes: size, latency_ns, samples_ns: samples }, ok)
+    (LevelPoint { size_bytes: size, latency_ns: crate::units::Nanos(latency_ns), samples_ns: samples }, ok)
 }
 
 #[cfg(test)]
@@ -174,7 +174,7 @@ mod tests {
         let m = measure(&crate::timing::MonotonicClock::new(), Bytes(MIB), Bytes(MIB), false).unwrap();
         assert!(m.valid);
         assert_eq!(m.points.len(), 7);
-        assert!(m.points.iter().all(|p| p.latency_ns > 0.0 && p.samples_ns.len() == SAMPLES));
+        assert!(m.points.iter().all(|p| p.latency_ns.0 > 0.0 && p.samples_ns.len() == SAMPLES));
         assert_eq!(reanalyse(&m), m.found);
     }
 }

@@ -76,7 +76,7 @@ pub fn gather(machine: &Fingerprint, from: Option<&Path>) -> crate::error::Resul
             let doc = crate::model::journal::load(path)?;
             match walk_ns(&doc) {
                 Some(w) => {
-                    f.walk_ns = Some(w);
+                    f.walk_ns = Some(crate::units::Nanos(w));
                     f.measured_reach_4k_bytes = measured_reach_4k(&doc);
                     f.source = Some(path.display().to_string());
                 }
@@ -102,7 +102,7 @@ pub fn gather(machine: &Fingerprint, from: Option<&Path>) -> crate::error::Resul
             let saved = scan(&roots, machine);
             match saved.walk {
                 Some((path, w, reach)) => {
-                    f.walk_ns = Some(w);
+                    f.walk_ns = Some(crate::units::Nanos(w));
                     f.measured_reach_4k_bytes = reach;
                     f.source = Some(path.display().to_string());
                 }

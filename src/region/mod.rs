@@ -287,7 +287,7 @@ pub fn outcome(defs: &[Definition]) -> Outcome {
         program: std::env::args().next().unwrap_or_default(),
         pid: std::process::id(),
         read_methods,
-        overhead_ns: overhead.is_finite().then_some(overhead),
+        overhead_ns: overhead.is_finite().then_some(crate::units::Nanos(overhead)),
         pmu_check,
         regions,
         valid: cfg.events_error.is_none(),
@@ -373,7 +373,7 @@ mod tests {
         assert_eq!((outer.entries, outer.threads), (1, 1));
         assert!(outer.wall_ns >= inner.wall_ns / 2, "the outer region holds the inner ones of its thread");
         assert!(!o.regions.iter().any(|r| r.name == "test-never-begun" || r.name.contains("overhead")));
-        assert!(o.overhead_ns.unwrap() > 0.0);
+        assert!(o.overhead_ns.unwrap().0 > 0.0);
         let faults = |r: &RegionTotals| r.events.iter().find(|e| e.name == "page-faults").unwrap().status.value();
         match faults(outer) {
             // Three fresh MiB, touched by vec!: at least some faults, and

@@ -27,7 +27,7 @@ pub struct Concurrency {
     /// Plain `simd` bandwidth divided by the threads.
     pub bytes_per_s_per_thread: f64,
     /// Idle DRAM latency on huge pages (walk-free), and where it came from.
-    pub latency_ns: f64,
+    pub latency_ns: crate::units::Nanos,
     pub latency_pages: PagePolicy,
     pub line_bytes: u64,
     /// Demand and hardware-prefetch lines in flight per thread.
@@ -87,7 +87,7 @@ pub fn concurrency(doc: &Document) -> Vec<Concurrency> {
                 pages: h.pages,
                 threads: h.threads,
                 bytes_per_s_per_thread: per_thread,
-                latency_ns,
+                latency_ns: crate::units::Nanos(latency_ns),
                 latency_pages: lat_pages,
                 line_bytes: line,
                 lines_in_flight: n,
@@ -150,7 +150,7 @@ mod tests {
         assert_eq!(one.not_claimed, None, "{}", one.formula);
         let lat = doc.outcome::<latency::Outcome>().unwrap();
         let largest = lat.points.iter().filter(|p| p.pages == one.latency_pages).map(|p| p.latency_ns.median);
-        assert!(one.latency_ns < largest.fold(0.0, f64::max) * 0.8, "{} ns is the nearest point", one.latency_ns);
+        assert!(one.latency_ns.0 < largest.fold(0.0, f64::max) * 0.8, "{} ns is the nearest point", one.latency_ns);
         assert!(one.lines_in_flight < 64.0, "{}", one.formula);
         for rec in doc.experiments.iter_mut() {
             if let Some(crate::model::Outcome::Bandwidth(b)) = rec.outcome.as_mut() {

@@ -128,7 +128,7 @@ pub struct ClockInfo {
     pub source: String,
     /// Smallest step seen between consecutive reads.
     #[schemars(extend("exclusiveMinimum" = 0))]
-    pub granularity_ns: f64,
+    pub granularity_ns: crate::units::Nanos,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

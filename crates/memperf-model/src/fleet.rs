@@ -127,7 +127,7 @@ pub struct Inputs {
     pub bytes_per_s: f64,
     pub threads: usize,
     #[schemars(extend("exclusiveMinimum" = 0))]
-    pub latency_ns: f64,
+    pub latency_ns: crate::units::Nanos,
 }
 
 /// The model rule's verdict on a group: applied (with the fleet's lines in

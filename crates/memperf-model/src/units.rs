@@ -1,5 +1,7 @@
-//! Units as types: `Bytes` and `Nanos` in code, SI base units (with a unit
-//! suffix on the key) in JSON. Also the shared parsers for the command-line
+//! Units as types: `Bytes` and `Nanos` in code wherever a field holds one
+//! size or one duration, SI base units (with a unit suffix on the key) in
+//! JSON. Rates and summaries of many samples are f64 named for their unit
+//! (`bytes_per_s`, `samples_ns`). Also the shared parsers for the command-line
 //! conventions: IEC sizes (`4KiB`, `512MiB`, plain numbers are bytes) and
 //! ranges `START:END:STEP`.
 
@@ -18,6 +20,14 @@ pub struct Bytes(pub u64);
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct Nanos(pub f64);
+
+/// The figure alone, as f64 shows it (`{:.1}` and the like apply): the
+/// text around it says "ns".
+impl fmt::Display for Nanos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
 
 pub const KIB: u64 = 1024;
 pub const MIB: u64 = 1024 * KIB;

@@ -29,7 +29,7 @@ use crate::model::Caution;
 use crate::timing::core_clock::{self, CoreClock};
 use crate::timing::schedule::{self, Ran, Ratio, Step};
 use crate::timing::{stats, Summary};
-use crate::units::{Bytes, GIB, KIB};
+use crate::units::{Bytes, Nanos, GIB, KIB};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 
@@ -444,7 +444,7 @@ pub fn latency_levels(
             out.push(LatencyLevel {
                 pages: pol,
                 name,
-                latency_ns: l.value,
+                latency_ns: Nanos(l.value),
                 cycles: ghz.map(|g| l.value * g),
                 from_bytes: Bytes(l.from_x as u64),
                 up_to_bytes: Bytes(l.to_x as u64),

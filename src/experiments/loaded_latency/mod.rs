@@ -31,7 +31,7 @@ pub use crate::model::outcome::loaded_latency::*;
 use crate::model::Caution;
 use crate::timing::schedule::{self, Plan, Ran, Step, Variant};
 use crate::timing::{Clock, Summary, Team};
-use crate::units::{Bytes, MIB};
+use crate::units::{Bytes, Nanos, MIB};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::sync::Mutex;
@@ -457,8 +457,8 @@ fn summarise(
         block_bytes: p.block_bytes.0,
         chase_bytes: p.chase_bytes.0,
         chase_backing,
-        idle_latency_ns: idle.latency_ns.median,
-        saturated_latency_ns: saturated.map(|q| q.latency_ns.median),
+        idle_latency_ns: Nanos(idle.latency_ns.median),
+        saturated_latency_ns: saturated.map(|q| Nanos(q.latency_ns.median)),
         saturated_bytes_per_s: saturated.map(|q| q.total_bytes_per_s),
         bend: bend(&points),
         seed: p.seed,

@@ -63,7 +63,7 @@ fn translation_estimate(o: &Outcome) -> Option<String> {
             f.source.as_deref().unwrap_or("a saved result"),
             miss(reach4k),
             miss(r2),
-            w * (miss(reach4k) - miss(r2))
+            w.0 * (miss(reach4k) - miss(r2))
         ),
         (None, _) => match &f.walk_not_measurable {
             Some(why) => format!(" What a page walk costs cannot be measured on this host: {why}."),
@@ -161,7 +161,7 @@ mod tests {
             },
             machine_figures: MachineFigures {
                 source: Some("r.json".into()),
-                walk_ns: Some(40.0),
+                walk_ns: Some(crate::units::Nanos(40.0)),
                 line_bytes: 64,
                 tlb_reach_4k_bytes: Some(3072 * 4096),
                 tlb_reach_2m_bytes: Some(2048 * (2 << 20)),

@@ -182,7 +182,7 @@ mod tests {
             events: events.iter().map(|e| events::generic(e)).collect(),
             interval_ms,
             metrics: metrics::builtin(),
-            figures: MachineFigures { line_bytes: 64, walk_ns: Some(30.0), ..Default::default() },
+            figures: MachineFigures { line_bytes: 64, walk_ns: Some(crate::units::Nanos(30.0)), ..Default::default() },
             thp_mode: "madvise".into(),
             wss: None,
         }

@@ -57,7 +57,7 @@ fn c2c_metrics(c: &c2c::Outcome) -> Vec<Headline> {
                 format!("c2c {}, {}", g.relation.name(), g.handoff.name()),
                 crate::report::headlines::Unit::Nanoseconds(None),
                 samples,
-                g.median_ns,
+                g.median_ns.0,
                 false,
             )
         })

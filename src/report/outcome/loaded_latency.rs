@@ -45,7 +45,7 @@ pub fn loaded_latency_text(o: &Outcome) -> String {
             format!("{:.1}", q.latency_ns.median),
             format!("{:.1}", q.latency_ns.min),
             format!("{:.1}", q.latency_ns.max),
-            format!("×{:.2}", q.latency_ns.median / o.idle_latency_ns),
+            format!("×{:.2}", q.latency_ns.median / o.idle_latency_ns.0),
             format!("{:.1}", q.lines_in_flight),
         ]);
     }
@@ -61,7 +61,7 @@ pub fn loaded_latency_text(o: &Outcome) -> String {
         (Some(l), Some(b)) => out.push_str(&format!(
             "; saturated (no delay): {l:.1} ns at {} GB/s, ×{:.2} the idle latency\n",
             gbps(b),
-            l / o.idle_latency_ns
+            l.0 / o.idle_latency_ns.0
         )),
         _ => out.push_str("; saturated: not measured (no CPU left for a loader)\n"),
     }
@@ -140,7 +140,7 @@ fn loaded_latency_plot(o: &loaded_latency::Outcome) -> Result<Plot> {
         lines: vec![line],
         references: vec![Reference {
             name: format!("idle: {:.1} ns", o.idle_latency_ns),
-            y: o.idle_latency_ns,
+            y: o.idle_latency_ns.0,
             band: None,
         }],
         markers,

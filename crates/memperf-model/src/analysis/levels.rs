@@ -19,7 +19,7 @@ pub struct CacheLevelsFound {
     pub far_from: Option<Bytes>,
     /// ns per load at the far level's largest working set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub far_ns: Option<f64>,
+    pub far_ns: Option<crate::units::Nanos>,
     /// Why no far level is confirmed, when none is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub far_not_reached: Option<String>,

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub struct LevelPoint {
     pub size_bytes: Bytes,
     /// Median ns per load.
-    pub latency_ns: f64,
+    pub latency_ns: crate::units::Nanos,
     pub samples_ns: Vec<f64>,
 }
 

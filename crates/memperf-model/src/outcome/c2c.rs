@@ -65,9 +65,9 @@ pub struct Group {
     pub handoff: Handoff,
     pub pairs: usize,
     /// Median, lowest and highest of the pairs' medians.
-    pub median_ns: f64,
-    pub min_ns: f64,
-    pub max_ns: f64,
+    pub median_ns: crate::units::Nanos,
+    pub min_ns: crate::units::Nanos,
+    pub max_ns: crate::units::Nanos,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -46,7 +46,7 @@ pub struct LatencyLevel {
     /// `unattributed`.
     #[schemars(regex(pattern = r"^(L[0-9]|DRAM|unattributed)$"))]
     pub name: String,
-    pub latency_ns: f64,
+    pub latency_ns: crate::units::Nanos,
     /// At the measured core clock.
     pub cycles: Option<f64>,
     pub from_bytes: Bytes,

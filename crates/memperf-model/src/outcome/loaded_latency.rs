@@ -85,8 +85,8 @@ pub struct Outcome {
     #[schemars(length(min = 1))]
     pub points: Vec<Point>,
     /// The idle point (no loaders) and the saturated one (no delay).
-    pub idle_latency_ns: f64,
-    pub saturated_latency_ns: Option<f64>,
+    pub idle_latency_ns: crate::units::Nanos,
+    pub saturated_latency_ns: Option<crate::units::Nanos>,
     pub saturated_bytes_per_s: Option<f64>,
     pub bend: Bend,
     /// Seed of the chase order and of the measurement order.

@@ -41,7 +41,7 @@ pub struct Outcome {
     /// the perf mmap page) or `read` (a system call), per event.
     pub read_methods: Vec<(String, String)>,
     /// Measured cost of one begin+end pair with these events, in ns.
-    pub overhead_ns: Option<f64>,
+    pub overhead_ns: Option<crate::units::Nanos>,
     pub pmu_check: PmuCheck,
     pub regions: Vec<RegionTotals>,
     pub valid: bool,

@@ -49,7 +49,7 @@ pub struct MachineFigures {
     /// The memperf result the walk cost came from.
     pub source: Option<String>,
     /// Cost of one page walk beyond the 4 KiB TLB reach (`memperf tlb`).
-    pub walk_ns: Option<f64>,
+    pub walk_ns: Option<crate::units::Nanos>,
     pub line_bytes: u64,
     /// L2 DTLB entries × page size, from CPUID (a hypervisor may invent these).
     pub tlb_reach_4k_bytes: Option<u64>,

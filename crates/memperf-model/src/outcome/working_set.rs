@@ -93,7 +93,7 @@ pub struct Outcome {
     pub sums_agree: bool,
     /// Walk cost `memperf tlb` measured here (a saved result), and what it
     /// predicts per row: three arrays × walk × (miss chance on 4 KiB − on 2 MiB).
-    pub walk_ns: Option<f64>,
+    pub walk_ns: Option<crate::units::Nanos>,
     pub predicted_translation_ns_per_row: Option<f64>,
     pub walk_cost_source: Option<String>,
     pub article: Article,
