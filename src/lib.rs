@@ -21,6 +21,7 @@ pub mod region;
 pub mod report;
 pub mod rng;
 pub mod sink;
+pub mod terminal;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod timing;

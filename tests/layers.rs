@@ -1,7 +1,7 @@
 //! No module imports upward. memperf's layers, bottom first:
 //!
 //! 0. the `memperf-model` crate (its own build: it cannot import memperf),
-//!    and the leaves `rng`, `interrupt`, `input`, `sink`;
+//!    and the leaves `rng`, `interrupt`, `input`, `sink`, `terminal`;
 //! 1. measuring: `memory`, `kernels`, `timing`, `counters`, `process`;
 //! 2. `analysis`;
 //! 3. `model` (the model crate re-exported, and documents read back
@@ -28,6 +28,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("interrupt", 0),
     ("input", 0),
     ("sink", 0),
+    ("terminal", 0),
     ("memory", 1),
     ("kernels", 1),
     ("timing", 1),

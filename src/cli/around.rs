@@ -55,9 +55,9 @@ fn watch<O: Observe>(
         return Ok(None);
     }
     let probe = |m: &Fingerprint| crate::experiments::tlb::quick_probe(m, clock);
-    let width = crate::report::sink::terminal_width(2);
+    let width = crate::terminal::terminal_width(2);
     for note in O::prepare(params, machine, &probe)? {
-        eprintln!("{}", crate::report::sink::fit(&format!("memperf {}: {note}", O::NAME), width));
+        eprintln!("{}", crate::terminal::fit(&format!("memperf {}: {note}", O::NAME), width));
     }
     if crate::interrupt::requested() {
         return Ok(None);

@@ -60,7 +60,7 @@ impl Params {
 
     pub fn check(&self) -> Result<()> {
         if self.linkages.is_empty() {
-            return Err(Error::usage("--variants is empty: name at least one of direct, plt, got, saves, inlined"));
+            return Err(Error::usage(format!("--variants is empty: name at least one of {}", Linkage::NAMES.join(", "))));
         }
         if let Some(&d) = self.depths.iter().find(|&&d| d == 0 || d > MAX_DEPTH) {
             return Err(Error::usage(format!("--depths {d}: a depth lies in 1..={MAX_DEPTH}")));

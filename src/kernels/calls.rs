@@ -218,7 +218,7 @@ mod tests {
             assert_eq!(Linkage::parse(l.name()).unwrap(), l);
         }
         let e = Linkage::parse("virtual").unwrap_err();
-        assert!(e.message.contains("direct, plt, got, saves or inlined"), "{}", e.message);
+        assert!(e.message.contains("use one of direct, plt, got, saves, inlined"), "{}", e.message);
     }
 
     #[cfg(target_arch = "x86_64")]

@@ -110,6 +110,6 @@ mod tests {
         for s in StreamShape::all() {
             assert_eq!(StreamShape::parse(s.name()).unwrap(), s);
         }
-        assert!(Hint::parse("t3").unwrap_err().message.contains("t0, t1, t2, nta or w"));
+        assert!(Hint::parse("t3").unwrap_err().message.contains("use one of t0, t1, t2, nta, w"));
     }
 }

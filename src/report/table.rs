@@ -138,8 +138,8 @@ impl Table {
             for &c in columns {
                 let h = &self.header[c];
                 let value = row.get(c).map(String::as_str).unwrap_or("");
-                let lead = format!("{:<name_w$}  ", crate::report::sink::shorten(h, name_w));
-                out.push_str(&crate::report::sink::wrap_line(&format!("{lead}{value}"), max, lead.chars().count()));
+                let lead = format!("{:<name_w$}  ", crate::terminal::shorten(h, name_w));
+                out.push_str(&crate::terminal::wrap_line(&format!("{lead}{value}"), max, lead.chars().count()));
                 out.push('\n');
             }
         }
@@ -187,8 +187,8 @@ pub fn gbps(bytes_per_s: f64) -> String {
 /// What `render` makes, for a terminal on `fd`: tables fitted, long lines
 /// wrapped; unchanged where `fd` is not a terminal.
 pub fn for_terminal(fd: i32, render: impl FnOnce() -> String) -> String {
-    let width = crate::sink::terminal_width(fd);
-    crate::sink::fit(&with_width(width, render), width)
+    let width = crate::terminal::terminal_width(fd);
+    crate::terminal::fit(&with_width(width, render), width)
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ pub mod kernels;
 pub mod launcher;
 pub mod machine;
 pub mod memory;
+pub mod named;
 pub mod outcome;
 pub mod process;
 pub mod schema;

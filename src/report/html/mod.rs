@@ -100,7 +100,7 @@ fn header(doc: &Document) -> String {
         escape(&doc.build.memperf_version),
         escape(&doc.build.git_revision),
         escape(&doc.build.profile),
-        escape(&super::sink::shell_quote(&doc.command_line)),
+        escape(&crate::terminal::shell_quote(&doc.command_line)),
     )
 }
 

@@ -115,31 +115,20 @@ impl fmt::Display for StreamShape {
     }
 }
 
-/// Software prefetch hints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Hint {
-    T0,
-    T1,
-    T2,
-    Nta,
-    /// Prefetch with intent to write (PREFETCHW).
-    W,
+crate::named_enum! {
+    /// Software prefetch hints.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, schemars::JsonSchema)]
+    pub enum Hint ("prefetch hint") {
+        T0 = "t0",
+        T1 = "t1",
+        T2 = "t2",
+        Nta = "nta",
+        /// Prefetch with intent to write (PREFETCHW).
+        W = "w",
+    }
 }
 
 impl Hint {
-    pub const ALL: [Hint; 5] = [Hint::T0, Hint::T1, Hint::T2, Hint::Nta, Hint::W];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Hint::T0 => "t0",
-            Hint::T1 => "t1",
-            Hint::T2 => "t2",
-            Hint::Nta => "nta",
-            Hint::W => "w",
-        }
-    }
-
     /// The x86 instruction this hint compiles to.
     pub fn x86_instruction(self) -> &'static str {
         match self {
@@ -149,19 +138,6 @@ impl Hint {
             Hint::Nta => "prefetchnta",
             Hint::W => "prefetchw",
         }
-    }
-
-    pub fn parse(text: &str) -> Result<Hint> {
-        Hint::ALL
-            .into_iter()
-            .find(|h| h.name() == text.trim().to_ascii_lowercase())
-            .ok_or_else(|| Error::usage(format!("unknown prefetch hint '{text}': use t0, t1, t2, nta or w")))
-    }
-}
-
-impl fmt::Display for Hint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
     }
 }
 

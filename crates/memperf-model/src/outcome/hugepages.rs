@@ -19,16 +19,17 @@ pub const ABOUT: About = About {
     classic: "",
 };
 
-/// One side of the A/B.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Arm {
-    /// `glibc.malloc.hugetlb=0`: malloc as usual.
-    Without,
-    /// `glibc.malloc.hugetlb=1`: malloc asks for THP (madvise).
-    Thp,
-    /// `glibc.malloc.hugetlb=2`: malloc takes hugetlb pages from the pool.
-    Hugetlb,
+crate::named_enum! {
+    /// One side of the A/B.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, schemars::JsonSchema)]
+    pub enum Arm ("arm") {
+        /// `glibc.malloc.hugetlb=0`: malloc as usual.
+        Without = "without",
+        /// `glibc.malloc.hugetlb=1`: malloc asks for THP (madvise).
+        Thp = "thp",
+        /// `glibc.malloc.hugetlb=2`: malloc takes hugetlb pages from the pool.
+        Hugetlb = "hugetlb",
+    }
 }
 
 impl Arm {
@@ -40,13 +41,6 @@ impl Arm {
         }
     }
 
-    pub fn name(self) -> &'static str {
-        match self {
-            Arm::Without => "without",
-            Arm::Thp => "thp",
-            Arm::Hugetlb => "hugetlb",
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

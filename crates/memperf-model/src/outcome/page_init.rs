@@ -14,47 +14,31 @@ pub const ABOUT: About = About {
     classic: "Solaris 10 page_t init: 1.785 µs → 0.388 µs per page (4.6×) with prefetch and no locks.",
 };
 
-/// How the descriptors are initialised.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum InitVariant {
-    /// Each descriptor under its lock, as the original code.
-    Locked,
-    /// No locks: the array belongs to one initialiser.
-    Lockfree,
-    /// Lock-free, with a prefetch `ahead` descriptors ahead.
-    Prefetch,
-    /// Whole descriptors as two lines of non-temporal stores, each list
-    /// head held back until its prev is known.
-    Streaming,
-    /// Prefetch on every thread, each its own share of the array.
-    Parallel,
-    /// Streaming on every thread.
-    ParallelStreaming,
+crate::named_enum! {
+    /// How the descriptors are initialised.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, schemars::JsonSchema)]
+    pub enum InitVariant ("page-init variant") {
+        /// Each descriptor under its lock, as the original code.
+        Locked = "locked",
+        /// No locks: the array belongs to one initialiser.
+        Lockfree = "lockfree",
+        /// Lock-free, with a prefetch `ahead` descriptors ahead.
+        Prefetch = "prefetch",
+        /// Whole descriptors as two lines of non-temporal stores, each list
+        /// head held back until its prev is known.
+        Streaming = "streaming",
+        /// Prefetch on every thread, each its own share of the array.
+        Parallel = "parallel",
+        /// Streaming on every thread.
+        ParallelStreaming = "parallel-streaming",
+    }
 }
 
 impl InitVariant {
     /// As the document and the report spell it.
-    pub fn name(self) -> &'static str {
-        match self {
-            InitVariant::Locked => "locked",
-            InitVariant::Lockfree => "lockfree",
-            InitVariant::Prefetch => "prefetch",
-            InitVariant::Streaming => "streaming",
-            InitVariant::Parallel => "parallel",
-            InitVariant::ParallelStreaming => "parallel-streaming",
-        }
-    }
-
     /// Whether it runs with a prefetch distance (`ahead`).
     pub fn prefetches(self) -> bool {
         matches!(self, InitVariant::Prefetch | InitVariant::Parallel)
-    }
-}
-
-impl std::fmt::Display for InitVariant {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
     }
 }
 

@@ -17,38 +17,16 @@ pub const ABOUT: About = About {
     classic: "UltraSPARC IV+ strong prefetch of address 0: 1.34 s of system time per 10^6 prefetches; the weak variant cost nothing.",
 };
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Target {
-    Mapped,
-    Null,
-    Unmapped,
-    ProtNone,
-    Kernel,
-    NonCanonical,
-}
-
-impl Target {
-    pub const ALL: [Target; 6] =
-        [Target::Mapped, Target::Null, Target::Unmapped, Target::ProtNone, Target::Kernel, Target::NonCanonical];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Target::Mapped => "mapped",
-            Target::Null => "null",
-            Target::Unmapped => "unmapped",
-            Target::ProtNone => "prot-none",
-            Target::Kernel => "kernel",
-            Target::NonCanonical => "non-canonical",
-        }
-    }
-
-    /// The target of this name, or the error listing the names.
-    pub fn parse(text: &str) -> crate::error::Result<Target> {
-        Target::ALL.into_iter().find(|t| t.name() == text.trim()).ok_or_else(|| {
-            let names: Vec<&str> = Target::ALL.iter().map(|t| t.name()).collect();
-            crate::error::Error::usage(format!("unknown target '{text}': use {}", names.join(", ")))
-        })
+crate::named_enum! {
+    /// An address a prefetch is aimed at.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, schemars::JsonSchema)]
+    pub enum Target ("target") {
+        Mapped = "mapped",
+        Null = "null",
+        Unmapped = "unmapped",
+        ProtNone = "prot-none",
+        Kernel = "kernel",
+        NonCanonical = "non-canonical",
     }
 }
 

@@ -1,37 +1,25 @@
 //! What kind of memory a mapping is.
 
-/// What a mapping is, for a reader and for the huge-page verdict.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum MappingKind {
-    /// `[heap]`: the brk heap.
-    Heap,
-    /// `[stack]`.
-    Stack,
-    /// Private anonymous memory (malloc's large blocks, mmap).
-    Anonymous,
-    /// Shared memory (shmem, tmpfs, SysV, memfd).
-    Shared,
-    /// Backed by a file (program text, libraries, mapped files).
-    File,
-    /// `[vdso]`, `[vvar]`, `[vsyscall]` and the like.
-    Special,
+crate::named_enum! {
+    /// What a mapping is, for a reader and for the huge-page verdict.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, schemars::JsonSchema)]
+    pub enum MappingKind ("mapping kind") {
+        /// `[heap]`: the brk heap.
+        Heap = "heap",
+        /// `[stack]`.
+        Stack = "stack",
+        /// Private anonymous memory (malloc's large blocks, mmap).
+        Anonymous = "anonymous",
+        /// Shared memory (shmem, tmpfs, SysV, memfd).
+        Shared = "shared",
+        /// Backed by a file (program text, libraries, mapped files).
+        File = "file",
+        /// `[vdso]`, `[vvar]`, `[vsyscall]` and the like.
+        Special = "special",
+    }
 }
 
 impl MappingKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            MappingKind::Heap => "heap",
-            MappingKind::Stack => "stack",
-            MappingKind::Anonymous => "anonymous",
-            MappingKind::Shared => "shared",
-            MappingKind::File => "file",
-            MappingKind::Special => "special",
-        }
-    }
-
     /// Whether malloc's huge-page tunables or madvise can put it on huge
     /// pages (file-backed pages live in the page cache).
     pub fn huge_pages_can_cover(self) -> bool {
