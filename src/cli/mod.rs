@@ -233,6 +233,24 @@ where huge-page reservations are recorded so \fBmemperf cleanup\fR can give back
 .TP
 \fBGLIBC_TUNABLES\fR
 kept for the program under \fBhugepages\fR; only its glibc.malloc.hugetlb entry is replaced per arm
+.TP
+\fBHOME\fR, \fBXDG_CONFIG_HOME\fR
+where \fI~/memperf\-results\fR is, and the user's metrics file (\fI$XDG_CONFIG_HOME/memperf/metrics.json\fR, else \fI~/.config/memperf/metrics.json\fR) that \fBstat\fR reads
+.TP
+\fBPATH\fR
+where a command given to \fBstat\fR, \fBhugepages\fR or \fBwss\fR without a slash is looked for
+.TP
+\fBCOLUMNS\fR
+the terminal's width, where its own size cannot be read; output is fitted to it
+.TP
+\fBSLURM_PROCID\fR, \fBSLURM_LOCALID\fR, \fBSLURM_NTASKS\fR, \fBSLURM_NTASKS_PER_NODE\fR, \fBSLURM_TASKS_PER_NODE\fR, \fBSLURM_JOB_ID\fR
+a Slurm rank: its folder under \fB\-o\fR, its document's origin, ranks sharing a host noted
+.TP
+\fBOMPI_COMM_WORLD_RANK\fR, \fBOMPI_COMM_WORLD_SIZE\fR, \fBOMPI_COMM_WORLD_LOCAL_RANK\fR, \fBOMPI_COMM_WORLD_LOCAL_SIZE\fR
+an Open MPI rank, likewise
+.TP
+\fBPMIX_RANK\fR, \fBPMIX_SIZE\fR, \fBPMIX_LOCAL_RANK\fR, \fBPMIX_LOCAL_SIZE\fR, \fBPMIX_NAMESPACE\fR, \fBPMI_RANK\fR, \fBPMI_SIZE\fR, \fBPMI_KVSNAME\fR, \fBMPI_LOCALRANKID\fR, \fBMPI_LOCALNRANKS\fR
+a PMIx, PMI or MPICH rank, likewise
 .SH FILES
 .TP
 \fIDIR\fR/results.json
@@ -571,6 +589,48 @@ mod tests {
                 };
                 let tried = cases.iter().any(|a| a[0] == sub && named(a));
                 assert!(common || tried, "{sub} {long} has no good case: add one to its EXAMPLES");
+            }
+        }
+    }
+
+    /// The man page's ENVIRONMENT names every variable the code reads
+    /// (a literal name given to env::var or var_os; tests' own excepted).
+    #[test]
+    fn the_man_page_names_every_variable_the_code_reads() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut names = std::collections::BTreeSet::new();
+        let mut files = Vec::new();
+        for dir in ["src", "crates/memperf-model/src", "capi/src"] {
+            rust_files(&root.join(dir), &mut files);
+        }
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let code = text.find("#[cfg(test)]").map_or(text.as_str(), |i| &text[..i]);
+            for (i, _) in code.match_indices('"') {
+                let name: String = code[i + 1..].chars().take_while(|c| c.is_ascii_uppercase() || *c == '_').collect();
+                let quoted = code[i + 1 + name.len()..].starts_with('"');
+                let looked_up = code[..i].ends_with("env::var(") || code[..i].ends_with("env::var_os(");
+                let launcher = f.ends_with("launcher.rs") && name.contains("RANK") || name.starts_with("SLURM_");
+                if quoted && name.len() > 2 && (looked_up || launcher) {
+                    names.insert(name);
+                }
+            }
+        }
+        let page = String::from_utf8(man_pages().remove(0).1).unwrap();
+        let environment = &page[page.find(".SH ENVIRONMENT").unwrap()..page.find(".SH FILES").unwrap()];
+        assert!(names.len() >= 10, "{names:?}");
+        for n in names {
+            assert!(environment.contains(&format!("\\fB{n}\\fR")), "memperf(1) ENVIRONMENT lacks {n}");
+        }
+    }
+
+    fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                rust_files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
             }
         }
     }
