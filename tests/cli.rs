@@ -67,7 +67,7 @@ fn info_writes_a_schema_3_document_to_stdout() {
 /// its samples and ratios, a results folder is written, and the document
 /// warns that the array is read from cache exactly when its own rule says
 /// so for the machine the same run read (the last level as measured or
-/// plausibly claimed: from 2 to 32 MiB on one Intel guest, minute to minute).
+/// plausibly claimed, which moves with the neighbours on a guest).
 #[test]
 fn small_bandwidth_run_validates_and_writes_a_results_folder() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,4 +1,4 @@
-//! The fingerprint of machines this session does not run on, read from
+//! The fingerprint of machines a test may not run on, read from
 //! their recordings (`tests/data/machines/<name>/`: a CPUID dump and the
 //! /sys and /proc files memperf reads, written by `memperf info --record`
 //! or converted from `../shared/machines/`) through the code that reads
@@ -88,7 +88,7 @@ fn the_intel_guest_s_480_mib_l3_is_implausible_and_its_tlbs_not_reported() {
     assert_eq!(lat.sizes_bytes.iter().max(), Some(&Bytes(128 * MIB)), "was up to 2 GiB");
 }
 
-/// The AMD EPYC guest of this session (family 25 model 17, Zen 4): a
+/// The recorded AMD EPYC Zen 4 guest (family 25 model 17): a
 /// plausible 32 MiB L3 and TLBs described by AMD's leaves.
 #[test]
 fn the_zen4_guest_s_claims_are_plausible_and_its_tlbs_described() {
@@ -191,7 +191,7 @@ fn recorded_quick_suites_rebuild_without_an_implausible_cache_marker() {
     }
 }
 
-/// The recordings of machines this session may not have: those in
+/// The recordings of machines a test may not run on: those in
 /// tests/data/machines and, where the checkout has it, ../shared/machines.
 fn quick_suite_recordings() -> Vec<PathBuf> {
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/machines");
@@ -205,7 +205,7 @@ fn quick_suite_recordings() -> Vec<PathBuf> {
 
 /// `memperf report --reanalyze` on every recorded quick suite: the claims
 /// drawn again from the raw samples come out as what independent tools
-/// measured on the Intel guest (../shared/machines/…/README.md): no cycles
+/// measured in the Intel recording (../shared/machines/…/README.md): no cycles
 /// from a folded clock, no level at the 480 MiB claim, the L1 DTLB at 96
 /// pages, huge pages that do not enlarge the reach, nta harmful at
 /// distance, no Little's law beyond what one core can track; and a

@@ -340,7 +340,7 @@ window.addEventListener('load', () => {
 
 /// The layout holds on this machine's report and on the report of every
 /// recorded machine (whose markers, levels and knees lie elsewhere on the
-/// axes: a label that fits here may meet another on an Intel guest).
+/// axes: a label that fits here may meet another on another machine's).
 #[test]
 fn report_layout_axes_legends_and_contrast_hold_at_two_widths() {
     let Some(bin) = chromium() else {

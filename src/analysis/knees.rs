@@ -123,7 +123,7 @@ mod tests {
     use super::*;
 
     /// A knee both halves find is stable; one only the whole finds is not
-    /// (the Intel guest's later TLB knees: 512/2048 pages in one run,
+    /// (the Intel recording's later TLB knees: 512/2048 pages in one run,
     /// 16384/40960 in the next, beside a first knee at 96 in both).
     #[test]
     fn a_knee_only_one_half_finds_is_unstable() {

@@ -63,7 +63,7 @@ mod tests {
     use super::*;
     use crate::units::{KIB, MIB};
 
-    /// The Zen 4 guest's 4 KiB curve (memperf run, this session): L1 to
+    /// The Zen 4 recording's 4 KiB curve (its quick suite): L1 to
     /// 32 KiB, L2 to 512 KiB, an L3 share to 8 MiB, memory from 16 MiB —
     /// although CPUID claims 32 MiB of L3.
     fn zen4() -> Vec<(f64, f64)> {
@@ -116,7 +116,7 @@ mod tests {
         assert!(find(&pts).far_not_reached.unwrap().contains("no knee"));
     }
 
-    /// A probe of this session: one disturbed point (250.7 ns at 64 MiB)
+    /// A probe's curve: one disturbed point (250.7 ns at 64 MiB)
     /// made a ×1.6 knee inside the far level, which is no cache.
     #[test]
     fn a_spike_inside_the_far_level_is_no_level() {

@@ -60,7 +60,7 @@ pub fn two_modes(values: &[f64]) -> Option<TwoModes> {
 mod tests {
     use super::*;
 
-    /// The THP arm recorded on the Intel guest (issue 25): two fast runs
+    /// The THP arm recorded in the Intel recording: two fast runs
     /// and three slow ones.
     #[test]
     fn the_recorded_thp_arm_has_two_modes() {

@@ -41,7 +41,7 @@ mod tests {
         Ratio { n: 5, median, low, high, confidence: 0.95 }
     }
 
-    /// The Intel guest's nta sweep on one thread: within the noise at
+    /// The Intel recording's nta sweep on one thread: within the noise at
     /// D = 0, below from 256 to 1024.
     #[test]
     fn a_harm_to_the_end_of_the_sweep_is_found_where_it_starts() {

@@ -13,10 +13,8 @@ use std::cell::RefCell;
 /// Loads of the warm-up before each sample: one traversal of the cycle,
 /// capped at twice the lines of the data caches (one of each level, or the
 /// whole last-level cache where that is larger): after that many loads the
-/// caches hold what a steady-state chase leaves in them. (The cap once
-/// counted the last-level cache twice; halving it changed no latency at 32
-/// and 128 MiB beyond the noise, three alternated runs on Zen 5, and halved
-/// the time of the largest working sets.)
+/// caches hold what a steady-state chase leaves in them (the measurement
+/// that set the cap: BENCHMARKS.md, "Figures behind constants").
 pub fn warm_loads(lines: usize, machine: &crate::machine::Fingerprint) -> u64 {
     let cap = 2 * machine.cached_bytes().0 / 64;
     (lines as u64).min(cap.max(1 << 16))

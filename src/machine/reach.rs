@@ -166,7 +166,7 @@ mod tests {
         (doc.outcome::<tlb::Outcome>().unwrap().clone(), doc.machine.clone())
     }
 
-    /// Zen 4 guest: the 64-page knee is stable and clean; the knees at
+    /// Zen 4 recording: the 64-page knee is stable and clean; the knees at
     /// 4,096 and 10,240 pages may be cache steps and are unstable, so no
     /// second level is measured; THP stepped at 64 pages too. CPUID's 72
     /// and 3,072 are kept beside.
@@ -187,7 +187,7 @@ mod tests {
         assert_eq!(r.caches_bytes, m.measured_levels.as_ref().and_then(|l| l.found.far_from).map(|b| b.0));
     }
 
-    /// Intel guest: CPUID hides its TLBs, so only the measurement says 96.
+    /// Intel recording: CPUID hides its TLBs, so only the measurement says 96.
     #[test]
     fn a_host_whose_cpuid_hides_its_tlbs_has_only_the_measurement() {
         let (o, m) = recorded("intel-xeon-m167-kvm-2vcpu");

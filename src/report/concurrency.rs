@@ -115,7 +115,7 @@ mod tests {
         crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
     }
 
-    /// The Intel guest's quick suite: `tlb` found THP stepping at the 4 KiB
+    /// The Intel recording's quick suite: `tlb` found THP stepping at the 4 KiB
     /// reach, so its huge-page DRAM latency (272 ns at 2 GiB, climbing
     /// with the working set) is no walk-free latency. The 66 lines in
     /// flight an expert knocked down are not claimed, and no advice

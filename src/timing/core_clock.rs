@@ -3,8 +3,8 @@
 //!
 //! A chain of dependent instructions of known latency is timed on the
 //! monotonic clock: cycles per ns = instructions × latency / ns. Which
-//! chain matters. A chain of `add reg, imm` reads 15–20 GHz on a Golden
-//! Cove guest, whose renamer executes immediate adds at rename, so no
+//! chain matters. A chain of `add reg, imm` reads 15–20 GHz on Golden Cove
+//! cores, whose renamer executes immediate adds at rename, so no
 //! chain here has an immediate operand:
 //! - x86-64: `add reg, reg` (1 cycle) and `imul reg, reg` (3 cycles on
 //!   every x86-64 core memperf meets, Intel and AMD);
@@ -286,7 +286,7 @@ mod tests {
         assert!(why.contains("outside what any core runs at") || why.contains("disagree"), "{why}");
     }
 
-    /// The Golden Cove guest's case: an immediate-add chain folded at
+    /// The recorded Intel guest's case: an immediate-add chain folded at
     /// rename read 19.4 GHz while a register chain read 3.6 GHz.
     #[test]
     fn disagreeing_chains_are_not_a_clock() {

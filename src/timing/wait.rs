@@ -66,8 +66,8 @@ pub fn hot_wait(published: &AtomicU64, seen: u64, runs_started: &AtomicU64, limi
 /// A one-shot barrier whose waiters spin: they leave within a few hundred
 /// nanoseconds of the last arrival, where a futex barrier wakes each
 /// sleeper in turn, microseconds apart, a skew that counts against a run's
-/// elapsed time (`cargo run --release --example start_skew` on a 2-vCPU
-/// Zen 5 guest: 15 µs median with a futex, 150 ns spinning).
+/// elapsed time (`cargo run --release --example start_skew` measures both;
+/// BENCHMARKS.md, "Figures behind constants").
 pub struct SpinBarrier {
     arrived: AtomicUsize,
     parties: usize,

@@ -573,7 +573,7 @@ mod tests {
     /// Every arm follows every arm (itself too) equally often, within one
     /// (the last circuit's closing step is not run), each arm runs its
     /// rounds, and a seed repeats its order; the rotation this replaces put
-    /// THP after a run without it in 3 of 5 rounds on the Intel guest.
+    /// THP after a run without it in 3 of 5 rounds in the Intel recording.
     #[test]
     fn the_order_balances_predecessors() {
         for arms in [vec![Arm::Without, Arm::Thp], vec![Arm::Without, Arm::Thp, Arm::Hugetlb]] {
@@ -638,7 +638,7 @@ mod tests {
         assert!(advice(&[s], None)[0].contains("got no huge pages, so the A/B says nothing"));
     }
 
-    /// The A/B recorded on the Intel guest (issue 25, point 3): a program
+    /// The A/B recorded in the Intel recording: a program
     /// reading 2 GiB at random, THP right after a run without it in 3 of 5
     /// rounds. Those three runs took 4.6–6.2 s with 3–4 s of system time,
     /// the other two 1.2–1.3 s: this was said "within the noise, ×0.438
@@ -703,8 +703,8 @@ mod tests {
         }
     }
 
-    /// The 2002 sample application under `hugepages -n 6` on the Zen 4
-    /// guest (BENCHMARKS.md): the THP runs' wall times (14.3–18.5 s) are
+    /// The 2002 sample application under `hugepages -n 6` in the Zen 4
+    /// recording (BENCHMARKS.md): the THP runs' wall times (14.3–18.5 s) are
     /// closer than two modes need, and the A/B read "within the noise,
     /// ×0.945". Their system time is two groups: 0.2 s in the two runs
     /// after a THP run, 3.4–3.8 s in the four after a run without. That
@@ -768,7 +768,7 @@ mod tests {
         assert!(matches!(speedup_second_look(&steady, &Ratio::of(&steady).unwrap()), Some(SecondLook::Stable { .. })));
     }
 
-    /// The hugetlb arm on the Zen 4 guest: five pairs at ×1.8–2.4 and the
+    /// The hugetlb arm in the Zen 4 recording: five pairs at ×1.8–2.4 and the
     /// first run after the pool was reserved at ×0.48. The interval across
     /// 1 is said to rest on that one pair, with what set it apart.
     #[test]

@@ -8,9 +8,9 @@
 //! in chunks of tens of microseconds, and p50/p90/p99 come from the chunks.
 //! The page-local variant shuffles only inside windows of a few pages, so
 //! it pays cache misses but not TLB misses — unless the hardware
-//! prefetcher reaches its windows (the Intel guest read 73 ns at 2 GiB,
-//! half of DRAM): the report checks it against a random chase on the
-//! cheapest page policy before the gap is read as translation. Page policies are measured alternately at each
+//! prefetcher reaches its windows (one recorded machine read half of its
+//! DRAM latency this way at 2 GiB): the report checks it against a random
+//! chase on the cheapest page policy before the gap is read as translation. Page policies are measured alternately at each
 //! working set (A B A B …) and compared as ratios per round.
 
 pub mod options;

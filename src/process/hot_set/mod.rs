@@ -28,9 +28,9 @@ use std::time::{Duration, Instant};
 pub const DEFAULT_INTERVAL_MS: u64 = 1000;
 /// What the program pays, per page it touches in an interval, to set the
 /// accessed bit again after it was cleared (a page walk and a locked
-/// update): 190 ns on the Zen 4 guest (a 2 GiB random reader lost 0.1 s
-/// per clear; BENCHMARKS.md). Without -I the interval grows so that this
-/// stays under [`MAX_OVERHEAD`] of it.
+/// update; the figure measured is in BENCHMARKS.md, "Figures behind
+/// constants"). Without -I the interval grows so that this stays under
+/// [`MAX_OVERHEAD`] of it.
 pub const REFILL_NS_PER_PAGE: f64 = 200.0;
 /// The share of the program's time the default interval aims the refill
 /// at: 2%, so that the whole cost stays under 5% (the 2002 sample

@@ -408,7 +408,7 @@ impl super::Render for Outcome {
 
 #[cfg(test)]
 mod tests {
-    /// The Intel guest's sweep: nta is within the noise at D = 0 but costs
+    /// The Intel recording's sweep: nta is within the noise at D = 0 but costs
     /// 37–61% from D = 256 on; t0 costs 2–5% from D = 512 on. The advice
     /// says so, and no longer says nta "makes no difference".
     #[test]
@@ -426,7 +426,7 @@ mod tests {
         assert!(!advice.iter().any(|a| a.contains("(t0) helps")), "{advice:#?}");
     }
 
-    /// The Zen 4 guest's nta at D = 768: ×1.008 [×1.002, ×1.134] in one
+    /// The Zen 4 recording's nta at D = 768: ×1.008 [×1.002, ×1.134] in one
     /// quick run ("helps"), ×1.011 [×0.895, ×1.191] in the next ("no
     /// difference"): both now read as one sentence.
     #[test]
@@ -464,7 +464,7 @@ mod tests {
         ));
     }
 
-    /// The Zen 4 guest's next quick run: nta ×1.150 at D = 512 inside a
+    /// The Zen 4 recording's next quick run: nta ×1.150 at D = 512 inside a
     /// plateau from D = 0, where a prefetch fetches the line being read —
     /// the gain is the instruction's, not prefetching ahead's. And a
     /// verdict another distance of its plateau does not share gives none.

@@ -341,7 +341,7 @@ pub fn second_look_cell(look: Option<&crate::analysis::second_look::SecondLook>)
 
 #[cfg(test)]
 mod tests {
-    /// The Intel guest's sweep: ×6.1 from 4 chains and ×12.2 from 8 (on
+    /// The Intel recording's sweep: ×6.1 from 4 chains and ×12.2 from 8 (on
     /// every policy) and a one-chain 428.8 ns against the table's 360.8 ns
     /// are said, not passed over.
     #[test]
@@ -358,7 +358,7 @@ mod tests {
 
     /// Columns for the page-local variant only where it was measured; and
     /// a page-local chase far below the random chase on the cheapest
-    /// policy (the Intel guest: 73 ns at 2 GiB against 270 ns on THP) is
+    /// policy (the Intel recording: 73 ns at 2 GiB against 270 ns on THP) is
     /// said to be reached by the prefetcher, no walk-free control.
     #[test]
     fn page_local_columns_only_where_measured_and_checked_against_physics() {
@@ -382,7 +382,7 @@ mod tests {
         o.points.push(local);
         let text = super::latency_text(&o);
         assert!(text.contains("4k local"), "{text}");
-        assert!(text.contains(", not flat"), "the Intel guest's levels beyond L2 span 45–148 ns: {text}");
+        assert!(text.contains(", not flat"), "the Intel recording's levels beyond L2 span 45–148 ns: {text}");
         assert!(text.contains("page-local reads 73.0 ns at 2GiB (4k pages) against 270.3 ns for a random chase on thp pages: the hardware prefetcher reaches its windows"), "{text}");
     }
 }
