@@ -37,6 +37,44 @@ const LEGEND_W: f64 = 200.0;
 const RIGHT: f64 = W - LEGEND_W - 16.0;
 const BAR_H: f64 = 16.0;
 
+/// The value axis: its ends, and whether it is logarithmic.
+struct Scale {
+    lo: f64,
+    hi: f64,
+    log: bool,
+}
+
+impl Scale {
+    /// Logarithmic when the values span more than two decades; else
+    /// linear from zero (or below it) with room for the labels.
+    fn of(values: &[f64]) -> Scale {
+        let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let log = min > 0.0 && max / min > 100.0;
+        if log {
+            return Scale { lo: 10f64.powf(min.log10().floor()), hi: 10f64.powf(max.log10().ceil()), log };
+        }
+        let span = (max.max(0.0) - min.min(0.0)).max(1e-9);
+        Scale { lo: min.min(0.0) - if min < 0.0 { span * 0.1 } else { 0.0 }, hi: max.max(0.0) + span * 0.15, log }
+    }
+
+    /// The x of value `v`.
+    fn at(&self, v: f64) -> f64 {
+        let f = if self.log {
+            (v.max(self.lo).ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln())
+        } else {
+            (v - self.lo) / (self.hi - self.lo)
+        };
+        LEFT + f * (RIGHT - LEFT)
+    }
+}
+
+/// The chart's layout: each category's row height and the plot's height.
+struct Rows {
+    row_h: f64,
+    plot_h: f64,
+}
+
 pub fn render(c: &BarChart) -> Result<String> {
     let values: Vec<f64> = c
         .groups
@@ -48,25 +86,36 @@ pub fn render(c: &BarChart) -> Result<String> {
         .chain(c.reference.iter().map(|r| r.1))
         .filter(|v| v.is_finite())
         .collect();
-    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
     if c.categories.is_empty() || c.groups.is_empty() || values.is_empty() {
         return Err(Error::usage(format!("plot '{}' has no bars", c.title)));
     }
-    let log = min > 0.0 && max / min > 100.0;
-    let (lo, hi) = if log {
-        (10f64.powf(min.log10().floor()), 10f64.powf(max.log10().ceil()))
-    } else {
-        let span = (max.max(0.0) - min.min(0.0)).max(1e-9);
-        (min.min(0.0) - if min < 0.0 { span * 0.1 } else { 0.0 }, max.max(0.0) + span * 0.15)
-    };
-    let at = |v: f64| {
-        let f = if log { (v.max(lo).ln() - lo.ln()) / (hi.ln() - lo.ln()) } else { (v - lo) / (hi - lo) };
-        LEFT + f * (RIGHT - LEFT)
-    };
+    let scale = Scale::of(&values);
     let row_h = BAR_H * c.groups.len() as f64 + 12.0;
-    let plot_h = row_h * c.categories.len() as f64;
-    let h = TOP + plot_h + 60.0;
+    let rows = Rows { row_h, plot_h: row_h * c.categories.len() as f64 };
+    let mut svg = frame(c, &scale, &rows);
+    svg.push_str(&axes(c, &scale, &rows));
+    for (gi, (_, bars)) in c.groups.iter().enumerate() {
+        for (i, bar) in bars.iter().enumerate() {
+            if let Some(b) = bar {
+                svg.push_str(&one_bar(b, TOP + rows.row_h * i as f64 + 6.0 + BAR_H * gi as f64, gi, &scale));
+            }
+        }
+    }
+    if let Some((_, v)) = &c.reference {
+        let x = scale.at(*v);
+        svg.push_str(&format!(
+            r##"<line class="reference" x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="#000000" stroke-opacity="0.7" stroke-dasharray="6 4"/>"##,
+            TOP + rows.plot_h
+        ));
+    }
+    svg.push_str(&legend(c));
+    svg.push_str("</svg>\n");
+    Ok(svg)
+}
+
+/// The SVG element, its background and the title.
+fn frame(c: &BarChart, scale: &Scale, rows: &Rows) -> String {
+    let (h, plot_h, log) = (TOP + rows.plot_h + 60.0, rows.plot_h, scale.log);
     let mut svg = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {h}" width="{W}" height="{h}" font-family="system-ui, sans-serif" data-plot-area="{LEFT} {TOP} {} {plot_h}" data-log-x="{log}" data-log-y="false">"#,
         RIGHT - LEFT
@@ -77,9 +126,16 @@ pub fn render(c: &BarChart) -> Result<String> {
         W / 2.0,
         esc(&c.title)
     ));
-    svg.push_str(r##"<g class="axes" font-size="12.5" fill="#333">"##);
-    for t in super::linechart::ticks(lo, hi, log, Ticks::Number) {
-        let x = at(t);
+    svg
+}
+
+/// The value axis with its ticks and label, the categories' names, and
+/// the frame of the plot.
+fn axes(c: &BarChart, scale: &Scale, rows: &Rows) -> String {
+    let (plot_h, row_h) = (rows.plot_h, rows.row_h);
+    let mut svg = String::from(r##"<g class="axes" font-size="12.5" fill="#333">"##);
+    for t in super::linechart::ticks(scale.lo, scale.hi, scale.log, Ticks::Number) {
+        let x = scale.at(t);
         svg.push_str(&format!(
             r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="#e3e6eb"/><text class="tick x" x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
             TOP + plot_h,
@@ -102,63 +158,49 @@ pub fn render(c: &BarChart) -> Result<String> {
         (LEFT + RIGHT) / 2.0,
         TOP + plot_h + 40.0,
         esc(&c.value_label),
-        if log { ", log scale" } else { "" }
+        if scale.log { ", log scale" } else { "" }
     ));
     svg.push_str(
         r##"<text class="axis-label y" x="12" y="38" font-size="13" fill="#333">variant (one row each)</text></g>"##,
     );
-    for (gi, (_, bars)) in c.groups.iter().enumerate() {
-        let color = COLORS[gi % COLORS.len()];
-        for (i, bar) in bars.iter().enumerate() {
-            let Some(b) = bar else { continue };
-            let y = TOP + row_h * i as f64 + 6.0 + BAR_H * gi as f64;
-            let (x0, x1) = (at(if log { lo } else { 0.0 }), at(b.value));
-            svg.push_str(&format!(
-                r#"<rect class="bar" x="{:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{color}"/>"#,
-                x0.min(x1),
-                (x1 - x0).abs().max(1.0),
-                BAR_H - 3.0
-            ));
-            let mut label_x = x1;
-            if let Some((l, u)) = b.interval {
-                let ym = y + (BAR_H - 3.0) / 2.0;
-                svg.push_str(&format!(
-                    r##"<path class="interval" d="M{:.1} {ym:.1} H{:.1} M{:.1} {:.1} V{:.1} M{:.1} {:.1} V{:.1}" stroke="#1d2430" fill="none"/>"##,
-                    at(l),
-                    at(u),
-                    at(l),
-                    ym - 4.0,
-                    ym + 4.0,
-                    at(u),
-                    ym - 4.0,
-                    ym + 4.0
-                ));
-                label_x = label_x.max(at(u));
-            }
-            // A negative value is labelled left of its bar (and whisker),
-            // so its sign is never hidden by the bar.
-            let (tx, anchor) = if b.value < 0.0 {
-                (x1.min(b.interval.map_or(x1, |(l, _)| at(l))) - 4.0, "end")
-            } else {
-                (label_x + 4.0, "start")
-            };
-            svg.push_str(&format!(
-                r##"<text x="{tx:.1}" y="{:.1}" text-anchor="{anchor}" font-size="12.5" fill="#1d2430">{}</text>"##,
-                y + BAR_H - 5.0,
-                esc(&value_text(b.value))
-            ));
-        }
-    }
-    if let Some((_, v)) = &c.reference {
-        let x = at(*v);
+    svg
+}
+
+/// One bar of group `gi` at height `y`: the bar, its whisker, its value.
+/// A negative value is labelled left of its bar (and whisker), so its sign
+/// is never hidden by the bar.
+fn one_bar(b: &Bar, y: f64, gi: usize, scale: &Scale) -> String {
+    let color = COLORS[gi % COLORS.len()];
+    let (x0, x1) = (scale.at(if scale.log { scale.lo } else { 0.0 }), scale.at(b.value));
+    let mut svg = format!(
+        r#"<rect class="bar" x="{:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{color}"/>"#,
+        x0.min(x1),
+        (x1 - x0).abs().max(1.0),
+        BAR_H - 3.0
+    );
+    let mut label_x = x1;
+    if let Some((l, u)) = b.interval {
+        let (ym, xl, xu) = (y + (BAR_H - 3.0) / 2.0, scale.at(l), scale.at(u));
         svg.push_str(&format!(
-            r##"<line class="reference" x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="#000000" stroke-opacity="0.7" stroke-dasharray="6 4"/>"##,
-            TOP + plot_h
+            r##"<path class="interval" d="M{xl:.1} {ym:.1} H{xu:.1} M{xl:.1} {:.1} V{:.1} M{xu:.1} {:.1} V{:.1}" stroke="#1d2430" fill="none"/>"##,
+            ym - 4.0,
+            ym + 4.0,
+            ym - 4.0,
+            ym + 4.0
         ));
+        label_x = label_x.max(xu);
     }
-    svg.push_str(&legend(c));
-    svg.push_str("</svg>\n");
-    Ok(svg)
+    let (tx, anchor) = if b.value < 0.0 {
+        (x1.min(b.interval.map_or(x1, |(l, _)| scale.at(l))) - 4.0, "end")
+    } else {
+        (label_x + 4.0, "start")
+    };
+    svg.push_str(&format!(
+        r##"<text x="{tx:.1}" y="{:.1}" text-anchor="{anchor}" font-size="12.5" fill="#1d2430">{}</text>"##,
+        y + BAR_H - 5.0,
+        esc(&value_text(b.value))
+    ));
+    svg
 }
 
 /// Whether any bar has an interval drawn as a whisker.

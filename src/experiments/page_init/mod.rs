@@ -284,62 +284,17 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     let mut region = Buffer::new(PagePolicy::Small, bytes)?;
     let team1 = Team::new(1)?;
     let team_all = Team::new(p.threads)?;
-    let teams = [&team1, &team_all];
     let descs = Descs(region.as_mut_slice::<u8>().as_mut_ptr() as *mut PageDesc);
-    let aheads: Vec<usize> = p.ahead.values().into_iter().filter(|&k| k > 0).map(|k| k as usize).collect();
-
-    let mut keys: Vec<(String, Work, &Team)> = Vec::new();
-    for team in teams.iter().take(if team_all.threads() > 1 { 2 } else { 1 }) {
-        keys.extend(store_kernels().into_iter().map(|(n, k)| (n.to_string(), Work::Store(n, k), *team)));
-    }
-    use InitVariant as V;
-    let init = |v: V, ahead, team| {
-        let mode = Mode { locked: v == V::Locked, ahead, streaming: matches!(v, V::Streaming | V::ParallelStreaming) };
-        (v.name().to_string(), Work::Init(v, mode), team)
-    };
-    keys.push(init(V::Locked, 0, &team1));
-    keys.push(init(V::Lockfree, 0, &team1));
-    for &k in &aheads {
-        keys.push(init(V::Prefetch, k, &team1));
-    }
-    keys.push(init(V::Streaming, 0, &team1));
-    for &k in aheads.iter().chain(aheads.is_empty().then_some(&(DEFAULT_AHEAD as usize))) {
-        keys.push(init(V::Parallel, k, &team_all));
-    }
-    if team_all.threads() > 1 {
-        keys.push(init(V::ParallelStreaming, 0, &team_all));
-    }
-    let checks: Vec<std::cell::RefCell<Option<std::result::Result<u64, String>>>> =
-        keys.iter().map(|_| std::cell::RefCell::new(None)).collect();
+    let keys = work_keys(p, &team1, &team_all);
+    let checks: Vec<Check> = keys.iter().map(|_| std::cell::RefCell::new(None)).collect();
     let words = region.len() / 8;
     let mut variants: Vec<schedule::Variant> = keys
         .iter()
         .zip(&checks)
         .map(|((_, work, team), check)| {
-            let (d, segs) = (&descs, &segs);
-            let team: &Team = team;
+            let timed = Timed { team, clock: ctx.clock, descs: &descs, segs: &segs, ratio, words };
             Box::new(move |step: Step| {
-                let mut ns = 0;
-                for _ in 0..step.iterations(1) {
-                    ns += match work {
-                        Work::Store(_, k) => store_run(team, ctx.clock, d, words, *k),
-                        Work::Init(_, mode) => {
-                            let run = init_run(team, ctx.clock, d, segs, ratio, *mode);
-                            // Validating costs as much as a run: the warm-up
-                            // (untimed) run of each variant is validated in full.
-                            if step == Step::WarmUp {
-                                let mut all = FreeLists::default();
-                                for l in &run.results {
-                                    // SAFETY: every list links into this array.
-                                    unsafe { all.splice(l, d.0) };
-                                }
-                                // SAFETY: every descriptor was initialised by this run.
-                                *check.borrow_mut() = Some(unsafe { validate(d.0, segs, ratio, &all) });
-                            }
-                            run.elapsed_ns
-                        }
-                    };
-                }
+                let ns = (0..step.iterations(1)).map(|_| timed.once(work, step == Step::WarmUp, check)).sum();
                 Ran::timed(true, ns)
             }) as schedule::Variant
         })
@@ -361,6 +316,73 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         descriptors: region.backing().clone(),
     };
     summary::summarise(p, ctx, measured)
+}
+
+/// A variant's validation of its warm-up run, once it ran.
+type Check = std::cell::RefCell<Option<std::result::Result<u64, String>>>;
+
+/// What is measured, in order: each store kernel on one thread and on all
+/// (where there are more), then the init variants (prefetch at each
+/// distance on one thread, parallel at each distance on all).
+fn work_keys<'t>(p: &Params, team1: &'t Team, team_all: &'t Team) -> Vec<(String, Work, &'t Team)> {
+    let aheads: Vec<usize> = p.ahead.values().into_iter().filter(|&k| k > 0).map(|k| k as usize).collect();
+    let mut keys: Vec<(String, Work, &Team)> = Vec::new();
+    for team in [team1, team_all].into_iter().take(if team_all.threads() > 1 { 2 } else { 1 }) {
+        keys.extend(store_kernels().into_iter().map(|(n, k)| (n.to_string(), Work::Store(n, k), team)));
+    }
+    use InitVariant as V;
+    let init = |v: V, ahead, team| {
+        let mode = Mode { locked: v == V::Locked, ahead, streaming: matches!(v, V::Streaming | V::ParallelStreaming) };
+        (v.name().to_string(), Work::Init(v, mode), team)
+    };
+    keys.push(init(V::Locked, 0, team1));
+    keys.push(init(V::Lockfree, 0, team1));
+    for &k in &aheads {
+        keys.push(init(V::Prefetch, k, team1));
+    }
+    keys.push(init(V::Streaming, 0, team1));
+    for &k in aheads.iter().chain(aheads.is_empty().then_some(&(DEFAULT_AHEAD as usize))) {
+        keys.push(init(V::Parallel, k, team_all));
+    }
+    if team_all.threads() > 1 {
+        keys.push(init(V::ParallelStreaming, 0, team_all));
+    }
+    keys
+}
+
+/// What one timed run needs: the team, the clock, the descriptor array
+/// and its layout.
+struct Timed<'a> {
+    team: &'a Team,
+    clock: &'a dyn crate::timing::Clock,
+    descs: &'a Descs,
+    segs: &'a [Segment],
+    ratio: u64,
+    words: usize,
+}
+
+impl Timed<'_> {
+    /// One run of `work`, its ns. The warm-up (untimed) run of each init
+    /// variant is validated in full (validating costs as much as a run).
+    fn once(&self, work: &Work, warm_up: bool, check: &Check) -> u64 {
+        let Timed { team, clock, descs, segs, ratio, words } = *self;
+        match work {
+            Work::Store(_, k) => store_run(team, clock, descs, words, *k),
+            Work::Init(_, mode) => {
+                let run = init_run(team, clock, descs, segs, ratio, *mode);
+                if warm_up {
+                    let mut all = FreeLists::default();
+                    for l in &run.results {
+                        // SAFETY: every list links into this array.
+                        unsafe { all.splice(l, descs.0) };
+                    }
+                    // SAFETY: every descriptor was initialised by this run.
+                    *check.borrow_mut() = Some(unsafe { validate(descs.0, segs, ratio, &all) });
+                }
+                run.elapsed_ns
+            }
+        }
+    }
 }
 
 /// Seconds of one run of store kernel `k` over the array by `team`.

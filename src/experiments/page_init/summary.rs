@@ -26,59 +26,98 @@ pub(super) struct Measured<'a> {
 /// variant against it and against `locked`, the best distance chosen on
 /// even repetitions, and validation.
 pub(super) fn summarise(p: &Params, ctx: &Bench, m: Measured) -> Result<Outcome> {
-    let Measured { keys, series, checks, pages, bytes, segs, ratio, descriptors } = m;
-    let per_iter = |i: usize| series[i].per_iter_s();
-    let store_kernels: Vec<StoreKernelResult> = keys
-        .iter()
-        .enumerate()
-        .filter_map(|(i, (_, w, team))| match w {
-            Work::Store(name, _) => {
-                let bw: Vec<f64> = per_iter(i).iter().map(|s| bytes.0 as f64 / s).collect();
-                Some(StoreKernelResult {
-                    kernel: name.to_string(),
-                    threads: team.threads(),
-                    bytes_per_s: Summary::of(&bw).expect("measured"),
-                    samples_s: per_iter(i),
-                })
-            }
-            Work::Init(..) => None,
-        })
-        .collect();
-    let threads_all = keys.iter().map(|k| k.2.threads()).max().unwrap_or(1);
+    let store_kernels = store_kernels(&m);
+    let threads_all = m.keys.iter().map(|k| k.2.threads()).max().unwrap_or(1);
     let best_store = |threads: usize| {
         store_kernels.iter().filter(|k| k.threads == threads).map(|k| k.bytes_per_s.median).fold(0.0, f64::max)
     };
     let (store1, store_all) = (best_store(1), best_store(threads_all));
-    let (limit1, limit_all) = (128.0 / store1 * 1e9, 128.0 / store_all * 1e9);
-    let variant = |i: usize| match keys[i].1 {
-        Work::Init(v, _) => Some(v),
-        Work::Store(..) => None,
-    };
-    let locked = (0..keys.len()).find(|&i| variant(i) == Some(InitVariant::Locked)).expect("always measured");
-    let init: Vec<usize> = (0..keys.len()).filter(|&i| matches!(keys[i].1, Work::Init(..))).collect();
-    let digests: Vec<Option<u64>> =
-        init.iter().map(|&i| checks[i].as_ref().and_then(|r| r.as_ref().ok()).copied()).collect();
-    let same = digests.windows(2).all(|w| w[0] == w[1]);
-    let ahead_of = |i: usize| match keys[i].1 {
-        Work::Init(_, m) => m.ahead,
-        Work::Store(..) => 0,
-    };
-    let results: Vec<VariantResult> = init
+    let limits = (128.0 / store1 * 1e9, 128.0 / store_all * 1e9);
+    let results = variant_results(p, ctx, &m, limits);
+    let (results, best_ahead) = keep_the_best_distance(&m, results);
+    let limit_broken = results.iter().any(|r| beyond_the_store_limit(r, &store_kernels, m.pages));
+    warn_about_the_limit(ctx, &results, limit_broken);
+    let best = results
         .iter()
+        .min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median))
+        .map(|r| format!("{} ({} thread(s), ahead {})", r.variant, r.threads, r.ahead))
+        .unwrap_or_default();
+    let large_pages = m.segs.iter().map(|&s| crate::kernels::page_init::expected_counts(s, m.ratio).0).sum();
+    Ok(Outcome {
+        segments: m.segs.iter().map(|s| (s.base_pfn, s.pages)).collect(),
+        pages: m.pages,
+        large_pages,
+        descriptor_bytes: m.bytes.0,
+        descriptors: m.descriptors,
+        store_kernels,
+        store_bytes_per_s_1t: store1,
+        store_bytes_per_s_all: store_all,
+        limit_ns_per_page_1t: limits.0,
+        limit_ns_per_page_all: limits.1,
+        limit_broken,
+        best_ahead,
+        valid: results.iter().all(|r| r.valid),
+        results,
+        best,
+    })
+}
+
+/// Each store kernel's bandwidth over the descriptor array's bytes.
+fn store_kernels(m: &Measured) -> Vec<StoreKernelResult> {
+    m.keys
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (_, w, team))| match w {
+            Work::Store(name, _) => {
+                let samples_s = m.series[i].per_iter_s();
+                let bw: Vec<f64> = samples_s.iter().map(|s| m.bytes.0 as f64 / s).collect();
+                Some(StoreKernelResult {
+                    kernel: name.to_string(),
+                    threads: team.threads(),
+                    bytes_per_s: Summary::of(&bw).expect("measured"),
+                    samples_s,
+                })
+            }
+            Work::Init(..) => None,
+        })
+        .collect()
+}
+
+/// The variant and distance of key `i`, if it is an init variant.
+fn variant_of(m: &Measured, i: usize) -> Option<(InitVariant, usize)> {
+    match m.keys[i].1 {
+        Work::Init(v, mode) => Some((v, mode.ahead)),
+        Work::Store(..) => None,
+    }
+}
+
+/// Each init variant: ns per page, against the store limit of its thread
+/// count (`limits`: one thread, all) and against `locked`, validated by
+/// its free lists (the same as every other variant's).
+fn variant_results(p: &Params, ctx: &Bench, m: &Measured, limits: (f64, f64)) -> Vec<VariantResult> {
+    let per_iter = |i: usize| m.series[i].per_iter_s();
+    let init: Vec<usize> = (0..m.keys.len()).filter(|&i| variant_of(m, i).is_some()).collect();
+    let locked = init.iter().copied().find(|&i| variant_of(m, i).map(|v| v.0) == Some(InitVariant::Locked));
+    let locked = locked.expect("always measured");
+    let digests: Vec<Option<u64>> =
+        init.iter().map(|&i| m.checks[i].as_ref().and_then(|r| r.as_ref().ok()).copied()).collect();
+    let same = digests.windows(2).all(|w| w[0] == w[1]);
+    init.iter()
         .map(|&i| {
-            let per_page: Vec<f64> = per_iter(i).iter().map(|s| s * 1e9 / pages as f64).collect();
+            let per_page: Vec<f64> = per_iter(i).iter().map(|s| s * 1e9 / m.pages as f64).collect();
             let s = Summary::of(&per_page).expect("measured");
-            let limit = if keys[i].2.threads() > 1 { limit_all } else { limit1 };
-            let (valid, validation) = match &checks[i] {
+            let limit = if m.keys[i].2.threads() > 1 { limits.1 } else { limits.0 };
+            let (valid, validation) = match &m.checks[i] {
                 Some(Ok(_)) if same => (true, "ok".to_string()),
                 Some(Ok(_)) => (false, "lists differ from the other variants'".to_string()),
                 Some(Err(e)) => (false, e.clone()),
                 None => (false, "not validated".to_string()),
             };
+            let (variant, ahead) = variant_of(m, i).expect("an init variant");
             VariantResult {
-                variant: variant(i).expect("an init variant"),
-                threads: keys[i].2.threads(),
-                ahead: ahead_of(i),
+                variant,
+                threads: m.keys[i].2.threads(),
+                ahead,
                 pages_per_s: 1e9 / s.median,
                 speedup_vs_locked: (i != locked).then(|| Ratio::paired(&per_iter(locked), &per_iter(i))).flatten(),
                 fraction_of_store_limit: limit / s.median,
@@ -89,65 +128,54 @@ pub(super) fn summarise(p: &Params, ctx: &Bench, m: Measured) -> Result<Outcome>
                 validation,
             }
         })
-        .collect();
-    // The distance: chosen on even repetitions among single-thread prefetch.
-    let speed: Vec<Vec<f64>> = (0..keys.len()).map(|i| per_iter(i).iter().map(|s| 1.0 / s).collect()).collect();
-    let prefetch: Vec<usize> = (0..keys.len()).filter(|&i| variant(i) == Some(InitVariant::Prefetch)).collect();
-    let best_ahead = schedule::holdout_best(&speed, &prefetch).map_or(DEFAULT_AHEAD as usize, |h| ahead_of(h.chosen));
-    let results: Vec<VariantResult> = results
+        .collect()
+}
+
+/// The prefetch distance chosen on even repetitions among single-thread
+/// prefetch, and the results with only that distance's parallel variant.
+fn keep_the_best_distance(m: &Measured, results: Vec<VariantResult>) -> (Vec<VariantResult>, usize) {
+    let speed: Vec<Vec<f64>> =
+        (0..m.keys.len()).map(|i| m.series[i].per_iter_s().iter().map(|s| 1.0 / s).collect()).collect();
+    let prefetch: Vec<usize> =
+        (0..m.keys.len()).filter(|&i| variant_of(m, i).map(|v| v.0) == Some(InitVariant::Prefetch)).collect();
+    let best_ahead = schedule::holdout_best(&speed, &prefetch)
+        .and_then(|h| variant_of(m, h.chosen))
+        .map_or(DEFAULT_AHEAD as usize, |v| v.1);
+    let results = results
         .into_iter()
         .filter(|r| r.variant != InitVariant::Parallel || r.ahead == best_ahead || prefetch.is_empty())
         .collect();
-    // Broken only beyond the noise: the variant's time per page under the
-    // best store kernel's (same thread count), paired per repetition, with
-    // its whole interval above 1.
-    let best_store_samples = |threads: usize| {
-        store_kernels
-            .iter()
-            .filter(|k| k.threads == threads)
-            .max_by(|a, b| a.bytes_per_s.median.total_cmp(&b.bytes_per_s.median))
-            .map(|k| k.samples_s.iter().map(|s| s * 1e9 / pages as f64).collect::<Vec<f64>>())
-    };
-    let beyond = |r: &VariantResult| {
-        let per_page: Vec<f64> = r.samples_s.iter().map(|s| s * 1e9 / pages as f64).collect();
-        best_store_samples(r.threads)
-            .and_then(|limit| Ratio::paired(&limit, &per_page))
-            .is_some_and(|x| x.direction() == crate::timing::schedule::Direction::Above)
-    };
-    let limit_broken = results.iter().any(beyond);
-    if let Some(r) = results.iter().max_by(|a, b| a.fraction_of_store_limit.total_cmp(&b.fraction_of_store_limit)) {
-        if limit_broken {
-            ctx.warn(Caution::PageInitAboveLimit {
-                variant: format!("{} ({} thread(s))", r.variant, r.threads),
-                fraction: r.fraction_of_store_limit,
-            });
-        } else if r.fraction_of_store_limit < 0.6 {
-            ctx.warn(Caution::PageInitBelowLimit { fraction: r.fraction_of_store_limit });
-        }
-    }
-    let best = results
+    (results, best_ahead)
+}
+
+/// Whether `r` is faster than the best store kernel of its thread count
+/// beyond the noise: its time per page under the store's, paired per
+/// repetition, the whole interval above 1.
+fn beyond_the_store_limit(r: &VariantResult, store_kernels: &[StoreKernelResult], pages: u64) -> bool {
+    let best = store_kernels
         .iter()
-        .min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median))
-        .map(|r| format!("{} ({} thread(s), ahead {})", r.variant, r.threads, r.ahead))
-        .unwrap_or_default();
-    let large_pages = segs.iter().map(|&s| crate::kernels::page_init::expected_counts(s, ratio).0).sum();
-    Ok(Outcome {
-        segments: segs.iter().map(|s| (s.base_pfn, s.pages)).collect(),
-        pages,
-        large_pages,
-        descriptor_bytes: bytes.0,
-        descriptors,
-        store_kernels,
-        store_bytes_per_s_1t: store1,
-        store_bytes_per_s_all: store_all,
-        limit_ns_per_page_1t: limit1,
-        limit_ns_per_page_all: limit_all,
-        limit_broken,
-        best_ahead,
-        valid: results.iter().all(|r| r.valid),
-        results,
-        best,
-    })
+        .filter(|k| k.threads == r.threads)
+        .max_by(|a, b| a.bytes_per_s.median.total_cmp(&b.bytes_per_s.median));
+    let per_page = |samples: &[f64]| samples.iter().map(|s| s * 1e9 / pages as f64).collect::<Vec<f64>>();
+    best.and_then(|k| Ratio::paired(&per_page(&k.samples_s), &per_page(&r.samples_s)))
+        .is_some_and(|x| x.direction() == crate::timing::schedule::Direction::Above)
+}
+
+/// The closest variant to the store limit: above it beyond the noise, or
+/// far below it, said.
+fn warn_about_the_limit(ctx: &Bench, results: &[VariantResult], limit_broken: bool) {
+    let Some(r) = results.iter().max_by(|a, b| a.fraction_of_store_limit.total_cmp(&b.fraction_of_store_limit))
+    else {
+        return;
+    };
+    if limit_broken {
+        ctx.warn(Caution::PageInitAboveLimit {
+            variant: format!("{} ({} thread(s))", r.variant, r.threads),
+            fraction: r.fraction_of_store_limit,
+        });
+    } else if r.fraction_of_store_limit < 0.6 {
+        ctx.warn(Caution::PageInitBelowLimit { fraction: r.fraction_of_store_limit });
+    }
 }
 
 /// Seconds to initialise 100 GiB, 1 TiB and this machine's memory.

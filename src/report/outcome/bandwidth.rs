@@ -15,10 +15,44 @@ use crate::units::Bytes;
 
 pub fn bandwidth_text(o: &bandwidth::Outcome) -> String {
     let mut out = format!("bandwidth over arrays of {} ({}), GB/s = 1e9 B/s\n", o.size_bytes, o.isa);
-    // One read array per policy first, then (with write kernels) one set
-    // of write arrays per policy.
+    out.push_str(&regions_text(o));
+    out.push('\n');
+    out.push_str(&read_table(o));
+    out.push_str(&write_table(o));
+    out.push_str(&sweeps_text(o));
+    if !o.plateaus.is_empty() {
+        out.push('\n');
+    }
+    for p in &o.plateaus {
+        out.push_str(&format!(
+            "plateau {} pages, {} thread(s), hint {}: {}\n",
+            p.pages,
+            p.threads,
+            p.hint,
+            plateau_text(&p.plateau)
+        ));
+    }
+    o.prefetch_effects.iter().for_each(|e| out.push_str(&effect_text(e)));
+    out.push('\n');
+    for h in &o.headlines {
+        out.push_str(&format!(
+            "{} pages, {} thread(s): simd {} GB/s; best variant {} ({} GB/s on repetitions that did not choose it)\n",
+            h.pages,
+            h.threads,
+            gbps(h.simd_bytes_per_s),
+            h.best,
+            gbps(h.best_holdout_bytes_per_s)
+        ));
+    }
+    out
+}
+
+/// One read array per policy first, then (with write kernels) one set of
+/// write arrays per policy: how much of each is on huge pages.
+fn regions_text(o: &bandwidth::Outcome) -> String {
     let writes = o.results.iter().any(|r| r.variant.kernel.writes());
     let read = if writes { o.regions.len() / 2 } else { o.regions.len() };
+    let mut out = String::new();
     for (i, r) in o.regions.iter().enumerate() {
         out.push_str(&format!(
             "  {} {}: {} on huge pages\n",
@@ -27,6 +61,11 @@ pub fn bandwidth_text(o: &bandwidth::Outcome) -> String {
             r.huge_fraction.map(|f| format!("{:.0}%", f * 100.0)).unwrap_or_else(|| "unknown".into())
         ));
     }
+    out
+}
+
+/// The read kernels without a prefetch hint.
+fn read_table(o: &bandwidth::Outcome) -> String {
     let mut t = Table::new(["pages", "threads", "kernel", "median", "min", "max", "CV", "check"]);
     for r in o.results.iter().filter(|r| r.variant.hint.is_none() && !r.variant.kernel.writes()) {
         let s = &r.bytes_per_s;
@@ -41,25 +80,27 @@ pub fn bandwidth_text(o: &bandwidth::Outcome) -> String {
             if r.checksum_ok { "ok" } else { "FAIL" }.into(),
         ]);
     }
-    out.push('\n');
-    out.push_str(&t.render());
-    out.push_str(&write_table(o));
+    t.render()
+}
 
-    // The distance sweep: one column per hint.
+/// The distance sweep of each page policy and thread count: one column
+/// per hint.
+fn sweeps_text(o: &bandwidth::Outcome) -> String {
     let mut keys: Vec<_> =
         o.results.iter().filter_map(|r| r.variant.hint.map(|_| (r.variant.pages, r.variant.threads))).collect();
     keys.dedup();
+    let mut hints: Vec<_> = o.results.iter().filter_map(|r| r.variant.hint).collect();
+    hints.sort();
+    hints.dedup();
+    let mut ds: Vec<u64> = o.results.iter().filter_map(|r| r.variant.distance_elements).collect();
+    ds.sort();
+    ds.dedup();
+    let mut out = String::new();
     for (pages, threads) in keys {
-        let mut hints: Vec<_> = o.results.iter().filter_map(|r| r.variant.hint).collect();
-        hints.sort();
-        hints.dedup();
         let mut header = vec!["D (elements)".to_string(), "bytes".into()];
         header.extend(hints.iter().map(|h| format!("{h} GB/s")));
         let mut sweep = Table::new(header);
-        let mut ds: Vec<u64> = o.results.iter().filter_map(|r| r.variant.distance_elements).collect();
-        ds.sort();
-        ds.dedup();
-        for d in ds {
+        for &d in &ds {
             let mut row = vec![d.to_string(), Bytes(d * 8).to_string()];
             for h in &hints {
                 let r = o.results.iter().find(|r| {
@@ -75,61 +116,42 @@ pub fn bandwidth_text(o: &bandwidth::Outcome) -> String {
         out.push_str(&format!("\nprefetch distance sweep, {pages} pages, {threads} thread(s):\n"));
         out.push_str(&sweep.render());
     }
-    if !o.plateaus.is_empty() {
-        out.push('\n');
-    }
-    for p in &o.plateaus {
-        out.push_str(&format!(
-            "plateau {} pages, {} thread(s), hint {}: {}\n",
-            p.pages,
-            p.threads,
-            p.hint,
-            plateau_text(&p.plateau)
-        ));
-    }
-    for e in &o.prefetch_effects {
-        let moved = e.verdict != bandwidth::Effect::WithinNoise;
-        let note = match (e.within_a_line(), e.gain_is_the_instructions()) {
-            (true, _) if moved => {
-                " — but less than a line ahead a prefetch fetches nothing early: the prefetch instruction in the \
-                 loop, not prefetching ahead, made this difference"
-            }
-            (false, true) if moved => {
-                " — but its plateau starts within the line being read, where a prefetch fetches nothing early: \
-                 the prefetch instruction, not prefetching ahead, made this difference"
-            }
-            _ => "",
-        };
-        out.push_str(&format!(
-            "prefetch {} at D = {} (chosen on even repetitions) vs adjacent simd, {} pages, {} thread(s): {} on the odd repetitions: {}{}\n",
-            e.hint,
-            e.distance_elements,
-            e.pages,
-            e.threads,
-            ratio_text(&e.confirmed),
-            e.verdict.describe(),
-            note
-        ));
-        if let Some(look) = &e.second_look {
-            use crate::analysis::second_look::SecondLook;
-            let said = match look {
-                SecondLook::Stable { second, .. } => format!("stable, {second}"),
-                SecondLook::Unstable { first, second } => format!("unstable, {first} but {second}"),
-                SecondLook::NotChecked { why } => format!("not checked ({why})"),
-            };
-            out.push_str(&format!("  second look at the other distances of its plateau (odd repetitions): {said}\n"));
+    out
+}
+
+/// One prefetch effect: the chosen distance confirmed on the other
+/// repetitions, what may have made it, and its second look.
+fn effect_text(e: &bandwidth::PrefetchEffect) -> String {
+    let moved = e.verdict != bandwidth::Effect::WithinNoise;
+    let note = match (e.within_a_line(), e.gain_is_the_instructions()) {
+        (true, _) if moved => {
+            " — but less than a line ahead a prefetch fetches nothing early: the prefetch instruction in the \
+             loop, not prefetching ahead, made this difference"
         }
-    }
-    out.push('\n');
-    for h in &o.headlines {
-        out.push_str(&format!(
-            "{} pages, {} thread(s): simd {} GB/s; best variant {} ({} GB/s on repetitions that did not choose it)\n",
-            h.pages,
-            h.threads,
-            gbps(h.simd_bytes_per_s),
-            h.best,
-            gbps(h.best_holdout_bytes_per_s)
-        ));
+        (false, true) if moved => {
+            " — but its plateau starts within the line being read, where a prefetch fetches nothing early: \
+             the prefetch instruction, not prefetching ahead, made this difference"
+        }
+        _ => "",
+    };
+    let mut out = format!(
+        "prefetch {} at D = {} (chosen on even repetitions) vs adjacent simd, {} pages, {} thread(s): {} on the odd repetitions: {}{}\n",
+        e.hint,
+        e.distance_elements,
+        e.pages,
+        e.threads,
+        ratio_text(&e.confirmed),
+        e.verdict.describe(),
+        note
+    );
+    if let Some(look) = &e.second_look {
+        use crate::analysis::second_look::SecondLook;
+        let said = match look {
+            SecondLook::Stable { second, .. } => format!("stable, {second}"),
+            SecondLook::Unstable { first, second } => format!("unstable, {first} but {second}"),
+            SecondLook::NotChecked { why } => format!("not checked ({why})"),
+        };
+        out.push_str(&format!("  second look at the other distances of its plateau (odd repetitions): {said}\n"));
     }
     out
 }

@@ -8,6 +8,40 @@ use crate::report::table::Table;
 use crate::units::Bytes;
 
 pub fn hugepages_text(o: &Outcome) -> String {
+    let mut out = head_text(o);
+    out.push_str(&summaries_table(o));
+    for s in &o.summaries {
+        let parts: Vec<String> = s
+            .counter_medians
+            .iter()
+            .map(|(n, v)| match v {
+                Some(v) => format!("{n} {}", crate::units::group_thousands(v.round() as u64)),
+                None => format!("{n} not measured"),
+            })
+            .collect();
+        if !parts.is_empty() {
+            out.push_str(&format!("  {} counters, median per run: {}\n", s.arm.name(), parts.join(", ")));
+        }
+    }
+    out.push_str(&hugepages_runs_table(o));
+    out.push_str(&modes_text(o));
+    for r in o.runs.iter().filter(|r| !r.ok()) {
+        out.push_str(&format!("  round {} {}: {} (left out)\n", r.round + 1, r.arm.name(), r.exit.describe()));
+        if let Some(tail) = &r.output_tail {
+            for line in tail.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev() {
+                out.push_str(&format!("    | {line}\n"));
+            }
+        }
+    }
+    for a in &o.advice {
+        out.push_str(&format!("  → {a}\n"));
+    }
+    out
+}
+
+/// What ran, in which order, linked how, under which THP mode; and why
+/// the tunable does not reach it, where it does not.
+fn head_text(o: &Outcome) -> String {
     use crate::process::elf::Linkage;
     let linkage = match &o.linkage {
         Linkage::Glibc { interpreter } => format!("dynamically linked through {interpreter}"),
@@ -31,6 +65,11 @@ pub fn hugepages_text(o: &Outcome) -> String {
     if let Some(why) = &o.tunable_ignored {
         out.push_str(&format!("  the tunable will not reach it: {why}\n"));
     }
+    out
+}
+
+/// Each arm: its runs, times, coverage and speed-up.
+fn summaries_table(o: &Outcome) -> String {
     let mut t = Table::new([
         "arm",
         "runs ok",
@@ -54,27 +93,18 @@ pub fn hugepages_text(o: &Outcome) -> String {
             Bytes(s.peak_huge_bytes).to_string(),
             s.huge_fraction_median.map(|f| format!("{:.1}%", f * 100.0)).unwrap_or_else(|| "not measured".into()),
             match (&s.speedup, s.arm) {
-                (_, crate::model::outcome::hugepages::Arm::Without) => "-".into(),
+                (_, hugepages::Arm::Without) => "-".into(),
                 (Some(r), _) => format!("×{:.3} [×{:.3}, ×{:.3}] n={}", r.median, r.low, r.high, r.n),
                 (None, _) => "no pair".into(),
             },
         ]);
     }
-    out.push_str(&t.render());
-    for s in &o.summaries {
-        let parts: Vec<String> = s
-            .counter_medians
-            .iter()
-            .map(|(n, v)| match v {
-                Some(v) => format!("{n} {}", crate::units::group_thousands(v.round() as u64)),
-                None => format!("{n} not measured"),
-            })
-            .collect();
-        if !parts.is_empty() {
-            out.push_str(&format!("  {} counters, median per run: {}\n", s.arm.name(), parts.join(", ")));
-        }
-    }
-    out.push_str(&hugepages_runs_table(o));
+    t.render()
+}
+
+/// Each arm's two groups of runs, where it has them, and its second look.
+fn modes_text(o: &Outcome) -> String {
+    let mut out = String::new();
     for s in &o.summaries {
         if let Some(m) = &s.modes {
             out.push_str(&format!(
@@ -93,17 +123,6 @@ pub fn hugepages_text(o: &Outcome) -> String {
                 look.describe()
             ));
         }
-    }
-    for r in o.runs.iter().filter(|r| !r.ok()) {
-        out.push_str(&format!("  round {} {}: {} (left out)\n", r.round + 1, r.arm.name(), r.exit.describe()));
-        if let Some(tail) = &r.output_tail {
-            for line in tail.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev() {
-                out.push_str(&format!("    | {line}\n"));
-            }
-        }
-    }
-    for a in &o.advice {
-        out.push_str(&format!("  → {a}\n"));
     }
     out
 }

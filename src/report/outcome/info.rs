@@ -10,6 +10,18 @@ pub fn opt<T: ToString>(v: Option<T>) -> String {
 }
 
 pub fn machine(m: &Fingerprint, info: Option<&info::Outcome>) -> String {
+    let mut out = identity_table(m);
+    out.push('\n');
+    out.push_str(&caches_table(m));
+    out.push_str(&measured_levels(m));
+    out.push_str(&tlb_table(m, info));
+    out.push_str(&pools_table(m));
+    out
+}
+
+/// The machine as a two-column table without a header: host, kernel, CPU,
+/// cores, clocks, ISA, memory, THP, cpufreq, topology, counters.
+fn identity_table(m: &Fingerprint) -> String {
     let mut t = Table::new(["", ""]);
     let c = &m.cpu;
     t.row(["host".into(), m.hostname.clone()]);
@@ -37,6 +49,12 @@ pub fn machine(m: &Fingerprint, info: Option<&info::Outcome>) -> String {
     ]);
     t.row(["prefetch".into(), m.prefetch_instructions.join(", ")]);
     t.row(["thp".into(), format!("enabled={}, defrag={}", m.thp.enabled, m.thp.defrag)]);
+    system_rows(m, &mut t);
+    t.render().lines().skip(1).map(|l| format!("{l}\n")).collect::<String>()
+}
+
+/// cpufreq, topology, meltdown and the counters.
+fn system_rows(m: &Fingerprint, t: &mut Table) {
     let sys = &m.system;
     t.row([
         "cpufreq".into(),
@@ -56,8 +74,10 @@ pub fn machine(m: &Fingerprint, info: Option<&info::Outcome>) -> String {
             format!("no hardware counters: {}", opt(m.pmu.reason.clone()))
         },
     ]);
-    let mut out = t.render().lines().skip(1).map(|l| format!("{l}\n")).collect::<String>();
+}
 
+/// The caches as claimed, each beside CPUID's claim and its plausibility.
+fn caches_table(m: &Fingerprint) -> String {
     let mut caches = Table::new(["cache", "claimed", "line", "ways", "shared by", "CPUID says", "claim"]);
     for k in &m.caches {
         caches.row([
@@ -72,26 +92,24 @@ pub fn machine(m: &Fingerprint, info: Option<&info::Outcome>) -> String {
             if k.plausible() { "plausible".into() } else { "implausible (see warnings)".into() },
         ]);
     }
-    out.push('\n');
-    out.push_str(&caches.render());
-    out.push_str(&measured_levels(m));
+    caches.render()
+}
 
+/// The data TLBs as claimed, or that no leaf describes them.
+fn tlb_table(m: &Fingerprint, info: Option<&info::Outcome>) -> String {
     if m.tlbs.is_empty() && !m.tlb_source.is_empty() {
-        out.push_str("\ndTLB: not reported by CPUID (no leaf describes it): `memperf tlb` measures its reach\n");
-    } else if let Some(info) = info {
-        let mut tlb = Table::new(["dTLB (claimed)", "page", "entries", "reach"]);
-        for r in &info.tlb_reach {
-            tlb.row([
-                format!("L{} {}", r.level, r.kind),
-                r.page_size_bytes.to_string(),
-                opt(r.entries),
-                opt(r.reach_bytes),
-            ]);
-        }
-        out.push('\n');
-        out.push_str(&tlb.render());
+        return "\ndTLB: not reported by CPUID (no leaf describes it): `memperf tlb` measures its reach\n".into();
     }
+    let Some(info) = info else { return String::new() };
+    let mut tlb = Table::new(["dTLB (claimed)", "page", "entries", "reach"]);
+    for r in &info.tlb_reach {
+        tlb.row([format!("L{} {}", r.level, r.kind), r.page_size_bytes.to_string(), opt(r.entries), opt(r.reach_bytes)]);
+    }
+    format!("\n{}", tlb.render())
+}
 
+/// The hugetlb pools, where the kernel has any.
+fn pools_table(m: &Fingerprint) -> String {
     let mut pools = Table::new(["hugetlb pool", "total", "free", "reserved", "surplus"]);
     for p in &m.hugepage_pools {
         pools.row([
@@ -102,11 +120,10 @@ pub fn machine(m: &Fingerprint, info: Option<&info::Outcome>) -> String {
             p.surplus.to_string(),
         ]);
     }
-    if !pools.is_empty() {
-        out.push('\n');
-        out.push_str(&pools.render());
+    if pools.is_empty() {
+        return String::new();
     }
-    out
+    format!("\n{}", pools.render())
 }
 
 /// "2.60 GHz (tsc), 2.60 GHz (cpuinfo)", or "unknown".

@@ -28,11 +28,28 @@ pub fn latency_text(o: &latency::Outcome) -> String {
         Some(_) => out.push_str("  core clock: not measured (one folding chain); no figures in cycles\n"),
         None => out.push_str("  core clock: not measured; no figures in cycles\n"),
     }
+    out.push_str("\n(spread: lowest..highest sample mean; each sample ≥ 10 ms after a warm-up traversal)\n");
+    out.push_str(&points_table(o));
+    if let Some(line) = page_local_reached_by_prefetch(o) {
+        out.push_str(&format!("{line}\n"));
+    }
+    out.push_str(&levels_table(o));
+    // The largest working set of each pair (every size is in the document).
+    let largest = o.ratios.iter().map(|r| r.size_bytes).max();
+    for r in o.ratios.iter().filter(|r| Some(r.size_bytes) == largest) {
+        out.push_str(&format!("{} / {} latency at {}: {}\n", r.b, r.a, r.size_bytes, ratio_text(&r.ratio)));
+    }
+    out.push_str(&mlp_table(o));
+    out
+}
+
+/// Every working set: each policy's median and spread, and the
+/// page-local chase where that variant was measured (the quick suite
+/// leaves it out).
+fn points_table(o: &latency::Outcome) -> String {
     let mut pols: Vec<_> = o.points.iter().map(|p| p.pages).collect();
     pols.sort();
     pols.dedup();
-    // The page-local columns only where that variant was measured (the
-    // quick suite leaves it out).
     let has_local = o.points.iter().any(|p| p.order == "page-local");
     let mut header = vec!["working set".to_string()];
     for p in &pols {
@@ -46,81 +63,82 @@ pub fn latency_text(o: &latency::Outcome) -> String {
     let mut sizes: Vec<Bytes> = o.points.iter().map(|p| p.size_bytes).collect();
     sizes.sort();
     sizes.dedup();
+    let dash = || "-".to_string();
     for size in sizes {
         let mut row = vec![size.to_string()];
         for pol in &pols {
             let get =
                 |order: &str| o.points.iter().find(|p| p.size_bytes == size && p.pages == *pol && p.order == order);
-            row.push(get("random").map(|p| format!("{:.1}", p.latency_ns.median)).unwrap_or_else(|| "-".into()));
-            row.push(
-                get("random")
-                    .map(|p| format!("{:.1}..{:.1}", p.latency_ns.min, p.latency_ns.max))
-                    .unwrap_or_else(|| "-".into()),
-            );
+            let random = get("random");
+            row.push(random.map(|p| format!("{:.1}", p.latency_ns.median)).unwrap_or_else(dash));
+            row.push(random.map(|p| format!("{:.1}..{:.1}", p.latency_ns.min, p.latency_ns.max)).unwrap_or_else(dash));
             if has_local {
-                row.push(
-                    get("page-local").map(|p| format!("{:.1}", p.latency_ns.median)).unwrap_or_else(|| "-".into()),
-                );
+                row.push(get("page-local").map(|p| format!("{:.1}", p.latency_ns.median)).unwrap_or_else(dash));
             }
         }
         t.row(row);
     }
-    out.push_str("\n(spread: lowest..highest sample mean; each sample ≥ 10 ms after a warm-up traversal)\n");
-    out.push_str(&t.render());
-    if let Some(line) = page_local_reached_by_prefetch(o) {
-        out.push_str(&format!("{line}\n"));
+    t.render()
+}
+
+/// The levels found: each one's latency, cycles, extent and the knee after
+/// it, with its second look.
+fn levels_table(o: &latency::Outcome) -> String {
+    if o.levels.is_empty() {
+        return String::new();
     }
-    if !o.levels.is_empty() {
-        let mut lv = Table::new([
-            "pages",
-            "level",
-            "latency ns",
-            "cycles",
-            "working sets",
-            "its samples span ns",
-            "knee after it",
-            "second look",
+    let mut lv = Table::new([
+        "pages",
+        "level",
+        "latency ns",
+        "cycles",
+        "working sets",
+        "its samples span ns",
+        "knee after it",
+        "second look",
+    ]);
+    for l in &o.levels {
+        lv.row([
+            l.pages.to_string(),
+            l.name.clone(),
+            format!("{:.1}", l.latency_ns),
+            l.cycles.map(|c| format!("{c:.0}")).unwrap_or_else(|| "-".into()),
+            format!("{}..{}", l.from_bytes, l.up_to_bytes),
+            level_span(o, l),
+            match &l.knee_after {
+                None => "-".into(),
+                Some(Attribution::Level { name, size }) => format!("{name} ({})", Bytes(*size as u64)),
+                Some(Attribution::Unattributed) => "unattributed (no cache within ×2)".into(),
+            },
+            second_look_cell(l.second_look.as_ref()),
         ]);
-        for l in &o.levels {
-            lv.row([
-                l.pages.to_string(),
-                l.name.clone(),
-                format!("{:.1}", l.latency_ns),
-                l.cycles.map(|c| format!("{c:.0}")).unwrap_or_else(|| "-".into()),
-                format!("{}..{}", l.from_bytes, l.up_to_bytes),
-                level_span(o, l),
-                match &l.knee_after {
-                    None => "-".into(),
-                    Some(Attribution::Level { name, size }) => format!("{name} ({})", Bytes(*size as u64)),
-                    Some(Attribution::Unattributed) => "unattributed (no cache within ×2)".into(),
-                },
-                second_look_cell(l.second_look.as_ref()),
-            ]);
-        }
-        out.push_str("\nlevels (cycles at the measured core clock; second look: the knee found again on the even and the odd samples apart):\n");
-        out.push_str(&lv.render());
     }
-    // The largest working set of each pair (every size is in the document).
-    let largest = o.ratios.iter().map(|r| r.size_bytes).max();
-    for r in o.ratios.iter().filter(|r| Some(r.size_bytes) == largest) {
-        out.push_str(&format!("{} / {} latency at {}: {}\n", r.b, r.a, r.size_bytes, ratio_text(&r.ratio)));
+    format!(
+        "\nlevels (cycles at the measured core clock; second look: the knee found again on the even and the odd samples apart):\n{}",
+        lv.render()
+    )
+}
+
+/// The K-chain sweep, and what its figures fail of physics.
+fn mlp_table(o: &latency::Outcome) -> String {
+    if o.mlp.is_empty() {
+        return String::new();
     }
-    if !o.mlp.is_empty() {
-        let mut m = Table::new(["pages", "working set", "chains", "ns per load", "speed-up"]);
-        for x in &o.mlp {
-            m.row([
-                x.pages.to_string(),
-                x.size_bytes.to_string(),
-                x.chains.to_string(),
-                format!("{:.1}", x.ns_per_load),
-                format!("{:.2}", x.speedup),
-            ]);
-        }
-        out.push_str("\nmemory-level parallelism (independent chases in flight, policies alternated):\n");
-        out.push_str(&m.render());
-        out.push_str(&mlp_checks(o));
+    let mut m = Table::new(["pages", "working set", "chains", "ns per load", "speed-up"]);
+    for x in &o.mlp {
+        m.row([
+            x.pages.to_string(),
+            x.size_bytes.to_string(),
+            x.chains.to_string(),
+            format!("{:.1}", x.ns_per_load),
+            format!("{:.2}", x.speedup),
+        ]);
     }
-    out
+    format!(
+        "\nmemory-level parallelism (independent chases in flight, policies alternated):\n{}{}",
+        m.render(),
+        mlp_checks(o)
+    )
 }
 
 /// What the K-chain sweep's figures fail of physics and of the same run's

@@ -13,11 +13,33 @@ use crate::report::plot::{lines_by, Figure};
 use crate::report::table::Table;
 
 pub fn tlb_text(o: &tlb::Outcome) -> String {
-    use tlb::{Control, Sweep};
     let mut out = String::from("TLB reach: one line per page, pages in random order\n");
     for r in &o.regions {
         out.push_str(&format!("  {} region: {}\n", r.requested, coverage(r)));
     }
+    out.push_str(&points_table(o));
+    out.push_str(&control_text(&o.control));
+    out.push_str(&reaches_table(o));
+    match &o.walk_ns {
+        Some(w) => out.push_str(&format!(
+            "\npage walk beyond the 4 KiB reach: {:.1} ns [{:.1}, {:.1}]{}\n",
+            w.median,
+            w.low,
+            w.high,
+            o.walk_cycles.map(|c| format!(" ({c:.0} cycles at the measured clock)")).unwrap_or_default()
+        )),
+        None => out.push_str("\npage walk cost: not measured (needs a valid control and a 4 KiB reach)\n"),
+    }
+    for a in &o.advice {
+        out.push_str(&format!("{a}\n"));
+    }
+    out
+}
+
+/// ns per access at each page count, one column per policy and sweep, and
+/// the walk cost beside them.
+fn points_table(o: &tlb::Outcome) -> String {
+    use tlb::Sweep;
     let mut keys: Vec<_> = o.points.iter().map(|p| (p.sweep, p.pages)).collect();
     keys.sort();
     keys.dedup();
@@ -43,8 +65,13 @@ pub fn tlb_text(o: &tlb::Outcome) -> String {
         row.push(walk.map(|w| format!("{:.1}", w.ns_median)).unwrap_or_else(|| "-".into()));
         t.row(row);
     }
-    out.push_str(&t.render());
-    out.push_str(&match &o.control {
+    t.render()
+}
+
+/// What the huge-page control showed, and so whether walks are costed.
+fn control_text(control: &tlb::Control) -> String {
+    use tlb::Control;
+    match control {
         Control::Valid { policy, huge_fraction } => format!(
             "\ncontrol: {policy} region ({:.0}% huge) at a 4 KiB stride steps only where caches do: walk costs are derived from it\n",
             huge_fraction * 100.0
@@ -57,53 +84,45 @@ pub fn tlb_text(o: &tlb::Outcome) -> String {
             huge_fraction.map(|f| format!("{:.0}%", f * 100.0)).unwrap_or_else(|| "an unknown fraction".into())
         ),
         Control::Unavailable { reason } => format!("\ncontrol: not measured ({reason}): no walk cost is derived\n"),
-    });
-    if !o.reaches.is_empty() {
-        let mut r = Table::new([
-            "pages",
-            "knee between (pages)",
-            "reach",
-            "is",
-            "CPUID L1",
-            "CPUID L2",
-            "ns within",
-            "ns beyond",
-            "second look",
+    }
+}
+
+/// Each knee found: where it lies, its reach, what it is, CPUID's claims
+/// beside it, and its second look.
+fn reaches_table(o: &tlb::Outcome) -> String {
+    if o.reaches.is_empty() {
+        return String::new();
+    }
+    let mut r = Table::new([
+        "pages",
+        "knee between (pages)",
+        "reach",
+        "is",
+        "CPUID L1",
+        "CPUID L2",
+        "ns within",
+        "ns beyond",
+        "second look",
+    ]);
+    let unknown = |e: Option<u32>| e.map(|e| e.to_string()).unwrap_or_else(|| "unknown".into());
+    for x in &o.reaches {
+        r.row([
+            x.pages.to_string(),
+            knee_span(o, x),
+            x.measured_reach_bytes.map(|b| b.to_string()).unwrap_or_else(|| "not in bytes".into()),
+            match &x.attribution {
+                Attribution::Level { name, .. } => format!("{name} DTLB"),
+                Attribution::Unattributed if x.confounded_with_cache => "unattributed (may be a cache step)".into(),
+                Attribution::Unattributed => "unattributed (no CPUID level within ×2)".into(),
+            },
+            unknown(x.cpuid_l1_entries),
+            unknown(x.cpuid_l2_entries),
+            format!("{:.1}", x.ns_within),
+            format!("{:.1}", x.ns_beyond),
+            super::latency::second_look_cell(x.second_look.as_ref()),
         ]);
-        for x in &o.reaches {
-            r.row([
-                x.pages.to_string(),
-                knee_span(o, x),
-                x.measured_reach_bytes.map(|b| b.to_string()).unwrap_or_else(|| "not in bytes".into()),
-                match &x.attribution {
-                    Attribution::Level { name, .. } => format!("{name} DTLB"),
-                    Attribution::Unattributed if x.confounded_with_cache => "unattributed (may be a cache step)".into(),
-                    Attribution::Unattributed => "unattributed (no CPUID level within ×2)".into(),
-                },
-                x.cpuid_l1_entries.map(|e| e.to_string()).unwrap_or_else(|| "unknown".into()),
-                x.cpuid_l2_entries.map(|e| e.to_string()).unwrap_or_else(|| "unknown".into()),
-                format!("{:.1}", x.ns_within),
-                format!("{:.1}", x.ns_beyond),
-                super::latency::second_look_cell(x.second_look.as_ref()),
-            ]);
-        }
-        out.push('\n');
-        out.push_str(&r.render());
     }
-    match &o.walk_ns {
-        Some(w) => out.push_str(&format!(
-            "\npage walk beyond the 4 KiB reach: {:.1} ns [{:.1}, {:.1}]{}\n",
-            w.median,
-            w.low,
-            w.high,
-            o.walk_cycles.map(|c| format!(" ({c:.0} cycles at the measured clock)")).unwrap_or_default()
-        )),
-        None => out.push_str("\npage walk cost: not measured (needs a valid control and a 4 KiB reach)\n"),
-    }
-    for a in &o.advice {
-        out.push_str(&format!("{a}\n"));
-    }
-    out
+    format!("\n{}", r.render())
 }
 
 /// ns per access against the pages touched, one line per policy and sweep,
