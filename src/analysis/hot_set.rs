@@ -176,19 +176,7 @@ pub fn verdict(o: &Outcome) -> Vec<String> {
         )];
     };
     let pages = p.hot_bytes / 4096;
-    let hot = Bytes(p.hot_bytes);
-    let place = p
-        .top_mapping
-        .and_then(|i| o.mappings.get(i))
-        .map(|m| format!("; {:.0}% of it is in the {}", p.top_share * 100.0, mapping_name(m)))
-        .unwrap_or_default();
-    let head = format!(
-        "Hot set {hot} ({} pages of 4 KiB) from {:.1} s to {:.1} s{}{place}",
-        group_thousands(pages),
-        p.from_s,
-        p.to_s,
-        if o.phases.len() > 1 { format!(", the largest of {} phases", o.phases.len()) } else { String::new() }
-    );
+    let head = phase_head(p, o);
     if (p.coverable_bytes as f64) < 0.5 * p.hot_bytes as f64 {
         return vec![format!(
             "{head}: most of it is file-backed or shared, which malloc's huge pages cannot cover; huge pages will not help its translation."
@@ -208,7 +196,44 @@ pub fn verdict(o: &Outcome) -> Vec<String> {
     if pages <= r.entries {
         return vec![format!("{head}: it fits {l1}{caches}, so huge pages cannot help its translation.")];
     }
-    let l2 = match (r.l2_entries, r.measured) {
+    let l2 = second_level_phrase(pages, r);
+    let command = if o.command.is_empty() { "CMD".to_string() } else { o.command.join(" ") };
+    let mut out = vec![format!(
+        "{head}: {:.0}× {l1}{l2}{caches}; {} would map it. Try `memperf hugepages -- {command}`.",
+        pages as f64 / r.entries as f64,
+        huge_pages_phrase(p),
+    )];
+    out.extend(scattered(p, o));
+    out.extend(unseen_in_the_tlb(p, o, r));
+    out.extend(r.huge_same_reach.map(|n| format!(
+        "Caution: `memperf tlb` found huge pages stepping at {n} pages {}, as 4 KiB pages do (the host backs the guest with small pages), so huge pages may not enlarge the reach; only `hugepages` can say whether they help this program.",
+        r.measured_on.as_ref().map_or("here".to_string(), |h| format!("on {h}"))
+    )));
+    out
+}
+
+/// The phase judged: its size, its time, its place among the phases and
+/// the mapping most of it is in.
+fn phase_head(p: &Phase, o: &Outcome) -> String {
+    let place = p
+        .top_mapping
+        .and_then(|i| o.mappings.get(i))
+        .map(|m| format!("; {:.0}% of it is in the {}", p.top_share * 100.0, mapping_name(m)))
+        .unwrap_or_default();
+    format!(
+        "Hot set {} ({} pages of 4 KiB) from {:.1} s to {:.1} s{}{place}",
+        Bytes(p.hot_bytes),
+        group_thousands(p.hot_bytes / 4096),
+        p.from_s,
+        p.to_s,
+        if o.phases.len() > 1 { format!(", the largest of {} phases", o.phases.len()) } else { String::new() }
+    )
+}
+
+/// How many times the second-level TLB's reach the hot set is, or what is
+/// known of that level when it was not measured.
+fn second_level_phrase(pages: u64, r: &Reach) -> String {
+    match (r.l2_entries, r.measured) {
         (Some(e), _) => format!(
             " and {:.0}× {}",
             pages as f64 / e as f64,
@@ -219,22 +244,7 @@ pub fn verdict(o: &Outcome) -> Vec<String> {
             .map(|c| format!(" (the second level's reach was not measured; CPUID claims {c} entries)"))
             .unwrap_or_default(),
         (None, false) => String::new(),
-    };
-    let command = if o.command.is_empty() { "CMD".to_string() } else { o.command.join(" ") };
-    let mut out = vec![format!(
-        "{head}: {:.0}× {l1}{l2}{caches}; {} would map it. Try `memperf hugepages -- {command}`.",
-        pages as f64 / r.entries as f64,
-        huge_pages_phrase(p),
-    )];
-    out.extend(scattered(p, o));
-    out.extend(unseen_in_the_tlb(p, o, r));
-    if let Some(n) = r.huge_same_reach {
-        out.push(format!(
-            "Caution: `memperf tlb` found huge pages stepping at {n} pages {}, as 4 KiB pages do (the host backs the guest with small pages), so huge pages may not enlarge the reach; only `hugepages` can say whether they help this program.",
-            r.measured_on.as_ref().map_or("here".to_string(), |h| format!("on {h}"))
-        ));
     }
-    out
 }
 
 /// Hot pages of the top mapping scattered over many more 2 MiB spans than

@@ -33,35 +33,10 @@ pub fn step_up(curve: &[(u64, Vec<f64>)], reps: usize) -> StepUp {
         .windows(2)
         .map(|w| (0..reps).map(|r| (w[1].1[r] - w[0].1[r]) / (w[1].0 - w[0].0) as f64).collect())
         .collect();
-    let median_of = |v: &[f64]| crate::timing::stats::median(v).unwrap_or(f64::NAN);
-    let reps_of = |parity: usize| (0..reps).filter(move |r| r % 2 == parity);
-    // The split: a change point chosen on the even repetitions — the k that
-    // best explains their median marginals as two flat levels (least
-    // squares), at least STEP_SIDE marginals on each side.
-    let even: Vec<f64> = marginal.iter().map(|m| median_of(&reps_of(0).map(|r| m[r]).collect::<Vec<_>>())).collect();
-    let sse = |v: &[f64]| {
-        let mean = v.iter().sum::<f64>() / v.len() as f64;
-        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
-    };
-    let candidates = STEP_SIDE..=marginal.len() - STEP_SIDE;
-    let Some(k) =
-        candidates.min_by(|&a, &b| (sse(&even[..a]) + sse(&even[a..])).total_cmp(&(sse(&even[..b]) + sse(&even[b..]))))
-    else {
+    let Some(k) = split_on_even(&marginal, reps) else {
         return StepUp::NotMeasured { reason: "too few depths to place a split".into() };
     };
-    // Its size, confirmed on the odd repetitions: per repetition, the
-    // median marginal after the split over the median before it.
-    let confirming: Vec<f64> = reps_of(1)
-        .map(|r| {
-            let side = |range: &[Vec<f64>]| median_of(&range.iter().map(|m| m[r]).collect::<Vec<_>>());
-            let (before, after) = (side(&marginal[..k]), side(&marginal[k..]));
-            if before > 0.0 {
-                after / before
-            } else {
-                f64::NAN
-            }
-        })
-        .collect();
+    let confirming = confirm_on_odd(&marginal, reps, k);
     if confirming.is_empty() {
         return StepUp::NotMeasured { reason: "too few repetitions to choose a split and confirm it".into() };
     }
@@ -80,6 +55,43 @@ pub fn step_up(curve: &[(u64, Vec<f64>)], reps: usize) -> StepUp {
         ratio: ratio.expect("clear"),
         attributed_to_return_stack: false,
     }
+}
+
+fn median_of(v: &[f64]) -> f64 {
+    crate::timing::stats::median(v).unwrap_or(f64::NAN)
+}
+
+/// The split: a change point chosen on the even repetitions — the k that
+/// best explains their median marginals as two flat levels (least
+/// squares), at least STEP_SIDE marginals on each side.
+fn split_on_even(marginal: &[Vec<f64>], reps: usize) -> Option<usize> {
+    let even: Vec<f64> = marginal
+        .iter()
+        .map(|m| median_of(&(0..reps).filter(|r| r % 2 == 0).map(|r| m[r]).collect::<Vec<_>>()))
+        .collect();
+    let sse = |v: &[f64]| {
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
+    };
+    let candidates = STEP_SIDE..=marginal.len() - STEP_SIDE;
+    candidates.min_by(|&a, &b| (sse(&even[..a]) + sse(&even[a..])).total_cmp(&(sse(&even[..b]) + sse(&even[b..]))))
+}
+
+/// The split's size, confirmed on the odd repetitions: per repetition, the
+/// median marginal after the split over the median before it.
+fn confirm_on_odd(marginal: &[Vec<f64>], reps: usize, k: usize) -> Vec<f64> {
+    (0..reps)
+        .filter(|r| r % 2 == 1)
+        .map(|r| {
+            let side = |range: &[Vec<f64>]| median_of(&range.iter().map(|m| m[r]).collect::<Vec<_>>());
+            let (before, after) = (side(&marginal[..k]), side(&marginal[k..]));
+            if before > 0.0 {
+                after / before
+            } else {
+                f64::NAN
+            }
+        })
+        .collect()
 }
 
 /// The least a mispredicted return costs, in cycles: 15–20 on today's

@@ -147,24 +147,8 @@ impl Experiment for C2c {
         plan.max_iters = 1 << 28;
         let series = ctx.measure("c2c", &plan, &mut variants)?;
         drop(variants);
-        let root = std::path::Path::new("/sys/devices/system/cpu");
-        let results: Vec<PairResult> = pairs
-            .iter()
-            .zip(&series)
-            .map(|(&(a, b, handoff), s)| {
-                let samples_ns: Vec<f64> = s.samples_s.iter().map(|t| t * 1e9 / (2 * s.iters) as f64).collect();
-                PairResult {
-                    a,
-                    b,
-                    handoff,
-                    relation: relation(root, a, b),
-                    round_trips_per_sample: s.iters,
-                    one_way_ns: Summary::of(&samples_ns).expect("one finite sample per repetition"),
-                    samples_ns,
-                    valid: s.ok,
-                }
-            })
-            .collect();
+        let results: Vec<PairResult> =
+            pairs.iter().zip(&series).map(|(&(a, b, handoff), s)| pair_result(a, b, handoff, s)).collect();
         let note = (p.cpus.len() == 2).then(|| {
             format!(
                 "two CPUs: one pair ({}), so no comparison across topology can be made here",
@@ -179,6 +163,23 @@ impl Experiment for C2c {
             pairs: results,
             note,
         })
+    }
+}
+
+/// One pair's one-way latency (half a round trip) and how the two CPUs
+/// relate in the topology.
+fn pair_result(a: usize, b: usize, handoff: Handoff, s: &schedule::Series) -> PairResult {
+    let root = std::path::Path::new("/sys/devices/system/cpu");
+    let samples_ns: Vec<f64> = s.samples_s.iter().map(|t| t * 1e9 / (2 * s.iters) as f64).collect();
+    PairResult {
+        a,
+        b,
+        handoff,
+        relation: relation(root, a, b),
+        round_trips_per_sample: s.iters,
+        one_way_ns: Summary::of(&samples_ns).expect("one finite sample per repetition"),
+        samples_ns,
+        valid: s.ok,
     }
 }
 

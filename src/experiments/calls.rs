@@ -212,6 +212,36 @@ struct CpuTotal {
     wall_s: Cell<f64>,
 }
 
+/// One cell's variant: the chain from `first`, `depth` calls deep, run on
+/// each thread of its team; valid when every thread's sum is reps × depth.
+fn chain_variant<'a>(
+    ctx: &'a Bench,
+    first: ChainFn,
+    depth: u64,
+    team: &'a Team,
+    total: &'a CpuTotal,
+    migrated: &'a Cell<usize>,
+) -> schedule::Variant<'a> {
+    Box::new(move |step: Step| {
+        let reps = step.iterations(64);
+        let run = team.run(ctx.clock, |_| {
+            let before = Usage::now();
+            // SAFETY: a chain entry; depth ≤ MAX_DEPTH fits the stack.
+            let sum = unsafe { calls::run(first, depth, reps) };
+            (sum, Usage::now().since(before))
+        });
+        if run.placement.iter().any(|pl| !pl.stayed()) {
+            migrated.set(migrated.get() + 1);
+        }
+        if matches!(step, Step::Run(_)) {
+            total.usage.set(run.results.iter().fold(total.usage.get(), |a, r| a + r.1));
+            total.wall_s.set(total.wall_s.get() + run.elapsed_ns as f64 * 1e-9);
+        }
+        let ok = run.results.iter().all(|r| r.0 == (reps * depth) as i64);
+        Ran::timed(ok, run.elapsed_ns)
+    })
+}
+
 fn measure(
     p: &Params,
     ctx: &Bench,
@@ -233,25 +263,7 @@ fn measure(
             let first = chains.iter().find(|c| c.0 == k.linkage).expect("set up").1;
             let team = &teams.iter().find(|t| t.0 == k.threads).expect("built").1;
             let total = usage.iter().find(|u| u.key == (k.linkage, k.threads)).expect("listed");
-            let (depth, migrated) = (k.depth, &migrated);
-            Box::new(move |step: Step| {
-                let reps = step.iterations(64);
-                let run = team.run(ctx.clock, |_| {
-                    let before = Usage::now();
-                    // SAFETY: a chain entry; depth ≤ MAX_DEPTH fits the stack.
-                    let sum = unsafe { calls::run(first, depth, reps) };
-                    (sum, Usage::now().since(before))
-                });
-                if run.placement.iter().any(|pl| !pl.stayed()) {
-                    migrated.set(migrated.get() + 1);
-                }
-                if matches!(step, Step::Run(_)) {
-                    total.usage.set(run.results.iter().fold(total.usage.get(), |a, r| a + r.1));
-                    total.wall_s.set(total.wall_s.get() + run.elapsed_ns as f64 * 1e-9);
-                }
-                let ok = run.results.iter().all(|r| r.0 == (reps * depth) as i64);
-                Ran::timed(ok, run.elapsed_ns)
-            }) as schedule::Variant
+            chain_variant(ctx, first, k.depth, team, total, &migrated)
         })
         .collect();
     let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);

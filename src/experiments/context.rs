@@ -129,32 +129,9 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     let mut saves = Vec::new();
     let mut interpreter = Vec::new();
     for ((key, s), u) in keys.iter().zip(&series).zip(&usage) {
-        let u = u.get();
-        let per_op: Vec<f64> = s.per_iter_s().iter().map(|x| x * 1e9).collect();
-        let ns_per_op = Summary::of(&per_op).expect("measured");
         match *key {
-            Key::Save(op, threads) => saves.push(SaveCell {
-                op,
-                threads,
-                ops_per_sample: s.iters,
-                samples_s: s.samples_s.clone(),
-                ops_per_s_per_thread: 1e9 / ns_per_op.median,
-                ns_per_op,
-                user_s: u.user_s,
-                system_s: u.system_s,
-                kernel: KernelEntry::judge(u.user_s, u.system_s),
-                valid: s.ok,
-            }),
-            Key::Interp(protection) => interpreter.push(InterpCell {
-                protection,
-                ops_per_sample: s.iters * p.program_len as u64,
-                samples_s: s.samples_s.clone(),
-                ns_per_op: Summary::of(&per_op.iter().map(|x| x / p.program_len as f64).collect::<Vec<_>>())
-                    .expect("measured"),
-                user_s: u.user_s,
-                system_s: u.system_s,
-                valid: s.ok,
-            }),
+            Key::Save(op, threads) => saves.push(save_cell(op, threads, s, u.get())),
+            Key::Interp(protection) => interpreter.push(interp_cell(protection, p.program_len, s, u.get())),
         }
     }
     let interp_series =
@@ -179,6 +156,87 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     })
 }
 
+/// A save's cell: ns per operation and whether it entered the kernel.
+fn save_cell(op: SaveOp, threads: usize, s: &schedule::Series, u: Usage) -> SaveCell {
+    let per_op: Vec<f64> = s.per_iter_s().iter().map(|x| x * 1e9).collect();
+    let ns_per_op = Summary::of(&per_op).expect("measured");
+    SaveCell {
+        op,
+        threads,
+        ops_per_sample: s.iters,
+        samples_s: s.samples_s.clone(),
+        ops_per_s_per_thread: 1e9 / ns_per_op.median,
+        ns_per_op,
+        user_s: u.user_s,
+        system_s: u.system_s,
+        kernel: KernelEntry::judge(u.user_s, u.system_s),
+        valid: s.ok,
+    }
+}
+
+/// The interpreter's cell: ns per interpreted operation of the program.
+fn interp_cell(protection: Protection, program_len: usize, s: &schedule::Series, u: Usage) -> InterpCell {
+    let per_op: Vec<f64> = s.per_iter_s().iter().map(|x| x * 1e9 / program_len as f64).collect();
+    InterpCell {
+        protection,
+        ops_per_sample: s.iters * program_len as u64,
+        samples_s: s.samples_s.clone(),
+        ns_per_op: Summary::of(&per_op).expect("measured"),
+        user_s: u.user_s,
+        system_s: u.system_s,
+        valid: s.ok,
+    }
+}
+
+/// A save's variant: `op` run `n` times on each thread of its team.
+fn save_variant<'a>(
+    ctx: &'a Bench,
+    op: SaveOp,
+    team: &'a Team,
+    total: &'a Cell<Usage>,
+    migrated: &'a Cell<usize>,
+) -> schedule::Variant<'a> {
+    Box::new(move |step: Step| {
+        let n = step.iterations(1000);
+        let run = team.run(ctx.clock, |_| {
+            let before = Usage::now();
+            let landed = k::run(op, n);
+            (landed, Usage::now().since(before))
+        });
+        if run.placement.iter().any(|pl| !pl.stayed()) {
+            migrated.set(migrated.get() + 1);
+        }
+        if matches!(step, Step::Run(_)) {
+            total.set(run.results.iter().fold(total.get(), |a, r| a + r.1));
+        }
+        Ran::timed(run.results.iter().all(|r| r.0 == n as i64), run.elapsed_ns)
+    })
+}
+
+/// The interpreter's variant: one pinned thread, timed from its start
+/// barrier; the check against the reference runs after the timing.
+fn interp_variant<'a>(
+    ctx: &'a Bench,
+    protection: Protection,
+    program: &'a [u8],
+    team: &'a Team,
+    total: &'a Cell<Usage>,
+) -> schedule::Variant<'a> {
+    let expected = std::cell::RefCell::new(Vec::new());
+    Box::new(move |step: Step| {
+        let n = step.iterations(10);
+        let run = team.run(ctx.clock, |_| {
+            let before = Usage::now();
+            (k::interpret(protection, program, n), Usage::now().since(before))
+        });
+        let (acc, used) = run.results[0];
+        if matches!(step, Step::Run(_)) {
+            total.set(total.get() + used);
+        }
+        Ran::timed(acc == reference(&expected, program, n), run.elapsed_ns)
+    })
+}
+
 fn measure(
     p: &Params,
     ctx: &Bench,
@@ -192,46 +250,12 @@ fn measure(
     let mut variants: Vec<schedule::Variant> = keys
         .iter()
         .zip(usage)
-        .map(|(key, total)| {
-            let migrated = &migrated;
-            match *key {
-                Key::Save(op, threads) => {
-                    let team = &teams.iter().find(|t| t.0 == threads).expect("built").1;
-                    Box::new(move |step: Step| {
-                        let n = step.iterations(1000);
-                        let run = team.run(ctx.clock, |_| {
-                            let before = Usage::now();
-                            let landed = k::run(op, n);
-                            (landed, Usage::now().since(before))
-                        });
-                        if run.placement.iter().any(|pl| !pl.stayed()) {
-                            migrated.set(migrated.get() + 1);
-                        }
-                        if matches!(step, Step::Run(_)) {
-                            total.set(run.results.iter().fold(total.get(), |a, r| a + r.1));
-                        }
-                        Ran::timed(run.results.iter().all(|r| r.0 == n as i64), run.elapsed_ns)
-                    }) as schedule::Variant
-                }
-                Key::Interp(protection) => {
-                    let expected = std::cell::RefCell::new(Vec::new());
-                    // One pinned thread, timed from its start barrier: the
-                    // check against the reference runs after the timing.
-                    let team = &interp_team;
-                    Box::new(move |step: Step| {
-                        let n = step.iterations(10);
-                        let run = team.run(ctx.clock, |_| {
-                            let before = Usage::now();
-                            (k::interpret(protection, program, n), Usage::now().since(before))
-                        });
-                        let (acc, used) = run.results[0];
-                        if matches!(step, Step::Run(_)) {
-                            total.set(total.get() + used);
-                        }
-                        Ran::timed(acc == reference(&expected, program, n), run.elapsed_ns)
-                    }) as schedule::Variant
-                }
+        .map(|(key, total)| match *key {
+            Key::Save(op, threads) => {
+                let team = &teams.iter().find(|t| t.0 == threads).expect("built").1;
+                save_variant(ctx, op, team, total, &migrated)
             }
+            Key::Interp(protection) => interp_variant(ctx, protection, program, &interp_team, total),
         })
         .collect();
     // Each cell's repetitions add up to min_cell_s.

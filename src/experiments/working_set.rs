@@ -271,6 +271,66 @@ impl Experiment for WorkingSet {
     }
 }
 
+/// Nanoseconds per row of each sample of a series.
+fn ns_per_row(s: &schedule::Series) -> Vec<f64> {
+    s.samples_s.iter().map(|t| t * 1e9 / s.iters as f64).collect()
+}
+
+/// What the scheduler and the counters gave one policy.
+struct Timed<'a> {
+    series: &'a schedule::Series,
+    valid: bool,
+    counters: Vec<EventCount>,
+    counted_s: f64,
+}
+
+/// One policy's result; `small_rows` (4 KiB's ns per row) is what its
+/// speed-up and translation time are read against (`None` for 4 KiB itself).
+fn policy_result(
+    p: &Params,
+    pages: PagePolicy,
+    arrays: &Arrays,
+    timed: Timed,
+    small_rows: Option<&[f64]>,
+    figures: &crate::model::outcome::stat::MachineFigures,
+) -> PolicyResult {
+    let rows = ns_per_row(timed.series);
+    let ns = Summary::of(&rows).expect("the scheduler returns one finite sample per repetition");
+    let flops = p.row_floats as f64 * kernel::FLOPS_PER_ELEMENT as f64 / (ns.median * 1e-9);
+    let inputs = crate::counters::metrics::inputs(&timed.counters, timed.counted_s, figures);
+    let metrics = crate::counters::metrics::builtin()
+        .iter()
+        .filter(|d| ["CPI", "DTLB miss rate per load", "estimated time in page walks"].contains(&d.name.as_str()))
+        .map(|d| crate::counters::metrics::evaluate(d, &inputs, false))
+        .collect();
+    PolicyResult {
+        metrics,
+        pages,
+        backing: arrays.region.backing().clone(),
+        rows_per_sample: timed.series.iters,
+        samples_s: timed.series.samples_s.clone(),
+        flops_per_s: flops,
+        speedup_vs_4k: small_rows.and_then(|s| Ratio::paired(s, &rows)),
+        translation_ns_per_row: small_rows.and_then(crate::timing::stats::median).map(|m| m - ns.median),
+        ns_per_row: ns,
+        counters: timed.counters,
+        valid: timed.valid && timed.series.ok,
+    }
+}
+
+/// The translation time per row huge pages should save, from the walk cost
+/// and the TLB reach of each page size: three loads a row, each missing
+/// with the share of the arrays beyond the reach.
+fn predicted_translation_ns(p: &Params, figures: &crate::model::outcome::stat::MachineFigures) -> Option<f64> {
+    figures.walk_ns.map(|w| {
+        let miss = |reach: Option<u64>| reach.map_or(1.0, |r| (1.0 - r as f64 / p.total_bytes.0 as f64).max(0.0));
+        3.0 * w.0
+            * (miss(figures.measured_reach_4k_bytes.or(figures.tlb_reach_4k_bytes)) - miss(figures.tlb_reach_2m_bytes))
+    })
+}
+
+/// The outcome: each policy's result, whether the sums agree, the
+/// translation time the walk cost predicts, and the advice.
 #[allow(clippy::too_many_arguments)]
 fn summarise(
     p: &Params,
@@ -282,53 +342,21 @@ fn summarise(
     figures: &crate::model::outcome::stat::MachineFigures,
     small: Option<usize>,
 ) -> Outcome {
-    let per_row = |s: &schedule::Series| -> Vec<f64> { s.samples_s.iter().map(|t| t * 1e9 / s.iters as f64).collect() };
-    let small_rows = small.map(|i| per_row(&series[i]));
-    let small_median = small_rows.as_deref().and_then(crate::timing::stats::median);
+    let small_rows = small.map(|i| ns_per_row(&series[i]));
     let results: Vec<PolicyResult> = p
         .pages
         .iter()
         .enumerate()
         .zip(counters)
-        .map(|((i, &pol), (counters, counted_s))| {
-            let rows = per_row(&series[i]);
-            let ns = Summary::of(&rows).expect("the scheduler returns one finite sample per repetition");
-            let flops = p.row_floats as f64 * kernel::FLOPS_PER_ELEMENT as f64 / (ns.median * 1e-9);
-            let is_small = Some(i) == small;
-            let inputs = crate::counters::metrics::inputs(&counters, counted_s, figures);
-            let metrics = crate::counters::metrics::builtin()
-                .iter()
-                .filter(|d| {
-                    ["CPI", "DTLB miss rate per load", "estimated time in page walks"].contains(&d.name.as_str())
-                })
-                .map(|d| crate::counters::metrics::evaluate(d, &inputs, false))
-                .collect();
-            PolicyResult {
-                metrics,
-                pages: pol,
-                backing: arrays[i].region.backing().clone(),
-                rows_per_sample: series[i].iters,
-                samples_s: series[i].samples_s.clone(),
-                flops_per_s: flops,
-                speedup_vs_4k: if is_small {
-                    None
-                } else {
-                    small_rows.as_deref().and_then(|s| Ratio::paired(s, &rows))
-                },
-                translation_ns_per_row: if is_small { None } else { small_median.map(|m| m - ns.median) },
-                ns_per_row: ns,
-                counters,
-                valid: valid[i].get() && series[i].ok,
-            }
+        .map(|((i, &pages), (counters, counted_s))| {
+            let timed = Timed { series: &series[i], valid: valid[i].get(), counters, counted_s };
+            let against = small_rows.as_deref().filter(|_| Some(i) != small);
+            policy_result(p, pages, &arrays[i], timed, against, figures)
         })
         .collect();
     let first = sums.first().and_then(|s| s.get());
     let sums_agree = sums.iter().all(|s| s.get().is_some() && s.get() == first);
-    let predicted = figures.walk_ns.map(|w| {
-        let miss = |reach: Option<u64>| reach.map_or(1.0, |r| (1.0 - r as f64 / p.total_bytes.0 as f64).max(0.0));
-        3.0 * w.0
-            * (miss(figures.measured_reach_4k_bytes.or(figures.tlb_reach_4k_bytes)) - miss(figures.tlb_reach_2m_bytes))
-    });
+    let predicted = predicted_translation_ns(p, figures);
     let advice = advice(&results);
     let valid = sums_agree && results.iter().all(|r| r.valid);
     Outcome {
@@ -349,8 +377,6 @@ fn summarise(
     }
 }
 
-/// One sentence for the huge policies that clearly help (with their ratios
-/// and the coverage they really got), one for those that do not.
 /// Seconds per row of each sample of a policy.
 fn per_row(r: &PolicyResult) -> Vec<f64> {
     r.samples_s.iter().map(|s| s / r.rows_per_sample.max(1) as f64).collect()
@@ -386,6 +412,8 @@ fn doubt(r: &PolicyResult, small: Option<&PolicyResult>) -> Option<String> {
     look.is_unstable().then(|| format!("{}: {}", r.pages, look.describe()))
 }
 
+/// One sentence for the huge policies that clearly help (with their ratios
+/// and the coverage they really got), one for those that do not.
 fn advice(results: &[PolicyResult]) -> Vec<String> {
     use crate::timing::schedule::Direction;
     let small = results.iter().find(|r| r.pages == PagePolicy::Small);

@@ -349,40 +349,52 @@ pub unsafe fn add_physmem(
         }
         let in_run = run_root != NIL;
         // SAFETY: idx is inside this segment's descriptors (caller's contract).
-        let d = unsafe { &mut *descs.add(idx as usize) };
-        d.pfn = pfn;
-        d.next = NIL;
-        d.prev = NIL;
-        d.root = if in_run { run_root } else { idx };
-        d.hash_next = NIL;
-        d.vnode = 0;
-        d.offset = pfn << 12;
-        d.lock.store(0, Ordering::Relaxed);
-        d.size_code = u8::from(in_run);
-        d.flags = 1;
-        d.share_count = 0;
-        d.io_lock = 0;
-        d.mapping = 0;
+        init_desc(unsafe { &mut *descs.add(idx as usize) }, pfn, if in_run { run_root } else { idx }, in_run);
         if !in_run {
-            if mode.locked {
-                lists.acquire();
-            }
             // SAFETY: idx is this thread's; the list holds only its own pages.
-            unsafe { push(&mut lists.base, descs, idx) };
-            if mode.locked {
-                lists.release();
-            }
+            unsafe { free_onto(lists, false, descs, idx, mode.locked) };
         } else if i + 1 == run_end {
-            if mode.locked {
-                lists.acquire();
-            }
             // SAFETY: run_root is this thread's; the list holds only its own pages.
-            unsafe { push(&mut lists.large, descs, run_root) };
-            if mode.locked {
-                lists.release();
-            }
+            unsafe { free_onto(lists, true, descs, run_root, mode.locked) };
             run_root = NIL;
         }
+    }
+}
+
+/// A descriptor's first state: its frame, its run's root, no links, free.
+/// Inlined: it is the body of the timed loop.
+#[inline(always)]
+fn init_desc(d: &mut PageDesc, pfn: u64, root: u64, in_run: bool) {
+    d.pfn = pfn;
+    d.next = NIL;
+    d.prev = NIL;
+    d.root = root;
+    d.hash_next = NIL;
+    d.vnode = 0;
+    d.offset = pfn << 12;
+    d.lock.store(0, Ordering::Relaxed);
+    d.size_code = u8::from(in_run);
+    d.flags = 1;
+    d.share_count = 0;
+    d.io_lock = 0;
+    d.mapping = 0;
+}
+
+/// Pushes page `idx` onto the large or the base free list, under the lists'
+/// lock when `locked`. Inlined: it is part of the timed loop.
+///
+/// # Safety
+/// As `push`: `idx` is the caller's, the list holds only the caller's pages.
+#[inline(always)]
+unsafe fn free_onto(lists: &mut FreeLists, large: bool, descs: *mut PageDesc, idx: u64, locked: bool) {
+    if locked {
+        lists.acquire();
+    }
+    let list = if large { &mut lists.large } else { &mut lists.base };
+    // SAFETY: the caller's contract.
+    unsafe { push(list, descs, idx) };
+    if locked {
+        lists.release();
     }
 }
 

@@ -197,28 +197,22 @@ impl Reservation {
     pub fn ensure(page: Bytes, pages: u64) -> Result<Reservation> {
         let dir = pool_dir(page);
         let nr = dir.join("nr_hugepages");
-        let (Some(_), Some(_), Some(_)) =
-            (read_u64(&nr), read_u64(&dir.join("free_hugepages")), read_u64(&dir.join("resv_hugepages")))
-        else {
+        if [nr.clone(), dir.join("free_hugepages"), dir.join("resv_hugepages")].iter().any(|f| read_u64(f).is_none()) {
             return Err(Error::unsatisfiable(
                 format!("this kernel has no {page} hugetlb pool"),
                 "use a kernel with CONFIG_HUGETLBFS and this page size",
             ));
-        };
+        }
         let lock = PoolLock::take()
             .map_err(|e| Error { fix: Some("run as root (the pools and /run/memperf are root's)".into()), ..e })?;
         reap(&lock);
         // Read under the lock: another run may have changed it meanwhile.
         let total = read_u64(&nr).unwrap_or(0);
-        let pid = std::process::id();
-        let claimed: u64 = records()
-            .iter()
-            .filter(|(_, r)| r.pid != pid && r.page_kib * 1024 == page.0 && alive(r.pid))
-            .map(|(_, r)| r.needed.saturating_sub(mapped_pages(r.pid, page)))
-            .sum();
+        let claimed = claimed_by_others(page);
         let available = free_for_us(&dir, claimed);
         let add = pages.saturating_sub(available);
-        let record = state_dir().join("reservations").join(format!("{pid}-{}kB-{}", page.0 / 1024, unique()));
+        let record =
+            state_dir().join("reservations").join(format!("{}-{}kB-{}", std::process::id(), page.0 / 1024, unique()));
         let mut r = Reservation { nr: nr.clone(), added: 0, obtained_free: available, record, released: false };
         if let Err(e) = r.write_record(pages) {
             r.give_back();
@@ -227,29 +221,10 @@ impl Reservation {
         if add == 0 {
             return Ok(r);
         }
-        let target = total + add;
-        // The intent first: a kill from here on leaves a record that says
-        // how to find what was added.
-        r.added = add;
-        if let Err(e) = r.write_record_pending(pages, Some(total)) {
-            r.added = 0;
+        if let Err(e) = r.grow(page, pages, total, add) {
             r.give_back();
             return Err(e);
         }
-        if let Err(e) = std::fs::write(&nr, target.to_string()) {
-            r.give_back();
-            return Err(Error::unsatisfiable(
-                format!("cannot reserve {pages} pages of {page}: {e}"),
-                format!("as root: echo {target} > {}", nr.display()),
-            ));
-        }
-        // The kernel may add fewer than asked: give back what it did add.
-        r.added = read_u64(&nr).unwrap_or(total).saturating_sub(total);
-        if let Err(e) = r.write_record(pages) {
-            r.give_back();
-            return Err(e);
-        }
-        LIVE.lock().unwrap_or_else(|e| e.into_inner()).push((nr.clone(), r.added, r.record.clone()));
         r.obtained_free = free_for_us(&dir, claimed);
         if r.obtained_free < pages {
             r.give_back();
@@ -263,6 +238,31 @@ impl Reservation {
         }
         drop(lock);
         Ok(r)
+    }
+
+    /// Grows the pool from `total` by `add` pages, the intent recorded
+    /// first and what the kernel really added after; on error the caller
+    /// gives back whatever `self.added` says.
+    fn grow(&mut self, page: Bytes, pages: u64, total: u64, add: u64) -> Result<()> {
+        let target = total + add;
+        // The intent first: a kill from here on leaves a record that says
+        // how to find what was added.
+        self.added = add;
+        if let Err(e) = self.write_record_pending(pages, Some(total)) {
+            self.added = 0;
+            return Err(e);
+        }
+        if let Err(e) = std::fs::write(&self.nr, target.to_string()) {
+            return Err(Error::unsatisfiable(
+                format!("cannot reserve {pages} pages of {page}: {e}"),
+                format!("as root: echo {target} > {}", self.nr.display()),
+            ));
+        }
+        // The kernel may add fewer than asked: give back what it did add.
+        self.added = read_u64(&self.nr).unwrap_or(total).saturating_sub(total);
+        self.write_record(pages)?;
+        LIVE.lock().unwrap_or_else(|e| e.into_inner()).push((self.nr.clone(), self.added, self.record.clone()));
+        Ok(())
     }
 
     fn write_record(&self, needed: u64) -> Result<()> {
@@ -304,6 +304,16 @@ impl Reservation {
 fn mapped_pages(pid: u32, page: Bytes) -> u64 {
     let text = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap_or_default();
     crate::memory::smaps::mapped_with_page(&text, page.0) / page.0.max(1)
+}
+
+/// Pages of `page` size other live runs reserved and have not mapped yet.
+fn claimed_by_others(page: Bytes) -> u64 {
+    let pid = std::process::id();
+    records()
+        .iter()
+        .filter(|(_, r)| r.pid != pid && r.page_kib * 1024 == page.0 && alive(r.pid))
+        .map(|(_, r)| r.needed.saturating_sub(mapped_pages(r.pid, page)))
+        .sum()
 }
 
 /// Free pages of a pool not promised to mappings (resv) nor claimed by

@@ -223,6 +223,48 @@ fn overhead_on_this_thread() -> f64 {
     batches[batches.len() / 2]
 }
 
+/// Each event's count in one region, or why there is none.
+fn region_events(events: &[EventSpec], errors: &BTreeMap<String, Unavailable>, t: &Totals) -> Vec<EventCount> {
+    events
+        .iter()
+        .enumerate()
+        .map(|(i, e)| EventCount {
+            name: e.name.clone(),
+            description: e.description.clone(),
+            software: e.is_software(),
+            status: match (errors.get(&e.name), t.counts.get(i).copied().flatten()) {
+                (Some(u), _) => u.clone().into(),
+                (None, Some(r)) => r.status(),
+                (None, None) => {
+                    CounterStatus::Unavailable { reason: "the counter could not be read".into(), fix: None }
+                }
+            },
+        })
+        .collect()
+}
+
+/// One region's totals with the metrics `defs` derive from its events.
+fn region_totals(
+    name: &str,
+    t: &Totals,
+    events: Vec<EventCount>,
+    open_at_exit: u64,
+    defs: &[Definition],
+    suspect: bool,
+) -> RegionTotals {
+    let figures = MachineFigures { line_bytes: 64, ..Default::default() };
+    let inputs = crate::counters::metrics::inputs(&events, t.wall_ns as f64 / 1e9, &figures);
+    RegionTotals {
+        name: name.to_string(),
+        entries: t.entries,
+        threads: t.threads.len() as u32,
+        wall_ns: t.wall_ns,
+        metrics: defs.iter().map(|d| metrics::evaluate(d, &inputs, suspect)).collect(),
+        events,
+        open_at_exit,
+    }
+}
+
 /// The regions so far as an outcome; `defs` derive the metrics.
 pub fn outcome(defs: &[Definition]) -> Outcome {
     let cfg = config();
@@ -245,36 +287,10 @@ pub fn outcome(defs: &[Definition]) -> Outcome {
     let never_ended: Vec<&String> = open_now.keys().filter(|n| !totals.contains_key(*n)).collect();
     let empty = Totals::default();
     let all = totals.iter().chain(never_ended.iter().map(|n| (*n, &empty)));
-    let figures = MachineFigures { line_bytes: 64, ..Default::default() };
     let regions = all
         .map(|(name, t)| {
-            let events: Vec<EventCount> = cfg
-                .events
-                .iter()
-                .enumerate()
-                .map(|(i, e)| EventCount {
-                    name: e.name.clone(),
-                    description: e.description.clone(),
-                    software: e.is_software(),
-                    status: match (errors.get(&e.name), t.counts.get(i).copied().flatten()) {
-                        (Some(u), _) => u.clone().into(),
-                        (None, Some(r)) => r.status(),
-                        (None, None) => {
-                            CounterStatus::Unavailable { reason: "the counter could not be read".into(), fix: None }
-                        }
-                    },
-                })
-                .collect();
-            let inputs = crate::counters::metrics::inputs(&events, t.wall_ns as f64 / 1e9, &figures);
-            RegionTotals {
-                name: name.clone(),
-                entries: t.entries,
-                threads: t.threads.len() as u32,
-                wall_ns: t.wall_ns,
-                metrics: defs.iter().map(|d| metrics::evaluate(d, &inputs, pmu_check.suspect())).collect(),
-                events,
-                open_at_exit: open_now.get(name).copied().unwrap_or(0),
-            }
+            let events = region_events(&cfg.events, &errors, t);
+            region_totals(name, t, events, open_now.get(name).copied().unwrap_or(0), defs, pmu_check.suspect())
         })
         .collect();
     let read_methods = READ_METHODS

@@ -210,6 +210,8 @@ impl Caution {
         }
     }
 
+    /// One line saying what happened. One arm per caution: a catalogue read
+    /// by its variant, which a split would scatter, so it stays whole.
     pub fn message(&self) -> String {
         match self {
             Caution::NoPmu { reason, .. } => format!("hardware counters unavailable: {reason}"),
@@ -298,7 +300,8 @@ impl Caution {
         }
     }
 
-    /// The fix, in terms the running command accepts.
+    /// The fix, in terms the running command accepts; one arm per caution
+    /// (a catalogue, whole for the same reason as `message`).
     pub fn fix(&self, cmd: Command) -> Option<String> {
         let sub_or_run = |sub_opt: String, alone: &str| match cmd {
             Command::Sub(_) => sub_opt,

@@ -35,7 +35,8 @@ pub fn stride_kernel(h: Option<Hint>) -> StrideKernel {
 
 const STRIDE: usize = 4096;
 
-pub fn measure(p: &Params, ctx: &Bench) -> Result<(Vec<StrideResult>, bool)> {
+/// Both page policies' buffers, every line holding its index.
+fn buffers(p: &Params) -> Result<Vec<(PagePolicy, Buffer)>> {
     let bytes = Bytes((p.stride_pages * STRIDE) as u64);
     let mut regions = Vec::new();
     for pol in [PagePolicy::Small, PagePolicy::Thp] {
@@ -45,32 +46,46 @@ pub fn measure(p: &Params, ctx: &Bench) -> Result<(Vec<StrideResult>, bool)> {
         }
         regions.push((pol, r));
     }
+    Ok(regions)
+}
+
+/// One pass over the pages in `order` per iteration, prefetching `ahead`
+/// pages ahead (0: none), each pass on the next line of every page; valid
+/// when every pass sums the lines it read.
+fn variant<'a>(
+    p: &Params,
+    base: *const u8,
+    order: &'a [u32],
+    ahead: usize,
+    walks: &'a Cell<usize>,
+) -> schedule::Variant<'a> {
+    let kernel = stride_kernel((ahead > 0).then_some(p.stride_hint));
+    let base = base as usize;
+    Box::new(move |step: Step| {
+        let mut ok = true;
+        for _ in 0..step.iterations(1) {
+            // 7 is coprime with 64: all 64 lines of a page in turn.
+            let line = (walks.get() * 7) % 64;
+            walks.set(walks.get() + 1);
+            // SAFETY: every page index < stride_pages; line × 64 + 8 <= 4096.
+            let sum = unsafe { kernel(base as *const u8, STRIDE, order, line * 64, ahead) };
+            let n = order.len() as u64;
+            ok &= sum == 64 * n * (n - 1) / 2 + n * line as u64;
+        }
+        Ran::valid(ok)
+    })
+}
+
+pub fn measure(p: &Params, ctx: &Bench) -> Result<(Vec<StrideResult>, bool)> {
+    let mut regions = buffers(p)?;
     let mut aheads = vec![0usize];
     aheads.extend(&p.stride_ahead_pages);
     let mut order: Vec<u32> = (0..p.stride_pages as u32).collect();
     crate::kernels::chase::SplitMix64(p.seed).shuffle(&mut order);
     let keys: Vec<(usize, usize)> = (0..regions.len()).flat_map(|r| aheads.iter().map(move |&d| (r, d))).collect();
     let walks = Cell::new(0usize);
-    let mut variants: Vec<schedule::Variant> = keys
-        .iter()
-        .map(|&(ri, d)| {
-            let kernel = stride_kernel((d > 0).then_some(p.stride_hint));
-            let (base, order, walks) = (regions[ri].1.as_ptr() as usize, &order, &walks);
-            Box::new(move |step: Step| {
-                let mut ok = true;
-                for _ in 0..step.iterations(1) {
-                    // 7 is coprime with 64: all 64 lines of a page in turn.
-                    let line = (walks.get() * 7) % 64;
-                    walks.set(walks.get() + 1);
-                    // SAFETY: every page index < stride_pages; line × 64 + 8 <= 4096.
-                    let sum = unsafe { kernel(base as *const u8, STRIDE, order, line * 64, d) };
-                    let n = order.len() as u64;
-                    ok &= sum == 64 * n * (n - 1) / 2 + n * line as u64;
-                }
-                Ran::valid(ok)
-            }) as schedule::Variant
-        })
-        .collect();
+    let mut variants: Vec<schedule::Variant> =
+        keys.iter().map(|&(ri, d)| variant(p, regions[ri].1.as_ptr(), &order, d, &walks)).collect();
     let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
     plan.seed = p.seed;
     plan.warm_each_sample = false;

@@ -232,6 +232,31 @@ fn regions(p: &Params) -> Result<(Vec<Swept>, Option<String>)> {
     Ok((out, missing))
 }
 
+/// Measures again between the counts where a curve stepped, and the
+/// control at the 4 KiB sweep's new counts; `points` stay sorted.
+fn refine(p: &Params, ctx: &Bench, swept: &mut [Swept], points: &mut Vec<Point>) -> Result<()> {
+    let mut extra = curves::refinements(points, &swept.iter().map(|s| (s.pages, s.sweep)).collect::<Vec<_>>());
+    // The control follows the 4 KiB sweep's refinements: the walk cost
+    // is their difference at each count.
+    let control = swept.iter().find(|s| s.sweep == Sweep::Control).map(|s| s.pages);
+    let follow: Vec<(PagePolicy, Sweep, u64)> = extra
+        .iter()
+        .filter(|(pol, sw, _)| *pol == PagePolicy::Small && *sw == Sweep::Own)
+        .filter_map(|&(_, _, n)| control.map(|c| (c, Sweep::Control, n)))
+        .filter(|x| !extra.contains(x))
+        .collect();
+    extra.extend(follow);
+    for s in swept.iter_mut() {
+        s.counts.extend(extra.iter().filter(|(pol, sw, _)| *pol == s.pages && *sw == s.sweep).map(|x| x.2));
+    }
+    let mut more: Vec<u64> = extra.iter().map(|x| x.2).collect();
+    more.sort();
+    more.dedup();
+    points.extend(measure_counts(p, ctx, swept, &more)?);
+    points.sort_by_key(|x| (x.pages, x.sweep, x.page_count));
+    Ok(())
+}
+
 fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     check(p)?;
     let _pin = crate::timing::team::PinGuard::first_cpu();
@@ -243,25 +268,7 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     ctx.progress.start("tlb", counts.len() as u64);
     let mut points = measure_counts(p, ctx, &mut swept, &counts)?;
     if p.refine {
-        let mut extra = curves::refinements(&points, &swept.iter().map(|s| (s.pages, s.sweep)).collect::<Vec<_>>());
-        // The control follows the 4 KiB sweep's refinements: the walk cost
-        // is their difference at each count.
-        let control = swept.iter().find(|s| s.sweep == Sweep::Control).map(|s| s.pages);
-        let follow: Vec<(PagePolicy, Sweep, u64)> = extra
-            .iter()
-            .filter(|(pol, sw, _)| *pol == PagePolicy::Small && *sw == Sweep::Own)
-            .filter_map(|&(_, _, n)| control.map(|c| (c, Sweep::Control, n)))
-            .filter(|x| !extra.contains(x))
-            .collect();
-        extra.extend(follow);
-        for s in swept.iter_mut() {
-            s.counts.extend(extra.iter().filter(|(pol, sw, _)| *pol == s.pages && *sw == s.sweep).map(|x| x.2));
-        }
-        let mut more: Vec<u64> = extra.iter().map(|x| x.2).collect();
-        more.sort();
-        more.dedup();
-        points.extend(measure_counts(p, ctx, &mut swept, &more)?);
-        points.sort_by_key(|x| (x.pages, x.sweep, x.page_count));
+        refine(p, ctx, &mut swept, &mut points)?;
     }
     for s in swept.iter_mut() {
         s.region.read_back();

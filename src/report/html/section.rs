@@ -172,37 +172,16 @@ pub fn section(p: &Parts, extra: String) -> String {
             "<p class=\"bad\">A result of this experiment failed validation: its figures are not to be trusted.</p>\n",
         );
     }
-    if !p.advice.is_empty() {
-        s.push_str("<ul class=\"advice\">\n");
-        for a in &p.advice {
-            s.push_str(&format!("<li>{}</li>\n", escape(&a.text)));
-        }
-        s.push_str("</ul>\n");
-    }
-    let (first_plot, more_plots) = match p.plots.split_first() {
-        Some((f, rest)) => (Some(*f), rest.to_vec()),
-        None => (None, Vec::new()),
-    };
-    if let Some(f) = first_plot {
-        s.push_str(&figure_html(f));
-    }
-    let short = p.blocks.len() <= 6;
-    if !p.metrics.is_empty() {
-        s.push_str(&figures_html(&p.metrics));
-    } else if short {
-        s.push_str(&blocks_html(&p.rec.name, p.blocks, true));
-    } else if let Some(i) = p.blocks.iter().position(|b| matches!(b, Block::Table(_))) {
-        // The first table (with the line that introduces it) opens the section.
-        let from = if i > 0 && matches!(p.blocks[i - 1], Block::Line { .. }) { i - 1 } else { i };
-        s.push_str(&blocks_html(&p.rec.name, &p.blocks[from..=i], false));
-    }
+    s.push_str(&advice_html(&p.advice));
+    let more_plots = p.plots.get(1..).unwrap_or_default();
+    s.push_str(&opening_html(p));
     s.push_str(&warnings_html(&p.rec.warnings));
     let tables = p.blocks.iter().filter(|b| matches!(b, Block::Table(_))).count();
     let mut what = vec![format!("{tables} table{}", if tables == 1 { "" } else { "s" })];
     if !more_plots.is_empty() {
         what.push(format!("{} more chart{}", more_plots.len(), if more_plots.len() == 1 { "" } else { "s" }));
     }
-    let folded = !(short && p.metrics.is_empty());
+    let folded = !(is_short(p) && p.metrics.is_empty());
     if folded {
         s.push_str(&format!(
             "<details>\n<summary>The whole answer: {}, the method and how to reproduce it</summary>\n",
@@ -222,6 +201,35 @@ pub fn section(p: &Parts, extra: String) -> String {
         s.push_str("</details>\n");
     }
     s + "</section>\n"
+}
+
+/// A section short enough to show whole: six blocks or fewer.
+fn is_short(p: &Parts) -> bool {
+    p.blocks.len() <= 6
+}
+
+fn advice_html(advice: &[&Advice]) -> String {
+    if advice.is_empty() {
+        return String::new();
+    }
+    let items: String = advice.iter().map(|a| format!("<li>{}</li>\n", escape(&a.text))).collect();
+    format!("<ul class=\"advice\">\n{items}</ul>\n")
+}
+
+/// What a section opens with: its first chart, then its headline figures,
+/// or (without them) the whole text when short, else its first table.
+fn opening_html(p: &Parts) -> String {
+    let mut s = p.plots.first().map(|f| figure_html(f)).unwrap_or_default();
+    if !p.metrics.is_empty() {
+        s.push_str(&figures_html(&p.metrics));
+    } else if is_short(p) {
+        s.push_str(&blocks_html(&p.rec.name, p.blocks, true));
+    } else if let Some(i) = p.blocks.iter().position(|b| matches!(b, Block::Table(_))) {
+        // The first table (with the line that introduces it) opens the section.
+        let from = if i > 0 && matches!(p.blocks[i - 1], Block::Line { .. }) { i - 1 } else { i };
+        s.push_str(&blocks_html(&p.rec.name, &p.blocks[from..=i], false));
+    }
+    s
 }
 
 fn figure_html(p: &Plot) -> String {

@@ -286,71 +286,70 @@ fn bandwidth_plots(o: &bandwidth::Outcome) -> Result<Vec<Plot>> {
 /// The smallest change in bandwidth that prefetch advice is given for.
 pub const MIN_ADVISED_CHANGE: f64 = 0.05;
 
+/// Per single-thread prefetch effect: what the whole sweep says of harm,
+/// then the sentence the chosen distance supports.
 fn bandwidth_advice(doc: &Document) -> Vec<String> {
+    let Some(bw) = doc.outcome::<bandwidth::Outcome>() else { return Vec::new() };
     let mut out = Vec::new();
-    if let Some(bw) = doc.outcome::<bandwidth::Outcome>() {
-        for e in bw.prefetch_effects.iter().filter(|e| e.threads == 1) {
-            let plateau = bw
-                .plateaus
-                .iter()
-                .find(|p| p.pages == e.pages && p.threads == e.threads && p.hint == e.hint)
-                .map(|p| &p.plateau);
-            let r = crate::report::text::ratio_text(&e.confirmed);
-            let harm = harm_over_the_sweep(bw, e.pages, e.threads, e.hint);
-            if let Some(h) = &harm {
-                out.push(h.clone());
-            }
-            // A change under 5% is no reason to add or remove an
-            // instruction, and such a verdict came and went between two
-            // quick runs: one sentence, whichever side of 1 it fell.
-            let small = (e.confirmed.median - 1.0).abs() < MIN_ADVISED_CHANGE;
-            if (small && e.verdict != Effect::TooFewPairs) || e.verdict == Effect::WithinNoise {
-                // The point chosen says nothing; the sweep may have said it hurts.
-                if harm.is_none() {
-                    out.push(format!(
-                        "Software prefetch ({}) gives streaming reads on {} pages no change beyond the noise or above {:.0}%, {r}: the hardware prefetchers already keep up.",
-                        e.hint,
-                        e.pages,
-                        MIN_ADVISED_CHANGE * 100.0
-                    ));
-                }
-                continue;
-            }
-            if let Some(crate::analysis::second_look::SecondLook::Unstable { second, .. }) = &e.second_look {
-                out.push(format!(
-                    "Software prefetch ({}) on {} pages: {r} at D = {}, but {second}: unstable, no advice.",
-                    e.hint, e.pages, e.distance_elements
-                ));
-                continue;
-            }
-            let chosen = match e.plateau_from {
-                Some(from) if from < 8 => format!("D = {from}..{} alike", e.distance_elements),
-                _ => format!("D = {}", e.distance_elements),
-            };
-            out.push(match (e.verdict, plateau) {
-                // Advise no distance from a gain less than a line ahead.
-                (Effect::Helps, _) if e.gain_is_the_instructions() => format!(
-                    "A prefetch ({}) of the line being read ({chosen}) read faster than plain simd on {} pages, {r}: \
-                     the instruction, not prefetching ahead, made this difference; it is no reason to prefetch.",
-                    e.hint, e.pages
-                ),
-                (Effect::Helps, Some(Plateau::Found { start, end, .. })) => format!(
-                    "Software prefetch ({}) helps streaming reads on {} pages, {r}: prefetch {start}..{end} elements ({}..{} bytes) ahead.",
-                    e.hint, e.pages, start * 8, end * 8
-                ),
-                (Effect::Helps, _) => format!(
-                    "Software prefetch ({}) helps streaming reads on {} pages, {r} at D = {}, but the distance curve has no plateau: the best distance is not well defined.",
-                    e.hint, e.pages, e.distance_elements
-                ),
-                (Effect::Hurts, _) => format!(
-                    "Software prefetch ({}) slows streaming reads on {} pages, {r}: leave streaming to the hardware prefetchers.",
-                    e.hint, e.pages
-                ),
-                (Effect::WithinNoise | Effect::TooFewPairs, _) => continue,
-            });
-        }
+    for e in bw.prefetch_effects.iter().filter(|e| e.threads == 1) {
+        let harm = harm_over_the_sweep(bw, e.pages, e.threads, e.hint);
+        let said = effect_advice(bw, e, harm.is_some());
+        out.extend(harm);
+        out.extend(said);
     }
     out
+}
+
+/// The sentence one single-thread prefetch effect supports, if any;
+/// `harmed`: the sweep already said that prefetching hurts.
+fn effect_advice(bw: &Outcome, e: &bandwidth::PrefetchEffect, harmed: bool) -> Option<String> {
+    let plateau =
+        bw.plateaus.iter().find(|p| p.pages == e.pages && p.threads == e.threads && p.hint == e.hint).map(|p| &p.plateau);
+    let r = ratio_text(&e.confirmed);
+    // A change under 5% is no reason to add or remove an instruction, and
+    // such a verdict came and went between two quick runs: one sentence,
+    // whichever side of 1 it fell.
+    let small = (e.confirmed.median - 1.0).abs() < MIN_ADVISED_CHANGE;
+    if (small && e.verdict != Effect::TooFewPairs) || e.verdict == Effect::WithinNoise {
+        // The point chosen says nothing; the sweep may have said it hurts.
+        return (!harmed).then(|| format!(
+            "Software prefetch ({}) gives streaming reads on {} pages no change beyond the noise or above {:.0}%, {r}: the hardware prefetchers already keep up.",
+            e.hint,
+            e.pages,
+            MIN_ADVISED_CHANGE * 100.0
+        ));
+    }
+    if let Some(crate::analysis::second_look::SecondLook::Unstable { second, .. }) = &e.second_look {
+        return Some(format!(
+            "Software prefetch ({}) on {} pages: {r} at D = {}, but {second}: unstable, no advice.",
+            e.hint, e.pages, e.distance_elements
+        ));
+    }
+    let chosen = match e.plateau_from {
+        Some(from) if from < 8 => format!("D = {from}..{} alike", e.distance_elements),
+        _ => format!("D = {}", e.distance_elements),
+    };
+    Some(match (e.verdict, plateau) {
+        // Advise no distance from a gain less than a line ahead.
+        (Effect::Helps, _) if e.gain_is_the_instructions() => format!(
+            "A prefetch ({}) of the line being read ({chosen}) read faster than plain simd on {} pages, {r}: \
+             the instruction, not prefetching ahead, made this difference; it is no reason to prefetch.",
+            e.hint, e.pages
+        ),
+        (Effect::Helps, Some(Plateau::Found { start, end, .. })) => format!(
+            "Software prefetch ({}) helps streaming reads on {} pages, {r}: prefetch {start}..{end} elements ({}..{} bytes) ahead.",
+            e.hint, e.pages, start * 8, end * 8
+        ),
+        (Effect::Helps, _) => format!(
+            "Software prefetch ({}) helps streaming reads on {} pages, {r} at D = {}, but the distance curve has no plateau: the best distance is not well defined.",
+            e.hint, e.pages, e.distance_elements
+        ),
+        (Effect::Hurts, _) => format!(
+            "Software prefetch ({}) slows streaming reads on {} pages, {r}: leave streaming to the hardware prefetchers.",
+            e.hint, e.pages
+        ),
+        (Effect::WithinNoise | Effect::TooFewPairs, _) => return None,
+    })
 }
 
 /// Advice from the whole distance sweep of one hint: where every distance

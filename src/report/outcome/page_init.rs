@@ -49,6 +49,24 @@ pub fn page_init_text(o: &page_init::Outcome) -> String {
         "parallel uses ahead = {} (chosen on the even repetitions of the single-thread sweep)\n\n",
         o.best_ahead
     ));
+    out.push_str(&variants_table(o));
+    if !o.limit_broken && o.results.iter().any(above) {
+        out.push_str(
+            "* above the limit's median, but not beyond the noise: paired per repetition with the best store kernel, its interval includes ×1\n",
+        );
+    }
+    if let Some(best) = o.results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median)) {
+        out.push_str(&format!("\nbest: {} — Solaris 10 (2005) went from 1.785 to 0.388 µs per page (×4.6)\n", o.best));
+        for (what, s) in &best.extrapolated_s {
+            out.push_str(&format!("  initialising {what}: {s:.3} s\n"));
+        }
+    }
+    out
+}
+
+/// One row per variant and thread count: ns per page, the speed-up over
+/// the locked variant, the share of the store limit, the validation.
+fn variants_table(o: &page_init::Outcome) -> String {
     let mut t =
         Table::new(["variant", "threads", "ahead", "ns/page", "Mpages/s", "vs locked [interval]", "of limit", "lists"]);
     for r in &o.results {
@@ -65,19 +83,7 @@ pub fn page_init_text(o: &page_init::Outcome) -> String {
             r.validation.clone(),
         ]);
     }
-    out.push_str(&t.render());
-    if !o.limit_broken && o.results.iter().any(above) {
-        out.push_str(
-            "* above the limit's median, but not beyond the noise: paired per repetition with the best store kernel, its interval includes ×1\n",
-        );
-    }
-    if let Some(best) = o.results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median)) {
-        out.push_str(&format!("\nbest: {} — Solaris 10 (2005) went from 1.785 to 0.388 µs per page (×4.6)\n", o.best));
-        for (what, s) in &best.extrapolated_s {
-            out.push_str(&format!("  initialising {what}: {s:.3} s\n"));
-        }
-    }
-    out
+    t.render()
 }
 
 /// ns per page of each page-init variant against the store limit of its

@@ -11,7 +11,7 @@ use crate::report::plot::{Figure, Plot};
 use crate::report::table::Table;
 
 pub fn prefetch_fault_text(o: &prefetch_fault::Outcome) -> String {
-    use prefetch_fault::{LoopKind, Target};
+    use prefetch_fault::LoopKind;
     let mut out = String::from("prefetch of bad addresses, each rotated over distinct pages and verified first\n");
     for t in &o.targets {
         out.push_str(&format!(
@@ -24,9 +24,28 @@ pub fn prefetch_fault_text(o: &prefetch_fault::Outcome) -> String {
             if t.ok { "" } else { " (CHECK FAILED)" }
         ));
     }
-    let interval = |r: &Option<crate::timing::Ratio>| {
-        r.map(|r| format!("{:+.2} [{:+.2}, {:+.2}]", r.median, r.low, r.high)).unwrap_or_else(|| "-".into())
-    };
+    out.push('\n');
+    out.push_str(&cells_table(o));
+    out.push('\n');
+    for v in &o.verdicts {
+        let kind = if v.loop_kind == LoopKind::Throughput { "throughput" } else { "latency-bound" };
+        out.push_str(&format!("{} ({kind} loop): {}\n", v.instruction, v.finding.describe()));
+    }
+    out.push_str("\nlinked lists, prefetching the node two ahead (NULL near each end):\n");
+    out.push_str(&lists_table(o));
+    out.push_str("\none line per 4 KiB in random page order, dependent loads, prefetch D pages ahead:\n");
+    out.push_str(&stride_table(o));
+    out.push_str(&format!("{}\n", o.tlb_miss_verdict.describe()));
+    out
+}
+
+/// A paired difference in ns with its interval, or "-".
+fn interval(r: &Option<crate::timing::Ratio>) -> String {
+    r.map(|r| format!("{:+.2} [{:+.2}, {:+.2}]", r.median, r.low, r.high)).unwrap_or_else(|| "-".into())
+}
+
+/// Each instruction on each target in each loop, against mapped lines.
+fn cells_table(o: &Outcome) -> String {
     let mut t =
         Table::new(["instruction", "target", "loop", "ns/prefetch", "vs mapped (ns, interval)", "sys s", "faults"]);
     for c in &o.cells {
@@ -35,18 +54,17 @@ pub fn prefetch_fault_text(o: &prefetch_fault::Outcome) -> String {
             c.target.name().into(),
             format!("{:?}", c.loop_kind).to_lowercase(),
             format!("{:.2}", c.ns_per_prefetch.median),
-            if c.target == Target::Mapped { "reference".into() } else { interval(&c.over_mapped_ns) },
+            if c.target == prefetch_fault::Target::Mapped { "reference".into() } else { interval(&c.over_mapped_ns) },
             c.system_s.map(|s| format!("{s:.3}")).unwrap_or_else(|| "below resolution".into()),
             c.page_faults.to_string(),
         ]);
     }
-    out.push('\n');
-    out.push_str(&t.render());
-    out.push('\n');
-    for v in &o.verdicts {
-        let kind = if v.loop_kind == LoopKind::Throughput { "throughput" } else { "latency-bound" };
-        out.push_str(&format!("{} ({kind} loop): {}\n", v.instruction, v.finding.describe()));
-    }
+    t.render()
+}
+
+/// Per list length: no prefetch, and the unguarded and guarded prefetch
+/// two nodes ahead against it.
+fn lists_table(o: &Outcome) -> String {
     let mut l = Table::new(["list length", "none ns/node", "unguarded vs none", "guarded vs none", "NULL prefetches"]);
     let mut lens: Vec<usize> = o.lists.iter().map(|c| c.length).collect();
     lens.sort();
@@ -61,8 +79,11 @@ pub fn prefetch_fault_text(o: &prefetch_fault::Outcome) -> String {
             get(Guard::Unguarded).map(|c| c.null_prefetches.to_string()).unwrap_or_default(),
         ]);
     }
-    out.push_str("\nlinked lists, prefetching the node two ahead (NULL near each end):\n");
-    out.push_str(&l.render());
+    l.render()
+}
+
+/// Per page policy: ns per access with and without the prefetch D pages ahead.
+fn stride_table(o: &Outcome) -> String {
     let mut s =
         Table::new(["pages", "on huge pages", "ahead (pages)", "ns/access without", "with", "speed-up [interval]"]);
     for r in &o.stride {
@@ -75,10 +96,7 @@ pub fn prefetch_fault_text(o: &prefetch_fault::Outcome) -> String {
             format!("×{:.2} [×{:.2}, ×{:.2}]", r.speedup.median, r.speedup.low, r.speedup.high),
         ]);
     }
-    out.push_str("\none line per 4 KiB in random page order, dependent loads, prefetch D pages ahead:\n");
-    out.push_str(&s.render());
-    out.push_str(&format!("{}\n", o.tlb_miss_verdict.describe()));
-    out
+    s.render()
 }
 
 /// What each prefetch instruction costs on each target: for a bad target,

@@ -20,6 +20,30 @@ pub fn working_set_text(o: &Outcome) -> String {
         o.index_len,
         o.seed
     );
+    out.push_str(&policy_table(o));
+    out.push_str(&format!(
+        "validation: the f32 sums agree with an f64 recomputation within {:e} of the terms' magnitude; every policy's sum {}\n",
+        crate::kernels::working_set::TOLERANCE,
+        if o.sums_agree { "is the same, bit for bit" } else { "is NOT the same: INVALID" }
+    ));
+    out.push_str("  4k − huge is the time attributable to address translation (measured, not counted)");
+    match (o.walk_ns, o.predicted_translation_ns_per_row) {
+        (Some(w), Some(p)) => out.push_str(&format!(
+            "; the walk cost memperf tlb measured ({w:.1} ns, {}) predicts {p:.1} ns per row (3 arrays × walk × the drop in miss chance)\n",
+            o.walk_cost_source.as_deref().unwrap_or("a saved result")
+        )),
+        _ => out.push_str("; no walk cost of this machine to predict it (memperf tlb found none, or none is saved)\n"),
+    }
+    out.push_str(&article_beside_today(o));
+    for a in &o.advice {
+        out.push_str(&format!("  → {a}\n"));
+    }
+    out
+}
+
+/// Per page policy: coverage, ns per row, GFLOP/s, speed-up, translation
+/// time and the counters' figures.
+fn policy_table(o: &Outcome) -> String {
     let mut t =
         Table::new(["pages", "on huge pages", "ns/row", "GFLOP/s", "speed-up vs 4k", "4k − this, ns/row", "counters"]);
     for r in &o.results {
@@ -42,22 +66,13 @@ pub fn working_set_text(o: &Outcome) -> String {
             },
         ]);
     }
-    out.push_str(&t.render());
-    out.push_str(&format!(
-        "validation: the f32 sums agree with an f64 recomputation within {:e} of the terms' magnitude; every policy's sum {}\n",
-        crate::kernels::working_set::TOLERANCE,
-        if o.sums_agree { "is the same, bit for bit" } else { "is NOT the same: INVALID" }
-    ));
-    out.push_str("  4k − huge is the time attributable to address translation (measured, not counted)");
-    match (o.walk_ns, o.predicted_translation_ns_per_row) {
-        (Some(w), Some(p)) => out.push_str(&format!(
-            "; the walk cost memperf tlb measured ({w:.1} ns, {}) predicts {p:.1} ns per row (3 arrays × walk × the drop in miss chance)\n",
-            o.walk_cost_source.as_deref().unwrap_or("a saved result")
-        )),
-        _ => out.push_str("; no walk cost of this machine to predict it (memperf tlb found none, or none is saved)\n"),
-    }
+    t.render()
+}
+
+/// The 2002 article's figures, and this machine's speed-ups beside them.
+fn article_beside_today(o: &Outcome) -> String {
     let a = &o.article;
-    out.push_str(&format!(
+    let mut out = format!(
         "2002 ({}): {:.0} s → {:.0} s on large pages, ×{:.1}; DTLB miss rate {:.0}% → {:.2}%; CPI {:.2} → {:.2}\n",
         a.machine,
         a.seconds_small_pages,
@@ -67,7 +82,7 @@ pub fn working_set_text(o: &Outcome) -> String {
         a.dtlb_miss_rate_large * 100.0,
         a.cpi_small,
         a.cpi_large
-    ));
+    );
     let today: Vec<String> = o
         .results
         .iter()
@@ -77,9 +92,6 @@ pub fn working_set_text(o: &Outcome) -> String {
         "today (this machine): {}\n",
         if today.is_empty() { "no huge-page policy measured".into() } else { today.join(", ") }
     ));
-    for a in &o.advice {
-        out.push_str(&format!("  → {a}\n"));
-    }
     out
 }
 

@@ -34,6 +34,20 @@ pub fn wss_text(o: &Outcome) -> String {
         out.push_str(&format!("  bytes written per interval: {w}\n"));
     }
     out.push_str(&format!("  TLB reach: {}\n", reach_text(o.reach.as_ref())));
+    if !o.phases.is_empty() {
+        out.push_str("\nphases (hot set: bytes referenced per interval, median over the phase):\n");
+        out.push_str(&phases_table(o));
+    }
+    out.push_str(&intervals_text(o));
+    for v in &o.verdict {
+        out.push_str(&format!("  → {v}\n"));
+    }
+    out
+}
+
+/// One row per phase: its time, its hot set, how much of it huge pages
+/// can cover and how many 2 MiB pages would map it, its main mapping.
+fn phases_table(o: &Outcome) -> String {
     let mut t = Table::new([
         "phase",
         "from s",
@@ -52,28 +66,25 @@ pub fn wss_text(o: &Outcome) -> String {
             p.intervals.to_string(),
             Bytes(p.hot_bytes).to_string(),
             Bytes(p.coverable_bytes).to_string(),
-            if p.huge_pages_counted {
-                format!("{} (counted)", p.huge_pages_min)
-            } else if p.huge_pages_min == p.huge_pages_max {
-                p.huge_pages_min.to_string()
-            } else {
-                format!("{}–{}", p.huge_pages_min, p.huge_pages_max)
-            },
+            huge_pages_cell(p),
             p.top_mapping
                 .and_then(|m| o.mappings.get(m))
                 .map(|m| format!("{} ({:.0}%)", mapping_name(m), p.top_share * 100.0))
                 .unwrap_or_else(|| "-".into()),
         ]);
     }
-    if !o.phases.is_empty() {
-        out.push_str("\nphases (hot set: bytes referenced per interval, median over the phase):\n");
-        out.push_str(&t.render());
+    t.render()
+}
+
+/// 2 MiB pages to map a phase: counted, or the range its bytes allow.
+fn huge_pages_cell(p: &Phase) -> String {
+    if p.huge_pages_counted {
+        format!("{} (counted)", p.huge_pages_min)
+    } else if p.huge_pages_min == p.huge_pages_max {
+        p.huge_pages_min.to_string()
+    } else {
+        format!("{}–{}", p.huge_pages_min, p.huge_pages_max)
     }
-    out.push_str(&intervals_text(o));
-    for v in &o.verdict {
-        out.push_str(&format!("  → {v}\n"));
-    }
-    out
 }
 
 /// "L1 DTLB 64 entries (256KiB of 4 KiB pages), L2 not measured, from
