@@ -1,9 +1,16 @@
 //! Where results go, without harming anything on the way.
 //!
-//! A result file is written atomically (a temporary file in the same
-//! folder, synced, renamed over the target) only where a rename is safe: a
-//! new name or an existing regular file. A FIFO or a character device (a
-//! terminal, /dev/null) is written by streaming into it, never replaced.
+//! Every output of a command is planned together before anything is
+//! measured ([`check_all`]) and written by [`write`]; no writer opens a
+//! result file any other way. A result file is written atomically (a
+//! temporary file of a fixed-length name in the same folder, synced,
+//! renamed over the target) only where a rename is safe: a new name or an
+//! existing regular file. Any legal name is taken; only a name over the
+//! folder's NAME_MAX or a path over PATH_MAX is refused. A FIFO or a
+//! character device (a terminal, /dev/null) is written by streaming into
+//! it, never replaced; a FIFO is opened when it is planned, so one that
+//! nobody reads is refused at once, and its reader, once there, stays
+//! connected until the result is written.
 //! Anything else — a directory, a block device, a socket, a symlink (whose
 //! rename would replace the link, not its target) — is refused with exit
 //! status 2 before anything is measured. stdout that was closed by its
@@ -11,7 +18,7 @@
 //! an error naming the path.
 
 use crate::error::{Error, ErrorKind, Result};
-pub use crate::terminal::{one_line, terminal_safe};
+pub use crate::terminal::{one_line, shorten, terminal_safe};
 use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
@@ -26,12 +33,13 @@ pub enum Target {
     Stream,
 }
 
-/// Checks `path` before any measurement: what it is, and that its folder
-/// exists and is writable.
+/// Checks `path` before any measurement: a legal name, what it is, and
+/// that its folder exists and is writable.
 pub fn check(path: &Path) -> Result<Target> {
     if path == Path::new("-") || path == Path::new("/dev/stdout") {
         return Ok(Target::Stdout);
     }
+    legal_name(path)?;
     let shown = path.display();
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => Err(refuse(
@@ -66,14 +74,10 @@ fn streamable_device(rdev: u64) -> bool {
     matches!((major, minor), (1, 3) | (4, _) | (5, 0) | (5, 1)) || (136..=143).contains(&major)
 }
 
-/// The longest file name memperf writes directly: the temporary name it
-/// writes through (`.NAME.tmp.PID`) adds up to 16 bytes and must stay
-/// within the 255 bytes a file name may have.
-pub const NAME_MAX_WRITTEN: usize = 255 - 16;
-
 /// Every output of a command, each named by its option, checked together
-/// before anything is measured: each as [`check`] says, a name short enough
-/// for its temporary name, no two of them the same file (or both stdout),
+/// before anything is measured: each as [`check`] says, a legal name, a
+/// FIFO with a reader (held open from here to its write), no two of them
+/// the same file (or both stdout),
 /// and none of them a file the command reads (`inputs`; a folder stands for
 /// the results.json and journal.jsonl in it).
 pub fn check_all(outputs: &[(&str, &Path)], inputs: &[&Path]) -> Result<()> {
@@ -92,9 +96,6 @@ pub fn check_all(outputs: &[(&str, &Path)], inputs: &[&Path]) -> Result<()> {
     for &(option, path) in outputs {
         let shown = one_line(&path.display().to_string());
         let target = check(path)?;
-        if target == Target::Atomic {
-            name_fits(path)?;
-        }
         let id = match target {
             Target::Stdout => std::path::PathBuf::from("-"),
             // /dev/null and a terminal may take several outputs.
@@ -116,25 +117,72 @@ pub fn check_all(outputs: &[(&str, &Path)], inputs: &[&Path]) -> Result<()> {
                 "write the output to another path",
             ));
         }
+        if target == Target::Stream {
+            hold_fifo(path, &id)?;
+        }
         seen.push((id, option));
     }
     Ok(())
 }
 
-/// A file name short enough for the temporary name it is written through.
-fn name_fits(path: &Path) -> Result<()> {
+/// FIFOs opened when their output was planned, by identity, each taken by
+/// the write of its result.
+static HELD: std::sync::Mutex<Vec<(std::path::PathBuf, std::fs::File)>> = std::sync::Mutex::new(Vec::new());
+
+/// Opens the FIFO `path` (whose identity is `id`) for its result, unless
+/// it is open already: refused at once when nobody reads it.
+fn hold_fifo(path: &Path, id: &Path) -> Result<()> {
+    let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+    if !held.iter().any(|(p, _)| p == id) {
+        held.push((id.to_path_buf(), open_stream(path)?));
+    }
+    Ok(())
+}
+
+/// The FIFO `path` opened when it was planned, if it was.
+fn take_held(path: &Path) -> Option<std::fs::File> {
+    let id = identity(path)?;
+    let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+    let at = held.iter().position(|(p, _)| *p == id)?;
+    Some(held.swap_remove(at).1)
+}
+
+/// A name the file system takes: its file name within the folder's
+/// NAME_MAX and the whole path within PATH_MAX. The temporary name a file
+/// is written through has a fixed length, so it never makes a legal name
+/// fail.
+fn legal_name(path: &Path) -> Result<()> {
+    let shown = one_line(&path.display().to_string());
     let n = path.file_name().map_or(0, |f| f.len());
-    if n > NAME_MAX_WRITTEN {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let most = name_max(dir);
+    if n > most {
         return Err(refuse(
-            format!(
-                "the file name of {} is {n} bytes: memperf writes it through a temporary name up to {} bytes long, over the 255 a name may have",
-                one_line(&path.display().to_string()),
-                n + 16
-            ),
-            format!("use a name of at most {NAME_MAX_WRITTEN} bytes"),
+            format!("the file name of {shown} is {n} bytes, over the {most} a name may have in its folder"),
+            format!("use a name of at most {most} bytes"),
+        ));
+    }
+    let len = path.as_os_str().len();
+    if len >= libc::PATH_MAX as usize {
+        return Err(refuse(
+            format!("the path {} is {len} bytes, over the {} a path may have", shorten(&shown, 60), libc::PATH_MAX - 1),
+            "use a shorter path (cd into the folder and give a relative one)",
         ));
     }
     Ok(())
+}
+
+/// The longest file name the folder `dir` takes (pathconf's NAME_MAX; 255
+/// where it cannot be asked).
+fn name_max(dir: &Path) -> usize {
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else { return 255 };
+    // SAFETY: pathconf reads a NUL-terminated path; no memory is written.
+    let n = unsafe { libc::pathconf(c.as_ptr(), libc::_PC_NAME_MAX) };
+    if n > 0 {
+        n as usize
+    } else {
+        255
+    }
 }
 
 /// What file `path` is, whether it exists yet or not: its canonical path,
@@ -189,65 +237,41 @@ fn writable_folder(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Writes `contents` to `path` the way [`check`] says is safe.
+/// Writes `contents` to `path` the way [`check`] says is safe: a FIFO
+/// through the descriptor its plan opened (or, unplanned, one opened now
+/// and refused at once when nobody reads it).
 pub fn write(path: &Path, contents: &[u8]) -> Result<()> {
-    write_waiting(path, contents, FIFO_READER_WAIT)
-}
-
-/// As [`write`], waiting at most `wait` for the reader of a FIFO (zero
-/// where nothing may wait: a program's exit, which the region API's
-/// writer runs in).
-pub fn write_waiting(path: &Path, contents: &[u8], wait: std::time::Duration) -> Result<()> {
     match check(path)? {
         Target::Stdout => stdout(contents),
         Target::Stream => {
-            let mut f = open_stream(path, wait)?;
+            let mut f = match take_held(path) {
+                Some(f) => f,
+                None => open_stream(path)?,
+            };
             f.write_all(contents).map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
         }
         Target::Atomic => atomic(path, contents),
     }
 }
 
-/// How long a FIFO may wait for its reader to open it.
-const FIFO_READER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
-
 /// Opens a FIFO or character device for writing without blocking in
-/// open(): a FIFO nobody reads (ENXIO) is tried again for `wait`
-/// ([`FIFO_READER_WAIT`] for [`write`]), then refused, instead of holding
-/// the open forever; then the writes block as usual.
-fn open_stream(path: &Path, wait: std::time::Duration) -> Result<std::fs::File> {
+/// open(): a FIFO nobody reads (ENXIO) is refused at once, never waited
+/// for; then the writes block as usual.
+fn open_stream(path: &Path) -> Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::io::AsRawFd;
     let shown = one_line(&path.display().to_string());
-    let open = || {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
-            .open(path)
-    };
-    let start = std::time::Instant::now();
-    let f = loop {
-        match open() {
-            Err(e) if e.raw_os_error() == Some(libc::ENXIO) && crate::interrupt::requested() => {
-                return Err(Error {
-                    kind: ErrorKind::Interrupted,
-                    message: format!("interrupted while waiting for a reader of the FIFO {shown}"),
-                    fix: None,
-                })
-            }
-            Err(e) if e.raw_os_error() == Some(libc::ENXIO) && start.elapsed() < wait => {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
-                return Err(refuse(
-                    format!("nothing read the FIFO {shown} within {} s", wait.as_secs()),
-                    format!("start its reader first (cat {shown} &), or write to a file"),
-                ))
-            }
-            Err(e) => return Err(Error::io(format!("cannot write {shown}"), e)),
-            Ok(f) => break f,
-        }
-    };
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENXIO) => refuse(
+                format!("nothing reads the FIFO {shown}: memperf would wait for a reader that may never come"),
+                format!("start its reader first (cat {shown} &), or write to a file"),
+            ),
+            _ => Error::io(format!("cannot write {shown}"), e),
+        })?;
     // SAFETY: fcntl on a descriptor this function owns; no memory is passed.
     unsafe {
         let flags = libc::fcntl(f.as_raw_fd(), libc::F_GETFL);
@@ -257,21 +281,20 @@ fn open_stream(path: &Path, wait: std::time::Duration) -> Result<std::fs::File> 
 }
 
 /// A temporary file beside `path`, synced, then renamed over it.
+/// The temporary name is `.memperf-XXXXXX.tmp` (random, created
+/// exclusively, removed if anything fails), whatever the target's name.
 fn atomic(path: &Path, contents: &[u8]) -> Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().ok_or_else(|| Error::usage(format!("'{}' is not a file path", path.display())))?;
-    let tmp = dir.join(format!(".{}.tmp.{}", name.to_string_lossy(), std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.write_all(contents)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Error::io(format!("cannot write {}", path.display()), e));
+    if path.file_name().is_none() {
+        return Err(Error::usage(format!("'{}' is not a file path", one_line(&path.display().to_string()))));
     }
-    Ok(())
+    let result = (|| {
+        let mut tmp = tempfile::Builder::new().prefix(".memperf-").suffix(".tmp").tempfile_in(dir)?;
+        tmp.write_all(contents)?;
+        tmp.as_file().sync_all()?;
+        tmp.persist(path).map(|_| ()).map_err(|e| e.error)
+    })();
+    result.map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
 }
 
 /// Writes to stdout, control characters made harmless; a reader that went
@@ -312,7 +335,15 @@ mod tests {
             let fifo = fifo.clone();
             std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
         };
-        write(&fifo, b"streamed").unwrap();
+        // Unplanned, it is opened now: refused until the reader is in open().
+        loop {
+            match write(&fifo, b"streamed") {
+                Err(e) if e.message.contains("nothing reads the FIFO") => {
+                    std::thread::sleep(std::time::Duration::from_millis(5))
+                }
+                r => break r.unwrap(),
+            }
+        }
         assert_eq!(reader.join().unwrap(), "streamed");
         assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "still a FIFO");
     }
@@ -370,12 +401,43 @@ mod tests {
         assert!(check_all(&[("--json", Path::new("-")), ("--csv", Path::new("/dev/stdout"))], &[]).is_err());
         let null = Path::new("/dev/null");
         check_all(&[("--json", null), ("--csv", null), ("--openmetrics", &a)], &[&input]).unwrap();
-        // A name whose temporary name would pass 255 bytes.
-        let long = dir.path().join("x".repeat(NAME_MAX_WRITTEN + 1));
+        // A name over NAME_MAX; the longest legal one is written, and
+        // only it is left.
+        let long = dir.path().join("x".repeat(256));
         let e = check_all(&[("--json", &long)], &[]).unwrap_err();
-        assert!(e.message.contains("255") && e.fix.unwrap().contains("239"), "{}", e.message);
-        let fits = dir.path().join("x".repeat(NAME_MAX_WRITTEN));
+        assert!(e.message.contains("256 bytes") && e.fix.unwrap().contains("at most 255"), "{}", e.message);
+        let fits = dir.path().join("x".repeat(255));
         check_all(&[("--json", &fits)], &[]).unwrap();
         write(&fits, b"fits").unwrap();
+        assert_eq!(std::fs::read(&fits).unwrap(), b"fits");
+        let deep = Path::new("/tmp").join("d/".repeat(2100));
+        assert!(check_all(&[("--json", &deep.join("x"))], &[]).unwrap_err().message.contains("a path may have"));
+    }
+
+    /// A planned FIFO nobody reads is refused at once; one with a reader is
+    /// held open from the plan to the write, so the reader sees one
+    /// document and then its end.
+    #[test]
+    fn a_planned_fifo_is_held_from_its_plan_to_its_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo reads a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let start = std::time::Instant::now();
+        let e = check_all(&[("--json", &fifo)], &[]).unwrap_err();
+        assert!(e.message.contains("nothing reads the FIFO"), "{}", e.message);
+        assert!(start.elapsed() < std::time::Duration::from_secs(1), "refused at once");
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+        };
+        // The reader's open completes only once a writer opens: try until then.
+        while check_all(&[("--json", &fifo)], &[]).is_err() {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(!reader.is_finished(), "the plan's descriptor keeps the reader connected");
+        write(&fifo, b"whole").unwrap();
+        assert_eq!(reader.join().unwrap(), "whole");
     }
 }

@@ -91,12 +91,7 @@ pub fn fit(text: &str, width: Option<usize>) -> String {
     out
 }
 
-/// Text safe as one line of a terminal or a line-based file: every
-/// control character, line breaks included, becomes `?`, so a crafted name
-/// can neither drive the terminal nor forge a line of its own.
-pub fn one_line(text: &str) -> String {
-    text.chars().map(|c| if c.is_control() { '?' } else { c }).collect()
-}
+pub use memperf_model::text::{name, one_line};
 
 /// Quotes arguments for a POSIX shell, so a command line copied from a
 /// report runs as it ran (and runs nothing else).

@@ -222,10 +222,13 @@ fn a_closed_pipe_ends_quietly_and_a_full_stdout_is_exit_2() {
     assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
     assert_ne!(o.status.code(), Some(101));
     if Path::new("/dev/full").exists() {
+        // Nothing to measure: no plan line, and the error is the one line.
         let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
         let o = command().arg("info").stdout(full).output().unwrap();
-        assert_eq!(o.status.code(), Some(2));
-        assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        let said: Vec<&str> = err.lines().filter(|l| !l.starts_with("warning:")).collect();
+        assert!(said.len() == 1 && said[0].starts_with("memperf: error:"), "{err}");
     }
 }
 
@@ -264,21 +267,131 @@ fn a_results_folder_belongs_to_one_run() {
     );
 }
 
-/// A name that fits the file system but not memperf's temporary name is
-/// refused before anything is measured; one that fits both is written.
+/// Two documents of different runs, for the writers that read documents
+/// (compare, merge): the Zen 5 recording and a copy under another run id.
+fn two_documents(dir: &Path) -> (String, String) {
+    let fixture = common::repo("tests/data/machines/amd-epyc-zen5-kvm-2vcpu/run-quick.json");
+    let mut doc = common::read_json(&fixture);
+    std::fs::write(dir.join("a.json"), doc.to_string()).unwrap();
+    doc["origin"]["run_id"] = "another-run".into();
+    std::fs::write(dir.join("b.json"), doc.to_string()).unwrap();
+    (dir.join("a.json").display().to_string(), dir.join("b.json").display().to_string())
+}
+
+/// Every writer, as (arguments before the output, the output's option,
+/// arguments after it). `OUT` stands for the output's path.
+fn writers(a: &str, b: &str) -> Vec<Vec<String>> {
+    let cases: &[&[&str]] = &[
+        &["info", "--json", "OUT"],
+        &["info", "--csv", "OUT"],
+        &["info", "--openmetrics", "OUT"],
+        &["stat", "--json", "OUT", "--", "true"],
+        &["stat", "--csv", "OUT", "--", "true"],
+        &["compare", "A", "B", "--json", "OUT"],
+        &["compare", "A", "B", "--html", "OUT"],
+        &["merge", "A", "B", "-o", "fleet", "--csv", "OUT"],
+        &["merge", "A", "B", "-o", "fleet", "--openmetrics", "OUT"],
+        &["run", "--quiet", "--only", "info", "--json", "OUT"],
+    ];
+    cases
+        .iter()
+        .map(|c| {
+            c.iter()
+                .map(|w| match *w {
+                    "A" => a.to_string(),
+                    "B" => b.to_string(),
+                    w => w.to_string(),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// A legal name is written by every writer, whatever its length: the
+/// temporary name it is written through has a fixed length. Only a name
+/// over NAME_MAX is refused, before anything is measured, and nothing is
+/// left behind either way.
 #[test]
-fn a_name_too_long_for_its_temporary_name_is_refused_first() {
+fn every_writer_takes_a_legal_255_byte_name() {
     let dir = tempfile::tempdir().unwrap();
-    let long = "x".repeat(250);
-    let o = memperf(&["info", "--json", &long], dir.path());
+    let (a, b) = two_documents(dir.path());
+    let longest = "n".repeat(255);
+    for case in writers(&a, &b) {
+        let work = tempfile::tempdir().unwrap();
+        let args: Vec<&str> = case.iter().map(|w| if w == "OUT" { longest.as_str() } else { w.as_str() }).collect();
+        let o = memperf_within(&args, work.path(), 60);
+        assert_eq!(o.status.code(), Some(0), "{:?}: {}", &case, String::from_utf8_lossy(&o.stderr));
+        assert!(std::fs::metadata(work.path().join(&longest)).unwrap().len() > 0, "{case:?} wrote its output");
+        let left: Vec<_> = std::fs::read_dir(work.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(left.is_empty(), "{case:?} left {left:?}");
+    }
+    let work = tempfile::tempdir().unwrap();
+    let over = "o".repeat(256);
+    let o = memperf(&["info", "--json", &over], work.path());
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("250 bytes") && err.contains("at most 239"), "{err}");
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written");
-    let fits = "y".repeat(239);
-    let o = memperf(&["info", "--json", &fits], dir.path());
+    assert!(err.contains("256 bytes") && err.contains("at most 255") && err.lines().count() == 1, "{err}");
+    assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0, "nothing written");
+}
+
+/// A FIFO nobody reads is refused by every writer at once (one line, exit
+/// 2), before anything is measured: no writer waits in open().
+#[test]
+fn every_writer_refuses_a_fifo_without_a_reader_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = two_documents(dir.path());
+    let fifo = dir.path().join("pipe");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    for case in writers(&a, &b) {
+        let work = tempfile::tempdir().unwrap();
+        let args: Vec<&str> =
+            case.iter().map(|w| if w == "OUT" { fifo.to_str().unwrap() } else { w.as_str() }).collect();
+        let start = std::time::Instant::now();
+        let o = memperf_within(&args, work.path(), 30);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{case:?}: {err}");
+        assert!(err.contains("nothing reads the FIFO") && err.lines().count() == 1, "{case:?}: {err}");
+        assert!(start.elapsed() < std::time::Duration::from_secs(5), "{case:?} took {:?}", start.elapsed());
+        assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0, "{case:?} wrote nothing");
+    }
+}
+
+/// Names from documents reach no output raw: a host name and a CPU name
+/// with a newline, markup and escape sequences are shown defanged on the
+/// terminal and in fleet.txt, fleet.json and the CSV, and forge no line.
+#[test]
+fn merge_passes_every_name_through_the_one_sanitiser() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = common::repo("tests/data/machines/amd-epyc-zen5-kvm-2vcpu/run-quick.json");
+    let mut doc = common::read_json(&fixture);
+    let evil = "evil\n# forged <script>alert(1)</script>\u{1b}]0;x\u{7}";
+    doc["origin"]["hostname"] = evil.into();
+    doc["machine"]["hostname"] = evil.into();
+    doc["machine"]["cpu"]["model_name"] = "CPU\n# forged <b>x</b>\u{1b}[31m".into();
+    std::fs::write(dir.path().join("a.json"), doc.to_string()).unwrap();
+    doc["origin"]["hostname"] = "good".into();
+    doc["origin"]["run_id"] = "another-run".into();
+    std::fs::write(dir.path().join("b.json"), doc.to_string()).unwrap();
+    let o = memperf(&["merge", "a.json", "b.json", "-o", "fleet", "--csv", "fleet.csv"], dir.path());
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(dir.path().join(&fits).exists());
+    let outputs = [
+        ("stdout", o.stdout.clone()),
+        ("fleet.txt", std::fs::read(dir.path().join("fleet/fleet.txt")).unwrap()),
+        ("fleet.json", std::fs::read(dir.path().join("fleet/fleet.json")).unwrap()),
+        ("fleet.csv", std::fs::read(dir.path().join("fleet.csv")).unwrap()),
+    ];
+    for (name, bytes) in outputs {
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(text.contains("evil?# forged ?script?alert(1)?/script??]0;x?"), "{name}: the name, defanged: {text}");
+        assert!(!text.lines().any(|l| l.starts_with("# forged")), "{name}: a line was forged");
+        assert!(!text.contains("<script>") && !text.contains("<b>"), "{name}: markup from a document");
+        assert!(!bytes.contains(&0x1b) && !bytes.contains(&0x07), "{name}: control bytes");
+        assert!(!text.contains("\\u001b") && !text.contains("\\n#"), "{name}: escapes that decode to control bytes");
+    }
 }
 
 /// A folder that holds another command's results is not written over,
@@ -361,7 +474,7 @@ fn special_inputs_are_refused_at_once_and_loops_walked_once() {
         (&["report", "/dev/zero"], "a character device"),
         (&["compare", "/dev/zero", "/dev/zero"], "a character device"),
         (&["stat", "--machine-results", "/dev/zero", "--", "true"], "a character device"),
-        (&["info", "--json", f], "nothing read the FIFO"),
+        (&["info", "--json", f], "nothing reads the FIFO"),
         (&["stat", "-e", "task-clock", "--metrics", "m.json", "--", "true"], "longer than 4096"),
         (&["hugepages", "-n", "1", "--", "./noshebang"], "#! line"),
     ];

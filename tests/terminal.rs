@@ -72,3 +72,58 @@ fn wide_tables_and_long_verdicts_fit_80_columns() {
     let text = String::from_utf8_lossy(&piped.stdout);
     assert!(text.lines().any(|l| l.contains("Hot set") && l.chars().count() > 80), "{text}");
 }
+
+/// `run --quick`'s plan line, the longest line it prints before measuring,
+/// fits an 80-column terminal (wrapped at words, nothing cut). The run is
+/// interrupted once the plan is out: SIGINT gives exit 130.
+#[test]
+fn the_plan_line_fits_80_columns() {
+    if !have_script() {
+        return;
+    }
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = format!("stty cols 80 rows 24; {} run --quick --json {}/r.json", common::exe(), dir.path().display());
+    let mut child = Command::new("script")
+        .args(["-qfec", &cmd, "/dev/null"])
+        .env("MEMPERF_RESULTS", common::no_saved_results())
+        .stdout(std::process::Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    let start = std::time::Instant::now();
+    // The plan ends with "s)" and a line break.
+    let plan_done = |raw: &[u8]| {
+        let text = String::from_utf8_lossy(raw);
+        text.find("plan:").is_some_and(|at| text[at..].contains("s)\r\n") || text[at..].contains("s)\n"))
+    };
+    while !plan_done(&raw) {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "no plan line: {}",
+            String::from_utf8_lossy(&raw)
+        );
+        match out.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+        }
+    }
+    // SAFETY: kill sends a signal to the test's own child process group.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let _ = out.read_to_end(&mut raw);
+    let _ = child.wait();
+    let text = String::from_utf8_lossy(&raw).replace("\u{1b}[2K", "\r");
+    let at = text.find("plan:").expect("the plan line");
+    let plan: Vec<&str> =
+        text[at..].split(['\r', '\n']).filter(|l| !l.is_empty()).take_while(|l| !l.contains('[')).collect();
+    assert!(plan.len() > 1, "the quick suite's plan is longer than 80 columns, so it wraps: {plan:?}");
+    for line in &plan {
+        assert!(line.chars().count() <= 80, "a plan line wider than 80 columns: {line:?}");
+    }
+    let joined = plan.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
+    assert!(joined.contains("latency") && joined.ends_with("s)"), "the whole plan, nothing cut: {joined}");
+}

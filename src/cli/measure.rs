@@ -44,9 +44,11 @@ impl Measurement {
             notes.extend(fit_suite(&mut plan, &machine, r.preset.preset(Preset::Quick)));
         }
         plan.notes.extend(notes.into_iter().map(|c| c.render(plan.command)));
+        // The plan line, where there is something to measure, fitted to the
+        // terminal like every other line.
         let quiet = command.common().quiet;
-        if !quiet && !plan.jobs.is_empty() {
-            eprintln!("{}", plan.summary(&machine));
+        if !quiet && plan.jobs.iter().any(|j| j.measures()) {
+            eprintln!("{}", crate::terminal::fit(&plan.summary(&machine), crate::terminal::terminal_width(2)));
         }
         let doc = plan::new_document(machine, &clock, &plan);
         // Under a launcher every rank writes into -o DIR: each into a folder

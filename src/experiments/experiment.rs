@@ -124,6 +124,9 @@ impl<'a> Bench<'a> {
 /// is here too, so the plan never matches on experiments.
 pub trait Experiment: 'static {
     const NAME: &'static str;
+    /// Whether it measures anything (`info` only reads the machine): a
+    /// plan of nothing but such jobs prints no plan line.
+    const MEASURES: bool = true;
     type Params: Serialize + DeserializeOwned + Clone + std::fmt::Debug + Send + Sync + 'static;
     type Outcome: Into<crate::model::Outcome>;
     fn run(params: &Self::Params, ctx: &Bench) -> Result<Self::Outcome>;
@@ -167,6 +170,7 @@ pub trait Experiment: 'static {
 /// face of [`Experiment`].
 pub trait Planned: Send + Sync + std::fmt::Debug {
     fn name(&self) -> &'static str;
+    fn measures(&self) -> bool;
     fn check(&self) -> Result<()>;
     fn estimate_s(&self, m: &Fingerprint, r: &super::estimate::Rates) -> f64;
     fn pages_matter(&self) -> bool;
@@ -190,6 +194,9 @@ impl<E: Experiment> std::fmt::Debug for With<E> {
 impl<E: Experiment> Planned for With<E> {
     fn name(&self) -> &'static str {
         E::NAME
+    }
+    fn measures(&self) -> bool {
+        E::MEASURES
     }
     fn check(&self) -> Result<()> {
         E::check(&self.0)

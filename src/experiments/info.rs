@@ -19,6 +19,7 @@ pub struct Info;
 
 impl Experiment for Info {
     const NAME: &'static str = "info";
+    const MEASURES: bool = false;
     type Params = Params;
     type Outcome = Outcome;
 

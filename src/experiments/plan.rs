@@ -51,8 +51,9 @@ impl Job {
         self.0.params_any().downcast_mut::<P>()
     }
 
-    fn measures(&self) -> bool {
-        self.name() != info::Info::NAME
+    /// Whether it measures anything (see [`super::Experiment::MEASURES`]).
+    pub fn measures(&self) -> bool {
+        self.0.measures()
     }
 }
 

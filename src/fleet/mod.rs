@@ -23,8 +23,8 @@ use std::path::{Path, PathBuf};
 pub fn host_of(doc: &Document, source: &Path) -> Host {
     let o = &doc.origin;
     let c = &doc.machine.cpu;
-    // Names from a document are data: one line each, no control bytes,
-    // in every output the fleet writes (text, CSV, HTML, stdout).
+    // A document's strings were made safe as it was read (one line, no
+    // control bytes, no markup in names); the path given is made so here.
     let safe = crate::report::sink::one_line;
     Host {
         id: match o.rank {
@@ -39,7 +39,7 @@ pub fn host_of(doc: &Document, source: &Path) -> Host {
             "{} {} (family {} model {}), {} logical CPUs",
             c.identity.vendor, c.identity.model_name, c.identity.family, c.identity.model, c.logical_cpus
         ),
-        source: source.display().to_string(),
+        source: safe(&source.display().to_string()),
         figures: headlines::metrics(doc)
             .into_iter()
             .filter(|m| m.value.is_finite())

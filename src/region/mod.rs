@@ -333,7 +333,7 @@ pub fn write_document(path: &std::path::Path) -> crate::error::Result<()> {
             fix: Some("set MEMPERF_EVENTS to a list `memperf stat -e` accepts".into()),
         });
     }
-    crate::sink::write_waiting(path, doc.to_json().as_bytes(), std::time::Duration::ZERO)
+    crate::sink::write(path, doc.to_json().as_bytes())
 }
 
 /// Where the exit writer puts the document.

@@ -180,7 +180,7 @@ impl Document {
     }
 
     /// The document in `text`, upgraded from an older schema version where
-    /// it is one. Its claims are as written: `memperf::model::document_from_json`
+    /// it is one, its strings made safe ([`crate::text::defang`]). Its claims are as written: `memperf::model::document_from_json`
     /// judges them again by today's rules.
     pub fn from_json(text: &str) -> Result<Document> {
         let value: serde_json::Value =
@@ -198,6 +198,7 @@ impl Document {
                 )))
             }
         }
+        crate::text::defang(&mut value);
         serde_json::from_value(value).map_err(|e| Error::usage(format!("malformed result document: {e}")))
     }
 

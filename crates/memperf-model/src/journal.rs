@@ -72,7 +72,12 @@ pub fn parse(text: &str, path: &Path) -> Result<Document> {
         if i == 0 {
             check_header_version(path, l)?;
         }
-        match serde_json::from_str::<Line>(l) {
+        // Each line's strings made safe before it is read (`text::defang`).
+        let line = serde_json::from_str::<serde_json::Value>(l).and_then(|mut v| {
+            crate::text::defang(&mut v);
+            serde_json::from_value::<Line>(v)
+        });
+        match line {
             Ok(Line::Header(_)) if doc.is_some() => {
                 return Err(Error::usage(format!(
                     "{}: line {} is a second header: two runs wrote into one journal",

@@ -30,6 +30,7 @@ pub mod named;
 pub mod outcome;
 pub mod process;
 pub mod schema;
+pub mod text;
 pub mod timing;
 pub mod units;
 pub mod warnings;
