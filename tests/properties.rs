@@ -96,3 +96,39 @@ proptest! {
         read_and_render(&whole[..at]);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+    /// Any text as `curves --mixes`: mixes within range that print and read
+    /// back, or one line that names the mix and the form it takes.
+    #[test]
+    fn any_text_as_mixes_is_mixes_or_one_line(text in "[0-9:nt, x.-]{0,24}|\\PC{0,40}") {
+        use memperf::model::outcome::curves::{Mix, MIX_TERM_MAX};
+        match memperf::units::parse_list(&text, Mix::parse) {
+            Ok(mixes) => {
+                for m in mixes {
+                    prop_assert!(m.reads <= MIX_TERM_MAX && m.writes <= MIX_TERM_MAX && m.reads + m.writes > 0);
+                    prop_assert!(!m.non_temporal || m.writes > 0);
+                    prop_assert_eq!(Mix::parse(&m.to_string()).unwrap(), m);
+                }
+            }
+            Err(e) => prop_assert!(!e.message.contains('\n') && !e.message.is_empty(), "{}", e.message),
+        }
+    }
+
+    /// Every ratio the parser promises reads back as itself, and its
+    /// shares lie in 0..=1.
+    #[test]
+    fn every_ratio_reads_back(reads in 0u32..=1000, writes in 0u32..=1000, nt in any::<bool>()) {
+        use memperf::model::outcome::curves::Mix;
+        let text = format!("{reads}:{writes}{}", if nt { "nt" } else { "" });
+        match Mix::parse(&text) {
+            Ok(m) => {
+                prop_assert_eq!(m, Mix::new(reads, writes, nt));
+                prop_assert!((0.0..=1.0).contains(&m.write_share()) && (0.0..=1.0).contains(&m.bus_read_share()));
+            }
+            Err(_) => prop_assert!(reads + writes == 0 || (nt && writes == 0)),
+        }
+    }
+}

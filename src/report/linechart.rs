@@ -20,6 +20,22 @@ pub struct Line {
     /// Palette index, when not the line's position (a comparison gives a
     /// run's line the colour of the same line of the other run).
     pub color: Option<usize>,
+    /// A place on a blue-to-red ramp (0 to 1) instead of the palette, where
+    /// the colour encodes a quantity (curves' write share).
+    pub shade: Option<f64>,
+}
+
+/// The colour of line `i`: its shade on the ramp, else its palette entry.
+pub fn line_color(l: &Line, i: usize) -> String {
+    match l.shade {
+        Some(t) => {
+            let t = t.clamp(0.0, 1.0);
+            // From the palette's blue (#1f77b4) to its red (#d62728).
+            let mix = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
+            format!("#{:02x}{:02x}{:02x}", mix(31.0, 214.0), mix(119.0, 39.0), mix(180.0, 40.0))
+        }
+        None => COLORS[l.color.unwrap_or(i) % COLORS.len()].to_string(),
+    }
 }
 
 /// How an axis labels its ticks.
@@ -387,7 +403,7 @@ fn data(c: &LineChart, sx: &Scale, sy: &Scale) -> String {
         ));
     }
     for (i, l) in c.lines.iter().enumerate() {
-        let color = COLORS[l.color.unwrap_or(i) % COLORS.len()];
+        let color = line_color(l, i);
         if let Some(band) = &l.band {
             let upper: Vec<String> =
                 l.points.iter().zip(band).map(|(p, b)| format!("{:.1},{:.1}", sx.at(p.0), sy.at(b.1))).collect();
@@ -419,7 +435,7 @@ fn legend(c: &LineChart) -> String {
         .lines
         .iter()
         .enumerate()
-        .map(|(i, l)| (l.name.clone(), COLORS[l.color.unwrap_or(i) % COLORS.len()].to_string(), l.dashed))
+        .map(|(i, l)| (l.name.clone(), line_color(l, i), l.dashed))
         .chain(c.references.iter().map(|r| (r.name.clone(), "#000000".to_string(), true)))
         .map(|(name, color, dashed)| {
             let dash = if dashed { r#" stroke-dasharray="6 4""# } else { "" };

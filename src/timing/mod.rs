@@ -12,6 +12,7 @@ pub use memperf_model::timing::stats;
 pub mod team;
 pub mod usage;
 pub mod wait;
+pub mod window;
 
 pub use clock::{Clock, FakeClock, MonotonicClock};
 pub use schedule::{Ran, Ratio, Step};

@@ -166,6 +166,13 @@ pub enum Caution {
         message: String,
         fix: Option<String>,
     },
+    /// A figure disagrees with a second measurement of it in the same run.
+    SecondLookDisagrees {
+        experiment: &'static str,
+        what: String,
+        ratio: f64,
+        tolerance: f64,
+    },
 }
 
 /// How to get `pages` free hugetlb pages of `page` size for `cmd`.
@@ -206,6 +213,7 @@ impl Caution {
             Caution::SystemTimeBelowResolution { .. } => "system-time-below-resolution",
             Caution::HugeSameReach { .. } => "huge-pages-same-tlb-reach",
             Caution::VariantUnavailable { .. } => "variant-unavailable",
+            Caution::SecondLookDisagrees { .. } => "second-look-disagrees",
             Caution::RanksShareHost { .. } => "ranks-share-host",
         }
     }
@@ -294,6 +302,11 @@ impl Caution {
             Caution::SystemTimeBelowResolution { seconds } => format!(
                 "the shortest prefetch-fault cell ran {seconds:.2} s, too short for clock ticks to resolve its system time: such cells report it as below resolution"
             ),
+            Caution::SecondLookDisagrees { experiment, what, ratio, tolerance } => format!(
+                "{experiment}: {what} is ×{ratio:.2} its second look in the same run, beyond ±{:.0}%: the host moved \
+                 between them, or one of the two methods is off",
+                tolerance * 100.0
+            ),
             Caution::HugeSameReach { huge, pages } => format!(
                 "{huge} pages step at the same page count as 4 KiB pages (~{pages} pages): their translations use 4 KiB TLB entries here (a VM whose host backs it with small pages), so huge pages do not enlarge the TLB reach and no walk cost is derived from them"
             ),
@@ -375,6 +388,10 @@ impl Caution {
             Caution::HugeSameReach { .. } => {
                 Some("measure on bare metal, or on a VM whose host backs guest memory with huge pages".into())
             }
+            Caution::SecondLookDisagrees { experiment, .. } => Some(match cmd {
+                Command::Run => format!("run `memperf {experiment}` on its own on an idle machine and compare"),
+                Command::Sub(_) => "run again on an idle machine; if it still disagrees, report it with the JSON document".into(),
+            }),
         }
     }
 

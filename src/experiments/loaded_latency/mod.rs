@@ -30,6 +30,7 @@ use crate::memory::{PagePolicy, Buffer};
 pub use crate::model::outcome::loaded_latency::*;
 use crate::model::Caution;
 use crate::timing::schedule::{self, Plan, Ran, Step, Variant};
+use crate::timing::window::{repeat_until, Window};
 use crate::timing::{Clock, Summary, Team};
 use crate::units::{Bytes, Nanos, MIB};
 use serde::{Deserialize, Serialize};
@@ -166,50 +167,6 @@ pub(crate) fn check(p: &Params) -> Result<()> {
         return Err(Error::usage("--window must be between 1ms and 60s: use e.g. --window 100ms"));
     }
     Ok(())
-}
-
-/// What one thread did inside the counted window: calls counted, the span
-/// they took (from the first counted call's start to the start of the call
-/// that found the window over), and whether every call validated.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Window {
-    pub calls: u64,
-    pub span_ns: u64,
-    pub ok: bool,
-}
-
-/// Calls `work(i)` back to back until the clock reaches `end_ns`, waiting
-/// `delay_ns` (read on `clock`) after each call; counts the calls that
-/// start at or after `count_from_ns`. Both the chaser (no delay) and the
-/// loaders run through this loop, so a fake clock gives exact counts.
-pub fn repeat_until(
-    clock: &dyn Clock,
-    delay_ns: u64,
-    count_from_ns: u64,
-    end_ns: u64,
-    mut work: impl FnMut(u64) -> bool,
-) -> Window {
-    let mut w = Window { ok: true, ..Window::default() };
-    let mut first = None;
-    for i in 0.. {
-        let t0 = clock.now_ns();
-        if t0 >= end_ns {
-            w.span_ns = first.map_or(0, |f| t0 - f);
-            break;
-        }
-        w.ok &= work(i);
-        if t0 >= count_from_ns {
-            w.calls += 1;
-            first.get_or_insert(t0);
-        }
-        if delay_ns > 0 {
-            let until = clock.now_ns() + delay_ns;
-            while clock.now_ns() < until {
-                std::hint::spin_loop();
-            }
-        }
-    }
-    w
 }
 
 /// One loader's blocks: its slice of the loader arrays, cut in blocks it
@@ -503,39 +460,6 @@ impl crate::model::Redraw for Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::timing::FakeClock;
-
-    /// On a clock that advances 100 ns per read, the loop's counts are
-    /// exact: a call costs one read, a delay one read plus the reads that
-    /// reach it; so the blocks counted, and the bandwidth, fall as the
-    /// delay grows.
-    #[test]
-    fn the_loader_obeys_its_delay_on_a_fake_clock() {
-        let mut bandwidths = Vec::new();
-        for (delay, calls, span) in [(0u64, 99u64, 9_900u64), (100, 33, 9_900), (1_000, 9, 10_800), (5_000, 2, 10_400)]
-        {
-            let clock = FakeClock::stepping(vec![100]);
-            let mut ran = 0;
-            let w = repeat_until(&clock, delay, 0, 10_000, |_| {
-                ran += 1;
-                true
-            });
-            assert_eq!((w.calls, w.span_ns), (calls, span), "delay {delay}");
-            assert_eq!(ran, calls, "every call before the end counted (counting from 0)");
-            bandwidths.push(w.calls as f64 * 16384.0 / (w.span_ns as f64 * 1e-9));
-        }
-        assert!(bandwidths.windows(2).all(|b| b[1] < b[0]), "{bandwidths:?}");
-    }
-
-    #[test]
-    fn only_calls_inside_the_window_count() {
-        let clock = FakeClock::stepping(vec![100]);
-        let w = repeat_until(&clock, 0, 5_000, 10_000, |_| true);
-        // starts at 100, 200, … 9900: those from 5000 on are counted.
-        assert_eq!((w.calls, w.span_ns), (50, 5_000));
-        let clock = FakeClock::stepping(vec![100]);
-        assert!(!repeat_until(&clock, 0, 0, 1_000, |i| i != 3).ok, "a failed call makes the window invalid");
-    }
 
     /// For real: a read loader with a long delay moves fewer bytes than one
     /// without (each run alone, one CPU, a 1 MiB array).

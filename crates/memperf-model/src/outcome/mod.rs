@@ -25,6 +25,7 @@ macro_rules! experiments {
                 bandwidth: Bandwidth = "bandwidth",
                 latency: Latency = "latency",
                 loaded_latency: LoadedLatency = "loaded-latency",
+                curves: Curves = "curves",
                 numa: Numa = "numa",
                 tlb: Tlb = "tlb",
                 working_set: WorkingSet = "working-set",

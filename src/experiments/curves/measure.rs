@@ -1,0 +1,235 @@
+//! The measuring of `curves`: each mix's pauses found by probes, its
+//! points measured through the scheduler, and the two second looks.
+
+use super::traffic::{bus_bytes_per_block, one_run, Figures, Traffic, LINE};
+use super::params::Params;
+use super::traffic::Chaser;
+use super::{analysis, search};
+use crate::experiments::stream_arrays::Array;
+use crate::experiments::Bench;
+use crate::model::outcome::curves::{Consistency, Curve, Mix, Point};
+use crate::timing::{Summary, Team};
+use std::sync::Mutex;
+use crate::error::Result;
+use crate::kernels::chase::chase_kernel;
+use crate::kernels::{stream_kernel, StreamShape};
+use crate::model::Caution;
+use crate::timing::schedule::{self, Plan, Ran, Step, Variant};
+use std::cell::RefCell;
+
+/// What the run holds while it measures.
+pub struct Rig<'a> {
+    pub team: Team,
+    pub chaser: Mutex<Chaser>,
+    pub array: Array,
+    pub pause_ns_per_iteration: f64,
+    pub ctx: &'a Bench<'a>,
+    pub p: &'a Params,
+}
+
+/// Every mix's curve, in the order given.
+pub fn all(rig: &Rig) -> Result<Vec<Curve>> {
+    rig.p.mixes.iter().map(|&mix| one_mix(rig, mix)).collect()
+}
+
+/// Pause iterations for a pause of `ns`.
+fn iterations(rig: &Rig, ns: Option<u64>) -> Option<u64> {
+    ns.map(|ns| (ns as f64 / rig.pause_ns_per_iteration).round() as u64)
+}
+
+/// Bus bytes per second of one run: the traffic's blocks and the chaser's lines.
+fn bus_bytes_per_s(f: &Figures, block_bus: f64) -> f64 {
+    f.blocks_per_s * block_bus + if f.latency_ns > 0.0 { LINE as f64 / (f.latency_ns * 1e-9) } else { 0.0 }
+}
+
+fn one_mix(rig: &Rig, mix: Mix) -> Result<Curve> {
+    let p = rig.p;
+    let threads = rig.team.threads() - 1;
+    let traffic = Traffic::for_mix(&rig.array, mix, threads, p.block_bytes.0)?;
+    let block_bus = bus_bytes_per_block(mix, p.block_bytes.0);
+    let aim = search::Aim {
+        points: p.points,
+        max_gap: p.max_gap,
+        max_probes: p.max_probes(),
+        block_bus_bytes: block_bus * threads as f64,
+    };
+    rig.ctx.progress.start(&format!("curves {mix} (finding rates)"), aim.max_probes as u64);
+    let probes = search::pauses(aim, |pause| {
+        rig.ctx.check_interrupt()?;
+        rig.ctx.progress.advance(1);
+        let f = one_run(&rig.team, rig.ctx.clock, (p.warm_s, p.probe_s), iterations(rig, pause), &rig.chaser, &traffic);
+        Ok(bus_bytes_per_s(&f, block_bus))
+    })?;
+    rig.ctx.progress.finish();
+    let pauses: Vec<Option<u64>> = probes.iter().map(|q| q.pause_ns).collect();
+    let samples = scheduled(rig, mix, &pauses, &traffic)?;
+    let mut points: Vec<_> = pauses.iter().zip(&samples).map(|(&d, s)| point(p, mix, threads, d, s)).collect();
+    // The probes were short: where the measured medians still leave a gap,
+    // the pauses that split it are measured too (twice at most).
+    for _ in 0..2 {
+        let seen: Vec<search::Probe> =
+            points.iter().map(|q| search::Probe { pause_ns: q.pause_ns, bytes_per_s: q.bytes_per_s.median }).collect();
+        let more: Vec<Option<u64>> = search::splits(&seen, p.max_gap).into_iter().map(Some).collect();
+        if more.is_empty() || points.len() >= aim.max_probes {
+            break;
+        }
+        let samples = scheduled(rig, mix, &more, &traffic)?;
+        points.extend(more.iter().zip(&samples).map(|(&d, s)| point(p, mix, threads, d, s)));
+    }
+    Ok(analysis::curve(mix, points))
+}
+
+/// Every pause through the scheduler: once untimed, then once per
+/// repetition, in an order shuffled anew each repetition.
+fn scheduled(rig: &Rig, mix: Mix, pauses: &[Option<u64>], traffic: &[Traffic]) -> Result<Vec<Vec<Figures>>> {
+    let p = rig.p;
+    let window_ns = ((p.warm_s + p.window_s) * 1e9) as u64;
+    let kept: Vec<RefCell<Vec<Figures>>> = pauses.iter().map(|_| RefCell::new(Vec::new())).collect();
+    let run = |pause: Option<u64>| {
+        one_run(&rig.team, rig.ctx.clock, (p.warm_s, p.window_s), iterations(rig, pause), &rig.chaser, traffic)
+    };
+    let mut variants: Vec<Variant> = pauses
+        .iter()
+        .zip(&kept)
+        .map(|(&pause, kept)| {
+            Box::new(move |step: Step| match step {
+                Step::WarmUp => Ran::valid(run(pause).ok),
+                Step::Calibrate(_) => Ran::valid(true),
+                Step::Run(_) => {
+                    let f = run(pause);
+                    kept.borrow_mut().push(f);
+                    rig.ctx.progress.advance(1);
+                    Ran::timed(f.ok, window_ns)
+                }
+            }) as Variant
+        })
+        .collect();
+    let mut plan = Plan::new(p.repetitions, p.window_s);
+    plan.seed = p.seed ^ mix.reads as u64;
+    plan.max_iters = 1;
+    rig.ctx.progress.start(&format!("curves {mix}"), (p.repetitions * pauses.len()) as u64);
+    schedule::measure(&plan, rig.ctx.clock, &mut variants, &mut || rig.ctx.check_interrupt())?;
+    rig.ctx.progress.finish();
+    drop(variants);
+    Ok(kept.into_iter().map(RefCell::into_inner).collect())
+}
+
+/// Within this of its second look, a figure holds.
+const TOLERANCE: f64 = 0.10;
+
+/// The two second looks, each against the all-reads mix (else the first):
+/// the chase alone, timed plainly on the chaser's CPU, against its idle
+/// point; and the traffic threads reading their arrays at full speed,
+/// timed plainly, against the traffic of its saturated point.
+pub fn second_looks(rig: &Rig, curves: &[Curve]) -> Result<Vec<Consistency>> {
+    let Some(c) = curves.iter().find(|c| c.mix.writes == 0).or(curves.first()) else { return Ok(Vec::new()) };
+    let mut out = vec![compare(
+        rig,
+        format!("the {} mix's idle latency against the chase alone (the latency kernel, same cycle and pages)", c.mix),
+        c.idle_latency_ns.0,
+        chase_alone(rig, c.idle_latency_ns.0),
+    )];
+    if c.mix.writes == 0 {
+        let top = c.points.iter().max_by(|a, b| a.bytes_per_s.median.total_cmp(&b.bytes_per_s.median));
+        if let Some(top) = top.filter(|t| t.pause_ns.is_some()) {
+            let traffic = top.bytes_per_s.median - LINE as f64 / (top.latency_ns.median * 1e-9);
+            out.push(compare(
+                rig,
+                format!("the {} mix's saturated traffic against bandwidth's read (simd) on the same CPUs", c.mix),
+                traffic,
+                read_alone(rig)?,
+            ));
+        }
+    }
+    Ok(out)
+}
+
+fn compare(rig: &Rig, what: String, curves: f64, reference: f64) -> Consistency {
+    let ratio = curves / reference;
+    let holds = (ratio - 1.0).abs() <= TOLERANCE;
+    if !holds {
+        rig.ctx.warn(Caution::SecondLookDisagrees {
+            experiment: "curves",
+            what: what.clone(),
+            ratio,
+            tolerance: TOLERANCE,
+        });
+    }
+    Consistency { what, curves, reference, ratio, tolerance: TOLERANCE, holds }
+}
+
+/// ns per load of the chase alone on the chaser's CPU: five timed runs of
+/// about 10 ms (sized from `idle_ns`), the median.
+fn chase_alone(rig: &Rig, idle_ns: f64) -> f64 {
+    let k1 = chase_kernel(1).expect("one chain");
+    let loads = ((10e6 / idle_ns.max(1.0)) as u64).clamp(1_000, 50_000_000);
+    let clock = rig.ctx.clock;
+    let run = rig.team.run(clock, |t| {
+        if t != 0 {
+            return Vec::new();
+        }
+        let mut c = rig.chaser.lock().unwrap_or_else(|e| e.into_inner());
+        (0..5)
+            .map(|_| {
+                let t0 = clock.now_ns();
+                // SAFETY: the chase's buffer outlives the run.
+                let ok = unsafe { c.0.run(k1, loads) };
+                let dt = clock.now_ns() - t0;
+                if ok {
+                    dt as f64 / loads as f64
+                } else {
+                    f64::NAN
+                }
+            })
+            .collect()
+    });
+    median(run.results.into_iter().flatten().collect())
+}
+
+/// Bytes per second the traffic threads read together, each summing its
+/// whole read slice three times at full speed (timed by the team run).
+fn read_alone(rig: &Rig) -> Result<f64> {
+    let (kernel, _) = stream_kernel(StreamShape::Simd, None)?;
+    let slices = rig.array.part_slices(0, rig.team.threads() - 1);
+    let run = rig.team.run(rig.ctx.clock, |t| {
+        if t == 0 {
+            return 0usize;
+        }
+        let s = &slices[t - 1];
+        // SAFETY: the slice lies inside the traffic array, alive for the run.
+        std::hint::black_box(unsafe { kernel(3, s) });
+        s.len * 8 * 3
+    });
+    let bytes: usize = run.results.iter().sum();
+    Ok(bytes as f64 / (run.elapsed_ns.max(1) as f64 * 1e-9))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.retain(|x| x.is_finite());
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// A point's figures from its repetitions of (latency, traffic blocks/s, ok).
+fn point(p: &Params, mix: Mix, cores: usize, pause_ns: Option<u64>, samples: &[Figures]) -> Point {
+    let block_bus = bus_bytes_per_block(mix, p.block_bytes.0);
+    let lat: Vec<f64> = samples.iter().map(|s| s.latency_ns).filter(|x| x.is_finite() && *x > 0.0).collect();
+    let bw: Vec<f64> = samples
+        .iter()
+        .map(|s| s.blocks_per_s * block_bus + if s.latency_ns > 0.0 { LINE as f64 / (s.latency_ns * 1e-9) } else { 0.0 })
+        .collect();
+    let latency_ns = Summary::of(&lat).unwrap_or_else(|| Summary::of(&[f64::NAN]).expect("one value"));
+    let blocks = Summary::of(&samples.iter().map(|s| s.blocks_per_s).collect::<Vec<_>>()).expect("a repetition");
+    let (lines, why) = analysis::per_core(blocks.median * block_bus, cores, latency_ns.median);
+    Point {
+        pause_ns,
+        bytes_per_s: Summary::of(&bw).expect("a repetition"),
+        samples_bytes_per_s: bw,
+        samples_latency_ns: lat,
+        latency_ns,
+        traffic_program_bytes_per_s: blocks.median * p.block_bytes.0 as f64,
+        lines_in_flight_per_core: lines,
+        not_claimed: why,
+        valid: samples.iter().all(|s| s.ok && s.latency_ns.is_finite()),
+    }
+}

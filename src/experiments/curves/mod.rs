@@ -1,0 +1,204 @@
+//! `memperf curves`: one bandwidth–latency curve per read:write mix, from
+//! idle to saturation (the family Mess draws, in minutes). One CPU chases a
+//! random cycle of lines beyond the last cache level (the `latency`
+//! kernel, huge pages); every other CPU runs traffic: read and write blocks
+//! of the existing kernels in the mix's ratio, with a calibrated pause
+//! after each block setting the rate.
+//!
+//! The pauses are found per mix ([`search`]): idle, saturation, the pauses
+//! the traffic model predicts for evenly spaced bandwidths, then bisection
+//! until no two neighbours lie further apart than the allowed gap. The
+//! chosen points are then measured through `timing::schedule`: each once
+//! untimed, then once per repetition in an order shuffled anew each time.
+//! Bandwidth is bus traffic: the kernels' reads and writes, the read of
+//! each line an ordinary store writes (write-allocate), and the chaser's
+//! lines. Two second looks are made in the same run: the chase alone,
+//! timed plainly, against the all-reads mix's idle point, and the traffic
+//! threads reading at full speed, timed plainly, against its saturation.
+
+pub mod analysis;
+pub mod measure;
+pub mod options;
+pub mod params;
+pub mod search;
+pub mod traffic;
+
+pub use options::Options;
+pub use params::{preset_mixes, Params};
+
+use super::estimate::Rates;
+use super::stream_arrays::Array;
+use super::{Bench, Experiment, Preset};
+use crate::error::Result;
+use crate::kernels::chase::{visit_order, Chase};
+use crate::memory::{Buffer, PagePolicy};
+pub use crate::model::outcome::curves::*;
+use crate::model::Caution;
+use crate::timing::Team;
+use crate::units::Bytes;
+use std::sync::Mutex;
+use traffic::{Chaser, LINE};
+
+/// Seconds the experiment takes: the chase and the traffic array mapped
+/// and filled, the cycle built, the second looks; then per mix its probes
+/// and every point once untimed and once per repetition.
+pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64 {
+    if crate::timing::team::allowed_cpus().len() < 2 {
+        return r.fault_s(p.chase_bytes, p.pages) + r.link_s(p.chase_bytes.0 / LINE);
+    }
+    let setup = r.fault_s(p.chase_bytes, p.pages)
+        + r.link_s(p.chase_bytes.0 / LINE)
+        + r.fault_s(Bytes(2 * p.traffic_bytes.0), PagePolicy::Small)
+        + 2.0 * p.traffic_bytes.0 as f64 / r.read_bps(1)
+        + SECOND_LOOK_S;
+    // Probes: about one and a half times the points; points: a few more
+    // than asked where gaps are split.
+    let probes = 1.5 * p.points as f64 * (p.warm_s + p.probe_s);
+    let points = (p.points + 2) as f64 * (1 + p.repetitions) as f64 * (p.warm_s + p.window_s);
+    setup + p.mixes.len() as f64 * (probes + points)
+}
+
+/// Seconds of the two second looks and the pause calibration.
+const SECOND_LOOK_S: f64 = 0.3;
+
+pub struct Curves;
+
+impl Experiment for Curves {
+    const NAME: &'static str = "curves";
+    type Params = Params;
+    type Outcome = Outcome;
+
+    fn preset(preset: Preset, machine: &crate::machine::Fingerprint) -> Params {
+        Params::preset(preset, machine)
+    }
+    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &Rates) -> f64 {
+        estimate_s(p, m, r)
+    }
+    fn check(p: &Params) -> Result<()> {
+        params::check(p)
+    }
+    fn needs_levels(_: &Params) -> bool {
+        true
+    }
+    fn pages_matter(p: &Params) -> bool {
+        p.pages.uses_hugetlb_pool()
+    }
+    fn mapped(p: &Params) -> Vec<(PagePolicy, u64)> {
+        vec![(p.pages, p.chase_bytes.round_up(p.pages.page_size().0).0)]
+    }
+    /// Down to two repetitions, then shorter windows (never fewer points
+    /// or mixes: a curve needs its points).
+    fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
+        use super::fit::{fewer, step};
+        fewer(&mut p.repetitions, 2, 1)
+            || step(p.window_s > 0.008, || {
+                p.window_s /= 2.0;
+                p.warm_s = p.window_s / 4.0;
+                p.probe_s = p.window_s / 2.0;
+            })
+    }
+    fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
+        run(p, ctx)
+    }
+}
+
+fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
+    params::check(p)?;
+    let cpus = crate::timing::team::allowed_cpus().len();
+    let mut buffer = Buffer::new(p.pages, p.chase_bytes)?;
+    if cpus < 2 {
+        ctx.warn(Caution::VariantUnavailable {
+            experiment: "curves",
+            variant: "every curve".into(),
+            message: "not measured — curves need 2 CPUs: this process may use one, so no CPU is left for traffic"
+                .into(),
+            fix: Some("run where the process may use two CPUs or more (taskset, cgroup cpuset)".into()),
+        });
+        return Ok(not_measured(p, &buffer, cpus));
+    }
+    let team = Team::new(cpus)?;
+    let lines = buffer.len() / LINE as usize;
+    // SAFETY: slot s is the line at s × 64 inside the buffer, which outlives the chase.
+    let chase = unsafe { Chase::new(buffer.as_ptr() as *mut u8, visit_order(lines, None, p.seed), |s| s * 64, 1) };
+    let array = Array::new(PagePolicy::Small, p.traffic_bytes, 2, &team, 1, ctx.clock)?;
+    let pause_ns_per_iteration = crate::timing::window::pause_ns_per_iteration(ctx.clock, 20_000_000);
+    let rig = measure::Rig { team, chaser: Mutex::new(Chaser(chase)), array, pause_ns_per_iteration, ctx, p };
+    let curves = measure::all(&rig)?;
+    let consistency = measure::second_looks(&rig, &curves)?;
+    buffer.read_back();
+    Ok(outcome(&rig, buffer.backing().clone(), curves, consistency))
+}
+
+
+/// The outcome of a run that measured no curve.
+fn not_measured(p: &Params, buffer: &Buffer, cpus: usize) -> Outcome {
+    Outcome {
+        chaser_cpu: crate::timing::team::allowed_cpus().first().copied().unwrap_or(0),
+        traffic_cpus: Vec::new(),
+        not_measured: Some(format!("not measured — curves need 2 CPUs, and this process may use {cpus}")),
+        chase_bytes: p.chase_bytes.0,
+        chase_backing: buffer.backing().clone(),
+        traffic_bytes: p.traffic_bytes.0,
+        block_bytes: p.block_bytes.0,
+        traffic_isa: String::new(),
+        pause_ns_per_iteration: 0.0,
+        counted_traffic: COUNTED.into(),
+        curves: Vec::new(),
+        writes_cost: Vec::new(),
+        consistency: Vec::new(),
+        seed: p.seed,
+        valid: true,
+    }
+}
+
+/// What the memory controllers counted: no uncore PMU is read yet.
+const COUNTED: &str = "not measured — no uncore PMU";
+
+fn outcome(rig: &measure::Rig, chase_backing: crate::memory::Backing, curves: Vec<Curve>, cons: Vec<Consistency>) -> Outcome {
+    let isa = crate::kernels::stream_kernel(crate::kernels::StreamShape::Simd, None).map(|k| k.1.isa).unwrap_or_default();
+    Outcome {
+        chaser_cpu: rig.team.cpus()[0],
+        traffic_cpus: rig.team.cpus()[1..].to_vec(),
+        not_measured: None,
+        chase_bytes: rig.p.chase_bytes.0,
+        chase_backing,
+        traffic_bytes: rig.p.traffic_bytes.0,
+        block_bytes: rig.p.block_bytes.0,
+        traffic_isa: isa,
+        pause_ns_per_iteration: rig.pause_ns_per_iteration,
+        counted_traffic: COUNTED.into(),
+        writes_cost: analysis::writes_cost(&curves),
+        valid: curves.iter().all(|c| c.valid),
+        curves,
+        consistency: cons,
+        seed: rig.p.seed,
+    }
+}
+
+impl crate::model::Redraw for Outcome {
+    /// `report --reanalyze`: each curve's ends, knee, fold-backs and gap,
+    /// and what writes cost, drawn again from the stored points.
+    fn reanalyse(&mut self, _: &crate::machine::Fingerprint, _: Option<f64>) -> Vec<&'static str> {
+        for c in self.curves.iter_mut() {
+            *c = analysis::curve(c.mix, std::mem::take(&mut c.points));
+        }
+        self.writes_cost = analysis::writes_cost(&self.curves);
+        vec!["curves", "writes_cost"]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_presets_hold_the_mixes_the_issue_names() {
+        let names = |p: Preset| preset_mixes(p).iter().map(|m| m.to_string()).collect::<Vec<_>>();
+        assert_eq!(names(Preset::Quick), ["100:0", "3:1", "1:1", "0:100nt"]);
+        let full = names(Preset::Full);
+        assert_eq!(full.len(), 14);
+        for m in ["100:0", "90:10", "50:50", "0:100", "2:1", "3:1", "0:100nt"] {
+            assert!(full.contains(&m.to_string()), "{m} in {full:?}");
+        }
+    }
+}
