@@ -45,9 +45,11 @@ fn the_quick_family_has_four_mixes_each_from_idle_to_saturation() {
         assert!(c["saturated_bytes_per_s"].as_f64().unwrap() > bw[0], "traffic adds bandwidth to the idle chase");
         assert!(["found", "none-below-saturation"].contains(&c["knee"]["kind"].as_str().unwrap()), "{}", c["knee"]);
     }
-    // The second looks: the idle chase, and the read traffic at saturation.
+    // The second looks: the idle chase, the read traffic at saturation
+    // against a plain read, and against itself at the run's end (drift).
     let checks = out["consistency"].as_array().unwrap();
-    assert_eq!(checks.len(), 2, "{checks:?}");
+    assert_eq!(checks.len(), 3, "{checks:?}");
+    assert!(out["host_read_bytes_per_s"].as_f64().unwrap() > 0.0);
     assert!(checks.iter().all(|c| c["ratio"].as_f64().unwrap().is_finite()));
     assert_eq!(out["writes_cost"].as_array().unwrap().len(), 3, "3:1, 1:1 and 0:100nt against 100:0");
     assert_eq!(out["counted_traffic"], "not measured — no uncore PMU");

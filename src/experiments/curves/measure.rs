@@ -119,8 +119,10 @@ const TOLERANCE: f64 = 0.10;
 
 /// The two second looks, each against the all-reads mix (else the first):
 /// the chase alone, timed plainly on the chaser's CPU, against its idle
-/// point; and the traffic threads reading their arrays at full speed,
-/// timed plainly, against the traffic of its saturated point.
+/// point; and, where the all-reads mix was measured, its traffic at full
+/// speed against bandwidth's read (whole slices of the simd kernel, no
+/// blocks, pauses or clock reads) on the same CPUs with the chase beside
+/// it, the two alternated five times so the host's drift hits both.
 pub fn second_looks(rig: &Rig, curves: &[Curve]) -> Result<Vec<Consistency>> {
     let Some(c) = curves.iter().find(|c| c.mix.writes == 0).or(curves.first()) else { return Ok(Vec::new()) };
     let mut out = vec![compare(
@@ -130,18 +132,48 @@ pub fn second_looks(rig: &Rig, curves: &[Curve]) -> Result<Vec<Consistency>> {
         chase_alone(rig, c.idle_latency_ns.0),
     )];
     if c.mix.writes == 0 {
-        let top = c.points.iter().max_by(|a, b| a.bytes_per_s.median.total_cmp(&b.bytes_per_s.median));
-        if let Some(top) = top.filter(|t| t.pause_ns.is_some()) {
-            let traffic = top.bytes_per_s.median - LINE as f64 / (top.latency_ns.median * 1e-9);
+        let (traffic, read) = saturated_against_read(rig, c.mix)?;
+        out.push(compare(
+            rig,
+            format!(
+                "the {} mix's traffic at full speed against bandwidth's read (simd, whole slices) on the same CPUs, \
+                 the chase beside both",
+                c.mix
+            ),
+            traffic,
+            read,
+        ));
+        // The same traffic, in the curve and again now: the host's drift
+        // over the run.
+        if let Some(sat) = c.points.iter().find(|q| q.pause_ns == Some(0)) {
+            let then = sat.bytes_per_s.median - LINE as f64 / (sat.latency_ns.median * 1e-9);
             out.push(compare(
                 rig,
-                format!("the {} mix's saturated traffic against bandwidth's read (simd) on the same CPUs", c.mix),
+                format!("the {} mix's traffic at full speed in its curve against the same traffic at the run's end", c.mix),
+                then,
                 traffic,
-                read_alone(rig)?,
             ));
         }
     }
     Ok(out)
+}
+
+/// Five alternated pairs: the mix's traffic with no pause (its bus bytes
+/// per second, the chaser's left out) and [`read_beside_chase`]; the
+/// medians of each.
+fn saturated_against_read(rig: &Rig, mix: Mix) -> Result<(f64, f64)> {
+    let p = rig.p;
+    let threads = rig.team.threads() - 1;
+    let traffic = Traffic::for_mix(&rig.array, mix, threads, p.block_bytes.0)?;
+    let block_bus = bus_bytes_per_block(mix, p.block_bytes.0);
+    let (mut blocks, mut reads) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        rig.ctx.check_interrupt()?;
+        let f = one_run(&rig.team, rig.ctx.clock, (p.warm_s, p.window_s), Some(0), &rig.chaser, &traffic);
+        blocks.push(f.blocks_per_s * block_bus);
+        reads.push(read_beside_chase(rig)?);
+    }
+    Ok((median(blocks), median(reads)))
 }
 
 fn compare(rig: &Rig, what: String, curves: f64, reference: f64) -> Consistency {
@@ -187,21 +219,29 @@ fn chase_alone(rig: &Rig, idle_ns: f64) -> f64 {
 }
 
 /// Bytes per second the traffic threads read together, each summing its
-/// whole read slice three times at full speed (timed by the team run).
-fn read_alone(rig: &Rig) -> Result<f64> {
+/// whole read slice twice at full speed (timed by the team run), while the
+/// chaser chases until they are done.
+fn read_beside_chase(rig: &Rig) -> Result<f64> {
     let (kernel, _) = stream_kernel(StreamShape::Simd, None)?;
     let slices = rig.array.part_slices(0, rig.team.threads() - 1);
+    let k1 = chase_kernel(1).expect("one chain");
+    let left = std::sync::atomic::AtomicUsize::new(slices.len());
     let run = rig.team.run(rig.ctx.clock, |t| {
         if t == 0 {
+            let mut c = rig.chaser.lock().unwrap_or_else(|e| e.into_inner());
+            while left.load(std::sync::atomic::Ordering::Relaxed) > 0 {
+                // SAFETY: the chase's buffer outlives the run.
+                unsafe { c.0.run(k1, 512) };
+            }
             return 0usize;
         }
         let s = &slices[t - 1];
         // SAFETY: the slice lies inside the traffic array, alive for the run.
-        std::hint::black_box(unsafe { kernel(3, s) });
-        s.len * 8 * 3
+        std::hint::black_box(unsafe { kernel(2, s) });
+        left.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        s.len * 8 * 2
     });
-    let bytes: usize = run.results.iter().sum();
-    Ok(bytes as f64 / (run.elapsed_ns.max(1) as f64 * 1e-9))
+    Ok(run.results.iter().sum::<usize>() as f64 / (run.elapsed_ns.max(1) as f64 * 1e-9))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {

@@ -146,6 +146,7 @@ fn not_measured(p: &Params, buffer: &Buffer, cpus: usize) -> Outcome {
         curves: Vec::new(),
         writes_cost: Vec::new(),
         consistency: Vec::new(),
+        host_read_bytes_per_s: None,
         seed: p.seed,
         valid: true,
     }
@@ -170,6 +171,7 @@ fn outcome(rig: &measure::Rig, chase_backing: crate::memory::Backing, curves: Ve
         writes_cost: analysis::writes_cost(&curves),
         valid: curves.iter().all(|c| c.valid),
         curves,
+        host_read_bytes_per_s: cons.iter().find(|c| c.what.contains("bandwidth's read")).map(|c| c.reference),
         consistency: cons,
         seed: rig.p.seed,
     }

@@ -62,7 +62,7 @@ impl Params {
             chase_bytes: size,
             traffic_bytes: size,
             pages: PagePolicy::Thp,
-            block_bytes: Bytes(32768),
+            block_bytes: Bytes(65536),
             repetitions,
             warm_s: window_s / 4.0,
             window_s,

@@ -40,7 +40,23 @@ fn curves_text(o: &Outcome) -> String {
     out.push_str(&format!("memory-controller counters: {}\n", o.counted_traffic));
     out.push_str(&writes_cost_text(&o.writes_cost));
     out.push_str(&consistency_text(&o.consistency));
+    out.push_str(&against_host_text(o));
     out
+}
+
+/// Each curve's saturation as a fraction of this run's plain read: the
+/// figure to compare between runs where the host's bandwidth moves.
+fn against_host_text(o: &Outcome) -> String {
+    let Some(read) = o.host_read_bytes_per_s else { return String::new() };
+    let parts: Vec<String> =
+        o.curves.iter().map(|c| format!("{} {:.0}%", c.mix, 100.0 * c.saturated_bytes_per_s / read)).collect();
+    format!(
+        "against this run's plain read ({} GB/s on the traffic CPUs, measured after the curves), saturation \
+         reaches: {} (where the host's own bandwidth moves between runs, these fractions move less than the GB/s; \
+         where it moved within this run, the second look above says so)\n",
+        gbps(read),
+        parts.join(", ")
+    )
 }
 
 fn curve_text(c: &Curve) -> String {
@@ -193,6 +209,17 @@ fn curves_metrics(o: &Outcome) -> Vec<Headline> {
             c.saturated_bytes_per_s / 1e9,
             true,
         ));
+        if let Some(read) = o.host_read_bytes_per_s {
+            out.push(headline(
+                &format!("curves.saturated_of_read.{}", id_part(&mix)),
+                &labels,
+                format!("curves {mix} saturation / this run's read"),
+                Unit::Other("ratio".into()),
+                vec![c.saturated_bytes_per_s / read],
+                c.saturated_bytes_per_s / read,
+                true,
+            ));
+        }
         if let Knee::Found { bytes_per_s, .. } = c.knee {
             out.push(headline(
                 &format!("curves.knee.{}", id_part(&mix)),
