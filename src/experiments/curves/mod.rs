@@ -192,6 +192,52 @@ impl crate::model::Redraw for Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Redraw;
+    use analysis::tests::point;
+
+    /// `report --reanalyze` draws the knee, the ends and writes' cost again
+    /// from the stored points: a knee edited away comes back.
+    #[test]
+    fn reanalysis_redraws_each_curve_from_its_points() {
+        let reads = vec![point(None, 100.0, 1.0), point(Some(800), 120.0, 5.0), point(Some(0), 300.0, 15.0)];
+        let writes = vec![point(None, 100.0, 1.0), point(Some(0), 150.0, 12.0)];
+        let backing = crate::memory::Backing {
+            requested: PagePolicy::Thp,
+            size_bytes: Bytes(64 << 20),
+            page_size_bytes: None,
+            huge_bytes: None,
+            huge_fraction: None,
+        };
+        let mut o = Outcome {
+            chaser_cpu: 0,
+            traffic_cpus: vec![1],
+            not_measured: None,
+            chase_bytes: 64 << 20,
+            chase_backing: backing,
+            traffic_bytes: 64 << 20,
+            block_bytes: 65536,
+            traffic_isa: "avx2".into(),
+            pause_ns_per_iteration: 0.3,
+            counted_traffic: COUNTED.into(),
+            curves: vec![
+                analysis::curve(Mix::new(1, 0, false), reads),
+                analysis::curve(Mix::new(0, 1, true), writes),
+            ],
+            writes_cost: Vec::new(),
+            consistency: Vec::new(),
+            host_read_bytes_per_s: None,
+            seed: 1,
+            valid: true,
+        };
+        let knee = o.curves[0].knee.clone();
+        assert!(matches!(knee, Knee::Found { .. }));
+        o.curves[0].knee = Knee::NoneBelowSaturation { highest_latency_ratio: 0.0 };
+        o.curves[0].saturated_bytes_per_s = 0.0;
+        assert_eq!(o.reanalyse(&crate::machine::collect(), None), ["curves", "writes_cost"]);
+        assert_eq!(o.curves[0].knee, knee);
+        assert_eq!(o.curves[0].saturated_bytes_per_s, 15e9);
+        assert_eq!(o.writes_cost[0].saturated_fraction, 0.8);
+    }
 
     #[test]
     fn the_presets_hold_the_mixes_the_issue_names() {
