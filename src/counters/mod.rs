@@ -7,6 +7,7 @@
 //! [`CounterStatus::Unavailable`] with its reason, never a zero.
 
 pub mod events;
+pub mod memory_traffic;
 pub mod metrics;
 pub mod sanity;
 

@@ -121,6 +121,7 @@ pub(crate) mod tests {
             samples_bytes_per_s: vec![gbps * 1e9],
             bytes_per_s: Summary::of(&[gbps * 1e9]).unwrap(),
             traffic_program_bytes_per_s: gbps * 1e9,
+            counted_bytes_per_s: None,
             lines_in_flight_per_core: None,
             not_claimed: None,
             valid: true,

@@ -10,6 +10,7 @@ use crate::experiments::Bench;
 use crate::model::outcome::curves::{Consistency, Curve, Mix, Point};
 use crate::timing::{Summary, Team};
 use std::sync::Mutex;
+use crate::counters::memory_traffic::MemoryTraffic;
 use crate::error::Result;
 use crate::kernels::chase::chase_kernel;
 use crate::kernels::{stream_kernel, StreamShape};
@@ -23,6 +24,8 @@ pub struct Rig<'a> {
     pub chaser: Mutex<Chaser>,
     pub array: Array,
     pub pause_ns_per_iteration: f64,
+    /// The memory controllers' counters, where they could be opened.
+    pub memory: Mutex<Option<MemoryTraffic>>,
     pub ctx: &'a Bench<'a>,
     pub p: &'a Params,
 }
@@ -57,7 +60,7 @@ fn one_mix(rig: &Rig, mix: Mix) -> Result<Curve> {
     let probes = search::pauses(aim, |pause| {
         rig.ctx.check_interrupt()?;
         rig.ctx.progress.advance(1);
-        let f = one_run(&rig.team, rig.ctx.clock, (p.warm_s, p.probe_s), iterations(rig, pause), &rig.chaser, &traffic);
+        let f = one_run(&rig.team, rig.ctx.clock, (p.warm_s, p.probe_s), iterations(rig, pause), &rig.chaser, &traffic, &rig.memory);
         Ok(bus_bytes_per_s(&f, block_bus))
     })?;
     rig.ctx.progress.finish();
@@ -86,7 +89,7 @@ fn scheduled(rig: &Rig, mix: Mix, pauses: &[Option<u64>], traffic: &[Traffic]) -
     let window_ns = ((p.warm_s + p.window_s) * 1e9) as u64;
     let kept: Vec<RefCell<Vec<Figures>>> = pauses.iter().map(|_| RefCell::new(Vec::new())).collect();
     let run = |pause: Option<u64>| {
-        one_run(&rig.team, rig.ctx.clock, (p.warm_s, p.window_s), iterations(rig, pause), &rig.chaser, traffic)
+        one_run(&rig.team, rig.ctx.clock, (p.warm_s, p.window_s), iterations(rig, pause), &rig.chaser, traffic, &rig.memory)
     };
     let mut variants: Vec<Variant> = pauses
         .iter()
@@ -169,7 +172,7 @@ fn saturated_against_read(rig: &Rig, mix: Mix) -> Result<(f64, f64)> {
     let (mut blocks, mut reads) = (Vec::new(), Vec::new());
     for _ in 0..5 {
         rig.ctx.check_interrupt()?;
-        let f = one_run(&rig.team, rig.ctx.clock, (p.warm_s, p.window_s), Some(0), &rig.chaser, &traffic);
+        let f = one_run(&rig.team, rig.ctx.clock, (p.warm_s, p.window_s), Some(0), &rig.chaser, &traffic, &rig.memory);
         blocks.push(f.blocks_per_s * block_bus);
         reads.push(read_beside_chase(rig)?);
     }
@@ -261,6 +264,7 @@ fn point(p: &Params, mix: Mix, cores: usize, pause_ns: Option<u64>, samples: &[F
     let latency_ns = Summary::of(&lat).unwrap_or_else(|| Summary::of(&[f64::NAN]).expect("one value"));
     let blocks = Summary::of(&samples.iter().map(|s| s.blocks_per_s).collect::<Vec<_>>()).expect("a repetition");
     let (lines, why) = analysis::per_core(blocks.median * block_bus, cores, latency_ns.median);
+    let counted: Vec<f64> = samples.iter().filter_map(|s| s.counted_bytes_per_s).collect();
     Point {
         pause_ns,
         bytes_per_s: Summary::of(&bw).expect("a repetition"),
@@ -268,6 +272,7 @@ fn point(p: &Params, mix: Mix, cores: usize, pause_ns: Option<u64>, samples: &[F
         samples_latency_ns: lat,
         latency_ns,
         traffic_program_bytes_per_s: blocks.median * p.block_bytes.0 as f64,
+        counted_bytes_per_s: Summary::of(&counted).map(|c| c.median),
         lines_in_flight_per_core: lines,
         not_claimed: why,
         valid: samples.iter().all(|s| s.ok && s.latency_ns.is_finite()),

@@ -29,6 +29,7 @@ pub use params::{preset_mixes, Params};
 use super::estimate::Rates;
 use super::stream_arrays::Array;
 use super::{Bench, Experiment, Preset};
+use crate::counters::memory_traffic::MemoryTraffic;
 use crate::error::Result;
 use crate::kernels::chase::{visit_order, Chase};
 use crate::memory::{Buffer, PagePolicy};
@@ -122,11 +123,27 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     let chase = unsafe { Chase::new(buffer.as_ptr() as *mut u8, visit_order(lines, None, p.seed), |s| s * 64, 1) };
     let array = Array::new(PagePolicy::Small, p.traffic_bytes, 2, &team, 1, ctx.clock)?;
     let pause_ns_per_iteration = crate::timing::window::pause_ns_per_iteration(ctx.clock, 20_000_000);
-    let rig = measure::Rig { team, chaser: Mutex::new(Chaser(chase)), array, pause_ns_per_iteration, ctx, p };
+    let devices = std::path::Path::new("/sys/bus/event_source/devices");
+    let (memory, counted) = match MemoryTraffic::open(devices) {
+        Ok(m) => {
+            let said = format!("counted by {} (cas_count_read + cas_count_write), beside each point", m.pmus.join(", "));
+            (Some(m), said)
+        }
+        Err(why) => (None, why),
+    };
+    let rig = measure::Rig {
+        team,
+        chaser: Mutex::new(Chaser(chase)),
+        array,
+        pause_ns_per_iteration,
+        memory: Mutex::new(memory),
+        ctx,
+        p,
+    };
     let curves = measure::all(&rig)?;
     let consistency = measure::second_looks(&rig, &curves)?;
     buffer.read_back();
-    Ok(outcome(&rig, buffer.backing().clone(), curves, consistency))
+    Ok(Outcome { counted_traffic: counted, ..outcome(&rig, buffer.backing().clone(), curves, consistency) })
 }
 
 
@@ -152,7 +169,7 @@ fn not_measured(p: &Params, buffer: &Buffer, cpus: usize) -> Outcome {
     }
 }
 
-/// What the memory controllers counted: no uncore PMU is read yet.
+/// What the memory controllers counted where no uncore PMU exists.
 const COUNTED: &str = "not measured — no uncore PMU";
 
 fn outcome(rig: &measure::Rig, chase_backing: crate::memory::Backing, curves: Vec<Curve>, cons: Vec<Consistency>) -> Outcome {

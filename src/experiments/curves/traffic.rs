@@ -5,6 +5,7 @@
 //! follows (`timing::window`).
 
 use super::super::stream_arrays::Array;
+use crate::counters::memory_traffic::MemoryTraffic;
 use crate::error::Result;
 use crate::kernels::chase::{chase_kernel, Chase};
 use crate::kernels::{pattern_sum, stream_kernel, StreamArg, StreamKernel, StreamShape};
@@ -118,6 +119,8 @@ impl Traffic {
 pub struct Figures {
     pub latency_ns: f64,
     pub blocks_per_s: f64,
+    /// Bytes per second the memory controllers counted over the run.
+    pub counted_bytes_per_s: Option<f64>,
     pub ok: bool,
 }
 
@@ -131,8 +134,11 @@ pub fn one_run(
     pause: Option<u64>,
     chaser: &Mutex<Chaser>,
     traffic: &[Traffic],
+    memory: &Mutex<Option<MemoryTraffic>>,
 ) -> Figures {
     let k1 = chase_kernel(1).expect("one chain");
+    let mut counters = memory.lock().unwrap_or_else(|e| e.into_inner());
+    let before = counters.as_mut().map(|m| m.bytes());
     let from = clock.now_ns() + (warm_s * 1e9) as u64;
     let end = from + (window_s * 1e9) as u64;
     let run = team.run(clock, |t| {
@@ -147,7 +153,8 @@ pub fn one_run(
             }
         }
     });
-    figures(&run.results)
+    let counted = counters.as_mut().zip(before).map(|(m, b)| (m.bytes() - b) / (run.elapsed_ns.max(1) as f64 * 1e-9));
+    Figures { counted_bytes_per_s: counted, ..figures(&run.results) }
 }
 
 /// The chaser's window (first) and the traffic threads' as figures.
@@ -157,7 +164,7 @@ fn figures(windows: &[Window]) -> Figures {
     let latency_ns = if loads > 0 { chase.span_ns as f64 / loads as f64 } else { f64::NAN };
     let blocks_per_s =
         windows[1..].iter().filter(|w| w.span_ns > 0).map(|w| w.calls as f64 / (w.span_ns as f64 * 1e-9)).sum();
-    Figures { latency_ns, blocks_per_s, ok: windows.iter().all(|w| w.ok) }
+    Figures { latency_ns, blocks_per_s, counted_bytes_per_s: None, ok: windows.iter().all(|w| w.ok) }
 }
 
 #[cfg(test)]

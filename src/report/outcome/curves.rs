@@ -60,9 +60,14 @@ fn against_host_text(o: &Outcome) -> String {
 }
 
 fn curve_text(c: &Curve) -> String {
-    let mut t = Table::new(["pause", "GB/s", "±", "latency ns", "min", "max", "× idle", "lines/core"]);
+    let counted = c.points.iter().any(|q| q.counted_bytes_per_s.is_some());
+    let mut head = vec!["pause", "GB/s", "±", "latency ns", "min", "max", "× idle", "lines/core"];
+    if counted {
+        head.extend(["counted GB/s", "counted / bus"]);
+    }
+    let mut t = Table::new(head);
     for q in &c.points {
-        t.row([
+        let mut row = vec![
             q.pause_ns.map_or_else(|| "idle".into(), |d| format!("{d} ns")),
             gbps(q.bytes_per_s.median),
             gbps(q.bytes_per_s.mad),
@@ -71,7 +76,13 @@ fn curve_text(c: &Curve) -> String {
             format!("{:.1}", q.latency_ns.max),
             format!("×{:.2}", q.latency_ns.median / c.idle_latency_ns.0),
             q.lines_in_flight_per_core.map_or_else(|| "not claimed".into(), |l| format!("{l:.1}")),
-        ]);
+        ];
+        if counted {
+            let k = q.counted_bytes_per_s;
+            row.push(k.map_or_else(|| "-".into(), gbps));
+            row.push(k.map_or_else(|| "-".into(), |k| format!("×{:.2}", k / q.bytes_per_s.median)));
+        }
+        t.row(row);
     }
     let mut out = format!(
         "mix {} (program bytes read:written; {:.0}% of bus bytes are reads): idle {:.1} ns, saturated {} GB/s at \
@@ -253,7 +264,8 @@ fn curves_metrics(o: &Outcome) -> Vec<Headline> {
 fn curves_csv(o: &Outcome) -> String {
     let mut out = String::from(
         "read_pct_rounded,pause,bandwidth_mean,bandwidth_std,rd_percentage_actual_mean,latency_mean,latency_std,\
-         mix,non_temporal,bandwidth_median,latency_median,latency_min,latency_max,lines_in_flight_per_core\n",
+         mix,non_temporal,bandwidth_median,latency_median,latency_min,latency_max,lines_in_flight_per_core,\
+         counted_bandwidth\n",
     );
     for c in &o.curves {
         let read_pct = 100.0 * (1.0 - c.mix.write_share());
@@ -261,7 +273,7 @@ fn curves_csv(o: &Outcome) -> String {
             let (bw_mean, bw_std) = mean_std(&q.samples_bytes_per_s);
             let (lat_mean, lat_std) = mean_std(&q.samples_latency_ns);
             out.push_str(&format!(
-                "{:.0},{},{:.6},{:.6},{:.4},{:.3},{:.3},{},{},{:.6},{:.3},{:.3},{:.3},{}\n",
+                "{:.0},{},{:.6},{:.6},{:.4},{:.3},{:.3},{},{},{:.6},{:.3},{:.3},{:.3},{},{}\n",
                 read_pct,
                 q.pause_ns.map_or_else(|| "idle".into(), |d| d.to_string()),
                 bw_mean / 1e9,
@@ -276,6 +288,7 @@ fn curves_csv(o: &Outcome) -> String {
                 q.latency_ns.min,
                 q.latency_ns.max,
                 q.lines_in_flight_per_core.map_or_else(String::new, |l| format!("{l:.2}")),
+                q.counted_bytes_per_s.map_or_else(String::new, |k| format!("{:.6}", k / 1e9)),
             ));
         }
     }

@@ -124,6 +124,9 @@ pub struct Point {
     /// The traffic threads' program bytes per second (reads and writes as
     /// the kernels issue them; median).
     pub traffic_program_bytes_per_s: f64,
+    /// What the memory controllers counted over the same runs (median),
+    /// where their counters could be read (`Outcome::counted_traffic`).
+    pub counted_bytes_per_s: Option<f64>,
     /// Little's law for one traffic core: its bus bytes per second × the
     /// chaser's latency / 64 B. `None` where it cannot be claimed
     /// (`not_claimed` says why).
@@ -219,7 +222,8 @@ pub struct Outcome {
     pub traffic_isa: String,
     /// The pause loop's calibrated cost of one iteration.
     pub pause_ns_per_iteration: f64,
-    /// Bus traffic counted by memory-controller counters, where they exist.
+    /// Bus traffic counted by memory-controller counters: the PMUs read,
+    /// or why none was ("not measured — no uncore PMU").
     pub counted_traffic: String,
     pub curves: Vec<Curve>,
     pub writes_cost: Vec<WritesCost>,
