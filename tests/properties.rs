@@ -132,3 +132,37 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Any bytes as a saved machine's tarball (raw, or behind a gzip,
+    /// bzip2 or xz magic), and as its /proc/cpuinfo and a sysfs cache file:
+    /// a description or an error, never a panic, and nothing left behind.
+    #[test]
+    fn any_bytes_as_a_saved_machine_read_or_are_refused(
+        bytes in prop::collection::vec(any::<u8>(), 0..4096),
+        magic in prop::sample::select(vec![&b""[..], &[0x1f, 0x8b][..], &b"BZh9"[..], &[0xfd, b'7', b'z', b'X', b'Z', 0][..]]),
+    ) {
+        use memperf::machine::elsewhere::SavedMachine;
+        use memperf::machine::tree::Tree;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("t.tar");
+        std::fs::write(&file, [magic, &bytes[..]].concat()).unwrap();
+        if let Ok(tree) = Tree::open(&file) {
+            let _ = SavedMachine::read(&tree);
+        }
+        let root = dir.path().join("tree");
+        let idx = root.join("sys/devices/system/cpu/cpu0/cache/index0");
+        std::fs::create_dir_all(&idx).unwrap();
+        std::fs::create_dir_all(root.join("proc")).unwrap();
+        std::fs::write(root.join("proc/cpuinfo"), &bytes).unwrap();
+        std::fs::write(idx.join("size"), &bytes).unwrap();
+        std::fs::write(idx.join("level"), &bytes).unwrap();
+        if let Ok(m) = SavedMachine::read(&Tree::open(&root).unwrap()) {
+            for k in &m.kinds {
+                prop_assert!(!k.name.chars().any(char::is_control), "{}", k.name);
+            }
+        }
+    }
+}

@@ -111,8 +111,11 @@ pub fn machine_warnings(m: &Fingerprint, cmd: Command, pages_matter: bool) -> Ve
 #[derive(Debug, clap::Args)]
 pub struct Options {
     /// Write a recording of this machine into DIR instead (its CPUID dump and the /sys and /proc files memperf reads), for reading it back elsewhere.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with = "from")]
     pub record: Option<std::path::PathBuf>,
+    /// Describe a saved machine instead of this one: a memperf recording, a folder holding a machine's proc/ and sys/ (as hwloc-gather-topology and lscpu dumps save them), or such a tarball (.tar.gz, .tar.bz2, .tar.xz).
+    #[arg(long, value_name = "PATH")]
+    pub from: Option<std::path::PathBuf>,
 }
 
 impl super::options::Options for Options {
@@ -120,19 +123,66 @@ impl super::options::Options for Options {
     /// A good value of every option, as the man page shows them.
     const EXAMPLES: &'static [&'static [&'static str]] = &[
         &["--record", "d"],
+        &["--from", "tests/data/machines/amd-epyc-zen5-kvm-2vcpu"],
     ];
 
     fn params(&self, _: &super::Asked) -> Result<Params> {
         Ok(Params {})
     }
 
-    /// `--record DIR`: this machine's recording, written instead of a run.
+    /// `--record DIR`: this machine's recording, written instead of a run;
+    /// `--from PATH`: a saved machine described instead of this one.
     fn instead(&self) -> Option<Result<String>> {
+        if let Some(path) = self.from.as_deref() {
+            return Some(saved_machine_text(path));
+        }
         let dir = self.record.as_deref()?;
         let live = crate::machine::source::Source::live();
         let written = crate::machine::record::record(&live.root, &live.cpuid, dir);
         Some(written.map(|n| format!("recorded {n} files of this machine into {}\n", dir.display())))
     }
+}
+
+/// What `info --from PATH` says of a saved machine.
+fn saved_machine_text(path: &std::path::Path) -> Result<String> {
+    use crate::machine::elsewhere::{Arch, SavedMachine};
+    let tree = crate::machine::tree::Tree::open(path)?;
+    let m = SavedMachine::read(&tree)?;
+    let reported = |v: &[String]| if v.is_empty() { "not reported".to_string() } else { v.join(", ") };
+    let mut out = format!(
+        "saved machine: {}\narchitecture: {}\n",
+        crate::terminal::one_line(&path.display().to_string()),
+        if m.arch == Arch::Aarch64 { "aarch64" } else { "x86-64" }
+    );
+    if let Some(model) = &m.model {
+        out.push_str(&format!("model: {model}\n"));
+    }
+    out.push_str(&format!("core kinds: {}\n", m.kinds.len()));
+    for k in &m.kinds {
+        let cpus = k.cpus();
+        out.push_str(&format!("  {}: {} CPU(s) ({})\n", k.name, cpus.len(), crate::units::cpu_list_text(&cpus)));
+        for (cpus, caches) in &k.clusters {
+            let which = if k.clusters.len() > 1 { format!(" of CPUs {}", crate::units::cpu_list_text(cpus)) } else { String::new() };
+            let said = if caches.is_empty() { "not reported (the tree has no cache folders)".into() } else { caches.join(", ") };
+            out.push_str(&format!("    caches{which}: {said}\n"));
+        }
+    }
+    out.push_str(&format!("huge page sizes: {}\n", reported(&m.huge_pages)));
+    if m.arch == Arch::Aarch64 {
+        let sve = match m.sve {
+            Some(true) => "yes (its vector length is not in a saved tree)",
+            Some(false) => "no",
+            None => "not reported",
+        };
+        out.push_str(&format!("SVE: {sve}\n"));
+    }
+    out.push_str(&format!("PMUs: {}\n", m.pmus.as_deref().map_or_else(|| "not reported".into(), reported)));
+    if m.arch == Arch::Aarch64 {
+        out.push_str(
+            "note: memperf's aarch64 figures have not yet been checked against independent tools on Arm hardware\n",
+        );
+    }
+    Ok(out)
 }
 
 /// `report --reanalyze` draws none of its stored claims again.

@@ -12,13 +12,16 @@
 
 pub use memperf_model::machine::claims;
 pub mod cpuid;
+pub mod elsewhere;
 pub mod levels;
+pub mod midr;
 pub mod reach;
 pub mod record;
 pub mod saved;
 pub mod source;
 pub mod sysfs;
 pub mod system;
+pub mod tree;
 
 pub use memperf_model::machine::{Cache, Cpu, Fingerprint, LlcSource, ASSUMED_LLC};
 

@@ -265,6 +265,24 @@ pub fn cpu_list(text: &str) -> Vec<usize> {
         .collect()
 }
 
+/// CPUs written as a list such as `0-3,8,10-11` (sorted, runs joined).
+pub fn cpu_list_text(cpus: &[usize]) -> String {
+    let mut v = cpus.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i;
+        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i { format!("{}-{}", v[i], v[j]) } else { v[i].to_string() });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
 /// Counts the CPUs in a list such as `0-3,8,10-11`.
 pub fn count_cpu_list(list: &str) -> usize {
     cpu_list(list).len()
@@ -273,6 +291,13 @@ pub fn count_cpu_list(list: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_lists_are_written_as_runs() {
+        assert_eq!(cpu_list_text(&[8, 0, 1, 2, 3, 10, 11]), "0-3,8,10-11");
+        assert_eq!(cpu_list_text(&[]), "");
+        assert_eq!(cpu_list(&cpu_list_text(&[5, 6, 9])), [5, 6, 9]);
+    }
 
     #[test]
     fn sizes_take_iec_units() {
