@@ -283,7 +283,7 @@ fn a_fifo_nobody_reads_does_not_hold_a_program_at_exit() {
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert!(status.success(), "{err}");
-    assert!(err.contains("nothing read the FIFO"), "{err}");
+    assert!(err.contains("nothing reads the FIFO"), "{err}");
 }
 
 fn walk_program(dir: &Path) -> PathBuf {

@@ -25,29 +25,16 @@ pub fn repeat_until(
     delay_ns: u64,
     count_from_ns: u64,
     end_ns: u64,
-    mut work: impl FnMut(u64) -> bool,
+    work: impl FnMut(u64) -> bool,
 ) -> Window {
-    let mut w = Window { ok: true, ..Window::default() };
-    let mut first = None;
-    for i in 0.. {
-        let t0 = clock.now_ns();
-        if t0 >= end_ns {
-            w.span_ns = first.map_or(0, |f| t0 - f);
-            break;
-        }
-        w.ok &= work(i);
-        if t0 >= count_from_ns {
-            w.calls += 1;
-            first.get_or_insert(t0);
-        }
+    repeat(clock, count_from_ns, end_ns, work, || {
         if delay_ns > 0 {
             let until = clock.now_ns() + delay_ns;
             while clock.now_ns() < until {
                 std::hint::spin_loop();
             }
         }
-    }
-    w
+    })
 }
 
 /// As [`repeat_until`], but the wait after each call is `pause_iters`
@@ -59,7 +46,20 @@ pub fn repeat_pausing(
     pause_iters: u64,
     count_from_ns: u64,
     end_ns: u64,
+    work: impl FnMut(u64) -> bool,
+) -> Window {
+    repeat(clock, count_from_ns, end_ns, work, || pause(pause_iters))
+}
+
+/// The counted window both loops share: `work(i)`, then `wait()`, until
+/// the clock reaches `end_ns`; the calls that start at or after
+/// `count_from_ns` counted.
+fn repeat(
+    clock: &dyn Clock,
+    count_from_ns: u64,
+    end_ns: u64,
     mut work: impl FnMut(u64) -> bool,
+    mut wait: impl FnMut(),
 ) -> Window {
     let mut w = Window { ok: true, ..Window::default() };
     let mut first = None;
@@ -74,7 +74,7 @@ pub fn repeat_pausing(
             w.calls += 1;
             first.get_or_insert(t0);
         }
-        pause(pause_iters);
+        wait();
     }
     w
 }
