@@ -230,8 +230,9 @@ pub struct Outcome {
     pub consistency: Vec<Consistency>,
     /// The traffic CPUs' plain read bandwidth in this run (whole slices of
     /// the simd kernel, the chase beside them), where the all-reads mix was
-    /// measured: each curve's saturation as a fraction of it holds from run
-    /// to run where the host's own bandwidth moves.
+    /// measured, after the curves: each curve's saturation as a fraction of
+    /// it moves less between runs than the GB/s where the host's own
+    /// bandwidth moves (not where it moves within a run).
     pub host_read_bytes_per_s: Option<f64>,
     pub seed: u64,
     pub valid: bool,
