@@ -36,3 +36,17 @@ pub fn recorded_suites() -> Vec<(String, crate::model::Document)> {
         })
         .collect()
 }
+
+/// A checked-in file the code generates (`rel`, from the crate's root) is
+/// what it makes now; with MEMPERF_WRITE_SCHEMA=1 it is written anew first.
+pub fn assert_generated_file_is_current(rel: &str, made: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    if std::env::var_os("MEMPERF_WRITE_SCHEMA").is_some() {
+        std::fs::write(&path, made).unwrap();
+    }
+    let held = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        held == made,
+        "{rel} is not what the model makes: run MEMPERF_WRITE_SCHEMA=1 cargo test --lib schema, and commit it"
+    );
+}

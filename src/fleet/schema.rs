@@ -41,21 +41,11 @@ pub fn text() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
     /// The checked-in schema is the one the code makes (or is written anew
     /// with MEMPERF_WRITE_SCHEMA=1).
     #[test]
     fn the_fleet_schema_file_is_generated_from_the_model() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(PATH);
-        let made = text();
-        if std::env::var_os("MEMPERF_WRITE_SCHEMA").is_some() {
-            std::fs::write(&path, &made).unwrap();
-        }
-        let held = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            held == made,
-            "{PATH} is not what the model makes: run MEMPERF_WRITE_SCHEMA=1 cargo test --lib schema, and commit it"
-        );
+        crate::test_support::assert_generated_file_is_current(PATH, &text());
     }
 }
