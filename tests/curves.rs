@@ -52,7 +52,9 @@ fn the_quick_family_has_four_mixes_each_from_idle_to_saturation() {
     assert!(out["host_read_bytes_per_s"].as_f64().unwrap() > 0.0);
     assert!(checks.iter().all(|c| c["ratio"].as_f64().unwrap().is_finite()));
     assert_eq!(out["writes_cost"].as_array().unwrap().len(), 3, "3:1, 1:1 and 0:100nt against 100:0");
-    assert!(out["counted_traffic"].as_str().unwrap().starts_with("not measured — "), "{}", out["counted_traffic"]);
+    // Memory-controller counters where this machine has them, else why not.
+    let counted = out["counted_traffic"].as_str().unwrap();
+    assert!(counted.starts_with("not measured — ") || counted.starts_with("counted by "), "{counted}");
     // The CSV: Mess's columns first, one row per point.
     let text = std::fs::read_to_string(&csv).unwrap();
     let header = text.lines().next().unwrap();

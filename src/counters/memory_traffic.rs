@@ -23,11 +23,8 @@ pub struct MemoryTraffic {
 
 /// The memory-controller PMUs under `devices`, sorted.
 pub fn controllers(devices: &Path) -> Vec<String> {
-    let mut found: Vec<String> = std::fs::read_dir(devices)
-        .map(|d| d.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect())
-        .unwrap_or_default();
+    let mut found = super::pmu_names_in(devices);
     found.retain(|n| n.starts_with("uncore_imc") || n.starts_with("amd_df") || n.starts_with("arm_cmn"));
-    found.sort();
     found
 }
 

@@ -17,6 +17,7 @@ pub use memperf_model::counters::{CounterStatus, PmuStatus};
 use events::EventKind;
 use serde::{Deserialize, Serialize};
 use std::io;
+use std::path::Path;
 
 /// One read of a counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -255,7 +256,12 @@ impl CounterBackend for PerfBackend {
 
 /// The PMUs this kernel exposes.
 pub fn pmu_names() -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir("/sys/bus/event_source/devices")
+    pmu_names_in(Path::new("/sys/bus/event_source/devices"))
+}
+
+/// The PMUs under `devices` (a kernel's `/sys/bus/event_source/devices`), sorted.
+pub fn pmu_names_in(devices: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(devices)
         .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
         .unwrap_or_default();
     v.sort();

@@ -221,18 +221,9 @@ fn caches(tree: &Tree, cpu: usize) -> Vec<String> {
 
 /// A sysfs cache size (`64K`, `32768K`, `2M`) in memperf's units.
 fn cache_size(text: &str) -> String {
-    let t = text.trim();
-    let (num, scale) = match t.chars().last() {
-        Some('K') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('M') => (&t[..t.len() - 1], 1 << 20),
-        Some('G') => (&t[..t.len() - 1], 1 << 30),
-        _ => (t, 1),
-    };
-    match num.parse::<u64>() {
-        Ok(n) if n.checked_mul(scale).is_some_and(|b| b > 0 && b < 1 << 44) => {
-            crate::units::Bytes(n * scale).to_string()
-        }
-        _ => format!("{} (not a size)", crate::terminal::name(t)),
+    match super::sysfs::parse_sysfs_size(text).filter(|b| b.0 > 0 && b.0 < 1 << 44) {
+        Some(b) => b.to_string(),
+        None => format!("{} (not a size)", crate::terminal::name(text.trim())),
     }
 }
 

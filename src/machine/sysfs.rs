@@ -22,7 +22,8 @@ pub fn parse_sysfs_size(text: &str) -> Option<Bytes> {
         'G' => (&t[..t.len() - 1], 1024 * 1024 * 1024),
         _ => (t, 1),
     };
-    num.parse::<u64>().ok().map(|n| Bytes(n * mult))
+    // A crafted tree's `99999999999999999999K` is no size, not a panic.
+    num.parse::<u64>().ok()?.checked_mul(mult).map(Bytes)
 }
 
 /// Caches of cpu0 under `root` (normally `/sys/devices/system/cpu`).

@@ -27,6 +27,8 @@ pub const FILE_MAX: u64 = 16 << 20;
 /// A saved machine's tree, at `root`.
 pub struct Tree {
     pub root: PathBuf,
+    /// The root resolved once, against which every path read is checked.
+    real_root: PathBuf,
     /// The private folder a tarball was unpacked into.
     _unpacked: Option<tempfile::TempDir>,
 }
@@ -38,7 +40,7 @@ impl Tree {
         let meta = std::fs::metadata(path)
             .map_err(|e| Error::usage(format!("--from {shown}: {e}: give a saved machine's folder or tarball")))?;
         if meta.is_dir() {
-            return Ok(Tree { root: top(path), _unpacked: None });
+            return Ok(Tree::at(top(path), None));
         }
         if !meta.is_file() {
             return Err(Error::usage(format!(
@@ -51,13 +53,18 @@ impl Tree {
             .tempdir()
             .map_err(|e| Error::io("cannot make a private temporary folder", e))?;
         unpack(path, dir.path()).map_err(|why| Error::usage(format!("--from {shown}: {why}")))?;
-        Ok(Tree { root: top(dir.path()), _unpacked: Some(dir) })
+        Ok(Tree::at(top(dir.path()), Some(dir)))
+    }
+
+    fn at(root: PathBuf, unpacked: Option<tempfile::TempDir>) -> Tree {
+        let real_root = std::fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
+        Tree { root, real_root, _unpacked: unpacked }
     }
 
     /// The file at `rel` below the root, trimmed; `None` where it is
     /// missing, empty, not a regular file inside the tree, or too large.
     pub fn read(&self, rel: &str) -> Option<String> {
-        let bytes = read_bounded(&self.root, &self.root.join(rel.trim_start_matches('/')))?;
+        let bytes = read_bounded(&self.real_root, &self.root.join(rel.trim_start_matches('/')))?;
         let text = String::from_utf8_lossy(&bytes).trim().to_string();
         (!text.is_empty()).then_some(text)
     }
@@ -66,7 +73,7 @@ impl Tree {
     /// sorted, at most `MEMBERS_MAX`.
     pub fn list(&self, rel: &str) -> Vec<String> {
         let dir = self.root.join(rel.trim_start_matches('/'));
-        if !inside(&self.root, &dir) || !dir.is_dir() {
+        if !inside(&self.real_root, &dir) || !dir.is_dir() {
             return Vec::new();
         }
         let mut names: Vec<String> = std::fs::read_dir(&dir)
@@ -89,20 +96,17 @@ fn top(dir: &Path) -> PathBuf {
     }
 }
 
-/// Whether `path` (resolved) lies inside `root` (resolved).
-fn inside(root: &Path, path: &Path) -> bool {
-    match (std::fs::canonicalize(root), std::fs::canonicalize(path)) {
-        (Ok(r), Ok(p)) => p.starts_with(r),
-        _ => false,
-    }
+/// Whether `path`, resolved, lies inside `real_root` (already resolved).
+fn inside(real_root: &Path, path: &Path) -> bool {
+    std::fs::canonicalize(path).is_ok_and(|p| p.starts_with(real_root))
 }
 
-/// At most [`FILE_MAX`] bytes of the regular file `path` inside `root`,
+/// At most [`FILE_MAX`] bytes of the regular file `path` inside `real_root`,
 /// opened without blocking (a FIFO swapped in after the check cannot hang
 /// the read); `None` otherwise.
-fn read_bounded(root: &Path, path: &Path) -> Option<Vec<u8>> {
+fn read_bounded(real_root: &Path, path: &Path) -> Option<Vec<u8>> {
     use std::os::unix::fs::OpenOptionsExt;
-    if !inside(root, path) {
+    if !inside(real_root, path) {
         return None;
     }
     let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path).ok()?;

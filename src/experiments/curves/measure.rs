@@ -120,45 +120,47 @@ fn scheduled(rig: &Rig, mix: Mix, pauses: &[Option<u64>], traffic: &[Traffic]) -
 /// Within this of its second look, a figure holds.
 const TOLERANCE: f64 = 0.10;
 
-/// The two second looks, each against the all-reads mix (else the first):
-/// the chase alone, timed plainly on the chaser's CPU, against its idle
-/// point; and, where the all-reads mix was measured, its traffic at full
-/// speed against bandwidth's read (whole slices of the simd kernel, no
-/// blocks, pauses or clock reads) on the same CPUs with the chase beside
-/// it, the two alternated five times so the host's drift hits both.
-pub fn second_looks(rig: &Rig, curves: &[Curve]) -> Result<Vec<Consistency>> {
-    let Some(c) = curves.iter().find(|c| c.mix.writes == 0).or(curves.first()) else { return Ok(Vec::new()) };
-    let mut out = vec![compare(
+/// What the second looks found: the checks, and the traffic CPUs' plain
+/// read (where the all-reads mix was measured).
+pub struct SecondLooks {
+    pub checks: Vec<Consistency>,
+    pub host_read_bytes_per_s: Option<f64>,
+}
+
+/// The second looks, each against the all-reads mix (else the first): the
+/// chase alone, timed plainly on the chaser's CPU, against its idle point;
+/// and, where the all-reads mix was measured, its traffic at full speed
+/// against bandwidth's read (whole slices of the simd kernel, no blocks,
+/// pauses or clock reads) on the same CPUs with the chase beside it, the
+/// two alternated five times so the host's drift hits both, and that
+/// traffic against the curve's own saturation (the drift over the run).
+pub fn second_looks(rig: &Rig, curves: &[Curve]) -> Result<SecondLooks> {
+    let Some(c) = curves.iter().find(|c| c.mix.writes == 0).or(curves.first()) else {
+        return Ok(SecondLooks { checks: Vec::new(), host_read_bytes_per_s: None });
+    };
+    let mut checks = vec![compare(
         rig,
         format!("the {} mix's idle latency against the chase alone (the latency kernel, same cycle and pages)", c.mix),
+        "ns",
         c.idle_latency_ns.0,
         chase_alone(rig, c.idle_latency_ns.0),
     )];
-    if c.mix.writes == 0 {
-        let (traffic, read) = saturated_against_read(rig, c.mix)?;
-        out.push(compare(
-            rig,
-            format!(
-                "the {} mix's traffic at full speed against bandwidth's read (simd, whole slices) on the same CPUs, \
-                 the chase beside both",
-                c.mix
-            ),
-            traffic,
-            read,
-        ));
-        // The same traffic, in the curve and again now: the host's drift
-        // over the run.
-        if let Some(sat) = c.points.iter().find(|q| q.pause_ns == Some(0)) {
-            let then = sat.bytes_per_s.median - LINE as f64 / (sat.latency_ns.median * 1e-9);
-            out.push(compare(
-                rig,
-                format!("the {} mix's traffic at full speed in its curve against the same traffic at the run's end", c.mix),
-                then,
-                traffic,
-            ));
-        }
+    if c.mix.writes != 0 {
+        return Ok(SecondLooks { checks, host_read_bytes_per_s: None });
     }
-    Ok(out)
+    let (traffic, read) = saturated_against_read(rig, c.mix)?;
+    let what = format!(
+        "the {} mix's traffic at full speed against bandwidth's read (simd, whole slices) on the same CPUs, the chase \
+         beside both",
+        c.mix
+    );
+    checks.push(compare(rig, what, "B/s", traffic, read));
+    if let Some(sat) = c.points.iter().find(|q| q.pause_ns == Some(0)) {
+        let then = sat.bytes_per_s.median - LINE as f64 / (sat.latency_ns.median * 1e-9);
+        let what = format!("the {} mix's traffic at full speed in its curve against the same traffic at the run's end", c.mix);
+        checks.push(compare(rig, what, "B/s", then, traffic));
+    }
+    Ok(SecondLooks { checks, host_read_bytes_per_s: Some(read) })
 }
 
 /// Five alternated pairs: the mix's traffic with no pause (its bus bytes
@@ -179,7 +181,7 @@ fn saturated_against_read(rig: &Rig, mix: Mix) -> Result<(f64, f64)> {
     Ok((median(blocks), median(reads)))
 }
 
-fn compare(rig: &Rig, what: String, curves: f64, reference: f64) -> Consistency {
+fn compare(rig: &Rig, what: String, unit: &str, curves: f64, reference: f64) -> Consistency {
     let ratio = curves / reference;
     let holds = (ratio - 1.0).abs() <= TOLERANCE;
     if !holds {
@@ -190,7 +192,7 @@ fn compare(rig: &Rig, what: String, curves: f64, reference: f64) -> Consistency 
             tolerance: TOLERANCE,
         });
     }
-    Consistency { what, curves, reference, ratio, tolerance: TOLERANCE, holds }
+    Consistency { what, unit: unit.into(), curves, reference, ratio, tolerance: TOLERANCE, holds }
 }
 
 /// ns per load of the chase alone on the chaser's CPU: five timed runs of
@@ -247,20 +249,17 @@ fn read_beside_chase(rig: &Rig) -> Result<f64> {
     Ok(run.results.iter().sum::<usize>() as f64 / (run.elapsed_ns.max(1) as f64 * 1e-9))
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.retain(|x| x.is_finite());
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+/// The median of the finite values in `v` (NaN where none is).
+fn median(v: Vec<f64>) -> f64 {
+    let finite: Vec<f64> = v.into_iter().filter(|x| x.is_finite()).collect();
+    Summary::of(&finite).map_or(f64::NAN, |s| s.median)
 }
 
 /// A point's figures from its repetitions of (latency, traffic blocks/s, ok).
 fn point(p: &Params, mix: Mix, cores: usize, pause_ns: Option<u64>, samples: &[Figures]) -> Point {
     let block_bus = bus_bytes_per_block(mix, p.block_bytes.0);
     let lat: Vec<f64> = samples.iter().map(|s| s.latency_ns).filter(|x| x.is_finite() && *x > 0.0).collect();
-    let bw: Vec<f64> = samples
-        .iter()
-        .map(|s| s.blocks_per_s * block_bus + if s.latency_ns > 0.0 { LINE as f64 / (s.latency_ns * 1e-9) } else { 0.0 })
-        .collect();
+    let bw: Vec<f64> = samples.iter().map(|s| bus_bytes_per_s(s, block_bus)).collect();
     let latency_ns = Summary::of(&lat).unwrap_or_else(|| Summary::of(&[f64::NAN]).expect("one value"));
     let blocks = Summary::of(&samples.iter().map(|s| s.blocks_per_s).collect::<Vec<_>>()).expect("a repetition");
     let (lines, why) = analysis::per_core(blocks.median * block_bus, cores, latency_ns.median);

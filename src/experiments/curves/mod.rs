@@ -141,9 +141,9 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         p,
     };
     let curves = measure::all(&rig)?;
-    let consistency = measure::second_looks(&rig, &curves)?;
+    let looks = measure::second_looks(&rig, &curves)?;
     buffer.read_back();
-    Ok(Outcome { counted_traffic: counted, ..outcome(&rig, buffer.backing().clone(), curves, consistency) })
+    Ok(outcome(&rig, buffer.backing().clone(), counted, curves, looks))
 }
 
 
@@ -172,7 +172,13 @@ fn not_measured(p: &Params, buffer: &Buffer, cpus: usize) -> Outcome {
 /// What the memory controllers counted where no uncore PMU exists.
 const COUNTED: &str = "not measured — no uncore PMU";
 
-fn outcome(rig: &measure::Rig, chase_backing: crate::memory::Backing, curves: Vec<Curve>, cons: Vec<Consistency>) -> Outcome {
+fn outcome(
+    rig: &measure::Rig,
+    chase_backing: crate::memory::Backing,
+    counted_traffic: String,
+    curves: Vec<Curve>,
+    looks: measure::SecondLooks,
+) -> Outcome {
     let isa = crate::kernels::stream_kernel(crate::kernels::StreamShape::Simd, None).map(|k| k.1.isa).unwrap_or_default();
     Outcome {
         chaser_cpu: rig.team.cpus()[0],
@@ -184,12 +190,12 @@ fn outcome(rig: &measure::Rig, chase_backing: crate::memory::Backing, curves: Ve
         block_bytes: rig.p.block_bytes.0,
         traffic_isa: isa,
         pause_ns_per_iteration: rig.pause_ns_per_iteration,
-        counted_traffic: COUNTED.into(),
+        counted_traffic,
         writes_cost: analysis::writes_cost(&curves),
         valid: curves.iter().all(|c| c.valid),
         curves,
-        host_read_bytes_per_s: cons.iter().find(|c| c.what.contains("bandwidth's read")).map(|c| c.reference),
-        consistency: cons,
+        consistency: looks.checks,
+        host_read_bytes_per_s: looks.host_read_bytes_per_s,
         seed: rig.p.seed,
     }
 }

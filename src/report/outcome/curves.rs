@@ -143,15 +143,16 @@ fn writes_cost_text(cost: &[WritesCost]) -> String {
 }
 
 fn consistency_text(checks: &[Consistency]) -> String {
+    let figure = |unit: &str, v: f64| if unit == "B/s" { format!("{} GB/s", gbps(v)) } else { format!("{v:.1} {unit}") };
     checks
         .iter()
         .map(|c| {
             format!(
-                "second look: {}: ×{:.3} ({:.4e} against {:.4e}): {}\n",
+                "second look: {}: ×{:.3} ({} against {}): {}\n",
                 c.what,
                 c.ratio,
-                c.curves,
-                c.reference,
+                figure(&c.unit, c.curves),
+                figure(&c.unit, c.reference),
                 if c.holds { format!("holds (within ±{:.0}%)", c.tolerance * 100.0) } else { "DISAGREES".into() }
             )
         })
@@ -270,8 +271,8 @@ fn curves_csv(o: &Outcome) -> String {
     for c in &o.curves {
         let read_pct = 100.0 * (1.0 - c.mix.write_share());
         for q in &c.points {
-            let (bw_mean, bw_std) = mean_std(&q.samples_bytes_per_s);
-            let (lat_mean, lat_std) = mean_std(&q.samples_latency_ns);
+            let (bw_mean, bw_std) = mean_std(&q.bytes_per_s);
+            let (lat_mean, lat_std) = mean_std(&q.latency_ns);
             out.push_str(&format!(
                 "{:.0},{},{:.6},{:.6},{:.4},{:.3},{:.3},{},{},{:.6},{:.3},{:.3},{:.3},{},{}\n",
                 read_pct,
@@ -295,11 +296,9 @@ fn curves_csv(o: &Outcome) -> String {
     out
 }
 
-fn mean_std(v: &[f64]) -> (f64, f64) {
-    let n = v.len().max(1) as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-    (mean, var.sqrt())
+/// A summary's mean and sample standard deviation (its CV × |mean|).
+fn mean_std(s: &crate::timing::Summary) -> (f64, f64) {
+    (s.mean, s.cv * s.mean.abs())
 }
 
 impl super::Render for Outcome {

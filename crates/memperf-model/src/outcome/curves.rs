@@ -194,6 +194,8 @@ pub struct WritesCost {
 pub struct Consistency {
     /// What is compared, in words, and against what.
     pub what: String,
+    /// The unit of both figures: `ns` or `B/s`.
+    pub unit: String,
     pub curves: f64,
     pub reference: f64,
     /// curves / reference.
