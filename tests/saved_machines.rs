@@ -84,6 +84,14 @@ fn other_architectures_are_refused_in_one_line() {
     }
 }
 
+/// A claim is checked by the same rules as a live machine's: the Intel
+/// guest's 480 MiB L3 is said to be implausible, with why.
+#[test]
+fn an_implausible_claim_is_said_so() {
+    let t = saved("../intel-xeon-m167-kvm-2vcpu");
+    assert!(t.contains("L3 480MiB (implausible: 480MiB shared by 2 CPU(s) is 240MiB per CPU"), "{t}");
+}
+
 #[test]
 fn a_memperf_recording_reads_too() {
     let t = saved("../amd-epyc-zen5-kvm-2vcpu");

@@ -61,8 +61,9 @@ impl SavedMachine {
         }
         let blocks = processor_blocks(&cpuinfo);
         let cpus = cpus(tree, blocks.len());
-        let kinds =
-            kinds(cpus.iter().map(|&cpu| (cpu, kind_of(tree, &arch, cpu, blocks.get(&cpu)), caches(tree, cpu))));
+        let kinds = kinds(
+            cpus.iter().map(|&cpu| (cpu, kind_of(tree, &arch, cpu, blocks.get(&cpu)), caches(tree, cpu, cpus.len()))),
+        );
         let features = blocks.values().next().and_then(|b| field(b, &["Features", "flags"])).unwrap_or_default();
         Ok(SavedMachine {
             model: blocks.values().next().and_then(|b| field(b, &["model name"])),
@@ -199,32 +200,70 @@ fn in_cpu_list(list: &str, cpu: usize) -> bool {
     })
 }
 
-/// `cpu`'s caches as the kernel reported them ("L2 1MiB").
-fn caches(tree: &Tree, cpu: usize) -> Vec<String> {
+/// `cpu`'s caches as the kernel reported them ("L2 1MiB"), each checked
+/// by the same rules as this machine's claims (`machine::claims`): an
+/// implausible one says why ("L3 480MiB (implausible: …)").
+fn caches(tree: &Tree, cpu: usize, logical_cpus: usize) -> Vec<String> {
     let base = format!("sys/devices/system/cpu/cpu{cpu}/cache");
-    tree.list(&base)
-        .iter()
-        .filter(|n| n.starts_with("index"))
-        .filter_map(|i| {
-            let at = |f: &str| tree.read(&format!("{base}/{i}/{f}"));
-            let level = at("level")?.parse::<u32>().ok().filter(|l| (1..=8).contains(l))?;
-            let kind = match at("type").as_deref() {
-                Some("Data") => "d",
-                Some("Instruction") => "i",
-                _ => "",
-            };
-            let size = at("size").map_or_else(|| "size not reported".into(), |s| cache_size(&s));
-            Some(format!("L{level}{kind} {size}"))
-        })
-        .collect()
+    let mut lower: Option<crate::units::Bytes> = None;
+    let mut out = Vec::new();
+    for i in tree.list(&base).iter().filter(|n| n.starts_with("index")) {
+        let at = |f: &str| tree.read(&format!("{base}/{i}/{f}"));
+        let Some(level) = at("level").and_then(|l| l.parse::<u8>().ok()).filter(|l| (1..=8).contains(l)) else {
+            continue;
+        };
+        let kind = at("type").unwrap_or_default();
+        let short = match kind.as_str() {
+            "Data" => "d",
+            "Instruction" => "i",
+            _ => "",
+        };
+        let Some(size) =
+            at("size").as_deref().and_then(super::sysfs::parse_sysfs_size).filter(|b| b.0 > 0 && b.0 < 1 << 44)
+        else {
+            let said = at("size")
+                .map_or_else(|| "size not reported".into(), |t| format!("{} (not a size)", crate::terminal::name(&t)));
+            out.push(format!("L{level}{short} {said}"));
+            continue;
+        };
+        let num = |f: &str| at(f).and_then(|v| v.parse::<u64>().ok());
+        let claim = super::Cache {
+            level,
+            kind: kind.clone(),
+            size_bytes: size,
+            line_bytes: num("coherency_line_size").unwrap_or(64),
+            ways: num("ways_of_associativity"),
+            sets: num("number_of_sets"),
+            shared_by_cpus: at("shared_cpu_list").map_or(1, |l| cpu_count(&l)),
+            cpuid_size_bytes: None,
+            implausible: Vec::new(),
+        };
+        let problems =
+            super::claims::cache_problems(&claim, None, logical_cpus, lower.filter(|_| kind != "Instruction"));
+        if kind != "Instruction" {
+            lower = Some(size);
+        }
+        out.push(match problems.first() {
+            None => format!("L{level}{short} {size}"),
+            Some(why) => format!("L{level}{short} {size} (implausible: {})", crate::terminal::one_line(why)),
+        });
+    }
+    out
 }
 
-/// A sysfs cache size (`64K`, `32768K`, `2M`) in memperf's units.
-fn cache_size(text: &str) -> String {
-    match super::sysfs::parse_sysfs_size(text).filter(|b| b.0 > 0 && b.0 < 1 << 44) {
-        Some(b) => b.to_string(),
-        None => format!("{} (not a size)", crate::terminal::name(text.trim())),
-    }
+/// CPUs in a list such as `0-3,8`, counted without expanding it.
+fn cpu_count(list: &str) -> usize {
+    list.split(',')
+        .map(str::trim)
+        .map(|p| match p.split_once('-') {
+            Some((a, b)) => match (a.parse::<usize>(), b.parse::<usize>()) {
+                (Ok(a), Ok(b)) if a <= b => (b - a).saturating_add(1),
+                _ => 0,
+            },
+            None => usize::from(p.parse::<usize>().is_ok()),
+        })
+        .fold(0usize, usize::saturating_add)
+        .max(1)
 }
 
 /// The huge page sizes the tree's kernel offered.
@@ -278,8 +317,8 @@ mod tests {
         assert_eq!(k.len(), 3, "{k:?}");
         assert_eq!((k[0].name.as_str(), k[0].clusters.len()), ("Arm Cortex-X925", 2));
         assert_eq!(k[1].name, "cores with L1d 48KiB, L2 1.25MiB");
-        assert_eq!(cache_size("32768K"), "32MiB");
-        assert_eq!(cache_size("99999999999999999999K"), "99999999999999999999K (not a size)");
+        assert_eq!(cpu_count("0-3,8"), 5);
+        assert_eq!(cpu_count("0-18446744073709551615"), usize::MAX);
     }
 
     #[test]
