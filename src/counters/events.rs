@@ -6,7 +6,8 @@
 //! `page-faults` …), raw `rNNNN` (hex config of the core PMU) and
 //! `pmu/term=value,…/` (fields from the PMU's sysfs format). Named events for
 //! page walks on the CPUs memperf meets are data, in `named_events.json`,
-//! matched by CPUID vendor, family and model.
+//! matched by CPUID vendor, family and model; on aarch64 the same names are
+//! Arm's architected events ([`super::arm_events`]).
 
 use memperf_model::cpu::CpuIdentity;
 use serde::{Deserialize, Serialize};
@@ -206,6 +207,12 @@ fn pmu_event(name: &str) -> Result<Option<EventSpec>, String> {
     }))
 }
 
+/// Whether `cpu` is the Arm CPU this aarch64 build runs on (events are
+/// opened on the running machine; an x86 identity keeps its tables).
+fn is_arm(cpu: &CpuIdentity) -> bool {
+    cfg!(target_arch = "aarch64") && !matches!(cpu.vendor.as_str(), "GenuineIntel" | "AuthenticAMD" | "HygonGenuine")
+}
+
 /// Resolves one `-e` name against the catalogue and this CPU's table.
 pub fn resolve(name: &str, cpu: &CpuIdentity) -> Result<EventSpec, String> {
     let name = name.trim();
@@ -229,6 +236,15 @@ pub fn resolve(name: &str, cpu: &CpuIdentity) -> Result<EventSpec, String> {
     if let Some(h) = name.strip_prefix('r').filter(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_hexdigit())) {
         let config = hex(h).ok_or_else(|| format!("event '{name}': raw config too large for 64 bits"))?;
         return Ok(typed(TYPE_RAW, config, "raw event of the core PMU"));
+    }
+    if is_arm(cpu) {
+        if let Some(e) = super::arm_events::resolve(name, std::path::Path::new("/sys/bus/event_source/devices")) {
+            let kind = match e.open {
+                Ok((pmu, number)) => EventKind::Pmu { pmu, terms: vec![("event".into(), number)] },
+                Err(reason) => EventKind::NoEncoding { reason },
+            };
+            return Ok(EventSpec { name: name.into(), kind, description: e.description });
+        }
     }
     if let Some(table) = table_for(cpu) {
         if let Some(e) = table.events.get(name) {
@@ -289,7 +305,7 @@ pub fn resolve_list(text: &str, cpu: &CpuIdentity) -> Result<Vec<EventSpec>, Str
 /// This CPU's page-walk event and load event: the named ones where the CPU
 /// has a table, else the generic cache events nearest them.
 pub fn walks_and_loads(cpu: &CpuIdentity) -> (&'static str, &'static str) {
-    if table_for(cpu).is_some_and(|t| t.events.contains_key("dtlb-walks")) {
+    if is_arm(cpu) || table_for(cpu).is_some_and(|t| t.events.contains_key("dtlb-walks")) {
         ("dtlb-walks", "loads")
     } else {
         ("dTLB-load-misses", "L1-dcache-loads")
@@ -321,7 +337,9 @@ pub fn default_set(cpu: &CpuIdentity) -> Vec<EventSpec> {
         "dTLB-loads",
         "dTLB-load-misses",
     ];
-    if table_for(cpu).is_some_and(|t| t.events.contains_key("dtlb-walks")) {
+    if is_arm(cpu) {
+        names.extend(["dtlb-walks", "dtlb-walk-cycles", "loads"]);
+    } else if table_for(cpu).is_some_and(|t| t.events.contains_key("dtlb-walks")) {
         names.push("dtlb-walks");
     }
     names.extend(["task-clock", "page-faults", "minor-faults", "major-faults", "context-switches", "cpu-migrations"]);
@@ -404,7 +422,8 @@ mod tests {
         assert!(default_set(&zen5()).iter().any(|e| e.name == "dtlb-walks"));
         let unknown = CpuIdentity { vendor: "Other".into(), ..Default::default() };
         let d = default_set(&unknown);
-        assert!(!d.iter().any(|e| e.name == "dtlb-walks"));
+        // On aarch64 any non-x86 CPU has Arm's architected walk event.
+        assert_eq!(d.iter().any(|e| e.name == "dtlb-walks"), cfg!(target_arch = "aarch64"));
         assert!(d.iter().any(|e| e.name == "task-clock" && e.is_software()));
         assert!(generic_names().contains(&"dTLB-load-misses".to_string()));
     }

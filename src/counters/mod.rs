@@ -6,6 +6,7 @@
 //! and *says* it was multiplexed; a counter that could not be opened is a
 //! [`CounterStatus::Unavailable`] with its reason, never a zero.
 
+pub mod arm_events;
 pub mod events;
 pub mod memory_traffic;
 pub mod metrics;

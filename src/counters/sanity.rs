@@ -11,8 +11,8 @@ pub const ITERATIONS: u64 = 10_000_000;
 /// Beyond this relative error the PMU is suspect.
 pub const TOLERANCE: f64 = 0.02;
 
-/// Runs `iterations` of a two-instruction loop (`dec; jnz`): exactly
-/// 2 × iterations user-mode instructions.
+/// Runs `iterations` of a two-instruction loop (x86-64: `dec; jnz`;
+/// aarch64: `subs; b.ne`): exactly 2 × iterations user-mode instructions.
 #[inline(never)]
 pub fn calibrated_loop(iterations: u64) {
     #[cfg(target_arch = "x86_64")]
@@ -20,7 +20,13 @@ pub fn calibrated_loop(iterations: u64) {
     unsafe {
         std::arch::asm!("2:", "dec {n}", "jnz 2b", n = inout(reg) iterations => _, options(nomem, nostack));
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: only the declared register and the flags are used; no memory.
+    unsafe {
+        std::arch::asm!("2:", "subs {n}, {n}, #1", "b.ne 2b", n = inout(reg) iterations.max(1) => _,
+            options(nomem, nostack));
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     for i in 0..iterations {
         std::hint::black_box(i);
     }
@@ -44,8 +50,8 @@ pub fn judge(expected: u64, status: &CounterStatus) -> PmuCheck {
 
 /// Counts the calibrated loop's instructions and judges the PMU.
 pub fn check(backend: &dyn CounterBackend) -> PmuCheck {
-    if cfg!(not(target_arch = "x86_64")) {
-        return PmuCheck::Unavailable { reason: "the calibrated loop is written for x86-64 only".into() };
+    if cfg!(not(any(target_arch = "x86_64", target_arch = "aarch64"))) {
+        return PmuCheck::Unavailable { reason: "the calibrated loop is written for x86-64 and aarch64 only".into() };
     }
     let (_, status) = count(backend, &events::generic("instructions"), || calibrated_loop(ITERATIONS));
     judge(2 * ITERATIONS, &status)
@@ -72,11 +78,12 @@ mod tests {
         assert!(matches!(check(&none), PmuCheck::Unavailable { reason } if reason.contains("no hardware PMU")));
     }
 
-    /// The loop is what the check assumes: a `dec` and a `jnz` back to it.
+    /// The loop is what the check assumes: a decrement and a conditional
+    /// branch back to it.
     #[test]
     fn the_loop_is_two_instructions() {
         let body = crate::kernels::disasm::mnemonics(calibrated_loop as *const u8);
-        let at = body.iter().position(|m| m == "dec").expect("a dec");
-        assert_eq!(body[at + 1], "jne", "{body:?}");
+        let (dec, branch) = if cfg!(target_arch = "aarch64") { ("subs", "b.c") } else { ("dec", "jne") };
+        assert!(body.windows(2).any(|w| w[0] == dec && w[1] == branch), "{body:?}");
     }
 }

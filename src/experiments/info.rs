@@ -105,6 +105,12 @@ pub fn machine_warnings(m: &Fingerprint, cmd: Command, pages_matter: bool) -> Ve
     if cfg!(debug_assertions) {
         w.push(Caution::DebugBuild);
     }
+    if let Some(why) = &m.emulation {
+        w.push(Caution::Emulated { why: why.clone() });
+    }
+    if describes_machine && m.arch == "aarch64" && !crate::ARM_HARDWARE_RECORDED {
+        w.push(Caution::ArmNotYetChecked);
+    }
     w.into_iter().map(|c| c.render(cmd)).collect()
 }
 /// Options of `memperf info`.

@@ -2,6 +2,7 @@
 //! following every branch inside it, so tests can check which instructions
 //! a kernel really contains (no objdump needed).
 
+use super::code_bytes::readable_from;
 use iced_x86::{Decoder, DecoderOptions, FlowControl, Formatter, Instruction, IntelFormatter};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -41,20 +42,6 @@ pub fn instructions(entry: *const u8) -> Vec<Instruction> {
         }
     }
     seen.into_values().collect()
-}
-
-/// Bytes readable from `addr` to the end of its mapping (0 if unmapped or
-/// not readable), from /proc/self/maps.
-fn readable_from(addr: usize) -> usize {
-    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
-    maps.lines()
-        .find_map(|l| {
-            let (range, rest) = l.split_once(' ')?;
-            let (a, b) = range.split_once('-')?;
-            let (a, b) = (usize::from_str_radix(a, 16).ok()?, usize::from_str_radix(b, 16).ok()?);
-            (a <= addr && addr < b && rest.starts_with('r')).then_some(b - addr)
-        })
-        .unwrap_or(0)
 }
 
 /// Mnemonics (lower case) of the reachable instructions.

@@ -141,15 +141,12 @@ unsafe fn push(list: &mut FreeList, descs: *mut PageDesc, idx: u64) {
 
 #[inline(always)]
 unsafe fn prefetch_desc(p: *const PageDesc) {
-    #[cfg(target_arch = "x86_64")]
+    use crate::kernels::hint::{PrefetchW, Prefetcher};
     // SAFETY: prefetches never fault.
     unsafe {
-        use crate::kernels::x86_64::{PrefetchW, Prefetcher};
         PrefetchW::prefetch(p as *const f64);
         PrefetchW::prefetch((p as *const u8).add(64) as *const f64);
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// A descriptor's value, off its list (next and prev NIL).

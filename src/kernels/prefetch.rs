@@ -1,10 +1,10 @@
-//! Kernels of the prefetch-fault experiment (x86_64): a prefetch of one
+//! Kernels of the prefetch-fault experiment (x86_64 and aarch64): a prefetch of one
 //! address in a throughput loop and in a latency-bound loop, a linked-list
 //! walk with a look-ahead prefetch, and a page-stride walk with a prefetch
-//! D pages ahead. All generic over the prefetch instruction, and over
+//! D pages ahead. All generic over the prefetch instruction ([`super::hint`]), and over
 //! `NoPrefetch` for the baselines.
 
-use super::x86_64::Prefetcher;
+use super::hint::Prefetcher;
 
 /// The addresses to prefetch (rotated over, so no single address keeps
 /// the paging-structure caches warm) and a small mapped cycle for
@@ -136,7 +136,7 @@ pub unsafe fn page_walk<P: Prefetcher>(
 mod tests {
     use super::*;
     use crate::kernels::disasm::mnemonics;
-    use crate::kernels::x86_64::*;
+    use crate::kernels::hint::*;
 
     fn has(m: &[String], ins: &str) -> bool {
         m.iter().any(|x| x == ins)
@@ -156,13 +156,13 @@ mod tests {
                 assert!(has(&m, ins), "{ins} missing: {m:?}");
             }
         }
-        check::<PrefetchT0>("prefetcht0");
-        check::<PrefetchT1>("prefetcht1");
-        check::<PrefetchT2>("prefetcht2");
-        check::<PrefetchNta>("prefetchnta");
-        check::<PrefetchW>("prefetchw");
+        check::<PrefetchT0>(instruction(Hint::T0));
+        check::<PrefetchT1>(instruction(Hint::T1));
+        check::<PrefetchT2>(instruction(Hint::T2));
+        check::<PrefetchNta>(instruction(Hint::Nta));
+        check::<PrefetchW>(instruction(Hint::W));
         for f in [target_throughput::<NoPrefetch> as *const u8, walk_lists::<PrefetchT0, 0> as *const u8] {
-            assert!(mnemonics(f).iter().all(|m| !m.starts_with("prefetch")));
+            assert!(mnemonics(f).iter().all(|m| !m.starts_with("prefetch") && !m.starts_with("prfm")));
         }
     }
 
@@ -172,7 +172,10 @@ mod tests {
     fn guarded_walk_tests_for_null_before_prefetching() {
         let guarded_before = |f: *const u8| -> Vec<bool> {
             let m = mnemonics(f);
-            m.windows(2).filter(|w| w[1] == "prefetcht0").map(|w| w[0].starts_with('j') && w[0] != "jmp").collect()
+            let conditional = |x: &str| {
+                x.starts_with('j') && x != "jmp" || x.starts_with("b.") || ["cbz", "cbnz", "tbz", "tbnz"].contains(&x)
+            };
+            m.windows(2).filter(|w| w[1] == instruction(Hint::T0)).map(|w| conditional(&w[0])).collect()
         };
         let g = guarded_before(walk_lists::<PrefetchT0, 2> as *const u8);
         let u = guarded_before(walk_lists::<PrefetchT0, 1> as *const u8);

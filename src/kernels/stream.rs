@@ -5,7 +5,7 @@
 //! [`super::abi`].
 
 use super::abi::{Hint, StreamKernel, StreamKernelInfo, StreamShape};
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 use crate::error::Error;
 use crate::error::Result;
 
@@ -31,9 +31,9 @@ pub fn stream_kernel(shape: StreamShape, hint: Option<Hint>) -> Result<(StreamKe
     }
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn simd_kernel(shape: StreamShape, hint: Option<Hint>) -> Result<(StreamKernel, &'static str)> {
-    use super::x86_64 as x;
+    use super::arch as x;
     let prefetch = match shape {
         StreamShape::SimdPrefetch => Some(hint.unwrap_or(Hint::T0)),
         _ => None,
@@ -41,12 +41,12 @@ fn simd_kernel(shape: StreamShape, hint: Option<Hint>) -> Result<(StreamKernel, 
     Ok(x::simd_for(x::best_isa(), prefetch))
 }
 
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 fn simd_kernel(shape: StreamShape, _hint: Option<Hint>) -> Result<(StreamKernel, &'static str)> {
     match shape {
         StreamShape::Simd => Ok((super::portable::simd8 as StreamKernel, "portable")),
         _ => Err(Error::unsatisfiable(
-            "simd-prefetch is implemented for x86_64 only in this build",
+            "simd-prefetch is implemented for x86_64 and aarch64 only in this build",
             "use --kernel simd, sum4 or sum1",
         )),
     }

@@ -8,85 +8,11 @@
 //! prefetch per 64-byte line, `distance` elements ahead. Prefetches beyond
 //! the end of the array are harmless on x86: a prefetch never faults.
 
-use super::abi::{Hint, StreamArg, StreamKernel};
+use super::abi::{StreamArg, StreamKernel};
+pub use super::hint::*;
+use super::vector::simd_loop;
+pub use super::vector::Vector;
 use std::arch::x86_64::*;
-
-/// A software prefetch instruction (or none).
-pub trait Prefetcher {
-    /// # Safety
-    /// Always safe to execute on x86_64 (prefetches do not fault); unsafe
-    /// only because it is an intrinsic.
-    unsafe fn prefetch(p: *const f64);
-}
-
-/// Something generic over the prefetch instruction: the one place where a
-/// runtime [`Hint`] becomes a type (every kernel family picks its
-/// instantiation through [`for_hint`]).
-pub trait ForHint {
-    type Out;
-    fn with<P: Prefetcher>(self) -> Self::Out;
-}
-
-/// `f` instantiated for `hint` (`None`: no prefetch).
-pub fn for_hint<F: ForHint>(hint: Option<Hint>, f: F) -> F::Out {
-    match hint {
-        None => f.with::<NoPrefetch>(),
-        Some(Hint::T0) => f.with::<PrefetchT0>(),
-        Some(Hint::T1) => f.with::<PrefetchT1>(),
-        Some(Hint::T2) => f.with::<PrefetchT2>(),
-        Some(Hint::Nta) => f.with::<PrefetchNta>(),
-        Some(Hint::W) => f.with::<PrefetchW>(),
-    }
-}
-
-pub struct NoPrefetch;
-pub struct PrefetchT0;
-pub struct PrefetchT1;
-pub struct PrefetchT2;
-pub struct PrefetchNta;
-pub struct PrefetchW;
-
-impl Prefetcher for NoPrefetch {
-    #[inline(always)]
-    unsafe fn prefetch(_: *const f64) {}
-}
-impl Prefetcher for PrefetchT0 {
-    #[inline(always)]
-    unsafe fn prefetch(p: *const f64) {
-        // SAFETY: prefetch is a hint and never faults.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const i8) }
-    }
-}
-impl Prefetcher for PrefetchT1 {
-    #[inline(always)]
-    unsafe fn prefetch(p: *const f64) {
-        // SAFETY: as above.
-        unsafe { _mm_prefetch::<_MM_HINT_T1>(p as *const i8) }
-    }
-}
-impl Prefetcher for PrefetchT2 {
-    #[inline(always)]
-    unsafe fn prefetch(p: *const f64) {
-        // SAFETY: as above.
-        unsafe { _mm_prefetch::<_MM_HINT_T2>(p as *const i8) }
-    }
-}
-impl Prefetcher for PrefetchNta {
-    #[inline(always)]
-    unsafe fn prefetch(p: *const f64) {
-        // SAFETY: as above.
-        unsafe { _mm_prefetch::<_MM_HINT_NTA>(p as *const i8) }
-    }
-}
-impl Prefetcher for PrefetchW {
-    #[inline(always)]
-    unsafe fn prefetch(p: *const f64) {
-        // `_MM_HINT_ET0` compiles to prefetcht0, so PREFETCHW needs asm.
-        // SAFETY: PREFETCHW only moves a line towards the cache; it does not
-        // fault, write memory, use the stack or change flags.
-        unsafe { std::arch::asm!("prefetchw [{0}]", in(reg) p, options(nostack, preserves_flags, readonly)) }
-    }
-}
 
 /// Vector instruction sets with a hand-written kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,48 +70,6 @@ pub fn simd_for(isa: Isa, hint: Option<Hint>) -> (StreamKernel, &'static str) {
         }
     }
     (for_hint(hint, Pick(isa)), isa.name())
-}
-
-/// A vector of f64 lanes: the one thing the three `simd` kernels differ in.
-///
-/// The methods are `#[inline(always)]` and carry no target feature of their
-/// own: they are inlined into a `#[target_feature]` kernel entry, which is
-/// where the intrinsics get their instruction set (the disassembly tests
-/// check that the loop calls nothing).
-pub trait Vector: Copy {
-    /// f64 lanes per vector: 8 vectors of `LANES` are `LANES` cache lines.
-    const LANES: usize;
-    /// # Safety
-    /// The CPU must support the vector's instruction set.
-    unsafe fn zero() -> Self;
-    /// # Safety
-    /// `p` valid for reading `LANES` f64; the CPU supports the set.
-    unsafe fn load(p: *const f64) -> Self;
-    /// # Safety
-    /// The CPU must support the vector's instruction set.
-    unsafe fn add(a: Self, b: Self) -> Self;
-    /// # Safety
-    /// The CPU must support the vector's instruction set.
-    unsafe fn mul(a: Self, b: Self) -> Self;
-    /// `a + b·c` (fused where the set has it).
-    ///
-    /// # Safety
-    /// The CPU must support the vector's instruction set.
-    unsafe fn mul_add(a: Self, b: Self, c: Self) -> Self;
-    /// # Safety
-    /// The CPU must support the vector's instruction set.
-    unsafe fn splat(x: f64) -> Self;
-    /// An ordinary store.
-    ///
-    /// # Safety
-    /// `p` valid for writing `LANES` f64; the CPU supports the set.
-    unsafe fn store(p: *mut f64, v: Self);
-    /// A non-temporal store, around the caches.
-    ///
-    /// # Safety
-    /// `p` valid for writing `LANES` f64 and aligned to the vector's width;
-    /// the CPU supports the set.
-    unsafe fn stream(p: *mut f64, v: Self);
 }
 
 impl Vector for __m512d {
@@ -321,43 +205,11 @@ impl Vector for __m128d {
     }
 }
 
-/// The `simd` loop, once: each iteration loads eight vectors into eight
-/// independent accumulators (`8 × LANES` f64, `LANES` cache lines) and
-/// prefetches each of those lines `distance` elements ahead.
-///
-/// # Safety
-/// `arg.ptr` valid for `arg.len` f64; the CPU supports `V`'s set. Only
-/// called from the `#[target_feature]` entries below, into which it is
-/// inlined.
+/// Streaming stores are weakly ordered: SFENCE drains them.
 #[inline(always)]
-unsafe fn simd_loop<V: Vector, P: Prefetcher>(iters: u64, arg: &StreamArg) -> f64 {
-    let step = 8 * V::LANES;
-    let (n, d) = (arg.len, arg.distance);
-    let body = n - n % step;
-    let mut total = 0.0;
-    for _ in 0..iters {
-        let p = std::hint::black_box(arg.ptr);
-        // SAFETY: the caller guarantees V's instruction set.
-        let mut acc = [unsafe { V::zero() }; 8];
-        let mut i = 0;
-        while i < body {
-            for line in 0..V::LANES {
-                // SAFETY: a prefetch never faults, so wrapping past the end is harmless.
-                unsafe { P::prefetch(p.wrapping_add(i + d + line * 8)) };
-            }
-            for (k, a) in acc.iter_mut().enumerate() {
-                // SAFETY: i + LANES·(k + 1) <= body <= n; V's set is present.
-                *a = unsafe { V::add(*a, V::load(p.add(i + V::LANES * k))) };
-            }
-            i += step;
-        }
-        // SAFETY: a vector of f64 lanes is LANES f64 with no padding, so the
-        // accumulators are 8·LANES initialised f64.
-        let lanes = unsafe { std::slice::from_raw_parts(acc.as_ptr() as *const f64, 8 * V::LANES) };
-        // SAFETY: body..n is inside the array.
-        total += lanes.iter().sum::<f64>() + (body..n).map(|j| unsafe { *p.add(j) }).sum::<f64>();
-    }
-    total
+pub(crate) fn drain_streams() {
+    // SAFETY: sfence is SSE, baseline on x86_64; it only orders stores.
+    unsafe { _mm_sfence() };
 }
 
 /// AVX-512: 8 lines per iteration.

@@ -14,6 +14,11 @@ type Cpu = CpuId<CpuidSource>;
 
 /// The identity of the CPU this runs on.
 pub fn this_identity() -> CpuIdentity {
+    if cfg!(target_arch = "aarch64") {
+        let src = super::source::Source::live();
+        let cpuinfo = src.read("proc/cpuinfo").unwrap_or_default();
+        return super::arm::identity(&src, &cpuinfo);
+    }
     identity(&CpuId::with_cpuid_reader(CpuidSource::native()), true)
 }
 

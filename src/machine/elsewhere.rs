@@ -104,7 +104,7 @@ fn kinds(cpus: impl Iterator<Item = (usize, String, Vec<String>)>) -> Vec<CoreKi
 }
 
 /// The architecture from a recording's `arch` file, else /proc/cpuinfo.
-fn arch(recorded: Option<&str>, cpuinfo: &str) -> Result<Arch> {
+pub(crate) fn arch(recorded: Option<&str>, cpuinfo: &str) -> Result<Arch> {
     match recorded {
         Some("x86_64") => return Ok(Arch::X86_64),
         Some("aarch64") => return Ok(Arch::Aarch64),
@@ -137,7 +137,7 @@ fn arch(recorded: Option<&str>, cpuinfo: &str) -> Result<Arch> {
 }
 
 /// /proc/cpuinfo's blocks by processor number.
-fn processor_blocks(cpuinfo: &str) -> BTreeMap<usize, String> {
+pub(crate) fn processor_blocks(cpuinfo: &str) -> BTreeMap<usize, String> {
     let mut out = BTreeMap::new();
     for block in cpuinfo.split("\n\n") {
         let n = field(block, &["processor"]).and_then(|p| p.parse::<usize>().ok()).filter(|&n| n < CPUS_MAX);
@@ -149,7 +149,7 @@ fn processor_blocks(cpuinfo: &str) -> BTreeMap<usize, String> {
 }
 
 /// The value of the first of `keys` in a cpuinfo block.
-fn field(block: &str, keys: &[&str]) -> Option<String> {
+pub(crate) fn field(block: &str, keys: &[&str]) -> Option<String> {
     block.lines().find_map(|l| {
         let (k, v) = l.split_once(':')?;
         keys.contains(&k.trim()).then(|| crate::terminal::name(v.trim()))

@@ -47,6 +47,8 @@ impl Midr {
 }
 
 const IMPLEMENTERS: &[(u32, &str)] = &[
+    // "Reserved for software use": emulators such as qemu's `max` CPU.
+    (0x00, "Software-defined"),
     (0x41, "Arm"),
     (0x42, "Broadcom"),
     (0x43, "Cavium"),

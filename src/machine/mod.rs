@@ -11,6 +11,7 @@
 //! tree), by the same code.
 
 pub use memperf_model::machine::claims;
+pub mod arm;
 pub mod cpuid;
 pub mod elsewhere;
 pub mod levels;
@@ -39,9 +40,11 @@ pub fn collect() -> Fingerprint {
 /// Reads the fingerprint of `src`: this machine or a recording.
 pub fn read(src: &Source) -> Fingerprint {
     let c = src.cpuid();
-    let identity = cpuid::identity(&c, src.live);
-    let (logical, cores, sockets) = sysfs::topology(&src.path("sys/devices/system/cpu"));
+    let arch: String =
+        if src.live { std::env::consts::ARCH.into() } else { src.read("arch").unwrap_or("x86_64".into()) };
     let cpuinfo = src.read("proc/cpuinfo").unwrap_or_default();
+    let identity = if arch == "aarch64" { arm::identity(src, &cpuinfo) } else { cpuid::identity(&c, src.live) };
+    let (logical, cores, sockets) = sysfs::topology(&src.path("sys/devices/system/cpu"));
     let nominal = nominal_clocks(src, &c, &identity, &cpuinfo);
     let freq = identity.base_frequency_hz.or_else(|| sysfs::cpuinfo_mhz(&cpuinfo));
     let (total, available) = sysfs::meminfo(&src.read("proc/meminfo").unwrap_or_default());
@@ -50,7 +53,8 @@ pub fn read(src: &Source) -> Fingerprint {
     Fingerprint {
         hostname: src.read("proc/sys/kernel/hostname").unwrap_or_else(|| "unknown".into()),
         kernel: src.read("proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
-        arch: if src.live { std::env::consts::ARCH.into() } else { src.read("arch").unwrap_or("x86_64".into()) },
+        emulation: if src.live { arm::emulation(&cpuinfo) } else { None },
+        arch,
         cpu: Cpu {
             identity,
             logical_cpus: logical,

@@ -18,6 +18,7 @@ const FILES: &[&str] = &[
     "sys/devices/system/cpu/cpu*/cache/index*/ways_of_associativity",
     "sys/devices/system/cpu/cpu*/cache/index*/number_of_sets",
     "sys/devices/system/cpu/cpu*/cache/index*/shared_cpu_list",
+    "sys/devices/system/cpu/cpu*/regs/identification/midr_el1",
     "sys/devices/system/cpu/cpu*/topology/physical_package_id",
     "sys/devices/system/cpu/cpu*/topology/core_id",
     "sys/devices/system/cpu/cpu*/topology/thread_siblings_list",
@@ -71,6 +72,12 @@ pub fn record(root: &Path, cpuid: &CpuidSource, dir: &Path) -> Result<usize> {
     crate::sink::write(&dir.join("cpuid.txt"), cpuid.dump().as_bytes())?;
     crate::sink::write(&dir.join("arch"), format!("{}\n", std::env::consts::ARCH).as_bytes())?;
     let mut n = 2;
+    if let Some(midr) = super::arm::own_midr_register() {
+        // Where the kernel exports no MIDR in sysfs (or under emulation),
+        // the register as this CPU answers it.
+        crate::sink::write(&dir.join("midr_el1"), format!("{midr:#018x}\n").as_bytes())?;
+        n += 1;
+    }
     for rel in FILES.iter().flat_map(|p| expand(root, p)) {
         // Unreadable files (permissions) are left out, as the fingerprint
         // would find them missing.

@@ -1,7 +1,8 @@
 //! Clocks, repetitions and statistics.
 //!
 //! Every measurement goes through a [`Clock`] so that tests can substitute a
-//! deterministic double; the real clock is CLOCK_MONOTONIC (`Instant`).
+//! deterministic double; the real clock is CLOCK_MONOTONIC (`Instant`) on
+//! x86-64 and the generic timer (CNTVCT_EL0) on aarch64.
 //! Samples are never thrown away: the document keeps each one, and the
 //! summary ([`Summary`]) is min, median, MAD, CV over them.
 

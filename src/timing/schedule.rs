@@ -106,10 +106,11 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// `min_sample_s` is raised to 1,000 ticks of the timer where it is shorter.
     pub fn new(repetitions: usize, min_sample_s: f64) -> Plan {
         Plan {
             repetitions,
-            min_sample_s,
+            min_sample_s: min_sample_s.max(super::clock::min_sample_floor_s()),
             warm_each_sample: false,
             reference_of: Vec::new(),
             reference_every: 4,

@@ -52,6 +52,13 @@ pub enum Caution {
         cpuid: Option<Bytes>,
     },
     DebugBuild,
+    /// memperf runs under emulation: its figures are the emulator's.
+    Emulated {
+        why: String,
+    },
+    /// memperf's aarch64 figures have not been checked against independent
+    /// tools on Arm hardware (said until a real run is recorded).
+    ArmNotYetChecked,
     TimerCoarse {
         step_ns: f64,
     },
@@ -192,6 +199,8 @@ impl Caution {
             Caution::ThpPartial { .. } => "thp-partial",
             Caution::CacheSizeDisagreement { .. } => "cache-size-disagreement",
             Caution::DebugBuild => "debug-build",
+            Caution::Emulated { .. } => "emulated",
+            Caution::ArmNotYetChecked => "aarch64-not-yet-checked",
             Caution::TimerCoarse { .. } => "timer-coarse",
             Caution::StealTime { .. } => "steal-time",
             Caution::ClockMoved { .. } => "clock-moved",
@@ -237,6 +246,10 @@ impl Caution {
             Caution::DebugBuild => {
                 "this is a debug build: its kernels are not optimised and its figures are meaningless".into()
             }
+            Caution::Emulated { why } => why.clone(),
+            Caution::ArmNotYetChecked => "memperf's aarch64 figures have not yet been checked against independent \
+                 tools (likwid-bench, STREAM, a C chase) on Arm hardware: read them as unconfirmed"
+                .into(),
             Caution::TimerCoarse { step_ns } => format!("the monotonic clock advances in steps of {step_ns:.0} ns"),
             Caution::StealTime { fraction } => {
                 format!("the hypervisor stole {:.1}% of CPU time during the measurement", fraction * 100.0)
@@ -342,6 +355,8 @@ impl Caution {
             )),
             Caution::CacheSizeDisagreement { .. } => None,
             Caution::DebugBuild => Some("cargo run --release".into()),
+            Caution::Emulated { .. } => Some("run the native build on the machine itself".into()),
+            Caution::ArmNotYetChecked => None,
             Caution::TimerCoarse { .. } => Some("use a kernel clocksource with fine resolution (tsc): cat /sys/devices/system/clocksource/clocksource0/current_clocksource".into()),
             Caution::StealTime { .. } => Some("rerun when the host is quieter, or on dedicated cores".into()),
             Caution::ClockMoved { cpufreq: true, .. } => Some(

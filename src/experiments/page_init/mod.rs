@@ -266,6 +266,11 @@ fn store_kernels() -> Vec<(&'static str, StoreFn)> {
             ("rep-stosb", StoreFn::Words(x::store_rep_stosb)),
         ]);
     }
+    #[cfg(target_arch = "aarch64")]
+    if crate::kernels::aarch64::zero::zva_block_bytes().is_some() {
+        // Zeroes whole blocks without reading them (how Linux clears pages).
+        v.push(("dc-zva", StoreFn::Words(crate::kernels::aarch64::zero::store_dc_zva)));
+    }
     for (name, shape) in [("non-temporal", StreamShape::StoreNt), ("wide-vector", StreamShape::Store)] {
         if let Ok((k, _)) = stream_kernel(shape, None) {
             v.push((name, StoreFn::Stream(k)));

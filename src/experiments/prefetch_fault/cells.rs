@@ -11,7 +11,7 @@ use super::{LoopKind, PrefetchCell, Target};
 use crate::error::Result;
 use crate::experiments::Bench;
 use crate::kernels::prefetch::{self as k, TargetArg};
-use crate::kernels::x86_64::*;
+use crate::kernels::hint::*;
 use crate::kernels::Hint;
 use crate::model::Caution;
 use crate::timing::schedule::{self, Ran, Ratio, Step};
@@ -137,7 +137,7 @@ fn cell(keys: &[Key], i: usize, s: &schedule::Series, ns: &[Vec<f64>], u: Usage)
     let adjacent: Vec<f64> = s.adjacent_reference_s_per_iter.iter().map(|x| x * 1e9 / per_iteration(kind)).collect();
     let seconds: f64 = s.samples_s.iter().sum();
     PrefetchCell {
-        instruction: h.map(|h| h.x86_instruction().to_string()).unwrap_or_else(|| "none".into()),
+        instruction: h.map(|h| crate::kernels::hint::instruction(h).to_string()).unwrap_or_else(|| "none".into()),
         target: t,
         loop_kind: kind,
         ns_per_prefetch: Summary::of(&ns[i]).expect("measured"),

@@ -8,7 +8,7 @@ use super::ListCell;
 use crate::error::Result;
 use crate::experiments::Bench;
 use crate::kernels::prefetch::{self as k, Guard, Node};
-use crate::kernels::x86_64::*;
+use crate::kernels::hint::*;
 use crate::memory::{PagePolicy, Buffer};
 use crate::timing::schedule::{self, Ran, Ratio, Step};
 use crate::timing::Summary;

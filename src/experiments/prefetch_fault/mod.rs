@@ -18,9 +18,7 @@
 //! the speed-up on 4 KiB pages would vanish.
 //! [`verdict`] turns the figures into one finding per instruction and loop.
 
-#[cfg(target_arch = "x86_64")]
 mod cells;
-#[cfg(target_arch = "x86_64")]
 mod lists;
 pub mod options;
 mod params;
@@ -28,7 +26,6 @@ mod params;
 pub use options::Options;
 pub use params::Params;
 pub mod targets;
-#[cfg(target_arch = "x86_64")]
 mod tlb_walk;
 pub mod verdict;
 
@@ -125,13 +122,6 @@ impl Experiment for PrefetchFault {
     }
 }
 
-#[cfg(not(target_arch = "x86_64"))]
-fn run(p: &Params, _: &Bench) -> Result<Outcome> {
-    p.check()?;
-    Err(Error::unsatisfiable("prefetch-fault is implemented for x86_64 only", "run it on an x86_64 machine"))
-}
-
-#[cfg(target_arch = "x86_64")]
 fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     p.check()?;
     let _pin = crate::timing::team::PinGuard::first_cpu();

@@ -72,7 +72,7 @@ impl Targets {
             (Target::Unmapped, pages(hole)),
             (Target::ProtNone, pages(prot_none as usize)),
             (Target::Kernel, pages(0xffff_ffff_8100_0000)),
-            (Target::NonCanonical, pages(0x0100_0000_0000_0000)),
+            (Target::NonCanonical, pages(NON_CANONICAL)),
         ];
         let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
         let checks = addrs.iter().map(|(t, a)| check(*t, a, &maps)).collect();
@@ -105,6 +105,29 @@ impl Targets {
     }
 }
 
+/// An address no translation accepts. x86-64: bits 63..56 neither all 0
+/// nor all 1, outside 4- and 5-level paging. aarch64: Linux ignores the top
+/// byte of user addresses (TBI), so the address sets bit 52 instead, past
+/// the 48- and 52-bit address spaces, with a zero tag.
+#[cfg(not(target_arch = "aarch64"))]
+const NON_CANONICAL: usize = 0x0100_0000_0000_0000;
+#[cfg(target_arch = "aarch64")]
+const NON_CANONICAL: usize = 0x0010_0000_0000_0000;
+
+fn non_canonical(addrs: &[usize]) -> (&'static str, bool) {
+    if cfg!(target_arch = "aarch64") {
+        (
+            "bits 55..52 neither all 0 nor all 1 (bits 63..56 are the ignored tag): outside 48- and 52-bit address spaces",
+            addrs.iter().all(|&a| (a >> 52) & 0xf != 0 && (a >> 52) & 0xf != 0xf && a >> 56 == 0),
+        )
+    } else {
+        (
+            "bits 63..56 neither all 0 nor all 1: non-canonical under 4- and 5-level paging",
+            addrs.iter().all(|&a| (a >> 56) != 0 && (a >> 56) != 0xff),
+        )
+    }
+}
+
 fn check(t: Target, addrs: &[usize], maps: &str) -> TargetCheck {
     let (what, ok) = match t {
         Target::Mapped => ("every page resident per mincore", addrs.iter().all(|&a| !mincore_unmapped(a))),
@@ -117,10 +140,7 @@ fn check(t: Target, addrs: &[usize], maps: &str) -> TargetCheck {
             addrs.iter().all(|&a| maps_perms(maps, a).as_deref() == Some("---p")),
         ),
         Target::Kernel => ("in the kernel half (bits 63..48 set, canonical)", addrs.iter().all(|&a| a >> 48 == 0xffff)),
-        Target::NonCanonical => (
-            "bits 63..56 neither all 0 nor all 1: non-canonical under 4- and 5-level paging",
-            addrs.iter().all(|&a| (a >> 56) != 0 && (a >> 56) != 0xff),
-        ),
+        Target::NonCanonical => non_canonical(addrs),
     };
     TargetCheck {
         target: t,

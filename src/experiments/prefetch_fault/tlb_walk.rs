@@ -12,7 +12,7 @@ use super::StrideResult;
 use crate::error::Result;
 use crate::experiments::Bench;
 use crate::kernels::prefetch as k;
-use crate::kernels::x86_64::*;
+use crate::kernels::hint::*;
 use crate::kernels::Hint;
 use crate::memory::{PagePolicy, Buffer};
 use crate::timing::schedule::{self, Ran, Ratio, Step};

@@ -1,11 +1,17 @@
 //! The write side of the stream kernels: the choice of the loop for this
-//! CPU (x86_64: the vector loops of [`x86_64`]; elsewhere the portable
-//! one), over what [`element`] defines a write to be.
+//! CPU (x86_64 and aarch64: the vector loops of [`simd`] and SVE's own;
+//! elsewhere the portable one), over what [`element`] defines a write to be.
 
+#[cfg(target_arch = "aarch64")]
+mod aarch64;
 mod element;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod simd;
 #[cfg(target_arch = "x86_64")]
 mod x86_64;
 
+#[cfg(target_arch = "aarch64")]
+pub use aarch64::write_for;
 pub use element::*;
 
 use crate::error::Result;
@@ -19,11 +25,16 @@ pub fn kernel(op: Op, nt: bool) -> Result<(StreamKernel, &'static str)> {
         let isa = crate::kernels::x86_64::best_isa();
         Ok((x86_64::write_for(isa, op, nt), isa.name()))
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    {
+        let isa = crate::kernels::aarch64::best_isa();
+        Ok((aarch64::write_for(isa, op, nt), isa.name()))
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
         if nt {
             return Err(crate::error::Error::unsatisfiable(
-                "non-temporal stores are implemented for x86_64 only in this build",
+                "non-temporal stores are implemented for x86_64 and aarch64 only in this build",
                 "use --kernel store or copy",
             ));
         }

@@ -1,74 +1,17 @@
-//! The write kernels' vector loops for x86_64: one generic loop over the
-//! vector type (AVX-512, AVX2, SSE2), the operation, and ordinary or
-//! non-temporal stores. A disassembly test holds each instantiation to its
+//! The write kernels for x86_64: [`write_loop`] over AVX-512, AVX2 and
+//! SSE2 vectors, for each operation, with ordinary or non-temporal stores. A disassembly test holds each instantiation to its
 //! kind of store: streaming stores in the `-nt` kernels and none elsewhere.
 
-use super::element::{self as write, Op, COPY, MIX31, STORE, TRIAD, UPDATE};
+use super::element::{Op, COPY, MIX31, STORE, TRIAD, UPDATE};
+use super::simd::write_loop;
 use crate::kernels::abi::{StreamArg, StreamKernel};
-use crate::kernels::x86_64::{Isa, Vector};
+use crate::kernels::x86_64::Isa;
 use std::arch::x86_64::*;
-
-/// One pass's vector body: eight vectors (`LANES` cache lines) of A per
-/// iteration, loaded from the sources the operation reads.
-///
-/// # Safety
-/// A valid for writing `arg.len` f64 (update: reading too), each source of
-/// `OP` valid for reading it; the CPU supports `V`'s set. Inlined into the
-/// `#[target_feature]` entries below.
-#[inline(always)]
-unsafe fn write_loop<V: Vector, const OP: u8, const NT: bool>(iters: u64, arg: &StreamArg) -> f64 {
-    let n = arg.len;
-    let step = 8 * V::LANES;
-    let [b, c, d] = arg.sources;
-    for pass in 0..iters {
-        // Opaque per pass, so the compiler cannot drop a pass's stores as
-        // overwritten by the next one.
-        let a = std::hint::black_box(arg.ptr as *mut f64);
-        // Streaming stores need aligned vectors: the head goes one by one.
-        let head = if NT { a.align_offset(8 * V::LANES).min(n) } else { 0 };
-        let end = head + (n - head) / step * step;
-        let s = write::scalar(OP, arg.first_pass + pass);
-        // SAFETY: the caller guarantees V's set.
-        let sv = unsafe { V::splat(s) };
-        // SAFETY: head <= n.
-        unsafe { write::scalar_range::<OP>(arg, a, 0, head, s) };
-        let mut i = head;
-        while i < end {
-            for k in 0..8 {
-                let o = i + k * V::LANES;
-                // SAFETY: o + LANES <= end <= n; only OP's sources are read.
-                unsafe {
-                    let v = match OP {
-                        STORE => sv,
-                        COPY => V::load(b.add(o)),
-                        TRIAD => V::mul_add(V::load(b.add(o)), sv, V::load(c.add(o))),
-                        UPDATE => V::mul(sv, V::load(a.add(o))),
-                        _ => V::mul_add(V::load(b.add(o)), V::load(c.add(o)), V::load(d.add(o))),
-                    };
-                    if NT {
-                        V::stream(a.add(o), v)
-                    } else {
-                        V::store(a.add(o), v)
-                    }
-                }
-            }
-            i += step;
-        }
-        // SAFETY: end <= n.
-        unsafe { write::scalar_range::<OP>(arg, a, end, n, s) };
-    }
-    if NT {
-        // Streaming stores are weakly ordered: drain them before returning.
-        // SAFETY: sfence is SSE, baseline on x86_64; it only orders stores.
-        unsafe { _mm_sfence() };
-    }
-    (iters * n as u64) as f64
-}
 
 /// AVX-512: eight 64-byte vectors per iteration.
 ///
 /// # Safety
-/// As for [`write_loop`]; the CPU must support AVX-512F.
+/// As for [`super::simd::write_loop`]; the CPU must support AVX-512F.
 #[target_feature(enable = "avx512f")]
 #[inline(never)]
 pub unsafe fn write_avx512<const OP: u8, const NT: bool>(iters: u64, arg: &StreamArg) -> f64 {
@@ -79,7 +22,7 @@ pub unsafe fn write_avx512<const OP: u8, const NT: bool>(iters: u64, arg: &Strea
 /// AVX2: eight 32-byte vectors per iteration.
 ///
 /// # Safety
-/// As for [`write_loop`]; the CPU must support AVX2.
+/// As for [`super::simd::write_loop`]; the CPU must support AVX2.
 #[target_feature(enable = "avx2")]
 #[inline(never)]
 pub unsafe fn write_avx2<const OP: u8, const NT: bool>(iters: u64, arg: &StreamArg) -> f64 {
@@ -90,7 +33,7 @@ pub unsafe fn write_avx2<const OP: u8, const NT: bool>(iters: u64, arg: &StreamA
 /// SSE2: eight 16-byte vectors per iteration.
 ///
 /// # Safety
-/// As for [`write_loop`].
+/// As for [`super::simd::write_loop`].
 #[target_feature(enable = "sse2")]
 #[inline(never)]
 pub unsafe fn write_sse2<const OP: u8, const NT: bool>(iters: u64, arg: &StreamArg) -> f64 {

@@ -19,6 +19,25 @@ pub fn machine(m: &Fingerprint, info: Option<&info::Outcome>) -> String {
     out
 }
 
+/// The CPU's names and numbers: CPUID's family, model and stepping on
+/// x86; on aarch64 the first CPU's MIDR fields (implementer, part,
+/// r<variant>p<revision>).
+fn cpu_line(m: &Fingerprint) -> String {
+    let id = &m.cpu.identity;
+    if m.arch == "aarch64" {
+        return format!(
+            "{} {} (implementer {:#04x}, part {:#05x}, r{}p{})",
+            id.vendor,
+            id.model_name,
+            id.family,
+            id.model,
+            id.stepping / 16,
+            id.stepping % 16
+        );
+    }
+    format!("{} {} (family {}, model {}, stepping {})", id.vendor, id.model_name, id.family, id.model, id.stepping)
+}
+
 /// The machine as a two-column table without a header: host, kernel, CPU,
 /// cores, clocks, ISA, memory, THP, cpufreq, topology, counters.
 fn identity_table(m: &Fingerprint) -> String {
@@ -26,13 +45,7 @@ fn identity_table(m: &Fingerprint) -> String {
     let c = &m.cpu;
     t.row(["host".into(), m.hostname.clone()]);
     t.row(["kernel".into(), format!("{} ({})", m.kernel, m.arch)]);
-    t.row([
-        "cpu".into(),
-        format!(
-            "{} {} (family {}, model {}, stepping {})",
-            c.identity.vendor, c.identity.model_name, c.identity.family, c.identity.model, c.identity.stepping
-        ),
-    ]);
+    t.row(["cpu".into(), cpu_line(m)]);
     t.row([
         "cores".into(),
         format!("{} logical, {} physical, {} socket(s)", c.logical_cpus, c.physical_cores, c.sockets),

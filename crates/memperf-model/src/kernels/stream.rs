@@ -139,6 +139,19 @@ impl Hint {
             Hint::W => "prefetchw",
         }
     }
+
+    /// The aarch64 instruction this hint compiles to: PRFM with the
+    /// operation nearest the x86 hint (t0 → L1, t1 → L2, t2 → L3, nta →
+    /// L1 streaming, w → prefetch for store).
+    pub fn arm_instruction(self) -> &'static str {
+        match self {
+            Hint::T0 => "prfm pldl1keep",
+            Hint::T1 => "prfm pldl2keep",
+            Hint::T2 => "prfm pldl3keep",
+            Hint::Nta => "prfm pldl1strm",
+            Hint::W => "prfm pstl1keep",
+        }
+    }
 }
 
 /// Metadata beside a kernel: what it moves and computes per element.

@@ -69,6 +69,10 @@ pub struct Fingerprint {
     pub hostname: String,
     pub kernel: String,
     pub arch: String,
+    /// Why the figures are not this CPU's, where memperf ran under
+    /// emulation (built for another architecture than /proc/cpuinfo's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<String>,
     pub cpu: Cpu,
     pub memory_total_bytes: Option<Bytes>,
     pub memory_available_bytes: Option<Bytes>,

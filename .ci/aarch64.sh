@@ -1,0 +1,43 @@
+# The aarch64 build, sourced by .ci/run: Debian's cross toolchain and
+# qemu-user, rustup's aarch64 std, then clippy for the target and the
+# aarch64 tests under qemu (the runner in .cargo/config.toml).
+#
+# The library's tests run once per emulated CPU: SVE at 128, 256, 512 and
+# 2048 bits, and a Cortex-A72 without SVE (QEMU_CPU picks qemu's -cpu).
+# Left out: what qemu-user does not emulate (mbind, hugetlb mappings and
+# SysV huge-page segments fail there with ENOSYS or EINVAL), which the
+# x86-64 run tests; and the one library test that needs real speed (a
+# loader's delay calibrated against its own memory rate). tests/emulated.rs
+# runs memperf itself on each CPU.
+
+AARCH64=aarch64-unknown-linux-gnu
+
+aarch64_setup() {
+  local missing=()
+  command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || missing+=(gcc-aarch64-linux-gnu)
+  [ -e /usr/aarch64-linux-gnu/lib/libc.so.6 ] || missing+=(libc6-dev-arm64-cross)
+  command -v qemu-aarch64 >/dev/null 2>&1 || missing+=(qemu-user)
+  if [ "${#missing[@]}" -gt 0 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    else
+      echo "error: ${missing[*]} missing and not root with apt: the aarch64 step cannot run" >&2
+      return 1
+    fi
+  fi
+  rustup target list --installed 2>/dev/null | grep -qx "$AARCH64" || rustup target add "$AARCH64" >/dev/null
+}
+
+aarch64_check() {
+  cargo clippy --workspace --all-targets --target "$AARCH64" -- -D warnings
+  local skips=(--skip memory::numa --skip experiments::numa --skip memory::tests::hugetlb --skip memory::tests::shm
+    --skip experiments::loaded_latency::tests::a_real_loader_moves_less_with_a_longer_delay)
+  local cpu
+  for cpu in max,sve-default-vector-length=16 max,sve-default-vector-length=32 \
+             max,sve-default-vector-length=64 max,sve-default-vector-length=256 cortex-a72; do
+    echo "aarch64 library tests on qemu -cpu $cpu"
+    QEMU_CPU="$cpu" cargo test -q --target "$AARCH64" --lib -- "${skips[@]}" 2>&1 | grep -E "^test result|FAILED|panicked"
+    [ "${PIPESTATUS[0]}" = 0 ] || return 1
+  done
+  cargo test -q --target "$AARCH64" --test emulated
+}
