@@ -4,9 +4,9 @@
 #
 # The library's tests run once per emulated CPU: SVE at 128, 256, 512 and
 # 2048 bits, and a Cortex-A72 without SVE (QEMU_CPU picks qemu's -cpu).
-# Left out: what qemu-user does not emulate (mbind, hugetlb mappings and
-# SysV huge-page segments fail there with ENOSYS or EINVAL), which the
-# x86-64 run tests; and the one library test that needs real speed (a
+# Left out: what qemu-user does not emulate (mbind, perf_event_open,
+# hugetlb mappings and SysV huge-page segments fail there with ENOSYS or
+# EINVAL), which the x86-64 run tests; and the one library test that needs real speed (a
 # loader's delay calibrated against its own memory rate). tests/emulated.rs
 # runs memperf itself on each CPU.
 
@@ -31,7 +31,10 @@ aarch64_setup() {
 aarch64_check() {
   cargo clippy --workspace --all-targets --target "$AARCH64" -- -D warnings
   local skips=(--skip memory::numa --skip experiments::numa --skip memory::tests::hugetlb --skip memory::tests::shm
-    --skip experiments::loaded_latency::tests::a_real_loader_moves_less_with_a_longer_delay)
+    --skip experiments::loaded_latency::tests::a_real_loader_moves_less_with_a_longer_delay
+    --skip counters::tests::page_faults_of_a_known_touch_pattern
+    --skip experiments::stat::tests::page_faults_of_a_child_that_touches_known_pages
+    --skip region::tests::regions_nest_repeat_and_count_across_threads)
   local cpu
   for cpu in max,sve-default-vector-length=16 max,sve-default-vector-length=32 \
              max,sve-default-vector-length=64 max,sve-default-vector-length=256 cortex-a72; do

@@ -105,6 +105,14 @@ pub fn machine_warnings(m: &Fingerprint, cmd: Command, pages_matter: bool) -> Ve
     if cfg!(debug_assertions) {
         w.push(Caution::DebugBuild);
     }
+    if let [first, _, ..] = m.core_kinds.as_slice() {
+        w.push(Caution::MixedCoreKinds {
+            kinds: m.core_kinds.iter().map(|k| format!("{}: CPUs {}", k.name, k.cpus)).collect(),
+            first_cpu: crate::units::cpu_list(&first.cpus).first().copied().unwrap_or(0),
+            first_kind: first.name.clone(),
+            first_kind_cpus: first.cpus.clone(),
+        });
+    }
     if let Some(why) = &m.emulation {
         w.push(Caution::Emulated { why: why.clone() });
     }

@@ -281,4 +281,54 @@ mod tests {
             assert!(ins.iter().any(|i| i.mnemonic() == Mnemonic::Ret));
         }
     }
+
+    #[cfg(target_arch = "aarch64")]
+    mod disassembly {
+        use super::*;
+        use crate::kernels::disasm::{instructions, mnemonics, name};
+
+        /// The target of the first `bl` in `f`.
+        fn first_bl_target(f: ChainFn) -> u64 {
+            let (at, w) = instructions(f as *const u8).into_iter().find(|&(_, w)| name(w) == "bl").expect("a bl");
+            let imm = (((w & 0x03ff_ffff) as i64) << 38) >> 38;
+            at.wrapping_add((imm * 4) as u64)
+        }
+
+        #[test]
+        fn direct_makes_a_real_call_and_returns() {
+            let m = mnemonics(memperf_chain_direct_first as *const u8);
+            assert!(m.iter().any(|x| x == "bl") && m.iter().any(|x| x == "ret"), "{m:?}");
+        }
+
+        #[test]
+        fn plt_calls_go_through_a_plt_stub() {
+            let chain = SharedChain::load(Linkage::Plt).unwrap();
+            let stub = mnemonics(first_bl_target(chain.first) as *const u8);
+            assert_eq!(stub.first().map(String::as_str), Some("adrp"), "the stub reads the GOT: {stub:?}");
+            assert!(stub.iter().any(|x| x == "br"), "the stub jumps through the GOT: {stub:?}");
+        }
+
+        #[test]
+        fn got_calls_are_indirect_through_the_got() {
+            let chain = SharedChain::load(Linkage::Got).unwrap();
+            let m = mnemonics(chain.first as *const u8);
+            assert!(m.iter().any(|x| x == "blr"), "{m:?}");
+            assert!(m.iter().all(|x| x != "bl"), "{m:?}");
+        }
+
+        #[test]
+        fn saves_spill_more_callee_saved_registers() {
+            let pairs = |f: ChainFn| mnemonics(f as *const u8).iter().filter(|x| x.starts_with("stp")).count();
+            let (saves, direct) = (pairs(memperf_chain_saves_first), pairs(memperf_chain_direct_first));
+            // x19..x28 and d8..d15: nine pairs beside the frame record.
+            assert!(saves >= 9 && saves > direct, "saves {saves}, direct {direct}");
+        }
+
+        #[test]
+        fn inlined_has_no_call_left() {
+            let m = mnemonics(memperf_chain_inlined_first as *const u8);
+            assert!(m.iter().all(|x| x != "bl" && x != "blr"), "{m:?}");
+            assert!(m.iter().any(|x| x == "ret"), "{m:?}");
+        }
+    }
 }

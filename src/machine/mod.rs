@@ -14,6 +14,7 @@ pub use memperf_model::machine::claims;
 pub mod arm;
 pub mod cpuid;
 pub mod elsewhere;
+pub mod kinds;
 pub mod levels;
 pub mod midr;
 pub mod reach;
@@ -54,6 +55,7 @@ pub fn read(src: &Source) -> Fingerprint {
         hostname: src.read("proc/sys/kernel/hostname").unwrap_or_else(|| "unknown".into()),
         kernel: src.read("proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
         emulation: if src.live { arm::emulation(&cpuinfo) } else { None },
+        core_kinds: kinds::read(src),
         arch,
         cpu: Cpu {
             identity,

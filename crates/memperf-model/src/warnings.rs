@@ -52,6 +52,13 @@ pub enum Caution {
         cpuid: Option<Bytes>,
     },
     DebugBuild,
+    /// The machine has cores of more than one kind.
+    MixedCoreKinds {
+        kinds: Vec<String>,
+        first_cpu: usize,
+        first_kind: String,
+        first_kind_cpus: String,
+    },
     /// memperf runs under emulation: its figures are the emulator's.
     Emulated {
         why: String,
@@ -200,6 +207,7 @@ impl Caution {
             Caution::CacheSizeDisagreement { .. } => "cache-size-disagreement",
             Caution::DebugBuild => "debug-build",
             Caution::Emulated { .. } => "emulated",
+            Caution::MixedCoreKinds { .. } => "mixed-core-kinds",
             Caution::ArmNotYetChecked => "aarch64-not-yet-checked",
             Caution::TimerCoarse { .. } => "timer-coarse",
             Caution::StealTime { .. } => "steal-time",
@@ -247,6 +255,12 @@ impl Caution {
                 "this is a debug build: its kernels are not optimised and its figures are meaningless".into()
             }
             Caution::Emulated { why } => why.clone(),
+            Caution::MixedCoreKinds { kinds, first_cpu, first_kind, .. } => format!(
+                "this machine has {} kinds of core ({}): one-thread measurements run on CPU {first_cpu} ({first_kind}), \
+                 teams on the CPUs after it, across kinds",
+                kinds.len(),
+                kinds.join("; ")
+            ),
             Caution::ArmNotYetChecked => "memperf's aarch64 figures have not yet been checked against independent \
                  tools (likwid-bench, STREAM, a C chase) on Arm hardware: read them as unconfirmed"
                 .into(),
@@ -356,6 +370,9 @@ impl Caution {
             Caution::CacheSizeDisagreement { .. } => None,
             Caution::DebugBuild => Some("cargo run --release".into()),
             Caution::Emulated { .. } => Some("run the native build on the machine itself".into()),
+            Caution::MixedCoreKinds { first_kind_cpus, .. } => {
+                Some(format!("measure one kind at a time: taskset -c {first_kind_cpus} {}", cmd.invocation()))
+            }
             Caution::ArmNotYetChecked => None,
             Caution::TimerCoarse { .. } => Some("use a kernel clocksource with fine resolution (tsc): cat /sys/devices/system/clocksource/clocksource0/current_clocksource".into()),
             Caution::StealTime { .. } => Some("rerun when the host is quieter, or on dedicated cores".into()),

@@ -38,6 +38,25 @@ fn cpu_line(m: &Fingerprint) -> String {
     format!("{} {} (family {}, model {}, stepping {})", id.vendor, id.model_name, id.family, id.model, id.stepping)
 }
 
+/// One kind of core: its name, CPUs and caches per cluster, or "caches not
+/// reported" where the kernel exports none.
+fn core_kind_line(k: &memperf_model::machine::CoreKind) -> String {
+    let clusters: Vec<String> = k
+        .clusters
+        .iter()
+        .map(|(cpus, caches)| {
+            let said = if caches.is_empty() { "caches not reported".to_string() } else { caches.join(", ") };
+            if k.clusters.len() > 1 {
+                format!("CPUs {cpus}: {said}")
+            } else {
+                said
+            }
+        })
+        .collect();
+    let tlbs = if k.tlbs.is_empty() { String::new() } else { format!("; TLBs {}", k.tlbs.join(", ")) };
+    format!("{} (CPUs {}): {}{tlbs}", k.name, k.cpus, clusters.join("; "))
+}
+
 /// The machine as a two-column table without a header: host, kernel, CPU,
 /// cores, clocks, ISA, memory, THP, cpufreq, topology, counters.
 fn identity_table(m: &Fingerprint) -> String {
@@ -46,6 +65,9 @@ fn identity_table(m: &Fingerprint) -> String {
     t.row(["host".into(), m.hostname.clone()]);
     t.row(["kernel".into(), format!("{} ({})", m.kernel, m.arch)]);
     t.row(["cpu".into(), cpu_line(m)]);
+    for k in &m.core_kinds {
+        t.row(["core kind".into(), core_kind_line(k)]);
+    }
     t.row([
         "cores".into(),
         format!("{} logical, {} physical, {} socket(s)", c.logical_cpus, c.physical_cores, c.sockets),
@@ -91,6 +113,13 @@ fn system_rows(m: &Fingerprint, t: &mut Table) {
 
 /// The caches as claimed, each beside CPUID's claim and its plausibility.
 fn caches_table(m: &Fingerprint) -> String {
+    if m.caches.is_empty() {
+        // Many Arm kernels export no cache folders: nothing is claimed, and
+        // the level probe measures where the levels end.
+        return "caches: not reported (the kernel exports no cache folders, and no CPUID describes them): \
+                memperf measures where the levels end\n"
+            .into();
+    }
     let mut caches = Table::new(["cache", "claimed", "line", "ways", "shared by", "CPUID says", "claim"]);
     for k in &m.caches {
         caches.row([

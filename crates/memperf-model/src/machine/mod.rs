@@ -64,6 +64,23 @@ pub struct Cpu {
     pub nominal_clocks: Vec<Nominal>,
 }
 
+/// One kind of core of the machine (a MIDR part on Arm, a core type on
+/// x86 hybrids, else told apart by private caches), with its CPUs and the
+/// caches the kernel reports for each cluster of them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CoreKind {
+    pub name: String,
+    /// The kind's CPUs (`0-3,8`).
+    pub cpus: String,
+    /// (CPUs of a cluster, its caches such as "L2 1MiB"; empty: not reported).
+    pub clusters: Vec<(String, Vec<String>)>,
+    /// The data TLBs this kind's CPUID claims, read on one of its CPUs
+    /// ("L1 load 4KiB: 64 entries"); empty where none is readable (Arm has
+    /// no such register; a recording holds one CPU's CPUID only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tlbs: Vec<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Fingerprint {
     pub hostname: String,
@@ -74,6 +91,9 @@ pub struct Fingerprint {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emulation: Option<String>,
     pub cpu: Cpu,
+    /// The kinds of core, where they could be read (one on most machines).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub core_kinds: Vec<CoreKind>,
     pub memory_total_bytes: Option<Bytes>,
     pub memory_available_bytes: Option<Bytes>,
     pub caches: Vec<Cache>,
