@@ -35,7 +35,8 @@ fn flow(w: u32, at: u64) -> Flow {
         Flow::Conditional(to(offset(w, 5, 19)))
     } else if w & 0x7e00_0000 == 0x3600_0000 {
         Flow::Conditional(to(offset(w, 5, 14)))
-    } else if w & 0xffff_fc1f == 0xd65f_0000 || w & 0xffff_fc1f == 0xd61f_0000 {
+    } else if w & 0xffff_fc1f == 0xd65f_0000 || w & 0xffff_fc1f == 0xd61f_0000 || w & 0xffff_fbff == 0xd65f_0bff {
+        // RET, BR, and RETAA/RETAB (pointer authentication).
         Flow::Stop
     } else {
         Flow::Next
@@ -131,6 +132,8 @@ mod tests {
         assert!(matches!(flow(0x17ff_ffff, 0x1000), Flow::Jump(0xffc)));
         assert!(matches!(flow(0x5400_0041, 0x1000), Flow::Conditional(0x1008)));
         assert!(matches!(flow(0xd65f_03c0, 0x1000), Flow::Stop));
+        assert!(matches!(flow(0xd65f_0bff, 0x1000), Flow::Stop), "retaa");
+        assert!(matches!(flow(0xd65f_0fff, 0x1000), Flow::Stop), "retab");
         assert!(matches!(flow(0xd503_201f, 0x1000), Flow::Next));
     }
 }

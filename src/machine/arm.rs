@@ -119,20 +119,26 @@ fn vector_isa(src: &Source, cpuinfo: &str) -> Vec<String> {
 
 /// Why this run's figures are not this CPU's, where memperf runs under
 /// emulation: the architecture memperf was built for is not the one
-/// /proc/cpuinfo describes.
-pub fn emulation(cpuinfo: &str) -> Option<String> {
-    let described = match arch(None, cpuinfo) {
-        Ok(Arch::X86_64) => "x86_64",
-        Ok(Arch::Aarch64) => "aarch64",
-        _ => return None,
+/// /proc/cpuinfo describes, or not the one sysfs's CPU `modalias` names
+/// (`cpu:type:x86,…`, `cpu:type:aarch64:…`), which emulators that fake
+/// /proc/cpuinfo (qemu-user from 8.1) leave alone.
+pub fn emulation(cpuinfo: &str, modalias: Option<&str>) -> Option<String> {
+    let from_cpuinfo = match arch(None, cpuinfo) {
+        Ok(Arch::X86_64) => Some(("x86_64", "/proc/cpuinfo")),
+        Ok(Arch::Aarch64) => Some(("aarch64", "/proc/cpuinfo")),
+        _ => None,
+    };
+    let from_sysfs = match modalias.and_then(|m| m.strip_prefix("cpu:type:")) {
+        Some(t) if t.starts_with("x86") => Some(("x86_64", "sysfs's CPU modalias")),
+        Some(t) if t.starts_with("aarch64") => Some(("aarch64", "sysfs's CPU modalias")),
+        _ => None,
     };
     let built = std::env::consts::ARCH;
-    (described != built).then(|| {
-        format!(
-            "memperf was built for {built}, but /proc/cpuinfo describes an {described} machine: it runs under \
-             emulation (such as qemu-user), and its figures are the emulator's, not this CPU's"
-        )
-    })
+    let (described, by) = [from_cpuinfo, from_sysfs].into_iter().flatten().find(|(a, _)| *a != built)?;
+    Some(format!(
+        "memperf was built for {built}, but {by} describes an {described} machine: it runs under emulation \
+         (such as qemu-user), and its figures are the emulator's, not this CPU's"
+    ))
 }
 
 #[cfg(test)]
@@ -148,10 +154,20 @@ mod tests {
     #[test]
     fn emulation_is_a_build_for_another_architecture_than_cpuinfo_describes() {
         let (other, own) = if cfg!(target_arch = "aarch64") { (X86, ARM) } else { (ARM, X86) };
-        let said = emulation(other).expect("another architecture");
+        let said = emulation(other, None).expect("another architecture");
         assert!(said.contains("emulation") && said.contains(std::env::consts::ARCH), "{said}");
-        assert_eq!(emulation(own), None);
-        assert_eq!(emulation(""), None);
+        assert!(said.contains("/proc/cpuinfo"), "{said}");
+        assert_eq!(emulation(own, None), None);
+        assert_eq!(emulation("", None), None);
+        // An emulator that fakes cpuinfo is still seen through sysfs.
+        let (other_alias, own_alias) = if cfg!(target_arch = "aarch64") {
+            ("cpu:type:x86,ven0002fam001Amod0002:feature:,0000", "cpu:type:aarch64:feature:,0000")
+        } else {
+            ("cpu:type:aarch64:feature:,0000", "cpu:type:x86,ven0002fam001Amod0002:feature:,0000")
+        };
+        let said = emulation(own, Some(other_alias)).expect("sysfs names another architecture");
+        assert!(said.contains("sysfs's CPU modalias"), "{said}");
+        assert_eq!(emulation(own, Some(own_alias)), None);
     }
 
     #[test]

@@ -54,7 +54,11 @@ pub fn read(src: &Source) -> Fingerprint {
     Fingerprint {
         hostname: src.read("proc/sys/kernel/hostname").unwrap_or_else(|| "unknown".into()),
         kernel: src.read("proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
-        emulation: if src.live { arm::emulation(&cpuinfo) } else { None },
+        emulation: if src.live {
+            arm::emulation(&cpuinfo, src.read("sys/devices/system/cpu/modalias").as_deref())
+        } else {
+            None
+        },
         core_kinds: kinds::read(src),
         arch,
         cpu: Cpu {
