@@ -135,6 +135,14 @@ pub fn read_for(hint: Option<Hint>) -> StreamKernel {
     }
 }
 
+/// `ld1d {z}.d` of the array operand `{src}` at index register `$i`
+/// under predicate `$pg`.
+macro_rules! load {
+    ($z:literal, $src:literal, $pg:literal, $i:literal) => {
+        concat!("ld1d ", $z, ".d, ", $pg, "/z, [{", $src, "}, ", $i, ", lsl #3]\n")
+    };
+}
+
 /// The value of one vector of A, at index register `$i` under predicate
 /// `$pg`, left in z4 (z7 holds the scalar).
 macro_rules! value {
@@ -142,45 +150,19 @@ macro_rules! value {
         "mov z4.d, z7.d\n"
     };
     (COPY, $pg:literal, $i:literal) => {
-        concat!("ld1d z4.d, ", $pg, "/z, [{b}, ", $i, ", lsl #3]\n")
+        load!("z4", "b", $pg, $i)
     };
     (TRIAD, $pg:literal, $i:literal) => {
-        concat!(
-            "ld1d z4.d, ",
-            $pg,
-            "/z, [{b}, ",
-            $i,
-            ", lsl #3]\n",
-            "ld1d z5.d, ",
-            $pg,
-            "/z, [{c}, ",
-            $i,
-            ", lsl #3]\n",
-            "fmla z4.d, ",
-            $pg,
-            "/m, z5.d, z7.d\n"
-        )
+        concat!(load!("z4", "b", $pg, $i), load!("z5", "c", $pg, $i), "fmla z4.d, ", $pg, "/m, z5.d, z7.d\n")
     };
     (UPDATE, $pg:literal, $i:literal) => {
-        concat!("ld1d z4.d, ", $pg, "/z, [{a}, ", $i, ", lsl #3]\n", "fmul z4.d, z4.d, z7.d\n")
+        concat!(load!("z4", "a", $pg, $i), "fmul z4.d, z4.d, z7.d\n")
     };
     (MIX31, $pg:literal, $i:literal) => {
         concat!(
-            "ld1d z4.d, ",
-            $pg,
-            "/z, [{b}, ",
-            $i,
-            ", lsl #3]\n",
-            "ld1d z5.d, ",
-            $pg,
-            "/z, [{c}, ",
-            $i,
-            ", lsl #3]\n",
-            "ld1d z6.d, ",
-            $pg,
-            "/z, [{d}, ",
-            $i,
-            ", lsl #3]\n",
+            load!("z4", "b", $pg, $i),
+            load!("z5", "c", $pg, $i),
+            load!("z6", "d", $pg, $i),
             "fmla z4.d, ",
             $pg,
             "/m, z5.d, z6.d\n"
