@@ -18,6 +18,10 @@ pub use memperf_model::analysis::levels::CacheLevelsFound;
 /// cache level beyond another is typically ×2–×5; memory beyond the last
 /// cache ×3–×20): smaller steps past the last big one are merged into it.
 pub const FAR_OVER_NEAR: f64 = 2.0;
+/// No memory answers a dependent load this fast: a far level cheaper than
+/// this is a cache (the Intel guest's noisy probe once called a 42 ns level
+/// at 2 MiB "memory"), and the far level is not confirmed.
+pub const MEMORY_MIN_NS: f64 = 60.0;
 /// Jumps between consecutive points smaller than this are no knee.
 pub const MIN_KNEE: f64 = 1.3;
 
@@ -49,6 +53,13 @@ pub fn find(points: &[(f64, f64)]) -> CacheLevelsFound {
         out.far_not_reached = Some(format!(
             "the sweep ends at {} before the last level is confirmed (it needs two points over ×4)",
             Bytes(far.to_x as u64)
+        ));
+    } else if far.value < MEMORY_MIN_NS {
+        out.far_not_reached = Some(format!(
+            "the last level found ({:.0} ns from {}) is faster than any memory (under {MEMORY_MIN_NS:.0} ns): \
+             a cache, so the sweep did not reach memory",
+            far.value,
+            Bytes(far.from_x as u64)
         ));
     } else {
         out.far_from = Some(Bytes(far.from_x as u64));
@@ -97,6 +108,26 @@ mod tests {
         assert_eq!(f.far_from, Some(Bytes(16 * MIB)));
         assert_eq!(f.far_ns, Some(crate::units::Nanos(193.8)));
         assert!(f.far_not_reached.is_none());
+    }
+
+    /// A far level under 60 ns is a cache, whatever its knee: the Intel
+    /// guest's run that called 42 ns "memory" from 2 MiB.
+    #[test]
+    fn no_level_under_sixty_ns_is_memory() {
+        let cache_only: Vec<(f64, f64)> = zen4()
+            .into_iter()
+            .take(8)
+            .chain([
+                (1024.0 * KIB as f64, 42.0),
+                (2048.0 * KIB as f64, 42.5),
+                (4096.0 * KIB as f64, 43.0),
+                (8192.0 * KIB as f64, 42.0),
+            ])
+            .collect();
+        let f = find(&cache_only);
+        assert_eq!(f.far_from, None, "{f:?}");
+        assert!(f.far_not_reached.as_deref().unwrap_or("").contains("faster than any memory"), "{f:?}");
+        assert_eq!(find(&zen4()).far_ns, Some(crate::units::Nanos(193.8)), "real memory stays memory");
     }
 
     #[test]

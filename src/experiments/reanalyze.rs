@@ -1,5 +1,6 @@
 //! `memperf report --reanalyze DOC`: every claim a document stores drawn
-//! again from its raw samples by today's analysis — latency levels, TLB
+//! again from its raw samples by today's analysis — the machine's cache
+//! levels (where memory begins), latency levels, TLB
 //! reaches and walk costs, bandwidth plateaus and prefetch effects,
 //! call-chain steps, loaded latency's bend, the huge-page A/B's modes and
 //! verdicts — so that a change to the analysis can be checked on
@@ -15,8 +16,18 @@ use crate::model::Document;
 /// different, saying which.
 pub fn document(doc: &mut Document) -> Vec<String> {
     let folded = doc.clock_folded();
-    let machine = doc.machine.clone();
     let mut changed = Vec::new();
+    // The machine's cache levels first: every experiment reads them.
+    if let Some(m) = doc.machine.measured_levels.as_mut() {
+        let found = crate::machine::levels::reanalyse(m);
+        if found != m.found {
+            m.found = found;
+            changed.push(
+                "machine: its measured cache levels (where memory begins) drawn differently by today's analysis".into(),
+            );
+        }
+    }
+    let machine = doc.machine.clone();
     for rec in &mut doc.experiments {
         // The clock the experiment measured around itself, as when it ran.
         let own = crate::timing::core_clock::mean_ghz(&rec.core_clock);
