@@ -301,7 +301,8 @@ fn bandwidth_advice(doc: &Document) -> Vec<String> {
 }
 
 /// The sentence one single-thread prefetch effect supports, if any;
-/// `harmed`: the sweep already said that prefetching hurts.
+/// `harmed`: the sweep already said that prefetching hurts (and no second
+/// line says so again).
 fn effect_advice(bw: &Outcome, e: &bandwidth::PrefetchEffect, harmed: bool) -> Option<String> {
     let plateau =
         bw.plateaus.iter().find(|p| p.pages == e.pages && p.threads == e.threads && p.hint == e.hint).map(|p| &p.plateau);
@@ -356,6 +357,8 @@ fn effect_advice(bw: &Outcome, e: &bandwidth::PrefetchEffect, harmed: bool) -> O
             "Software prefetch ({}) helps streaming reads on {} pages, {r} at D = {}, but the distance curve has no plateau: the best distance is not well defined.",
             e.hint, e.pages, e.distance_elements
         ),
+        // The sweep's line already says it hurts, over every distance: one line.
+        (Effect::Hurts, _) if harmed => return None,
         (Effect::Hurts, _) => format!(
             "Software prefetch ({}) slows streaming reads on {} pages, {r}: leave streaming to the hardware prefetchers.",
             e.hint, e.pages
@@ -457,6 +460,28 @@ mod tests {
         // t0's ×1.035 at D = 256 was the argmax of 16.14 vs 16.17 GB/s, and
         // the next run chose D = 0: under 5%, no advice to prefetch.
         assert!(!advice.iter().any(|a| a.contains("(t0) helps")), "{advice:#?}");
+    }
+
+    /// Where the sweep says a hint hurts at every distance, a chosen point
+    /// that hurts too adds no second line saying the same (the Intel
+    /// guest's run 1 said nta slows streams twice).
+    #[test]
+    fn a_hint_that_hurts_is_said_once() {
+        use crate::model::outcome::bandwidth::Effect;
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/machines/intel-xeon-m167-kvm-2vcpu/run-quick.json");
+        let mut doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        for r in doc.experiments.iter_mut() {
+            if let Some(crate::model::outcome::Outcome::Bandwidth(bw)) = r.outcome.as_mut() {
+                for e in bw.prefetch_effects.iter_mut().filter(|e| e.hint == crate::kernels::Hint::Nta) {
+                    (e.verdict, e.confirmed.median, e.confirmed.low, e.confirmed.high) = (Effect::Hurts, 0.785, 0.677, 0.942);
+                }
+            }
+        }
+        let advice = super::bandwidth_advice(&doc);
+        let nta: Vec<&String> = advice.iter().filter(|a| a.contains("(nta) slows")).collect();
+        assert_eq!(nta.len(), 1, "{nta:#?}");
+        assert!(nta[0].contains("at every distance"), "{nta:#?}");
     }
 
     /// The Zen 4 recording's nta at D = 768: ×1.008 [×1.002, ×1.134] in one
