@@ -21,7 +21,7 @@ pub const EVENTS: &[(&str, &str, u64, &str)] = &[
     ("llc-read-misses", "ll_cache_miss_rd", 0x37, "last-level cache read misses (LL_CACHE_MISS_RD)"),
     ("mem-accesses", "mem_access", 0x13, "data memory accesses (MEM_ACCESS)"),
     ("loads", "mem_access_rd", 0x66, "data memory reads (MEM_ACCESS_RD)"),
-    ("mem-read-cycles", "mem_access_rd_percyc", 0x8121, "reads in flight per cycle (MEM_ACCESS_RD_PERCYC, v9)"),
+    ("mem-read-cycles", "mem_access_rd_percyc", 0x8121, "reads in flight, summed per cycle (MEM_ACCESS_RD_PERCYC, v9)"),
     ("stall-backend", "stall_backend", 0x24, "cycles the back end stalled (STALL_BACKEND)"),
     ("bus-accesses", "bus_access", 0x19, "bus accesses (BUS_ACCESS)"),
 ];

@@ -35,6 +35,9 @@ pub struct MonotonicClock {
     origin: Instant,
     #[cfg(target_arch = "aarch64")]
     origin_ticks: u64,
+    /// CNTFRQ_EL0, read once: it is fixed from boot.
+    #[cfg(target_arch = "aarch64")]
+    hz: u128,
 }
 
 impl MonotonicClock {
@@ -44,6 +47,8 @@ impl MonotonicClock {
             origin: Instant::now(),
             #[cfg(target_arch = "aarch64")]
             origin_ticks: generic_timer::ticks(),
+            #[cfg(target_arch = "aarch64")]
+            hz: generic_timer::frequency_hz() as u128,
         }
     }
 }
@@ -115,7 +120,7 @@ impl Clock for MonotonicClock {
     #[cfg(target_arch = "aarch64")]
     fn now_ns(&self) -> u64 {
         let ticks = generic_timer::ticks().wrapping_sub(self.origin_ticks) as u128;
-        (ticks * 1_000_000_000 / generic_timer::frequency_hz() as u128) as u64
+        (ticks * 1_000_000_000 / self.hz) as u64
     }
 }
 
