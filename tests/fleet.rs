@@ -34,7 +34,8 @@ fn fleet_schema_errors(v: &Value) -> Vec<String> {
     common::errors_against("fleet.schema.json", v)
 }
 
-const HEADLINE: &str = "bandwidth 4k pages, 1 thread(s), simd";
+/// The one-thread read headline, by its key (its name says its size).
+const HEADLINE: &str = "bandwidth.read{kernel=simd,pages=4k,threads=1}";
 
 #[test]
 fn merge_flags_the_bad_host_keeps_cpus_apart_and_checks_references() {
@@ -199,7 +200,7 @@ fn runs_of_one_host_merge_as_a_series_with_their_drift() {
     assert_eq!(s["host"], "s");
     assert_eq!(s["runs"].as_array().unwrap().len(), 5);
     assert_eq!(s["runs"][0]["started_utc"], "2026-11-20T08:00:00Z");
-    let bw = s["figures"].as_array().unwrap().iter().find(|x| x["name"] == HEADLINE).expect("the bandwidth");
+    let bw = s["figures"].as_array().unwrap().iter().find(|x| x["key"] == HEADLINE).expect("the bandwidth");
     let values: Vec<f64> = bw["values"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
     assert_eq!(values.iter().map(|v| v.round()).collect::<Vec<_>>(), vec![40.0, 39.0, 38.0, 37.0, 36.0]);
     assert_eq!(bw["drift"]["kind"], "tested");

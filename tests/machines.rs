@@ -226,12 +226,21 @@ fn reanalysis_of_every_recording_draws_the_measured_conclusions() {
         let html = std::fs::read_to_string(out.path().join("report.html")).unwrap();
         let intel = read.machine.cpu.identity.vendor == "GenuineIntel" && read.machine.cpu.identity.model == 167;
         if !intel {
-            assert_eq!(
-                said.lines().next(),
-                Some("reanalysed: every claim came out as the document has it"),
-                "{}",
+            // Recorded before the probe verified memory: the machine's
+            // finding gains why memory is not verified (their sweeps end
+            // short of ×8 past the flat point), and nothing else moves.
+            let first = said.lines().next().unwrap_or("");
+            let levels_only = first
+                == "reanalysed: machine: its measured cache levels (where memory begins) drawn differently by today's analysis"
+                && said.lines().filter(|l| l.starts_with("reanalysed")).count() == 1;
+            assert!(
+                first == "reanalysed: every claim came out as the document has it" || levels_only,
+                "{}: {said}",
                 doc.display()
             );
+            let before = memperf::model::document_from_json(&std::fs::read_to_string(&doc).unwrap()).unwrap();
+            let far = |d: &memperf::model::Document| d.machine.measured_levels.as_ref().and_then(|m| m.found.far_from);
+            assert_eq!(far(&read), far(&before), "{}: where memory begins moved", doc.display());
             continue;
         }
         use memperf::model::outcome::Outcome;

@@ -88,7 +88,7 @@ fn compare_finds_a_constructed_regression_and_none_in_a_copy() {
     let o = memperf(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0));
     let text = String::from_utf8_lossy(&o.stdout);
-    let row = text.lines().find(|l| l.starts_with("bandwidth 4k pages, 1 thread(s), simd")).expect("simd row");
+    let row = text.lines().find(|l| l.contains("1 thread, 4k pages, simd")).expect("simd row");
     // The headline value is the recorded median; the test runs on the samples.
     assert!(row.contains("B worse, beyond the noise"), "{row}");
     let same = memperf(&["compare", a.to_str().unwrap(), a.to_str().unwrap()]);
@@ -114,8 +114,12 @@ fn compare_finds_a_constructed_regression_and_none_in_a_copy() {
     ]);
     assert_eq!(gate.status.code(), Some(3), "{}", String::from_utf8_lossy(&gate.stdout));
     let c = read_json(&j);
-    let row =
-        c["rows"].as_array().unwrap().iter().find(|r| r["metric"] == "bandwidth 4k pages, 1 thread(s), simd").unwrap();
+    let row = c["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["key"] == "bandwidth.read{kernel=simd,pages=4k,threads=1}")
+        .unwrap();
     assert_eq!(row["regression"], true, "{row}");
     assert!((row["worse_by_pct"].as_f64().unwrap() - 50.0).abs() < 0.5, "half the bandwidth: {row}");
     let page = std::fs::read_to_string(&h).unwrap();

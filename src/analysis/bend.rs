@@ -54,7 +54,6 @@ mod tests {
             loader_bus_bytes_per_s: bw,
             chaser_bytes_per_s: 0.0,
             total_bytes_per_s: bw,
-            lines_in_flight: 0.0,
             valid: true,
         }
     }

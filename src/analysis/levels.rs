@@ -24,6 +24,19 @@ pub const FAR_OVER_NEAR: f64 = 2.0;
 pub const MEMORY_MIN_NS: f64 = 60.0;
 /// Jumps between consecutive points smaller than this are no knee.
 pub const MIN_KNEE: f64 = 1.3;
+/// Inside memory, doubling a working set changes its latency by less than
+/// this, on average from it to the end of the sweep. A cache level's end
+/// changes it by ×1.3 to ×5 within a doubling or two (a ×1.5 step spread
+/// over four doublings is still 11% each); page walks, which a guest whose
+/// host maps it with small pages pays in two dimensions, add 3–6% per
+/// doubling in memory.
+pub const MEMORY_FLAT: f64 = 0.07;
+/// … and its own next doubling by less than this: a working set the size
+/// of the last cache still hits it now and then, one point's noise aside.
+pub const MEMORY_STEP: f64 = 0.10;
+/// Memory is verified only by a sweep reaching this many times the
+/// working set it names: past any cache hiding beyond it.
+pub const MEMORY_PAST: u64 = 8;
 
 /// Finds the levels of `points` (working set in bytes, ns per load).
 pub fn find(points: &[(f64, f64)]) -> CacheLevelsFound {
@@ -40,8 +53,15 @@ pub fn find(points: &[(f64, f64)]) -> CacheLevelsFound {
         levels.truncate(levels.len() - 2);
         levels.push(merged);
     }
-    let mut out =
-        CacheLevelsFound { levels, last_cache_end: None, far_from: None, far_ns: None, far_not_reached: None };
+    let mut out = CacheLevelsFound {
+        levels,
+        last_cache_end: None,
+        far_from: None,
+        far_ns: None,
+        far_not_reached: None,
+        memory_from: None,
+        memory_not_verified: None,
+    };
     let n = out.levels.len();
     if n < 2 {
         out.far_not_reached = Some("the curve has no knee: every working set cost about the same".into());
@@ -65,8 +85,49 @@ pub fn find(points: &[(f64, f64)]) -> CacheLevelsFound {
         out.far_from = Some(Bytes(far.from_x as u64));
         out.far_ns = Some(crate::units::Nanos(far.value));
         out.last_cache_end = Some((Bytes(near.to_x as u64), Bytes(far.from_x as u64)));
+        match memory_from(&pts, far) {
+            Ok(b) => out.memory_from = Some(b),
+            Err(why) => out.memory_not_verified = Some(why),
+        }
+    }
+    if out.far_from.is_none() {
+        out.memory_not_verified = out.far_not_reached.clone();
     }
     out
+}
+
+/// The first point of the far level, at [`MEMORY_MIN_NS`] or more, whose
+/// next doubling changes latency by under [`MEMORY_STEP`] and whose
+/// doublings to the sweep's end by under [`MEMORY_FLAT`] each on average,
+/// the sweep reaching [`MEMORY_PAST`] times it inside the same level; else
+/// why not.
+fn memory_from(pts: &[(f64, f64)], far: &Level) -> Result<Bytes, String> {
+    let inside: Vec<&(f64, f64)> = pts.iter().filter(|p| p.0 >= far.from_x && p.0 <= far.to_x).collect();
+    let Some(&&last) = inside.last() else { return Err("the far level has no points".into()) };
+    let per_doubling = |p: &(f64, f64)| (last.1 / p.1).abs().powf(1.0 / (last.0 / p.0).log2()) - 1.0;
+    let flat = inside.windows(2).find(|w| {
+        w[1].0 == 2.0 * w[0].0
+            && w[0].1 >= MEMORY_MIN_NS
+            && (w[1].1 / w[0].1 - 1.0).abs() < MEMORY_STEP
+            && per_doubling(w[0]).abs() < MEMORY_FLAT
+    });
+    let Some(w) = flat else {
+        return Err(format!(
+            "from {} to {} latency changes by {:.0}% or more per doubling",
+            Bytes(far.from_x as u64),
+            Bytes(far.to_x as u64),
+            MEMORY_FLAT * 100.0
+        ));
+    };
+    let from = w[0].0;
+    if far.to_x < MEMORY_PAST as f64 * from {
+        return Err(format!(
+            "latency is flat from {} but the sweep ends at {}, short of ×{MEMORY_PAST} past it",
+            Bytes(from as u64),
+            Bytes(far.to_x as u64)
+        ));
+    }
+    Ok(Bytes(from as u64))
 }
 
 #[cfg(test)]
@@ -145,6 +206,42 @@ mod tests {
         // Ends on an L2 → L3 step (×1.5): one level, no far level.
         let pts: Vec<(f64, f64)> = (0..10).map(|i| ((16384u64 << i) as f64, if i < 5 { 4.0 } else { 6.0 })).collect();
         assert!(find(&pts).far_not_reached.unwrap().contains("no knee"));
+    }
+
+    /// The Zen 5 guest's probe of this session (THP; its host maps the
+    /// guest with small pages, so walks add a few per cent per doubling):
+    /// memory is verified from 64 MiB, not from 32 MiB, where the L3 still
+    /// answered a tenth of the loads.
+    fn zen5_probe() -> Vec<(f64, f64)> {
+        [
+            (4096.0, 12.2),
+            (8192.0, 13.0),
+            (16384.0, 18.2),
+            (32768.0, 122.1),
+            (65536.0, 135.4),
+            (131072.0, 142.0),
+            (1048576.0, 152.8),
+        ]
+        .iter()
+        .map(|&(k, ns)| (k * KIB as f64, ns))
+        .collect()
+    }
+
+    #[test]
+    fn memory_is_where_doubling_stops_changing_latency() {
+        let f = find(&zen5_probe());
+        assert_eq!(f.far_from, Some(Bytes(32 * MIB)));
+        assert_eq!(f.memory_from, Some(Bytes(64 * MIB)), "{f:?}");
+        // Without the point ×8 past it, nothing says no cache hides there.
+        let short: Vec<(f64, f64)> = zen5_probe().into_iter().take(6).collect();
+        let f = find(&short);
+        assert_eq!(f.memory_from, None);
+        assert!(f.memory_not_verified.unwrap().contains("short of ×8"));
+        // A curve still climbing 10% per doubling is not memory yet.
+        let climbing: Vec<(f64, f64)> =
+            (0..8).map(|i| (((16 * MIB) << i) as f64, if i == 0 { 20.0 } else { 100.0 * 1.1f64.powi(i) })).collect();
+        let f = find(&climbing);
+        assert!(f.far_from.is_some() && f.memory_from.is_none(), "{f:?}");
     }
 
     /// A probe's curve: one disturbed point (250.7 ns at 64 MiB)

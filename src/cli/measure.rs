@@ -104,6 +104,9 @@ impl Measurement {
             self.output.table = false;
         }
         export::export(&self.doc, &self.output)?;
+        if live_tables {
+            crate::report::sink::stdout(crate::report::text::advice_at_end(&self.doc).as_bytes())?;
+        }
         if let (true, Some(dir)) = (live_tables, &self.output.dir) {
             crate::report::sink::stdout(format!("results written to {}\n", dir.display()).as_bytes())?;
         }

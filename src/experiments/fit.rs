@@ -12,10 +12,13 @@ use crate::machine::Fingerprint;
 use crate::units::{Bytes, MIB};
 
 /// Where the floors of working sets lie on `m`: 4× and 1× where memory
-/// begins (the sizing last-level cache), at least 64 MiB.
-pub(crate) fn memory_floors(m: &Fingerprint) -> (Bytes, Bytes) {
+/// begins (the sizing last-level cache), at least 64 MiB, and never below
+/// `verified`, where the probe verified that the experiment's access is in
+/// memory (its DRAM figure must stay there).
+pub(crate) fn memory_floors(m: &Fingerprint, verified: Option<Bytes>) -> (Bytes, Bytes) {
     let (llc, _) = m.sizing_llc();
-    (Bytes((4 * llc.0).max(64 * MIB)), Bytes(llc.0.max(64 * MIB)))
+    let v = verified.map_or(0, |b| b.0);
+    (Bytes((4 * llc.0).max(64 * MIB).max(v)), Bytes(llc.0.max(64 * MIB).max(v)))
 }
 
 /// One rung of a shrinking ladder: `act` when `possible`, and whether it did.
@@ -120,6 +123,8 @@ mod tests {
             valid: true,
             read_bytes_per_s: Some(10e9),
             fault_bytes_per_s: Some((2e9, 2e9)),
+            looks: vec![],
+            read_rates: vec![],
         });
         m
     }

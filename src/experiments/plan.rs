@@ -111,19 +111,21 @@ impl Plan {
     }
 }
 
-/// What the machine probe takes (clock, levels, rates), about.
-pub const PROBE_S: f64 = 0.8;
+/// What the machine probe takes (clock, levels with a 1 GiB point and a
+/// second look, rates), about: faulting the 1 GiB in is most of it.
+pub const PROBE_S: f64 = 3.5;
 /// Writing the document, plots and report, about.
 pub const REPORT_S: f64 = 0.5;
 
-/// How far the cache-level probe sweeps: past twice the largest plausible
-/// claimed cache (so a real one is seen to end), at least
-/// [`levels::MIN_REACH`], within half the memory budget and 1 GiB.
+/// How far the cache-level probe sweeps: past eight times the largest
+/// plausible claimed cache (so a real one is seen to end, and memory past
+/// it verified), at least [`levels::MIN_REACH`], within half the memory
+/// budget and 4 GiB.
 pub fn probe_reach(machine: &Fingerprint) -> Bytes {
     let claimed = machine.plausible_data_caches().iter().map(|c| c.1 .0).max().unwrap_or(0);
-    let want = (2 * claimed).next_power_of_two().max(levels::MIN_REACH.0);
+    let want = (8 * claimed).next_power_of_two().max(levels::MIN_REACH.0);
     let budget = super::budget::Budget::of(machine).memory.0 / 2;
-    Bytes(want.min(budget.next_power_of_two() / 2).clamp(levels::FIRST.0, crate::units::GIB))
+    Bytes(want.min(budget.next_power_of_two() / 2).clamp(levels::FIRST.0, 4 * crate::units::GIB))
 }
 
 /// Measures what sizes and cycles rest on, before anything is planned:

@@ -211,7 +211,7 @@ impl Experiment for WorkingSet {
     }
     fn shrink(p: &mut Params, m: &crate::machine::Fingerprint) -> bool {
         use super::fit::{fewer, halve_sample, step};
-        let (four, _) = super::fit::memory_floors(m);
+        let (four, _) = super::fit::memory_floors(m, None);
         let six = 6 * crate::units::MIB;
         step(p.total_bytes.0 / 2 >= four.0.max(48 * crate::units::MIB), || {
             p.total_bytes = Bytes(p.total_bytes.0 / 2 / six * six)

@@ -17,7 +17,7 @@ use crate::kernels::chase::{chase_kernel, visit_order, Chase};
 use crate::memory::{Buffer, PagePolicy};
 use crate::timing::Clock;
 use crate::units::{Bytes, KIB, MIB};
-pub use memperf_model::machine::levels::{LevelPoint, MeasuredLevels};
+pub use memperf_model::machine::levels::{LevelPoint, MeasuredLevels, ReadRate};
 
 /// Loads of the untimed walk before a large working set's samples: 2^20
 /// lines (64 MiB) replace what a guest's share of a cache holds; a larger
@@ -25,8 +25,10 @@ pub use memperf_model::machine::levels::{LevelPoint, MeasuredLevels};
 pub const WARM_CAP_LOADS: u64 = 1 << 20;
 /// The smallest working set of the sweep.
 pub const FIRST: Bytes = Bytes(16 * KIB);
-/// The sweep reaches at least this far.
-pub const MIN_REACH: Bytes = Bytes(256 * MIB);
+/// The sweep reaches at least this far (where the memory budget allows):
+/// past every plausible cache a core reaches, so the far level it ends in
+/// is memory.
+pub const MIN_REACH: Bytes = Bytes(crate::units::GIB);
 /// Timed samples per working set, and their length.
 const SAMPLES: usize = 3;
 const SAMPLE_S: f64 = 0.002;
@@ -44,9 +46,9 @@ fn fault_rate(pages: PagePolicy) -> Option<f64> {
     (s > 0.0).then(|| FAULT_PROBE.0 as f64 / s)
 }
 
-/// The analysis again, from the points (for recordings).
+/// The analysis again, from the points and the later looks (for recordings).
 pub fn reanalyse(m: &MeasuredLevels) -> CacheLevelsFound {
-    levels::find(&curve(&m.points))
+    judge(&m.points, &m.looks)
 }
 
 /// The working sets from [`FIRST`] doubling up to `reach`.
@@ -55,21 +57,21 @@ pub fn sweep(reach: Bytes) -> Vec<Bytes> {
 }
 
 /// Measures the levels with working sets up to `reach`, on one CPU. The
-/// sweep stops early once it is past `must_pass` (twice the largest cache
-/// that is claimed plausibly) and the far level is confirmed and flat: its
-/// last two points within [`FLAT`] of each other.
+/// sweep doubles until it is past `must_pass` (twice the largest cache
+/// that is claimed plausibly) and the far level is confirmed and flat (its
+/// last doubling changed latency by under 5%), then measures `reach`
+/// itself, past any plausible cache. The points around the last knee are
+/// then looked at again (see [`settle`]).
 pub fn measure(clock: &dyn Clock, reach: Bytes, must_pass: Bytes, thp: bool) -> Result<MeasuredLevels> {
     let started = std::time::Instant::now();
     let _pin = crate::timing::team::PinGuard::first_cpu();
     let pages = if thp { PagePolicy::Thp } else { PagePolicy::Small };
-    let sizes = sweep(reach);
-    let largest = *sizes.last().unwrap_or(&FIRST);
     // Untouched: linking a working set faults in only the pages it uses,
     // so an early stop never pays for the rest.
-    let mut region = Buffer::untouched(pages, largest)?;
-    let mut points = Vec::with_capacity(sizes.len());
+    let mut region = Buffer::untouched(pages, reach.max(FIRST))?;
+    let mut points = Vec::new();
     let mut valid = true;
-    for size in sizes {
+    for size in sweep(reach) {
         let (point, ok) = measure_point(clock, &mut region, size);
         valid &= ok;
         points.push(point);
@@ -77,10 +79,17 @@ pub fn measure(clock: &dyn Clock, reach: Bytes, must_pass: Bytes, thp: bool) -> 
             break;
         }
     }
+    if points.last().is_some_and(|p| p.size_bytes < reach) {
+        let (point, ok) = measure_point(clock, &mut region, reach);
+        valid &= ok;
+        points.push(point);
+    }
+    let (found, looks, looked_ok) = settle(clock, &mut region, &points);
+    valid &= looked_ok;
     region.read_back();
     let huge_fraction = region.backing().huge_fraction;
-    let found = levels::find(&curve(&points));
-    let read_bytes_per_s = read_rate(clock, &region, points.last().map_or(FIRST, |p| p.size_bytes));
+    let read_rates = read_rates(clock, &region, found.far_from, points.last().map_or(FIRST, |p| p.size_bytes));
+    let read_bytes_per_s = read_rates.last().map(|r| r.bytes_per_s);
     drop(region);
     let small = fault_rate(PagePolicy::Small);
     let huge = fault_rate(if thp { PagePolicy::Thp } else { pages });
@@ -93,43 +102,176 @@ pub fn measure(clock: &dyn Clock, reach: Bytes, must_pass: Bytes, thp: bool) -> 
         found,
         duration_s: started.elapsed().as_secs_f64(),
         valid,
+        looks,
+        read_rates,
     })
 }
 
-/// B/s of one pass of `bandwidth`'s `simd` read kernel over the first
-/// `bytes` of the region (the second of two: the first brings the TLB and
-/// prefetchers up to speed).
+/// Looks a probe takes at most: the first sweep and two more.
+pub const LOOKS: usize = 3;
+
+/// Measures the points around the last knee again (from the last cache
+/// level's end to the point before the largest) and finds the levels on
+/// each point's median over the looks so far, until a look leaves that
+/// finding where it was (two looks at least, [`LOOKS`] at most); returns
+/// the finding ("unstable" when the last look still moved it) and the
+/// later looks.
+fn settle(
+    clock: &dyn Clock,
+    region: &mut Buffer,
+    points: &[LevelPoint],
+) -> (CacheLevelsFound, Vec<Vec<LevelPoint>>, bool) {
+    let mut looks: Vec<Vec<LevelPoint>> = Vec::new();
+    let mut ok = true;
+    let first = levels::find(&curve(points));
+    let Some(span) = look_span(&first, points) else { return (first, looks, ok) };
+    while looks.len() + 1 < LOOKS && !agreeing(points, &looks) {
+        let mut look = Vec::new();
+        for p in &points[span.clone()] {
+            let (point, fine) = measure_point(clock, region, p.size_bytes);
+            ok &= fine;
+            look.push(point);
+        }
+        looks.push(look);
+    }
+    (judge(points, &looks), looks, ok)
+}
+
+/// The points a later look measures again: from the last point of the
+/// level before the far one to the point before the largest (which only
+/// says that no cache hides past the rest).
+fn look_span(first: &CacheLevelsFound, points: &[LevelPoint]) -> Option<std::ops::Range<usize>> {
+    let near_end = first.last_cache_end.map(|e| e.0)?;
+    let start = points.iter().position(|p| p.size_bytes >= near_end)?;
+    let end = points.len().saturating_sub(1);
+    (start < end).then_some(start..end)
+}
+
+/// The probe's curve with each point's median over the first sweep and
+/// `looks`.
+fn median_curve(points: &[LevelPoint], looks: &[Vec<LevelPoint>]) -> Vec<(f64, f64)> {
+    points
+        .iter()
+        .map(|p| {
+            let seen: Vec<f64> = std::iter::once(p.latency_ns.0)
+                .chain(
+                    looks
+                        .iter()
+                        .filter_map(|l| l.iter().find(|x| x.size_bytes == p.size_bytes))
+                        .map(|x| x.latency_ns.0),
+                )
+                .collect();
+            (p.size_bytes.0 as f64, crate::timing::stats::median(&seen).unwrap_or(p.latency_ns.0))
+        })
+        .collect()
+}
+
+/// What the median curve says after each look, the first sweep alone
+/// first.
+fn findings(points: &[LevelPoint], looks: &[Vec<LevelPoint>]) -> Vec<CacheLevelsFound> {
+    (0..=looks.len()).map(|k| levels::find(&median_curve(points, &looks[..k]))).collect()
+}
+
+/// Two findings agree where both verify memory (each from a size of its
+/// own: memory holds from the larger on, by both) or neither does, and
+/// both confirm a far level or neither does: where a shared cache's last
+/// share ends moves with a neighbour's use of it, from look to look.
+fn same_place(a: &CacheLevelsFound, b: &CacheLevelsFound) -> bool {
+    a.memory_from.is_some() == b.memory_from.is_some() && a.far_from.is_some() == b.far_from.is_some()
+}
+
+/// The last look left the finding where it was.
+fn agreeing(points: &[LevelPoint], looks: &[Vec<LevelPoint>]) -> bool {
+    matches!(findings(points, looks).as_slice(), [.., a, b] if same_place(a, b))
+}
+
+/// What the probe found from its looks: the median curve's finding when
+/// the last look left it in place (or there was nothing to look at
+/// again), with the later far level and the later start of memory of the
+/// two; else nothing confirmed, "unstable", with where each look placed
+/// memory.
+pub fn judge(points: &[LevelPoint], looks: &[Vec<LevelPoint>]) -> CacheLevelsFound {
+    let found = findings(points, looks);
+    match found.as_slice() {
+        [only] => only.clone(),
+        [.., a, b] if same_place(a, b) => {
+            let mut out = b.clone();
+            if a.far_from > b.far_from {
+                (out.far_from, out.last_cache_end) = (a.far_from, a.last_cache_end);
+            }
+            out.memory_from = a.memory_from.max(b.memory_from);
+            out
+        }
+        all => unstable(all),
+    }
+}
+
+fn unstable(all: &[CacheLevelsFound]) -> CacheLevelsFound {
+    let places: Vec<String> = all
+        .iter()
+        .map(|f| match (f.far_from, f.memory_from) {
+            (Some(far), Some(mem)) => format!("far level from {far}, memory from {mem}"),
+            (Some(far), None) => format!("far level from {far}, memory not verified"),
+            _ => "no far level".into(),
+        })
+        .collect();
+    let why = format!("unstable: the finding moved with every look ({})", places.join("; then "));
+    let mut out = all[0].clone();
+    out.last_cache_end = None;
+    out.far_from = None;
+    out.far_ns = None;
+    out.memory_from = None;
+    out.far_not_reached = Some(why.clone());
+    out.memory_not_verified = Some(why);
+    out
+}
+
+/// [`read_rate`] over the working sets from the far level's start (or
+/// `largest` alone, without one) doubling to `largest`.
+fn read_rates(clock: &dyn Clock, region: &Buffer, far_from: Option<Bytes>, largest: Bytes) -> Vec<ReadRate> {
+    let first = far_from.unwrap_or(largest);
+    std::iter::successors(Some(first), |s| Some(Bytes(s.0 * 2)))
+        .take_while(|s| s.0 <= largest.0)
+        .filter_map(|size| read_rate(clock, region, size).map(|bytes_per_s| ReadRate { size_bytes: size, bytes_per_s }))
+        .collect()
+}
+
+/// B/s of `bandwidth`'s `simd` read kernel over the first `bytes` of the
+/// region: the best of three passes after one untimed (which brings the
+/// TLB and prefetchers up to speed).
 fn read_rate(clock: &dyn Clock, region: &Buffer, bytes: Bytes) -> Option<f64> {
     let (simd, _) = crate::kernels::stream_kernel(crate::kernels::StreamShape::Simd, None).ok()?;
     let words = &region.as_slice::<f64>()[..(bytes.0 / 8) as usize];
     let arg = crate::kernels::StreamArg::read(words.as_ptr(), words.len(), 0);
-    let mut ns = 0;
-    for _ in 0..2 {
+    let mut best = u64::MAX;
+    for pass in 0..4 {
         let t0 = clock.now_ns();
         // SAFETY: `arg` views `words`, borrowed from the region for this call.
         std::hint::black_box(unsafe { simd(1, &arg) });
-        ns = clock.now_ns().saturating_sub(t0);
+        if pass > 0 {
+            best = best.min(clock.now_ns().saturating_sub(t0));
+        }
     }
-    (ns > 0).then(|| bytes.0 as f64 * 1e9 / ns as f64)
+    (best > 0 && best < u64::MAX).then(|| bytes.0 as f64 * 1e9 / best as f64)
 }
 
-/// The last two points may differ by this much for the far level to be flat.
-pub const FLAT: f64 = 0.10;
-
-fn curve(points: &[LevelPoint]) -> Vec<(f64, f64)> {
-    points.iter().map(|p| (p.size_bytes.0 as f64, p.latency_ns.0)).collect()
-}
-
-/// The far level is confirmed and its last point agrees with one of the
-/// two before it (one disturbed point does not hold the sweep up).
+/// The far level is confirmed and its last doubling changed latency by
+/// under [`levels::MEMORY_FLAT`], at a latency only memory has: the sweep
+/// may jump to its largest working set, which verifies memory there.
 fn far_and_flat(points: &[LevelPoint]) -> bool {
-    let near = |a: &LevelPoint, b: &LevelPoint| (b.latency_ns.0 / a.latency_ns.0 - 1.0).abs() <= FLAT;
     let flat = match points {
-        [.., a, b, c] => near(b, c) || near(a, c),
-        [.., b, c] => near(b, c),
+        [.., b, c] => {
+            c.size_bytes.0 == 2 * b.size_bytes.0
+                && b.latency_ns.0 >= levels::MEMORY_MIN_NS
+                && (c.latency_ns.0 / b.latency_ns.0 - 1.0).abs() < levels::MEMORY_FLAT
+        }
         _ => false,
     };
     flat && levels::find(&curve(points)).far_from.is_some()
+}
+
+fn curve(points: &[LevelPoint]) -> Vec<(f64, f64)> {
+    points.iter().map(|p| (p.size_bytes.0 as f64, p.latency_ns.0)).collect()
 }
 
 /// One working set: a random cycle over its lines, one untimed walk, three
@@ -166,7 +308,41 @@ mod tests {
     fn the_sweep_doubles_from_16_kib() {
         let s = sweep(Bytes(256 * KIB));
         assert_eq!(s, vec![Bytes(16 * KIB), Bytes(32 * KIB), Bytes(64 * KIB), Bytes(128 * KIB), Bytes(256 * KIB)]);
-        assert_eq!(sweep(MIN_REACH).len(), 15);
+        assert_eq!(sweep(MIN_REACH).len(), 17);
+    }
+
+    fn points(curve: &[(u64, f64)]) -> Vec<LevelPoint> {
+        curve
+            .iter()
+            .map(|&(mib, ns)| LevelPoint {
+                size_bytes: Bytes(mib * MIB),
+                latency_ns: crate::units::Nanos(ns),
+                samples_ns: vec![ns],
+            })
+            .collect()
+    }
+
+    const SWEEP: [(u64, f64); 7] =
+        [(4, 12.0), (8, 13.0), (16, 20.0), (32, 122.0), (64, 135.0), (128, 142.0), (1024, 153.0)];
+
+    /// Looks that place memory at different sizes agree that it holds from
+    /// the larger on; one that verifies no memory at all is a disagreement
+    /// that a third look must settle, or the probe says "unstable".
+    #[test]
+    fn looks_agree_on_memory_or_the_probe_is_unstable() {
+        let first = points(&SWEEP);
+        let agree = vec![points(&[(8, 13.0), (16, 21.0), (32, 135.0), (64, 140.0), (128, 143.0)])];
+        let f = judge(&first, &agree);
+        assert!(f.memory_from.is_some() && f.far_from.is_some(), "{f:?}");
+        assert!(f.memory_from >= Some(Bytes(64 * MIB)), "the later start of the two: {f:?}");
+        // A look whose 64 and 128 MiB points climb 30%: no memory there.
+        let climbing = |k: f64| points(&[(8, 13.0), (16, 20.0), (32, 60.0), (64, 80.0 * k), (128, 104.0 * k)]);
+        let unsettled = vec![climbing(1.0), climbing(1.0)];
+        let f = judge(&first, &unsettled);
+        assert_eq!(f.memory_from, None, "{f:?}");
+        let f = judge(&first, &[climbing(1.0), points(&SWEEP[..6])]);
+        assert!(f.far_not_reached.unwrap().starts_with("unstable: the finding moved with every look"));
+        assert_eq!(judge(&first, &[]), levels::find(&curve(&first)), "one look is its own finding");
     }
 
     #[test]

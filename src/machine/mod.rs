@@ -25,7 +25,7 @@ pub mod sysfs;
 pub mod system;
 pub mod tree;
 
-pub use memperf_model::machine::{Cache, Cpu, Fingerprint, LlcSource, ASSUMED_LLC};
+pub use memperf_model::machine::{Cache, Cpu, Fingerprint, LlcSource, ASSUMED_LLC, READ_FLAT};
 
 use crate::counters::{self, PmuStatus};
 use crate::timing::core_clock::Nominal;

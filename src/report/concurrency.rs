@@ -10,10 +10,10 @@
 //! where `tlb` did not find huge pages using small TLB entries, the point
 //! taken is the DRAM-sized one nearest the caches (the fewest walks), and
 //! no core keeps more than
-//! [`CORE_LINES_MAX`](crate::analysis::littles_law::CORE_LINES_MAX) lines in flight. A failed
+//! [`core_lines_max`](crate::analysis::littles_law::core_lines_max) lines in flight. A failed
 //! check leaves the figure "not claimed", with the check named.
 
-use crate::analysis::littles_law::{beyond_a_core, lines_in_flight, saturation};
+use crate::analysis::littles_law::{beyond_a_core, core_lines_max, lines_in_flight, saturation};
 use crate::memory::PagePolicy;
 use crate::model::document::Document;
 use crate::model::outcome::{bandwidth, latency, tlb};
@@ -41,13 +41,13 @@ pub struct Concurrency {
 }
 
 /// The DRAM-sized point of a huge-page policy whose own region had at
-/// least 90% coverage: the smallest one (at least 4× the last-level cache),
+/// least 90% coverage: the smallest one in memory (from `in_memory_from`),
 /// which has the fewest page walks if huge pages do not cover them all.
-fn walk_free_dram(lat: &latency::Outcome, llc_total: u64) -> Option<(PagePolicy, f64)> {
+fn walk_free_dram(lat: &latency::Outcome, in_memory_from: u64) -> Option<(PagePolicy, f64)> {
     let huge = |p: &latency::Point| p.pages != PagePolicy::Small && p.huge_fraction.is_some_and(|f| f >= 0.9);
     lat.points
         .iter()
-        .filter(|p| p.order == "random" && huge(p) && p.size_bytes.0 >= 4 * llc_total)
+        .filter(|p| p.order == "random" && huge(p) && p.size_bytes.0 >= in_memory_from)
         .min_by_key(|p| p.size_bytes)
         .map(|p| (p.pages, p.latency_ns.median))
 }
@@ -70,8 +70,9 @@ pub fn concurrency(doc: &Document) -> Vec<Concurrency> {
     let (Some(bw), Some(lat)) = (doc.outcome::<bandwidth::Outcome>(), doc.outcome::<latency::Outcome>()) else {
         return Vec::new();
     };
-    let llc = doc.machine.sizing_llc().0 .0;
-    let Some((lat_pages, latency_ns)) = walk_free_dram(lat, llc) else { return Vec::new() };
+    // In memory: where the probe verified it, else 4× the last-level cache.
+    let from = doc.machine.chase_memory_from().map_or(4 * doc.machine.sizing_llc().0 .0, |b| b.0);
+    let Some((lat_pages, latency_ns)) = walk_free_dram(lat, from) else { return Vec::new() };
     let line = doc.machine.line_bytes();
     let chains: Vec<(usize, f64)> =
         lat.mlp.iter().filter(|m| m.pages == lat_pages).map(|m| (m.chains, m.speedup)).collect();
@@ -82,7 +83,7 @@ pub fn concurrency(doc: &Document) -> Vec<Concurrency> {
         .map(|h| {
             let per_thread = h.simd_bytes_per_s / h.threads as f64;
             let n = lines_in_flight(per_thread, latency_ns, line);
-            let not_claimed = walks.clone().or_else(|| beyond_a_core(n));
+            let not_claimed = walks.clone().or_else(|| beyond_a_core(n, core_lines_max(&doc.machine.cpu.identity.vendor)));
             Concurrency {
                 pages: h.pages,
                 threads: h.threads,

@@ -13,6 +13,22 @@ pub(crate) fn id_part(text: &str) -> String {
     s.split('_').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("_")
 }
 
+/// What a figure measured at `size` is, by where this run verified
+/// memory (`verified`): "DRAM" at or past it; else the figure's name
+/// says that memory was not verified there.
+pub(crate) fn in_memory(size: crate::units::Bytes, verified: Option<crate::units::Bytes>) -> (&'static str, String) {
+    match verified {
+        Some(v) if size >= v => ("DRAM ", String::new()),
+        Some(v) => ("", format!("; below {v}, where this run verified memory, so caches answer part of it")),
+        None => ("", "; memory not verified in this run".into()),
+    }
+}
+
+/// "1 thread", "2 threads".
+pub(crate) fn threads(n: usize) -> String {
+    format!("{n} thread{}", if n == 1 { "" } else { "s" })
+}
+
 /// Every headline metric of the document, each outcome's in turn.
 pub fn metrics(doc: &Document) -> Vec<Headline> {
     super::outcome::outcomes(doc).into_iter().flat_map(|o| super::outcome::of(o).metrics(doc)).collect()

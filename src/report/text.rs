@@ -56,6 +56,20 @@ pub fn experiment(doc: &Document, rec: &crate::model::document::ExperimentRecord
 }
 
 /// Little's law, where the document has both a bandwidth and a latency.
+/// The run's advice, listed at the end of its terminal output (the
+/// report's summary holds the same lines, each linked to its evidence).
+pub fn advice_at_end(doc: &Document) -> String {
+    let items = super::headlines::advice_items(doc);
+    if items.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nadvice (each line from this run's own figures; the report links it to them):\n");
+    for a in items {
+        out.push_str(&format!("  [{}] {}\n", a.experiment, a.text));
+    }
+    out
+}
+
 pub fn derived(doc: &Document) -> String {
     use crate::model::outcome::{bandwidth, latency};
     let both = doc.outcome::<bandwidth::Outcome>().is_some() && doc.outcome::<latency::Outcome>().is_some();
@@ -65,7 +79,7 @@ pub fn derived(doc: &Document) -> String {
     let c = super::concurrency::concurrency(doc);
     let mut out = String::from("effective concurrency (Little's law: bandwidth × latency / line size)\n");
     if c.is_empty() {
-        out.push_str("  not measured: needs a DRAM latency on huge pages (≥ 90% coverage, working set ≥ 4× the last-level cache)\n");
+        out.push_str("  not measured: needs a DRAM latency on huge pages (≥ 90% coverage, a working set where the probe verified memory, else ≥ 4× the last-level cache)\n");
     }
     for x in c {
         if let Some(why) = &x.not_claimed {

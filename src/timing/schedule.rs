@@ -93,8 +93,8 @@ pub struct Plan {
     /// that reports zero time).
     pub max_iters: u64,
     /// Each sample lasts at least this many times the variant's warm-up
-    /// (0: off), so that a plan that warms every sample spends at most
-    /// half its time warming.
+    /// (0: off), so that a plan that warms every sample spends a bounded
+    /// share of its time warming (at most 1 / (1 + this)).
     #[serde(default)]
     pub sample_over_warm: f64,
     /// Past `repetitions`, repetitions go on until every variant's median

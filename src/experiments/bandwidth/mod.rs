@@ -67,7 +67,9 @@ impl Params {
         let mut threads = vec![1, all];
         threads.dedup();
         // One read array and four write arrays live at once.
-        let at_least = |factor, floor| super::budget::memory_size(machine, factor, Bytes(floor), 5).0;
+        // Never below where the probe saw a read's rate stop changing.
+        let verified = machine.read_memory_from().map_or(0, |b| b.0);
+        let at_least = |factor, floor: u64| super::budget::memory_size(machine, factor, Bytes(floor.max(verified)), 5).0;
         let (size, distances, hints, reps) = match preset {
             Preset::Quick => {
                 (at_least(4, 64 << 20), Sweep { start: 0, end: 1024, step: 256 }, vec![Hint::T0, Hint::Nta], 10)
@@ -138,7 +140,7 @@ impl Experiment for Bandwidth {
         p.pages.iter().map(|&pol| (pol, p.size_bytes.round_up(pol.page_size().0).0)).collect()
     }
     fn shrink(p: &mut Params, m: &crate::machine::Fingerprint) -> bool {
-        let (four, one) = super::fit::memory_floors(m);
+        let (four, one) = super::fit::memory_floors(m, m.read_memory_from());
         shrink_towards(p, four, one)
     }
 

@@ -4,7 +4,6 @@
 //! Little's law per point, and what writes cost against reads.
 
 use super::search::largest_gap;
-use crate::analysis::littles_law::{beyond_a_core, lines_in_flight};
 use crate::model::outcome::curves::{Curve, FoldBack, Knee, Mix, Point, WritesCost};
 use crate::units::Nanos;
 
@@ -73,19 +72,6 @@ pub fn fold_backs(points: &[Point]) -> Vec<FoldBack> {
         }
     }
     out
-}
-
-/// Little's law for one traffic core at a point: its share of the traffic's
-/// bus bytes × the chaser's latency / 64 B, or why it cannot be claimed.
-pub fn per_core(traffic_bus_bytes_per_s: f64, cores: usize, latency_ns: f64) -> (Option<f64>, Option<String>) {
-    if cores == 0 || traffic_bus_bytes_per_s <= 0.0 {
-        return (None, Some("no traffic at this point".into()));
-    }
-    let lines = lines_in_flight(traffic_bus_bytes_per_s / cores as f64, latency_ns, super::traffic::LINE);
-    match beyond_a_core(lines) {
-        Some(why) => (None, Some(why)),
-        None => (Some(lines), None),
-    }
 }
 
 /// What writes cost: each mix that writes, against the all-reads mix, where
@@ -162,9 +148,9 @@ pub(crate) mod tests {
     #[test]
     fn littles_law_per_core_is_claimed_only_within_a_core() {
         // 10 GB/s on one core at 100 ns: 15.6 lines.
-        let (lines, why) = per_core(10e9, 1, 100.0);
+        let (lines, why) = crate::analysis::littles_law::per_core(10e9, 1, 100.0, 64.0);
         assert!((lines.unwrap() - 15.625).abs() < 1e-9 && why.is_none());
-        let (lines, why) = per_core(100e9, 1, 100.0);
+        let (lines, why) = crate::analysis::littles_law::per_core(100e9, 1, 100.0, 64.0);
         assert!(lines.is_none() && why.unwrap().contains("more than one core tracks"));
     }
 

@@ -65,8 +65,9 @@ fn one_mix(rig: &Rig, mix: Mix) -> Result<Curve> {
     })?;
     rig.ctx.progress.finish();
     let pauses: Vec<Option<u64>> = probes.iter().map(|q| q.pause_ns).collect();
+    let lines_max = crate::analysis::littles_law::core_lines_max(&rig.ctx.machine.cpu.identity.vendor);
     let samples = scheduled(rig, mix, &pauses, &traffic)?;
-    let mut points: Vec<_> = pauses.iter().zip(&samples).map(|(&d, s)| point(p, mix, threads, d, s)).collect();
+    let mut points: Vec<_> = pauses.iter().zip(&samples).map(|(&d, s)| point(p, mix, (threads, lines_max), d, s)).collect();
     // The probes were short: where the measured medians still leave a gap,
     // the pauses that split it are measured too (twice at most).
     for _ in 0..2 {
@@ -77,7 +78,7 @@ fn one_mix(rig: &Rig, mix: Mix) -> Result<Curve> {
             break;
         }
         let samples = scheduled(rig, mix, &more, &traffic)?;
-        points.extend(more.iter().zip(&samples).map(|(&d, s)| point(p, mix, threads, d, s)));
+        points.extend(more.iter().zip(&samples).map(|(&d, s)| point(p, mix, (threads, lines_max), d, s)));
     }
     Ok(analysis::curve(mix, points))
 }
@@ -256,13 +257,14 @@ fn median(v: Vec<f64>) -> f64 {
 }
 
 /// A point's figures from its repetitions of (latency, traffic blocks/s, ok).
-fn point(p: &Params, mix: Mix, cores: usize, pause_ns: Option<u64>, samples: &[Figures]) -> Point {
+/// `cores`: the traffic cores, and the most lines one of them tracks.
+fn point(p: &Params, mix: Mix, (cores, lines_max): (usize, f64), pause_ns: Option<u64>, samples: &[Figures]) -> Point {
     let block_bus = bus_bytes_per_block(mix, p.block_bytes.0);
     let lat: Vec<f64> = samples.iter().map(|s| s.latency_ns).filter(|x| x.is_finite() && *x > 0.0).collect();
     let bw: Vec<f64> = samples.iter().map(|s| bus_bytes_per_s(s, block_bus)).collect();
     let latency_ns = Summary::of(&lat).unwrap_or_else(|| Summary::of(&[f64::NAN]).expect("one value"));
     let blocks = Summary::of(&samples.iter().map(|s| s.blocks_per_s).collect::<Vec<_>>()).expect("a repetition");
-    let (lines, why) = analysis::per_core(blocks.median * block_bus, cores, latency_ns.median);
+    let (lines, why) = crate::analysis::littles_law::per_core(blocks.median * block_bus, cores, latency_ns.median, lines_max);
     let counted: Vec<f64> = samples.iter().filter_map(|s| s.counted_bytes_per_s).collect();
     Point {
         pause_ns,

@@ -80,7 +80,9 @@ impl Params {
         // Up to 4× where memory begins (measured, else a plausible claim),
         // for each of the (up to three) policies at once, within the budget.
         let pow2_floor = |b: Bytes| Bytes(1u64 << (63 - b.0.max(1).leading_zeros()));
-        let quick_max = pow2_floor(super::budget::memory_size(machine, 4, Bytes(64 << 20), 3)).0;
+        // The quick run reaches at least where the probe verified memory.
+        let verified = machine.chase_memory_from().map_or(64 << 20, |b| b.0.max(64 << 20));
+        let quick_max = pow2_floor(super::budget::memory_size(machine, 4, Bytes(verified), 3)).0;
         let full_max = pow2_floor(super::budget::memory_size(machine, 4, Bytes(GIB), 3)).0;
         // The suite's quick run takes a fixed count (its time is planned);
         // the others go on until each median is known to ±3% (±2%).
@@ -202,7 +204,7 @@ impl Experiment for Latency {
         p.pages.iter().map(|&pol| (pol, max.round_up(pol.page_size().0).0)).collect()
     }
     fn shrink(p: &mut Params, m: &crate::machine::Fingerprint) -> bool {
-        let (four, one) = super::fit::memory_floors(m);
+        let (four, one) = super::fit::memory_floors(m, m.chase_memory_from());
         shrink_towards(p, four, one)
     }
     fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
@@ -482,11 +484,12 @@ fn warn(ctx: &Bench, regions: &[(PagePolicy, Buffer)], points: &[Point], max: By
 /// Latency gives up, in order: working sets past 4× where memory begins,
 /// chain counts down to two, repetitions down to 5 (fewer pairs give the
 /// huge-page ratios no interval of 90%, so the verdict would come and go
-/// with the fit from run to run), working sets down to
-/// where memory begins (the run warns that the far figure includes cache
-/// hits), page policies down to one (THP where asked: fewest walks),
-/// working sets down to 64 MiB (the far level is then not reached, and the
-/// run says so).
+/// with the fit from run to run), working sets down to where memory begins
+/// (measured, and never below where the probe verified it: the DRAM figure
+/// stays; the run warns that it may include cache hits), shorter samples,
+/// page policies down to one (THP where asked: fewest walks; last, since
+/// the huge-page verdict goes with it), working sets down to 64 MiB (the
+/// far level is then not reached, and the run says so).
 fn shrink_towards(p: &mut Params, four: Bytes, one: Bytes) -> bool {
     let max = p.sizes_bytes.iter().max().copied().unwrap_or_default();
     if max.0 / 2 >= four.0 {
@@ -497,6 +500,7 @@ fn shrink_towards(p: &mut Params, four: Bytes, one: Bytes) -> bool {
         p.repetitions -= 1;
     } else if max.0 / 2 >= one.0 && p.sizes_bytes.len() > 1 {
         p.sizes_bytes.retain(|s| s.0 < max.0);
+    } else if super::fit::halve_sample(&mut p.min_sample_s, 0.002) {
     } else if p.pages.len() > 1 {
         let keep =
             if p.pages.contains(&crate::memory::PagePolicy::Thp) { crate::memory::PagePolicy::Thp } else { p.pages[0] };
@@ -505,7 +509,7 @@ fn shrink_towards(p: &mut Params, four: Bytes, one: Bytes) -> bool {
         // The far level is then not reached, and the run says so.
         p.sizes_bytes.retain(|s| s.0 < max.0);
     } else {
-        return super::fit::halve_sample(&mut p.min_sample_s, 0.002);
+        return false;
     }
     true
 }

@@ -11,8 +11,9 @@
 //! bandwidth. The points are measured through `timing::schedule` like
 //! every experiment: each point once untimed, then every point once per
 //! repetition in an order shuffled anew each repetition, so drift of the
-//! shared machine spreads over the curve instead of bending it. Little's
-//! law turns each point into the lines in flight it implies.
+//! shared machine spreads over the curve instead of bending it. The report
+//! turns each point into one loader core's lines in flight (Little's law,
+//! as `curves` does), claimed only within what one core tracks.
 
 pub mod options;
 
@@ -22,7 +23,6 @@ use super::estimate::Rates;
 use super::stream_arrays::Array;
 use super::{Bench, Experiment, Preset};
 pub use crate::analysis::bend::bend;
-use crate::analysis::littles_law::lines_in_flight;
 use crate::error::{Error, Result};
 use crate::kernels::chase::{chase_kernel, visit_order, Chase};
 use crate::kernels::{pattern_sum, stream_kernel, StreamArg, StreamKernel, StreamShape};
@@ -385,7 +385,6 @@ fn point(delay_ns: Option<u64>, samples: Vec<(f64, f64, bool)>, bus_per_program:
     let total = bus + chaser;
     Ok(Point {
         delay_ns,
-        lines_in_flight: lines_in_flight(total, latency_ns.median, LINE),
         samples_latency_ns: lat,
         latency_ns,
         samples_loader_bytes_per_s: bw,

@@ -388,8 +388,17 @@ fn harm_over_the_sweep(bw: &Outcome, pages: PagePolicy, threads: usize, hint: Hi
 }
 
 /// The simd headline of each policy and thread count, and every write
-/// kernel's figure.
-fn bandwidth_metrics(bw: &Outcome) -> Vec<Headline> {
+/// kernel's figure, each named "DRAM" only where the array is at least
+/// where the run's probe verified a read to be in memory.
+fn bandwidth_metrics(bw: &Outcome, doc: &Document) -> Vec<Headline> {
+    let (dram, unverified) = crate::report::headlines::in_memory(bw.size_bytes, doc.machine.read_memory_from());
+    let name = |what: &str, pages: PagePolicy, threads: usize, kernel: &str| {
+        format!(
+            "{dram}{what}, {}, {}, {pages} pages, {kernel}{unverified}",
+            bw.size_bytes,
+            crate::report::headlines::threads(threads)
+        )
+    };
     let mut out = Vec::new();
     for h in &bw.headlines {
         let simd = bw
@@ -401,7 +410,7 @@ fn bandwidth_metrics(bw: &Outcome) -> Vec<Headline> {
         out.push(headline(
             "bandwidth.read",
             &[("pages", h.pages.to_string()), ("threads", h.threads.to_string()), ("kernel", "simd".into())],
-            format!("bandwidth {} pages, {} thread(s), simd", h.pages, h.threads),
+            name("read", h.pages, h.threads, "simd"),
             crate::report::headlines::Unit::GigabytesPerSecond,
             samples,
             h.simd_bytes_per_s / 1e9,
@@ -413,7 +422,7 @@ fn bandwidth_metrics(bw: &Outcome) -> Vec<Headline> {
         out.push(headline(
             "bandwidth.write",
             &[("pages", v.pages.to_string()), ("threads", v.threads.to_string()), ("kernel", v.kernel.to_string())],
-            format!("bandwidth {} pages, {} thread(s), {}", r.variant.pages, r.variant.threads, r.variant.kernel),
+            name("write", v.pages, v.threads, &v.kernel.to_string()),
             crate::report::headlines::Unit::GigabytesPerSecond,
             r.samples_s.iter().map(|s| r.bytes_per_sample as f64 / s / 1e9).collect(),
             r.bytes_per_s.median / 1e9,
@@ -430,8 +439,8 @@ impl super::Render for Outcome {
     fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
         bandwidth_plots(self)
     }
-    fn metrics(&self, _doc: &Document) -> Vec<Headline> {
-        bandwidth_metrics(self)
+    fn metrics(&self, doc: &Document) -> Vec<Headline> {
+        bandwidth_metrics(self, doc)
     }
     fn advice(&self, doc: &Document) -> Vec<String> {
         bandwidth_advice(doc)

@@ -203,6 +203,31 @@ fn measured_levels(m: &Fingerprint) -> String {
             f.far_not_reached.as_deref().unwrap_or("unknown")
         )),
     }
+    out.push_str(&memory_verified(l));
+    out
+}
+
+/// Where memory was verified: by latency (flat past every cache, the
+/// looks agreeing) and by one thread's sequential read (flat rate).
+fn memory_verified(l: &crate::machine::levels::MeasuredLevels) -> String {
+    let looks = 1 + l.looks.len();
+    let mut out = match (l.found.memory_from, &l.found.memory_not_verified) {
+        (Some(from), _) => format!(
+            "  memory verified from {from}: latency changes under 10% at its doubling and under 7% per doubling to {} ({looks} looks, each point their median)\n",
+            l.points.last().map_or(from, |p| p.size_bytes)
+        ),
+        (None, Some(why)) => format!("  memory not verified ({why}): no figure of this run is called DRAM\n"),
+        (None, None) => String::new(),
+    };
+    if !l.read_rates.is_empty() {
+        let rates: Vec<String> =
+            l.read_rates.iter().map(|r| format!("{} {:.1}", r.size_bytes, r.bytes_per_s / 1e9)).collect();
+        let verdict = match l.read_memory_from(crate::machine::READ_FLAT) {
+            Some(from) => format!("in memory from {from} (the rate changes under 5% when it doubles)"),
+            None => "memory not verified for reads (the rate changes 5% or more at every doubling)".into(),
+        };
+        out.push_str(&format!("  one thread reading (simd, GB/s): {}: {verdict}\n", rates.join(", ")));
+    }
     out
 }
 

@@ -272,8 +272,9 @@ fn latency_advice(doc: &Document) -> Vec<String> {
     out
 }
 
-/// The largest random-order point of each page policy.
-fn latency_metrics(lat: &Outcome) -> Vec<Headline> {
+/// The largest random-order point of each page policy, named "DRAM" only
+/// at or past where the run's probe verified a chase to be in memory.
+fn latency_metrics(lat: &Outcome, doc: &Document) -> Vec<Headline> {
     let mut pols: Vec<PagePolicy> = lat.points.iter().map(|p| p.pages).collect();
     pols.sort();
     pols.dedup();
@@ -283,7 +284,11 @@ fn latency_metrics(lat: &Outcome) -> Vec<Headline> {
             Some(headline(
                 "latency.random",
                 &[("pages", pol.to_string()), ("size_bytes", p.size_bytes.0.to_string())],
-                format!("latency {} pages at {}", pol, p.size_bytes),
+                {
+                    let (dram, unverified) =
+                        crate::report::headlines::in_memory(p.size_bytes, doc.machine.chase_memory_from());
+                    format!("{dram}latency, {}, {pol} pages, random chase{unverified}", p.size_bytes)
+                },
                 crate::report::headlines::Unit::Nanoseconds(None),
                 p.sample_latency_ns.clone(),
                 p.latency_ns.median,
@@ -300,8 +305,8 @@ impl super::Render for Outcome {
     fn plots(&self, doc: &Document) -> Result<Vec<Plot>> {
         latency_plot(self, &doc.machine).map(|p| vec![p])
     }
-    fn metrics(&self, _doc: &Document) -> Vec<Headline> {
-        latency_metrics(self)
+    fn metrics(&self, doc: &Document) -> Vec<Headline> {
+        latency_metrics(self, doc)
     }
     fn advice(&self, doc: &Document) -> Vec<String> {
         latency_advice(doc)

@@ -10,7 +10,7 @@ use crate::report::linechart::{render, Axis, Line, LineChart, Marker, Reference,
 use crate::report::plot::{Figure, Plot};
 use crate::report::table::{gbps, Table};
 
-pub fn loaded_latency_text(o: &Outcome) -> String {
+pub fn loaded_latency_text(o: &Outcome, vendor: &str) -> String {
     let mut out = format!(
         "latency under load: CPU {} chases a random cycle over {} ({} on huge pages) while the loader(s) on {} \
          run {} ({}), waiting the delay after every {} block\n",
@@ -34,8 +34,9 @@ pub fn loaded_latency_text(o: &Outcome) -> String {
         "min",
         "max",
         "× idle",
-        "lines in flight",
+        "lines in flight per loader",
     ]);
+    let mut refused = None;
     for q in &o.points {
         t.row([
             q.delay_ns.map_or_else(|| "idle".into(), |d| format!("{d} ns")),
@@ -46,16 +47,26 @@ pub fn loaded_latency_text(o: &Outcome) -> String {
             format!("{:.1}", q.latency_ns.min),
             format!("{:.1}", q.latency_ns.max),
             format!("×{:.2}", q.latency_ns.median / o.idle_latency_ns.0),
-            format!("{:.1}", q.lines_in_flight),
+            q.delay_ns.map_or_else(|| "-".into(), |_| match per_loader(o, q, vendor) {
+                (Some(l), _) => format!("{l:.1}"),
+                (None, why) => {
+                    refused = refused.take().or(why);
+                    "not claimed".into()
+                }
+            }),
         ]);
     }
     out.push('\n');
     out.push_str(&t.render());
     out.push_str(
         "(loader GB/s: the bytes the kernel reads and writes; bus: with the write-allocate read of each line an \
-         ordinary store writes (a model); total = loaders' bus + the chaser's own lines; lines in flight = \
-         total × latency / 64 B, Little's law)\n",
+         ordinary store writes (a model); total = loaders' bus + the chaser's own lines; lines in flight per \
+         loader = one loader's bus GB/s × the latency measured beside it / 64 B, Little's law, claimed only \
+         within what one core tracks)\n",
     );
+    if let Some(why) = refused {
+        out.push_str(&format!("not claimed: {why}: the chaser's latency is not the one the loader's stream pays\n"));
+    }
     out.push_str(&format!("idle: {:.1} ns", o.idle_latency_ns));
     match (o.saturated_latency_ns, o.saturated_bytes_per_s) {
         (Some(l), Some(b)) => out.push_str(&format!(
@@ -68,6 +79,12 @@ pub fn loaded_latency_text(o: &Outcome) -> String {
     out.push_str(&bend_text(&o.bend));
     out.push_str(&loader_order(o));
     out
+}
+
+/// Little's law for one loader core at a point (as `curves` claims it).
+fn per_loader(o: &Outcome, q: &loaded_latency::Point, vendor: &str) -> (Option<f64>, Option<String>) {
+    let limit = crate::analysis::littles_law::core_lines_max(vendor);
+    crate::analysis::littles_law::per_core(q.loader_bus_bytes_per_s, o.loader_cpus.len(), q.latency_ns.median, limit)
 }
 
 /// A loader that waits longer must move less: a point whose loader moved
@@ -193,8 +210,8 @@ fn loaded_latency_metrics(o: &loaded_latency::Outcome) -> Vec<Headline> {
 }
 
 impl super::Render for Outcome {
-    fn text(&self, _doc: &Document) -> String {
-        loaded_latency_text(self)
+    fn text(&self, doc: &Document) -> String {
+        loaded_latency_text(self, &doc.machine.cpu.identity.vendor)
     }
     fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
         loaded_latency_plot(self).map(|p| vec![p])

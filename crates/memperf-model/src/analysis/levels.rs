@@ -23,4 +23,13 @@ pub struct CacheLevelsFound {
     /// Why no far level is confirmed, when none is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub far_not_reached: Option<String>,
+    /// The first working set of the far level whose doubling changes
+    /// latency by under 5%, the sweep going on past every plausible cache:
+    /// where a working set is in memory, verified in the same run. Sizes
+    /// that headlines call memory (DRAM) are at least this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_from: Option<Bytes>,
+    /// Why memory is not verified anywhere, when it is not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_not_verified: Option<String>,
 }

@@ -129,6 +129,10 @@ pub enum LlcSource {
 }
 
 /// When nothing is known: 32 MiB.
+/// Inside memory, doubling a sequential read changes its rate by less than
+/// this.
+pub const READ_FLAT: f64 = 0.05;
+
 pub const ASSUMED_LLC: Bytes = Bytes(32 * MIB);
 
 impl Fingerprint {
@@ -171,6 +175,19 @@ impl Fingerprint {
             (None, Some(c)) => (c, LlcSource::Claimed),
             (None, None) => (ASSUMED_LLC, LlcSource::Assumed),
         }
+    }
+
+    /// Where the probe verified that a random chase is in memory (its
+    /// latency flat from there past every plausible cache), if it did.
+    pub fn chase_memory_from(&self) -> Option<Bytes> {
+        self.measured_levels.as_ref().and_then(|m| m.found.memory_from)
+    }
+
+    /// Where the probe verified that one thread's sequential read is in
+    /// memory (its rate changing by under 5% when the size doubles), if it
+    /// did.
+    pub fn read_memory_from(&self) -> Option<Bytes> {
+        self.measured_levels.as_ref().and_then(|m| m.read_memory_from(READ_FLAT))
     }
 
     /// The data caches a working set's steady state fills, summed: the

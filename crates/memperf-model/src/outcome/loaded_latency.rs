@@ -44,9 +44,6 @@ pub struct Point {
     /// chaser's (medians).
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub total_bytes_per_s: f64,
-    /// Little's law at this point: lines in flight in the whole memory
-    /// system = total bandwidth × latency / line size.
-    pub lines_in_flight: f64,
     /// Every chase ended where its order says, every read loader's sum was
     /// its blocks' sum.
     pub valid: bool,
