@@ -5,6 +5,7 @@
 
 pub mod budget;
 pub mod chases;
+pub mod drift;
 pub mod estimate;
 pub mod experiment;
 pub mod fit;

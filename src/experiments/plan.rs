@@ -113,7 +113,7 @@ impl Plan {
 
 /// What the machine probe takes (clock, levels with a 1 GiB point and a
 /// second look, rates), about: faulting the 1 GiB in is most of it.
-pub const PROBE_S: f64 = 3.5;
+pub const PROBE_S: f64 = 4.0;
 /// Writing the document, plots and report, about.
 pub const REPORT_S: f64 = 0.5;
 
@@ -189,6 +189,7 @@ pub fn new_document(machine: Fingerprint, clock: &dyn Clock, plan: &Plan) -> Doc
         machine,
         planned: plan.jobs.iter().map(|j| j.name().to_string()).collect(),
         experiments: Vec::new(),
+        host_drift: None,
     }
 }
 
@@ -265,6 +266,11 @@ pub fn execute(
     let machine = doc.machine.clone();
     let rates = super::estimate::Rates::of(&machine);
     progress.plan(&plan.estimates(&machine));
+    let mut reference = drift_reference(plan, &machine);
+    if let Some(r) = reference.as_mut() {
+        r.measure(clock, 0);
+    }
+    let middle = plan.jobs.len() / 2;
     for (index, job) in plan.jobs.iter().enumerate() {
         progress.job(index);
         let ctx = Bench::new(&machine, clock, progress).for_command(plan.command);
@@ -291,8 +297,28 @@ pub fn execute(
         if let Some(rec) = doc.experiments.last() {
             on_record(doc, rec)?;
         }
+        if let Some(r) = reference.as_mut().filter(|_| index + 1 == middle) {
+            r.measure(clock, middle);
+        }
+    }
+    if let Some(mut r) = reference {
+        if !super::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+            r.measure(clock, plan.jobs.len());
+        }
+        let drift = r.finish();
+        if let Some(moved) = drift.moved_most().filter(|_| drift.host_moved()) {
+            doc.warnings.push(Caution::HostMoved { moved, evidence: drift.describe() }.render(plan.command));
+        }
+        doc.host_drift = Some(drift);
     }
     Ok(())
+}
+
+/// The suite's reference (see [`super::drift`]): for a suite of more than
+/// one measuring experiment, where its region can be had.
+fn drift_reference(plan: &Plan, machine: &Fingerprint) -> Option<super::drift::Reference> {
+    let measuring = plan.jobs.iter().filter(|j| j.measures()).count();
+    (!plan.strict && measuring > 1).then(|| super::drift::Reference::new(machine)).flatten()
 }
 
 /// Beyond this relative change between the clock before and after an
@@ -322,7 +348,8 @@ impl Plan {
     pub fn overhead_s(&self) -> f64 {
         let measuring = self.jobs.iter().filter(|j| j.measures()).count() as f64;
         let probe = if self.needs_levels() { PROBE_S } else { 0.1 };
-        probe + 2.0 * measuring * super::estimate::CLOCK_SAMPLE_S + REPORT_S
+        let drift = if !self.strict && measuring > 1.0 { super::drift::ESTIMATE_S } else { 0.0 };
+        probe + drift + 2.0 * measuring * super::estimate::CLOCK_SAMPLE_S + REPORT_S
     }
 
     /// One line for the terminal: "plan: 11 experiments, about 41 s

@@ -94,10 +94,13 @@ pub fn index(len: u64, rows: u64, seed: u64) -> Vec<u32> {
 struct Arrays {
     region: Buffer,
     len: usize,
+    /// Seconds mapping and first writing took.
+    map_s: f64,
 }
 
 impl Arrays {
     fn new(policy: PagePolicy, p: &Params) -> Result<Arrays> {
+        let t0 = std::time::Instant::now();
         let mut region = Buffer::new(policy, p.total_bytes)?;
         let len = (p.total_bytes.0 / 12 / p.row_floats * p.row_floats) as usize;
         let all: &mut [f32] = region.as_mut_slice();
@@ -106,7 +109,7 @@ impl Arrays {
                 *v = kernel::element(w, j);
             }
         }
-        Ok(Arrays { region, len })
+        Ok(Arrays { region, len, map_s: t0.elapsed().as_secs_f64() })
     }
 
     fn thirds(&self) -> (&[f32], &[f32], &[f32]) {
@@ -315,6 +318,7 @@ fn policy_result(
         ns_per_row: ns,
         counters: timed.counters,
         valid: timed.valid && timed.series.ok,
+        map_s: Some(arrays.map_s),
     }
 }
 
@@ -439,8 +443,9 @@ fn advice(results: &[PolicyResult]) -> Vec<String> {
     let mut out = Vec::new();
     if !helps.is_empty() {
         out.push(format!(
-            "Random rows of large arrays run faster on huge pages than on 4 KiB pages here ({}): give large, randomly accessed arrays huge pages.",
-            helps.join("; ")
+            "Random rows of large arrays run faster on huge pages than on 4 KiB pages here ({}): give large, randomly accessed arrays huge pages. {}",
+            helps.join("; "),
+            whole_program(results)
         ));
     }
     if !flat.is_empty() {
@@ -454,6 +459,18 @@ fn advice(results: &[PolicyResult]) -> Vec<String> {
         doubts.into_iter().map(|d| format!("No verdict on huge pages for the sample application: {d} (run it again).")),
     );
     out
+}
+
+/// What the loop's gain leaves out: what mapping the arrays cost on each
+/// policy, and that a whole program can run slower on huge pages when it
+/// starts right after one on 4 KiB pages (compaction, in system time).
+fn whole_program(results: &[PolicyResult]) -> String {
+    let maps: Vec<String> =
+        results.iter().filter_map(|r| r.map_s.map(|s| format!("{s:.2} s on {}", r.pages))).collect();
+    let mapped = if maps.is_empty() { String::new() } else { format!(" (mapping and first writing them took {})", maps.join(", ")) };
+    format!(
+        "That gain is the loop's: a whole program also pays for its pages at its start{mapped}, and one started right after a run on 4 KiB pages can be slower on huge pages in every such round, its extra time in the kernel (compaction of the memory the 4 KiB run fragmented). Time the whole program with `memperf hugepages -- PROGRAM`, which names such bimodal runs and their cause."
+    )
 }
 
 /// Options of `memperf working-set`.
@@ -564,6 +581,7 @@ mod tests {
             counters: Vec::new(),
             metrics: Vec::new(),
             valid: true,
+            map_s: Some(if pages == PagePolicy::Small { 0.25 } else { 0.5 }),
         }
     }
 
@@ -574,7 +592,11 @@ mod tests {
     fn bimodal_or_unstable_gains_give_no_verdict() {
         let small = result(PagePolicy::Small, vec![2.0; 10]);
         let steady = result(PagePolicy::Thp, (0..10).map(|i| 1.5 + 0.001 * i as f64).collect());
-        assert!(advice(&[small.clone(), steady])[0].starts_with("Random rows of large arrays run faster"));
+        let helps = &advice(&[small.clone(), steady])[0];
+        assert!(helps.starts_with("Random rows of large arrays run faster"), "{helps}");
+        // The program-level caveat, with what mapping cost each policy.
+        assert!(helps.contains("(mapping and first writing them took 0.25 s on 4k, 0.50 s on thp)"), "{helps}");
+        assert!(helps.contains("memperf hugepages -- PROGRAM"), "{helps}");
         let two = result(PagePolicy::Thp, [1.0, 1.01, 1.02, 1.03, 1.04, 1.6, 1.61, 1.62, 1.63, 1.64].to_vec());
         let a = advice(&[small.clone(), two]);
         assert_eq!(a.len(), 1, "{a:?}");

@@ -93,6 +93,11 @@ pub struct Comparison {
     pub same_cpu: bool,
     /// `--fail-on-regression PCT`, if given.
     pub threshold_pct: Option<f64>,
+    /// How far the host moved within either run (its reference at start,
+    /// middle and end), in percent, where the documents recorded it: a
+    /// metric worse by no more than that is not called a regression.
+    #[serde(default)]
+    pub host_moved_pct: Option<f64>,
     pub rows: Vec<Row>,
     /// Metrics in one document only, or without a usable value.
     pub left_out: Vec<String>,
@@ -125,6 +130,11 @@ fn unusable(m: &Headline, side: &str) -> Option<String> {
 pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comparison {
     let (ma, mb) = (super::headlines::metrics(da), super::headlines::metrics(db));
     let (a, b) = (Side::of(da), Side::of(db));
+    let host_moved_pct = [da, db]
+        .iter()
+        .filter_map(|d| d.host_drift.as_ref().and_then(|h| h.moved_most()))
+        .reduce(f64::max)
+        .map(|m| m * 100.0);
     let mut rows = Vec::new();
     let mut left_out = Vec::new();
     for x in &ma {
@@ -149,7 +159,10 @@ pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comp
             Verdict::Same { p } => RowVerdict::WithinNoise { p },
             Verdict::TooFewSamples { smallest_possible_p } => RowVerdict::TooFewSamples { smallest_possible_p },
         };
-        let regression = matches!(verdict, RowVerdict::Worse { .. }) && threshold_pct.is_some_and(|t| worse_by_pct > t);
+        let beyond_the_host = worse_by_pct > host_moved_pct.unwrap_or(0.0);
+        let regression = matches!(verdict, RowVerdict::Worse { .. })
+            && beyond_the_host
+            && threshold_pct.is_some_and(|t| worse_by_pct > t);
         rows.push(Row {
             key: x.key(),
             metric: x.name.clone(),
@@ -165,7 +178,7 @@ pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comp
     left_out.extend(
         mb.iter().filter(|y| !ma.iter().any(|x| x.key() == y.key())).map(|y| format!("{} (only in B)", y.name)),
     );
-    Comparison { same_cpu: a.cpu == b.cpu, a, b, threshold_pct, rows, left_out }
+    Comparison { same_cpu: a.cpu == b.cpu, a, b, threshold_pct, host_moved_pct, rows, left_out }
 }
 
 /// The comparison as the terminal shows it.
@@ -179,6 +192,12 @@ pub fn text(c: &Comparison) -> String {
     }
     for (name, s) in [("A", &c.a), ("B", &c.b)] {
         out.push_str(&format!("{name}: {} ({}, run {}), {}\n", s.hostname, s.started_utc, s.run_id, s.cpu));
+    }
+    if let Some(m) = c.host_moved_pct {
+        out.push_str(&format!(
+            "the host moved by up to {m:.1}% within a run (each document's reference at its start, middle and end): \
+             a metric worse by no more than that is not called a regression\n"
+        ));
     }
     out.push('\n');
     let mut t = super::table::Table::new(["metric", "unit", "A", "B", "B/A", "verdict"]);
@@ -200,8 +219,9 @@ pub fn text(c: &Comparison) -> String {
         out.push_str(&t.render());
         out.push_str(
             "\n\"beyond the noise\": a two-sided Mann-Whitney test (5%, exact up to 40 samples) on the raw samples, i.e. beyond the spread\n\
-             within each run. Drift of a shared host between two runs is not in that spread: compare\n\
-             runs made close in time, or several runs of each.\n",
+             within each run. Drift of a shared host between two runs is not in that spread: a regression must\n\
+             also exceed how far the host moved within either run, where the documents say; compare runs made\n\
+             close in time, or several runs of each.\n",
         );
     }
     for d in &c.left_out {
@@ -245,6 +265,34 @@ mod tests {
         assert!(!compare(&a, &slower, Some(25.0)).rows.iter().any(|r| r.regression), "20% is under 25%");
         assert!(!compare(&a, &slower, None).rows.iter().any(|r| r.regression), "no threshold, no gate");
         assert_eq!(compare(&a, &a, Some(0.0)).regressions().count(), 0);
+    }
+
+    /// A run whose reference moved by 30% within it cannot call a 20%
+    /// difference a regression; one that moved by 10% can.
+    #[test]
+    fn a_regression_must_exceed_how_far_the_host_moved() {
+        use memperf_model::timing::drift::{DriftPoint, HostDrift};
+        let drift = |second_gbps: f64| HostDrift {
+            size_bytes: crate::units::Bytes(1 << 28),
+            points: [40.0, second_gbps]
+                .iter()
+                .enumerate()
+                .map(|(i, g)| DriftPoint {
+                    after_experiments: i,
+                    read_bytes_per_s: vec![g * 1e9],
+                    chase_ns: vec![140.0],
+                })
+                .collect(),
+        };
+        let a = doc_with_bandwidth(1.0);
+        let mut slower = doc_with_bandwidth(1.25);
+        slower.host_drift = Some(drift(52.0));
+        let c = compare(&a, &slower, Some(10.0));
+        assert!((c.host_moved_pct.unwrap() - 30.0).abs() < 1e-9);
+        assert_eq!(c.regressions().count(), 0, "20% worse inside a 30% move");
+        assert!(text(&c).contains("the host moved by up to 30.0% within a run"));
+        slower.host_drift = Some(drift(44.0));
+        assert!(compare(&a, &slower, Some(10.0)).regressions().count() > 0, "20% worse beyond a 10% move");
     }
 
     #[test]

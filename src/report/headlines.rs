@@ -52,6 +52,18 @@ pub struct Advice {
 
 /// Every line of advice, tagged with the experiment it rests on.
 pub fn advice_items(doc: &Document) -> Vec<Advice> {
+    if let Some(d) = doc.host_drift.as_ref().filter(|d| d.host_moved()) {
+        let moved = d.moved_most().unwrap_or(f64::NAN) * 100.0;
+        return vec![Advice {
+            experiment: "run",
+            text: format!(
+                "No verdict from this run: the host moved by {moved:.0}% while it measured ({}), so a difference \
+                 measured across that would not hold in the next run. Rerun when the host is quieter.",
+                d.describe()
+            ),
+            row: None,
+        }];
+    }
     let mut out = Vec::new();
     for o in super::outcome::outcomes(doc) {
         let r = super::outcome::of(o);
@@ -65,6 +77,29 @@ pub fn advice_items(doc: &Document) -> Vec<Advice> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run whose reference moved beyond 10% gives one line of advice,
+    /// saying so, instead of verdicts measured across the move.
+    #[test]
+    fn a_host_that_moved_withholds_every_verdict() {
+        use memperf_model::timing::drift::{DriftPoint, HostDrift};
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/machines/amd-epyc-zen5-kvm-2vcpu/run-quick.json");
+        let mut doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        assert!(advice_items(&doc).len() > 3, "the recording's own advice");
+        let point = |after: usize, gbps: f64| DriftPoint {
+            after_experiments: after,
+            read_bytes_per_s: vec![gbps * 1e9],
+            chase_ns: vec![140.0],
+        };
+        doc.host_drift = Some(HostDrift {
+            size_bytes: crate::units::Bytes(1 << 28),
+            points: vec![point(0, 40.0), point(6, 30.0), point(12, 41.0)],
+        });
+        let a = advice_items(&doc);
+        assert_eq!(a.len(), 1, "{a:?}");
+        assert!(a[0].text.starts_with("No verdict from this run: the host moved by 37%"), "{}", a[0].text);
+    }
 
     /// Every headline of both recorded quick suites has an id of the form
     /// `experiment.quantity`, lower-case labels, and a key no other

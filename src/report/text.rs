@@ -59,15 +59,29 @@ pub fn experiment(doc: &Document, rec: &crate::model::document::ExperimentRecord
 /// The run's advice, listed at the end of its terminal output (the
 /// report's summary holds the same lines, each linked to its evidence).
 pub fn advice_at_end(doc: &Document) -> String {
+    let mut out = host_drift(doc);
     let items = super::headlines::advice_items(doc);
     if items.is_empty() {
-        return String::new();
+        return out;
     }
-    let mut out = String::from("\nadvice (each line from this run's own figures; the report links it to them):\n");
+    out.push_str("\nadvice (each line from this run's own figures; the report links it to them):\n");
     for a in items {
         out.push_str(&format!("  [{}] {}\n", a.experiment, a.text));
     }
     out
+}
+
+/// How far the suite's reference moved: "host during the run: …".
+pub fn host_drift(doc: &Document) -> String {
+    let Some(d) = &doc.host_drift else { return String::new() };
+    let Some(moved) = d.moved_most() else { return String::new() };
+    let limit = memperf_model::timing::drift::HOST_MOVED_LIMIT * 100.0;
+    let verdict = if d.host_moved() { "beyond" } else { "within" };
+    format!(
+        "\nhost during the run: {}: moved {:.1}%, {verdict} the {limit:.0}% its verdicts allow\n",
+        d.describe(),
+        moved * 100.0
+    )
 }
 
 pub fn derived(doc: &Document) -> String {

@@ -147,6 +147,10 @@ pub struct Document {
     #[serde(default)]
     pub planned: Vec<String>,
     pub experiments: Vec<ExperimentRecord>,
+    /// A suite's reference at its start, middle and end: how far the host
+    /// moved while the run measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_drift: Option<crate::timing::drift::HostDrift>,
 }
 
 impl Document {

@@ -79,6 +79,13 @@ pub enum Caution {
         /// The OS sets the frequency (a cpufreq governor exists).
         cpufreq: bool,
     },
+    /// The suite's reference moved beyond
+    /// [`HOST_MOVED_LIMIT`](crate::timing::drift::HOST_MOVED_LIMIT) between
+    /// its start, middle and end: the run's advice gives no verdicts.
+    HostMoved {
+        moved: f64,
+        evidence: String,
+    },
     /// The suite was shrunk to fit its time budget.
     SuiteFitted {
         budget_s: f64,
@@ -214,6 +221,7 @@ impl Caution {
             Caution::ClockMoved { .. } => "clock-moved",
             Caution::ClockNotMeasured { .. } => "clock-not-measured",
             Caution::LevelsNotMeasured { .. } => "levels-not-measured",
+            Caution::HostMoved { .. } => "host-moved",
             Caution::SuiteFitted { .. } => "suite-fitted",
             Caution::CacheClaimImplausible { .. } => "cache-claim-implausible",
             Caution::CacheClaimNotSeen { .. } => "cache-claim-not-seen",
@@ -268,6 +276,10 @@ impl Caution {
             Caution::StealTime { fraction } => {
                 format!("the hypervisor stole {:.1}% of CPU time during the measurement", fraction * 100.0)
             }
+            Caution::HostMoved { moved, evidence } => format!(
+                "the host moved by {:.0}% during this run ({evidence}): the advice gives no verdict, since a difference measured across such a move would not hold in the next run",
+                moved * 100.0
+            ),
             Caution::SuiteFitted { budget_s, before_s, after_s, shrunk } => format!(
                 "the suite's presets would take about {before_s:.0} s on this machine, over its {budget_s:.0} s budget: \
                  {} ran lighter (fewer repetitions, points or bytes; see each one's parameters), about {after_s:.0} s in all",
@@ -386,6 +398,9 @@ impl Caution {
                 Some("free memory (the probe maps 256 MiB or more) and rerun; sizes can be set with --size".into())
             }
             Caution::CacheClaimImplausible { .. } | Caution::CacheClaimNotSeen { .. } => None,
+            Caution::HostMoved { .. } => {
+                Some("rerun when the host is quieter (its neighbours idle), or on dedicated cores".into())
+            }
             Caution::SuiteFitted { .. } => Some("memperf run --full, or each experiment on its own with its options".into()),
             Caution::ClockNotMeasured { .. } => Some(
                 "figures in ns are unaffected; for cycles, rerun on an idle machine (chains that still disagree mean this core folds them)".into(),

@@ -466,8 +466,10 @@ fn reanalyze(o: &mut Outcome, m: &crate::machine::Fingerprint, ghz: Option<f64>)
 }
 
 fn warn(ctx: &Bench, regions: &[(PagePolicy, Buffer)], points: &[Point], max: Bytes) {
+    // Past where the probe verified memory, the far figure is memory's.
     let (llc, _) = ctx.machine.sizing_llc();
-    if max.0 < 4 * llc.0 {
+    let in_memory = ctx.machine.chase_memory_from().is_some_and(|from| max >= from);
+    if max.0 < 4 * llc.0 && !in_memory {
         ctx.warn(Caution::LatencyMaxBelow4xLlc { max, llc });
     }
     // Every region a THP point was measured in, the largest included.
@@ -487,7 +489,7 @@ fn warn(ctx: &Bench, regions: &[(PagePolicy, Buffer)], points: &[Point], max: By
 /// with the fit from run to run), working sets down to where memory begins
 /// (measured, and never below where the probe verified it: the DRAM figure
 /// stays; the run warns that it may include cache hits), shorter samples,
-/// page policies down to one (THP where asked: fewest walks; last, since
+/// the parallelism sweep, page policies down to one (THP where asked: fewest walks; last, since
 /// the huge-page verdict goes with it), working sets down to 64 MiB (the
 /// far level is then not reached, and the run says so).
 fn shrink_towards(p: &mut Params, four: Bytes, one: Bytes) -> bool {
@@ -501,6 +503,10 @@ fn shrink_towards(p: &mut Params, four: Bytes, one: Bytes) -> bool {
     } else if max.0 / 2 >= one.0 && p.sizes_bytes.len() > 1 {
         p.sizes_bytes.retain(|s| s.0 < max.0);
     } else if super::fit::halve_sample(&mut p.min_sample_s, 0.002) {
+    } else if p.chains.len() > 1 {
+        // The parallelism sweep goes (its table, and the cross-check of
+        // the effective concurrency).
+        p.chains = vec![1];
     } else if p.pages.len() > 1 {
         let keep =
             if p.pages.contains(&crate::memory::PagePolicy::Thp) { crate::memory::PagePolicy::Thp } else { p.pages[0] };

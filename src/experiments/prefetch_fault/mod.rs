@@ -151,7 +151,7 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     ctx.progress.advance(1);
     Ok(Outcome {
         targets: targets.checks.clone(),
-        verdicts: verdict::verdicts(&cells),
+        verdicts: verdict::verdicts(&cells, ctx.machine.core_ghz()),
         tlb_miss_verdict: verdict::tlb_miss(&stride),
         valid: cells_ok && stride_ok && lists.iter().all(|l| l.checksum_ok),
         cells,
@@ -161,4 +161,11 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
 }
 
 /// `report --reanalyze` draws none of its stored claims again.
-impl crate::model::Redraw for Outcome {}
+impl crate::model::Redraw for Outcome {
+    /// `report --reanalyze`: the verdicts drawn again from the cells, each
+    /// mapped-line reference checked first (at the clock of its record).
+    fn reanalyse(&mut self, _: &crate::machine::Fingerprint, ghz: Option<f64>) -> Vec<&'static str> {
+        self.verdicts = verdict::verdicts(&self.cells, ghz);
+        vec!["verdicts"]
+    }
+}

@@ -46,6 +46,11 @@ pub struct PolicyResult {
     /// The f32 sum of the validation rows agreed with the f64 recomputation,
     /// and every sample's sum was finite.
     pub valid: bool,
+    /// Seconds mapping the arrays and writing them first took (the faults,
+    /// page zeroing and, for huge pages, compaction a whole program pays
+    /// at its start, outside the rows timed above).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub map_s: Option<f64>,
 }
 
 /// The 2002 article's figures (UltraSPARC III, Solaris ISM).

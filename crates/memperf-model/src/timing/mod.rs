@@ -2,6 +2,7 @@
 //! and the core clock.
 
 pub mod core_clock;
+pub mod drift;
 pub mod ratio;
 pub mod stats;
 
