@@ -35,7 +35,7 @@ fn fleet_schema_errors(v: &Value) -> Vec<String> {
 }
 
 /// The one-thread read headline, by its key (its name says its size).
-const HEADLINE: &str = "bandwidth.read{kernel=simd,pages=4k,threads=1}";
+const HEADLINE: &str = "bandwidth.read{kernel=simd,memory=not-verified,pages=4k,threads=1}";
 
 #[test]
 fn merge_flags_the_bad_host_keeps_cpus_apart_and_checks_references() {

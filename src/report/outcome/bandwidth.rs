@@ -392,6 +392,8 @@ fn harm_over_the_sweep(bw: &Outcome, pages: PagePolicy, threads: usize, hint: Hi
 /// where the run's probe verified a read to be in memory.
 fn bandwidth_metrics(bw: &Outcome, doc: &Document) -> Vec<Headline> {
     let (dram, unverified) = crate::report::headlines::in_memory(bw.size_bytes, doc.machine.read_memory_from());
+    // A figure in verified memory joins only with others in memory.
+    let memory = if dram.is_empty() { "not-verified" } else { "dram" };
     let name = |what: &str, pages: PagePolicy, threads: usize, kernel: &str| {
         format!(
             "{dram}{what}, {}, {}, {pages} pages, {kernel}{unverified}",
@@ -409,7 +411,12 @@ fn bandwidth_metrics(bw: &Outcome, doc: &Document) -> Vec<Headline> {
             simd.map(|r| r.samples_s.iter().map(|s| r.bytes_per_sample as f64 / s / 1e9).collect()).unwrap_or_default();
         out.push(headline(
             "bandwidth.read",
-            &[("pages", h.pages.to_string()), ("threads", h.threads.to_string()), ("kernel", "simd".into())],
+            &[
+                ("pages", h.pages.to_string()),
+                ("threads", h.threads.to_string()),
+                ("kernel", "simd".into()),
+                ("memory", memory.into()),
+            ],
             name("read", h.pages, h.threads, "simd"),
             crate::report::headlines::Unit::GigabytesPerSecond,
             samples,
@@ -421,7 +428,12 @@ fn bandwidth_metrics(bw: &Outcome, doc: &Document) -> Vec<Headline> {
         let v = &r.variant;
         out.push(headline(
             "bandwidth.write",
-            &[("pages", v.pages.to_string()), ("threads", v.threads.to_string()), ("kernel", v.kernel.to_string())],
+            &[
+                ("pages", v.pages.to_string()),
+                ("threads", v.threads.to_string()),
+                ("kernel", v.kernel.to_string()),
+                ("memory", memory.into()),
+            ],
             name("write", v.pages, v.threads, &v.kernel.to_string()),
             crate::report::headlines::Unit::GigabytesPerSecond,
             r.samples_s.iter().map(|s| r.bytes_per_sample as f64 / s / 1e9).collect(),
