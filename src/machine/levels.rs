@@ -107,8 +107,8 @@ pub fn measure(clock: &dyn Clock, reach: Bytes, must_pass: Bytes, thp: bool) -> 
     })
 }
 
-/// Looks a probe takes at most: the first sweep and two more.
-pub const LOOKS: usize = 3;
+/// Looks a probe takes at most: the first sweep and three more.
+pub const LOOKS: usize = 4;
 
 /// Measures the points around the last knee again (from the last cache
 /// level's end to the point before the largest) and finds the levels on

@@ -53,15 +53,70 @@ pub struct ReadRate {
 }
 
 impl MeasuredLevels {
-    /// The first read size whose doubling changes the rate by under
-    /// `within` (a fraction), at or past where latency's memory begins:
-    /// where a sequential read is in memory, verified in the same run.
+    /// The first read size, at or past where latency's memory begins,
+    /// whose doubling changes the rate by under `within` (a fraction), and
+    /// whose doublings to the largest size do too, on average (one flat
+    /// pair between two falls is noise, not memory): where a sequential
+    /// read is in memory, verified in the same run.
     pub fn read_memory_from(&self, within: f64) -> Option<Bytes> {
         let from = self.found.memory_from?;
+        let last = self.read_rates.last()?;
+        let per_doubling = |r: &ReadRate| {
+            let doublings = (last.size_bytes.0 as f64 / r.size_bytes.0 as f64).log2();
+            (doublings > 0.0).then(|| (last.bytes_per_s / r.bytes_per_s).powf(1.0 / doublings) - 1.0)
+        };
         self.read_rates
             .windows(2)
             .filter(|w| w[0].size_bytes >= from && w[1].size_bytes.0 == 2 * w[0].size_bytes.0)
-            .find(|w| (w[1].bytes_per_s / w[0].bytes_per_s - 1.0).abs() < within)
+            .find(|w| {
+                (w[1].bytes_per_s / w[0].bytes_per_s - 1.0).abs() < within
+                    && per_doubling(&w[0]).is_some_and(|d| d.abs() < within)
+            })
             .map(|w| w[0].size_bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::MIB;
+
+    fn levels(rates: &[(u64, f64)]) -> MeasuredLevels {
+        MeasuredLevels {
+            pages: PagePolicy::Thp,
+            huge_fraction: Some(1.0),
+            points: vec![],
+            found: CacheLevelsFound {
+                levels: vec![],
+                last_cache_end: None,
+                far_from: Some(Bytes(32 * MIB)),
+                far_ns: None,
+                far_not_reached: None,
+                memory_from: Some(Bytes(64 * MIB)),
+                memory_not_verified: None,
+            },
+            duration_s: 1.0,
+            valid: true,
+            read_bytes_per_s: None,
+            fault_bytes_per_s: None,
+            looks: vec![],
+            read_rates: rates
+                .iter()
+                .map(|&(m, g)| ReadRate { size_bytes: Bytes(m * MIB), bytes_per_s: g * 1e9 })
+                .collect(),
+        }
+    }
+
+    /// The Zen 5 guest's probes: a flat pair (64 → 128 MiB) before the
+    /// rate falls another 30% is no memory; two flat doublings at the end
+    /// are.
+    #[test]
+    fn a_read_is_in_memory_where_its_rate_stops_falling() {
+        let run2 = levels(&[(32, 53.4), (64, 48.8), (128, 48.2), (256, 38.5), (512, 32.9), (1024, 34.0)]);
+        assert_eq!(run2.read_memory_from(0.05), Some(Bytes(512 * MIB)));
+        let run3 = levels(&[(32, 79.3), (64, 58.7), (128, 48.4), (256, 43.5), (512, 42.8), (1024, 42.5)]);
+        assert_eq!(run3.read_memory_from(0.05), Some(Bytes(256 * MIB)));
+        let falling = levels(&[(64, 60.0), (128, 54.0), (256, 48.6), (512, 43.7), (1024, 39.4)]);
+        assert_eq!(falling.read_memory_from(0.05), None);
     }
 }
