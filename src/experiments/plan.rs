@@ -120,12 +120,14 @@ pub const REPORT_S: f64 = 0.5;
 /// How far the cache-level probe sweeps: past eight times the largest
 /// plausible claimed cache (so a real one is seen to end, and memory past
 /// it verified), at least [`levels::MIN_REACH`], within half the memory
-/// budget and 4 GiB.
+/// budget and 2 GiB (a chase's bookkeeping adds 16 bytes a line, and
+/// linking takes seconds a gigabyte: past a 256 MiB cache memory is then
+/// said not verified, short of ×8).
 pub fn probe_reach(machine: &Fingerprint) -> Bytes {
     let claimed = machine.plausible_data_caches().iter().map(|c| c.1 .0).max().unwrap_or(0);
     let want = (8 * claimed).next_power_of_two().max(levels::MIN_REACH.0);
     let budget = super::budget::Budget::of(machine).memory.0 / 2;
-    Bytes(want.min(budget.next_power_of_two() / 2).clamp(levels::FIRST.0, 4 * crate::units::GIB))
+    Bytes(want.min(budget.next_power_of_two() / 2).clamp(levels::FIRST.0, 2 * crate::units::GIB))
 }
 
 /// Measures what sizes and cycles rest on, before anything is planned:
@@ -139,7 +141,11 @@ pub fn measure_machine(machine: &mut Fingerprint, clock: &dyn Clock, levels: boo
         notes.push(Caution::ClockNotMeasured { reason: why.clone() });
     }
     machine.core_clock = Some(reading);
-    if levels {
+    if let Some(why) = machine.emulation.clone().filter(|_| levels) {
+        // An emulator's latencies are its own: a 1 GiB chase would take
+        // minutes and say nothing of this CPU.
+        notes.push(Caution::LevelsNotMeasured { reason: format!("under emulation ({why}): sizes come from claims") });
+    } else if levels {
         let thp = !matches!(machine.thp.enabled.as_str(), "never" | "unavailable");
         let claimed = machine.plausible_data_caches().iter().map(|c| c.1 .0).max().unwrap_or(0);
         match levels::measure(clock, probe_reach(machine), Bytes(2 * claimed), thp) {
@@ -315,10 +321,10 @@ pub fn execute(
 }
 
 /// The suite's reference (see [`super::drift`]): for a suite of more than
-/// one measuring experiment, where its region can be had.
+/// one measuring experiment.
 fn drift_reference(plan: &Plan, machine: &Fingerprint) -> Option<super::drift::Reference> {
     let measuring = plan.jobs.iter().filter(|j| j.measures()).count();
-    (!plan.strict && measuring > 1).then(|| super::drift::Reference::new(machine)).flatten()
+    (!plan.strict && measuring > 1).then(|| super::drift::Reference::new(machine))
 }
 
 /// Beyond this relative change between the clock before and after an

@@ -126,6 +126,13 @@ fn unusable(m: &Headline, side: &str) -> Option<String> {
         .then(|| format!("a raw sample in {side} is zero, negative or not a number"))
 }
 
+/// A headline's key without its `memory` label (dram or not-verified).
+fn without_memory(m: &Headline) -> String {
+    let mut m = m.clone();
+    m.labels.remove("memory");
+    m.key()
+}
+
 /// Compares every metric the two documents share.
 pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comparison {
     let (ma, mb) = (super::headlines::metrics(da), super::headlines::metrics(db));
@@ -139,7 +146,12 @@ pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comp
     let mut left_out = Vec::new();
     for x in &ma {
         let Some(y) = mb.iter().find(|y| y.key() == x.key()) else {
-            left_out.push(format!("{} (only in A)", x.name));
+            let why = if mb.iter().any(|y| without_memory(y) == without_memory(x)) {
+                "memory verified in one run only: a figure partly from cache is not compared with one from memory"
+            } else {
+                "only in A"
+            };
+            left_out.push(format!("{} ({why})", x.name));
             continue;
         };
         if let Some(why) = unusable(x, "A").or_else(|| unusable(y, "B")) {
@@ -176,7 +188,9 @@ pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comp
         });
     }
     left_out.extend(
-        mb.iter().filter(|y| !ma.iter().any(|x| x.key() == y.key())).map(|y| format!("{} (only in B)", y.name)),
+        mb.iter()
+            .filter(|y| !ma.iter().any(|x| x.key() == y.key() || without_memory(x) == without_memory(y)))
+            .map(|y| format!("{} (only in B)", y.name)),
     );
     Comparison { same_cpu: a.cpu == b.cpu, a, b, threshold_pct, host_moved_pct, rows, left_out }
 }

@@ -55,7 +55,6 @@ pub fn experiment(doc: &Document, rec: &crate::model::document::ExperimentRecord
     out
 }
 
-/// Little's law, where the document has both a bandwidth and a latency.
 /// The run's advice, listed at the end of its terminal output (the
 /// report's summary holds the same lines, each linked to its evidence).
 pub fn advice_at_end(doc: &Document) -> String {
@@ -84,6 +83,7 @@ pub fn host_drift(doc: &Document) -> String {
     )
 }
 
+/// Little's law, where the document has both a bandwidth and a latency.
 pub fn derived(doc: &Document) -> String {
     use crate::model::outcome::{bandwidth, latency};
     let both = doc.outcome::<bandwidth::Outcome>().is_some() && doc.outcome::<latency::Outcome>().is_some();

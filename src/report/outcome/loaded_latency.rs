@@ -25,6 +25,24 @@ pub fn loaded_latency_text(o: &Outcome, vendor: &str) -> String {
     if o.loader_cpus.len() == 1 {
         out.push_str("one chaser and one loader: the curve of one loading core, not of a whole socket\n");
     }
+    out.push_str(&points_table(o, vendor));
+    out.push_str(&format!("idle: {:.1} ns", o.idle_latency_ns));
+    match (o.saturated_latency_ns, o.saturated_bytes_per_s) {
+        (Some(l), Some(b)) => out.push_str(&format!(
+            "; saturated (no delay): {l:.1} ns at {} GB/s, ×{:.2} the idle latency\n",
+            gbps(b),
+            l.0 / o.idle_latency_ns.0
+        )),
+        _ => out.push_str("; saturated: not measured (no CPU left for a loader)\n"),
+    }
+    out.push_str(&bend_text(&o.bend));
+    out.push_str(&loader_order(o));
+    out
+}
+
+/// The points as a table, with one loader's lines in flight each (or why
+/// they are not claimed).
+fn points_table(o: &Outcome, vendor: &str) -> String {
     let mut t = Table::new([
         "delay",
         "loader GB/s",
@@ -56,7 +74,7 @@ pub fn loaded_latency_text(o: &Outcome, vendor: &str) -> String {
             }),
         ]);
     }
-    out.push('\n');
+    let mut out = String::from("\n");
     out.push_str(&t.render());
     out.push_str(
         "(loader GB/s: the bytes the kernel reads and writes; bus: with the write-allocate read of each line an \
@@ -65,19 +83,13 @@ pub fn loaded_latency_text(o: &Outcome, vendor: &str) -> String {
          within what one core tracks)\n",
     );
     if let Some(why) = refused {
-        out.push_str(&format!("not claimed: {why}: the chaser's latency is not the one the loader's stream pays\n"));
+        let stream = if why.contains("outstanding misses") {
+            ": the chaser's latency is not the one the loader's stream pays"
+        } else {
+            ""
+        };
+        out.push_str(&format!("not claimed: {why}{stream}\n"));
     }
-    out.push_str(&format!("idle: {:.1} ns", o.idle_latency_ns));
-    match (o.saturated_latency_ns, o.saturated_bytes_per_s) {
-        (Some(l), Some(b)) => out.push_str(&format!(
-            "; saturated (no delay): {l:.1} ns at {} GB/s, ×{:.2} the idle latency\n",
-            gbps(b),
-            l.0 / o.idle_latency_ns.0
-        )),
-        _ => out.push_str("; saturated: not measured (no CPU left for a loader)\n"),
-    }
-    out.push_str(&bend_text(&o.bend));
-    out.push_str(&loader_order(o));
     out
 }
 

@@ -160,6 +160,12 @@ fn page_init_advice(doc: &Document) -> Vec<String> {
                 {
                     // Against the best store the whole run reached at its thread count.
                     let (bps, source) = run_store_limit(pi, doc, b.threads);
+                    if bps <= 0.0 {
+                        return vec![format!(
+                            "Page-descriptor initialisation: {} reaches {:.2} ns/page, {over}; no store kernel ran at its thread count, so no fraction of a limit is given.",
+                            pi.best, b.ns_per_page.median
+                        )];
+                    }
                     let limit_ns = 128.0 / bps * 1e9;
                     format!(
                         "Page-descriptor initialisation: {} reaches {:.2} ns/page, {over}, {:.0}% of the store-bandwidth limit ({} GB/s, {source}, {} thread(s): the best store this run reached).",

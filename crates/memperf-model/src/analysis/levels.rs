@@ -24,9 +24,10 @@ pub struct CacheLevelsFound {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub far_not_reached: Option<String>,
     /// The first working set of the far level whose doubling changes
-    /// latency by under 5%, the sweep going on past every plausible cache:
-    /// where a working set is in memory, verified in the same run. Sizes
-    /// that headlines call memory (DRAM) are at least this.
+    /// latency by under 10%, and by under 7% per doubling on average to the
+    /// sweep's end ×8 past it or more: where a working set is in memory,
+    /// verified in the same run. Sizes that headlines call memory (DRAM)
+    /// are at least this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_from: Option<Bytes>,
     /// Why memory is not verified anywhere, when it is not.

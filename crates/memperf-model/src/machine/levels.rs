@@ -34,9 +34,11 @@ pub struct MeasuredLevels {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault_bytes_per_s: Option<(f64, f64)>,
     /// The probe's later looks: the points around the last knee measured
-    /// again, until two looks in a row place the far level and memory at
-    /// the same sizes (`found` is then the first of the two), or three
-    /// looks disagree (`found` then says "unstable").
+    /// again, until a look leaves the finding on each point's median over
+    /// the looks as it was (both confirm a far level and both verify memory,
+    /// or neither; `found` is then the later far level and the later start
+    /// of memory of the two), or four looks did not settle (`found` then
+    /// says "unstable").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub looks: Vec<Vec<LevelPoint>>,
     /// One thread reading sequentially (bandwidth's `simd` kernel) over the

@@ -128,11 +128,11 @@ pub enum LlcSource {
     Assumed,
 }
 
-/// When nothing is known: 32 MiB.
 /// Inside memory, doubling a sequential read changes its rate by less than
-/// this.
+/// this (at that doubling, and on average to the probe's largest size).
 pub const READ_FLAT: f64 = 0.05;
 
+/// When nothing is known: 32 MiB.
 pub const ASSUMED_LLC: Bytes = Bytes(32 * MIB);
 
 impl Fingerprint {

@@ -42,22 +42,22 @@ impl DriftPoint {
 
 impl HostDrift {
     /// How far each quantity's medians lie apart over the run: (largest /
-    /// smallest − 1) for the read and for the chase; `None` with fewer than
-    /// two points.
-    pub fn moved(&self) -> Option<(f64, f64)> {
+    /// smallest − 1) for the read and for the chase, each `None` with
+    /// fewer than two points that have it; `None` when neither has.
+    pub fn moved(&self) -> Option<(Option<f64>, Option<f64>)> {
         let spread = |v: Vec<f64>| {
             let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = v.iter().copied().fold(0.0, f64::max);
             (v.len() >= 2 && lo > 0.0).then(|| hi / lo - 1.0)
         };
-        let read = spread(self.points.iter().filter_map(DriftPoint::read_median).collect())?;
-        let chase = spread(self.points.iter().filter_map(DriftPoint::chase_median).collect())?;
-        Some((read, chase))
+        let read = spread(self.points.iter().filter_map(DriftPoint::read_median).collect());
+        let chase = spread(self.points.iter().filter_map(DriftPoint::chase_median).collect());
+        (read.is_some() || chase.is_some()).then_some((read, chase))
     }
 
     /// The larger of the two movements.
     pub fn moved_most(&self) -> Option<f64> {
-        self.moved().map(|(r, c)| r.max(c))
+        self.moved().and_then(|(r, c)| r.into_iter().chain(c).reduce(f64::max))
     }
 
     /// Beyond [`HOST_MOVED_LIMIT`].
@@ -65,14 +65,20 @@ impl HostDrift {
         self.moved_most().is_some_and(|m| m > HOST_MOVED_LIMIT)
     }
 
-    /// "read 43.1, 41.9, 44.0 GB/s; chase 141, 139, 150 ns".
+    /// "one thread reading 256MiB 43.1, 41.9, 44.0 GB/s, chasing 141,
+    /// 139, 150 ns, after 0, 6 and 12 experiments".
     pub fn describe(&self) -> String {
         let read: Vec<String> =
             self.points.iter().filter_map(|p| p.read_median()).map(|b| format!("{:.1}", b / 1e9)).collect();
         let chase: Vec<String> =
             self.points.iter().filter_map(|p| p.chase_median()).map(|n| format!("{n:.0}")).collect();
+        let after: Vec<String> = self.points.iter().map(|p| p.after_experiments.to_string()).collect();
+        let after = match after.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => after.join(""),
+        };
         format!(
-            "one thread reading {} {} GB/s, chasing {} ns, at the start, middle and end",
+            "one thread reading {} {} GB/s, chasing {} ns, after {after} experiments",
             self.size_bytes,
             read.join(", "),
             chase.join(", ")
@@ -95,7 +101,8 @@ mod tests {
             points: vec![point(0, 40.0, 140.0), point(6, 43.6, 140.0), point(12, 40.0, 147.0)],
         };
         let (read, chase) = d.moved().unwrap();
-        assert!((read - 0.09).abs() < 1e-12 && (chase - 0.05).abs() < 1e-12);
+        assert!((read.unwrap() - 0.09).abs() < 1e-12 && (chase.unwrap() - 0.05).abs() < 1e-12);
+        assert!(d.describe().ends_with("after 0, 6 and 12 experiments"), "{}", d.describe());
         assert!(!d.host_moved(), "9% is within the limit");
         let far = HostDrift { points: vec![point(0, 40.0, 140.0), point(6, 30.0, 140.0)], ..d.clone() };
         assert!(far.host_moved());
