@@ -71,7 +71,7 @@ impl Reference {
     pub fn measure(&mut self, clock: &dyn Clock, after_experiments: usize) -> bool {
         let _pin = crate::timing::team::PinGuard::first_cpu();
         let Some(mut mapped) = self.map() else { return false };
-        let read_bytes_per_s = read(&mapped.region, clock);
+        let read_bytes_per_s = crate::machine::levels::read_passes(clock, &mapped.region, self.size, SAMPLES);
         let (chase_ns, ok) = chase(&mut mapped.chase, clock);
         if ok {
             self.drift.points.push(DriftPoint { after_experiments, read_bytes_per_s, chase_ns });
@@ -83,26 +83,6 @@ impl Reference {
     pub fn finish(self) -> HostDrift {
         self.drift
     }
-}
-
-fn read(region: &Buffer, clock: &dyn Clock) -> Vec<f64> {
-    let Ok((simd, _)) = crate::kernels::stream_kernel(crate::kernels::StreamShape::Simd, None) else {
-        return Vec::new();
-    };
-    let words = region.as_slice::<f64>();
-    let arg = crate::kernels::StreamArg::read(words.as_ptr(), words.len(), 0);
-    let bytes = (words.len() * 8) as f64;
-    let mut out = Vec::with_capacity(SAMPLES);
-    for pass in 0..=SAMPLES {
-        let t0 = clock.now_ns();
-        // SAFETY: `arg` views the region, borrowed for this call.
-        std::hint::black_box(unsafe { simd(1, &arg) });
-        let ns = clock.now_ns().saturating_sub(t0);
-        if pass > 0 && ns > 0 {
-            out.push(bytes * 1e9 / ns as f64);
-        }
-    }
-    out
 }
 
 fn chase(chase: &mut Chase, clock: &dyn Clock) -> (Vec<f64>, bool) {

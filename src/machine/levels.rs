@@ -240,22 +240,32 @@ fn read_rates(clock: &dyn Clock, region: &Buffer, far_from: Option<Bytes>, large
 }
 
 /// B/s of `bandwidth`'s `simd` read kernel over the first `bytes` of the
-/// region: the best of three passes after one untimed (which brings the
-/// TLB and prefetchers up to speed).
+/// region: the best of three passes after one untimed.
 fn read_rate(clock: &dyn Clock, region: &Buffer, bytes: Bytes) -> Option<f64> {
-    let (simd, _) = crate::kernels::stream_kernel(crate::kernels::StreamShape::Simd, None).ok()?;
+    read_passes(clock, region, bytes, 3).into_iter().reduce(f64::max)
+}
+
+/// B/s of each of `passes` timed passes of `bandwidth`'s `simd` read
+/// kernel over the first `bytes` of the region, after one untimed (which
+/// brings the TLB and prefetchers up to speed); the probe's read rates
+/// and the suite's drift reference both read through here.
+pub fn read_passes(clock: &dyn Clock, region: &Buffer, bytes: Bytes, passes: usize) -> Vec<f64> {
+    let Ok((simd, _)) = crate::kernels::stream_kernel(crate::kernels::StreamShape::Simd, None) else {
+        return Vec::new();
+    };
     let words = &region.as_slice::<f64>()[..(bytes.0 / 8) as usize];
     let arg = crate::kernels::StreamArg::read(words.as_ptr(), words.len(), 0);
-    let mut best = u64::MAX;
-    for pass in 0..4 {
+    let mut out = Vec::with_capacity(passes);
+    for pass in 0..=passes {
         let t0 = clock.now_ns();
         // SAFETY: `arg` views `words`, borrowed from the region for this call.
         std::hint::black_box(unsafe { simd(1, &arg) });
-        if pass > 0 {
-            best = best.min(clock.now_ns().saturating_sub(t0));
+        let ns = clock.now_ns().saturating_sub(t0);
+        if pass > 0 && ns > 0 {
+            out.push(bytes.0 as f64 * 1e9 / ns as f64);
         }
     }
-    (best > 0 && best < u64::MAX).then(|| bytes.0 as f64 * 1e9 / best as f64)
+    out
 }
 
 /// The far level is confirmed and its last doubling changed latency by

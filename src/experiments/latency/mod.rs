@@ -503,6 +503,7 @@ fn shrink_towards(p: &mut Params, four: Bytes, one: Bytes) -> bool {
     } else if max.0 / 2 >= one.0 && p.sizes_bytes.len() > 1 {
         p.sizes_bytes.retain(|s| s.0 < max.0);
     } else if super::fit::halve_sample(&mut p.min_sample_s, 0.002) {
+        return true;
     } else if p.chains.len() > 1 {
         // The parallelism sweep goes (its table, and the cross-check of
         // the effective concurrency).

@@ -213,7 +213,9 @@ fn memory_verified(l: &crate::machine::levels::MeasuredLevels) -> String {
     let looks = 1 + l.looks.len();
     let mut out = match (l.found.memory_from, &l.found.memory_not_verified) {
         (Some(from), _) => format!(
-            "  memory verified from {from}: latency changes under 10% at its doubling and under 7% per doubling to {} ({looks} looks, each point their median)\n",
+            "  memory verified from {from}: latency changes under {:.0}% at its doubling and under {:.0}% per doubling to {} ({looks} looks, each point their median)\n",
+            crate::analysis::levels::MEMORY_STEP * 100.0,
+            crate::analysis::levels::MEMORY_FLAT * 100.0,
             l.points.last().map_or(from, |p| p.size_bytes)
         ),
         (None, Some(why)) => format!("  memory not verified ({why}): no figure of this run is called DRAM\n"),
@@ -223,8 +225,14 @@ fn memory_verified(l: &crate::machine::levels::MeasuredLevels) -> String {
         let rates: Vec<String> =
             l.read_rates.iter().map(|r| format!("{} {:.1}", r.size_bytes, r.bytes_per_s / 1e9)).collect();
         let verdict = match l.read_memory_from(crate::machine::READ_FLAT) {
-            Some(from) => format!("in memory from {from} (the rate changes under 5% when it doubles)"),
-            None => "memory not verified for reads (the rate changes 5% or more at every doubling)".into(),
+            Some(from) => format!(
+                "in memory from {from} (the rate changes under {:.0}% when it doubles, and on average to the largest size)",
+                crate::machine::READ_FLAT * 100.0
+            ),
+            None => format!(
+                "memory not verified for reads (no doubling leaves the rate within {:.0}%, at it and on average to the largest size)",
+                crate::machine::READ_FLAT * 100.0
+            ),
         };
         out.push_str(&format!("  one thread reading (simd, GB/s): {}: {verdict}\n", rates.join(", ")));
     }

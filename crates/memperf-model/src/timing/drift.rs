@@ -77,11 +77,18 @@ impl HostDrift {
             Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
             _ => after.join(""),
         };
+        let or_not = |v: Vec<String>, unit: &str| {
+            if v.is_empty() {
+                "not measured".to_string()
+            } else {
+                format!("{} {unit}", v.join(", "))
+            }
+        };
         format!(
-            "one thread reading {} {} GB/s, chasing {} ns, after {after} experiments",
+            "one thread reading {} {}, chasing {}, after {after} experiments",
             self.size_bytes,
-            read.join(", "),
-            chase.join(", ")
+            or_not(read, "GB/s"),
+            or_not(chase, "ns")
         )
     }
 }
