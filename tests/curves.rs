@@ -7,6 +7,12 @@ mod common;
 
 use common::{command, read_json, schema_errors};
 use std::process::Command;
+use std::sync::Mutex;
+
+/// The tests of this file take turns: a second `memperf` on CPU 0 would
+/// take the chaser's CPU from the measuring one, and its figures (not its
+/// checks) would be a neighbour's.
+static TURN: Mutex<()> = Mutex::new(());
 
 /// The curves outcome of a `curves` document.
 fn outcome(doc: &serde_json::Value) -> &serde_json::Value {
@@ -16,6 +22,7 @@ fn outcome(doc: &serde_json::Value) -> &serde_json::Value {
 
 #[test]
 fn the_quick_family_has_four_mixes_each_from_idle_to_saturation() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let (json, csv) = (dir.path().join("c.json"), dir.path().join("c.csv"));
     let o = command()
@@ -74,6 +81,7 @@ fn mix(m: &serde_json::Value) -> String {
 /// measured, and the document and the warning say why.
 #[test]
 fn one_usable_cpu_measures_no_curve_and_says_so() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     if Command::new("taskset").arg("--version").output().is_err() {
         common::skip("needs taskset to run on one CPU", "apt-get install util-linux");
         return;

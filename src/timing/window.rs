@@ -79,6 +79,26 @@ fn repeat(
     w
 }
 
+/// How many times a point's run is tried before a window that counted
+/// nothing is kept.
+pub const TRIES: usize = 3;
+
+/// Runs `once` until `counted` says its chaser's window counted a call, at
+/// most [`TRIES`] times, and returns the last run. The deadlines are
+/// absolute, so a thread the host (or a neighbour on its CPU) woke only
+/// after its window had ended counts nothing: that run lost its sample, it
+/// did not fail, and is run again.
+pub fn until_counted<T>(mut once: impl FnMut() -> T, counted: impl Fn(&T) -> bool) -> T {
+    let mut run = once();
+    for _ in 1..TRIES {
+        if counted(&run) {
+            break;
+        }
+        run = once();
+    }
+    run
+}
+
 /// Spins `iters` turns of a dependent add the compiler cannot remove: a
 /// pause that uses no memory.
 #[inline(never)]
@@ -158,6 +178,33 @@ mod tests {
         assert_eq!((w.calls, w.span_ns), (50, 5_000));
         let clock = FakeClock::stepping(vec![100]);
         assert!(!repeat_pausing(&clock, 0, 0, 1_000, |i| i != 3).ok);
+    }
+
+    /// A window that counted nothing (its thread woke after the deadline)
+    /// is run again, up to [`TRIES`] times; one that counted is kept at once.
+    #[test]
+    fn a_missed_window_is_run_again_a_few_times() {
+        let clock = FakeClock::stepping(vec![100]);
+        let mut tries = 0;
+        // The first two runs start after their window ended: nothing counted.
+        let w = until_counted(
+            || {
+                tries += 1;
+                let end = if tries < 3 { 0 } else { 1_000 };
+                repeat_until(&clock, 0, 0, end, |_| true)
+            },
+            |w| w.calls > 0,
+        );
+        assert_eq!((tries, w.calls > 0), (3, true));
+        let mut tries = 0;
+        let w = until_counted(
+            || {
+                tries += 1;
+                Window::default()
+            },
+            |w| w.calls > 0,
+        );
+        assert_eq!((tries, w.calls), (TRIES, 0), "never counted: the last run is kept, as it is");
     }
 
     /// The calibration on a clock that advances 100 ns per read: the first

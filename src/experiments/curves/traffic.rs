@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::kernels::chase::{chase_kernel, Chase};
 use crate::kernels::{pattern_sum, stream_kernel, StreamArg, StreamKernel, StreamShape};
 use crate::model::outcome::curves::Mix;
-use crate::timing::window::{repeat_pausing, repeat_until, Window};
+use crate::timing::window::{repeat_pausing, repeat_until, until_counted, Window};
 use crate::timing::{Clock, Team};
 use std::sync::Mutex;
 
@@ -126,8 +126,24 @@ pub struct Figures {
 
 /// One run of one point: the chaser chases and every traffic thread runs
 /// its blocks with `pause` iterations after each (none at the idle point),
-/// through `warm_s` and then the counted `window_s`.
+/// through `warm_s` and then the counted `window_s`; run again where the
+/// chaser woke too late to count a load (see [`until_counted`]).
 pub fn one_run(
+    team: &Team,
+    clock: &dyn Clock,
+    windows_s: (f64, f64),
+    pause: Option<u64>,
+    chaser: &Mutex<Chaser>,
+    traffic: &[Traffic],
+    memory: &Mutex<Option<MemoryTraffic>>,
+) -> Figures {
+    until_counted(
+        || one_window(team, clock, windows_s, pause, chaser, traffic, memory),
+        |f| f.latency_ns.is_finite(),
+    )
+}
+
+fn one_window(
     team: &Team,
     clock: &dyn Clock,
     (warm_s, window_s): (f64, f64),

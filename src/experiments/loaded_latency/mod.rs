@@ -30,7 +30,7 @@ use crate::memory::{PagePolicy, Buffer};
 pub use crate::model::outcome::loaded_latency::*;
 use crate::model::Caution;
 use crate::timing::schedule::{self, Plan, Ran, Step, Variant};
-use crate::timing::window::{repeat_until, Window};
+use crate::timing::window::{repeat_until, until_counted, Window};
 use crate::timing::{Clock, Summary, Team};
 use crate::units::{Bytes, Nanos, MIB};
 use serde::{Deserialize, Serialize};
@@ -220,8 +220,20 @@ enum Did {
 }
 
 /// One point, one repetition: the chaser chases and every loader loads
-/// (none at the idle point) through the warm-up and the window.
+/// (none at the idle point) through the warm-up and the window; run again
+/// where the chaser woke too late to count a load (see [`until_counted`]).
 fn one_run(
+    team: &Team,
+    clock: &dyn Clock,
+    p: &Params,
+    delay: Option<u64>,
+    chaser: &Mutex<Chaser>,
+    loaders: &[Loader],
+) -> (Window, Vec<Window>) {
+    until_counted(|| one_window(team, clock, p, delay, chaser, loaders), |(chase, _)| chase.calls > 0)
+}
+
+fn one_window(
     team: &Team,
     clock: &dyn Clock,
     p: &Params,
