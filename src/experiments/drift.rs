@@ -1,15 +1,19 @@
 //! The suite's reference, taken at its start, middle and end: one thread
 //! on the first CPU reads a region sequentially (bandwidth's `simd`
-//! kernel) and chases a random cycle through it. The region is sized to
-//! be in memory where the probe verified that, and is mapped anew for each
-//! point (never held while an experiment runs, so the experiments keep the
-//! whole memory budget); what changes between the points is the host. The
-//! document keeps the samples ([`HostDrift`]); `compare` and the advice
-//! read how far it moved.
+//! kernel) and chases a random cycle through it, and then every CPU the
+//! process may use reads its share of the region at once (where the host
+//! places the vCPUs, and whom they share a core with, shows there and not
+//! in one thread). The region is sized to be in memory for one thread
+//! where the probe verified that, and is mapped anew for each point (never
+//! held while an experiment runs, so the experiments keep the whole memory
+//! budget); what changes between the points is the host. The document
+//! keeps the samples ([`HostDrift`]); the advice reads how far it moved
+//! within the run, `compare` also how far it moved between two runs.
 
 use crate::kernels::chase::{chase_kernel, visit_order, Chase};
+use crate::kernels::{stream_kernel, StreamArg, StreamShape};
 use crate::memory::{Buffer, PagePolicy};
-use crate::timing::Clock;
+use crate::timing::{Clock, Team};
 use crate::units::{Bytes, GIB, MIB};
 use memperf_model::timing::drift::{DriftPoint, HostDrift};
 
@@ -26,6 +30,9 @@ pub const ESTIMATE_S: f64 = 1.2;
 pub struct Reference {
     size: Bytes,
     thp: bool,
+    /// The CPUs the process may use when the suite starts (each point pins
+    /// its own thread to the first, so they are read once, here).
+    cpus: Vec<usize>,
     drift: HostDrift,
 }
 
@@ -50,7 +57,9 @@ impl Reference {
     pub fn new(m: &crate::machine::Fingerprint) -> Reference {
         let size = size(m);
         let thp = !matches!(m.thp.enabled.as_str(), "never" | "unavailable");
-        Reference { size, thp, drift: HostDrift { size_bytes: size, points: Vec::new() } }
+        let cpus = crate::timing::team::allowed_cpus();
+        let all_threads = (cpus.len() > 1).then_some(cpus.len());
+        Reference { size, thp, cpus, drift: HostDrift { size_bytes: size, all_threads, points: Vec::new() } }
     }
 
     /// Maps and links the region on THP (fewest walks; 4 KiB pages where
@@ -73,8 +82,13 @@ impl Reference {
         let Some(mut mapped) = self.map() else { return false };
         let read_bytes_per_s = crate::machine::levels::read_passes(clock, &mapped.region, self.size, SAMPLES);
         let (chase_ns, ok) = chase(&mut mapped.chase, clock);
+        let all_read_bytes_per_s = if self.cpus.len() > 1 {
+            all_read_passes(clock, &mapped.region, self.size, &self.cpus)
+        } else {
+            Vec::new()
+        };
         if ok {
-            self.drift.points.push(DriftPoint { after_experiments, read_bytes_per_s, chase_ns });
+            self.drift.points.push(DriftPoint { after_experiments, read_bytes_per_s, chase_ns, all_read_bytes_per_s });
         }
         ok
     }
@@ -83,6 +97,28 @@ impl Reference {
     pub fn finish(self) -> HostDrift {
         self.drift
     }
+}
+
+/// B/s of each timed pass of one thread on each of `cpus` reading their
+/// equal shares of the region at once (one untimed pass first); empty
+/// where no team can be had.
+fn all_read_passes(clock: &dyn Clock, region: &Buffer, size: Bytes, cpus: &[usize]) -> Vec<f64> {
+    let (Ok(team), Ok((simd, _))) = (Team::on(cpus.to_vec()), stream_kernel(StreamShape::Simd, None)) else {
+        return Vec::new();
+    };
+    let threads = cpus.len();
+    let words = &region.as_slice::<f64>()[..(size.0 / 8) as usize];
+    let share = words.len() / threads;
+    let args: Vec<StreamArg> = words.chunks_exact(share).map(|w| StreamArg::read(w.as_ptr(), share, 0)).collect();
+    let bytes = (share * threads * 8) as f64;
+    (0..=SAMPLES)
+        .filter_map(|pass| {
+            // SAFETY: each argument views its share of `words`, borrowed
+            // from the region for this run.
+            let run = team.run(clock, |t| std::hint::black_box(unsafe { simd(1, &args[t]) }));
+            (pass > 0 && run.elapsed_ns > 0).then(|| bytes * 1e9 / run.elapsed_ns as f64)
+        })
+        .collect()
 }
 
 fn chase(chase: &mut Chase, clock: &dyn Clock) -> (Vec<f64>, bool) {
@@ -124,5 +160,12 @@ mod tests {
         assert!(d.points.iter().all(|p| p.read_bytes_per_s == vec![bytes * 1e9 / 1e6; SAMPLES]));
         assert!(d.points.iter().all(|p| p.chase_ns == vec![1e6 / CHASE_LOADS as f64; SAMPLES]));
         assert_eq!(d.moved(), Some((Some(0.0), Some(0.0))));
+        // Every CPU this process may use reads at once, where it has two or
+        // more (the threads share the stepping clock: positive, not exact).
+        let cpus = crate::timing::team::allowed_cpus().len();
+        assert_eq!(d.all_threads, (cpus > 1).then_some(cpus));
+        let passes = if cpus > 1 { SAMPLES } else { 0 };
+        assert!(d.points.iter().all(|p| p.all_read_bytes_per_s.len() == passes), "{:?}", d.points);
+        assert!(d.points.iter().flat_map(|p| &p.all_read_bytes_per_s).all(|b| b.is_finite() && *b > 0.0));
     }
 }

@@ -7,6 +7,7 @@
 use super::headlines::Headline;
 use crate::analysis::mann_whitney::{test, Verdict};
 use crate::model::document::Document;
+use memperf_model::timing::drift::HostDrift;
 use serde::{Deserialize, Serialize};
 
 /// One side of the comparison.
@@ -82,7 +83,13 @@ pub struct Row {
     /// How much worse B is, in percent (negative: better).
     pub worse_by_pct: f64,
     pub verdict: RowVerdict,
-    /// Worse beyond the noise and by more than the threshold asked for.
+    /// How far the host moved that this metric must be worse by, in
+    /// percent: within either run, and between them (the all-CPU
+    /// reference too for a metric of more than one thread).
+    #[serde(default)]
+    pub host_floor_pct: f64,
+    /// Worse beyond the noise, beyond how far the host moved, and by more
+    /// than the threshold asked for.
     pub regression: bool,
 }
 
@@ -98,6 +105,17 @@ pub struct Comparison {
     /// metric worse by no more than that is not called a regression.
     #[serde(default)]
     pub host_moved_pct: Option<f64>,
+    /// How far the host moved from A to B, in percent: the two documents'
+    /// references (the same region) compared, one thread (read or chase)
+    /// and every CPU reading at once, where both recorded them.
+    #[serde(default)]
+    pub host_between_one_thread_pct: Option<f64>,
+    /// How far every CPU reading at once moved within either run, in
+    /// percent (counted for metrics of more than one thread).
+    #[serde(default)]
+    pub host_moved_all_threads_pct: Option<f64>,
+    #[serde(default)]
+    pub host_between_all_threads_pct: Option<f64>,
     pub rows: Vec<Row>,
     /// Metrics in one document only, or without a usable value.
     pub left_out: Vec<String>,
@@ -133,66 +151,137 @@ fn without_memory(m: &Headline) -> String {
     m.key()
 }
 
+/// How far the host moved, in percent: within either run (the larger),
+/// and from A to B for one thread and for every CPU.
+struct HostMoves {
+    within: Option<f64>,
+    within_all: Option<f64>,
+    one: Option<f64>,
+    all: Option<f64>,
+}
+
+impl HostMoves {
+    fn of(da: &Document, db: &Document) -> HostMoves {
+        let pct = |of: fn(&HostDrift) -> Option<f64>| {
+            [da, db].iter().filter_map(|d| d.host_drift.as_ref().and_then(of)).reduce(f64::max).map(|m| m * 100.0)
+        };
+        let between = match (&da.host_drift, &db.host_drift) {
+            (Some(a), Some(b)) => a.between(b),
+            _ => Default::default(),
+        };
+        HostMoves {
+            within: pct(HostDrift::moved_most),
+            within_all: pct(HostDrift::all_read_moved),
+            one: between.one_thread.map(|m| m * 100.0),
+            all: between.all_threads.map(|m| m * 100.0),
+        }
+    }
+
+    /// What `m` must be worse by: the host's moves that could explain it
+    /// (every CPU's too for a metric of more than one thread).
+    fn floor(&self, m: &Headline) -> f64 {
+        let many_threads = m.labels.get("threads").and_then(|t| t.parse::<usize>().ok()).is_some_and(|t| t > 1);
+        let all = if many_threads { [self.within_all, self.all] } else { [None, None] };
+        [self.within, self.one].into_iter().chain(all).flatten().fold(0.0, f64::max)
+    }
+}
+
 /// Compares every metric the two documents share.
 pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comparison {
     let (ma, mb) = (super::headlines::metrics(da), super::headlines::metrics(db));
     let (a, b) = (Side::of(da), Side::of(db));
-    let host_moved_pct = [da, db]
-        .iter()
-        .filter_map(|d| d.host_drift.as_ref().and_then(|h| h.moved_most()))
-        .reduce(f64::max)
-        .map(|m| m * 100.0);
+    let moves = HostMoves::of(da, db);
     let mut rows = Vec::new();
     let mut left_out = Vec::new();
     for x in &ma {
-        let Some(y) = mb.iter().find(|y| y.key() == x.key()) else {
-            let why = if mb.iter().any(|y| without_memory(y) == without_memory(x)) {
-                "memory verified in one run only: a figure partly from cache is not compared with one from memory"
-            } else {
-                "only in A"
-            };
-            left_out.push(format!("{} ({why})", x.name));
-            continue;
-        };
-        if let Some(why) = unusable(x, "A").or_else(|| unusable(y, "B")) {
-            left_out.push(format!("{} ({why}: not compared)", x.name));
-            continue;
+        match mb.iter().find(|y| y.key() == x.key()) {
+            Some(y) => match row(x, y, moves.floor(x), threshold_pct) {
+                Ok(r) => rows.push(r),
+                Err(why) => left_out.push(why),
+            },
+            None if mb.iter().any(|y| without_memory(y) == without_memory(x)) => left_out.push(format!(
+                "{} (memory verified in one run only: a figure partly from cache is not compared with one from memory)",
+                x.name
+            )),
+            None => left_out.push(format!("{} (only in A)", x.name)),
         }
-        let (va, vb) = (central(x), central(y));
-        if !(va > 0.0 && vb > 0.0 && va.is_finite() && vb.is_finite()) {
-            left_out.push(format!("{} (a value is zero, negative or not a number: no ratio)", x.name));
-            continue;
-        }
-        let ratio = vb / va;
-        let worse_by_pct = if x.higher_is_better { (1.0 - ratio) * 100.0 } else { (ratio - 1.0) * 100.0 };
-        let verdict = match test(&x.samples, &y.samples, 0.05) {
-            Verdict::Differ { p } if worse_by_pct > 0.0 => RowVerdict::Worse { p },
-            Verdict::Differ { p } => RowVerdict::Better { p },
-            Verdict::Same { p } => RowVerdict::WithinNoise { p },
-            Verdict::TooFewSamples { smallest_possible_p } => RowVerdict::TooFewSamples { smallest_possible_p },
-        };
-        let beyond_the_host = worse_by_pct > host_moved_pct.unwrap_or(0.0);
-        let regression = matches!(verdict, RowVerdict::Worse { .. })
-            && beyond_the_host
-            && threshold_pct.is_some_and(|t| worse_by_pct > t);
-        rows.push(Row {
-            key: x.key(),
-            metric: x.name.clone(),
-            unit: x.unit.to_string(),
-            a: va,
-            b: vb,
-            ratio,
-            worse_by_pct,
-            verdict,
-            regression,
-        });
     }
     left_out.extend(
         mb.iter()
             .filter(|y| !ma.iter().any(|x| x.key() == y.key() || without_memory(x) == without_memory(y)))
             .map(|y| format!("{} (only in B)", y.name)),
     );
-    Comparison { same_cpu: a.cpu == b.cpu, a, b, threshold_pct, host_moved_pct, rows, left_out }
+    Comparison {
+        same_cpu: a.cpu == b.cpu,
+        a,
+        b,
+        threshold_pct,
+        host_moved_pct: moves.within,
+        host_between_one_thread_pct: moves.one,
+        host_moved_all_threads_pct: moves.within_all,
+        host_between_all_threads_pct: moves.all,
+        rows,
+        left_out,
+    }
+}
+
+/// One metric of both documents, or why it is left out.
+fn row(x: &Headline, y: &Headline, host_floor_pct: f64, threshold_pct: Option<f64>) -> Result<Row, String> {
+    if let Some(why) = unusable(x, "A").or_else(|| unusable(y, "B")) {
+        return Err(format!("{} ({why}: not compared)", x.name));
+    }
+    let (va, vb) = (central(x), central(y));
+    if !(va > 0.0 && vb > 0.0 && va.is_finite() && vb.is_finite()) {
+        return Err(format!("{} (a value is zero, negative or not a number: no ratio)", x.name));
+    }
+    let ratio = vb / va;
+    let worse_by_pct = if x.higher_is_better { (1.0 - ratio) * 100.0 } else { (ratio - 1.0) * 100.0 };
+    let verdict = match test(&x.samples, &y.samples, 0.05) {
+        Verdict::Differ { p } if worse_by_pct > 0.0 => RowVerdict::Worse { p },
+        Verdict::Differ { p } => RowVerdict::Better { p },
+        Verdict::Same { p } => RowVerdict::WithinNoise { p },
+        Verdict::TooFewSamples { smallest_possible_p } => RowVerdict::TooFewSamples { smallest_possible_p },
+    };
+    let regression = matches!(verdict, RowVerdict::Worse { .. })
+        && worse_by_pct > host_floor_pct
+        && threshold_pct.is_some_and(|t| worse_by_pct > t);
+    Ok(Row {
+        key: x.key(),
+        metric: x.name.clone(),
+        unit: x.unit.to_string(),
+        a: va,
+        b: vb,
+        ratio,
+        worse_by_pct,
+        verdict,
+        host_floor_pct,
+        regression,
+    })
+}
+
+/// How far the host moved within and between the runs, each where the
+/// documents recorded it, and what that means for a verdict.
+fn host_moves_text(c: &Comparison) -> String {
+    let mut said = Vec::new();
+    if let Some(m) = c.host_moved_pct {
+        said.push(format!("{m:.1}% within a run (each document's reference at its start, middle and end)"));
+    }
+    if let Some(m) = c.host_moved_all_threads_pct {
+        said.push(format!("{m:.1}% within a run with every CPU reading (counted for metrics of more than one thread)"));
+    }
+    if let Some(m) = c.host_between_one_thread_pct {
+        said.push(format!("{m:.1}% from A to B for one thread (the two references, the same region)"));
+    }
+    if let Some(m) = c.host_between_all_threads_pct {
+        said.push(format!("{m:.1}% from A to B with every CPU reading (counted for metrics of more than one thread)"));
+    }
+    if said.is_empty() {
+        return String::new();
+    }
+    format!(
+        "the host moved by up to {}: a metric worse by no more than that is not called a regression\n",
+        said.join("; ")
+    )
 }
 
 /// The comparison as the terminal shows it.
@@ -207,17 +296,18 @@ pub fn text(c: &Comparison) -> String {
     for (name, s) in [("A", &c.a), ("B", &c.b)] {
         out.push_str(&format!("{name}: {} ({}, run {}), {}\n", s.hostname, s.started_utc, s.run_id, s.cpu));
     }
-    if let Some(m) = c.host_moved_pct {
-        out.push_str(&format!(
-            "the host moved by up to {m:.1}% within a run (each document's reference at its start, middle and end): \
-             a metric worse by no more than that is not called a regression\n"
-        ));
-    }
+    out.push_str(&host_moves_text(c));
     out.push('\n');
     let mut t = super::table::Table::new(["metric", "unit", "A", "B", "B/A", "verdict"]);
     for r in &c.rows {
         let verdict = r.verdict.describe();
-        let flag = if r.regression { format!(" — REGRESSION, {:.1}% worse", r.worse_by_pct) } else { String::new() };
+        let flag = match (r.regression, &r.verdict) {
+            (true, _) => format!(" — REGRESSION, {:.1}% worse", r.worse_by_pct),
+            (false, RowVerdict::Worse { .. }) if r.worse_by_pct <= r.host_floor_pct && r.host_floor_pct > 0.0 => {
+                format!(" — within the host's {:.1}% move", r.host_floor_pct)
+            }
+            _ => String::new(),
+        };
         t.row([
             r.metric.clone(),
             r.unit.clone(),
@@ -233,8 +323,8 @@ pub fn text(c: &Comparison) -> String {
         out.push_str(&t.render());
         out.push_str(
             "\n\"beyond the noise\": a two-sided Mann-Whitney test (5%, exact up to 40 samples) on the raw samples, i.e. beyond the spread\n\
-             within each run. Drift of a shared host between two runs is not in that spread: a regression must\n\
-             also exceed how far the host moved within either run, where the documents say; compare runs made\n\
+             within each run. Drift of a shared host is not in that spread: a regression must also exceed how\n\
+             far the host moved within either run and between them, where the documents say; compare runs made\n\
              close in time, or several runs of each.\n",
         );
     }
@@ -256,9 +346,26 @@ mod tests {
     use super::*;
 
     fn doc_with_bandwidth(scale: f64) -> Document {
+        doc_with_threads(scale, &[1])
+    }
+
+    /// The recorded bandwidth result, once per thread count, its samples
+    /// scaled (the time per sample: 1.25 is 20% slower).
+    fn doc_with_threads(scale: f64, threads: &[usize]) -> Document {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/minimal-bandwidth.json");
         let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         let bw = v["experiments"].as_array_mut().unwrap().iter_mut().find(|e| e["name"] == "bandwidth").unwrap();
+        for list in ["results", "headlines"] {
+            let one = bw["outcome"][list][0].clone();
+            bw["outcome"][list] = threads
+                .iter()
+                .map(|&t| {
+                    let mut r = one.clone();
+                    r["threads"] = t.into();
+                    r
+                })
+                .collect();
+        }
         for r in bw["outcome"]["results"].as_array_mut().unwrap() {
             for s in r["samples_s"].as_array_mut().unwrap() {
                 *s = (s.as_f64().unwrap() * scale).into();
@@ -281,32 +388,70 @@ mod tests {
         assert_eq!(compare(&a, &a, Some(0.0)).regressions().count(), 0);
     }
 
+    /// A reference of two points: one thread reading `gbps` GB/s (chasing
+    /// 140 ns), two CPUs reading `all_gbps` together.
+    fn drift(points: &[(f64, f64)]) -> memperf_model::timing::drift::HostDrift {
+        use memperf_model::timing::drift::{DriftPoint, HostDrift};
+        HostDrift {
+            size_bytes: crate::units::Bytes(1 << 28),
+            all_threads: Some(2),
+            points: points
+                .iter()
+                .enumerate()
+                .map(|(i, (g, all))| DriftPoint {
+                    after_experiments: i,
+                    read_bytes_per_s: vec![g * 1e9],
+                    chase_ns: vec![140.0],
+                    all_read_bytes_per_s: vec![all * 1e9],
+                })
+                .collect(),
+        }
+    }
+
     /// A run whose reference moved by 30% within it cannot call a 20%
     /// difference a regression; one that moved by 10% can.
     #[test]
     fn a_regression_must_exceed_how_far_the_host_moved() {
-        use memperf_model::timing::drift::{DriftPoint, HostDrift};
-        let drift = |second_gbps: f64| HostDrift {
-            size_bytes: crate::units::Bytes(1 << 28),
-            points: [40.0, second_gbps]
-                .iter()
-                .enumerate()
-                .map(|(i, g)| DriftPoint {
-                    after_experiments: i,
-                    read_bytes_per_s: vec![g * 1e9],
-                    chase_ns: vec![140.0],
-                })
-                .collect(),
-        };
         let a = doc_with_bandwidth(1.0);
         let mut slower = doc_with_bandwidth(1.25);
-        slower.host_drift = Some(drift(52.0));
+        slower.host_drift = Some(drift(&[(40.0, 80.0), (52.0, 80.0)]));
         let c = compare(&a, &slower, Some(10.0));
         assert!((c.host_moved_pct.unwrap() - 30.0).abs() < 1e-9);
         assert_eq!(c.regressions().count(), 0, "20% worse inside a 30% move");
-        assert!(text(&c).contains("the host moved by up to 30.0% within a run"));
-        slower.host_drift = Some(drift(44.0));
+        assert!(text(&c).contains("the host moved by up to 30.0% within a run"), "{}", text(&c));
+        assert!(text(&c).contains("within the host's 30.0% move"), "{}", text(&c));
+        slower.host_drift = Some(drift(&[(40.0, 80.0), (44.0, 80.0)]));
         assert!(compare(&a, &slower, Some(10.0)).regressions().count() > 0, "20% worse beyond a 10% move");
+    }
+
+    /// Each run steady within itself, but B's host reads a third slower
+    /// with every CPU than A's did (its one thread the same): B's figures
+    /// of more than one thread are no regression, those of one thread are;
+    /// a one-thread reference that moved 25% between the runs excuses both.
+    #[test]
+    fn the_host_moving_between_runs_excuses_the_figures_it_explains() {
+        let mut a = doc_with_threads(1.0, &[1, 2]);
+        let mut b = doc_with_threads(1.25, &[1, 2]);
+        a.host_drift = Some(drift(&[(40.0, 80.0), (40.0, 80.0)]));
+        b.host_drift = Some(drift(&[(40.0, 60.0), (40.0, 60.0)]));
+        let c = compare(&a, &b, Some(10.0));
+        assert_eq!(
+            (c.host_between_one_thread_pct, c.host_between_all_threads_pct.map(f64::round)),
+            (Some(0.0), Some(33.0))
+        );
+        let threads = |r: &Row| r.key.split("threads=").nth(1).and_then(|t| t[..1].parse::<usize>().ok());
+        assert!(
+            c.rows.iter().any(|r| threads(r) == Some(1)) && c.rows.iter().any(|r| threads(r) > Some(1)),
+            "{:?}",
+            c.rows
+        );
+        for r in &c.rows {
+            let many = threads(r) > Some(1);
+            assert_eq!(r.regression, !many && r.worse_by_pct > 10.0, "{r:?}");
+        }
+        assert!(text(&c).contains("33.3% from A to B with every CPU reading"), "{}", text(&c));
+        b.host_drift = Some(drift(&[(50.0, 60.0), (50.0, 60.0)]));
+        assert_eq!(compare(&a, &b, Some(10.0)).regressions().count(), 0, "one thread moved 25% between the runs");
     }
 
     #[test]

@@ -91,9 +91,11 @@ mod tests {
             after_experiments: after,
             read_bytes_per_s: vec![gbps * 1e9],
             chase_ns: vec![140.0],
+            all_read_bytes_per_s: Vec::new(),
         };
         doc.host_drift = Some(HostDrift {
             size_bytes: crate::units::Bytes(1 << 28),
+            all_threads: None,
             points: vec![point(0, 40.0), point(6, 30.0), point(12, 41.0)],
         });
         let a = advice_items(&doc);

@@ -1,5 +1,6 @@
 //! How far the host moved during a run: one reference measured at the
-//! start, the middle and the end of a suite.
+//! start, the middle and the end of a suite; and, between two runs of the
+//! same reference, how far it moved from one to the other.
 
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
@@ -15,6 +16,10 @@ pub struct HostDrift {
     /// The region the reference reads and chases (memory where the probe
     /// verified it).
     pub size_bytes: Bytes,
+    /// Threads of the all-CPU read, one on each CPU the run may use (absent
+    /// on one CPU, and in documents from before it was measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all_threads: Option<usize>,
     /// In the order taken.
     pub points: Vec<DriftPoint>,
 }
@@ -29,6 +34,11 @@ pub struct DriftPoint {
     pub read_bytes_per_s: Vec<f64>,
     /// ns per load of each timed chase sample.
     pub chase_ns: Vec<f64>,
+    /// B/s of each timed pass of every CPU reading its share of the region
+    /// at once: where the host places the vCPUs shows here, not in the
+    /// one-thread read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub all_read_bytes_per_s: Vec<f64>,
 }
 
 impl DriftPoint {
@@ -38,6 +48,27 @@ impl DriftPoint {
     pub fn chase_median(&self) -> Option<f64> {
         crate::timing::stats::median(&self.chase_ns)
     }
+    pub fn all_read_median(&self) -> Option<f64> {
+        crate::timing::stats::median(&self.all_read_bytes_per_s)
+    }
+}
+
+/// How far two runs' references lie apart, (larger / smaller − 1) of
+/// their levels: for one thread (the read or the chase, the larger), and
+/// for every CPU reading at once. `None` where the two do not measure the
+/// same thing (another region, another CPU count) or one lacks it.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Between {
+    pub one_thread: Option<f64>,
+    pub all_threads: Option<f64>,
+}
+
+/// (larger / smaller − 1) of a spread of positive values; `None` with
+/// fewer than two.
+fn spread(v: &[f64]) -> Option<f64> {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(0.0, f64::max);
+    (v.len() >= 2 && lo > 0.0).then(|| hi / lo - 1.0)
 }
 
 impl HostDrift {
@@ -45,19 +76,47 @@ impl HostDrift {
     /// smallest − 1) for the read and for the chase, each `None` with
     /// fewer than two points that have it; `None` when neither has.
     pub fn moved(&self) -> Option<(Option<f64>, Option<f64>)> {
-        let spread = |v: Vec<f64>| {
-            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = v.iter().copied().fold(0.0, f64::max);
-            (v.len() >= 2 && lo > 0.0).then(|| hi / lo - 1.0)
-        };
-        let read = spread(self.points.iter().filter_map(DriftPoint::read_median).collect());
-        let chase = spread(self.points.iter().filter_map(DriftPoint::chase_median).collect());
+        let read = spread(&self.medians(DriftPoint::read_median));
+        let chase = spread(&self.medians(DriftPoint::chase_median));
         (read.is_some() || chase.is_some()).then_some((read, chase))
     }
 
-    /// The larger of the two movements.
+    /// How far the all-CPU read's medians lie apart over the run: where
+    /// the host placed the vCPUs, which a figure of more than one thread
+    /// carries and one of one thread does not.
+    pub fn all_read_moved(&self) -> Option<f64> {
+        spread(&self.medians(DriftPoint::all_read_median))
+    }
+
+    /// The larger movement of one thread's two quantities: what the run's
+    /// verdicts (each between variants on one thread) are judged against.
     pub fn moved_most(&self) -> Option<f64> {
         self.moved().and_then(|(r, c)| r.into_iter().chain(c).reduce(f64::max))
+    }
+
+    /// Each point's median of one quantity, where the point has it.
+    fn medians(&self, of: fn(&DriftPoint) -> Option<f64>) -> Vec<f64> {
+        self.points.iter().filter_map(of).collect()
+    }
+
+    /// A quantity's level over the run: the median of its points' medians.
+    fn level(&self, of: fn(&DriftPoint) -> Option<f64>) -> Option<f64> {
+        crate::timing::stats::median(&self.medians(of))
+    }
+
+    /// How far the host moved from this run to `other`: their levels
+    /// compared, where both measured the same region (and, for the
+    /// all-CPU read, on as many CPUs).
+    pub fn between(&self, other: &HostDrift) -> Between {
+        if self.size_bytes != other.size_bytes {
+            return Between::default();
+        }
+        let apart = |of: fn(&DriftPoint) -> Option<f64>| spread(&[self.level(of)?, other.level(of)?]);
+        let one = [apart(DriftPoint::read_median), apart(DriftPoint::chase_median)];
+        let all = (self.all_threads.is_some() && self.all_threads == other.all_threads)
+            .then(|| apart(DriftPoint::all_read_median))
+            .flatten();
+        Between { one_thread: one.into_iter().flatten().reduce(f64::max), all_threads: all }
     }
 
     /// Beyond [`HOST_MOVED_LIMIT`].
@@ -84,8 +143,14 @@ impl HostDrift {
                 format!("{} {unit}", v.join(", "))
             }
         };
+        let all: Vec<String> =
+            self.points.iter().filter_map(|p| p.all_read_median()).map(|b| format!("{:.1}", b / 1e9)).collect();
+        let all = match self.all_threads {
+            Some(n) if !all.is_empty() => format!(", {n} threads reading {} GB/s", all.join(", ")),
+            _ => String::new(),
+        };
         format!(
-            "one thread reading {} {}, chasing {}, after {after} experiments",
+            "one thread reading {} {}, chasing {}{all}, after {after} experiments",
             self.size_bytes,
             or_not(read, "GB/s"),
             or_not(chase, "ns")
@@ -98,13 +163,24 @@ mod tests {
     use super::*;
 
     fn point(after: usize, gbps: f64, ns: f64) -> DriftPoint {
-        DriftPoint { after_experiments: after, read_bytes_per_s: vec![gbps * 1e9; 3], chase_ns: vec![ns; 3] }
+        DriftPoint {
+            after_experiments: after,
+            read_bytes_per_s: vec![gbps * 1e9; 3],
+            chase_ns: vec![ns; 3],
+            all_read_bytes_per_s: Vec::new(),
+        }
+    }
+
+    fn with_all(mut p: DriftPoint, gbps: f64) -> DriftPoint {
+        p.all_read_bytes_per_s = vec![gbps * 1e9, gbps * 1e9 * 1.01, gbps * 1e9 * 0.99];
+        p
     }
 
     #[test]
     fn movement_is_the_spread_of_the_medians() {
         let d = HostDrift {
             size_bytes: Bytes(1 << 28),
+            all_threads: None,
             points: vec![point(0, 40.0, 140.0), point(6, 43.6, 140.0), point(12, 40.0, 147.0)],
         };
         let (read, chase) = d.moved().unwrap();
@@ -115,5 +191,34 @@ mod tests {
         assert!(far.host_moved());
         assert!(far.describe().contains("40.0, 30.0 GB/s"), "{}", far.describe());
         assert_eq!(HostDrift { points: vec![point(0, 40.0, 140.0)], ..d }.moved(), None);
+    }
+
+    /// The all-CPU read's movement is its own (the one-thread verdicts do
+    /// not rest on it), and is said; two runs are compared by their levels, the all-CPU read only
+    /// on as many CPUs, nothing across different regions.
+    #[test]
+    fn all_cpus_and_two_runs_of_one_reference() {
+        let a = HostDrift {
+            size_bytes: Bytes(1 << 28),
+            all_threads: Some(2),
+            points: vec![with_all(point(0, 40.0, 140.0), 80.0), with_all(point(6, 40.0, 140.0), 70.0)],
+        };
+        assert!((a.all_read_moved().unwrap() - 80.0 / 70.0 + 1.0).abs() < 1e-12);
+        assert!(!a.host_moved(), "the all-CPU read moved 14%, the one-thread verdicts' reference not at all");
+        assert!(a.describe().contains("chasing 140, 140 ns, 2 threads reading 80.0, 70.0 GB/s"), "{}", a.describe());
+        // B: one thread 10% slower at reading (levels 40 and 44), the chase
+        // the same, every CPU reading at 50 where A's level was 75.
+        let b = HostDrift {
+            points: vec![with_all(point(0, 44.0, 140.0), 50.0), with_all(point(6, 44.0, 140.0), 50.0)],
+            ..a.clone()
+        };
+        let between = a.between(&b);
+        assert!((between.one_thread.unwrap() - 0.1).abs() < 1e-12, "{between:?}");
+        assert!((between.all_threads.unwrap() - 0.5).abs() < 1e-12, "{between:?}");
+        assert_eq!(b.between(&a), between, "either way round");
+        let fewer = HostDrift { all_threads: Some(4), ..b.clone() };
+        assert_eq!(a.between(&fewer).all_threads, None, "2 CPUs against 4 is no reference");
+        let elsewhere = HostDrift { size_bytes: Bytes(1 << 27), ..b };
+        assert_eq!(a.between(&elsewhere), Between::default());
     }
 }
