@@ -274,13 +274,7 @@ fn stat_interrupted_at_any_moment_exits_130_with_its_document() {
         }
         if when == "run" {
             // The program runs: memperf's child has become `sleep`.
-            let children = format!("/proc/{}/task/{}/children", child.id(), child.id());
-            let is_sleep =
-                |pid: &str| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sleep");
-            while !std::fs::read_to_string(&children).unwrap_or_default().split_whitespace().any(is_sleep) {
-                assert!(start.elapsed() < Duration::from_secs(10), "the program never started");
-                std::thread::sleep(Duration::from_millis(5));
-            }
+            common::wait_for_child(child.id(), "sleep");
         }
         signal(&child, libc::SIGINT);
         let o = child.wait_with_output().unwrap();

@@ -9,6 +9,11 @@ mod common;
 use common::{command, memperf, read_json, schema_errors, skip, stderr};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
+
+/// The tests that measure memory (hugepages, working-set, c2c, bandwidth,
+/// loaded-latency) take turns.
+static TURN: Mutex<()> = Mutex::new(());
 
 /// Runs memperf with `args` and `--json json`, asserts it succeeded, and
 /// returns the document it wrote, checked against the schema.
@@ -85,7 +90,7 @@ fn an_event_this_cpu_cannot_encode_is_not_measured_and_the_rest_counted() {
 fn a_sigterm_to_memperf_reaches_the_program() {
     let child =
         command().args(["stat", "-e", "task-clock", "--", "sleep", "30"]).stderr(Stdio::piped()).spawn().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    common::wait_for_child(child.id(), "sleep");
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let started = std::time::Instant::now();
@@ -303,6 +308,7 @@ fn thp_mode() -> String {
 /// tunable its memory is read back on huge pages, without it not.
 #[test]
 fn hugepages_reads_back_the_coverage_of_each_arm() {
+    let _turn = common::turn(&TURN);
     let dir = tempfile::tempdir().unwrap();
     let exe = walk_program(dir.path());
     let json = dir.path().join("h.json");
@@ -365,6 +371,7 @@ fn hugepages_keeps_exit_statuses_and_output() {
 
 #[test]
 fn working_set_validates_on_every_policy() {
+    let _turn = common::turn(&TURN);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("w.json");
     let args = ["working-set", "--quiet", "--size", "48MiB", "--pages", "4k,thp", "--repetitions", "3", "--json"];
@@ -384,6 +391,7 @@ fn working_set_validates_on_every_policy() {
 
 #[test]
 fn c2c_measures_every_pair_and_refuses_cpus_it_may_not_use() {
+    let _turn = common::turn(&TURN);
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     if cpus < 2 {
         return skip("c2c needs two CPUs", "run on a machine with two CPUs");
@@ -407,6 +415,7 @@ fn c2c_measures_every_pair_and_refuses_cpus_it_may_not_use() {
 /// program's bytes and the bus's (write-allocate) per the model.
 #[test]
 fn bandwidth_write_kernels_validate_and_report_bus_bytes() {
+    let _turn = common::turn(&TURN);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("w.json");
     let doc = measured(
@@ -452,6 +461,7 @@ fn bandwidth_write_kernels_validate_and_report_bus_bytes() {
 /// fifteen on sixteen).
 #[test]
 fn loaded_latency_draws_its_curve_and_refuses_bad_input() {
+    let _turn = common::turn(&TURN);
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     if cpus < 2 {
         return skip("loaded-latency needs two CPUs", "run on a machine with two CPUs");

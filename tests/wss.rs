@@ -7,6 +7,11 @@ use common::{c_program, is_root, memperf, repo, schema_errors, skip};
 use memperf::model::outcome::{wss, Outcome};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Mutex;
+
+/// The watches take turns: each times its program's phases against the
+/// wall clock, and two at once would share the 2 CPUs of the CI machine.
+static TURN: Mutex<()> = Mutex::new(());
 
 /// The stderr of a watch that succeeded; `None` (a skip, a failure under
 /// CI) where this user may not clear the program's accessed bits.
@@ -64,6 +69,7 @@ fn judged_is_the_512_mib_loop(o: &wss::Outcome) -> String {
 /// anonymous mapping of 1 GiB, and the verdict on the larger one.
 #[test]
 fn a_known_pattern_gives_its_hot_sets_phases_and_mapping() {
+    let _turn = common::turn(&TURN);
     let dir = tempfile::tempdir().unwrap();
     let exe = phases_program(dir.path());
     let json = dir.path().join("wss.json");
@@ -174,6 +180,7 @@ fn a_known_pattern_gives_its_hot_sets_phases_and_mapping() {
 /// CPUID's claim and says that it is one.
 #[test]
 fn without_a_saved_result_the_reach_is_probed_or_claimed() {
+    let _turn = common::turn(&TURN);
     let dir = tempfile::tempdir().unwrap();
     let run = |extra: &[&str]| {
         let mut args = vec!["wss", "--json", "w.json"];
@@ -268,6 +275,7 @@ fn a_pid_of_another_user_is_refused_with_the_fix() {
 /// mapping said to be the child's.
 #[test]
 fn children_are_watched_when_asked() {
+    let _turn = common::turn(&TURN);
     let dir = tempfile::tempdir().unwrap();
     let exe = phases_program(dir.path());
     let script = format!("{} 512 128 1.0 256 1.0; true", exe.display());
@@ -312,6 +320,7 @@ fn children_are_watched_when_asked() {
 /// report, and the verdict joins stat's advice.
 #[test]
 fn stat_adds_the_hot_set_to_its_report() {
+    let _turn = common::turn(&TURN);
     let dir = tempfile::tempdir().unwrap();
     let exe = phases_program(dir.path());
     let json = dir.path().join("stat.json");
@@ -365,6 +374,7 @@ fn stat_adds_the_hot_set_to_its_report() {
 /// as 464).
 #[test]
 fn pages_counts_the_spans_of_scattered_hot_pages() {
+    let _turn = common::turn(&TURN);
     let dir = tempfile::tempdir().unwrap();
     let exe = phases_program(dir.path());
     let run = |extra: &[&str]| {

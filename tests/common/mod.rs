@@ -102,3 +102,23 @@ pub fn c_program(dir: &Path, name: &str) -> PathBuf {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     exe
 }
+
+/// Waits (at most 10 s, else panics) until process `pid` has a child whose
+/// name is `comm`: the program memperf watches has started, so a signal
+/// sent now finds it (a fixed sleep is too short on a loaded host).
+pub fn wait_for_child(pid: u32, comm: &str) {
+    let start = std::time::Instant::now();
+    let children = format!("/proc/{pid}/task/{pid}/children");
+    let named = |c: &str| std::fs::read_to_string(format!("/proc/{c}/comm")).is_ok_and(|n| n.trim() == comm);
+    while !std::fs::read_to_string(&children).unwrap_or_default().split_whitespace().any(named) {
+        assert!(start.elapsed() < std::time::Duration::from_secs(10), "`{comm}` never started under {pid}");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// The tests of one file that measure take turns through this: two
+/// measuring processes at once would take each other's CPUs (2 on the CI
+/// machine) and stretch windows their checks rest on.
+pub fn turn(lock: &'static std::sync::Mutex<()>) -> std::sync::MutexGuard<'static, ()> {
+    lock.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -127,7 +127,8 @@ pub struct Figures {
 /// One run of one point: the chaser chases and every traffic thread runs
 /// its blocks with `pause` iterations after each (none at the idle point),
 /// through `warm_s` and then the counted `window_s`; run again where the
-/// chaser woke too late to count a load (see [`until_counted`]).
+/// chaser, or a loaded point's traffic, woke too late to count anything
+/// (see [`until_counted`]).
 pub fn one_run(
     team: &Team,
     clock: &dyn Clock,
@@ -139,7 +140,7 @@ pub fn one_run(
 ) -> Figures {
     until_counted(
         || one_window(team, clock, windows_s, pause, chaser, traffic, memory),
-        |f| f.latency_ns.is_finite(),
+        |f| f.latency_ns.is_finite() && (pause.is_none() || f.blocks_per_s > 0.0),
     )
 }
 
