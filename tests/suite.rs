@@ -247,6 +247,9 @@ window.addEventListener('load', () => {
 /// and the exit status is 130.
 #[test]
 fn interrupted_run_leaves_a_valid_document_and_report() {
+    // After the shared suite, not beside it: both would probe the levels
+    // on CPU 0 at once, and the suite's sizes would be a neighbour's.
+    suite();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("r");
     let mut child = command()
