@@ -43,12 +43,17 @@ struct Mapped {
     region: Buffer,
 }
 
-/// Where the reference reads: where the probe verified a read (else a
-/// chase) to be in memory, else 4× the last-level cache; 64 MiB to 1 GiB,
-/// within the memory budget.
+/// Where the reference reads: ×8 the claimed last-level cache (all its
+/// instances) where that claim is plausible, else ×8 the assumed one; 256
+/// MiB to 1 GiB, within the memory budget. From the claims alone, never
+/// from the probe (which moves from run to run with the neighbours): the
+/// same region on the same machine every run, so `compare` can set two
+/// runs' references side by side. Past every plausible cache, so one
+/// thread reads memory.
 pub fn size(m: &crate::machine::Fingerprint) -> Bytes {
-    let verified = m.read_memory_from().or(m.chase_memory_from());
-    let want = verified.map_or(4 * m.sizing_llc().0 .0, |b| b.0).clamp(64 * MIB, GIB);
+    let plausible = m.caches.iter().filter(|c| c.is_data()).max_by_key(|c| c.level).filter(|c| c.plausible());
+    let llc = plausible.map_or(crate::machine::ASSUMED_LLC, |_| m.llc_total_bytes().unwrap_or(crate::machine::ASSUMED_LLC));
+    let want = (8 * llc.0).clamp(256 * MIB, GIB);
     Bytes(want.min(super::budget::Budget::of(m).per_region(4).0).max(MIB))
 }
 
@@ -143,8 +148,8 @@ mod tests {
     /// sample is known in closed form, and the chase ends where it should.
     #[test]
     fn three_points_of_exact_figures() {
-        // No probe and no cache claims: the smallest region (4× the 32 MiB
-        // assumed last-level cache), on any machine.
+        // No probe and no cache claims: ×8 the 32 MiB assumed last-level
+        // cache (within the budget), on any machine.
         let mut m = crate::machine::collect();
         m.measured_levels = None;
         m.caches.clear();
