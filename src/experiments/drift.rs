@@ -52,7 +52,8 @@ struct Mapped {
 /// thread reads memory.
 pub fn size(m: &crate::machine::Fingerprint) -> Bytes {
     let plausible = m.caches.iter().filter(|c| c.is_data()).max_by_key(|c| c.level).filter(|c| c.plausible());
-    let llc = plausible.map_or(crate::machine::ASSUMED_LLC, |_| m.llc_total_bytes().unwrap_or(crate::machine::ASSUMED_LLC));
+    let llc =
+        plausible.map_or(crate::machine::ASSUMED_LLC, |_| m.llc_total_bytes().unwrap_or(crate::machine::ASSUMED_LLC));
     let want = (8 * llc.0).clamp(256 * MIB, GIB);
     Bytes(want.min(super::budget::Budget::of(m).per_region(4).0).max(MIB))
 }
