@@ -61,6 +61,10 @@ fn lesson(o: &context::Outcome) -> String {
             c.user_s + c.system_s
         ));
     }
+    if let Some(why) = o.lesson.unsound() {
+        out.push_str(&format!("  not judged: {why}; rerun on a quieter host\n"));
+        return out;
+    }
     if let Some(r) = &o.lesson.removing_heavy_save {
         let verdict = match r.direction() {
             Direction::Above => format!("removing the needless heavy save makes it ×{:.2} faster", r.median),
@@ -148,7 +152,7 @@ fn context_metrics(c: &context::Outcome) -> Vec<Headline> {
 /// Advice from `context`: the Ruby lesson, when the heavy save measurably costs.
 fn context_advice(c: &context::Outcome) -> Vec<String> {
     let Some(r) = &c.lesson.removing_heavy_save else { return Vec::new() };
-    if r.direction() != crate::timing::schedule::Direction::Above {
+    if r.direction() != crate::timing::schedule::Direction::Above || c.lesson.unsound().is_some() {
         return Vec::new();
     }
     let kernel: Vec<&str> = c
@@ -181,5 +185,46 @@ impl super::Render for Outcome {
     }
     fn advice_row(&self, _advice: &str) -> Option<String> {
         Some("removing the needless heavy save".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recorded() -> context::Outcome {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/machines/amd-epyc-zen5-kvm-2vcpu/run-quick.json");
+        let doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        doc.outcome::<context::Outcome>().unwrap().clone()
+    }
+
+    /// The recording's lesson holds up (each save no faster than the loop
+    /// it adds to), so it is judged; a no-save cell slower than the
+    /// cheapest save by more than the noise, or a heavy save faster than
+    /// the cheapest, leaves the lesson unjudged and gives no advice.
+    #[test]
+    fn a_reference_that_breaks_the_order_of_the_saves_judges_nothing() {
+        let o = recorded();
+        assert_eq!(o.lesson.unsound(), None);
+        assert!(lesson(&o).contains("removing the needless heavy save makes it"), "{}", lesson(&o));
+        assert_eq!(context_advice(&o).len(), 1);
+        let slow_reference = |median: f64, high: f64| {
+            let mut o = o.clone();
+            let r = o.lesson.cheap_save_cost.as_mut().unwrap();
+            (r.median, r.low, r.high) = (median, median * 0.97, high);
+            o
+        };
+        let bad = slow_reference(0.80, 0.90);
+        assert!(lesson(&bad).contains("not judged: the no-save reference ran slower than the cheapest save"), "{}", lesson(&bad));
+        assert!(!lesson(&bad).contains("makes it"), "{}", lesson(&bad));
+        assert!(context_advice(&bad).is_empty());
+        // Inside the noise allowance: judged.
+        assert_eq!(slow_reference(0.93, 0.96).lesson.unsound(), None);
+        let mut heavy_fast = o.clone();
+        let r = heavy_fast.lesson.removing_heavy_save.as_mut().unwrap();
+        (r.median, r.low, r.high) = (0.5, 0.45, 0.6);
+        assert!(heavy_fast.lesson.unsound().unwrap().starts_with("the heavy save ran faster than the cheapest"));
+        assert!(context_advice(&heavy_fast).is_empty());
     }
 }

@@ -91,6 +91,32 @@ pub struct Lesson {
     pub cheap_save_cost: Option<Ratio>,
 }
 
+/// How far below ×1 a whole interval may lie before a save that adds work
+/// is called faster than the loop without it: the scheduler's noise.
+pub const SAVE_NOISE: f64 = 0.05;
+
+impl Lesson {
+    /// Why the lesson's references hold nothing up, where its figures
+    /// break what must hold on every CPU: each save adds work to the same
+    /// interpreter loop, so the cheapest save cannot run faster than no
+    /// save, nor the heavy save than the cheapest, by more than
+    /// [`SAVE_NOISE`] with its whole interval. Such cells were disturbed
+    /// (or a kernel is wrong), and nothing is judged against them.
+    pub fn unsound(&self) -> Option<String> {
+        let faster = |r: &Option<Ratio>| r.as_ref().filter(|r| r.high < 1.0 - SAVE_NOISE).map(|r| r.median);
+        if let Some(m) = faster(&self.cheap_save_cost) {
+            return Some(format!(
+                "the no-save reference ran slower than the cheapest save, which adds work to it (×{m:.2}): its cells were disturbed"
+            ));
+        }
+        faster(&self.removing_heavy_save).map(|m| {
+            format!(
+                "the heavy save ran faster than the cheapest, which does less (×{m:.2}): the cells were disturbed"
+            )
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[schemars(rename = "ContextOutcome")]
 pub struct Outcome {
