@@ -195,15 +195,38 @@ fn latency_and_tlb_bad_input() {
 
 #[test]
 fn small_latency_and_tlb_runs_validate() {
-    let o = memperf(&["latency", "--quiet", "--sizes", "4KiB:1MiB", "--chains", "1,2", "--pages", "4k", "--json", "-"]);
+    let o = memperf(&[
+        "latency",
+        "--quiet",
+        "--sizes",
+        "4KiB:1MiB",
+        "--chains",
+        "1,2",
+        "--pages",
+        "4k,thp",
+        "--repetitions",
+        "5",
+        "--precision",
+        "none",
+        "--allocations",
+        "2",
+        "--json",
+        "-",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let lat = &doc["experiments"][0];
     assert_eq!(lat["valid"], true);
     let points = lat["outcome"]["points"].as_array().unwrap();
-    assert_eq!(points.len(), 9 * 2, "9 sizes × (random, page-local)");
+    assert_eq!(points.len(), 9 * 2 * 2, "9 sizes × 2 policies × (random, page-local)");
+    // Two mappings per working set, 3 and 2 of the 5 samples: one point
+    // each, its ratio paired over all five.
+    assert!(points.iter().all(|p| p["sample_latency_ns"].as_array().unwrap().len() == 5), "{points:?}");
+    let ratios = lat["outcome"]["ratios"].as_array().unwrap();
+    assert_eq!(ratios.len(), 9);
+    assert!(ratios.iter().all(|r| r["ratio"]["n"] == 5), "{ratios:?}");
     assert!(points.iter().all(|p| p["valid"] == true && p["latency_ns"]["median"].as_f64().unwrap() > 0.0));
-    assert_eq!(lat["outcome"]["mlp"].as_array().unwrap().len(), 2);
+    assert_eq!(lat["outcome"]["mlp"].as_array().unwrap().len(), 2 * 2, "2 policies × chains 1, 2");
 
     let o = memperf(&["tlb", "--quiet", "--max-pages", "256", "--max-bytes", "64MiB", "--json", "-"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));

@@ -7,7 +7,7 @@
 use super::headlines::Headline;
 use crate::analysis::mann_whitney::{test, Verdict};
 use crate::model::document::Document;
-use memperf_model::timing::drift::HostDrift;
+use memperf_model::timing::drift::{HostDrift, HOST_MOVED_LIMIT};
 use serde::{Deserialize, Serialize};
 
 /// One side of the comparison.
@@ -88,6 +88,11 @@ pub struct Row {
     /// reference too for a metric of more than one thread).
     #[serde(default)]
     pub host_floor_pct: f64,
+    /// That movement was beyond the 10% a run's own verdicts allow: the
+    /// host changed under the figure (for one of more CPUs: where it
+    /// placed them), and no difference of it is judged.
+    #[serde(default)]
+    pub host_withholds: bool,
     /// Worse beyond the noise, beyond how far the host moved, and by more
     /// than the threshold asked for.
     pub regression: bool,
@@ -178,10 +183,9 @@ impl HostMoves {
     }
 
     /// What `m` must be worse by: the host's moves that could explain it
-    /// (every CPU's too for a metric of more than one thread).
+    /// (every CPU's too for a metric taken on more than one CPU).
     fn floor(&self, m: &Headline) -> f64 {
-        let many_threads = m.labels.get("threads").and_then(|t| t.parse::<usize>().ok()).is_some_and(|t| t > 1);
-        let all = if many_threads { [self.within_all, self.all] } else { [None, None] };
+        let all = if m.cpus > 1 { [self.within_all, self.all] } else { [None, None] };
         [self.within, self.one].into_iter().chain(all).flatten().fold(0.0, f64::max)
     }
 }
@@ -227,6 +231,7 @@ pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comp
 
 /// One metric of both documents, or why it is left out.
 fn row(x: &Headline, y: &Headline, host_floor_pct: f64, threshold_pct: Option<f64>) -> Result<Row, String> {
+    let host_withholds = host_floor_pct > HOST_MOVED_LIMIT * 100.0;
     if let Some(why) = unusable(x, "A").or_else(|| unusable(y, "B")) {
         return Err(format!("{} ({why}: not compared)", x.name));
     }
@@ -243,6 +248,7 @@ fn row(x: &Headline, y: &Headline, host_floor_pct: f64, threshold_pct: Option<f6
         Verdict::TooFewSamples { smallest_possible_p } => RowVerdict::TooFewSamples { smallest_possible_p },
     };
     let regression = matches!(verdict, RowVerdict::Worse { .. })
+        && !host_withholds
         && worse_by_pct > host_floor_pct
         && threshold_pct.is_some_and(|t| worse_by_pct > t);
     Ok(Row {
@@ -255,6 +261,7 @@ fn row(x: &Headline, y: &Headline, host_floor_pct: f64, threshold_pct: Option<f6
         worse_by_pct,
         verdict,
         host_floor_pct,
+        host_withholds,
         regression,
     })
 }
@@ -279,8 +286,10 @@ fn host_moves_text(c: &Comparison) -> String {
         return String::new();
     }
     format!(
-        "the host moved by up to {}: a metric worse by no more than that is not called a regression\n",
-        said.join("; ")
+        "the host moved by up to {}: a metric worse by no more than that is not called a regression, and none \
+         whose reference moved beyond {:.0}% (the limit of a run's own verdicts) is judged\n",
+        said.join("; "),
+        HOST_MOVED_LIMIT * 100.0
     )
 }
 
@@ -303,6 +312,9 @@ pub fn text(c: &Comparison) -> String {
         let verdict = r.verdict.describe();
         let flag = match (r.regression, &r.verdict) {
             (true, _) => format!(" — REGRESSION, {:.1}% worse", r.worse_by_pct),
+            (false, RowVerdict::Worse { .. } | RowVerdict::Better { .. }) if r.host_withholds => {
+                format!(" — not judged: the host moved {:.1}% under it", r.host_floor_pct)
+            }
             (false, RowVerdict::Worse { .. }) if r.worse_by_pct <= r.host_floor_pct && r.host_floor_pct > 0.0 => {
                 format!(" — within the host's {:.1}% move", r.host_floor_pct)
             }
@@ -408,8 +420,9 @@ mod tests {
         }
     }
 
-    /// A run whose reference moved by 30% within it cannot call a 20%
-    /// difference a regression; one that moved by 10% can.
+    /// A run whose reference moved by 30% within it judges nothing (beyond
+    /// the 10% a verdict allows); one that moved by 7.5% calls 20% worse a
+    /// regression, and 4.8% worse within its move.
     #[test]
     fn a_regression_must_exceed_how_far_the_host_moved() {
         let a = doc_with_bandwidth(1.0);
@@ -419,9 +432,16 @@ mod tests {
         assert!((c.host_moved_pct.unwrap() - 30.0).abs() < 1e-9);
         assert_eq!(c.regressions().count(), 0, "20% worse inside a 30% move");
         assert!(text(&c).contains("the host moved by up to 30.0% within a run"), "{}", text(&c));
-        assert!(text(&c).contains("within the host's 30.0% move"), "{}", text(&c));
-        slower.host_drift = Some(drift(&[(40.0, 80.0), (44.0, 80.0)]));
-        assert!(compare(&a, &slower, Some(10.0)).regressions().count() > 0, "20% worse beyond a 10% move");
+        assert!(text(&c).contains("not judged: the host moved 30.0% under it"), "{}", text(&c));
+        assert!(c.rows.iter().all(|r| r.host_withholds), "30% is beyond the 10% a verdict allows");
+        slower.host_drift = Some(drift(&[(40.0, 80.0), (43.0, 80.0)]));
+        let c = compare(&a, &slower, Some(10.0));
+        assert!(c.regressions().count() > 0, "20% worse beyond a 7.5% move");
+        let mut moved = doc_with_bandwidth(1.05);
+        moved.host_drift = Some(drift(&[(40.0, 80.0), (43.0, 80.0)]));
+        let c = compare(&a, &moved, Some(1.0));
+        assert_eq!(c.regressions().count(), 0, "4.8% worse inside a 7.5% move");
+        assert!(text(&c).contains("within the host's 7.5% move"), "{}", text(&c));
     }
 
     /// Each run steady within itself, but B's host reads a third slower
@@ -452,6 +472,36 @@ mod tests {
         assert!(text(&c).contains("33.3% from A to B with every CPU reading"), "{}", text(&c));
         b.host_drift = Some(drift(&[(50.0, 60.0), (50.0, 60.0)]));
         assert_eq!(compare(&a, &b, Some(10.0)).regressions().count(), 0, "one thread moved 25% between the runs");
+    }
+
+    /// A figure of two CPUs without a `threads` label (a line bounced
+    /// between them) is judged against every CPU's movement too; one of
+    /// one CPU only against one thread's.
+    #[test]
+    fn a_figure_of_two_cpus_carries_where_the_host_placed_them() {
+        use crate::report::headlines::{headline, Unit};
+        let moves = HostMoves { within: Some(3.0), within_all: Some(90.0), one: Some(1.0), all: Some(40.0) };
+        let line = headline(
+            "c2c.one_way",
+            &[("relation", "same-l3".into())],
+            "c2c".into(),
+            Unit::Nanoseconds(None),
+            vec![30.0],
+            30.0,
+            false,
+        );
+        assert_eq!(moves.floor(&line), 3.0);
+        assert_eq!(moves.floor(&line.clone().on_cpus(2)), 90.0);
+        let two = headline(
+            "bandwidth.read",
+            &[("threads", "2".into())],
+            "read".into(),
+            Unit::GigabytesPerSecond,
+            vec![1.0],
+            1.0,
+            true,
+        );
+        assert_eq!((two.cpus, moves.floor(&two)), (2, 90.0));
     }
 
     #[test]

@@ -23,6 +23,16 @@ pub struct Headline {
     pub value: f64,
     pub samples: Vec<f64>,
     pub higher_is_better: bool,
+    /// CPUs the figure took at once: its `threads` label where it has one,
+    /// else one, unless its renderer says more (a chaser beside traffic, a
+    /// line bounced between two CPUs). Where the host placed the vCPUs
+    /// moves such a figure and not one of one CPU; `compare` reads this.
+    #[serde(default = "one_cpu")]
+    pub cpus: usize,
+}
+
+fn one_cpu() -> usize {
+    1
 }
 
 /// A headline's unit: the scale its value is shown in, and through that
@@ -123,10 +133,16 @@ pub fn headline(
         value,
         samples,
         higher_is_better: higher,
+        cpus: labels.iter().find(|(k, _)| *k == "threads").and_then(|(_, v)| v.parse().ok()).unwrap_or(1),
     }
 }
 
 impl Headline {
+    /// The same figure, taken on `cpus` CPUs at once.
+    pub fn on_cpus(self, cpus: usize) -> Headline {
+        Headline { cpus, ..self }
+    }
+
     /// The join key: `id{label=value,…}`, labels in name order.
     pub fn key(&self) -> String {
         if self.labels.is_empty() {

@@ -58,6 +58,16 @@ pub struct Params {
     /// Shortest sample.
     pub min_sample_s: f64,
     pub seed: u64,
+    /// Fresh regions per working set: its repetitions are split among this
+    /// many mappings (at most one per repetition), each landing elsewhere
+    /// in the host's memory, so a point's spread and the policies' ratios
+    /// hold wherever its pages happen to be, not for one placement only.
+    #[serde(default = "one")]
+    pub allocations: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// Working sets from `min` to `max`, `per_octave` points per doubling.
@@ -86,10 +96,10 @@ impl Params {
         let full_max = pow2_floor(super::budget::memory_size(machine, 4, Bytes(GIB), 3)).0;
         // The suite's quick run takes a fixed count (its time is planned);
         // the others go on until each median is known to ±3% (±2%).
-        let (max, per_octave, chains, reps, precision, max_reps) = match preset {
-            Preset::Quick => (quick_max, 1, vec![1, 4, 8], 5, None, 5),
-            Preset::Default => (full_max, 1, vec![1, 2, 4, 8, 16], 6, Some(0.03), 20),
-            Preset::Full => (full_max, 2, (1..=16).collect(), 8, Some(0.02), 30),
+        let (max, per_octave, chains, reps, precision, max_reps, allocations) = match preset {
+            Preset::Quick => (quick_max, 1, vec![1, 4, 8], 5, None, 5, 2),
+            Preset::Default => (full_max, 1, vec![1, 2, 4, 8, 16], 6, Some(0.03), 20, 3),
+            Preset::Full => (full_max, 2, (1..=16).collect(), 8, Some(0.02), 30, 3),
         };
         Params {
             pages: vec![PagePolicy::Small, PagePolicy::Thp],
@@ -104,6 +114,7 @@ impl Params {
             max_repetitions: max_reps,
             min_sample_s: 0.01,
             seed: 0x006d_656d_7065_7266,
+            allocations,
         }
     }
 }
@@ -120,8 +131,9 @@ pub fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &Rates) -> f64
         let lines = size.0 / LINE as u64;
         let unit: Vec<f64> = p.pages.iter().map(|&pol| r.ns_per_load(size, pol) * 1e-9).collect();
         let warm: Vec<f64> = unit.iter().map(|u| chases::warm_loads(lines as usize, m) as f64 * u).collect();
-        s += orders * (schedule::estimate_s(&plan, &unit, &warm) + policies * r.link_s(lines));
-        s += p.pages.iter().map(|&pol| r.fault_s(size, pol)).sum::<f64>();
+        let fresh = p.groups().len() as f64;
+        s += orders * (schedule::estimate_s(&plan, &unit, &warm) + fresh * policies * r.link_s(lines));
+        s += fresh * p.pages.iter().map(|&pol| r.fault_s(size, pol)).sum::<f64>();
     }
     let Some(&max) = p.sizes_bytes.iter().max() else { return s };
     let lines = max.0 / LINE as u64;
@@ -147,6 +159,24 @@ impl Params {
         let mut plan = chases::plan(self.repetitions, self.min_sample_s, self.seed);
         plan.precision = self.precision;
         plan.max_repetitions = self.max_repetitions.max(self.repetitions);
+        plan
+    }
+
+    /// The repetitions of each fresh mapping of a working set: the
+    /// repetitions split as evenly as they go among `allocations` (one
+    /// mapping per repetition at most).
+    pub fn groups(&self) -> Vec<usize> {
+        let n = self.allocations.clamp(1, self.repetitions.max(1));
+        (0..n).map(|g| self.repetitions / n + usize::from(g < self.repetitions % n)).collect()
+    }
+
+    /// The plan of one mapping's share: its repetitions, and its share of
+    /// the precision mode's most.
+    fn group_plan(&self, repetitions: usize) -> schedule::Plan {
+        let mut plan = self.plan();
+        let groups = self.groups().len();
+        plan.repetitions = repetitions;
+        plan.max_repetitions = self.max_repetitions.max(self.repetitions).div_ceil(groups).max(repetitions);
         plan
     }
 
@@ -255,17 +285,22 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     sizes.dedup();
     let mut largest = None;
     for size in sizes {
-        ctx.check_interrupt()?;
         // Regions of the working set's own size: a small set at the start
         // of a large region read 4–8% slower on 4 KiB pages than the same
-        // set alone (and than an independent chase) in this VM.
-        let mut sized = regions_of(size)?;
-        let (pts, rs) = measure_size(p, ctx, &mut sized, size, &orders)?;
+        // set alone (and than an independent chase) in this VM. Each share
+        // of the repetitions gets regions of its own (see `allocations`).
+        let mut shares = Vec::new();
+        for reps in p.groups() {
+            ctx.check_interrupt()?;
+            let mut sized = regions_of(size)?;
+            shares.push(measure_size(p, ctx, &mut sized, size, &orders, reps)?);
+            // The largest set's last regions serve the parallelism sweep too.
+            largest = if size == max { Some(sized) } else { largest };
+        }
+        let pts = merged(shares);
+        ratios.extend(policy_ratios(&pts, size));
         points.extend(pts);
-        ratios.extend(rs);
         ctx.progress.advance(1);
-        // The largest set's regions serve the parallelism sweep too.
-        largest = (size == max).then_some(sized);
     }
     let mut regions = match largest {
         Some(r) => r,
@@ -295,17 +330,17 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     })
 }
 
-/// One working set: for each order, the chases of every policy
-/// interleaved (the orders share a region's lines, so they take turns);
-/// the policy ratios (random order) against the first policy, per
-/// repetition.
+/// One working set in one mapping: for each order, the chases of every
+/// policy interleaved, `repetitions` samples each (the orders share a
+/// region's lines, so they take turns).
 fn measure_size(
     p: &Params,
     ctx: &Bench,
     regions: &mut [(PagePolicy, Buffer)],
     size: Bytes,
     orders: &[(&str, Option<usize>)],
-) -> Result<(Vec<Point>, Vec<PolicyRatio>)> {
+    repetitions: usize,
+) -> Result<Vec<Point>> {
     let lines = (size.0 as usize / LINE).max(2);
     let mut points = Vec::new();
     for &(order, window) in orders {
@@ -318,7 +353,7 @@ fn measure_size(
                 RefCell::new(unsafe { Chase::new(base, visit_order(lines, window, p.seed), |s| s * LINE, 1) })
             })
             .collect();
-        let series = chases::measure(&chases, &p.plan(), ctx)?;
+        let series = chases::measure(&chases, &p.group_plan(repetitions), ctx)?;
         drop(chases);
         for (_, r) in regions.iter_mut() {
             r.read_back();
@@ -337,8 +372,38 @@ fn measure_size(
             });
         }
     }
+    Ok(points)
+}
+
+/// Each point of the mappings of one working set as one: the samples in
+/// mapping order (so the policies' samples stay paired, repetition by
+/// repetition), the fewest loads per sample, the lowest huge-page
+/// coverage, valid only where every mapping was.
+fn merged(shares: Vec<Vec<Point>>) -> Vec<Point> {
+    let mut shares = shares.into_iter();
+    let Some(mut points) = shares.next() else { return Vec::new() };
+    for share in shares {
+        for (point, more) in points.iter_mut().zip(share) {
+            point.sample_latency_ns.extend(more.sample_latency_ns);
+            point.loads_per_sample = point.loads_per_sample.min(more.loads_per_sample);
+            point.huge_fraction = match (point.huge_fraction, more.huge_fraction) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            point.valid &= more.valid;
+        }
+    }
+    for point in &mut points {
+        point.latency_ns = Summary::of(&point.sample_latency_ns).expect("samples measured");
+    }
+    points
+}
+
+/// The policy ratios (random order) against the first policy, per
+/// repetition.
+fn policy_ratios(points: &[Point], size: Bytes) -> Vec<PolicyRatio> {
     let random: Vec<&Point> = points.iter().filter(|x| x.order == "random").collect();
-    let ratios = random
+    random
         .iter()
         .skip(1)
         .filter_map(|b| {
@@ -346,8 +411,7 @@ fn measure_size(
             let ratio = Ratio::paired(&b.sample_latency_ns, &a.sample_latency_ns)?;
             Some(PolicyRatio { size_bytes: size, a: a.pages, b: b.pages, ratio })
         })
-        .collect();
-    Ok((points, ratios))
+        .collect()
 }
 
 /// K chains at the largest working set: every (policy, K) interleaved.
@@ -544,5 +608,48 @@ mod tests {
         let s2 = size_sweep(Bytes(4096), Bytes(16384), 2);
         assert_eq!(s2.len(), 5);
         assert!(s2.iter().all(|b| b.0 % 64 == 0));
+    }
+
+    #[test]
+    fn repetitions_split_evenly_among_mappings() {
+        let m = crate::machine::collect();
+        let mut p = Params::preset(Preset::Quick, &m);
+        for (reps, allocations, groups) in
+            [(5, 2, vec![3, 2]), (6, 3, vec![2, 2, 2]), (5, 1, vec![5]), (2, 3, vec![1, 1]), (7, 0, vec![7])]
+        {
+            (p.repetitions, p.allocations) = (reps, allocations);
+            assert_eq!(p.groups(), groups, "{reps} repetitions in {allocations} mappings");
+            assert_eq!(p.groups().iter().sum::<usize>(), reps);
+        }
+        // Precision's most is shared out too, never below a share's own.
+        (p.repetitions, p.allocations, p.max_repetitions) = (6, 3, 20);
+        assert_eq!((p.group_plan(2).repetitions, p.group_plan(2).max_repetitions), (2, 7));
+    }
+
+    /// Two mappings' points become one each: samples in mapping order (the
+    /// policies stay paired repetition by repetition), the lower coverage,
+    /// the fewer loads, valid only if both were; the ratios pair them.
+    #[test]
+    fn mappings_merge_into_one_point_per_policy() {
+        let point = |pages: PagePolicy, samples: &[f64], huge: f64, valid: bool| Point {
+            pages,
+            order: "random".into(),
+            size_bytes: Bytes(1 << 26),
+            loads_per_sample: 1000 + samples.len() as u64,
+            latency_ns: Summary::of(samples).unwrap(),
+            sample_latency_ns: samples.to_vec(),
+            huge_fraction: Some(huge),
+            valid,
+        };
+        let first = vec![point(PagePolicy::Small, &[150.0, 152.0], 0.0, true), point(PagePolicy::Thp, &[140.0, 141.0], 1.0, true)];
+        let second = vec![point(PagePolicy::Small, &[170.0], 0.0, true), point(PagePolicy::Thp, &[153.0], 0.9, false)];
+        let m = merged(vec![first, second]);
+        assert_eq!(m[0].sample_latency_ns, [150.0, 152.0, 170.0]);
+        assert_eq!(m[0].latency_ns.median, 152.0);
+        assert_eq!((m[1].huge_fraction, m[1].valid, m[1].loads_per_sample), (Some(0.9), false, 1001));
+        let r = policy_ratios(&m, Bytes(1 << 26));
+        assert_eq!(r.len(), 1);
+        assert_eq!((r[0].a, r[0].b, r[0].ratio.n), (PagePolicy::Small, PagePolicy::Thp, 3));
+        assert!((r[0].ratio.median - 141.0 / 152.0).abs() < 1e-12, "{:?}", r[0].ratio);
     }
 }

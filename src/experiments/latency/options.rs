@@ -30,6 +30,9 @@ pub struct Options {
     /// Go on sampling (up to 60 samples) until every point's median is known to ± PCT, 95% interval [default: 3%]; `none`: exactly --repetitions
     #[arg(long, value_name = "PCT", allow_hyphen_values = true, value_parser = precision_arg)]
     pub precision: Option<Precision>,
+    /// Fresh regions per working set, the repetitions split among them (each lands elsewhere in memory, so the spread holds wherever pages land) [default: 3]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--allocations"))]
+    pub allocations: Option<usize>,
 }
 
 /// `--precision`: a fraction, or `none` (exactly `--repetitions`).
@@ -87,7 +90,7 @@ impl options::Options for Options {
     /// A good value of every option, as the man page shows them.
     const EXAMPLES: &'static [&'static [&'static str]] = &[
         &["--pages", "4k,thp", "--sizes", "4KiB:1MiB:2", "--chains", "1:4", "--seed", "0x7"],
-        &["--repetitions", "3", "--precision", "none", "--no-page-local"],
+        &["--repetitions", "3", "--precision", "none", "--no-page-local", "--allocations", "1"],
     ];
 
     fn params(&self, asked: &Asked) -> Result<Params> {
@@ -101,6 +104,9 @@ impl options::Options for Options {
         }
         if let Some(r) = self.repetitions {
             p.repetitions = r;
+        }
+        if let Some(a) = self.allocations {
+            p.allocations = a;
         }
         match self.precision {
             Some(Precision::None) => p.precision = None,

@@ -60,6 +60,7 @@ fn c2c_metrics(c: &c2c::Outcome) -> Vec<Headline> {
                 g.median_ns.0,
                 false,
             )
+            .on_cpus(2)
         })
         .collect()
 }

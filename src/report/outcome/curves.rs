@@ -255,7 +255,10 @@ fn curves_metrics(o: &Outcome) -> Vec<Headline> {
             false,
         ));
     }
-    out
+    // A chaser beside traffic: every figure but the idle chase took all of
+    // the run's CPUs.
+    let cpus = 1 + o.traffic_cpus.len();
+    out.into_iter().map(|h| if h.id == "curves.idle_latency" { h } else { h.on_cpus(cpus) }).collect()
 }
 
 /// One row per point, with the columns of Mess-Results' memory_curves.csv

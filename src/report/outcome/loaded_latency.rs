@@ -187,6 +187,8 @@ fn loaded_latency_plot(o: &loaded_latency::Outcome) -> Result<Plot> {
 /// The idle and the saturated ends of the loaded-latency curve.
 fn loaded_latency_metrics(o: &loaded_latency::Outcome) -> Vec<Headline> {
     let mut out = Vec::new();
+    // The saturated point's figures took the chaser's CPU and every loader's.
+    let cpus = |q: &loaded_latency::Point| if q.delay_ns.is_some() { 1 + o.loader_cpus.len() } else { 1 };
     for q in &o.points {
         let name = match q.delay_ns {
             None => "loaded-latency idle latency".to_string(),
@@ -203,7 +205,7 @@ fn loaded_latency_metrics(o: &loaded_latency::Outcome) -> Vec<Headline> {
             q.samples_latency_ns.clone(),
             q.latency_ns.median,
             false,
-        ));
+        ).on_cpus(cpus(q)));
         if q.delay_ns == Some(0) {
             let bus = q.loader_bus_bytes_per_s / q.loader_bytes_per_s.median.max(f64::MIN_POSITIVE);
             let samples = q.samples_loader_bytes_per_s.iter().map(|b| (b * bus + q.chaser_bytes_per_s) / 1e9).collect();
@@ -215,7 +217,7 @@ fn loaded_latency_metrics(o: &loaded_latency::Outcome) -> Vec<Headline> {
                 samples,
                 q.total_bytes_per_s / 1e9,
                 true,
-            ));
+            ).on_cpus(cpus(q)));
         }
     }
     out
