@@ -48,8 +48,9 @@ struct Mapped {
 /// MiB to 1 GiB, within the memory budget. From the claims alone, never
 /// from the probe (which moves from run to run with the neighbours): the
 /// same region on the same machine every run, so `compare` can set two
-/// runs' references side by side. Past every plausible cache, so one
-/// thread reads memory.
+/// runs' references side by side. Past the claimed cache (up to the 1 GiB
+/// cap: a part whose caches add up to more keeps part of it cached), so
+/// one thread reads memory on the machines met so far.
 pub fn size(m: &crate::machine::Fingerprint) -> Bytes {
     let plausible = m.caches.iter().filter(|c| c.is_data()).max_by_key(|c| c.level).filter(|c| c.plausible());
     let llc =

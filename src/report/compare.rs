@@ -119,8 +119,14 @@ pub struct Comparison {
     /// percent (counted for metrics of more than one thread).
     #[serde(default)]
     pub host_moved_all_threads_pct: Option<f64>,
+    /// The same with every CPU reading at once (counted for metrics of
+    /// more than one CPU).
     #[serde(default)]
     pub host_between_all_threads_pct: Option<f64>,
+    /// Why the two runs' references could not be set side by side (they
+    /// read different regions), where both documents have one.
+    #[serde(default)]
+    pub host_between_not_compared: Option<String>,
     pub rows: Vec<Row>,
     /// Metrics in one document only, or without a usable value.
     pub left_out: Vec<String>,
@@ -224,9 +230,23 @@ pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comp
         host_between_one_thread_pct: moves.one,
         host_moved_all_threads_pct: moves.within_all,
         host_between_all_threads_pct: moves.all,
+        host_between_not_compared: references_apart(da, db),
         rows,
         left_out,
     }
+}
+
+/// Why two documents' references cannot be set side by side: they read
+/// regions of different sizes (the memory budget on a machine short of
+/// memory, or another machine).
+fn references_apart(da: &Document, db: &Document) -> Option<String> {
+    let (a, b) = (da.host_drift.as_ref()?, db.host_drift.as_ref()?);
+    (a.size_bytes != b.size_bytes).then(|| {
+        format!(
+            "the two references read different regions ({} and {}): how far the host moved between the runs is not measured",
+            a.size_bytes, b.size_bytes
+        )
+    })
 }
 
 /// One metric of both documents, or why it is left out.
@@ -266,9 +286,24 @@ fn row(x: &Headline, y: &Headline, host_floor_pct: f64, threshold_pct: Option<f6
     })
 }
 
+/// What follows a row's verdict: the regression, or why a difference is
+/// not one (the host moved beyond the limit under it, or as far as it).
+pub fn row_flag(r: &Row) -> String {
+    match (r.regression, &r.verdict) {
+        (true, _) => format!(" — REGRESSION, {:.1}% worse", r.worse_by_pct),
+        (false, RowVerdict::Worse { .. } | RowVerdict::Better { .. }) if r.host_withholds => {
+            format!(" — not judged: the host moved {:.1}% under it", r.host_floor_pct)
+        }
+        (false, RowVerdict::Worse { .. }) if r.worse_by_pct <= r.host_floor_pct && r.host_floor_pct > 0.0 => {
+            format!(" — within the host's {:.1}% move", r.host_floor_pct)
+        }
+        _ => String::new(),
+    }
+}
+
 /// How far the host moved within and between the runs, each where the
 /// documents recorded it, and what that means for a verdict.
-fn host_moves_text(c: &Comparison) -> String {
+pub fn host_moves_text(c: &Comparison) -> String {
     let mut said = Vec::new();
     if let Some(m) = c.host_moved_pct {
         said.push(format!("{m:.1}% within a run (each document's reference at its start, middle and end)"));
@@ -282,15 +317,17 @@ fn host_moves_text(c: &Comparison) -> String {
     if let Some(m) = c.host_between_all_threads_pct {
         said.push(format!("{m:.1}% from A to B with every CPU reading (counted for metrics of more than one thread)"));
     }
+    let apart = c.host_between_not_compared.as_ref().map_or(String::new(), |why| format!("{why}\n"));
     if said.is_empty() {
-        return String::new();
+        return apart;
     }
-    format!(
-        "the host moved by up to {}: a metric worse by no more than that is not called a regression, and none \
+    apart
+        + &format!(
+            "the host moved by up to {}: a metric worse by no more than that is not called a regression, and none \
          whose reference moved beyond {:.0}% (the limit of a run's own verdicts) is judged\n",
-        said.join("; "),
-        HOST_MOVED_LIMIT * 100.0
-    )
+            said.join("; "),
+            HOST_MOVED_LIMIT * 100.0
+        )
 }
 
 /// The comparison as the terminal shows it.
@@ -310,16 +347,7 @@ pub fn text(c: &Comparison) -> String {
     let mut t = super::table::Table::new(["metric", "unit", "A", "B", "B/A", "verdict"]);
     for r in &c.rows {
         let verdict = r.verdict.describe();
-        let flag = match (r.regression, &r.verdict) {
-            (true, _) => format!(" — REGRESSION, {:.1}% worse", r.worse_by_pct),
-            (false, RowVerdict::Worse { .. } | RowVerdict::Better { .. }) if r.host_withholds => {
-                format!(" — not judged: the host moved {:.1}% under it", r.host_floor_pct)
-            }
-            (false, RowVerdict::Worse { .. }) if r.worse_by_pct <= r.host_floor_pct && r.host_floor_pct > 0.0 => {
-                format!(" — within the host's {:.1}% move", r.host_floor_pct)
-            }
-            _ => String::new(),
-        };
+        let flag = row_flag(r);
         t.row([
             r.metric.clone(),
             r.unit.clone(),
@@ -342,6 +370,15 @@ pub fn text(c: &Comparison) -> String {
     }
     for d in &c.left_out {
         out.push_str(&format!("left out: {d}\n"));
+    }
+    let withheld = c.rows.iter().filter(|r| r.host_withholds).count();
+    if withheld > 0 {
+        out.push_str(&format!(
+            "\n{withheld} of {} headline(s) not judged: their host reference moved beyond {:.0}% (within a run or \
+             between the two); a regression among them passes unseen: rerun both on a quieter host\n",
+            c.rows.len(),
+            HOST_MOVED_LIMIT * 100.0
+        ));
     }
     if let Some(t) = c.threshold_pct {
         let n = c.regressions().count();
@@ -472,6 +509,27 @@ mod tests {
         assert!(text(&c).contains("33.3% from A to B with every CPU reading"), "{}", text(&c));
         b.host_drift = Some(drift(&[(50.0, 60.0), (50.0, 60.0)]));
         assert_eq!(compare(&a, &b, Some(10.0)).regressions().count(), 0, "one thread moved 25% between the runs");
+    }
+
+    /// Rows the host withholds are counted at the end (a regression among
+    /// them would pass unseen); references of different regions are said
+    /// not to be comparable between the runs.
+    #[test]
+    fn withheld_rows_and_incomparable_references_are_said() {
+        let a = doc_with_bandwidth(1.0);
+        let mut b = doc_with_bandwidth(1.25);
+        b.host_drift = Some(drift(&[(40.0, 80.0), (52.0, 80.0)]));
+        let c = compare(&a, &b, Some(10.0));
+        let n = c.rows.len();
+        assert!(text(&c).contains(&format!("{n} of {n} headline(s) not judged")), "{}", text(&c));
+        let mut a = a;
+        a.host_drift = Some(memperf_model::timing::drift::HostDrift {
+            size_bytes: crate::units::Bytes(1 << 30),
+            ..drift(&[(40.0, 80.0), (40.0, 80.0)])
+        });
+        let c = compare(&a, &b, Some(10.0));
+        assert_eq!(c.host_between_one_thread_pct, None);
+        assert!(text(&c).contains("the two references read different regions (1GiB and 256MiB)"), "{}", text(&c));
     }
 
     /// A figure of two CPUs without a `threads` label (a line bounced

@@ -78,8 +78,8 @@ pub fn host_drift(doc: &Document) -> String {
     let verdict = if d.host_moved() { "beyond" } else { "within" };
     let all = d.all_read_moved().map_or(String::new(), |m| {
         format!(
-            "; every CPU reading moved {:.1}% (where the host placed the vCPUs: this run's figures of more than one \
-             thread carry it)",
+            "; every CPU reading at once moved {:.1}% (this run's figures of more than one CPU carry it; on a guest, \
+             where the host placed its vCPUs can do this)",
             m * 100.0
         )
     });

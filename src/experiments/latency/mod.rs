@@ -131,9 +131,11 @@ pub fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &Rates) -> f64
         let lines = size.0 / LINE as u64;
         let unit: Vec<f64> = p.pages.iter().map(|&pol| r.ns_per_load(size, pol) * 1e-9).collect();
         let warm: Vec<f64> = unit.iter().map(|u| chases::warm_loads(lines as usize, m) as f64 * u).collect();
-        let fresh = p.groups().len() as f64;
-        s += orders * (schedule::estimate_s(&plan, &unit, &warm) + fresh * policies * r.link_s(lines));
-        s += fresh * p.pages.iter().map(|&pol| r.fault_s(size, pol)).sum::<f64>();
+        // Each share of the repetitions maps, links and calibrates anew.
+        for reps in p.groups() {
+            s += orders * (schedule::estimate_s(&p.group_plan(reps), &unit, &warm) + policies * r.link_s(lines));
+            s += p.pages.iter().map(|&pol| r.fault_s(size, pol)).sum::<f64>();
+        }
     }
     let Some(&max) = p.sizes_bytes.iter().max() else { return s };
     let lines = max.0 / LINE as u64;
@@ -170,13 +172,13 @@ impl Params {
         (0..n).map(|g| self.repetitions / n + usize::from(g < self.repetitions % n)).collect()
     }
 
-    /// The plan of one mapping's share: its repetitions, and its share of
-    /// the precision mode's most.
+    /// The plan of one mapping's share: exactly its repetitions (the
+    /// precision mode is judged on the merged shares, see `working_set`).
     fn group_plan(&self, repetitions: usize) -> schedule::Plan {
         let mut plan = self.plan();
-        let groups = self.groups().len();
         plan.repetitions = repetitions;
-        plan.max_repetitions = self.max_repetitions.max(self.repetitions).div_ceil(groups).max(repetitions);
+        plan.precision = None;
+        plan.max_repetitions = repetitions;
         plan
     }
 
@@ -269,9 +271,6 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     let _pin = crate::timing::team::PinGuard::first_cpu();
     let clock_before = core_clock::sample(ctx.clock, ctx.machine.nominal_clocks()).clock;
     let max = *p.sizes_bytes.iter().max().expect("checked non-empty");
-    let regions_of = |size: Bytes| -> Result<Vec<(PagePolicy, Buffer)>> {
-        p.pages.iter().map(|&pol| Buffer::new(pol, size).map(|r| (pol, r))).collect()
-    };
     let orders: Vec<(&str, Option<usize>)> = if p.page_local {
         vec![("random", None), ("page-local", Some(p.window_pages * 4096 / LINE))]
     } else {
@@ -285,26 +284,16 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     sizes.dedup();
     let mut largest = None;
     for size in sizes {
-        // Regions of the working set's own size: a small set at the start
-        // of a large region read 4–8% slower on 4 KiB pages than the same
-        // set alone (and than an independent chase) in this VM. Each share
-        // of the repetitions gets regions of its own (see `allocations`).
-        let mut shares = Vec::new();
-        for reps in p.groups() {
-            ctx.check_interrupt()?;
-            let mut sized = regions_of(size)?;
-            shares.push(measure_size(p, ctx, &mut sized, size, &orders, reps)?);
-            // The largest set's last regions serve the parallelism sweep too.
-            largest = if size == max { Some(sized) } else { largest };
-        }
-        let pts = merged(shares);
+        let (pts, regions) = working_set(p, ctx, size, &orders)?;
         ratios.extend(policy_ratios(&pts, size));
         points.extend(pts);
         ctx.progress.advance(1);
+        // The largest set's last regions serve the parallelism sweep too.
+        largest = (size == max).then_some(regions);
     }
     let mut regions = match largest {
         Some(r) => r,
-        None => regions_of(max)?,
+        None => regions_of(p, max)?,
     };
     let mlp = if p.mlp_chains().is_empty() { Vec::new() } else { mlp_sweep(p, ctx, &mut regions, max)? };
     ctx.progress.advance(1);
@@ -328,6 +317,55 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         mlp,
         valid,
     })
+}
+
+/// A region for each page policy.
+type Regions = Vec<(PagePolicy, Buffer)>;
+
+/// A region of `size` for each page policy.
+fn regions_of(p: &Params, size: Bytes) -> Result<Regions> {
+    p.pages.iter().map(|&pol| Buffer::new(pol, size).map(|r| (pol, r))).collect()
+}
+
+/// One working set: its shares of the repetitions, each on regions of its
+/// own (see `allocations`), merged into one point per order and policy;
+/// in precision mode, more shares on fresh regions until every merged
+/// median is known to ± the precision or the most repetitions are taken.
+/// Regions of the working set's own size: a small set at the start of a
+/// large region read 4–8% slower on 4 KiB pages than the same set alone
+/// (and than an independent chase) in this VM. One share's regions are
+/// unmapped before the next is mapped (the memory budget holds one set);
+/// the last share's are returned.
+fn working_set(
+    p: &Params,
+    ctx: &Bench,
+    size: Bytes,
+    orders: &[(&str, Option<usize>)],
+) -> Result<(Vec<Point>, Regions)> {
+    let groups = p.groups();
+    let most = p.max_repetitions.max(p.repetitions);
+    let (mut shares, mut regions, mut taken) = (Vec::new(), Vec::new(), 0);
+    let mut planned = groups.iter().copied();
+    loop {
+        let reps = match planned.next() {
+            Some(r) => r,
+            None if taken < most && p.precision.is_some_and(|f| !precise(&merged(shares.clone()), f)) => {
+                groups[0].min(most - taken)
+            }
+            None => break,
+        };
+        ctx.check_interrupt()?;
+        drop(std::mem::take(&mut regions));
+        regions = regions_of(p, size)?;
+        shares.push(measure_size(p, ctx, &mut regions, size, orders, reps)?);
+        taken += reps;
+    }
+    Ok((merged(shares), regions))
+}
+
+/// Every point's median known to ± `within` (95%).
+fn precise(points: &[Point], within: f64) -> bool {
+    points.iter().all(|x| schedule::relative_half_width(&x.sample_latency_ns).is_some_and(|w| w <= within))
 }
 
 /// One working set in one mapping: for each order, the chases of every
@@ -621,9 +659,30 @@ mod tests {
             assert_eq!(p.groups(), groups, "{reps} repetitions in {allocations} mappings");
             assert_eq!(p.groups().iter().sum::<usize>(), reps);
         }
-        // Precision's most is shared out too, never below a share's own.
-        (p.repetitions, p.allocations, p.max_repetitions) = (6, 3, 20);
-        assert_eq!((p.group_plan(2).repetitions, p.group_plan(2).max_repetitions), (2, 7));
+        // A share takes exactly its repetitions: precision is judged on the
+        // merged shares (more shares, on fresh regions, where it falls short).
+        (p.repetitions, p.allocations, p.max_repetitions, p.precision) = (6, 3, 20, Some(0.03));
+        let share = p.group_plan(2);
+        assert_eq!((share.repetitions, share.max_repetitions, share.precision), (2, 2, None));
+    }
+
+    /// Precision is judged on the merged samples: six agreeing ones are
+    /// precise, five are too few to say, a wide spread is not.
+    #[test]
+    fn precision_needs_six_merged_samples_inside_its_bound() {
+        let with = |samples: &[f64]| Point {
+            pages: PagePolicy::Small,
+            order: "random".into(),
+            size_bytes: Bytes(4096),
+            loads_per_sample: 1,
+            latency_ns: Summary::of(samples).unwrap(),
+            sample_latency_ns: samples.to_vec(),
+            huge_fraction: None,
+            valid: true,
+        };
+        assert!(precise(&[with(&[100.0; 6])], 0.03));
+        assert!(!precise(&[with(&[100.0; 5])], 0.03));
+        assert!(!precise(&[with(&[100.0; 6]), with(&[80.0, 120.0, 80.0, 120.0, 80.0, 120.0])], 0.03));
     }
 
     /// Two mappings' points become one each: samples in mapping order (the

@@ -181,13 +181,16 @@ pub fn compare_page(c: &super::compare::Comparison, overlays: &[(String, String)
             "<p class=\"bad\">A and B ran on different CPUs: the differences are the machines', not a change.</p>\n",
         );
     }
+    let moves = super::compare::host_moves_text(c);
+    if !moves.is_empty() {
+        h.push_str(&format!("<p>{}</p>\n", escape(moves.trim())));
+    }
     h.push_str("<table class=\"metrics\"><tr><th>metric</th><th>A</th><th>B</th><th>B/A</th><th>verdict</th></tr>\n");
     for r in &c.rows {
         let verdict = r.verdict.describe();
-        let flag = if r.regression {
-            format!(" <strong>REGRESSION, {:.1}% worse</strong>", r.worse_by_pct)
-        } else {
-            String::new()
+        let flag = match (r.regression, super::compare::row_flag(r)) {
+            (true, f) => format!(" <strong>{}</strong>", escape(f.trim_start_matches(" — "))),
+            (false, f) => escape(&f),
         };
         h.push_str(&format!(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>×{:.3}</td><td>{}{flag}</td></tr>\n",

@@ -66,7 +66,8 @@ fn numa_metrics(o: &Outcome) -> Vec<Headline> {
             vec![c.bytes_per_s.median / 1e9],
             c.bytes_per_s.median / 1e9,
             true,
-        ));
+        )
+        .on_cpus(o.nodes.iter().find(|n| n.id == c.cpu_node).map_or(1, |n| n.cpus.len().max(1))));
     }
     out
 }

@@ -203,6 +203,7 @@ impl super::Render for Outcome {
                 b.ns_per_page.median,
                 false,
             )
+            .on_cpus(b.threads)
         })
         .into_iter()
         .collect()

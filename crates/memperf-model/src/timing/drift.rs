@@ -13,8 +13,8 @@ pub const HOST_MOVED_LIMIT: f64 = 0.10;
 /// The reference at several moments of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HostDrift {
-    /// The region the reference reads and chases (memory where the probe
-    /// verified it).
+    /// The region the reference reads and chases: the same every run on a
+    /// machine (sized from its plausible cache claims and memory budget).
     pub size_bytes: Bytes,
     /// Threads of the all-CPU read, one on each CPU the run may use (absent
     /// on one CPU, and in documents from before it was measured).
@@ -57,7 +57,7 @@ impl DriftPoint {
 /// their levels: for one thread (the read or the chase, the larger), and
 /// for every CPU reading at once. `None` where the two do not measure the
 /// same thing (another region, another CPU count) or one lacks it.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Between {
     pub one_thread: Option<f64>,
     pub all_threads: Option<f64>,
