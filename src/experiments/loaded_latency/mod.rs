@@ -246,7 +246,8 @@ fn one_window(
     loaders: &[Loader],
 ) -> (Window, Vec<Window>) {
     let k1 = chase_kernel(1).expect("one chain");
-    // Threads wake within microseconds of each other; the warm-up covers it.
+    // Threads usually wake within microseconds of each other, which the
+    // warm-up covers; one the host woke after the window is run again.
     let start = clock.now_ns();
     let from = start + (p.warm_s * 1e9) as u64;
     let end = from + (p.window_s * 1e9) as u64;
