@@ -3,10 +3,10 @@
 //! kernel) and chases a random cycle through it, and then every CPU the
 //! process may use reads its share of the region at once (where the host
 //! places the vCPUs, and whom they share a core with, shows there and not
-//! in one thread). The region is sized to be in memory for one thread
-//! where the probe verified that, and is mapped anew for each point (never
-//! held while an experiment runs, so the experiments keep the whole memory
-//! budget); what changes between the points is the host. The document
+//! in one thread). The region is the same every run on a machine (see
+//! [`size`]) and is mapped anew for each point (never held while an
+//! experiment runs, so the experiments keep the whole memory budget); what
+//! changes between the points is the host. The document
 //! keeps the samples ([`HostDrift`]); the advice reads how far it moved
 //! within the run, `compare` also how far it moved between two runs.
 
@@ -52,9 +52,7 @@ struct Mapped {
 /// cap: a part whose caches add up to more keeps part of it cached), so
 /// one thread reads memory on the machines met so far.
 pub fn size(m: &crate::machine::Fingerprint) -> Bytes {
-    let plausible = m.caches.iter().filter(|c| c.is_data()).max_by_key(|c| c.level).filter(|c| c.plausible());
-    let llc =
-        plausible.map_or(crate::machine::ASSUMED_LLC, |_| m.llc_total_bytes().unwrap_or(crate::machine::ASSUMED_LLC));
+    let llc = m.plausible_llc_total().unwrap_or(crate::machine::ASSUMED_LLC);
     let want = (8 * llc.0).clamp(256 * MIB, GIB);
     Bytes(want.min(super::budget::Budget::of(m).per_region(4).0).max(MIB))
 }
@@ -117,15 +115,11 @@ fn all_read_passes(clock: &dyn Clock, region: &Buffer, size: Bytes, cpus: &[usiz
     let words = &region.as_slice::<f64>()[..(size.0 / 8) as usize];
     let share = words.len() / threads;
     let args: Vec<StreamArg> = words.chunks_exact(share).map(|w| StreamArg::read(w.as_ptr(), share, 0)).collect();
-    let bytes = (share * threads * 8) as f64;
-    (0..=SAMPLES)
-        .filter_map(|pass| {
-            // SAFETY: each argument views its share of `words`, borrowed
-            // from the region for this run.
-            let run = team.run(clock, |t| std::hint::black_box(unsafe { simd(1, &args[t]) }));
-            (pass > 0 && run.elapsed_ns > 0).then(|| bytes * 1e9 / run.elapsed_ns as f64)
-        })
-        .collect()
+    crate::machine::levels::timed_passes((share * threads * 8) as f64, SAMPLES, || {
+        // SAFETY: each argument views its share of `words`, borrowed from
+        // the region for this run.
+        team.run(clock, |t| std::hint::black_box(unsafe { simd(1, &args[t]) })).elapsed_ns
+    })
 }
 
 fn chase(chase: &mut Chase, clock: &dyn Clock) -> (Vec<f64>, bool) {

@@ -320,11 +320,9 @@ pub fn execute(
     Ok(())
 }
 
-/// The suite's reference (see [`super::drift`]): for a suite of more than
-/// one measuring experiment.
+/// The suite's reference (see [`super::drift`]), where the plan has one.
 fn drift_reference(plan: &Plan, machine: &Fingerprint) -> Option<super::drift::Reference> {
-    let measuring = plan.jobs.iter().filter(|j| j.measures()).count();
-    (!plan.strict && measuring > 1).then(|| super::drift::Reference::new(machine))
+    plan.has_reference().then(|| super::drift::Reference::new(machine))
 }
 
 /// Beyond this relative change between the clock before and after an
@@ -349,12 +347,19 @@ impl Plan {
         Plan { jobs, strict: false, reserve_hugepages: false, notes: Vec::new(), journal: false, command: Command::Run }
     }
 
-    /// What every plan spends beside its jobs: the machine probe, two
-    /// core-clock readings per measuring job, the report.
+    /// A suite of more than one measuring experiment (not `--strict`)
+    /// takes the host's reference at its start, middle and end.
+    pub fn has_reference(&self) -> bool {
+        !self.strict && self.jobs.iter().filter(|j| j.measures()).count() > 1
+    }
+
+    /// What every plan spends beside its jobs: the machine probe, the
+    /// host's reference, two core-clock readings per measuring job, the
+    /// report.
     pub fn overhead_s(&self) -> f64 {
         let measuring = self.jobs.iter().filter(|j| j.measures()).count() as f64;
         let probe = if self.needs_levels() { PROBE_S } else { 0.1 };
-        let drift = if !self.strict && measuring > 1.0 { super::drift::ESTIMATE_S } else { 0.0 };
+        let drift = if self.has_reference() { super::drift::ESTIMATE_S } else { 0.0 };
         probe + drift + 2.0 * measuring * super::estimate::CLOCK_SAMPLE_S + REPORT_S
     }
 

@@ -255,17 +255,20 @@ pub fn read_passes(clock: &dyn Clock, region: &Buffer, bytes: Bytes, passes: usi
     };
     let words = &region.as_slice::<f64>()[..(bytes.0 / 8) as usize];
     let arg = crate::kernels::StreamArg::read(words.as_ptr(), words.len(), 0);
-    let mut out = Vec::with_capacity(passes);
-    for pass in 0..=passes {
+    timed_passes(bytes.0 as f64, passes, || {
         let t0 = clock.now_ns();
         // SAFETY: `arg` views `words`, borrowed from the region for this call.
         std::hint::black_box(unsafe { simd(1, &arg) });
-        let ns = clock.now_ns().saturating_sub(t0);
-        if pass > 0 && ns > 0 {
-            out.push(bytes.0 as f64 * 1e9 / ns as f64);
-        }
-    }
-    out
+        clock.now_ns().saturating_sub(t0)
+    })
+}
+
+/// B/s of each of `passes` timed calls of `pass` (which moves `bytes` and
+/// returns the ns it took), after one untimed; a pass the clock saw take
+/// no time is left out.
+pub fn timed_passes(bytes: f64, passes: usize, mut pass: impl FnMut() -> u64) -> Vec<f64> {
+    pass();
+    (0..passes).map(|_| pass()).filter(|&ns| ns > 0).map(|ns| bytes * 1e9 / ns as f64).collect()
 }
 
 /// The far level is confirmed and its last doubling changed latency by

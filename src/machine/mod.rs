@@ -229,8 +229,10 @@ mod tests {
         f.cpu.logical_cpus = 2;
         assert!(!f.caches[0].plausible());
         assert_eq!(f.sizing_llc(), (ASSUMED_LLC, LlcSource::Assumed), "the 480 MiB claim is not used");
+        assert_eq!(f.plausible_llc_total(), None, "nor by the reference or the all-thread DRAM rule");
         f.caches = merge_caches(vec![sys_l3(Bytes(32 << 20), 32768)], vec![], 2);
         assert_eq!(f.sizing_llc(), (Bytes(32 << 20), LlcSource::Claimed));
+        assert_eq!(f.plausible_llc_total(), Some(Bytes(32 << 20)));
     }
 
     #[test]

@@ -86,8 +86,9 @@ pub struct Row {
     /// How far the host moved that this metric must be worse by, in
     /// percent: within either run, and between them (the all-CPU
     /// reference too for a metric of more than one thread).
+    /// `None`: neither document recorded a reference.
     #[serde(default)]
-    pub host_floor_pct: f64,
+    pub host_floor_pct: Option<f64>,
     /// That movement was beyond the 10% a run's own verdicts allow: the
     /// host changed under the figure (for one of more CPUs: where it
     /// placed them), and no difference of it is judged.
@@ -163,12 +164,14 @@ fn without_memory(m: &Headline) -> String {
 }
 
 /// How far the host moved, in percent: within either run (the larger),
-/// and from A to B for one thread and for every CPU.
+/// and from A to B for one thread and for every CPU; or why A and B's
+/// references could not be set side by side.
 struct HostMoves {
     within: Option<f64>,
     within_all: Option<f64>,
     one: Option<f64>,
     all: Option<f64>,
+    not_compared: Option<String>,
 }
 
 impl HostMoves {
@@ -176,8 +179,18 @@ impl HostMoves {
         let pct = |of: fn(&HostDrift) -> Option<f64>| {
             [da, db].iter().filter_map(|d| d.host_drift.as_ref().and_then(of)).reduce(f64::max).map(|m| m * 100.0)
         };
-        let between = match (&da.host_drift, &db.host_drift) {
-            (Some(a), Some(b)) => a.between(b),
+        let (between, not_compared) = match (&da.host_drift, &db.host_drift) {
+            (Some(a), Some(b)) => match a.between(b) {
+                Some(x) => (x, None),
+                None => (
+                    Default::default(),
+                    Some(format!(
+                        "the two references read different regions ({} and {}): how far the host moved between \
+                         the runs is not measured",
+                        a.size_bytes, b.size_bytes
+                    )),
+                ),
+            },
             _ => Default::default(),
         };
         HostMoves {
@@ -185,14 +198,16 @@ impl HostMoves {
             within_all: pct(HostDrift::all_read_moved),
             one: between.one_thread.map(|m| m * 100.0),
             all: between.all_threads.map(|m| m * 100.0),
+            not_compared,
         }
     }
 
     /// What `m` must be worse by: the host's moves that could explain it
-    /// (every CPU's too for a metric taken on more than one CPU).
-    fn floor(&self, m: &Headline) -> f64 {
+    /// (every CPU's too for a metric taken on more than one CPU); `None`
+    /// where neither document measured any.
+    fn floor(&self, m: &Headline) -> Option<f64> {
         let all = if m.cpus > 1 { [self.within_all, self.all] } else { [None, None] };
-        [self.within, self.one].into_iter().chain(all).flatten().fold(0.0, f64::max)
+        [self.within, self.one].into_iter().chain(all).flatten().reduce(f64::max)
     }
 }
 
@@ -230,28 +245,15 @@ pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comp
         host_between_one_thread_pct: moves.one,
         host_moved_all_threads_pct: moves.within_all,
         host_between_all_threads_pct: moves.all,
-        host_between_not_compared: references_apart(da, db),
+        host_between_not_compared: moves.not_compared,
         rows,
         left_out,
     }
 }
 
-/// Why two documents' references cannot be set side by side: they read
-/// regions of different sizes (the memory budget on a machine short of
-/// memory, or another machine).
-fn references_apart(da: &Document, db: &Document) -> Option<String> {
-    let (a, b) = (da.host_drift.as_ref()?, db.host_drift.as_ref()?);
-    (a.size_bytes != b.size_bytes).then(|| {
-        format!(
-            "the two references read different regions ({} and {}): how far the host moved between the runs is not measured",
-            a.size_bytes, b.size_bytes
-        )
-    })
-}
-
 /// One metric of both documents, or why it is left out.
-fn row(x: &Headline, y: &Headline, host_floor_pct: f64, threshold_pct: Option<f64>) -> Result<Row, String> {
-    let host_withholds = host_floor_pct > HOST_MOVED_LIMIT * 100.0;
+fn row(x: &Headline, y: &Headline, host_floor_pct: Option<f64>, threshold_pct: Option<f64>) -> Result<Row, String> {
+    let host_withholds = host_floor_pct.is_some_and(|f| f > HOST_MOVED_LIMIT * 100.0);
     if let Some(why) = unusable(x, "A").or_else(|| unusable(y, "B")) {
         return Err(format!("{} ({why}: not compared)", x.name));
     }
@@ -269,7 +271,7 @@ fn row(x: &Headline, y: &Headline, host_floor_pct: f64, threshold_pct: Option<f6
     };
     let regression = matches!(verdict, RowVerdict::Worse { .. })
         && !host_withholds
-        && worse_by_pct > host_floor_pct
+        && worse_by_pct > host_floor_pct.unwrap_or(0.0)
         && threshold_pct.is_some_and(|t| worse_by_pct > t);
     Ok(Row {
         key: x.key(),
@@ -289,14 +291,12 @@ fn row(x: &Headline, y: &Headline, host_floor_pct: f64, threshold_pct: Option<f6
 /// What follows a row's verdict: the regression, or why a difference is
 /// not one (the host moved beyond the limit under it, or as far as it).
 pub fn row_flag(r: &Row) -> String {
-    match (r.regression, &r.verdict) {
+    let worse = matches!(r.verdict, RowVerdict::Worse { .. });
+    let differs = worse || matches!(r.verdict, RowVerdict::Better { .. });
+    match (r.regression, r.host_floor_pct) {
         (true, _) => format!(" — REGRESSION, {:.1}% worse", r.worse_by_pct),
-        (false, RowVerdict::Worse { .. } | RowVerdict::Better { .. }) if r.host_withholds => {
-            format!(" — not judged: the host moved {:.1}% under it", r.host_floor_pct)
-        }
-        (false, RowVerdict::Worse { .. }) if r.worse_by_pct <= r.host_floor_pct && r.host_floor_pct > 0.0 => {
-            format!(" — within the host's {:.1}% move", r.host_floor_pct)
-        }
+        (false, Some(f)) if differs && r.host_withholds => format!(" — not judged: the host moved {f:.1}% under it"),
+        (false, Some(f)) if worse && r.worse_by_pct <= f && f > 0.0 => format!(" — within the host's {f:.1}% move"),
         _ => String::new(),
     }
 }
@@ -538,7 +538,13 @@ mod tests {
     #[test]
     fn a_figure_of_two_cpus_carries_where_the_host_placed_them() {
         use crate::report::headlines::{headline, Unit};
-        let moves = HostMoves { within: Some(3.0), within_all: Some(90.0), one: Some(1.0), all: Some(40.0) };
+        let moves = HostMoves {
+            within: Some(3.0),
+            within_all: Some(90.0),
+            one: Some(1.0),
+            all: Some(40.0),
+            not_compared: None,
+        };
         let line = headline(
             "c2c.one_way",
             &[("relation", "same-l3".into())],
@@ -548,8 +554,8 @@ mod tests {
             30.0,
             false,
         );
-        assert_eq!(moves.floor(&line), 3.0);
-        assert_eq!(moves.floor(&line.clone().on_cpus(2)), 90.0);
+        assert_eq!(moves.floor(&line), Some(3.0));
+        assert_eq!(moves.floor(&line.clone().on_cpus(2)), Some(90.0));
         let two = headline(
             "bandwidth.read",
             &[("threads", "2".into())],
@@ -559,7 +565,7 @@ mod tests {
             1.0,
             true,
         );
-        assert_eq!((two.cpus, moves.floor(&two)), (2, 90.0));
+        assert_eq!((two.cpus, moves.floor(&two)), (2, Some(90.0)));
     }
 
     #[test]

@@ -132,21 +132,6 @@ pub struct Figures {
 pub fn one_run(
     team: &Team,
     clock: &dyn Clock,
-    windows_s: (f64, f64),
-    pause: Option<u64>,
-    chaser: &Mutex<Chaser>,
-    traffic: &[Traffic],
-    memory: &Mutex<Option<MemoryTraffic>>,
-) -> Figures {
-    until_counted(
-        || one_window(team, clock, windows_s, pause, chaser, traffic, memory),
-        |f| f.latency_ns.is_finite() && (pause.is_none() || f.blocks_per_s > 0.0),
-    )
-}
-
-fn one_window(
-    team: &Team,
-    clock: &dyn Clock,
     (warm_s, window_s): (f64, f64),
     pause: Option<u64>,
     chaser: &Mutex<Chaser>,
@@ -154,24 +139,28 @@ fn one_window(
     memory: &Mutex<Option<MemoryTraffic>>,
 ) -> Figures {
     let k1 = chase_kernel(1).expect("one chain");
-    let mut counters = memory.lock().unwrap_or_else(|e| e.into_inner());
-    let before = counters.as_mut().map(|m| m.bytes());
-    let from = clock.now_ns() + (warm_s * 1e9) as u64;
-    let end = from + (window_s * 1e9) as u64;
-    let run = team.run(clock, |t| {
-        if t == 0 {
-            let mut c = chaser.lock().unwrap_or_else(|e| e.into_inner());
-            // SAFETY: the chase's buffer outlives the run.
-            repeat_until(clock, 0, from, end, |_| unsafe { c.0.run(k1, CHASE_CHUNK) })
-        } else {
-            match pause {
-                Some(p) => repeat_pausing(clock, p, from, end, |i| traffic[t - 1].run(i)),
-                None => Window { ok: true, ..Window::default() },
+    let once = || {
+        let mut counters = memory.lock().unwrap_or_else(|e| e.into_inner());
+        let before = counters.as_mut().map(|m| m.bytes());
+        let from = clock.now_ns() + (warm_s * 1e9) as u64;
+        let end = from + (window_s * 1e9) as u64;
+        let run = team.run(clock, |t| {
+            if t == 0 {
+                let mut c = chaser.lock().unwrap_or_else(|e| e.into_inner());
+                // SAFETY: the chase's buffer outlives the run.
+                repeat_until(clock, 0, from, end, |_| unsafe { c.0.run(k1, CHASE_CHUNK) })
+            } else {
+                match pause {
+                    Some(p) => repeat_pausing(clock, p, from, end, |i| traffic[t - 1].run(i)),
+                    None => Window { ok: true, ..Window::default() },
+                }
             }
-        }
-    });
-    let counted = counters.as_mut().zip(before).map(|(m, b)| (m.bytes() - b) / (run.elapsed_ns.max(1) as f64 * 1e-9));
-    Figures { counted_bytes_per_s: counted, ..figures(&run.results) }
+        });
+        let elapsed_s = run.elapsed_ns.max(1) as f64 * 1e-9;
+        let counted = counters.as_mut().zip(before).map(|(m, b)| (m.bytes() - b) / elapsed_s);
+        Figures { counted_bytes_per_s: counted, ..figures(&run.results) }
+    };
+    until_counted(once, |f| f.latency_ns.is_finite() && (pause.is_none() || f.blocks_per_s > 0.0))
 }
 
 /// The chaser's window (first) and the traffic threads' as figures.

@@ -231,47 +231,36 @@ fn one_run(
     chaser: &Mutex<Chaser>,
     loaders: &[Loader],
 ) -> (Window, Vec<Window>) {
-    until_counted(
-        || one_window(team, clock, p, delay, chaser, loaders),
-        |(chase, loads)| chase.calls > 0 && (delay.is_none() || loads.iter().all(|w| w.calls > 0)),
-    )
-}
-
-fn one_window(
-    team: &Team,
-    clock: &dyn Clock,
-    p: &Params,
-    delay: Option<u64>,
-    chaser: &Mutex<Chaser>,
-    loaders: &[Loader],
-) -> (Window, Vec<Window>) {
     let k1 = chase_kernel(1).expect("one chain");
-    // Threads usually wake within microseconds of each other, which the
-    // warm-up covers; one the host woke after the window is run again.
-    let start = clock.now_ns();
-    let from = start + (p.warm_s * 1e9) as u64;
-    let end = from + (p.window_s * 1e9) as u64;
-    let run = team.run(clock, |t| {
-        if t == 0 {
-            let mut c = chaser.lock().unwrap_or_else(|e| e.into_inner());
-            // SAFETY: the chase's region outlives the run.
-            Did::Chase(repeat_until(clock, 0, from, end, |_| unsafe { c.0.run(k1, CHASE_CHUNK) }))
-        } else {
-            match delay {
-                Some(d) => Did::Load(repeat_until(clock, d, from, end, |i| loaders[t - 1].run(i))),
-                None => Did::Load(Window { ok: true, ..Window::default() }),
+    let once = || {
+        // Threads usually wake within microseconds of each other, which the
+        // warm-up covers; one the host woke after the window is run again.
+        let start = clock.now_ns();
+        let from = start + (p.warm_s * 1e9) as u64;
+        let end = from + (p.window_s * 1e9) as u64;
+        let run = team.run(clock, |t| {
+            if t == 0 {
+                let mut c = chaser.lock().unwrap_or_else(|e| e.into_inner());
+                // SAFETY: the chase's region outlives the run.
+                Did::Chase(repeat_until(clock, 0, from, end, |_| unsafe { c.0.run(k1, CHASE_CHUNK) }))
+            } else {
+                match delay {
+                    Some(d) => Did::Load(repeat_until(clock, d, from, end, |i| loaders[t - 1].run(i))),
+                    None => Did::Load(Window { ok: true, ..Window::default() }),
+                }
+            }
+        });
+        let mut chase = Window::default();
+        let mut loads = Vec::new();
+        for d in run.results {
+            match d {
+                Did::Chase(w) => chase = w,
+                Did::Load(w) => loads.push(w),
             }
         }
-    });
-    let mut chase = Window::default();
-    let mut loads = Vec::new();
-    for d in run.results {
-        match d {
-            Did::Chase(w) => chase = w,
-            Did::Load(w) => loads.push(w),
-        }
-    }
-    (chase, loads)
+        (chase, loads)
+    };
+    until_counted(once, |(chase, loads)| chase.calls > 0 && (delay.is_none() || loads.iter().all(|w| w.calls > 0)))
 }
 
 /// Raw figures of one run: ns per load, loader bytes per second, validity.

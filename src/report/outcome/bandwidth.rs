@@ -393,8 +393,11 @@ fn harm_over_the_sweep(bw: &Outcome, pages: PagePolicy, threads: usize, hint: Hi
 fn bandwidth_metrics(bw: &Outcome, doc: &Document) -> Vec<Headline> {
     let one = doc.machine.read_memory_from();
     // Many threads reach every instance of the last-level cache (the L3 of
-    // each CCD): their array must also outgrow all of them, twice over.
-    let all = one.map(|b| b.max(crate::units::Bytes(2 * doc.machine.llc_total_bytes().map_or(0, |t| t.0))));
+    // each CCD): their array must also outgrow all of them, twice over (a
+    // plausible claim; else the assumed one, never a host's cache described
+    // to a guest).
+    let llc = doc.machine.plausible_llc_total().unwrap_or(crate::machine::ASSUMED_LLC);
+    let all = one.map(|b| b.max(crate::units::Bytes(2 * llc.0)));
     let label = |threads: usize| {
         let (dram, unverified) =
             crate::report::headlines::in_memory(bw.size_bytes, if threads > 1 { all } else { one });

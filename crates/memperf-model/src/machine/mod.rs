@@ -154,6 +154,12 @@ impl Fingerprint {
         Some(Bytes(c.size_bytes.0 * instances))
     }
 
+    /// The claimed last-level cache, all its instances, where the claim is
+    /// plausible (never a host's cache described to a guest).
+    pub fn plausible_llc_total(&self) -> Option<Bytes> {
+        self.llc().filter(|c| c.plausible()).map(|_| self.llc_total_bytes().unwrap_or(ASSUMED_LLC))
+    }
+
     /// The size a working set must outgrow to reach memory, and its
     /// source: the measured start of the far level; else the claimed
     /// last-level cache (all instances) where the claim is plausible; else
@@ -165,10 +171,7 @@ impl Fingerprint {
     /// outgrow the cache outgrows the claim too.
     pub fn sizing_llc(&self) -> (Bytes, LlcSource) {
         let far = self.measured_levels.as_ref().and_then(|m| m.found.far_from);
-        let claimed = match self.llc() {
-            Some(c) if c.plausible() => Some(self.llc_total_bytes().unwrap_or(ASSUMED_LLC)),
-            _ => None,
-        };
+        let claimed = self.plausible_llc_total();
         match (far, claimed) {
             (Some(m), Some(c)) if c > m => (c, LlcSource::Claimed),
             (Some(m), _) => (m, LlcSource::Measured),

@@ -53,10 +53,10 @@ impl DriftPoint {
     }
 }
 
-/// How far two runs' references lie apart, (larger / smaller − 1) of
-/// their levels: for one thread (the read or the chase, the larger), and
-/// for every CPU reading at once. `None` where the two do not measure the
-/// same thing (another region, another CPU count) or one lacks it.
+/// How far two runs' references of one region lie apart, (larger /
+/// smaller − 1) of their levels: for one thread (the read or the chase,
+/// the larger), and for every CPU reading at once. `None` where one lacks
+/// the quantity (or, for every CPU, they ran on different CPU counts).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Between {
     pub one_thread: Option<f64>,
@@ -105,18 +105,18 @@ impl HostDrift {
     }
 
     /// How far the host moved from this run to `other`: their levels
-    /// compared, where both measured the same region (and, for the
-    /// all-CPU read, on as many CPUs).
-    pub fn between(&self, other: &HostDrift) -> Between {
+    /// compared (the all-CPU read only on as many CPUs); `None` where the
+    /// two read different regions, which no comparison can span.
+    pub fn between(&self, other: &HostDrift) -> Option<Between> {
         if self.size_bytes != other.size_bytes {
-            return Between::default();
+            return None;
         }
         let apart = |of: fn(&DriftPoint) -> Option<f64>| spread(&[self.level(of)?, other.level(of)?]);
         let one = [apart(DriftPoint::read_median), apart(DriftPoint::chase_median)];
         let all = (self.all_threads.is_some() && self.all_threads == other.all_threads)
             .then(|| apart(DriftPoint::all_read_median))
             .flatten();
-        Between { one_thread: one.into_iter().flatten().reduce(f64::max), all_threads: all }
+        Some(Between { one_thread: one.into_iter().flatten().reduce(f64::max), all_threads: all })
     }
 
     /// Beyond [`HOST_MOVED_LIMIT`].
@@ -212,13 +212,13 @@ mod tests {
             points: vec![with_all(point(0, 44.0, 140.0), 50.0), with_all(point(6, 44.0, 140.0), 50.0)],
             ..a.clone()
         };
-        let between = a.between(&b);
+        let between = a.between(&b).unwrap();
         assert!((between.one_thread.unwrap() - 0.1).abs() < 1e-12, "{between:?}");
         assert!((between.all_threads.unwrap() - 0.5).abs() < 1e-12, "{between:?}");
-        assert_eq!(b.between(&a), between, "either way round");
+        assert_eq!(b.between(&a), Some(between), "either way round");
         let fewer = HostDrift { all_threads: Some(4), ..b.clone() };
-        assert_eq!(a.between(&fewer).all_threads, None, "2 CPUs against 4 is no reference");
+        assert_eq!(a.between(&fewer).unwrap().all_threads, None, "2 CPUs against 4 is no reference");
         let elsewhere = HostDrift { size_bytes: Bytes(1 << 27), ..b };
-        assert_eq!(a.between(&elsewhere), Between::default());
+        assert_eq!(a.between(&elsewhere), None);
     }
 }
