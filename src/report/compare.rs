@@ -94,8 +94,19 @@ pub struct Row {
     /// placed them), and no difference of it is judged.
     #[serde(default)]
     pub host_withholds: bool,
-    /// Worse beyond the noise, beyond how far the host moved, and by more
-    /// than the threshold asked for.
+    /// How far the figure's own samples spread within one run, in
+    /// percent: the middle half's width over the median, the larger of
+    /// the two documents (`None` where one has fewer than 4 samples).
+    /// What a figure does inside one run (a page table's placement, a
+    /// bimodal cell) it may do between runs: no regression smaller.
+    #[serde(default)]
+    pub own_spread_pct: Option<f64>,
+    /// That spread was beyond the 10% a run's own verdicts allow: the
+    /// figure is unstable within a run, and no difference of it is judged.
+    #[serde(default)]
+    pub unstable: bool,
+    /// Worse beyond the noise, beyond how far the host moved and the
+    /// figure's own spread, and by more than the threshold asked for.
     pub regression: bool,
 }
 
@@ -154,6 +165,18 @@ fn unusable(m: &Headline, side: &str) -> Option<String> {
         .iter()
         .any(|v| !(v.is_finite() && *v > 0.0))
         .then(|| format!("a raw sample in {side} is zero, negative or not a number"))
+}
+
+/// How far `m`'s samples spread within its run, in percent of their
+/// median: the middle half (first to third quartile), so that one late
+/// sample does not count and a bimodal figure does. `None` with fewer
+/// than 4 samples, where quartiles say nothing.
+fn own_spread_pct(m: &Headline) -> Option<f64> {
+    if m.samples.len() < 4 {
+        return None;
+    }
+    let q = |p| crate::timing::stats::quantile(&m.samples, p);
+    Some((q(0.75)? - q(0.25)?) / q(0.5)? * 100.0)
 }
 
 /// A headline's key without its `memory` label (dram or not-verified).
@@ -262,6 +285,8 @@ fn row(x: &Headline, y: &Headline, host_floor_pct: Option<f64>, threshold_pct: O
         return Err(format!("{} (a value is zero, negative or not a number: no ratio)", x.name));
     }
     let ratio = vb / va;
+    let own_spread_pct = [own_spread_pct(x), own_spread_pct(y)].into_iter().flatten().reduce(f64::max);
+    let unstable = own_spread_pct.is_some_and(|s| s > HOST_MOVED_LIMIT * 100.0);
     let worse_by_pct = if x.higher_is_better { (1.0 - ratio) * 100.0 } else { (ratio - 1.0) * 100.0 };
     let verdict = match test(&x.samples, &y.samples, 0.05) {
         Verdict::Differ { p } if worse_by_pct > 0.0 => RowVerdict::Worse { p },
@@ -271,7 +296,9 @@ fn row(x: &Headline, y: &Headline, host_floor_pct: Option<f64>, threshold_pct: O
     };
     let regression = matches!(verdict, RowVerdict::Worse { .. })
         && !host_withholds
+        && !unstable
         && worse_by_pct > host_floor_pct.unwrap_or(0.0)
+        && worse_by_pct > own_spread_pct.unwrap_or(0.0)
         && threshold_pct.is_some_and(|t| worse_by_pct > t);
     Ok(Row {
         key: x.key(),
@@ -284,6 +311,8 @@ fn row(x: &Headline, y: &Headline, host_floor_pct: Option<f64>, threshold_pct: O
         verdict,
         host_floor_pct,
         host_withholds,
+        own_spread_pct,
+        unstable,
         regression,
     })
 }
@@ -293,10 +322,15 @@ fn row(x: &Headline, y: &Headline, host_floor_pct: Option<f64>, threshold_pct: O
 pub fn row_flag(r: &Row) -> String {
     let worse = matches!(r.verdict, RowVerdict::Worse { .. });
     let differs = worse || matches!(r.verdict, RowVerdict::Better { .. });
+    let spread = r.own_spread_pct.unwrap_or(0.0);
     match (r.regression, r.host_floor_pct) {
         (true, _) => format!(" — REGRESSION, {:.1}% worse", r.worse_by_pct),
         (false, Some(f)) if differs && r.host_withholds => format!(" — not judged: the host moved {f:.1}% under it"),
+        (false, _) if differs && r.unstable => {
+            format!(" — not judged: unstable, its samples spread {spread:.0}% within a run")
+        }
         (false, Some(f)) if worse && r.worse_by_pct <= f && f > 0.0 => format!(" — within the host's {f:.1}% move"),
+        (false, _) if worse && r.worse_by_pct <= spread => format!(" — within its own {spread:.1}% spread in a run"),
         _ => String::new(),
     }
 }
@@ -364,8 +398,9 @@ pub fn text(c: &Comparison) -> String {
         out.push_str(
             "\n\"beyond the noise\": a two-sided Mann-Whitney test (5%, exact up to 40 samples) on the raw samples, i.e. beyond the spread\n\
              within each run. Drift of a shared host is not in that spread: a regression must also exceed how\n\
-             far the host moved within either run and between them, where the documents say; compare runs made\n\
-             close in time, or several runs of each.\n",
+             far the host moved within either run and between them, where the documents say, and the middle\n\
+             half of the figure's own samples in either run; compare runs made close in time, or several runs\n\
+             of each.\n",
         );
     }
     for d in &c.left_out {
@@ -376,6 +411,16 @@ pub fn text(c: &Comparison) -> String {
         out.push_str(&format!(
             "\n{withheld} of {} headline(s) not judged: their host reference moved beyond {:.0}% (within a run or \
              between the two); a regression among them passes unseen: rerun both on a quieter host\n",
+            c.rows.len(),
+            HOST_MOVED_LIMIT * 100.0
+        ));
+    }
+    let unstable = c.rows.iter().filter(|r| r.unstable && !r.host_withholds).count();
+    if unstable > 0 {
+        out.push_str(&format!(
+            "\n{unstable} of {} headline(s) not judged: unstable, the middle half of their samples spread beyond \
+             {:.0}% of the median within a run (a figure that moves so inside one run moves so between runs); \
+             measure them on their own with more repetitions\n",
             c.rows.len(),
             HOST_MOVED_LIMIT * 100.0
         ));
@@ -566,6 +611,54 @@ mod tests {
             true,
         );
         assert_eq!((two.cpus, moves.floor(&two)), (2, Some(90.0)));
+    }
+
+    /// A figure of ten samples in ns, lower is better.
+    fn figure(samples: Vec<f64>) -> Headline {
+        let median = crate::timing::stats::median(&samples).unwrap();
+        crate::report::headlines::headline(
+            "t.x",
+            &[],
+            "t".into(),
+            crate::report::headlines::Unit::ns_per("x"),
+            samples,
+            median,
+            false,
+        )
+    }
+
+    #[test]
+    fn a_figure_unstable_within_its_run_is_not_judged() {
+        // Bimodal within each run, as a prefetch of NULL whose page walk
+        // the host translates again: half the samples at 0.17 ns, half
+        // at 0.5, B more often slow: the middle half spans over 100% of
+        // the median. B is worse beyond the noise and by over 100%.
+        let a = figure([0.165, 0.166, 0.167, 0.168, 0.169, 0.170, 0.171, 0.48, 0.49, 0.50].to_vec());
+        let b = figure([0.172, 0.173, 0.47, 0.475, 0.485, 0.495, 0.505, 0.51, 0.52, 0.53].to_vec());
+        let r = row(&a, &b, None, Some(10.0)).unwrap();
+        assert!(matches!(r.verdict, RowVerdict::Worse { .. }), "{r:?}");
+        assert!(r.worse_by_pct > 100.0 && r.unstable && !r.regression, "{r:?}");
+        assert!(row_flag(&r).contains("not judged: unstable"), "{}", row_flag(&r));
+        // The same shift of a figure stable to 1% is a regression.
+        let steady = |m: f64| figure((0..10).map(|i| m * (1.0 + 0.001 * i as f64)).collect());
+        let r = row(&steady(1.0), &steady(1.2), None, Some(10.0)).unwrap();
+        assert!(r.regression && !r.unstable && r.own_spread_pct.unwrap() < 1.0, "{r:?}");
+    }
+
+    #[test]
+    fn a_difference_within_a_figures_own_spread_is_not_a_regression() {
+        // Samples spread over 8% of the median in each run (stable enough
+        // to judge), B worse by 6% beyond the noise: within the spread.
+        let spread = |m: f64| figure((0..10).map(|i| m * (1.0 + 0.018 * i as f64)).collect());
+        let r = row(&spread(1.0), &spread(1.06), None, Some(5.0)).unwrap();
+        let s = r.own_spread_pct.unwrap();
+        assert!(s > 6.0 && s < 10.0 && !r.unstable, "{r:?}");
+        assert!(!r.regression, "{r:?}");
+        if matches!(r.verdict, RowVerdict::Worse { .. }) {
+            assert!(row_flag(&r).contains("within its own"), "{}", row_flag(&r));
+        }
+        // Worse beyond that spread, it is one.
+        assert!(row(&spread(1.0), &spread(1.25), None, Some(5.0)).unwrap().regression);
     }
 
     #[test]
