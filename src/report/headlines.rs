@@ -52,6 +52,7 @@ pub struct Advice {
 
 /// Every line of advice, tagged with the experiment it rests on.
 pub fn advice_items(doc: &Document) -> Vec<Advice> {
+    use memperf_model::timing::drift::HOST_MOVED_LIMIT;
     if let Some(d) = doc.host_drift.as_ref().filter(|d| d.host_moved()) {
         let moved = d.moved_most().unwrap_or(f64::NAN) * 100.0;
         return vec![Advice {
@@ -64,19 +65,85 @@ pub fn advice_items(doc: &Document) -> Vec<Advice> {
             row: None,
         }];
     }
+    let all_moved = doc.host_drift.as_ref().and_then(|d| d.all_read_moved()).filter(|m| *m > HOST_MOVED_LIMIT);
     let mut out = Vec::new();
     for o in super::outcome::outcomes(doc) {
         let r = super::outcome::of(o);
         for text in r.advice(doc) {
+            let cpus = r.advice_cpus(&text);
+            let text = match all_moved {
+                Some(m) if cpus > 1 => placement_withholds(&text, cpus, m, doc),
+                _ => text,
+            };
             out.push(Advice { experiment: o.name(), row: r.advice_row(&text), text });
         }
     }
     out
 }
 
+/// A line of advice resting on figures of `cpus` CPUs at once, in a run
+/// whose every-CPU reference moved by `moved` (beyond the limit): what it
+/// would have said is not said, only why, with the reference's figures.
+fn placement_withholds(text: &str, cpus: usize, moved: f64, doc: &Document) -> String {
+    let what = text.split([':', '(']).next().unwrap_or(text).trim_end();
+    format!(
+        "{what}: not judged. Its figures took {cpus} CPUs at once, and every CPU reading at once moved {:.0}% \
+         during this run ({}): where the host placed the vCPUs moved them, so the next run would say otherwise. \
+         Rerun when the host is quieter.",
+        moved * 100.0,
+        doc.host_drift.as_ref().map_or(String::new(), |d| d.describe())
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run whose every-CPU reference moved beyond 10% while one thread
+    /// held still withholds exactly the lines resting on figures of more
+    /// than one CPU (page-init's best where it took threads), saying why;
+    /// a still reference withholds none.
+    #[test]
+    fn every_cpu_moving_withholds_the_advice_of_several_cpus() {
+        use crate::model::outcome::page_init;
+        use memperf_model::timing::drift::{DriftPoint, HostDrift};
+        let mut withheld = 0;
+        for m in ["amd-epyc-zen4", "amd-epyc-zen5", "intel-xeon-m167"] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("tests/data/machines/{m}-kvm-2vcpu/run-quick.json"));
+            let mut doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+            let point = |after: usize, all: f64| DriftPoint {
+                after_experiments: after,
+                read_bytes_per_s: vec![40e9],
+                chase_ns: vec![140.0],
+                all_read_bytes_per_s: vec![all * 1e9],
+            };
+            let drift = |all: [f64; 3]| HostDrift {
+                size_bytes: crate::units::Bytes(1 << 28),
+                all_threads: Some(2),
+                points: vec![point(0, all[0]), point(6, all[1]), point(12, all[2])],
+            };
+            doc.host_drift = Some(drift([45.0, 46.0, 45.5]));
+            let still = advice_items(&doc);
+            assert!(still.iter().all(|a| !a.text.contains("not judged. Its figures took")), "{m}: {still:?}");
+            doc.host_drift = Some(drift([45.0, 85.0, 50.0]));
+            let moved = advice_items(&doc);
+            assert_eq!(moved.len(), still.len(), "{m}: a line each still");
+            let pi = doc.outcome::<page_init::Outcome>().unwrap();
+            let best = pi.results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median)).unwrap();
+            for (a, b) in still.iter().zip(&moved) {
+                let several = a.experiment == "curves" || (a.experiment == "page-init" && best.threads > 1);
+                if several {
+                    assert!(b.text.contains("not judged. Its figures took 2 CPUs at once"), "{m}: {}", b.text);
+                    assert!(b.text.contains("moved 89%"), "{m}: {}", b.text);
+                    withheld += 1;
+                } else {
+                    assert_eq!(a, b, "{m}: a line of one CPU is kept");
+                }
+            }
+        }
+        assert!(withheld > 0, "no recording's advice rests on more than one CPU: the case shows nothing");
+    }
 
     /// A run whose reference moved beyond 10% gives one line of advice,
     /// saying so, instead of verdicts measured across the move.

@@ -77,9 +77,14 @@ pub fn host_drift(doc: &Document) -> String {
     let limit = memperf_model::timing::drift::HOST_MOVED_LIMIT * 100.0;
     let verdict = if d.host_moved() { "beyond" } else { "within" };
     let all = d.all_read_moved().map_or(String::new(), |m| {
+        let advice = if m * 100.0 > limit {
+            format!(", beyond the {limit:.0}%: no advice resting on them is given")
+        } else {
+            String::new()
+        };
         format!(
-            "; every CPU reading at once moved {:.1}% (this run's figures of more than one CPU carry it; on a guest, \
-             where the host placed its vCPUs can do this)",
+            "; every CPU reading at once moved {:.1}% (this run's figures of more than one CPU carry it{advice}; on a \
+             guest, where the host placed its vCPUs can do this)",
             m * 100.0
         )
     });

@@ -307,21 +307,22 @@ fn effect_advice(bw: &Outcome, e: &bandwidth::PrefetchEffect, harmed: bool) -> O
     let plateau =
         bw.plateaus.iter().find(|p| p.pages == e.pages && p.threads == e.threads && p.hint == e.hint).map(|p| &p.plateau);
     let r = ratio_text(&e.confirmed);
-    // A change under 5% is no reason to add or remove an instruction, and
-    // such a verdict came and went between two quick runs: one sentence,
-    // whichever side of 1 it fell.
-    let small = (e.confirmed.median - 1.0).abs() < MIN_ADVISED_CHANGE;
-    if (small && e.verdict != Effect::TooFewPairs) || e.verdict == Effect::WithinNoise {
-        // "No change above 5%" needs an interval inside ±5%: a wider one
-        // holds changes it cannot tell from none, and supports no verdict.
-        let resolved = e.confirmed.low >= 1.0 - MIN_ADVISED_CHANGE && e.confirmed.high <= 1.0 + MIN_ADVISED_CHANGE;
-        if !resolved {
+    // Three answers, each from where the whole interval lies: inside ±5%
+    // (no change worth an instruction), wholly beyond 5% (it helps or it
+    // hurts), or across the 5% line: not resolved. A median on either
+    // side of 5% with an interval across it came and went between runs.
+    let m = MIN_ADVISED_CHANGE;
+    let (low, high) = (e.confirmed.low, e.confirmed.high);
+    let inside = low >= 1.0 - m && high <= 1.0 + m;
+    let beyond = low >= 1.0 + m || high <= 1.0 - m;
+    if e.verdict != Effect::TooFewPairs && !beyond {
+        if !inside {
             return (!harmed).then(|| format!(
-                "Software prefetch ({}) on streaming reads of {} on {} pages: not resolved, {r}: the interval holds changes of more than {:.0}%, so it supports no verdict.",
+                "Software prefetch ({}) on streaming reads of {} on {} pages: not resolved, {r}: the interval holds changes of more than {:.0}% and of less, so it supports no verdict.",
                 e.hint,
                 bw.size_bytes,
                 e.pages,
-                MIN_ADVISED_CHANGE * 100.0
+                m * 100.0
             ));
         }
         // The point chosen says nothing; the sweep may have said it hurts.
@@ -329,7 +330,7 @@ fn effect_advice(bw: &Outcome, e: &bandwidth::PrefetchEffect, harmed: bool) -> O
             "Software prefetch ({}) gives streaming reads on {} pages no change beyond the noise or above {:.0}%, {r}: the hardware prefetchers already keep up.",
             e.hint,
             e.pages,
-            MIN_ADVISED_CHANGE * 100.0
+            m * 100.0
         ));
     }
     if let Some(crate::analysis::second_look::SecondLook::Unstable { second, .. }) = &e.second_look {
@@ -561,6 +562,28 @@ mod tests {
     /// the gain is the instruction's, not prefetching ahead's. And a
     /// verdict another distance of its plateau does not share gives none.
     #[test]
+    fn an_interval_across_the_advised_change_is_not_resolved_whichever_side_its_median_falls() {
+        use crate::model::outcome::bandwidth::Effect;
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/machines/amd-epyc-zen5-kvm-2vcpu/run-quick.json");
+        let doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let bw = doc.outcome::<crate::model::outcome::bandwidth::Outcome>().unwrap();
+        let mut e = bw.prefetch_effects.iter().find(|e| e.threads == 1).unwrap().clone();
+        e.second_look = None;
+        let say = |e: &crate::model::outcome::bandwidth::PrefetchEffect| super::effect_advice(bw, e, false).unwrap_or_default();
+        // Two runs of one machine (2026-11-25): ×1.044 [1.032, 1.055] and
+        // ×1.060 [1.048, 1.070] gave two different sentences.
+        for (verdict, median, low, high) in [(Effect::Helps, 1.044, 1.032, 1.055), (Effect::Helps, 1.060, 1.048, 1.070)] {
+            (e.verdict, e.confirmed.median, e.confirmed.low, e.confirmed.high) = (verdict, median, low, high);
+            assert!(say(&e).contains(": not resolved, ×"), "{median}: {}", say(&e));
+        }
+        (e.verdict, e.confirmed.median, e.confirmed.low, e.confirmed.high) = (Effect::Helps, 1.03, 1.01, 1.04);
+        assert!(say(&e).contains("no change beyond the noise or above 5%"), "{}", say(&e));
+        (e.verdict, e.confirmed.median, e.confirmed.low, e.confirmed.high) = (Effect::Hurts, 0.90, 0.88, 0.93);
+        assert!(say(&e).contains(" slows streaming reads on "), "{}", say(&e));
+    }
+
+    #[test]
     fn a_plateau_from_the_line_being_read_or_an_unstable_one_advises_no_distance() {
         use crate::analysis::second_look::SecondLook;
         use crate::model::outcome::bandwidth::Effect;
@@ -581,7 +604,7 @@ mod tests {
         }
         let e = nta(&mut doc);
         (e.distance_elements, e.plateau_from, e.verdict) = (512, Some(0), Effect::Helps);
-        (e.confirmed.median, e.confirmed.low, e.confirmed.high) = (1.150, 1.049, 1.244);
+        (e.confirmed.median, e.confirmed.low, e.confirmed.high) = (1.150, 1.062, 1.244);
         let a = super::bandwidth_advice(&doc);
         assert!(
             a.iter().any(|l| l.starts_with("A prefetch (nta) of the line being read (D = 0..512 alike)")),

@@ -333,4 +333,8 @@ impl super::Render for Outcome {
     fn csv(&self) -> Option<String> {
         Some(curves_csv(self))
     }
+    /// Its saturation fractions are traffic on every traffic CPU.
+    fn advice_cpus(&self, _advice: &str) -> usize {
+        self.traffic_cpus.len()
+    }
 }

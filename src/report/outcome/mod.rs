@@ -38,6 +38,12 @@ pub trait Render {
     fn advice_row(&self, _advice: &str) -> Option<String> {
         None
     }
+    /// CPUs that the figures a line of advice rests on took at once: where
+    /// that is more than one, where the host placed the vCPUs moves the
+    /// line, and a run whose every-CPU reference moved withholds it.
+    fn advice_cpus(&self, _advice: &str) -> usize {
+        1
+    }
     /// Its own CSV, where the tidy CSV of the whole document would lose
     /// what a row needs (a nested sample's time); `None`: the tidy one.
     fn csv(&self) -> Option<String> {

@@ -214,4 +214,8 @@ impl super::Render for Outcome {
     fn advice_row(&self, _advice: &str) -> Option<String> {
         Some("best:".into())
     }
+    /// The best variant's threads: its line rests on them.
+    fn advice_cpus(&self, _advice: &str) -> usize {
+        self.results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median)).map_or(1, |b| b.threads)
+    }
 }
