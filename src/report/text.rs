@@ -136,6 +136,11 @@ pub fn warning_line(w: &Warning) -> String {
     }
 }
 
+/// The smallest change advice is given for (a prefetch, a page policy):
+/// "no change" needs the whole interval inside ±5%, a verdict the whole
+/// interval beyond it; an interval across it is "not resolved".
+pub const MIN_ADVISED_CHANGE: f64 = 0.05;
+
 /// "×1.034 [×1.010, ×1.050] (n = 5, 94%)".
 pub fn ratio_text(r: &crate::timing::Ratio) -> String {
     format!("×{:.3} [×{:.3}, ×{:.3}] (n = {}, {:.0}% interval)", r.median, r.low, r.high, r.n, r.confidence * 100.0)

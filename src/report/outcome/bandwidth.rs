@@ -283,8 +283,7 @@ fn bandwidth_plots(o: &bandwidth::Outcome) -> Result<Vec<Plot>> {
     Ok(plots)
 }
 
-/// The smallest change in bandwidth that prefetch advice is given for.
-pub const MIN_ADVISED_CHANGE: f64 = 0.05;
+use crate::report::text::MIN_ADVISED_CHANGE;
 
 /// Per single-thread prefetch effect: what the whole sweep says of harm,
 /// then the sentence the chosen distance supports.
