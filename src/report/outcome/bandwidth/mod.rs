@@ -1,17 +1,20 @@
 //! `bandwidth` as text: the kernels, the distance sweep, plateaus, effects.
 
-use crate::analysis::plateau::Plateau;
 use crate::error::Result;
-use crate::kernels::Hint;
 use crate::memory::PagePolicy;
 use crate::model::document::Document;
-use crate::model::outcome::bandwidth::{self, Effect, Outcome};
+use crate::model::outcome::bandwidth::{self, Outcome};
 use crate::report::headlines::{headline, Headline};
 use crate::report::linechart::{render, Axis, LineChart, Reference, Ticks};
 use crate::report::plot::{lines_by, Figure, Plot};
 use crate::report::table::{gbps, Table};
 use crate::report::text::ratio_text;
 use crate::units::Bytes;
+
+mod advice;
+use advice::bandwidth_advice;
+#[cfg(test)]
+use advice::effect_advice;
 
 pub fn bandwidth_text(o: &bandwidth::Outcome) -> String {
     let mut out = format!("bandwidth over arrays of {} ({}), GB/s = 1e9 B/s\n", o.size_bytes, o.isa);
@@ -281,110 +284,6 @@ fn bandwidth_plots(o: &bandwidth::Outcome) -> Result<Vec<Plot>> {
         });
     }
     Ok(plots)
-}
-
-use crate::report::text::MIN_ADVISED_CHANGE;
-
-/// Per single-thread prefetch effect: what the whole sweep says of harm,
-/// then the sentence the chosen distance supports.
-fn bandwidth_advice(doc: &Document) -> Vec<String> {
-    let Some(bw) = doc.outcome::<bandwidth::Outcome>() else { return Vec::new() };
-    let mut out = Vec::new();
-    for e in bw.prefetch_effects.iter().filter(|e| e.threads == 1) {
-        let harm = harm_over_the_sweep(bw, e.pages, e.threads, e.hint);
-        let said = effect_advice(bw, e, harm.is_some());
-        out.extend(harm);
-        out.extend(said);
-    }
-    out
-}
-
-/// The sentence one single-thread prefetch effect supports, if any;
-/// `harmed`: the sweep already said that prefetching hurts (and no second
-/// line says so again).
-fn effect_advice(bw: &Outcome, e: &bandwidth::PrefetchEffect, harmed: bool) -> Option<String> {
-    let plateau =
-        bw.plateaus.iter().find(|p| p.pages == e.pages && p.threads == e.threads && p.hint == e.hint).map(|p| &p.plateau);
-    let r = ratio_text(&e.confirmed);
-    // Three answers, each from where the whole interval lies: inside ±5%
-    // (no change worth an instruction), wholly beyond 5% (it helps or it
-    // hurts), or across the 5% line: not resolved. A median on either
-    // side of 5% with an interval across it came and went between runs.
-    let m = MIN_ADVISED_CHANGE;
-    let (low, high) = (e.confirmed.low, e.confirmed.high);
-    let inside = low >= 1.0 - m && high <= 1.0 + m;
-    let beyond = low >= 1.0 + m || high <= 1.0 - m;
-    if e.verdict != Effect::TooFewPairs && !beyond {
-        if !inside {
-            return (!harmed).then(|| format!(
-                "Software prefetch ({}) on streaming reads of {} on {} pages: not resolved, {r}: the interval holds changes of more than {:.0}% and of less, so it supports no verdict.",
-                e.hint,
-                bw.size_bytes,
-                e.pages,
-                m * 100.0
-            ));
-        }
-        // The point chosen says nothing; the sweep may have said it hurts.
-        return (!harmed).then(|| format!(
-            "Software prefetch ({}) gives streaming reads on {} pages no change beyond the noise or above {:.0}%, {r}: the hardware prefetchers already keep up.",
-            e.hint,
-            e.pages,
-            m * 100.0
-        ));
-    }
-    if let Some(crate::analysis::second_look::SecondLook::Unstable { second, .. }) = &e.second_look {
-        return Some(format!(
-            "Software prefetch ({}) on {} pages: {r} at D = {}, but {second}: unstable, no advice.",
-            e.hint, e.pages, e.distance_elements
-        ));
-    }
-    let chosen = match e.plateau_from {
-        Some(from) if from < 8 => format!("D = {from}..{} alike", e.distance_elements),
-        _ => format!("D = {}", e.distance_elements),
-    };
-    Some(match (e.verdict, plateau) {
-        // Advise no distance from a gain less than a line ahead.
-        (Effect::Helps, _) if e.gain_is_the_instructions() => format!(
-            "A prefetch ({}) of the line being read ({chosen}) read faster than plain simd on {} pages, {r}: \
-             the instruction, not prefetching ahead, made this difference; it is no reason to prefetch.",
-            e.hint, e.pages
-        ),
-        (Effect::Helps, Some(Plateau::Found { start, end, .. })) => format!(
-            "Software prefetch ({}) helps streaming reads on {} pages, {r}: prefetch {start}..{end} elements ({}..{} bytes) ahead.",
-            e.hint, e.pages, start * 8, end * 8
-        ),
-        (Effect::Helps, _) => format!(
-            "Software prefetch ({}) helps streaming reads on {} pages, {r} at D = {}, but the distance curve has no plateau: the best distance is not well defined.",
-            e.hint, e.pages, e.distance_elements
-        ),
-        // The sweep's line already says it hurts, over every distance: one line.
-        (Effect::Hurts, _) if harmed => return None,
-        (Effect::Hurts, _) => format!(
-            "Software prefetch ({}) slows streaming reads on {} pages, {r}: leave streaming to the hardware prefetchers.",
-            e.hint, e.pages
-        ),
-        (Effect::WithinNoise | Effect::TooFewPairs, _) => return None,
-    })
-}
-
-/// Advice from the whole distance sweep of one hint: where every distance
-/// from some D on is slower than adjacent simd (each interval below ×1),
-/// whatever the distance the verdict above was chosen at.
-fn harm_over_the_sweep(bw: &Outcome, pages: PagePolicy, threads: usize, hint: Hint) -> Option<String> {
-    let points: Vec<(u64, crate::timing::Ratio)> = bw
-        .results
-        .iter()
-        .filter(|r| r.variant.pages == pages && r.variant.threads == threads && r.variant.hint == Some(hint))
-        .filter_map(|r| Some((r.variant.distance_elements?, r.ratio_to_simd?)))
-        .collect();
-    let s = crate::analysis::sweep::below_from(&points)?;
-    Some(format!(
-        "Software prefetch ({hint}) slows streaming reads on {pages} pages, {threads} thread(s), at every distance from D = {} on ({} distances): {:.0}% to {:.0}% against plain simd, each interval below ×1: do not use it for streams here.",
-        s.from,
-        s.points,
-        (s.highest - 1.0) * 100.0,
-        (s.lowest - 1.0) * 100.0
-    ))
 }
 
 /// The simd headline of each policy and thread count, and every write
