@@ -198,6 +198,28 @@ impl Team {
         &self.cpus
     }
 
+    /// As [`run`](Team::run), but `work(thread_index, released_ns)` is
+    /// also given when the team left its start barrier (every thread the
+    /// same time: the first read after it). A window set from it opens
+    /// only once every thread is awake and pinned; one set before the run
+    /// starts while the workers are still waking, and a thread the host
+    /// woke late found it over.
+    pub fn run_released<R, F>(&self, clock: &dyn Clock, work: F) -> TeamRun<R>
+    where
+        R: Send,
+        F: Fn(usize, u64) -> R + Sync,
+    {
+        let released = AtomicU64::new(0);
+        self.run(clock, |i| {
+            let now = clock.now_ns().max(1);
+            let at = match released.compare_exchange(0, now, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => now,
+                Err(first) => first,
+            };
+            work(i, at)
+        })
+    }
+
     /// Runs `work(thread_index)` on every thread at once and times it.
     pub fn run<R, F>(&self, clock: &dyn Clock, work: F) -> TeamRun<R>
     where
@@ -357,6 +379,25 @@ mod tests {
         let run = team.run(&clock, |i| i * 7);
         assert_eq!(run.results, vec![0]);
         assert_eq!(run.elapsed_ns, 100);
+    }
+
+    /// Every thread is given the same release time, read after the start
+    /// barrier: with a clock stepping 100 ns a read, the run's start is
+    /// 100 and the release the read after it, 200 (one thread), never a
+    /// time from before the run.
+    #[test]
+    fn every_thread_is_given_the_one_time_the_team_was_released() {
+        let one = Team::new(1).unwrap();
+        let clock = FakeClock::stepping(vec![100]);
+        let run = one.run_released(&clock, |_, at| at);
+        assert_eq!(run.results, vec![200]);
+        let team = Team::new(allowed_cpus().len()).unwrap();
+        let clock = crate::timing::MonotonicClock::new();
+        for _ in 0..20 {
+            let before = clock.now_ns();
+            let run = team.run_released(&clock, |_, at| at);
+            assert!(run.results.iter().all(|&at| at == run.results[0] && at >= before), "{:?}", run.results);
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! gives exact counts.
 
 use super::Clock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What one thread did inside the counted window: calls counted, the span
 /// they took (from the first counted call's start to the start of the call
@@ -85,18 +86,40 @@ pub const TRIES: usize = 3;
 
 /// Runs `once` until `counted` says its chaser's window counted a call, at
 /// most [`TRIES`] times, and returns the last run. The deadlines are
-/// absolute, so a thread the host (or a neighbour on its CPU) woke only
-/// after its window had ended counts nothing: that run lost its sample, it
-/// did not fail, and is run again.
-pub fn until_counted<T>(mut once: impl FnMut() -> T, counted: impl Fn(&T) -> bool) -> T {
+/// absolute (from the team's release, every thread awake), so a thread the
+/// host (or a neighbour on its CPU) stalled past its whole window counts
+/// nothing: that run lost its sample, it did not fail, and is run again.
+/// Also returns how many times it ran `once` (1: counted at once), for a
+/// [`Tally`] the document reports.
+pub fn until_counted<T>(mut once: impl FnMut() -> T, counted: impl Fn(&T) -> bool) -> (T, usize) {
     let mut run = once();
-    for _ in 1..TRIES {
-        if counted(&run) {
-            break;
-        }
+    let mut tries = 1;
+    while tries < TRIES && !counted(&run) {
         run = once();
+        tries += 1;
     }
-    run
+    (run, tries)
+}
+
+/// How many counted windows a measurement kept, and how many times one was
+/// run again (see [`until_counted`]): shared by the closures that run them.
+#[derive(Debug, Default)]
+pub struct Tally {
+    windows: AtomicUsize,
+    again: AtomicUsize,
+}
+
+impl Tally {
+    /// One window kept after `tries` runs.
+    pub fn add(&self, tries: usize) {
+        self.windows.fetch_add(1, Ordering::Relaxed);
+        self.again.fetch_add(tries.saturating_sub(1), Ordering::Relaxed);
+    }
+
+    /// (windows run again, windows kept).
+    pub fn again(&self) -> (usize, usize) {
+        (self.again.load(Ordering::Relaxed), self.windows.load(Ordering::Relaxed))
+    }
 }
 
 /// Spins `iters` turns of a dependent add the compiler cannot remove: a
@@ -187,7 +210,8 @@ mod tests {
         let clock = FakeClock::stepping(vec![100]);
         let mut tries = 0;
         // The first two runs start after their window ended: nothing counted.
-        let w = until_counted(
+        let tally = Tally::default();
+        let (w, ran) = until_counted(
             || {
                 tries += 1;
                 let end = if tries < 3 { 0 } else { 1_000 };
@@ -195,16 +219,22 @@ mod tests {
             },
             |w| w.calls > 0,
         );
-        assert_eq!((tries, w.calls > 0), (3, true));
+        tally.add(ran);
+        assert_eq!((tries, ran, w.calls > 0), (3, 3, true));
         let mut tries = 0;
-        let w = until_counted(
+        let (w, ran) = until_counted(
             || {
                 tries += 1;
                 Window::default()
             },
             |w| w.calls > 0,
         );
-        assert_eq!((tries, w.calls), (TRIES, 0), "never counted: the last run is kept, as it is");
+        tally.add(ran);
+        assert_eq!((tries, ran, w.calls), (TRIES, TRIES, 0), "never counted: the last run is kept, as it is");
+        let (_, ran) = until_counted(|| Window { calls: 1, ..Window::default() }, |w| w.calls > 0);
+        tally.add(ran);
+        assert_eq!(ran, 1, "counted at once: run once");
+        assert_eq!(tally.again(), (2 + (TRIES - 1), 3), "reruns and windows kept, tallied");
     }
 
     /// The calibration on a clock that advances 100 ns per read: the first

@@ -169,6 +169,14 @@ pub enum Caution {
     SystemTimeBelowResolution {
         seconds: f64,
     },
+    /// Counted windows whose chaser or traffic counted nothing (a thread
+    /// stalled past the whole window) were run again: `again` reruns over
+    /// `windows` windows kept.
+    WindowsRunAgain {
+        experiment: String,
+        again: usize,
+        windows: usize,
+    },
     /// Huge pages do not enlarge the TLB reach here (the host backs the
     /// guest with small pages): the curves step at the same page count.
     HugeSameReach {
@@ -236,6 +244,7 @@ impl Caution {
             Caution::PageInitBelowLimit { .. } => "page-init-below-limit",
             Caution::PageInitAboveLimit { .. } => "page-init-limit-broken",
             Caution::SystemTimeBelowResolution { .. } => "system-time-below-resolution",
+            Caution::WindowsRunAgain { .. } => "windows-run-again",
             Caution::HugeSameReach { .. } => "huge-pages-same-tlb-reach",
             Caution::VariantUnavailable { .. } => "variant-unavailable",
             Caution::SecondLookDisagrees { .. } => "second-look-disagrees",
@@ -341,6 +350,11 @@ impl Caution {
             Caution::SystemTimeBelowResolution { seconds } => format!(
                 "the shortest prefetch-fault cell ran {seconds:.2} s, too short for clock ticks to resolve its system time: such cells report it as below resolution"
             ),
+            Caution::WindowsRunAgain { experiment, again, windows } => format!(
+                "{experiment}: {again} run(s) of its {windows} counted windows were made again: a thread was stalled past \
+                 its whole window (the host, or a neighbour on its CPU) and counted nothing; the figures are from the \
+                 runs that counted"
+            ),
             Caution::SecondLookDisagrees { experiment, what, ratio, tolerance } => format!(
                 "{experiment}: {what} is ×{ratio:.2} its second look in the same run, beyond ±{:.0}%: the host moved \
                  between them, or one of the two methods is off",
@@ -432,6 +446,9 @@ impl Caution {
                 Command::Run => "run `memperf prefetch-fault --full` on its own for longer cells".into(),
                 Command::Sub(_) => "use --full for cells of at least a second".into(),
             }),
+            Caution::WindowsRunAgain { .. } => {
+                Some("measure on an idle machine, with nothing else pinned to the CPUs it measures".into())
+            }
             Caution::HugeSameReach { .. } => {
                 Some("measure on bare metal, or on a VM whose host backs guest memory with huge pages".into())
             }

@@ -8,6 +8,7 @@ use super::{analysis, search};
 use crate::experiments::stream_arrays::Array;
 use crate::experiments::Bench;
 use crate::model::outcome::curves::{Consistency, Curve, Mix, Point};
+use crate::timing::window::Tally;
 use crate::timing::{Summary, Team};
 use std::sync::Mutex;
 use crate::counters::memory_traffic::MemoryTraffic;
@@ -28,6 +29,18 @@ pub struct Rig<'a> {
     pub memory: Mutex<Option<MemoryTraffic>>,
     pub ctx: &'a Bench<'a>,
     pub p: &'a Params,
+    /// Windows kept, and how many were run again.
+    pub windows: Tally,
+}
+
+impl Rig<'_> {
+    /// One run of one point (see [`one_run`]): `(warm_s, window_s)`, the
+    /// traffic threads pausing `pause` iterations, its tries tallied.
+    fn run(&self, window: (f64, f64), pause: Option<u64>, traffic: &[Traffic]) -> Figures {
+        let f = one_run(&self.team, self.ctx.clock, window, pause, &self.chaser, traffic, &self.memory);
+        self.windows.add(f.tries);
+        f
+    }
 }
 
 /// Every mix's curve, in the order given.
@@ -60,7 +73,7 @@ fn one_mix(rig: &Rig, mix: Mix) -> Result<Curve> {
     let probes = search::pauses(aim, |pause| {
         rig.ctx.check_interrupt()?;
         rig.ctx.progress.advance(1);
-        let f = one_run(&rig.team, rig.ctx.clock, (p.warm_s, p.probe_s), iterations(rig, pause), &rig.chaser, &traffic, &rig.memory);
+        let f = rig.run((p.warm_s, p.probe_s), iterations(rig, pause), &traffic);
         Ok(bus_bytes_per_s(&f, block_bus))
     })?;
     rig.ctx.progress.finish();
@@ -90,7 +103,7 @@ fn scheduled(rig: &Rig, mix: Mix, pauses: &[Option<u64>], traffic: &[Traffic]) -
     let window_ns = ((p.warm_s + p.window_s) * 1e9) as u64;
     let kept: Vec<RefCell<Vec<Figures>>> = pauses.iter().map(|_| RefCell::new(Vec::new())).collect();
     let run = |pause: Option<u64>| {
-        one_run(&rig.team, rig.ctx.clock, (p.warm_s, p.window_s), iterations(rig, pause), &rig.chaser, traffic, &rig.memory)
+        rig.run((p.warm_s, p.window_s), iterations(rig, pause), traffic)
     };
     let mut variants: Vec<Variant> = pauses
         .iter()
@@ -175,7 +188,7 @@ fn saturated_against_read(rig: &Rig, mix: Mix) -> Result<(f64, f64)> {
     let (mut blocks, mut reads) = (Vec::new(), Vec::new());
     for _ in 0..5 {
         rig.ctx.check_interrupt()?;
-        let f = one_run(&rig.team, rig.ctx.clock, (p.warm_s, p.window_s), Some(0), &rig.chaser, &traffic, &rig.memory);
+        let f = rig.run((p.warm_s, p.window_s), Some(0), &traffic);
         blocks.push(f.blocks_per_s * block_bus);
         reads.push(read_beside_chase(rig)?);
     }

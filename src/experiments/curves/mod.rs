@@ -139,10 +139,14 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         memory: Mutex::new(memory),
         ctx,
         p,
+        windows: Default::default(),
     };
     let curves = measure::all(&rig)?;
     let looks = measure::second_looks(&rig, &curves)?;
     buffer.read_back();
+    if let (again @ 1.., windows) = rig.windows.again() {
+        ctx.warn(crate::model::Caution::WindowsRunAgain { experiment: "curves".into(), again, windows });
+    }
     Ok(outcome(&rig, buffer.backing().clone(), counted, curves, looks))
 }
 

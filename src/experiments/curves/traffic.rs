@@ -122,12 +122,15 @@ pub struct Figures {
     /// Bytes per second the memory controllers counted over the run.
     pub counted_bytes_per_s: Option<f64>,
     pub ok: bool,
+    /// Times the run was made (more than 1: a window counted nothing).
+    pub tries: usize,
 }
 
 /// One run of one point: the chaser chases and every traffic thread runs
 /// its blocks with `pause` iterations after each (none at the idle point),
-/// through `warm_s` and then the counted `window_s`; run again where the
-/// chaser, or a loaded point's traffic, woke too late to count anything
+/// through `warm_s` and then the counted `window_s`, both from the team's
+/// release; run again where the chaser, or a loaded point's traffic, was
+/// stalled past the window and counted nothing
 /// (see [`until_counted`]).
 pub fn one_run(
     team: &Team,
@@ -142,9 +145,13 @@ pub fn one_run(
     let once = || {
         let mut counters = memory.lock().unwrap_or_else(|e| e.into_inner());
         let before = counters.as_mut().map(|m| m.bytes());
-        let from = clock.now_ns() + (warm_s * 1e9) as u64;
-        let end = from + (window_s * 1e9) as u64;
-        let run = team.run(clock, |t| {
+        // The window opens from the team's release: every thread awake.
+        let window = |released: u64| {
+            let from = released + (warm_s * 1e9) as u64;
+            (from, from + (window_s * 1e9) as u64)
+        };
+        let run = team.run_released(clock, |t, released| {
+            let (from, end) = window(released);
             if t == 0 {
                 let mut c = chaser.lock().unwrap_or_else(|e| e.into_inner());
                 // SAFETY: the chase's buffer outlives the run.
@@ -160,7 +167,8 @@ pub fn one_run(
         let counted = counters.as_mut().zip(before).map(|(m, b)| (m.bytes() - b) / elapsed_s);
         Figures { counted_bytes_per_s: counted, ..figures(&run.results) }
     };
-    until_counted(once, |f| f.latency_ns.is_finite() && (pause.is_none() || f.blocks_per_s > 0.0))
+    let (f, tries) = until_counted(once, |f| f.latency_ns.is_finite() && (pause.is_none() || f.blocks_per_s > 0.0));
+    Figures { tries, ..f }
 }
 
 /// The chaser's window (first) and the traffic threads' as figures.
@@ -170,7 +178,7 @@ fn figures(windows: &[Window]) -> Figures {
     let latency_ns = if loads > 0 { chase.span_ns as f64 / loads as f64 } else { f64::NAN };
     let blocks_per_s =
         windows[1..].iter().filter(|w| w.span_ns > 0).map(|w| w.calls as f64 / (w.span_ns as f64 * 1e-9)).sum();
-    Figures { latency_ns, blocks_per_s, counted_bytes_per_s: None, ok: windows.iter().all(|w| w.ok) }
+    Figures { latency_ns, blocks_per_s, counted_bytes_per_s: None, ok: windows.iter().all(|w| w.ok), tries: 1 }
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ use crate::memory::{PagePolicy, Buffer};
 pub use crate::model::outcome::loaded_latency::*;
 use crate::model::Caution;
 use crate::timing::schedule::{self, Plan, Ran, Step, Variant};
-use crate::timing::window::{repeat_until, until_counted, Window};
+use crate::timing::window::{repeat_until, until_counted, Tally, Window};
 use crate::timing::{Clock, Summary, Team};
 use crate::units::{Bytes, Nanos, MIB};
 use serde::{Deserialize, Serialize};
@@ -220,25 +220,25 @@ enum Did {
 }
 
 /// One point, one repetition: the chaser chases and every loader loads
-/// (none at the idle point) through the warm-up and the window; run again
-/// where the chaser or a loader woke too late to count anything (see
+/// (none at the idle point) through the warm-up and the window, both from
+/// the team's release; run again where the chaser or a loader was stalled
+/// past the window and counted nothing (see
 /// [`until_counted`]).
 fn one_run(
     team: &Team,
     clock: &dyn Clock,
     p: &Params,
     delay: Option<u64>,
-    chaser: &Mutex<Chaser>,
-    loaders: &[Loader],
+    (chaser, loaders): (&Mutex<Chaser>, &[Loader]),
+    windows: &Tally,
 ) -> (Window, Vec<Window>) {
     let k1 = chase_kernel(1).expect("one chain");
     let once = || {
-        // Threads usually wake within microseconds of each other, which the
-        // warm-up covers; one the host woke after the window is run again.
-        let start = clock.now_ns();
-        let from = start + (p.warm_s * 1e9) as u64;
-        let end = from + (p.window_s * 1e9) as u64;
-        let run = team.run(clock, |t| {
+        // The window opens from the team's release, every thread awake and
+        // pinned; one the host stalled past the window is run again.
+        let run = team.run_released(clock, |t, released| {
+            let from = released + (p.warm_s * 1e9) as u64;
+            let end = from + (p.window_s * 1e9) as u64;
             if t == 0 {
                 let mut c = chaser.lock().unwrap_or_else(|e| e.into_inner());
                 // SAFETY: the chase's region outlives the run.
@@ -260,7 +260,10 @@ fn one_run(
         }
         (chase, loads)
     };
-    until_counted(once, |(chase, loads)| chase.calls > 0 && (delay.is_none() || loads.iter().all(|w| w.calls > 0)))
+    let (run, tries) =
+        until_counted(once, |(chase, loads)| chase.calls > 0 && (delay.is_none() || loads.iter().all(|w| w.calls > 0)));
+    windows.add(tries);
+    run
 }
 
 /// Raw figures of one run: ns per load, loader bytes per second, validity.
@@ -347,18 +350,20 @@ fn measure(
     let block = p.block_bytes.0;
     let window_ns = ((p.warm_s + p.window_s) * 1e9) as u64;
     let samples: Vec<RefCell<Vec<(f64, f64, bool)>>> = delays.iter().map(|_| RefCell::new(Vec::new())).collect();
+    let tally = Tally::default();
+    let windows = &tally;
     let mut variants: Vec<Variant> = delays
         .iter()
         .zip(&samples)
         .map(|(&delay, kept)| {
             Box::new(move |step: Step| match step {
                 Step::WarmUp => {
-                    let (chase, loads) = one_run(team, ctx.clock, p, delay, chaser, loaders);
+                    let (chase, loads) = one_run(team, ctx.clock, p, delay, (chaser, loaders), windows);
                     Ran::valid(figures(&chase, &loads, block).2)
                 }
                 Step::Calibrate(_) => Ran::valid(true),
                 Step::Run(_) => {
-                    let (chase, loads) = one_run(team, ctx.clock, p, delay, chaser, loaders);
+                    let (chase, loads) = one_run(team, ctx.clock, p, delay, (chaser, loaders), windows);
                     let f = figures(&chase, &loads, block);
                     kept.borrow_mut().push(f);
                     ctx.progress.advance(1);
@@ -374,6 +379,9 @@ fn measure(
     schedule::measure(&plan, ctx.clock, &mut variants, &mut || ctx.check_interrupt())?;
     ctx.progress.finish();
     drop(variants);
+    if let (again @ 1.., windows) = tally.again() {
+        ctx.warn(crate::model::Caution::WindowsRunAgain { experiment: "loaded-latency".into(), again, windows });
+    }
     Ok(samples.into_iter().map(RefCell::into_inner).collect())
 }
 
