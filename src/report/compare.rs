@@ -96,7 +96,7 @@ pub struct Row {
     pub host_withholds: bool,
     /// How far the figure's own samples spread within one run, in
     /// percent: the middle half's width over the median, the larger of
-    /// the two documents (`None` where one has fewer than 4 samples).
+    /// the two documents (`None` where neither has 4 samples).
     /// What a figure does inside one run (a page table's placement, a
     /// bimodal cell) it may do between runs: no regression smaller.
     #[serde(default)]

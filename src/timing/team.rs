@@ -200,7 +200,8 @@ impl Team {
 
     /// As [`run`](Team::run), but `work(thread_index, released_ns)` is
     /// also given when the team left its start barrier (every thread the
-    /// same time: the first read after it). A window set from it opens
+    /// same time: the first read after it to be published, which is after
+    /// every thread arrived). A window set from it opens
     /// only once every thread is awake and pinned; one set before the run
     /// starts while the workers are still waking, and a thread the host
     /// woke late found it over.

@@ -89,36 +89,55 @@ pub const TRIES: usize = 3;
 /// absolute (from the team's release, every thread awake), so a thread the
 /// host (or a neighbour on its CPU) stalled past its whole window counts
 /// nothing: that run lost its sample, it did not fail, and is run again.
-/// Also returns how many times it ran `once` (1: counted at once), for a
-/// [`Tally`] the document reports.
-pub fn until_counted<T>(mut once: impl FnMut() -> T, counted: impl Fn(&T) -> bool) -> (T, usize) {
+/// Also returns how it went (a [`Tried`]), for a [`Tally`] the document
+/// reports.
+pub fn until_counted<T>(mut once: impl FnMut() -> T, counted: impl Fn(&T) -> bool) -> (T, Tried) {
     let mut run = once();
-    let mut tries = 1;
-    while tries < TRIES && !counted(&run) {
+    let mut runs = 1;
+    while runs < TRIES && !counted(&run) {
         run = once();
-        tries += 1;
+        runs += 1;
     }
-    (run, tries)
+    let counted = counted(&run);
+    (run, Tried { runs, counted })
 }
 
-/// How many counted windows a measurement kept, and how many times one was
-/// run again (see [`until_counted`]): shared by the closures that run them.
+/// How one window went: how many times it was run, and whether the run
+/// kept counted (after [`TRIES`] runs one that did not is kept, as it is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tried {
+    pub runs: usize,
+    pub counted: bool,
+}
+
+impl Default for Tried {
+    /// Run once, counted: what a window outside [`until_counted`] is.
+    fn default() -> Tried {
+        Tried { runs: 1, counted: true }
+    }
+}
+
+/// Windows kept by one measurement (warm-ups and probes among them), how
+/// many of them had to be run again, and how many never counted: shared
+/// by the closures that run them.
 #[derive(Debug, Default)]
 pub struct Tally {
     windows: AtomicUsize,
-    again: AtomicUsize,
+    rerun: AtomicUsize,
+    never: AtomicUsize,
 }
 
 impl Tally {
-    /// One window kept after `tries` runs.
-    pub fn add(&self, tries: usize) {
+    pub fn add(&self, t: Tried) {
         self.windows.fetch_add(1, Ordering::Relaxed);
-        self.again.fetch_add(tries.saturating_sub(1), Ordering::Relaxed);
+        self.rerun.fetch_add(usize::from(t.runs > 1), Ordering::Relaxed);
+        self.never.fetch_add(usize::from(!t.counted), Ordering::Relaxed);
     }
 
-    /// (windows run again, windows kept).
-    pub fn again(&self) -> (usize, usize) {
-        (self.again.load(Ordering::Relaxed), self.windows.load(Ordering::Relaxed))
+    /// (windows run again, windows that never counted, windows kept).
+    pub fn again(&self) -> (usize, usize, usize) {
+        let get = |a: &AtomicUsize| a.load(Ordering::Relaxed);
+        (get(&self.rerun), get(&self.never), get(&self.windows))
     }
 }
 
@@ -220,7 +239,7 @@ mod tests {
             |w| w.calls > 0,
         );
         tally.add(ran);
-        assert_eq!((tries, ran, w.calls > 0), (3, 3, true));
+        assert_eq!((tries, ran, w.calls > 0), (3, Tried { runs: 3, counted: true }, true));
         let mut tries = 0;
         let (w, ran) = until_counted(
             || {
@@ -230,11 +249,12 @@ mod tests {
             |w| w.calls > 0,
         );
         tally.add(ran);
-        assert_eq!((tries, ran, w.calls), (TRIES, TRIES, 0), "never counted: the last run is kept, as it is");
+        let never = Tried { runs: TRIES, counted: false };
+        assert_eq!((tries, ran, w.calls), (TRIES, never, 0), "never counted: the last run is kept, as it is");
         let (_, ran) = until_counted(|| Window { calls: 1, ..Window::default() }, |w| w.calls > 0);
         tally.add(ran);
-        assert_eq!(ran, 1, "counted at once: run once");
-        assert_eq!(tally.again(), (2 + (TRIES - 1), 3), "reruns and windows kept, tallied");
+        assert_eq!(ran, Tried::default(), "counted at once: run once");
+        assert_eq!(tally.again(), (2, 1, 3), "windows run again, never counted, kept: tallied");
     }
 
     /// The calibration on a clock that advances 100 ns per read: the first

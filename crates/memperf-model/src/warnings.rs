@@ -170,11 +170,13 @@ pub enum Caution {
         seconds: f64,
     },
     /// Counted windows whose chaser or traffic counted nothing (a thread
-    /// stalled past the whole window) were run again: `again` reruns over
-    /// `windows` windows kept.
+    /// stalled past the whole window) were run again: `rerun` of the
+    /// `windows` kept (warm-ups and probes among them), `never` of which
+    /// still counted nothing after the last try.
     WindowsRunAgain {
         experiment: String,
-        again: usize,
+        rerun: usize,
+        never: usize,
         windows: usize,
     },
     /// Huge pages do not enlarge the TLB reach here (the host backs the
@@ -350,10 +352,13 @@ impl Caution {
             Caution::SystemTimeBelowResolution { seconds } => format!(
                 "the shortest prefetch-fault cell ran {seconds:.2} s, too short for clock ticks to resolve its system time: such cells report it as below resolution"
             ),
-            Caution::WindowsRunAgain { experiment, again, windows } => format!(
-                "{experiment}: {again} run(s) of its {windows} counted windows were made again: a thread was stalled past \
-                 its whole window (the host, or a neighbour on its CPU) and counted nothing; the figures are from the \
-                 runs that counted"
+            Caution::WindowsRunAgain { experiment, rerun, never, windows } => format!(
+                "{experiment}: {rerun} of its {windows} timed windows (warm-ups and probes among them) were run again: \
+                 a thread was stalled past its whole window (the host, or a neighbour on its CPU) and counted nothing; {}",
+                match never {
+                    0 => "each counted on a later try".to_string(),
+                    n => format!("{n} still counted nothing on its last try: that run has no figure"),
+                }
             ),
             Caution::SecondLookDisagrees { experiment, what, ratio, tolerance } => format!(
                 "{experiment}: {what} is ×{ratio:.2} its second look in the same run, beyond ±{:.0}%: the host moved \

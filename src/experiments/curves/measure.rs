@@ -38,7 +38,7 @@ impl Rig<'_> {
     /// traffic threads pausing `pause` iterations, its tries tallied.
     fn run(&self, window: (f64, f64), pause: Option<u64>, traffic: &[Traffic]) -> Figures {
         let f = one_run(&self.team, self.ctx.clock, window, pause, &self.chaser, traffic, &self.memory);
-        self.windows.add(f.tries);
+        self.windows.add(f.tried);
         f
     }
 }

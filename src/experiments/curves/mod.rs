@@ -144,8 +144,8 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     let curves = measure::all(&rig)?;
     let looks = measure::second_looks(&rig, &curves)?;
     buffer.read_back();
-    if let (again @ 1.., windows) = rig.windows.again() {
-        ctx.warn(crate::model::Caution::WindowsRunAgain { experiment: "curves".into(), again, windows });
+    if let (rerun @ 1.., never, windows) = rig.windows.again() {
+        ctx.warn(crate::model::Caution::WindowsRunAgain { experiment: "curves".into(), rerun, never, windows });
     }
     Ok(outcome(&rig, buffer.backing().clone(), counted, curves, looks))
 }

@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::kernels::chase::{chase_kernel, Chase};
 use crate::kernels::{pattern_sum, stream_kernel, StreamArg, StreamKernel, StreamShape};
 use crate::model::outcome::curves::Mix;
-use crate::timing::window::{repeat_pausing, repeat_until, until_counted, Window};
+use crate::timing::window::{repeat_pausing, repeat_until, until_counted, Tried, Window};
 use crate::timing::{Clock, Team};
 use std::sync::Mutex;
 
@@ -122,8 +122,8 @@ pub struct Figures {
     /// Bytes per second the memory controllers counted over the run.
     pub counted_bytes_per_s: Option<f64>,
     pub ok: bool,
-    /// Times the run was made (more than 1: a window counted nothing).
-    pub tries: usize,
+    /// How its window went (run again where it counted nothing).
+    pub tried: Tried,
 }
 
 /// One run of one point: the chaser chases and every traffic thread runs
@@ -167,8 +167,8 @@ pub fn one_run(
         let counted = counters.as_mut().zip(before).map(|(m, b)| (m.bytes() - b) / elapsed_s);
         Figures { counted_bytes_per_s: counted, ..figures(&run.results) }
     };
-    let (f, tries) = until_counted(once, |f| f.latency_ns.is_finite() && (pause.is_none() || f.blocks_per_s > 0.0));
-    Figures { tries, ..f }
+    let (f, tried) = until_counted(once, |f| f.latency_ns.is_finite() && (pause.is_none() || f.blocks_per_s > 0.0));
+    Figures { tried, ..f }
 }
 
 /// The chaser's window (first) and the traffic threads' as figures.
@@ -178,7 +178,7 @@ fn figures(windows: &[Window]) -> Figures {
     let latency_ns = if loads > 0 { chase.span_ns as f64 / loads as f64 } else { f64::NAN };
     let blocks_per_s =
         windows[1..].iter().filter(|w| w.span_ns > 0).map(|w| w.calls as f64 / (w.span_ns as f64 * 1e-9)).sum();
-    Figures { latency_ns, blocks_per_s, counted_bytes_per_s: None, ok: windows.iter().all(|w| w.ok), tries: 1 }
+    Figures { latency_ns, blocks_per_s, counted_bytes_per_s: None, ok: windows.iter().all(|w| w.ok), tried: Tried::default() }
 }
 
 #[cfg(test)]

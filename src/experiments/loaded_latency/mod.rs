@@ -260,9 +260,9 @@ fn one_run(
         }
         (chase, loads)
     };
-    let (run, tries) =
+    let (run, tried) =
         until_counted(once, |(chase, loads)| chase.calls > 0 && (delay.is_none() || loads.iter().all(|w| w.calls > 0)));
-    windows.add(tries);
+    windows.add(tried);
     run
 }
 
@@ -379,8 +379,8 @@ fn measure(
     schedule::measure(&plan, ctx.clock, &mut variants, &mut || ctx.check_interrupt())?;
     ctx.progress.finish();
     drop(variants);
-    if let (again @ 1.., windows) = tally.again() {
-        ctx.warn(crate::model::Caution::WindowsRunAgain { experiment: "loaded-latency".into(), again, windows });
+    if let (rerun @ 1.., never, windows) = tally.again() {
+        ctx.warn(crate::model::Caution::WindowsRunAgain { experiment: "loaded-latency".into(), rerun, never, windows });
     }
     Ok(samples.into_iter().map(RefCell::into_inner).collect())
 }

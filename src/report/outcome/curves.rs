@@ -333,8 +333,9 @@ impl super::Render for Outcome {
     fn csv(&self) -> Option<String> {
         Some(curves_csv(self))
     }
-    /// Its saturation fractions are traffic on every traffic CPU.
+    /// Its saturation fractions are traffic on every traffic CPU beside
+    /// the chaser on its own: the CPUs its loaded headlines carry.
     fn advice_cpus(&self, _advice: &str) -> usize {
-        self.traffic_cpus.len()
+        1 + self.traffic_cpus.len()
     }
 }

@@ -455,10 +455,8 @@ mod tests {
         assert!(lines[2][0].contains("no change beyond the noise or above 5%"), "{lines:?}");
     }
 
-    /// The Zen 4 recording's next quick run: nta ×1.150 at D = 512 inside a
-    /// plateau from D = 0, where a prefetch fetches the line being read —
-    /// the gain is the instruction's, not prefetching ahead's. And a
-    /// verdict another distance of its plateau does not share gives none.
+    /// One sentence per place of the interval against ±5%: across the 5%
+    /// line, whichever side its median fell, "not resolved".
     #[test]
     fn an_interval_across_the_advised_change_is_not_resolved_whichever_side_its_median_falls() {
         use crate::model::outcome::bandwidth::Effect;
@@ -481,6 +479,10 @@ mod tests {
         assert!(say(&e).contains(" slows streaming reads on "), "{}", say(&e));
     }
 
+    /// The Zen 4 recording's next quick run: nta ×1.150 at D = 512 inside a
+    /// plateau from D = 0, where a prefetch fetches the line being read —
+    /// the gain is the instruction's, not prefetching ahead's. And a
+    /// verdict another distance of its plateau does not share gives none.
     #[test]
     fn a_plateau_from_the_line_being_read_or_an_unstable_one_advises_no_distance() {
         use crate::analysis::second_look::SecondLook;
