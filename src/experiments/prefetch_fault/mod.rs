@@ -41,7 +41,7 @@ use crate::units::Bytes;
 /// 2^16 prefetches each), the list walks (three variants per length, a
 /// list set of `list_nodes` nodes each), and the page-stride walk (4 KiB
 /// and THP, each distance beside none; one walk of `stride_pages` pages is
-/// an iteration).
+/// an iteration; each share of its repetitions on regions of its own).
 pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64 {
     // Per loop: the baseline alone, then per instruction its mapped cell
     // and each bad target measured beside it.
@@ -84,13 +84,20 @@ pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64
             reference_of.push(Some(without));
         }
     }
-    let mut stride_plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
-    stride_plan.reference_of = reference_of;
+    // Each share of the repetitions maps, fills and warms its own regions.
     let bytes = Bytes(p.stride_pages as u64 * 4096);
-    let stride_s = schedule::estimate_s(&stride_plan, &unit, &unit)
-        + r.fault_s(bytes, Small)
-        + r.fault_s(bytes, Thp)
-        + 2.0 * bytes.0 as f64 / r.read_bps(1);
+    let stride_s: f64 = p
+        .groups()
+        .into_iter()
+        .map(|repetitions| {
+            let mut stride_plan = schedule::Plan::new(repetitions, p.min_sample_s);
+            stride_plan.reference_of = reference_of.clone();
+            schedule::estimate_s(&stride_plan, &unit, &unit)
+                + r.fault_s(bytes, Small)
+                + r.fault_s(bytes, Thp)
+                + 2.0 * bytes.0 as f64 / r.read_bps(1)
+        })
+        .sum();
     cells_s + lists_s + stride_s
 }
 

@@ -23,13 +23,16 @@ pub struct Options {
     /// Samples per variant.
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
     pub repetitions: Option<usize>,
+    /// Fresh mappings the TLB-miss walk's repetitions are split among (where its pages and page tables land moves the 4 KiB walk) [default: 3]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--allocations"))]
+    pub allocations: Option<usize>,
 }
 
 impl options::Options for Options {
     type Experiment = PrefetchFault;
     /// A good value of every option, as the man page shows them.
     const EXAMPLES: &'static [&'static [&'static str]] = &[
-        &["--hint", "t0", "--targets", "null,mapped", "--lengths", "1,2", "--ahead", "1,4", "--repetitions", "2"],
+        &["--hint", "t0", "--targets", "null,mapped", "--lengths", "1,2", "--ahead", "1,4", "--repetitions", "2", "--allocations", "2"],
     ];
 
     fn params(&self, asked: &Asked) -> Result<Params> {
@@ -40,6 +43,9 @@ impl options::Options for Options {
         p.stride_ahead_pages = List::or(&self.ahead, p.stride_ahead_pages);
         if let Some(r) = self.repetitions {
             p.repetitions = r;
+        }
+        if let Some(a) = self.allocations {
+            p.stride_allocations = a;
         }
         Ok(p)
     }

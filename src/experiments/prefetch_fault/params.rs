@@ -8,6 +8,11 @@ use crate::kernels::Hint;
 use crate::units::{Bytes, MIB};
 use serde::{Deserialize, Serialize};
 
+/// A document from before the walk was split among mappings walked one.
+fn one() -> usize {
+    1
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Params {
     pub instructions: Vec<Hint>,
@@ -23,6 +28,10 @@ pub struct Params {
     pub list_ahead: usize,
     pub stride_pages: usize,
     pub stride_ahead_pages: Vec<usize>,
+    /// Fresh mappings the page-stride walk's repetitions are split among
+    /// (where its pages and page tables land moves the 4 KiB walk).
+    #[serde(default = "one")]
+    pub stride_allocations: usize,
     pub stride_hint: Hint,
     pub seed: u64,
 }
@@ -31,10 +40,10 @@ impl Params {
     pub fn preset(preset: Preset) -> Params {
         // Full: 100 ms samples, so that each cell runs ≥ 1 s and its system
         // time is resolved by the clock tick.
-        let (sample, reps, nodes, region, pages) = match preset {
-            Preset::Quick => (0.006, 10, 1 << 16, 64 * MIB, 1 << 16),
-            Preset::Default => (0.01, 10, 1 << 18, 256 * MIB, 1 << 16),
-            Preset::Full => (0.1, 10, 1 << 20, 1024 * MIB, 1 << 17),
+        let (sample, reps, nodes, region, pages, allocations) = match preset {
+            Preset::Quick => (0.006, 10, 1 << 16, 64 * MIB, 1 << 16, 2),
+            Preset::Default => (0.01, 10, 1 << 18, 256 * MIB, 1 << 16, 3),
+            Preset::Full => (0.1, 10, 1 << 20, 1024 * MIB, 1 << 17, 3),
         };
         Params {
             // Quick: t1 and t2 behave like t0 on current x86 cores.
@@ -48,9 +57,17 @@ impl Params {
             list_ahead: 2,
             stride_pages: pages,
             stride_ahead_pages: vec![1, 4, 16],
+            stride_allocations: allocations,
             stride_hint: Hint::T0,
             seed: 0x7072_6566,
         }
+    }
+
+    /// The walk's repetitions of each fresh mapping: split as evenly as
+    /// they go among `stride_allocations` (one repetition each at least).
+    pub fn groups(&self) -> Vec<usize> {
+        let n = self.stride_allocations.clamp(1, self.repetitions.max(1));
+        (0..n).map(|g| self.repetitions / n + usize::from(g < self.repetitions % n)).collect()
     }
 
     /// Every parameter within a range that makes physical sense, before
@@ -82,3 +99,29 @@ impl Params {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The walk's repetitions split among its mappings, every repetition
+    /// once, none empty: 10 in 3 is 4 + 3 + 3; more mappings than
+    /// repetitions, one each; none asked, one.
+    #[test]
+    fn the_walks_repetitions_are_shared_among_its_mappings() {
+        let mut p = Params::preset(Preset::Quick);
+        for (reps, allocations, groups) in
+            [(10, 3, vec![4, 3, 3]), (10, 2, vec![5, 5]), (2, 5, vec![1, 1]), (7, 0, vec![7]), (6, 1, vec![6])]
+        {
+            (p.repetitions, p.stride_allocations) = (reps, allocations);
+            assert_eq!(p.groups(), groups, "{reps} repetitions in {allocations} mappings");
+        }
+        let old: Params = serde_json::from_value({
+            let mut v = serde_json::to_value(Params::preset(Preset::Quick)).unwrap();
+            v.as_object_mut().unwrap().remove("stride_allocations");
+            v
+        })
+        .unwrap();
+        assert_eq!(old.stride_allocations, 1, "a document from before walked one mapping");
+    }
+}
