@@ -123,6 +123,14 @@ impl Plan {
     }
 }
 
+/// `repetitions` split as evenly as they go among `parts` shares (fresh
+/// mappings of a region, say), none empty: 10 in 3 is 4 + 3 + 3; more
+/// parts than repetitions, one each; none asked, one share.
+pub fn shares(repetitions: usize, parts: usize) -> Vec<usize> {
+    let n = parts.clamp(1, repetitions.max(1));
+    (0..n).map(|g| repetitions / n + usize::from(g < repetitions % n)).collect()
+}
+
 /// Everything measured for one variant.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Series {
@@ -397,6 +405,15 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn repetitions_are_shared_as_evenly_as_they_go() {
+        for (reps, parts, want) in
+            [(10, 3, vec![4, 3, 3]), (10, 2, vec![5, 5]), (2, 5, vec![1, 1]), (7, 0, vec![7]), (6, 1, vec![6])]
+        {
+            assert_eq!(shares(reps, parts), want, "{reps} repetitions in {parts} shares");
+        }
+    }
     use crate::timing::FakeClock;
     use std::cell::RefCell;
 

@@ -168,8 +168,7 @@ impl Params {
     /// repetitions split as evenly as they go among `allocations` (one
     /// mapping per repetition at most).
     pub fn groups(&self) -> Vec<usize> {
-        let n = self.allocations.clamp(1, self.repetitions.max(1));
-        (0..n).map(|g| self.repetitions / n + usize::from(g < self.repetitions % n)).collect()
+        crate::timing::schedule::shares(self.repetitions, self.allocations)
     }
 
     /// The plan of one mapping's share: exactly its repetitions (the
