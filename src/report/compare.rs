@@ -419,8 +419,8 @@ pub fn text(c: &Comparison) -> String {
     if unstable > 0 {
         out.push_str(&format!(
             "\n{unstable} of {} headline(s) not judged: unstable, the middle half of their samples spread beyond \
-             {:.0}% of the median within a run (a figure that moves so inside one run moves so between runs); \
-             measure them on their own with more repetitions\n",
+             {:.0}% of the median within a run (a figure that moves so inside one run moves so between runs, \
+             and more samples of one run do not settle it); compare several runs of each\n",
             c.rows.len(),
             HOST_MOVED_LIMIT * 100.0
         ));

@@ -37,9 +37,7 @@ pub(super) fn summarise(p: &Params, ctx: &Bench, m: Measured) -> Result<Outcome>
     let (results, best_ahead) = keep_the_best_distance(&m, results);
     let limit_broken = results.iter().any(|r| beyond_the_store_limit(r, &store_kernels, m.pages));
     warn_about_the_limit(ctx, &results, limit_broken);
-    let best = results
-        .iter()
-        .min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median))
+    let best = crate::model::outcome::page_init::fastest(&results)
         .map(|r| format!("{} ({} thread(s), ahead {})", r.variant, r.threads, r.ahead))
         .unwrap_or_default();
     let large_pages = m.segs.iter().map(|&s| crate::kernels::page_init::expected_counts(s, m.ratio).0).sum();

@@ -145,16 +145,14 @@ pub fn measure(p: &Params, ctx: &Bench) -> Result<(Vec<StrideResult>, bool)> {
     let keys: Vec<(usize, usize)> = (0..POLICIES.len()).flat_map(|r| aheads.iter().map(move |&d| (r, d))).collect();
     let walks = Cell::new(0usize);
     let mut merged: Vec<Merged> = keys.iter().map(|_| Merged::default()).collect();
-    let (mut ok, mut backing) = (true, Vec::new());
+    let mut ok = true;
+    // A policy's huge fraction: the least any of its mappings got.
+    let mut backing: Backing = POLICIES.iter().map(|&pol| (pol, None)).collect();
     for (share, repetitions) in p.groups().into_iter().enumerate() {
         let seed = p.seed.wrapping_add(share as u64);
         let (b, share_ok) = one_share(p, ctx, (&order, &keys, repetitions, seed), &walks, &mut merged)?;
         ok &= share_ok;
-        // A policy's huge fraction: the least any of its mappings got.
-        backing = match backing.is_empty() {
-            true => b,
-            false => backing.into_iter().zip(b).map(|((pol, x), (_, y))| (pol, least(x, y))).collect(),
-        };
+        backing = backing.into_iter().zip(b).map(|((pol, x), (_, y))| (pol, least(x, y))).collect();
     }
     let out = keys
         .iter()

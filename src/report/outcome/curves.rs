@@ -335,7 +335,7 @@ impl super::Render for Outcome {
     }
     /// Its saturation fractions are traffic on every traffic CPU beside
     /// the chaser on its own: the CPUs its loaded headlines carry.
-    fn advice_cpus(&self, _advice: &str) -> usize {
+    fn advice_cpus(&self) -> usize {
         1 + self.traffic_cpus.len()
     }
 }

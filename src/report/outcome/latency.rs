@@ -254,7 +254,7 @@ fn huge_page_latency_advice(lat: &latency::Outcome) -> Vec<String> {
             ),
             // Within the noise: "no change" only from an interval inside
             // ±5%; a wider one holds changes it cannot tell from none.
-            _ if last.ratio.low >= 1.0 - MIN_ADVISED_CHANGE && last.ratio.high <= 1.0 + MIN_ADVISED_CHANGE => format!(
+            _ if last.ratio.inside(MIN_ADVISED_CHANGE) => format!(
                 "Huge pages ({b}) change random-access latency against {a} by no more than the noise or {:.0}% at {}, {r}.",
                 MIN_ADVISED_CHANGE * 100.0,
                 last.size_bytes

@@ -38,10 +38,10 @@ pub trait Render {
     fn advice_row(&self, _advice: &str) -> Option<String> {
         None
     }
-    /// CPUs that the figures a line of advice rests on took at once: where
-    /// that is more than one, where the host placed the vCPUs moves the
-    /// line, and a run whose every-CPU reference moved withholds it.
-    fn advice_cpus(&self, _advice: &str) -> usize {
+    /// CPUs that the figures its advice rests on took at once: where that
+    /// is more than one, where the host placed the vCPUs moves the advice,
+    /// and a run whose every-CPU reference moved withholds it.
+    fn advice_cpus(&self) -> usize {
         1
     }
     /// Its own CSV, where the tidy CSV of the whole document would lose

@@ -55,7 +55,7 @@ pub fn page_init_text(o: &page_init::Outcome) -> String {
             "* above the limit's median, but not beyond the noise: paired per repetition with the best store kernel, its interval includes ×1\n",
         );
     }
-    if let Some(best) = o.results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median)) {
+    if let Some(best) = o.fastest() {
         out.push_str(&format!("\nbest: {} — Solaris 10 (2005) went from 1.785 to 0.388 µs per page (×4.6)\n", o.best));
         for (what, s) in &best.extrapolated_s {
             out.push_str(&format!("  initialising {what}: {s:.3} s\n"));
@@ -146,7 +146,7 @@ fn run_store_limit(pi: &Outcome, doc: &Document, threads: usize) -> (f64, String
 fn page_init_advice(doc: &Document) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(pi) = doc.outcome::<page_init::Outcome>() {
-        if let Some(b) = pi.results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median)) {
+        if let Some(b) = pi.fastest() {
             let over = b
                 .speedup_vs_locked
                 .map(|r| format!("×{:.2} [×{:.2}, ×{:.2}] over locked", r.median, r.low, r.high))
@@ -191,7 +191,7 @@ impl super::Render for Outcome {
     }
     /// The best variant's ns per page.
     fn metrics(&self, _doc: &Document) -> Vec<Headline> {
-        let best = self.results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median));
+        let best = self.fastest();
         best.map(|b| {
             let samples = b.samples_s.iter().map(|s| s * 1e9 / self.pages as f64).collect();
             headline(
@@ -214,8 +214,8 @@ impl super::Render for Outcome {
     fn advice_row(&self, _advice: &str) -> Option<String> {
         Some("best:".into())
     }
-    /// The best variant's threads: its line rests on them.
-    fn advice_cpus(&self, _advice: &str) -> usize {
-        self.results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median)).map_or(1, |b| b.threads)
+    /// The best variant's threads: its one line rests on them.
+    fn advice_cpus(&self) -> usize {
+        self.fastest().map_or(1, |b| b.threads)
     }
 }

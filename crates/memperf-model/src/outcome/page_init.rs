@@ -106,6 +106,18 @@ impl super::Valid for Outcome {
     }
 }
 
+/// The variant with the lowest median time per page (the one `best` names).
+pub fn fastest(results: &[VariantResult]) -> Option<&VariantResult> {
+    results.iter().min_by(|a, b| a.ns_per_page.median.total_cmp(&b.ns_per_page.median))
+}
+
+impl Outcome {
+    /// The variant `best` names: the lowest median time per page.
+    pub fn fastest(&self) -> Option<&VariantResult> {
+        fastest(&self.results)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

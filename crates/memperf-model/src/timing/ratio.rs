@@ -60,6 +60,17 @@ impl Ratio {
         Some(Ratio { n, median, low: v[k], high: v[n - 1 - k], confidence })
     }
 
+    /// The whole interval lies within ×(1 ± `change`): no change that
+    /// large.
+    pub fn inside(&self, change: f64) -> bool {
+        self.low >= 1.0 - change && self.high <= 1.0 + change
+    }
+
+    /// The whole interval lies beyond ×(1 ± `change`), on one side.
+    pub fn beyond(&self, change: f64) -> bool {
+        self.low >= 1.0 + change || self.high <= 1.0 - change
+    }
+
     pub fn direction(&self) -> Direction {
         if self.confidence < 0.9 {
             Direction::TooFewPairs

@@ -86,11 +86,8 @@ pub(super) fn effect_advice(bw: &Outcome, e: &bandwidth::PrefetchEffect, harmed:
     // hurts), or across the 5% line: not resolved. A median on either
     // side of 5% with an interval across it came and went between runs.
     let m = MIN_ADVISED_CHANGE;
-    let (low, high) = (e.confirmed.low, e.confirmed.high);
-    let inside = low >= 1.0 - m && high <= 1.0 + m;
-    let beyond = low >= 1.0 + m || high <= 1.0 - m;
-    if e.verdict != Effect::TooFewPairs && !beyond {
-        if !inside {
+    if e.verdict != Effect::TooFewPairs && !e.confirmed.beyond(m) {
+        if !e.confirmed.inside(m) {
             return (!harmed).then(|| format!(
                 "Software prefetch ({}) on streaming reads of {} on {} pages: not resolved, {r}: the interval holds changes of more than {:.0}% and of less, so it supports no verdict.",
                 e.hint,
