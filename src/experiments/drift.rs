@@ -45,16 +45,19 @@ struct Mapped {
 
 /// Where the reference reads: ×8 the claimed last-level cache (all its
 /// instances) where that claim is plausible, else ×8 the assumed one; 256
-/// MiB to 1 GiB, within the memory budget. From the claims alone, never
+/// MiB to 1 GiB, within the memory budget (rounded down to a power of two,
+/// so a few MiB more or less available moves nothing). From the claims alone, never
 /// from the probe (which moves from run to run with the neighbours): the
 /// same region on the same machine every run, so `compare` can set two
 /// runs' references side by side. Past the claimed cache (up to the 1 GiB
 /// cap: a part whose caches add up to more keeps part of it cached), so
 /// one thread reads memory on the machines met so far.
 pub fn size(m: &crate::machine::Fingerprint) -> Bytes {
-    let llc = m.plausible_llc_total().unwrap_or(crate::machine::ASSUMED_LLC);
-    let want = (8 * llc.0).clamp(256 * MIB, GIB);
-    Bytes(want.min(super::budget::Budget::of(m).per_region(4).0).max(MIB))
+    let want = (8 * m.claimed_llc_or_assumed().0).clamp(256 * MIB, GIB);
+    // The budget moves with MemAvailable: where it binds, a power of two
+    // under it keeps the region the same from run to run.
+    let cap = super::budget::Budget::of(m).per_region(4).pow2_floor();
+    Bytes(want.min(cap.0).max(MIB))
 }
 
 impl Reference {

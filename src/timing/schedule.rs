@@ -195,7 +195,13 @@ pub fn measure(
 /// half-width of its 95% distribution-free interval); `None`: no target.
 pub fn precise_enough(precision: Option<f64>, series: &[Series]) -> bool {
     let Some(p) = precision else { return true };
-    series.iter().all(|s| relative_half_width(&s.per_iter_s()).is_some_and(|w| w <= p))
+    series.iter().all(|s| median_known_within(&s.per_iter_s(), p))
+}
+
+/// The 95% interval of the median of `samples` spans at most ± `within`
+/// of it.
+pub fn median_known_within(samples: &[f64], within: f64) -> bool {
+    relative_half_width(samples).is_some_and(|w| w <= within)
 }
 
 /// Half the width of the 95% interval of the median of `v`, over the

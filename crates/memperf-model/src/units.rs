@@ -42,6 +42,10 @@ impl Bytes {
     pub fn round_up(self, to: u64) -> Bytes {
         Bytes(self.0.div_ceil(to) * to)
     }
+    /// The largest power of two not above this (1 byte for 0).
+    pub fn pow2_floor(self) -> Bytes {
+        Bytes(1u64 << (63 - self.0.max(1).leading_zeros()))
+    }
 }
 
 impl fmt::Display for Bytes {
@@ -291,6 +295,13 @@ pub fn count_cpu_list(list: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pow2_floor_rounds_down_to_a_power_of_two() {
+        for (b, want) in [(0, 1), (1, 1), (3 * MIB, 2 * MIB), (GIB, GIB), (GIB + 1, GIB), (5_999_000_000, 4 * GIB)] {
+            assert_eq!(Bytes(b).pow2_floor(), Bytes(want), "{b}");
+        }
+    }
 
     #[test]
     fn cpu_lists_are_written_as_runs() {

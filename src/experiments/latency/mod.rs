@@ -89,11 +89,10 @@ impl Params {
     pub fn preset(preset: Preset, machine: &crate::machine::Fingerprint) -> Params {
         // Up to 4× where memory begins (measured, else a plausible claim),
         // for each of the (up to three) policies at once, within the budget.
-        let pow2_floor = |b: Bytes| Bytes(1u64 << (63 - b.0.max(1).leading_zeros()));
         // The quick run reaches at least where the probe verified memory.
         let verified = machine.chase_memory_from().map_or(64 << 20, |b| b.0.max(64 << 20));
-        let quick_max = pow2_floor(super::budget::memory_size(machine, 4, Bytes(verified), 3)).0;
-        let full_max = pow2_floor(super::budget::memory_size(machine, 4, Bytes(GIB), 3)).0;
+        let quick_max = super::budget::memory_size(machine, 4, Bytes(verified), 3).pow2_floor().0;
+        let full_max = super::budget::memory_size(machine, 4, Bytes(GIB), 3).pow2_floor().0;
         // The suite's quick run takes a fixed count (its time is planned);
         // the others go on until each median is known to ±3% (±2%).
         let (max, per_octave, chains, reps, precision, max_reps, allocations) = match preset {
@@ -364,7 +363,7 @@ fn working_set(
 
 /// Every point's median known to ± `within` (95%).
 fn precise(points: &[Point], within: f64) -> bool {
-    points.iter().all(|x| schedule::relative_half_width(&x.sample_latency_ns).is_some_and(|w| w <= within))
+    points.iter().all(|x| schedule::median_known_within(&x.sample_latency_ns, within))
 }
 
 /// One working set in one mapping: for each order, the chases of every

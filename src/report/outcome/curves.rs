@@ -244,6 +244,9 @@ fn curves_metrics(o: &Outcome) -> Vec<Headline> {
             ));
         }
     }
+    // A chaser beside traffic: every figure of a mix took all of the run's
+    // CPUs; the idle chase below, one.
+    let mut out: Vec<Headline> = out.into_iter().map(|h| h.on_cpus(loaded_cpus(o))).collect();
     if let Some(c) = o.curves.first() {
         out.push(headline(
             "curves.idle_latency",
@@ -255,10 +258,12 @@ fn curves_metrics(o: &Outcome) -> Vec<Headline> {
             false,
         ));
     }
-    // A chaser beside traffic: every figure but the idle chase took all of
-    // the run's CPUs.
-    let cpus = 1 + o.traffic_cpus.len();
-    out.into_iter().map(|h| if h.id == "curves.idle_latency" { h } else { h.on_cpus(cpus) }).collect()
+    out
+}
+
+/// CPUs a loaded point takes at once: the chaser's and every traffic CPU.
+fn loaded_cpus(o: &Outcome) -> usize {
+    1 + o.traffic_cpus.len()
 }
 
 /// One row per point, with the columns of Mess-Results' memory_curves.csv
@@ -336,6 +341,6 @@ impl super::Render for Outcome {
     /// Its saturation fractions are traffic on every traffic CPU beside
     /// the chaser on its own: the CPUs its loaded headlines carry.
     fn advice_cpus(&self) -> usize {
-        1 + self.traffic_cpus.len()
+        loaded_cpus(self)
     }
 }

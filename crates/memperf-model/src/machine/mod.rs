@@ -157,7 +157,15 @@ impl Fingerprint {
     /// The claimed last-level cache, all its instances, where the claim is
     /// plausible (never a host's cache described to a guest).
     pub fn plausible_llc_total(&self) -> Option<Bytes> {
-        self.llc().filter(|c| c.plausible()).map(|_| self.llc_total_bytes().unwrap_or(ASSUMED_LLC))
+        self.llc().filter(|c| c.plausible())?;
+        self.llc_total_bytes()
+    }
+
+    /// [`plausible_llc_total`](Self::plausible_llc_total), else
+    /// [`ASSUMED_LLC`]: the cache a region read from the claims alone
+    /// must outgrow (never the probe, which moves from run to run).
+    pub fn claimed_llc_or_assumed(&self) -> Bytes {
+        self.plausible_llc_total().unwrap_or(ASSUMED_LLC)
     }
 
     /// The size a working set must outgrow to reach memory, and its

@@ -295,7 +295,7 @@ fn bandwidth_metrics(bw: &Outcome, doc: &Document) -> Vec<Headline> {
     // each CCD): their array must also outgrow all of them, twice over (a
     // plausible claim; else the assumed one, never a host's cache described
     // to a guest).
-    let llc = doc.machine.plausible_llc_total().unwrap_or(crate::machine::ASSUMED_LLC);
+    let llc = doc.machine.claimed_llc_or_assumed();
     let all = one.map(|b| b.max(crate::units::Bytes(2 * llc.0)));
     let label = |threads: usize| {
         let (dram, unverified) =
