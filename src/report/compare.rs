@@ -365,6 +365,33 @@ pub fn host_moves_text(c: &Comparison) -> String {
         )
 }
 
+/// How many rows were not judged and why (the host moved under them, or
+/// they are unstable within a run): the terminal and the HTML page alike.
+pub fn not_judged_text(c: &Comparison) -> String {
+    let mut said = String::new();
+    let withheld = c.rows.iter().filter(|r| r.host_withholds).count();
+    if withheld > 0 {
+        said.push_str(&format!(
+            "\n{withheld} of {} headline(s) not judged: their host reference moved beyond {:.0}% (within a run or \
+             between the two, or every CPU's for a figure of several); a regression among them passes unseen: \
+             compare several runs of each, or runs made when the host was quieter\n",
+            c.rows.len(),
+            HOST_MOVED_LIMIT * 100.0
+        ));
+    }
+    let unstable = c.rows.iter().filter(|r| r.unstable && !r.host_withholds).count();
+    if unstable > 0 {
+        said.push_str(&format!(
+            "\n{unstable} of {} headline(s) not judged: unstable, the middle half of their samples spread beyond \
+             {:.0}% of the median within a run (a figure that moves so inside one run moves so between runs, \
+             and more samples of one run do not settle it); compare several runs of each\n",
+            c.rows.len(),
+            HOST_MOVED_LIMIT * 100.0
+        ));
+    }
+    said
+}
+
 /// The comparison as the terminal shows it.
 pub fn text(c: &Comparison) -> String {
     let mut out = String::new();
@@ -407,26 +434,7 @@ pub fn text(c: &Comparison) -> String {
     for d in &c.left_out {
         out.push_str(&format!("left out: {d}\n"));
     }
-    let withheld = c.rows.iter().filter(|r| r.host_withholds).count();
-    if withheld > 0 {
-        out.push_str(&format!(
-            "\n{withheld} of {} headline(s) not judged: their host reference moved beyond {:.0}% (within a run or \
-             between the two, or every CPU's for a figure of several); a regression among them passes unseen: \
-             compare several runs of each, or runs made when the host was quieter\n",
-            c.rows.len(),
-            HOST_MOVED_LIMIT * 100.0
-        ));
-    }
-    let unstable = c.rows.iter().filter(|r| r.unstable && !r.host_withholds).count();
-    if unstable > 0 {
-        out.push_str(&format!(
-            "\n{unstable} of {} headline(s) not judged: unstable, the middle half of their samples spread beyond \
-             {:.0}% of the median within a run (a figure that moves so inside one run moves so between runs, \
-             and more samples of one run do not settle it); compare several runs of each\n",
-            c.rows.len(),
-            HOST_MOVED_LIMIT * 100.0
-        ));
-    }
+    out.push_str(&not_judged_text(c));
     if let Some(t) = c.threshold_pct {
         let n = c.regressions().count();
         out.push_str(&match n {

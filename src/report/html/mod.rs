@@ -201,7 +201,11 @@ pub fn compare_page(c: &super::compare::Comparison, overlays: &[(String, String)
             escape(&verdict)
         ));
     }
-    h.push_str("</table>\n</section>\n");
+    h.push_str("</table>\n");
+    for line in super::compare::not_judged_text(c).lines().filter(|l| !l.is_empty()) {
+        h.push_str(&format!("<p>{}</p>\n", escape(line)));
+    }
+    h.push_str("</section>\n");
     for (title, svg) in overlays {
         h.push_str(&format!(
             "<section><figure class=\"plot\">{}<figcaption>{}</figcaption></figure></section>\n",
