@@ -8,7 +8,9 @@
 //! src/kernels/c/calls/chain.h): static archives linked into memperf (`direct`,
 //! `saves`, `inlined`), and pairs of shared libraries (`plt`, `got`) that
 //! are embedded into the binary as bytes and loaded at run time, so the
-//! binary keeps working when it is copied elsewhere.
+//! binary keeps working when it is copied elsewhere. Each shared pair is
+//! built [`SHARED_COPIES`] times under sonames of its own, so the copies
+//! can be loaded side by side, each bound to its own partner.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -27,9 +29,14 @@ fn main() {
     let mut context = base_build();
     context.file("src/kernels/c/context/context.c").compile("memperf_context");
     for (variant, flags) in [("plt", &[][..]), ("got", &["-fno-plt"][..])] {
-        shared_chain(&out, variant, flags);
+        for copy in 0..SHARED_COPIES {
+            shared_chain(&out, variant, copy, flags);
+        }
     }
 }
+
+/// Copies of each shared chain (src/kernels/calls.rs embeds as many).
+const SHARED_COPIES: usize = 4;
 
 fn git_revision() {
     let rev = Command::new("git")
@@ -79,10 +86,13 @@ fn static_chain(variant: &str, files: &[&str], defines: &[(&str, &str)]) {
 /// Two shared libraries: `first` (which needs `second`, found next to it
 /// through RUNPATH=$ORIGIN) and `second` (whose reference to `first` is
 /// left undefined and bound to the first library when both are loaded).
-fn shared_chain(out: &Path, variant: &str, flags: &[&str]) {
+/// Copy `copy` names both libraries with its number, sonames included: a
+/// `first` asks for its own `second`, never one another copy loaded.
+fn shared_chain(out: &Path, variant: &str, copy: usize, flags: &[&str]) {
     let compiler = base_build().get_compiler();
-    let second = out.join(format!("libmemperf_{variant}_second.so"));
-    let first = out.join(format!("libmemperf_{variant}_first.so"));
+    let second_name = format!("memperf_{variant}_second_{copy}");
+    let second = out.join(format!("lib{second_name}.so"));
+    let first = out.join(format!("libmemperf_{variant}_first_{copy}.so"));
     let common = |cmd: &mut Command, src: &str| {
         cmd.args(["-O2", "-fPIC", "-shared", "-fno-optimize-sibling-calls", "-Isrc/kernels/c/calls"])
             .arg(format!("-DPREFIX=memperf_chain_{variant}"))
@@ -92,14 +102,14 @@ fn shared_chain(out: &Path, variant: &str, flags: &[&str]) {
     };
     let mut cmd = compiler.to_command();
     common(&mut cmd, "src/kernels/c/calls/second.c");
-    cmd.arg(format!("-Wl,-soname,libmemperf_{variant}_second.so")).arg("-o").arg(&second);
+    cmd.arg(format!("-Wl,-soname,lib{second_name}.so")).arg("-o").arg(&second);
     run(cmd);
     let mut cmd = compiler.to_command();
     common(&mut cmd, "src/kernels/c/calls/first.c");
-    cmd.arg(format!("-Wl,-soname,libmemperf_{variant}_first.so"))
+    cmd.arg(format!("-Wl,-soname,libmemperf_{variant}_first_{copy}.so"))
         .arg("-Wl,-rpath,$ORIGIN")
         .arg(format!("-L{}", out.display()))
-        .arg(format!("-lmemperf_{variant}_second"))
+        .arg(format!("-l{second_name}"))
         .arg("-o")
         .arg(&first);
     run(cmd);

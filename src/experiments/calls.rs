@@ -10,7 +10,10 @@
 //! callee-saved registers' spills. Every (linkage, depth, threads) cell is
 //! measured interleaved through the scheduler; the marginal cost of one
 //! more call, per repetition, shows where the cost steps up (chosen on half
-//! of the repetitions, confirmed on the other half).
+//! of the repetitions, confirmed on the other half). A PLT or GOT cell's
+//! samples take the loaded copies of its libraries in turn, since where a
+//! copy lands moves its figure: one load would give one placement's figure
+//! and an interval that does not hold from one process to the next.
 
 use super::options;
 use super::{Bench, Experiment, Preset};
@@ -122,17 +125,19 @@ struct CellKey {
     threads: usize,
 }
 
-/// The chains that could be set up, with the libraries kept loaded.
-fn entries(p: &Params, ctx: &Bench) -> (Vec<(Linkage, ChainFn)>, Vec<SharedChain>) {
+/// The chains that could be set up, each with its entries (one for a
+/// chain linked into memperf, one per loaded copy of a shared one), with
+/// the libraries kept loaded.
+fn entries(p: &Params, ctx: &Bench) -> (Vec<(Linkage, Vec<ChainFn>)>, Vec<SharedChain>) {
     let mut loaded = Vec::new();
     let mut out = Vec::new();
     for &l in &p.linkages {
         match calls::linked(l) {
-            Some(f) => out.push((l, f)),
-            None => match SharedChain::load(l) {
-                Ok(s) => {
-                    out.push((l, s.first));
-                    loaded.push(s);
+            Some(f) => out.push((l, vec![f])),
+            None => match SharedChain::load_all(l) {
+                Ok(copies) => {
+                    out.push((l, copies.iter().map(|c| c.first).collect()));
+                    loaded.extend(copies);
                 }
                 Err(e) => ctx.warn(Caution::VariantUnavailable {
                     experiment: "calls",
@@ -212,24 +217,51 @@ struct CpuTotal {
     wall_s: Cell<f64>,
 }
 
-/// One cell's variant: the chain from `first`, `depth` calls deep, run on
-/// each thread of its team; valid when every thread's sum is reps × depth.
+/// Untimed chains that bring a copy's code back into the caches and
+/// predictors before its sample (a few lines of code: eight chains are a
+/// small part of a sample at any depth).
+const COPY_WARM_CHAINS: u64 = 8;
+
+/// One cell's variant: the chain from one of `firsts`, `depth` calls deep,
+/// run on each thread of its team; valid when every thread's sum is reps ×
+/// depth. A shared chain's samples take its loaded copies in turn, each
+/// warmed untimed before its sample, so the figure spans where the copies
+/// landed rather than one placement.
 fn chain_variant<'a>(
     ctx: &'a Bench,
-    first: ChainFn,
+    firsts: &'a [ChainFn],
     depth: u64,
     team: &'a Team,
     total: &'a CpuTotal,
     migrated: &'a Cell<usize>,
 ) -> schedule::Variant<'a> {
-    Box::new(move |step: Step| {
-        let reps = step.iterations(64);
-        let run = team.run(ctx.clock, |_| {
+    let samples = Cell::new(0usize);
+    let on_team = move |first: ChainFn, reps: u64| {
+        team.run(ctx.clock, |_| {
             let before = Usage::now();
             // SAFETY: a chain entry; depth ≤ MAX_DEPTH fits the stack.
             let sum = unsafe { calls::run(first, depth, reps) };
             (sum, Usage::now().since(before))
-        });
+        })
+    };
+    Box::new(move |step: Step| {
+        let reps = step.iterations(64);
+        let first = match step {
+            Step::WarmUp => {
+                firsts.iter().for_each(|&f| drop(on_team(f, reps)));
+                firsts[0]
+            }
+            Step::Calibrate(_) => firsts[0],
+            Step::Run(_) => {
+                let f = firsts[samples.get() % firsts.len()];
+                samples.set(samples.get() + 1);
+                if firsts.len() > 1 {
+                    drop(on_team(f, COPY_WARM_CHAINS));
+                }
+                f
+            }
+        };
+        let run = on_team(first, reps);
         if run.placement.iter().any(|pl| !pl.stayed()) {
             migrated.set(migrated.get() + 1);
         }
@@ -246,7 +278,7 @@ fn measure(
     p: &Params,
     ctx: &Bench,
     keys: &[CellKey],
-    chains: &[(Linkage, ChainFn)],
+    chains: &[(Linkage, Vec<ChainFn>)],
     teams: &[(usize, Team)],
 ) -> Result<Measured> {
     // Per (linkage, threads): user, system, wall seconds of the timed samples.
@@ -260,10 +292,10 @@ fn measure(
     let mut variants: Vec<schedule::Variant> = keys
         .iter()
         .map(|k| {
-            let first = chains.iter().find(|c| c.0 == k.linkage).expect("set up").1;
+            let firsts = &chains.iter().find(|c| c.0 == k.linkage).expect("set up").1;
             let team = &teams.iter().find(|t| t.0 == k.threads).expect("built").1;
             let total = usage.iter().find(|u| u.key == (k.linkage, k.threads)).expect("listed");
-            chain_variant(ctx, first, k.depth, team, total, &migrated)
+            chain_variant(ctx, firsts, k.depth, team, total, &migrated)
         })
         .collect();
     let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
@@ -513,8 +545,8 @@ mod tests {
             seed: 1,
         };
         let teams = vec![(1, Team::new(1).unwrap())];
-        let chains: Vec<(Linkage, ChainFn)> =
-            vec![(Linkage::Direct, off_by_one), (Linkage::Saves, calls::linked(Linkage::Saves).unwrap())];
+        let chains: Vec<(Linkage, Vec<ChainFn>)> =
+            vec![(Linkage::Direct, vec![off_by_one]), (Linkage::Saves, vec![calls::linked(Linkage::Saves).unwrap()])];
         let keys: Vec<CellKey> = chains.iter().map(|c| CellKey { linkage: c.0, depth: 4, threads: 1 }).collect();
         let m = measure(&p, &ctx, &keys, &chains, &teams).unwrap();
         let pts = points(&keys, &m);
@@ -532,6 +564,40 @@ mod tests {
         p.depths = vec![4];
         p.linkages.clear();
         assert!(p.check().is_err());
+    }
+
+    /// A variant with several entries (a shared chain's copies) takes them
+    /// in turn, one a sample, each warmed with eight untimed chains first.
+    #[test]
+    fn samples_take_the_copies_in_turn() {
+        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+        static CALLED: [AtomicU64; 3] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
+        extern "C" fn a(n: i64) -> i64 {
+            CALLED[0].fetch_add(1, Relaxed);
+            n
+        }
+        extern "C" fn b(n: i64) -> i64 {
+            CALLED[1].fetch_add(1, Relaxed);
+            n
+        }
+        extern "C" fn c(n: i64) -> i64 {
+            CALLED[2].fetch_add(1, Relaxed);
+            n
+        }
+        let m = crate::machine::collect();
+        let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
+        let ctx = Bench::new(&m, &clock, &super::super::NoProgress);
+        let team = Team::new(1).unwrap();
+        let total = CpuTotal { key: (Linkage::Plt, 1), usage: Cell::default(), wall_s: Cell::default() };
+        let migrated = Cell::new(0);
+        let firsts: Vec<ChainFn> = vec![a, b, c];
+        let mut variant = chain_variant(&ctx, &firsts, 5, &team, &total, &migrated);
+        for _ in 0..6 {
+            assert!(variant(Step::Run(1)).ok);
+        }
+        let called: Vec<u64> = CALLED.iter().map(|n| n.load(Relaxed)).collect();
+        let each = 2 * (COPY_WARM_CHAINS + 1);
+        assert_eq!(called, vec![each; 3], "each copy: two samples of one chain after the warm ones");
     }
 
     /// The whole experiment on a fake clock: every team run lasts 1 ms, so

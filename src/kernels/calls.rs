@@ -11,8 +11,9 @@
 //!   functions, so each call spills and fills all of them;
 //! - `inlined`: one object, inlining allowed; the compiler leaves no call.
 //!
-//! The shared libraries are built by build.rs and embedded in the binary;
-//! [`SharedChain::load`] writes them into a private temporary directory,
+//! The shared libraries are built by build.rs, [`COPIES`] times under
+//! sonames of their own, and embedded in the binary;
+//! [`SharedChain::load_copy`] writes one copy into a private temporary directory,
 //! loads them with `dlopen` and removes the files at once (the mappings
 //! stay), so the binary works wherever it is copied and leaves nothing
 //! behind.
@@ -52,10 +53,28 @@ pub unsafe fn run(first: ChainFn, depth: u64, reps: u64) -> i64 {
     unsafe { memperf_chain_run(first, depth as i64, reps as i64) }
 }
 
-static PLT_FIRST: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libmemperf_plt_first.so"));
-static PLT_SECOND: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libmemperf_plt_second.so"));
-static GOT_FIRST: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libmemperf_got_first.so"));
-static GOT_SECOND: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libmemperf_got_second.so"));
+/// Copies of each shared chain, built by build.rs under sonames of their
+/// own. Loaded side by side, they land at different addresses: where a
+/// chain lands moves its PLT and GOT figures by about a tenth (BENCHMARKS.md,
+/// "Where a shared library lands"), so a figure taken on one load holds one
+/// placement, and samples spread over the copies hold several.
+pub const COPIES: usize = 4;
+
+/// The two libraries of copy `$copy` of chain `$variant`.
+macro_rules! shared_pair {
+    ($variant:literal, $copy:literal) => {
+        (
+            include_bytes!(concat!(env!("OUT_DIR"), "/libmemperf_", $variant, "_first_", $copy, ".so")),
+            include_bytes!(concat!(env!("OUT_DIR"), "/libmemperf_", $variant, "_second_", $copy, ".so")),
+        )
+    };
+}
+
+type Pair = (&'static [u8], &'static [u8]);
+static PLT: [Pair; COPIES] =
+    [shared_pair!("plt", "0"), shared_pair!("plt", "1"), shared_pair!("plt", "2"), shared_pair!("plt", "3")];
+static GOT: [Pair; COPIES] =
+    [shared_pair!("got", "0"), shared_pair!("got", "1"), shared_pair!("got", "2"), shared_pair!("got", "3")];
 
 /// A chain loaded from its two shared libraries. The libraries stay loaded
 /// until this is dropped.
@@ -65,28 +84,35 @@ pub struct SharedChain {
 }
 
 impl SharedChain {
-    /// Loads the `plt` or `got` chain through the temporary directory.
-    /// Fails (with the fix) where it does not allow executable mappings.
+    /// Loads copy 0 of the `plt` or `got` chain through the temporary
+    /// directory. Fails (with the fix) where it does not allow executable
+    /// mappings.
     pub fn load(l: Linkage) -> Result<SharedChain> {
-        SharedChain::load_in(l, &std::env::temp_dir())
+        SharedChain::load_copy(l, 0, &std::env::temp_dir())
     }
 
-    /// As [`SharedChain::load`], through a directory made inside `base`.
-    pub fn load_in(l: Linkage, base: &std::path::Path) -> Result<SharedChain> {
+    /// Every copy of the `plt` or `got` chain, loaded side by side.
+    pub fn load_all(l: Linkage) -> Result<Vec<SharedChain>> {
+        (0..COPIES).map(|k| SharedChain::load_copy(l, k, &std::env::temp_dir())).collect()
+    }
+
+    /// Copy `copy` (< [`COPIES`]), through a directory made inside `base`.
+    pub fn load_copy(l: Linkage, copy: usize, base: &std::path::Path) -> Result<SharedChain> {
         let (first_so, second_so) = match l {
-            Linkage::Plt => (PLT_FIRST, PLT_SECOND),
-            Linkage::Got => (GOT_FIRST, GOT_SECOND),
+            Linkage::Plt => PLT[copy],
+            Linkage::Got => GOT[copy],
             _ => return Err(Error::usage(format!("the {l} chain is linked into memperf, not loaded"))),
         };
         let dir = PrivateDir::new(base)?;
-        let names = [format!("libmemperf_{l}_first.so"), format!("libmemperf_{l}_second.so")];
+        let names = [format!("libmemperf_{l}_first_{copy}.so"), format!("libmemperf_{l}_second_{copy}.so")];
         for (name, bytes) in names.iter().zip([first_so, second_so]) {
             std::fs::write(dir.path.join(name), bytes)
                 .map_err(|e| Error::io(format!("cannot write {name} into {}", dir.path.display()), e))?;
         }
-        // Loading `first` loads `second` beside it (RUNPATH=$ORIGIN, or
-        // the copy already loaded under its soname); the two bind to each
-        // other as one group, and close together.
+        // Loading `first` loads its own `second` beside it (RUNPATH=$ORIGIN;
+        // each copy's soname is its own, so no other copy already loaded
+        // answers for it); the two bind to each other as one group, and
+        // close together.
         let handle = dl_open(&dir.path.join(&names[0]))?;
         let symbol = CString::new(format!("memperf_chain_{l}_first")).expect("no NUL");
         // SAFETY: handle is live; symbol is NUL-terminated.
@@ -100,6 +126,30 @@ impl SharedChain {
         let first = unsafe { std::mem::transmute::<*mut libc::c_void, ChainFn>(f) };
         Ok(SharedChain { handle, first })
     }
+
+    /// The file a symbol of this chain's group was loaded from (for tests:
+    /// which copy answered).
+    #[cfg(test)]
+    fn file_of(&self, symbol: &str) -> String {
+        let c = CString::new(symbol).expect("no NUL");
+        // SAFETY: handle is live; c is NUL-terminated.
+        let at = unsafe { libc::dlsym(self.handle, c.as_ptr()) };
+        file_at(at as usize)
+    }
+}
+
+/// The file whose mapping holds `address` (for tests).
+#[cfg(test)]
+fn file_at(address: usize) -> String {
+    // SAFETY: Dl_info is pointers and integers; all zero is a valid value.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: info is a valid out-parameter; dladdr only reads the address.
+    let found = unsafe { libc::dladdr(address as *const libc::c_void, &mut info) };
+    if found == 0 || info.dli_fname.is_null() {
+        return String::new();
+    }
+    // SAFETY: dladdr set dli_fname to a NUL-terminated path.
+    unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned()
 }
 
 impl Drop for SharedChain {
@@ -197,7 +247,7 @@ mod tests {
     fn loading_leaves_no_files_behind() {
         let base = tempfile::tempdir().unwrap();
         for l in [Linkage::Plt, Linkage::Got] {
-            let chain = SharedChain::load_in(l, base.path()).unwrap();
+            let chain = SharedChain::load_copy(l, 0, base.path()).unwrap();
             let leftovers: Vec<_> = std::fs::read_dir(base.path()).unwrap().collect();
             assert!(leftovers.is_empty(), "{l}: {leftovers:?}");
             // SAFETY: a chain entry.
@@ -206,8 +256,28 @@ mod tests {
     }
 
     #[test]
+    fn copies_load_side_by_side_each_with_its_own_second() {
+        for l in [Linkage::Plt, Linkage::Got] {
+            let copies = SharedChain::load_all(l).expect("load every copy");
+            assert_eq!(copies.len(), COPIES);
+            for (k, chain) in copies.iter().enumerate() {
+                let first = file_at(chain.first as usize);
+                assert!(first.ends_with(&format!("libmemperf_{l}_first_{k}.so")), "{l} copy {k}: {first}");
+                let second = chain.file_of(&format!("memperf_chain_{l}_second"));
+                assert!(second.ends_with(&format!("libmemperf_{l}_second_{k}.so")), "{l} copy {k}: {second}");
+                // SAFETY: a chain entry.
+                assert_eq!(unsafe { run(chain.first, 33, 2) }, 66, "{l} copy {k}");
+            }
+            let mut at: Vec<usize> = copies.iter().map(|c| c.first as usize).collect();
+            at.sort_unstable();
+            at.dedup();
+            assert_eq!(at.len(), COPIES, "{l}: the copies share an address");
+        }
+    }
+
+    #[test]
     fn an_unusable_directory_is_refused_with_a_fix() {
-        let e = SharedChain::load_in(Linkage::Plt, std::path::Path::new("/proc/no-such-dir")).err().unwrap();
+        let e = SharedChain::load_copy(Linkage::Plt, 0, std::path::Path::new("/proc/no-such-dir")).err().unwrap();
         assert_eq!(e.kind.exit_code(), 2);
         assert!(e.fix.as_deref().unwrap_or("").contains("TMPDIR"), "{e:?}");
     }
@@ -252,6 +322,28 @@ mod tests {
             let stub = first_real(call.near_branch_target());
             assert_eq!(stub.mnemonic(), Mnemonic::Jmp, "{stub}");
             assert_eq!(stub.memory_base(), Register::RIP, "the stub jumps through the GOT: {stub}");
+        }
+
+        /// Where the GOT slot a RIP-relative `jmp`/`call` reads points.
+        fn slot_target(i: &iced_x86::Instruction) -> usize {
+            // SAFETY: the slot lies in a loaded library's GOT, filled at
+            // load (RTLD_NOW) and mapped while the chain is held.
+            unsafe { *(i.memory_displacement64() as *const usize) }
+        }
+
+        #[test]
+        fn each_copy_calls_into_its_own_second() {
+            for l in [Linkage::Plt, Linkage::Got] {
+                for (k, chain) in SharedChain::load_all(l).unwrap().iter().enumerate() {
+                    let call = calls_of(chain.first).into_iter().next().expect("a call");
+                    let reads_slot = match l {
+                        Linkage::Plt => first_real(call.near_branch_target()),
+                        _ => call,
+                    };
+                    let lands = file_at(slot_target(&reads_slot));
+                    assert!(lands.ends_with(&format!("libmemperf_{l}_second_{k}.so")), "{l} copy {k}: {lands}");
+                }
+            }
         }
 
         #[test]
