@@ -65,7 +65,8 @@ fn run(cli: Cli) -> Result<u8> {
     match &cli.command {
         Command::Report(a) => return export::rebuild(&a.path, a.output.as_deref(), a.reanalyze).map(|_| 0),
         Command::Compare(a) => {
-            return export::compare(&a.a, &a.b, a.json.as_deref(), a.html.as_deref(), a.fail_on_regression)
+            let fail = (a.fail_on_regression, a.fail_on_unjudged);
+            return export::compare(&a.a, &a.b, a.json.as_deref(), a.html.as_deref(), fail);
         }
         Command::Cleanup => return tools::cleanup(),
         Command::Completions(a) => {

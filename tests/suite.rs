@@ -148,6 +148,26 @@ fn compare_finds_a_constructed_regression_and_none_in_a_copy() {
     let loose = memperf(&["compare", a_s, b_s, "--fail-on-regression", "60"]);
     assert_eq!(loose.status.code(), Some(0), "50% worse is under a 60% threshold");
     assert_eq!(memperf(&["compare", a_s, b_s, "--fail-on-regression", "lots"]).status.code(), Some(2));
+
+    // B again, its host reference halved in the middle of the run: the
+    // regression is not judged (exit 0), says so, and --fail-on-unjudged
+    // turns it into exit status 4; that flag alone is a usage error.
+    slower["host_drift"] = serde_json::json!({"size_bytes": 268435456_u64, "points": [
+        {"after_experiments": 0, "read_bytes_per_s": [4.0e10, 4.0e10, 4.0e10], "chase_ns": [150.0, 150.0, 150.0]},
+        {"after_experiments": 1, "read_bytes_per_s": [2.0e10, 2.0e10, 2.0e10], "chase_ns": [150.0, 150.0, 150.0]}
+    ]});
+    let moved = tmp.path().join("moved.json");
+    std::fs::write(&moved, serde_json::to_string(&slower).unwrap()).unwrap();
+    let m_s = moved.to_str().unwrap();
+    let unjudged = memperf(&["compare", a_s, m_s, "--fail-on-regression", "5"]);
+    let text = String::from_utf8_lossy(&unjudged.stdout);
+    assert_eq!(unjudged.status.code(), Some(0), "{text}");
+    assert!(text.contains("not judged got worse beyond the noise and by more than 5%"), "{text}");
+    let strict = memperf(&["compare", a_s, m_s, "--fail-on-regression", "5", "--fail-on-unjudged"]);
+    assert_eq!(strict.status.code(), Some(4), "{}", String::from_utf8_lossy(&strict.stdout));
+    let copy = memperf(&["compare", a_s, a_s, "--fail-on-regression", "5", "--fail-on-unjudged"]);
+    assert_eq!(copy.status.code(), Some(0), "{}", String::from_utf8_lossy(&copy.stdout));
+    assert_eq!(memperf(&["compare", a_s, m_s, "--fail-on-unjudged"]).status.code(), Some(2));
 }
 
 #[test]

@@ -192,14 +192,17 @@ pub fn rebuild(path: &Path, out: Option<&Path>, reanalyze: bool) -> Result<()> {
 /// `memperf compare A B`: headline metrics side by side, B over A, and
 /// whether each difference is beyond the noise of the raw samples; with
 /// `json`, the comparison as JSON too; with `html_out`, a page with the
-/// table and both runs' curves on the same axes. Returns the exit status: 3 when a
-/// headline got worse beyond the noise and by more than `threshold_pct`.
+/// table and both runs' curves on the same axes. `fail` is
+/// `--fail-on-regression`'s threshold and `--fail-on-unjudged`. Returns
+/// the exit status: 3 when a headline got worse beyond the noise and by
+/// more than the threshold; else, with `--fail-on-unjudged`, 4 when a
+/// headline not judged (the host moved under it, it is unstable) did.
 pub fn compare(
     a: &Path,
     b: &Path,
     json: Option<&Path>,
     html_out: Option<&Path>,
-    threshold_pct: Option<f64>,
+    (threshold_pct, fail_on_unjudged): (Option<f64>, bool),
 ) -> Result<u8> {
     if json == Some(Path::new("-")) && html_out == Some(Path::new("-")) {
         return Err(Error::usage("--json - and --html - both ask for stdout: send one of them to a file"));
@@ -235,5 +238,11 @@ pub fn compare(
     if json != Some(Path::new("-")) && html_out != Some(Path::new("-")) {
         sink::stdout(crate::report::compare::text(&c).as_bytes())?;
     }
-    Ok(if c.regressions().next().is_some() { 3 } else { 0 })
+    Ok(if c.regressions().next().is_some() {
+        3
+    } else if fail_on_unjudged && c.unjudged_worse().next().is_some() {
+        4
+    } else {
+        0
+    })
 }

@@ -105,6 +105,11 @@ pub struct Row {
     /// figure is unstable within a run, and no difference of it is judged.
     #[serde(default)]
     pub unstable: bool,
+    /// Both runs recorded a reference, of different regions: how far the
+    /// host moved between them is not measured, and no difference of the
+    /// figure is judged.
+    #[serde(default)]
+    pub between_unmeasured: bool,
     /// Worse beyond the noise, beyond how far the host moved and the
     /// figure's own spread, and by more than the threshold asked for.
     pub regression: bool,
@@ -147,6 +152,19 @@ pub struct Comparison {
 impl Comparison {
     pub fn regressions(&self) -> impl Iterator<Item = &Row> {
         self.rows.iter().filter(|r| r.regression)
+    }
+
+    /// Rows worse beyond the noise and by more than the threshold that
+    /// were not judged (the host moved under them, they are unstable, or
+    /// the host's move between the runs is not measured): each may be a
+    /// regression that passes unseen. None without a threshold.
+    pub fn unjudged_worse(&self) -> impl Iterator<Item = &Row> {
+        self.rows.iter().filter(|r| {
+            matches!(r.verdict, RowVerdict::Worse { .. })
+                && !r.regression
+                && (r.host_withholds || r.unstable || r.between_unmeasured)
+                && self.threshold_pct.is_some_and(|t| r.worse_by_pct > t)
+        })
     }
 }
 
@@ -198,6 +216,10 @@ struct HostMoves {
 }
 
 impl HostMoves {
+    /// Neither document measured the host.
+    #[cfg(test)]
+    const NONE: HostMoves = HostMoves { within: None, within_all: None, one: None, all: None, not_compared: None };
+
     fn of(da: &Document, db: &Document) -> HostMoves {
         let pct = |of: fn(&HostDrift) -> Option<f64>| {
             [da, db].iter().filter_map(|d| d.host_drift.as_ref().and_then(of)).reduce(f64::max).map(|m| m * 100.0)
@@ -244,7 +266,7 @@ pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comp
     let mut left_out = Vec::new();
     for x in &ma {
         match mb.iter().find(|y| y.key() == x.key()) {
-            Some(y) => match row(x, y, moves.floor(x.cpus.max(y.cpus)), threshold_pct) {
+            Some(y) => match row(x, y, &moves, threshold_pct) {
                 Ok(r) => rows.push(r),
                 Err(why) => left_out.push(why),
             },
@@ -276,7 +298,9 @@ pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comp
 }
 
 /// One metric of both documents, or why it is left out.
-fn row(x: &Headline, y: &Headline, host_floor_pct: Option<f64>, threshold_pct: Option<f64>) -> Result<Row, String> {
+fn row(x: &Headline, y: &Headline, moves: &HostMoves, threshold_pct: Option<f64>) -> Result<Row, String> {
+    let host_floor_pct = moves.floor(x.cpus.max(y.cpus));
+    let between_unmeasured = moves.not_compared.is_some();
     let host_withholds = host_floor_pct.is_some_and(|f| f > HOST_MOVED_LIMIT * 100.0);
     if let Some(why) = unusable(x, "A").or_else(|| unusable(y, "B")) {
         return Err(format!("{} ({why}: not compared)", x.name));
@@ -298,6 +322,7 @@ fn row(x: &Headline, y: &Headline, host_floor_pct: Option<f64>, threshold_pct: O
     let regression = matches!(verdict, RowVerdict::Worse { .. })
         && !host_withholds
         && !unstable
+        && !between_unmeasured
         && worse_by_pct > host_floor_pct.unwrap_or(0.0)
         && worse_by_pct > own_spread_pct.unwrap_or(0.0)
         && threshold_pct.is_some_and(|t| worse_by_pct > t);
@@ -314,6 +339,7 @@ fn row(x: &Headline, y: &Headline, host_floor_pct: Option<f64>, threshold_pct: O
         host_withholds,
         own_spread_pct,
         unstable,
+        between_unmeasured,
         regression,
     })
 }
@@ -327,6 +353,9 @@ pub fn row_flag(r: &Row) -> String {
     match (r.regression, r.host_floor_pct) {
         (true, _) => format!(" — REGRESSION, {:.1}% worse", r.worse_by_pct),
         (false, Some(f)) if differs && r.host_withholds => format!(" — not judged: the host moved {f:.1}% under it"),
+        (false, _) if differs && r.between_unmeasured => {
+            " — not judged: how far the host moved between the runs is not measured".into()
+        }
         (false, _) if differs && r.unstable => {
             format!(" — not judged: unstable, its samples spread {spread:.0}% within a run")
         }
@@ -352,9 +381,13 @@ pub fn host_moves_text(c: &Comparison) -> String {
     if let Some(m) = c.host_between_all_threads_pct {
         said.push(format!("{m:.1}% from A to B with every CPU reading (counted for metrics of more than one thread)"));
     }
-    let apart = c.host_between_not_compared.as_ref().map_or(String::new(), |why| format!("{why}\n"));
+    let apart = c.host_between_not_compared.as_ref().map_or(String::new(), |why| {
+        format!("{why}, and no difference is judged (compare runs of one machine and one memory budget)\n")
+    });
     if said.is_empty() {
-        return apart;
+        return apart
+            + "neither document measured how far the host moved (a `memperf run` does): a difference below may \
+               be the host's, not a change\n";
     }
     apart
         + &format!(
@@ -379,7 +412,15 @@ pub fn not_judged_text(c: &Comparison) -> String {
             HOST_MOVED_LIMIT * 100.0
         ));
     }
-    let unstable = c.rows.iter().filter(|r| r.unstable && !r.host_withholds).count();
+    let unmeasured = c.rows.iter().filter(|r| r.between_unmeasured && !r.host_withholds).count();
+    if unmeasured > 0 {
+        said.push_str(&format!(
+            "\n{unmeasured} of {} headline(s) not judged: the two references read different regions, so how far \
+             the host moved between the runs is not measured\n",
+            c.rows.len()
+        ));
+    }
+    let unstable = c.rows.iter().filter(|r| r.unstable && !r.host_withholds && !r.between_unmeasured).count();
     if unstable > 0 {
         said.push_str(&format!(
             "\n{unstable} of {} headline(s) not judged: unstable, the middle half of their samples spread beyond \
@@ -438,11 +479,33 @@ pub fn text(c: &Comparison) -> String {
     if let Some(t) = c.threshold_pct {
         let n = c.regressions().count();
         out.push_str(&match n {
-            0 => format!("\nno headline got worse beyond the noise and by more than {t}%\n"),
+            0 => format!("\nno headline judged got worse beyond the noise and by more than {t}%\n"),
             n => format!("\n{n} headline(s) got worse beyond the noise and by more than {t}%: exit status 3\n"),
         });
+        out.push_str(&unjudged_worse_text(c));
     }
     out
+}
+
+/// The rows worse by more than the threshold that were not judged, named
+/// (up to five), and what `--fail-on-unjudged` does with them: the
+/// terminal and the HTML page alike.
+pub fn unjudged_worse_text(c: &Comparison) -> String {
+    let worse: Vec<&Row> = c.unjudged_worse().collect();
+    let (Some(t), false) = (c.threshold_pct, worse.is_empty()) else {
+        return String::new();
+    };
+    let mut names: Vec<String> =
+        worse.iter().take(5).map(|r| format!("{} {:+.1}%", r.metric, r.worse_by_pct)).collect();
+    if worse.len() > 5 {
+        names.push(format!("{} more", worse.len() - 5));
+    }
+    format!(
+        "{} headline(s) not judged got worse beyond the noise and by more than {t}% ({}): neither a regression nor \
+         none; --fail-on-unjudged makes this exit status 4\n",
+        worse.len(),
+        names.join("; ")
+    )
 }
 
 #[cfg(test)]
@@ -585,6 +648,26 @@ mod tests {
         let c = compare(&a, &b, Some(10.0));
         assert_eq!(c.host_between_one_thread_pct, None);
         assert!(text(&c).contains("the two references read different regions (1GiB and 256MiB)"), "{}", text(&c));
+        // Neither moved within its run: only the move between them is
+        // unmeasured, and it keeps the 25% worse figure from a verdict.
+        b.host_drift = Some(drift(&[(40.0, 80.0), (40.0, 80.0)]));
+        let c = compare(&a, &b, Some(10.0));
+        assert!(c.rows.iter().all(|r| r.between_unmeasured && !r.host_withholds), "{:?}", c.rows);
+        assert_eq!(c.regressions().count(), 0);
+        assert_eq!(c.unjudged_worse().count(), n, "each row is 25% worse, none judged");
+        let said = text(&c);
+        assert!(said.contains(&format!("{n} of {n} headline(s) not judged: the two references read different")));
+        assert!(said.contains("not judged: how far the host moved between the runs is not measured"), "{said}");
+        assert!(said.contains("--fail-on-unjudged makes this exit status 4"), "{said}");
+    }
+
+    /// Without a reference in either document, nothing says how the host
+    /// moved, and the comparison says so.
+    #[test]
+    fn documents_without_a_reference_say_the_host_is_unmeasured() {
+        let c = compare(&doc_with_bandwidth(1.0), &doc_with_bandwidth(1.25), Some(10.0));
+        assert!(c.regressions().count() > 0 && c.unjudged_worse().count() == 0);
+        assert!(text(&c).contains("neither document measured how far the host moved"), "{}", text(&c));
     }
 
     /// A figure of two CPUs without a `threads` label (a line bounced
@@ -645,13 +728,13 @@ mod tests {
         // the median. B is worse beyond the noise and by over 100%.
         let a = figure([0.165, 0.166, 0.167, 0.168, 0.169, 0.170, 0.171, 0.48, 0.49, 0.50].to_vec());
         let b = figure([0.172, 0.173, 0.47, 0.475, 0.485, 0.495, 0.505, 0.51, 0.52, 0.53].to_vec());
-        let r = row(&a, &b, None, Some(10.0)).unwrap();
+        let r = row(&a, &b, &HostMoves::NONE, Some(10.0)).unwrap();
         assert!(matches!(r.verdict, RowVerdict::Worse { .. }), "{r:?}");
         assert!(r.worse_by_pct > 100.0 && r.unstable && !r.regression, "{r:?}");
         assert!(row_flag(&r).contains("not judged: unstable"), "{}", row_flag(&r));
         // The same shift of a figure stable to 1% is a regression.
         let steady = |m: f64| figure((0..10).map(|i| m * (1.0 + 0.001 * i as f64)).collect());
-        let r = row(&steady(1.0), &steady(1.2), None, Some(10.0)).unwrap();
+        let r = row(&steady(1.0), &steady(1.2), &HostMoves::NONE, Some(10.0)).unwrap();
         assert!(r.regression && !r.unstable && r.own_spread_pct.unwrap() < 1.0, "{r:?}");
     }
 
@@ -660,7 +743,7 @@ mod tests {
         // Samples spread over 8% of the median in each run (stable enough
         // to judge), B worse by 6% beyond the noise: within the spread.
         let spread = |m: f64| figure((0..10).map(|i| m * (1.0 + 0.018 * i as f64)).collect());
-        let r = row(&spread(1.0), &spread(1.06), None, Some(5.0)).unwrap();
+        let r = row(&spread(1.0), &spread(1.06), &HostMoves::NONE, Some(5.0)).unwrap();
         let s = r.own_spread_pct.unwrap();
         assert!(s > 6.0 && s < 10.0 && !r.unstable, "{r:?}");
         assert!(!r.regression, "{r:?}");
@@ -668,7 +751,7 @@ mod tests {
             assert!(row_flag(&r).contains("within its own"), "{}", row_flag(&r));
         }
         // Worse beyond that spread, it is one.
-        assert!(row(&spread(1.0), &spread(1.25), None, Some(5.0)).unwrap().regression);
+        assert!(row(&spread(1.0), &spread(1.25), &HostMoves::NONE, Some(5.0)).unwrap().regression);
     }
 
     #[test]

@@ -202,7 +202,8 @@ pub fn compare_page(c: &super::compare::Comparison, overlays: &[(String, String)
         ));
     }
     h.push_str("</table>\n");
-    for line in super::compare::not_judged_text(c).lines().filter(|l| !l.is_empty()) {
+    let not_judged = super::compare::not_judged_text(c) + &super::compare::unjudged_worse_text(c);
+    for line in not_judged.lines().filter(|l| !l.is_empty()) {
         h.push_str(&format!("<p>{}</p>\n", escape(line)));
     }
     h.push_str("</section>\n");
