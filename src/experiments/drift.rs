@@ -1,9 +1,10 @@
 //! The suite's reference, taken at its start, middle and end: one thread
 //! on the first CPU reads a region sequentially (bandwidth's `simd`
-//! kernel) and chases a random cycle through it, and then every CPU the
-//! process may use reads its share of the region at once (where the host
-//! places the vCPUs, and whom they share a core with, shows there and not
-//! in one thread). The region is the same every run on a machine (see
+//! kernel), every CPU the process may use reads its share of the region
+//! at once (where the host places the vCPUs, and whom they share a core
+//! with, shows there and not in one thread), and one thread chases a
+//! random cycle through it. Every read pass is checked against the
+//! checksum pattern's closed form, every chase against its cycle's end. The region is the same every run on a machine (see
 //! [`size`]) and is mapped anew for each point (never held while an
 //! experiment runs, so the experiments keep the whole memory budget); what
 //! changes between the points is the host. The document
@@ -11,7 +12,7 @@
 //! within the run, `compare` also how far it moved between two runs.
 
 use crate::kernels::chase::{chase_kernel, visit_order, Chase};
-use crate::kernels::{stream_kernel, StreamArg, StreamShape};
+use crate::kernels::{pattern_sum, stream_kernel, StreamArg, StreamShape};
 use crate::memory::{Buffer, PagePolicy};
 use crate::timing::{Clock, Team};
 use crate::units::{Bytes, GIB, MIB};
@@ -36,11 +37,15 @@ pub struct Reference {
     drift: HostDrift,
 }
 
-/// One point's region and its chase (the chase first: it points into the
-/// region, so it goes before the region is unmapped).
-struct Mapped {
-    chase: Chase,
-    region: Buffer,
+/// What became of one point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Point {
+    Taken,
+    /// Its region could not be mapped (memory short): no point.
+    Unmapped,
+    /// A read pass summed to something else than the region holds, or a
+    /// chase ended elsewhere than its cycle says: not recorded.
+    Invalid,
 }
 
 /// Where the reference reads: ×8 the claimed last-level cache (all its
@@ -70,35 +75,32 @@ impl Reference {
         Reference { size, thp, cpus, drift: HostDrift { size_bytes: size, all_threads, points: Vec::new() } }
     }
 
-    /// Maps and links the region on THP (fewest walks; 4 KiB pages where
-    /// the kernel has no THP), or `None` where memory cannot be had.
-    fn map(&self) -> Option<Mapped> {
-        let mut region = Buffer::new(if self.thp { PagePolicy::Thp } else { PagePolicy::Small }, self.size).ok()?;
-        let lines = self.size.0 as usize / 64;
-        let base = region.as_mut_slice::<u8>().as_mut_ptr();
-        // SAFETY: lines × 64 bytes fit the region; `Mapped` drops the chase
-        // before the region it points into.
-        let chase = unsafe { Chase::new(base, visit_order(lines, None, 0x0064_7269_6674), |s| s * 64, 1) };
-        Some(Mapped { chase, region })
+    /// Maps the region on THP (fewest walks; 4 KiB pages where the kernel
+    /// has no THP), or `None` where memory cannot be had.
+    fn map(&self) -> Option<Buffer> {
+        Buffer::new(if self.thp { PagePolicy::Thp } else { PagePolicy::Small }, self.size).ok()
     }
 
-    /// One point, after `after_experiments` experiments; recorded only
-    /// where its region could be mapped and every chase ended where its
-    /// cycle says (else false).
-    pub fn measure(&mut self, clock: &dyn Clock, after_experiments: usize) -> bool {
+    /// One point, after `after_experiments` experiments: the region filled
+    /// with the checksum pattern and read (one thread, then every CPU),
+    /// then linked into a cycle and chased. Recorded only where every pass
+    /// read the pattern and every chase ended where its cycle says.
+    pub fn measure(&mut self, clock: &dyn Clock, after_experiments: usize) -> Point {
         let _pin = crate::timing::team::PinGuard::first_cpu();
-        let Some(mut mapped) = self.map() else { return false };
-        let read_bytes_per_s = crate::machine::levels::read_passes(clock, &mapped.region, self.size, SAMPLES);
-        let (chase_ns, ok) = chase(&mut mapped.chase, clock);
-        let all_read_bytes_per_s = if self.cpus.len() > 1 {
-            all_read_passes(clock, &mapped.region, self.size, &self.cpus)
+        let Some(mut region) = self.map() else { return Point::Unmapped };
+        crate::machine::levels::fill_pattern(&mut region, self.size);
+        let (read_bytes_per_s, read_ok) = crate::machine::levels::read_passes(clock, &region, self.size, SAMPLES);
+        let (all_read_bytes_per_s, all_ok) = if self.cpus.len() > 1 {
+            all_read_passes(clock, &region, self.size, &self.cpus)
         } else {
-            Vec::new()
+            (Vec::new(), true)
         };
-        if ok {
-            self.drift.points.push(DriftPoint { after_experiments, read_bytes_per_s, chase_ns, all_read_bytes_per_s });
+        let (chase_ns, chased_ok) = chase(&mut region, self.size, clock);
+        if !(read_ok && all_ok && chased_ok) {
+            return Point::Invalid;
         }
-        ok
+        self.drift.points.push(DriftPoint { after_experiments, read_bytes_per_s, chase_ns, all_read_bytes_per_s });
+        Point::Taken
     }
 
     /// What the points measured.
@@ -108,26 +110,39 @@ impl Reference {
 }
 
 /// B/s of each timed pass of one thread on each of `cpus` reading their
-/// equal shares of the region at once (one untimed pass first); empty
-/// where no team can be had.
-fn all_read_passes(clock: &dyn Clock, region: &Buffer, size: Bytes, cpus: &[usize]) -> Vec<f64> {
+/// equal shares of the region at once (one untimed pass first), and
+/// whether each thread read its share of the pattern; none where no team
+/// can be had.
+fn all_read_passes(clock: &dyn Clock, region: &Buffer, size: Bytes, cpus: &[usize]) -> (Vec<f64>, bool) {
     let (Ok(team), Ok((simd, _))) = (Team::on(cpus.to_vec()), stream_kernel(StreamShape::Simd, None)) else {
-        return Vec::new();
+        return (Vec::new(), true);
     };
     let threads = cpus.len();
     let words = &region.as_slice::<f64>()[..(size.0 / 8) as usize];
     let share = words.len() / threads;
     let args: Vec<StreamArg> = words.chunks_exact(share).map(|w| StreamArg::read(w.as_ptr(), share, 0)).collect();
-    crate::machine::levels::timed_passes((share * threads * 8) as f64, SAMPLES, || {
+    let mut ok = true;
+    let rates = crate::machine::levels::timed_passes((share * threads * 8) as f64, SAMPLES, || {
         // SAFETY: each argument views its share of `words`, borrowed from
         // the region for this run.
-        team.run(clock, |t| std::hint::black_box(unsafe { simd(1, &args[t]) })).elapsed_ns
-    })
+        let run = team.run(clock, |t| unsafe { simd(1, &args[t]) });
+        ok &= run.results.iter().enumerate().all(|(t, &sum)| sum == pattern_sum(t * share, share));
+        run.elapsed_ns
+    });
+    (rates, ok)
 }
 
-fn chase(chase: &mut Chase, clock: &dyn Clock) -> (Vec<f64>, bool) {
+/// ns per load of each timed sample of a random cycle through the
+/// region's lines (after an untimed walk), and whether every walk ended
+/// where the cycle says.
+fn chase(region: &mut Buffer, size: Bytes, clock: &dyn Clock) -> (Vec<f64>, bool) {
     let k1 = chase_kernel(1).expect("one chain");
-    // SAFETY: the chase's region is alive (`Mapped` holds both).
+    let lines = size.0 as usize / 64;
+    let base = region.as_mut_slice::<u8>().as_mut_ptr();
+    // SAFETY: lines × 64 bytes fit the region, which outlives the chase
+    // (dropped at the end of this function).
+    let mut chase = unsafe { Chase::new(base, visit_order(lines, None, 0x0064_7269_6674), |s| s * 64, 1) };
+    // SAFETY: the chase's region is alive (borrowed for this call).
     let mut ok = unsafe { chase.run(k1, WARM_LOADS) };
     let mut out = Vec::with_capacity(SAMPLES);
     for _ in 0..SAMPLES {
@@ -155,7 +170,7 @@ mod tests {
         let mut r = Reference::new(&m);
         let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
         for after in [0, 3, 6] {
-            assert!(r.measure(&clock, after));
+            assert_eq!(r.measure(&clock, after), Point::Taken);
         }
         let d = r.finish();
         assert_eq!(d.size_bytes, size(&m));
@@ -171,5 +186,21 @@ mod tests {
         let passes = if cpus > 1 { SAMPLES } else { 0 };
         assert!(d.points.iter().all(|p| p.all_read_bytes_per_s.len() == passes), "{:?}", d.points);
         assert!(d.points.iter().flat_map(|p| &p.all_read_bytes_per_s).all(|b| b.is_finite() && *b > 0.0));
+    }
+
+    /// Every CPU reading checks its own share of the pattern: a word
+    /// changed in the last share reads invalid.
+    #[test]
+    fn every_cpu_reading_checks_its_share() {
+        let size = Bytes(4 * MIB);
+        let mut region = Buffer::new(PagePolicy::Small, size).unwrap();
+        crate::machine::levels::fill_pattern(&mut region, size);
+        let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
+        let cpus = crate::timing::team::allowed_cpus();
+        let (rates, ok) = all_read_passes(&clock, &region, size, &cpus);
+        assert!(ok && rates.len() == SAMPLES, "{rates:?}");
+        let last = region.as_slice::<f64>().len() - 3;
+        region.as_mut_slice::<f64>()[last] = -1.0;
+        assert!(!all_read_passes(&clock, &region, size, &cpus).1, "a changed word reads invalid");
     }
 }

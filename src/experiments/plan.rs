@@ -274,7 +274,7 @@ pub fn execute(
     progress.plan(&plan.estimates(&machine));
     let mut reference = drift_reference(plan, &machine);
     if let Some(r) = reference.as_mut() {
-        r.measure(clock, 0);
+        reference_point(r, clock, 0, doc, plan.command);
     }
     let middle = plan.jobs.len() / 2;
     for (index, job) in plan.jobs.iter().enumerate() {
@@ -304,12 +304,12 @@ pub fn execute(
             on_record(doc, rec)?;
         }
         if let Some(r) = reference.as_mut().filter(|_| index + 1 == middle) {
-            r.measure(clock, middle);
+            reference_point(r, clock, middle, doc, plan.command);
         }
     }
     if let Some(mut r) = reference {
         if !super::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
-            r.measure(clock, plan.jobs.len());
+            reference_point(&mut r, clock, plan.jobs.len(), doc, plan.command);
         }
         let drift = r.finish();
         if let Some(moved) = drift.moved_most().filter(|_| drift.host_moved()) {
@@ -318,6 +318,20 @@ pub fn execute(
         doc.host_drift = Some(drift);
     }
     Ok(())
+}
+
+/// One point of the reference; one whose checksum failed is left out of
+/// the document and said in its warnings.
+fn reference_point(
+    r: &mut super::drift::Reference,
+    clock: &dyn Clock,
+    after: usize,
+    doc: &mut Document,
+    command: Command,
+) {
+    if r.measure(clock, after) == super::drift::Point::Invalid {
+        doc.warnings.push(Caution::Checksum { what: "the host reference (start, middle, end)" }.render(command));
+    }
 }
 
 /// The suite's reference (see [`super::drift`]), where the plan has one.

@@ -14,6 +14,7 @@
 use crate::analysis::levels::{self, CacheLevelsFound};
 use crate::error::Result;
 use crate::kernels::chase::{chase_kernel, visit_order, Chase};
+use crate::kernels::{pattern_sum, pattern_value};
 use crate::memory::{Buffer, PagePolicy};
 use crate::timing::Clock;
 use crate::units::{Bytes, KIB, MIB};
@@ -90,7 +91,11 @@ pub fn measure(clock: &dyn Clock, reach: Bytes, must_pass: Bytes, thp: bool) -> 
     valid &= looked_ok;
     region.read_back();
     let huge_fraction = region.backing().huge_fraction;
-    let read_rates = read_rates(clock, &region, found.far_from, points.last().map_or(FIRST, |p| p.size_bytes));
+    let largest = points.last().map_or(FIRST, |p| p.size_bytes);
+    // The chases are done with the region: it takes the checksum pattern.
+    fill_pattern(&mut region, largest);
+    let (read_rates, read_ok) = read_rates(clock, &region, found.far_from, largest);
+    valid &= read_ok;
     let read_bytes_per_s = read_rates.last().map(|r| r.bytes_per_s);
     drop(region);
     let small = fault_rate(PagePolicy::Small);
@@ -230,37 +235,54 @@ fn unstable(all: &[CacheLevelsFound]) -> CacheLevelsFound {
 }
 
 /// [`read_rate`] over the working sets from the far level's start (or
-/// `largest` alone, without one) doubling to `largest`.
-fn read_rates(clock: &dyn Clock, region: &Buffer, far_from: Option<Bytes>, largest: Bytes) -> Vec<ReadRate> {
+/// `largest` alone, without one) doubling to `largest`, and whether every
+/// pass read the pattern it should (a size whose passes did not is left
+/// out).
+fn read_rates(clock: &dyn Clock, region: &Buffer, far_from: Option<Bytes>, largest: Bytes) -> (Vec<ReadRate>, bool) {
     let first = far_from.unwrap_or(largest);
-    std::iter::successors(Some(first), |s| Some(Bytes(s.0 * 2)))
+    let mut ok = true;
+    let rates = std::iter::successors(Some(first), |s| Some(Bytes(s.0 * 2)))
         .take_while(|s| s.0 <= largest.0)
-        .filter_map(|size| read_rate(clock, region, size).map(|bytes_per_s| ReadRate { size_bytes: size, bytes_per_s }))
-        .collect()
+        .filter_map(|size| {
+            let (passes, read_ok) = read_passes(clock, region, size, 3);
+            ok &= read_ok;
+            let best = passes.into_iter().reduce(f64::max).filter(|_| read_ok)?;
+            Some(ReadRate { size_bytes: size, bytes_per_s: best })
+        })
+        .collect();
+    (rates, ok)
 }
 
-/// B/s of `bandwidth`'s `simd` read kernel over the first `bytes` of the
-/// region: the best of three passes after one untimed.
-fn read_rate(clock: &dyn Clock, region: &Buffer, bytes: Bytes) -> Option<f64> {
-    read_passes(clock, region, bytes, 3).into_iter().reduce(f64::max)
+/// Writes the checksum pattern ([`pattern_value`]) into the first `bytes`
+/// of the region, so that [`read_passes`] can check what each pass read.
+pub fn fill_pattern(region: &mut Buffer, bytes: Bytes) {
+    let words = &mut region.as_mut_slice::<f64>()[..(bytes.0 / 8) as usize];
+    words.iter_mut().enumerate().for_each(|(i, w)| *w = pattern_value(i));
 }
 
 /// B/s of each of `passes` timed passes of `bandwidth`'s `simd` read
 /// kernel over the first `bytes` of the region, after one untimed (which
-/// brings the TLB and prefetchers up to speed); the probe's read rates
-/// and the suite's drift reference both read through here.
-pub fn read_passes(clock: &dyn Clock, region: &Buffer, bytes: Bytes, passes: usize) -> Vec<f64> {
+/// brings the TLB and prefetchers up to speed), and whether every pass
+/// summed to the pattern's closed form (the region holds it:
+/// [`fill_pattern`]); the probe's read rates and the suite's drift
+/// reference both read through here.
+pub fn read_passes(clock: &dyn Clock, region: &Buffer, bytes: Bytes, passes: usize) -> (Vec<f64>, bool) {
     let Ok((simd, _)) = crate::kernels::stream_kernel(crate::kernels::StreamShape::Simd, None) else {
-        return Vec::new();
+        return (Vec::new(), false);
     };
     let words = &region.as_slice::<f64>()[..(bytes.0 / 8) as usize];
     let arg = crate::kernels::StreamArg::read(words.as_ptr(), words.len(), 0);
-    timed_passes(bytes.0 as f64, passes, || {
+    let want = pattern_sum(0, words.len());
+    let mut ok = true;
+    let rates = timed_passes(bytes.0 as f64, passes, || {
         let t0 = clock.now_ns();
         // SAFETY: `arg` views `words`, borrowed from the region for this call.
-        std::hint::black_box(unsafe { simd(1, &arg) });
-        clock.now_ns().saturating_sub(t0)
-    })
+        let sum = unsafe { simd(1, &arg) };
+        let ns = clock.now_ns().saturating_sub(t0);
+        ok &= sum == want;
+        ns
+    });
+    (rates, ok)
 }
 
 /// B/s of each of `passes` timed calls of `pass` (which moves `bytes` and
@@ -319,6 +341,22 @@ fn measure_point(clock: &dyn Clock, region: &mut Buffer, size: Bytes) -> (LevelP
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A read pass is checked against the pattern: a region holding it
+    /// reads valid, one changed word does not, and the rate is exact on a
+    /// clock that steps 1 ms a reading.
+    #[test]
+    fn read_passes_check_what_they_read() {
+        let size = Bytes(MIB);
+        let mut region = Buffer::new(PagePolicy::Small, size).unwrap();
+        fill_pattern(&mut region, size);
+        let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
+        let (rates, ok) = read_passes(&clock, &region, size, 3);
+        assert!(ok);
+        assert_eq!(rates, vec![size.0 as f64 * 1e3; 3]);
+        region.as_mut_slice::<f64>()[12_345] += 1.0;
+        assert!(!read_passes(&clock, &region, size, 3).1, "a changed word reads invalid");
+    }
 
     #[test]
     fn the_sweep_doubles_from_16_kib() {
