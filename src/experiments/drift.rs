@@ -4,13 +4,17 @@
 //! at once (where the host places the vCPUs, and whom they share a core
 //! with, shows there and not in one thread), and one thread chases a
 //! random cycle through it. Every read pass is checked against the
-//! checksum pattern's closed form, every chase against its cycle's end. The region is the same every run on a machine (see
+//! checksum pattern's closed form, every chase against its cycle's end.
+//! Last, that thread runs a call chain through the PLT (`memperf calls`'
+//! chain, 4096 deep): a core's own work, which a neighbour sharing the
+//! core moves while memory holds still. The region is the same every run on a machine (see
 //! [`size`]) and is mapped anew for each point (never held while an
 //! experiment runs, so the experiments keep the whole memory budget); what
 //! changes between the points is the host. The document
 //! keeps the samples ([`HostDrift`]); the advice reads how far it moved
 //! within the run, `compare` also how far it moved between two runs.
 
+use crate::kernels::calls::{self, ChainFn, Linkage, SharedChain};
 use crate::kernels::chase::{chase_kernel, visit_order, Chase};
 use crate::kernels::{pattern_sum, stream_kernel, StreamArg, StreamShape};
 use crate::memory::{Buffer, PagePolicy};
@@ -23,9 +27,12 @@ const SAMPLES: usize = 5;
 /// Loads per chase sample (tens of ms in memory) and before the first.
 const CHASE_LOADS: u64 = 1 << 17;
 const WARM_LOADS: u64 = 1 << 18;
-/// What the reference costs the suite, about: three points, each mapping
-/// and linking its region.
-pub const ESTIMATE_S: f64 = 1.2;
+/// Chains per call sample (×4096 calls: about 5 ms at 5 ns a call).
+const CALL_CHAINS: u64 = 256;
+const CALL_DEPTH: u64 = 4096;
+/// What the reference costs the suite, about: three points, each mapping,
+/// filling and linking its region.
+pub const ESTIMATE_S: f64 = 1.3;
 
 /// The points so far, and the machine they size their region from.
 pub struct Reference {
@@ -34,6 +41,9 @@ pub struct Reference {
     /// The CPUs the process may use when the suite starts (each point pins
     /// its own thread to the first, so they are read once, here).
     cpus: Vec<usize>,
+    /// The call chain, loaded once (none where the temporary directory
+    /// refuses executable files: the points then have no calls).
+    calls: Option<SharedChain>,
     drift: HostDrift,
 }
 
@@ -72,7 +82,8 @@ impl Reference {
         let thp = !matches!(m.thp.enabled.as_str(), "never" | "unavailable");
         let cpus = crate::timing::team::allowed_cpus();
         let all_threads = (cpus.len() > 1).then_some(cpus.len());
-        Reference { size, thp, cpus, drift: HostDrift { size_bytes: size, all_threads, points: Vec::new() } }
+        let calls = SharedChain::load(Linkage::Plt).ok();
+        Reference { size, thp, cpus, calls, drift: HostDrift { size_bytes: size, all_threads, points: Vec::new() } }
     }
 
     /// Maps the region on THP (fewest walks; 4 KiB pages where the kernel
@@ -96,10 +107,13 @@ impl Reference {
             (Vec::new(), true)
         };
         let (chase_ns, chased_ok) = chase(&mut region, self.size, clock);
-        if !(read_ok && all_ok && chased_ok) {
+        drop(region);
+        let (call_ns, called_ok) = self.calls.as_ref().map_or((Vec::new(), true), |c| call_samples(c.first, clock));
+        if !(read_ok && all_ok && chased_ok && called_ok) {
             return Point::Invalid;
         }
-        self.drift.points.push(DriftPoint { after_experiments, read_bytes_per_s, chase_ns, all_read_bytes_per_s });
+        let point = DriftPoint { after_experiments, read_bytes_per_s, chase_ns, all_read_bytes_per_s, call_ns };
+        self.drift.points.push(point);
         Point::Taken
     }
 
@@ -154,6 +168,23 @@ fn chase(region: &mut Buffer, size: Bytes, clock: &dyn Clock) -> (Vec<f64>, bool
     (out, ok)
 }
 
+/// ns per call of each timed sample of the PLT chain (after one untimed),
+/// and whether every chain returned its depth.
+fn call_samples(first: ChainFn, clock: &dyn Clock) -> (Vec<f64>, bool) {
+    let calls_per_sample = CALL_CHAINS * CALL_DEPTH;
+    // SAFETY: a chain entry of kernels::calls; 4096 frames of at most 64
+    // bytes fit any thread's stack memperf runs on.
+    let chains = || unsafe { calls::run(first, CALL_DEPTH, CALL_CHAINS) } == calls_per_sample as i64;
+    let mut ok = chains();
+    let mut out = Vec::with_capacity(SAMPLES);
+    for _ in 0..SAMPLES {
+        let t0 = clock.now_ns();
+        ok &= chains();
+        out.push(clock.now_ns().saturating_sub(t0) as f64 / calls_per_sample as f64);
+    }
+    (out, ok)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,6 +209,8 @@ mod tests {
         let bytes = d.size_bytes.0 as f64;
         assert!(d.points.iter().all(|p| p.read_bytes_per_s == vec![bytes * 1e9 / 1e6; SAMPLES]));
         assert!(d.points.iter().all(|p| p.chase_ns == vec![1e6 / CHASE_LOADS as f64; SAMPLES]));
+        let per_call = 1e6 / (CALL_CHAINS * CALL_DEPTH) as f64;
+        assert!(d.points.iter().all(|p| p.call_ns == vec![per_call; SAMPLES]), "{:?}", d.points[0].call_ns);
         assert_eq!(d.moved(), Some((Some(0.0), Some(0.0))));
         // Every CPU this process may use reads at once, where it has two or
         // more (the threads share the stepping clock: positive, not exact).

@@ -144,6 +144,13 @@ pub struct Comparison {
     /// read different regions), where both documents have one.
     #[serde(default)]
     pub host_between_not_compared: Option<String>,
+    /// How far the reference's call chain moved within either run, in
+    /// percent (counted for figures of a core's own work: calls, context).
+    #[serde(default)]
+    pub host_calls_moved_pct: Option<f64>,
+    /// The same from A to B.
+    #[serde(default)]
+    pub host_calls_between_pct: Option<f64>,
     pub rows: Vec<Row>,
     /// Metrics in one document only, or without a usable value.
     pub left_out: Vec<String>,
@@ -212,13 +219,24 @@ struct HostMoves {
     within_all: Option<f64>,
     one: Option<f64>,
     all: Option<f64>,
+    /// The call chain, within either run and from A to B.
+    calls_within: Option<f64>,
+    calls_between: Option<f64>,
     not_compared: Option<String>,
 }
 
 impl HostMoves {
     /// Neither document measured the host.
     #[cfg(test)]
-    const NONE: HostMoves = HostMoves { within: None, within_all: None, one: None, all: None, not_compared: None };
+    const NONE: HostMoves = HostMoves {
+        within: None,
+        within_all: None,
+        one: None,
+        all: None,
+        calls_within: None,
+        calls_between: None,
+        not_compared: None,
+    };
 
     fn of(da: &Document, db: &Document) -> HostMoves {
         let pct = |of: fn(&HostDrift) -> Option<f64>| {
@@ -243,6 +261,8 @@ impl HostMoves {
             within_all: pct(HostDrift::all_read_moved),
             one: between.one_thread.map(|m| m * 100.0),
             all: between.all_threads.map(|m| m * 100.0),
+            calls_within: pct(HostDrift::calls_moved),
+            calls_between: between.calls.map(|m| m * 100.0),
             not_compared,
         }
     }
@@ -250,10 +270,12 @@ impl HostMoves {
     /// What a metric taken on `cpus` CPUs at once (the more of its two
     /// documents: a run's traffic CPUs can differ) must be worse by: the
     /// host's moves that could explain it (every CPU's too on more than
-    /// one); `None` where neither document measured any.
-    fn floor(&self, cpus: usize) -> Option<f64> {
+    /// one, the call chain's for a core's own work); `None` where neither
+    /// document measured any.
+    fn floor(&self, h: &Headline, cpus: usize) -> Option<f64> {
         let all = if cpus > 1 { [self.within_all, self.all] } else { [None, None] };
-        [self.within, self.one].into_iter().chain(all).flatten().reduce(f64::max)
+        let calls = if h.core_bound { [self.calls_within, self.calls_between] } else { [None, None] };
+        [self.within, self.one].into_iter().chain(all).chain(calls).flatten().reduce(f64::max)
     }
 }
 
@@ -292,6 +314,8 @@ pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comp
         host_moved_all_threads_pct: moves.within_all,
         host_between_all_threads_pct: moves.all,
         host_between_not_compared: moves.not_compared,
+        host_calls_moved_pct: moves.calls_within,
+        host_calls_between_pct: moves.calls_between,
         rows,
         left_out,
     }
@@ -299,7 +323,7 @@ pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comp
 
 /// One metric of both documents, or why it is left out.
 fn row(x: &Headline, y: &Headline, moves: &HostMoves, threshold_pct: Option<f64>) -> Result<Row, String> {
-    let host_floor_pct = moves.floor(x.cpus.max(y.cpus));
+    let host_floor_pct = moves.floor(x, x.cpus.max(y.cpus));
     let between_unmeasured = moves.not_compared.is_some();
     let host_withholds = host_floor_pct.is_some_and(|f| f > HOST_MOVED_LIMIT * 100.0);
     if let Some(why) = unusable(x, "A").or_else(|| unusable(y, "B")) {
@@ -380,6 +404,12 @@ pub fn host_moves_text(c: &Comparison) -> String {
     }
     if let Some(m) = c.host_between_all_threads_pct {
         said.push(format!("{m:.1}% from A to B with every CPU reading (counted for metrics of more than one thread)"));
+    }
+    if let Some(m) = c.host_calls_moved_pct {
+        said.push(format!("{m:.1}% within a run for a call chain (counted for a core's own work: calls, context)"));
+    }
+    if let Some(m) = c.host_calls_between_pct {
+        said.push(format!("{m:.1}% from A to B for a call chain"));
     }
     let apart = c.host_between_not_compared.as_ref().map_or(String::new(), |why| {
         format!("{why}, and no difference is judged (compare runs of one machine and one memory budget)\n")
@@ -570,6 +600,7 @@ mod tests {
                     read_bytes_per_s: vec![g * 1e9],
                     chase_ns: vec![140.0],
                     all_read_bytes_per_s: vec![all * 1e9],
+                    call_ns: Vec::new(),
                 })
                 .collect(),
         }
@@ -672,7 +703,8 @@ mod tests {
 
     /// A figure of two CPUs without a `threads` label (a line bounced
     /// between them) is judged against every CPU's movement too; one of
-    /// one CPU only against one thread's.
+    /// one CPU only against one thread's; a core's own work against the
+    /// call chain's too.
     #[test]
     fn a_figure_of_two_cpus_carries_where_the_host_placed_them() {
         use crate::report::headlines::{headline, Unit};
@@ -681,6 +713,8 @@ mod tests {
             within_all: Some(90.0),
             one: Some(1.0),
             all: Some(40.0),
+            calls_within: Some(12.0),
+            calls_between: Some(4.0),
             not_compared: None,
         };
         let line = headline(
@@ -692,8 +726,9 @@ mod tests {
             30.0,
             false,
         );
-        assert_eq!(moves.floor(line.cpus), Some(3.0));
-        assert_eq!(moves.floor(line.clone().on_cpus(2).cpus), Some(90.0));
+        assert_eq!(moves.floor(&line, line.cpus), Some(3.0));
+        assert_eq!(moves.floor(&line, line.clone().on_cpus(2).cpus), Some(90.0));
+        assert_eq!(moves.floor(&line.clone().core_bound(), 1), Some(12.0), "a core's own work: the call chain");
         let two = headline(
             "bandwidth.read",
             &[("threads", "2".into())],
@@ -703,7 +738,7 @@ mod tests {
             1.0,
             true,
         );
-        assert_eq!((two.cpus, moves.floor(two.cpus)), (2, Some(90.0)));
+        assert_eq!((two.cpus, moves.floor(&two, two.cpus)), (2, Some(90.0)));
     }
 
     /// A figure of ten samples in ns, lower is better.

@@ -117,6 +117,7 @@ mod tests {
                 read_bytes_per_s: vec![40e9],
                 chase_ns: vec![140.0],
                 all_read_bytes_per_s: vec![all * 1e9],
+                call_ns: Vec::new(),
             };
             let drift = |all: [f64; 3]| HostDrift {
                 size_bytes: crate::units::Bytes(1 << 28),
@@ -159,6 +160,7 @@ mod tests {
             read_bytes_per_s: vec![gbps * 1e9],
             chase_ns: vec![140.0],
             all_read_bytes_per_s: Vec::new(),
+            call_ns: Vec::new(),
         };
         doc.host_drift = Some(HostDrift {
             size_bytes: crate::units::Bytes(1 << 28),

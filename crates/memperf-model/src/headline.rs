@@ -29,6 +29,12 @@ pub struct Headline {
     /// moves such a figure and not one of one CPU; `compare` reads this.
     #[serde(default = "one_cpu")]
     pub cpus: usize,
+    /// A core's own work, no memory traffic (a call chain, a context
+    /// save): a neighbour sharing the core moves it while memory holds
+    /// still, so `compare` judges it against the reference's call chain
+    /// too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub core_bound: bool,
 }
 
 fn one_cpu() -> usize {
@@ -134,6 +140,7 @@ pub fn headline(
         samples,
         higher_is_better: higher,
         cpus: labels.iter().find(|(k, _)| *k == "threads").and_then(|(_, v)| v.parse().ok()).unwrap_or(1),
+        core_bound: false,
     }
 }
 
@@ -141,6 +148,11 @@ impl Headline {
     /// The same figure, taken on `cpus` CPUs at once.
     pub fn on_cpus(self, cpus: usize) -> Headline {
         Headline { cpus, ..self }
+    }
+
+    /// The same figure, marked as a core's own work.
+    pub fn core_bound(self) -> Headline {
+        Headline { core_bound: true, ..self }
     }
 
     /// The join key: `id{label=value,…}`, labels in name order.

@@ -226,6 +226,7 @@ fn calls_metrics(c: &calls::Outcome) -> Vec<Headline> {
                 p.ns_per_call.median,
                 false,
             )
+            .core_bound()
         })
         .collect()
 }

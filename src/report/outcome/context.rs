@@ -145,6 +145,7 @@ fn context_metrics(c: &context::Outcome) -> Vec<Headline> {
                 s.ns_per_op.median,
                 false,
             )
+            .core_bound()
         })
         .collect()
 }

@@ -39,6 +39,13 @@ pub struct DriftPoint {
     /// one-thread read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub all_read_bytes_per_s: Vec<f64>,
+    /// ns per call of each timed sample of a call chain through the PLT,
+    /// 4096 deep, on CPU 0: a core's own work, no memory traffic. What a
+    /// neighbour sharing the core (or the host's clock) does to figures of
+    /// that kind shows here and not in the read or the chase (absent in
+    /// documents from before it was measured).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub call_ns: Vec<f64>,
 }
 
 impl DriftPoint {
@@ -51,6 +58,9 @@ impl DriftPoint {
     pub fn all_read_median(&self) -> Option<f64> {
         crate::timing::stats::median(&self.all_read_bytes_per_s)
     }
+    pub fn call_median(&self) -> Option<f64> {
+        crate::timing::stats::median(&self.call_ns)
+    }
 }
 
 /// How far two runs' references of one region lie apart, (larger /
@@ -61,6 +71,8 @@ impl DriftPoint {
 pub struct Between {
     pub one_thread: Option<f64>,
     pub all_threads: Option<f64>,
+    /// The call chain's level (figures of a core's own work).
+    pub calls: Option<f64>,
 }
 
 /// (larger / smaller − 1) of a spread of positive values; `None` with
@@ -86,6 +98,12 @@ impl HostDrift {
     /// carries and one of one thread does not.
     pub fn all_read_moved(&self) -> Option<f64> {
         spread(&self.medians(DriftPoint::all_read_median))
+    }
+
+    /// How far the call chain's medians lie apart over the run: what
+    /// figures of a core's own work (calls, context saves) carry.
+    pub fn calls_moved(&self) -> Option<f64> {
+        spread(&self.medians(DriftPoint::call_median))
     }
 
     /// The larger movement of one thread's two quantities: what the run's
@@ -116,7 +134,11 @@ impl HostDrift {
         let all = (self.all_threads.is_some() && self.all_threads == other.all_threads)
             .then(|| apart(DriftPoint::all_read_median))
             .flatten();
-        Some(Between { one_thread: one.into_iter().flatten().reduce(f64::max), all_threads: all })
+        Some(Between {
+            one_thread: one.into_iter().flatten().reduce(f64::max),
+            all_threads: all,
+            calls: apart(DriftPoint::call_median),
+        })
     }
 
     /// Beyond [`HOST_MOVED_LIMIT`].
@@ -149,8 +171,12 @@ impl HostDrift {
             Some(n) if !all.is_empty() => format!(", {n} threads reading {} GB/s", all.join(", ")),
             _ => String::new(),
         };
+        let calls: Vec<String> =
+            self.points.iter().filter_map(|p| p.call_median()).map(|n| format!("{n:.2}")).collect();
+        let calls =
+            if calls.is_empty() { String::new() } else { format!(", calling through the PLT {} ns", calls.join(", ")) };
         format!(
-            "one thread reading {} {}, chasing {}{all}, after {after} experiments",
+            "one thread reading {} {}, chasing {}{all}{calls}, after {after} experiments",
             self.size_bytes,
             or_not(read, "GB/s"),
             or_not(chase, "ns")
@@ -168,6 +194,7 @@ mod tests {
             read_bytes_per_s: vec![gbps * 1e9; 3],
             chase_ns: vec![ns; 3],
             all_read_bytes_per_s: Vec::new(),
+            call_ns: Vec::new(),
         }
     }
 
@@ -220,5 +247,26 @@ mod tests {
         assert_eq!(a.between(&fewer).unwrap().all_threads, None, "2 CPUs against 4 is no reference");
         let elsewhere = HostDrift { size_bytes: Bytes(1 << 27), ..b };
         assert_eq!(a.between(&elsewhere), None);
+    }
+
+    /// The call chain moves on its own: within a run, between two runs,
+    /// and in what is said; the one-thread verdicts do not rest on it.
+    #[test]
+    fn the_call_chain_is_a_reference_of_its_own() {
+        let calling = |p: DriftPoint, ns: f64| DriftPoint { call_ns: vec![ns, ns * 1.01, ns * 0.99], ..p };
+        let a = HostDrift {
+            size_bytes: Bytes(1 << 28),
+            all_threads: None,
+            points: vec![calling(point(0, 40.0, 140.0), 4.5), calling(point(6, 40.0, 140.0), 5.0)],
+        };
+        assert!((a.calls_moved().unwrap() - 5.0 / 4.5 + 1.0).abs() < 1e-12);
+        assert!(!a.host_moved(), "the memory reference held");
+        assert!(a.describe().contains("calling through the PLT 4.50, 5.00 ns"), "{}", a.describe());
+        let b = HostDrift { points: vec![calling(point(0, 40.0, 140.0), 5.0)], ..a.clone() };
+        let between = a.between(&b).unwrap();
+        assert!((between.calls.unwrap() - 5.0 / 4.75 + 1.0).abs() < 1e-12, "{between:?}");
+        assert_eq!(between.one_thread, Some(0.0));
+        let old = HostDrift { points: vec![point(0, 40.0, 140.0)], ..a.clone() };
+        assert_eq!((old.calls_moved(), a.between(&old).unwrap().calls), (None, None), "a document before it");
     }
 }
