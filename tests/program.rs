@@ -374,7 +374,19 @@ fn working_set_validates_on_every_policy() {
     let _turn = common::turn(&TURN);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("w.json");
-    let args = ["working-set", "--quiet", "--size", "48MiB", "--pages", "4k,thp", "--repetitions", "3", "--json"];
+    let args = [
+        "working-set",
+        "--quiet",
+        "--size",
+        "48MiB",
+        "--pages",
+        "4k,thp",
+        "--repetitions",
+        "3",
+        "--allocations",
+        "2",
+        "--json",
+    ];
     let o = memperf(&[&args[..], &[json.to_str().unwrap()]].concat());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let doc = read_json(&json);

@@ -6,8 +6,10 @@
 //! loop runs over three arrays of together ≥ 8× the last-level cache, one
 //! region per page policy (the arrays are its thirds), all policies
 //! measured interleaved through the scheduler with 4k as each one's
-//! reference. The sum is validated against an f64 recomputation, and every
-//! policy must compute the same sum bit for bit.
+//! reference; the repetitions are split among fresh arrays (`allocations`),
+//! so a figure spans where the pages land. The sum is validated against an
+//! f64 recomputation, every policy must compute the same sum bit for bit,
+//! and every share of the repetitions the same sum as the first.
 
 use super::estimate::Rates;
 use super::options;
@@ -35,6 +37,18 @@ pub struct Params {
     pub seed: u64,
     pub repetitions: usize,
     pub min_sample_s: f64,
+    /// Fresh arrays per share of the repetitions: they are split among
+    /// this many mappings (at most one per repetition), each landing
+    /// elsewhere in the host's memory. On 4 KiB pages where the loop lands
+    /// moves it by about a tenth from one process to the next (each walk
+    /// reads page tables the host translates again), so a figure of one
+    /// mapping holds one placement.
+    #[serde(default = "one")]
+    pub allocations: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// Rows of the validation window (the first of the index).
@@ -47,10 +61,10 @@ impl Params {
         use super::Preset;
         // Up to five policies' arrays live at once.
         let total = super::budget::memory_size(machine, 8, Bytes(256 * MIB), 5).0 / (6 * MIB) * (6 * MIB);
-        let (repetitions, min_sample_s) = match preset {
-            Preset::Quick => (5, 0.02),
-            Preset::Default => (9, 0.05),
-            Preset::Full => (15, 0.1),
+        let (repetitions, min_sample_s, allocations) = match preset {
+            Preset::Quick => (6, 0.02, 2),
+            Preset::Default => (9, 0.05, 3),
+            Preset::Full => (15, 0.1, 3),
         };
         let mut pages = vec![PagePolicy::Small, PagePolicy::Thp];
         let free = |pol: PagePolicy| machine.pool(pol.page_size()).map_or(0, |p| p.available());
@@ -73,6 +87,7 @@ impl Params {
             seed: 0x2002_0415,
             repetitions,
             min_sample_s,
+            allocations,
         }
     }
 }
@@ -175,7 +190,12 @@ pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64
     // Filling computes every element (about 1.5 ns each).
     let filled = p.total_bytes.0 as f64 / 4.0 * 1.5e-9;
     let mapped: f64 = p.pages.iter().map(|&pol| r.fault_s(p.total_bytes, pol) + filled).sum();
-    schedule::estimate_s(&plan, &unit, &unit) + mapped + p.pages.len() as f64 * p.min_sample_s
+    let shares = schedule::shares(p.repetitions, p.allocations);
+    let measured: f64 = shares
+        .iter()
+        .map(|&reps| schedule::estimate_s(&schedule::Plan { repetitions: reps, ..plan.clone() }, &unit, &unit))
+        .sum();
+    measured + shares.len() as f64 * mapped + p.pages.len() as f64 * p.min_sample_s
 }
 
 pub struct WorkingSet;
@@ -223,54 +243,118 @@ impl Experiment for WorkingSet {
     }
 
     fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
-        check(p)?;
-        let row = p.row_floats as usize;
-        let rows_total = p.total_bytes.0 / 12 / p.row_floats;
-        let index = index(p.index_len, rows_total, p.seed);
-        let arrays: Vec<Arrays> = p.pages.iter().map(|&pol| Arrays::new(pol, p)).collect::<Result<_>>()?;
-        let check: Vec<u32> = index.iter().take(CHECK_ROWS).copied().collect();
-        let sums: Vec<Cell<Option<f64>>> = arrays.iter().map(|_| Cell::new(None)).collect();
-        let valid: Vec<Cell<bool>> = arrays.iter().map(|_| Cell::new(true)).collect();
-        let cursor = Cell::new(0usize);
-        let mut variants: Vec<schedule::Variant> = arrays
-            .iter()
-            .enumerate()
-            .map(|(i, a)| {
-                let (check, index, sums, valid, cursor) = (&check, &index, &sums, &valid, &cursor);
-                Box::new(move |step: Step| {
-                    if step == Step::WarmUp {
-                        let tmp = a.doit(check, row);
-                        let (x, y, z) = a.thirds();
-                        let ok = kernel::validate(tmp, kernel::reference(x, y, z, check, row));
-                        sums[i].set(Some(tmp));
-                        valid[i].set(valid[i].get() && ok);
-                        return Ran::valid(ok);
-                    }
-                    let n = step.iterations(0) as usize;
-                    let ok = a.doit_from(index, cursor.get(), n, row).is_finite();
-                    cursor.set(cursor.get().wrapping_add(n * 7919));
-                    valid[i].set(valid[i].get() && ok);
-                    Ran::valid(ok)
-                }) as schedule::Variant
-            })
-            .collect();
-        let small = p.pages.iter().position(|&x| x == PagePolicy::Small);
-        let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
-        plan.seed = p.seed ^ 0x5eed;
-        plan.reference_of = (0..p.pages.len()).map(|i| if Some(i) == small { None } else { small }).collect();
-        let series = ctx.measure("working-set", &plan, &mut variants)?;
-        drop(variants);
-        let counters: Vec<(Vec<EventCount>, f64)> = arrays
-            .iter()
-            .zip(&series)
-            .map(|(a, s)| count_sample(a, &index, s.iters as usize, row, ctx.machine))
-            .collect();
-        let mut arrays = arrays;
-        for a in arrays.iter_mut() {
-            a.region.read_back();
-        }
-        let figures = crate::machine::saved::gather(ctx.machine, None).unwrap_or_default();
-        Ok(summarise(p, &arrays, &series, &sums, &valid, counters, &figures, small))
+        run(p, ctx)
+    }
+}
+
+/// What every share checks against: the row index, its validation window,
+/// each policy's sum (the same in every share) and validity.
+struct Checks {
+    index: Vec<u32>,
+    window: Vec<u32>,
+    sums: Vec<Cell<Option<f64>>>,
+    valid: Vec<Cell<bool>>,
+}
+
+fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
+    check(p)?;
+    let rows_total = p.total_bytes.0 / 12 / p.row_floats;
+    let index = index(p.index_len, rows_total, p.seed);
+    let window: Vec<u32> = index.iter().take(CHECK_ROWS).copied().collect();
+    let checks = Checks {
+        index,
+        window,
+        sums: p.pages.iter().map(|_| Cell::new(None)).collect(),
+        valid: p.pages.iter().map(|_| Cell::new(true)).collect(),
+    };
+    let mut merged: Vec<schedule::Series> = Vec::new();
+    let mut arrays: Vec<Arrays> = Vec::new();
+    let mut map_s: Option<Vec<f64>> = None;
+    for (share, repetitions) in schedule::shares(p.repetitions, p.allocations).into_iter().enumerate() {
+        // The previous share's arrays go before the next are mapped: one
+        // share's at a time, as the memory budget counts them.
+        drop(std::mem::take(&mut arrays));
+        arrays = p.pages.iter().map(|&pol| Arrays::new(pol, p)).collect::<Result<_>>()?;
+        map_s.get_or_insert_with(|| arrays.iter().map(|a| a.map_s).collect());
+        let series = measure_share(p, ctx, &arrays, &checks, repetitions, share)?;
+        merge(&mut merged, series);
+    }
+    let row = p.row_floats as usize;
+    let counters: Vec<(Vec<EventCount>, f64)> = arrays
+        .iter()
+        .zip(&merged)
+        .map(|(a, s)| count_sample(a, &checks.index, s.iters as usize, row, ctx.machine))
+        .collect();
+    for (a, first) in arrays.iter_mut().zip(map_s.unwrap_or_default()) {
+        a.region.read_back();
+        a.map_s = first;
+    }
+    let figures = crate::machine::saved::gather(ctx.machine, None).unwrap_or_default();
+    let small = p.pages.iter().position(|&x| x == PagePolicy::Small);
+    Ok(summarise(p, &arrays, &merged, &checks, counters, &figures, small))
+}
+
+/// One share's repetitions of every policy, interleaved through the
+/// scheduler on this share's arrays, 4 KiB the reference of the others.
+fn measure_share(
+    p: &Params,
+    ctx: &Bench,
+    arrays: &[Arrays],
+    checks: &Checks,
+    repetitions: usize,
+    share: usize,
+) -> Result<Vec<schedule::Series>> {
+    let row = p.row_floats as usize;
+    let cursor = Cell::new(share.wrapping_mul(104_729));
+    let mut variants: Vec<schedule::Variant> = arrays
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let cursor = &cursor;
+            Box::new(move |step: Step| {
+                if step == Step::WarmUp {
+                    return Ran::valid(validate_window(a, checks, i, row));
+                }
+                let n = step.iterations(0) as usize;
+                let ok = a.doit_from(&checks.index, cursor.get(), n, row).is_finite();
+                cursor.set(cursor.get().wrapping_add(n * 7919));
+                checks.valid[i].set(checks.valid[i].get() && ok);
+                Ran::valid(ok)
+            }) as schedule::Variant
+        })
+        .collect();
+    let small = p.pages.iter().position(|&x| x == PagePolicy::Small);
+    let mut plan = schedule::Plan::new(repetitions, p.min_sample_s);
+    plan.seed = (p.seed ^ 0x5eed).wrapping_add(share as u64);
+    plan.reference_of = (0..p.pages.len()).map(|i| if Some(i) == small { None } else { small }).collect();
+    ctx.measure("working-set", &plan, &mut variants)
+}
+
+/// The validation window on policy `i`'s arrays: its sum against the f64
+/// recomputation, and against the sum every earlier share gave.
+fn validate_window(a: &Arrays, checks: &Checks, i: usize, row: usize) -> bool {
+    let tmp = a.doit(&checks.window, row);
+    let (x, y, z) = a.thirds();
+    let same = checks.sums[i].get().is_none_or(|before| before == tmp);
+    let ok = same && kernel::validate(tmp, kernel::reference(x, y, z, &checks.window, row));
+    checks.sums[i].set(Some(tmp));
+    checks.valid[i].set(checks.valid[i].get() && ok);
+    ok
+}
+
+/// Adds one share's series to the merged ones: samples in share order,
+/// each scaled to the first share's iterations per sample (so that a
+/// sample over `iters` is what it measured per iteration).
+fn merge(merged: &mut Vec<schedule::Series>, share: Vec<schedule::Series>) {
+    if merged.is_empty() {
+        *merged = share;
+        return;
+    }
+    for (m, s) in merged.iter_mut().zip(share) {
+        let scale = m.iters as f64 / s.iters.max(1) as f64;
+        m.samples_s.extend(s.samples_s.iter().map(|t| t * scale));
+        m.adjacent_reference_s_per_iter.extend(s.adjacent_reference_s_per_iter);
+        m.ok &= s.ok;
     }
 }
 
@@ -340,8 +424,7 @@ fn summarise(
     p: &Params,
     arrays: &[Arrays],
     series: &[schedule::Series],
-    sums: &[Cell<Option<f64>>],
-    valid: &[Cell<bool>],
+    checks: &Checks,
     counters: Vec<(Vec<EventCount>, f64)>,
     figures: &crate::model::outcome::stat::MachineFigures,
     small: Option<usize>,
@@ -353,13 +436,13 @@ fn summarise(
         .enumerate()
         .zip(counters)
         .map(|((i, &pages), (counters, counted_s))| {
-            let timed = Timed { series: &series[i], valid: valid[i].get(), counters, counted_s };
+            let timed = Timed { series: &series[i], valid: checks.valid[i].get(), counters, counted_s };
             let against = small_rows.as_deref().filter(|_| Some(i) != small);
             policy_result(p, pages, &arrays[i], timed, against, figures)
         })
         .collect();
-    let first = sums.first().and_then(|s| s.get());
-    let sums_agree = sums.iter().all(|s| s.get().is_some() && s.get() == first);
+    let first = checks.sums.first().and_then(|s| s.get());
+    let sums_agree = checks.sums.iter().all(|s| s.get().is_some() && s.get() == first);
     let predicted = predicted_translation_ns(p, figures);
     let advice = advice(&results);
     let valid = sums_agree && results.iter().all(|r| r.valid);
@@ -488,13 +571,16 @@ pub struct Options {
     /// Seed of the random row index [default: 0x20020415]
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = options::u64_arg("--seed"))]
     pub seed: Option<u64>,
+    /// Fresh arrays the repetitions are split among (where 4 KiB pages land moves the loop) [default: 3]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = options::positive_arg("--allocations"))]
+    pub allocations: Option<usize>,
 }
 
 impl options::Options for Options {
     type Experiment = WorkingSet;
     /// A good value of every option, as the man page shows them.
     const EXAMPLES: &'static [&'static [&'static str]] = &[
-        &["--size", "1MiB", "--pages", "4k,thp", "--repetitions", "2", "--seed", "9"],
+        &["--size", "1MiB", "--pages", "4k,thp", "--repetitions", "2", "--seed", "9", "--allocations", "2"],
     ];
 
     fn params(&self, asked: &options::Asked) -> Result<Params> {
@@ -521,6 +607,9 @@ impl options::Options for Options {
         if let Some(s) = self.seed {
             p.seed = s;
         }
+        if let Some(a) = self.allocations {
+            p.allocations = a;
+        }
         Ok(p)
     }
 }
@@ -531,6 +620,33 @@ impl crate::model::Redraw for Outcome {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Shares merge in order, each sample scaled to the first share's
+    /// iterations per sample.
+    #[test]
+    fn shares_merge_per_iteration() {
+        let series = |iters, samples_s: Vec<f64>, ok| schedule::Series {
+            iters,
+            samples_s,
+            adjacent_reference_s_per_iter: Vec::new(),
+            ok,
+        };
+        let mut merged = Vec::new();
+        merge(&mut merged, vec![series(100, vec![1.0, 1.1], true)]);
+        merge(&mut merged, vec![series(50, vec![0.6], false)]);
+        assert_eq!(merged[0].iters, 100);
+        assert_eq!(merged[0].samples_s, vec![1.0, 1.1, 1.2]);
+        assert!(!merged[0].ok, "a share that failed fails the merged series");
+    }
+
+    /// A document from before the shares mapped its arrays once.
+    #[test]
+    fn old_parameters_read_as_one_allocation() {
+        let m = crate::machine::collect();
+        let mut v = serde_json::to_value(Params::preset(crate::experiments::Preset::Quick, &m)).unwrap();
+        v.as_object_mut().unwrap().remove("allocations");
+        assert_eq!(serde_json::from_value::<Params>(v).unwrap().allocations, 1);
+    }
 
     #[test]
     fn the_index_is_seeded_and_in_range() {
@@ -552,6 +668,7 @@ mod tests {
             seed: 1,
             repetitions: 1,
             min_sample_s: 0.0,
+            allocations: 1,
         };
         let a = Arrays::new(PagePolicy::Small, &p).unwrap();
         // Rows 3, 1, 2, 3: from position 2 of [1, 2, 3], wrapping once.

@@ -531,8 +531,8 @@ pub fn unjudged_worse_text(c: &Comparison) -> String {
         names.push(format!("{} more", worse.len() - 5));
     }
     format!(
-        "{} headline(s) not judged got worse beyond the noise and by more than {t}% ({}): neither a regression nor \
-         none; --fail-on-unjudged makes this exit status 4\n",
+        "{} headline(s) not judged got worse beyond the noise and by more than {t}% ({}): no verdict either \
+         way; --fail-on-unjudged makes this exit status 4\n",
         worse.len(),
         names.join("; ")
     )
