@@ -127,7 +127,7 @@ pub struct Comparison {
     /// metric worse by no more than that is not called a regression.
     #[serde(default)]
     pub host_moved_pct: Option<f64>,
-    /// How far the host moved from A to B, in percent: the two documents'
+    /// How far the host moved across A and B, in percent: the two documents'
     /// references (the same region) compared, one thread (read or chase)
     /// and every CPU reading at once, where both recorded them.
     #[serde(default)]
@@ -400,16 +400,18 @@ pub fn host_moves_text(c: &Comparison) -> String {
         said.push(format!("{m:.1}% within a run with every CPU reading (counted for metrics of more than one thread)"));
     }
     if let Some(m) = c.host_between_one_thread_pct {
-        said.push(format!("{m:.1}% from A to B for one thread (the two references, the same region)"));
+        said.push(format!("{m:.1}% across both runs for one thread (the two references' points, the same region)"));
     }
     if let Some(m) = c.host_between_all_threads_pct {
-        said.push(format!("{m:.1}% from A to B with every CPU reading (counted for metrics of more than one thread)"));
+        said.push(format!(
+            "{m:.1}% across both runs with every CPU reading (counted for metrics of more than one thread)"
+        ));
     }
     if let Some(m) = c.host_calls_moved_pct {
         said.push(format!("{m:.1}% within a run for a call chain (counted for a core's own work: calls, context)"));
     }
     if let Some(m) = c.host_calls_between_pct {
-        said.push(format!("{m:.1}% from A to B for a call chain"));
+        said.push(format!("{m:.1}% across both runs for a call chain"));
     }
     let apart = c.host_between_not_compared.as_ref().map_or(String::new(), |why| {
         format!("{why}, and no difference is judged (compare runs of one machine and one memory budget)\n")
@@ -655,7 +657,7 @@ mod tests {
             let many = threads(r) > Some(1);
             assert_eq!(r.regression, !many && r.worse_by_pct > 10.0, "{r:?}");
         }
-        assert!(text(&c).contains("33.3% from A to B with every CPU reading"), "{}", text(&c));
+        assert!(text(&c).contains("33.3% across both runs with every CPU reading"), "{}", text(&c));
         b.host_drift = Some(drift(&[(50.0, 60.0), (50.0, 60.0)]));
         assert_eq!(compare(&a, &b, Some(10.0)).regressions().count(), 0, "one thread moved 25% between the runs");
     }

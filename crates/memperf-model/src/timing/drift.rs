@@ -63,9 +63,9 @@ impl DriftPoint {
     }
 }
 
-/// How far two runs' references of one region lie apart, (larger /
-/// smaller − 1) of their levels: for one thread (the read or the chase,
-/// the larger), and for every CPU reading at once. `None` where one lacks
+/// How far the host moved across two runs' references of one region,
+/// (largest / smallest − 1) of both runs' points together: for one thread
+/// (the read or the chase, the larger), and for every CPU reading at once. `None` where one lacks
 /// the quantity (or, for every CPU, they ran on different CPU counts).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Between {
@@ -117,19 +117,20 @@ impl HostDrift {
         self.points.iter().filter_map(of).collect()
     }
 
-    /// A quantity's level over the run: the median of its points' medians.
-    fn level(&self, of: fn(&DriftPoint) -> Option<f64>) -> Option<f64> {
-        crate::timing::stats::median(&self.medians(of))
-    }
-
-    /// How far the host moved from this run to `other`: their levels
-    /// compared (the all-CPU read only on as many CPUs); `None` where the
-    /// two read different regions, which no comparison can span.
+    /// How far the host moved across this run and `other`: the spread of
+    /// both runs' point medians together, per quantity (the all-CPU read
+    /// only on as many CPUs). A figure taken at any moment of either run
+    /// lies within that range of the host, so no smaller difference
+    /// between the runs is the figure's own. `None` where the two read
+    /// different regions, which no comparison can span.
     pub fn between(&self, other: &HostDrift) -> Option<Between> {
         if self.size_bytes != other.size_bytes {
             return None;
         }
-        let apart = |of: fn(&DriftPoint) -> Option<f64>| spread(&[self.level(of)?, other.level(of)?]);
+        let apart = |of: fn(&DriftPoint) -> Option<f64>| {
+            let (a, b) = (self.medians(of), other.medians(of));
+            (!a.is_empty() && !b.is_empty()).then(|| spread(&[a, b].concat())).flatten()
+        };
         let one = [apart(DriftPoint::read_median), apart(DriftPoint::chase_median)];
         let all = (self.all_threads.is_some() && self.all_threads == other.all_threads)
             .then(|| apart(DriftPoint::all_read_median))
@@ -233,20 +234,36 @@ mod tests {
         assert!((a.all_read_moved().unwrap() - 80.0 / 70.0 + 1.0).abs() < 1e-12);
         assert!(!a.host_moved(), "the all-CPU read moved 14%, the one-thread verdicts' reference not at all");
         assert!(a.describe().contains("chasing 140, 140 ns, 2 threads reading 80.0, 70.0 GB/s"), "{}", a.describe());
-        // B: one thread 10% slower at reading (levels 40 and 44), the chase
-        // the same, every CPU reading at 50 where A's level was 75.
+        // B: one thread 10% slower at reading (40 against 44), the chase
+        // the same, every CPU reading at 50 where A's read 80 and 70.
         let b = HostDrift {
             points: vec![with_all(point(0, 44.0, 140.0), 50.0), with_all(point(6, 44.0, 140.0), 50.0)],
             ..a.clone()
         };
         let between = a.between(&b).unwrap();
         assert!((between.one_thread.unwrap() - 0.1).abs() < 1e-12, "{between:?}");
-        assert!((between.all_threads.unwrap() - 0.5).abs() < 1e-12, "{between:?}");
+        assert!((between.all_threads.unwrap() - 0.6).abs() < 1e-12, "{between:?}");
         assert_eq!(b.between(&a), Some(between), "either way round");
         let fewer = HostDrift { all_threads: Some(4), ..b.clone() };
         assert_eq!(a.between(&fewer).unwrap().all_threads, None, "2 CPUs against 4 is no reference");
         let elsewhere = HostDrift { size_bytes: Bytes(1 << 27), ..b };
         assert_eq!(a.between(&elsewhere), None);
+    }
+
+    /// Two runs whose one-thread levels lie 9.6% apart, the second slow
+    /// at its start: the host ranged 16% across them, and a figure taken
+    /// at that start may be 16% off the first run's without a change.
+    #[test]
+    fn between_two_runs_is_the_range_of_both() {
+        let run = |gbps: [f64; 3]| HostDrift {
+            size_bytes: Bytes(1 << 28),
+            all_threads: None,
+            points: gbps.iter().enumerate().map(|(i, &g)| point(6 * i, g, 150.0)).collect(),
+        };
+        let (a, b) = (run([43.3, 43.6, 42.9]), run([37.6, 41.2, 39.5]));
+        let between = a.between(&b).unwrap();
+        assert!((between.one_thread.unwrap() - (43.6 / 37.6 - 1.0)).abs() < 1e-12, "{between:?}");
+        assert!(b.moved_most().unwrap() < 0.1, "within the second run alone, under 10%");
     }
 
     /// The call chain moves on its own: within a run, between two runs,
@@ -262,9 +279,9 @@ mod tests {
         assert!((a.calls_moved().unwrap() - 5.0 / 4.5 + 1.0).abs() < 1e-12);
         assert!(!a.host_moved(), "the memory reference held");
         assert!(a.describe().contains("calling through the PLT 4.50, 5.00 ns"), "{}", a.describe());
-        let b = HostDrift { points: vec![calling(point(0, 40.0, 140.0), 5.0)], ..a.clone() };
+        let b = HostDrift { points: vec![calling(point(0, 40.0, 140.0), 5.2)], ..a.clone() };
         let between = a.between(&b).unwrap();
-        assert!((between.calls.unwrap() - 5.0 / 4.75 + 1.0).abs() < 1e-12, "{between:?}");
+        assert!((between.calls.unwrap() - 5.2 / 4.5 + 1.0).abs() < 1e-12, "{between:?}");
         assert_eq!(between.one_thread, Some(0.0));
         let old = HostDrift { points: vec![point(0, 40.0, 140.0)], ..a.clone() };
         assert_eq!((old.calls_moved(), a.between(&old).unwrap().calls), (None, None), "a document before it");
