@@ -10,7 +10,8 @@
 //! are embedded into the binary as bytes and loaded at run time, so the
 //! binary keeps working when it is copied elsewhere. Each shared pair is
 //! built [`SHARED_COPIES`] times under sonames of its own, so the copies
-//! can be loaded side by side, each bound to its own partner.
+//! can be loaded side by side, each bound to its own partner, and the PLT
+//! pair once more for the suite's host reference.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -30,9 +31,12 @@ fn main() {
     context.file("src/kernels/c/context/context.c").compile("memperf_context");
     for (variant, flags) in [("plt", &[][..]), ("got", &["-fno-plt"][..])] {
         for copy in 0..SHARED_COPIES {
-            shared_chain(&out, variant, copy, flags);
+            shared_chain(&out, variant, &copy.to_string(), flags);
         }
     }
+    // The suite's host reference keeps a PLT chain loaded while `calls`
+    // runs: a pair of its own names, which no copy of `calls` binds to.
+    shared_chain(&out, "plt", "ref", &[]);
 }
 
 /// Copies of each shared chain (src/kernels/calls.rs embeds as many).
@@ -86,9 +90,10 @@ fn static_chain(variant: &str, files: &[&str], defines: &[(&str, &str)]) {
 /// Two shared libraries: `first` (which needs `second`, found next to it
 /// through RUNPATH=$ORIGIN) and `second` (whose reference to `first` is
 /// left undefined and bound to the first library when both are loaded).
-/// Copy `copy` names both libraries with its number, sonames included: a
-/// `first` asks for its own `second`, never one another copy loaded.
-fn shared_chain(out: &Path, variant: &str, copy: usize, flags: &[&str]) {
+/// Copy `copy` (a number, or `ref`) names both libraries, sonames
+/// included: a `first` asks for its own `second`, never one another copy
+/// loaded.
+fn shared_chain(out: &Path, variant: &str, copy: &str, flags: &[&str]) {
     let compiler = base_build().get_compiler();
     let second_name = format!("memperf_{variant}_second_{copy}");
     let second = out.join(format!("lib{second_name}.so"));

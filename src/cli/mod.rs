@@ -317,7 +317,7 @@ pub struct CompareArgs {
     /// Exit with status 3 when a headline got worse beyond the noise and by more than PCT percent.
     #[arg(long, value_name = "PCT", allow_hyphen_values = true, value_parser = regression_pct)]
     pub fail_on_regression: Option<f64>,
-    /// With --fail-on-regression: exit with status 4 when a headline not judged (the host moved under it, or it is unstable within a run) got worse beyond the noise and by more than PCT.
+    /// With --fail-on-regression: exit with status 4 when a headline not judged (the host moved under it, it is unstable within a run, or how far the host moved between the runs is not measured) got worse beyond the noise and by more than PCT.
     #[arg(long, requires = "fail_on_regression")]
     pub fail_on_unjudged: bool,
 }

@@ -244,19 +244,28 @@ fn chain_variant<'a>(
             (sum, Usage::now().since(before))
         })
     };
+    // A warm-up's chains are checked as a sample's are.
+    let warm_ok = Cell::new(true);
+    let returned = move |run: &crate::timing::team::TeamRun<(i64, Usage)>, reps: u64| {
+        run.results.iter().all(|r| r.0 == (reps * depth) as i64)
+    };
     Box::new(move |step: Step| {
         let reps = step.iterations(64);
         let first = match step {
             Step::WarmUp => {
-                firsts.iter().for_each(|&f| drop(on_team(f, reps)));
+                let ok = firsts.iter().all(|&f| returned(&on_team(f, reps), reps));
+                warm_ok.set(warm_ok.get() && ok);
                 firsts[0]
             }
             Step::Calibrate(_) => firsts[0],
             Step::Run(_) => {
-                let f = firsts[samples.get() % firsts.len()];
+                // Two samples a copy in turn: the even and the odd samples
+                // (where a step is found and confirmed) hold every copy.
+                let f = firsts[samples.get() / 2 % firsts.len()];
                 samples.set(samples.get() + 1);
                 if firsts.len() > 1 {
-                    drop(on_team(f, COPY_WARM_CHAINS));
+                    let ok = returned(&on_team(f, COPY_WARM_CHAINS), COPY_WARM_CHAINS);
+                    warm_ok.set(warm_ok.get() && ok);
                 }
                 f
             }
@@ -269,8 +278,7 @@ fn chain_variant<'a>(
             total.usage.set(run.results.iter().fold(total.usage.get(), |a, r| a + r.1));
             total.wall_s.set(total.wall_s.get() + run.elapsed_ns as f64 * 1e-9);
         }
-        let ok = run.results.iter().all(|r| r.0 == (reps * depth) as i64);
-        Ran::timed(ok, run.elapsed_ns)
+        Ran::timed(warm_ok.get() && returned(&run, reps), run.elapsed_ns)
     })
 }
 

@@ -274,6 +274,12 @@ pub fn execute(
     progress.plan(&plan.estimates(&machine));
     let mut reference = drift_reference(plan, &machine);
     if let Some(r) = reference.as_mut() {
+        if let Some(e) = r.calls_unavailable() {
+            let (message, fix) = (e.message.clone(), e.fix.clone());
+            let variant = "the host reference's call chain".into();
+            doc.warnings
+                .push(Caution::VariantUnavailable { experiment: "run", variant, message, fix }.render(plan.command));
+        }
         reference_point(r, clock, 0, doc, plan.command);
     }
     let middle = plan.jobs.len() / 2;
@@ -329,9 +335,12 @@ fn reference_point(
     doc: &mut Document,
     command: Command,
 ) {
-    if r.measure(clock, after) == super::drift::Point::Invalid {
-        doc.warnings.push(Caution::Checksum { what: "the host reference (start, middle, end)" }.render(command));
-    }
+    let what = match r.measure(clock, after) {
+        super::drift::Point::Invalid => "the host reference (start, middle, end)",
+        super::drift::Point::CallsInvalid => "the host reference's call chain",
+        _ => return,
+    };
+    doc.warnings.push(Caution::Checksum { what }.render(command));
 }
 
 /// The suite's reference (see [`super::drift`]), where the plan has one.

@@ -54,10 +54,8 @@ pub unsafe fn run(first: ChainFn, depth: u64, reps: u64) -> i64 {
 }
 
 /// Copies of each shared chain, built by build.rs under sonames of their
-/// own. Loaded side by side, they land at different addresses: where a
-/// chain lands moves its PLT and GOT figures by about a tenth (BENCHMARKS.md,
-/// "Where a shared library lands"), so a figure taken on one load holds one
-/// placement, and samples spread over the copies hold several.
+/// own. Loaded side by side, they land at different addresses, so samples
+/// spread over the copies hold several placements rather than one.
 pub const COPIES: usize = 4;
 
 /// The two libraries of copy `$copy` of chain `$variant`.
@@ -75,6 +73,8 @@ static PLT: [Pair; COPIES] =
     [shared_pair!("plt", "0"), shared_pair!("plt", "1"), shared_pair!("plt", "2"), shared_pair!("plt", "3")];
 static GOT: [Pair; COPIES] =
     [shared_pair!("got", "0"), shared_pair!("got", "1"), shared_pair!("got", "2"), shared_pair!("got", "3")];
+/// The suite's host reference's own PLT pair (no copy of `calls` binds to it).
+static PLT_REF: Pair = shared_pair!("plt", "ref");
 
 /// A chain loaded from its two shared libraries. The libraries stay loaded
 /// until this is dropped.
@@ -98,11 +98,21 @@ impl SharedChain {
 
     /// Copy `copy` (< [`COPIES`]), through a directory made inside `base`.
     pub fn load_copy(l: Linkage, copy: usize, base: &std::path::Path) -> Result<SharedChain> {
-        let (first_so, second_so) = match l {
+        let pair = match l {
             Linkage::Plt => PLT[copy],
             Linkage::Got => GOT[copy],
             _ => return Err(Error::usage(format!("the {l} chain is linked into memperf, not loaded"))),
         };
+        SharedChain::load_pair(l, pair, &copy.to_string(), base)
+    }
+
+    /// The PLT pair of the suite's host reference, which stays loaded while
+    /// `calls` loads its copies beside it.
+    pub fn load_reference() -> Result<SharedChain> {
+        SharedChain::load_pair(Linkage::Plt, PLT_REF, "ref", &std::env::temp_dir())
+    }
+
+    fn load_pair(l: Linkage, (first_so, second_so): Pair, copy: &str, base: &std::path::Path) -> Result<SharedChain> {
         let dir = PrivateDir::new(base)?;
         let names = [format!("libmemperf_{l}_first_{copy}.so"), format!("libmemperf_{l}_second_{copy}.so")];
         for (name, bytes) in names.iter().zip([first_so, second_so]) {
@@ -127,14 +137,13 @@ impl SharedChain {
         Ok(SharedChain { handle, first })
     }
 
-    /// The file a symbol of this chain's group was loaded from (for tests:
-    /// which copy answered).
+    /// Where a symbol of this chain's group lies (for tests: which load
+    /// answered).
     #[cfg(test)]
-    fn file_of(&self, symbol: &str) -> String {
+    fn symbol(&self, symbol: &str) -> usize {
         let c = CString::new(symbol).expect("no NUL");
         // SAFETY: handle is live; c is NUL-terminated.
-        let at = unsafe { libc::dlsym(self.handle, c.as_ptr()) };
-        file_at(at as usize)
+        unsafe { libc::dlsym(self.handle, c.as_ptr()) as usize }
     }
 }
 
@@ -255,16 +264,26 @@ mod tests {
         }
     }
 
+    /// Every copy loads beside the others and the host reference's pair
+    /// (loaded first, as the suite holds it while `calls` runs), each
+    /// `first` with a `second` of its own: no two loads share one (a shared
+    /// soname made a later load answer to an earlier one's). Under `cargo
+    /// test` the seconds may come from the build directory (cargo's
+    /// LD_LIBRARY_PATH comes before RUNPATH), each still its own object.
     #[test]
     fn copies_load_side_by_side_each_with_its_own_second() {
+        let reference = SharedChain::load_reference().expect("load the reference pair");
+        let mut seconds = vec![reference.symbol("memperf_chain_plt_second")];
         for l in [Linkage::Plt, Linkage::Got] {
             let copies = SharedChain::load_all(l).expect("load every copy");
             assert_eq!(copies.len(), COPIES);
             for (k, chain) in copies.iter().enumerate() {
                 let first = file_at(chain.first as usize);
                 assert!(first.ends_with(&format!("libmemperf_{l}_first_{k}.so")), "{l} copy {k}: {first}");
-                let second = chain.file_of(&format!("memperf_chain_{l}_second"));
-                assert!(second.ends_with(&format!("libmemperf_{l}_second_{k}.so")), "{l} copy {k}: {second}");
+                let second = chain.symbol(&format!("memperf_chain_{l}_second"));
+                let file = file_at(second);
+                assert!(file.ends_with(&format!("libmemperf_{l}_second_{k}.so")), "{l} copy {k}: {file}");
+                seconds.push(second);
                 // SAFETY: a chain entry.
                 assert_eq!(unsafe { run(chain.first, 33, 2) }, 66, "{l} copy {k}");
             }
@@ -273,6 +292,10 @@ mod tests {
             at.dedup();
             assert_eq!(at.len(), COPIES, "{l}: the copies share an address");
         }
+        let n = seconds.len();
+        seconds.sort_unstable();
+        seconds.dedup();
+        assert_eq!(seconds.len(), n, "two loads answer to one second");
     }
 
     #[test]
@@ -333,6 +356,7 @@ mod tests {
 
         #[test]
         fn each_copy_calls_into_its_own_second() {
+            let _reference = SharedChain::load_reference().unwrap();
             for l in [Linkage::Plt, Linkage::Got] {
                 for (k, chain) in SharedChain::load_all(l).unwrap().iter().enumerate() {
                     let call = calls_of(chain.first).into_iter().next().expect("a call");
@@ -340,8 +364,8 @@ mod tests {
                         Linkage::Plt => first_real(call.near_branch_target()),
                         _ => call,
                     };
-                    let lands = file_at(slot_target(&reads_slot));
-                    assert!(lands.ends_with(&format!("libmemperf_{l}_second_{k}.so")), "{l} copy {k}: {lands}");
+                    let own = chain.symbol(&format!("memperf_chain_{l}_second"));
+                    assert_eq!(slot_target(&reads_slot), own, "{l} copy {k}: the call goes to another load's second");
                 }
             }
         }

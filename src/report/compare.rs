@@ -254,7 +254,14 @@ impl HostMoves {
                     )),
                 ),
             },
-            _ => Default::default(),
+            (Some(_), None) | (None, Some(_)) => (
+                Default::default(),
+                Some(format!(
+                    "only {} recorded a host reference: how far the host moved between the runs is not measured",
+                    if da.host_drift.is_some() { "A" } else { "B" }
+                )),
+            ),
+            (None, None) => Default::default(),
         };
         HostMoves {
             within: pct(HostDrift::moved_most),
@@ -417,9 +424,14 @@ pub fn host_moves_text(c: &Comparison) -> String {
         format!("{why}, and no difference is judged (compare runs of one machine and one memory budget)\n")
     });
     if said.is_empty() {
+        let unmeasured = c.host_between_not_compared.is_none() && c.host_between_one_thread_pct.is_none();
         return apart
-            + "neither document measured how far the host moved (a `memperf run` does): a difference below may \
-               be the host's, not a change\n";
+            + if unmeasured {
+                "neither document measured how far the host moved (a `memperf run` does): a difference below \
+                 may be the host's, not a change\n"
+            } else {
+                ""
+            };
     }
     apart
         + &format!(
@@ -613,8 +625,15 @@ mod tests {
     /// regression, and 4.8% worse within its move.
     #[test]
     fn a_regression_must_exceed_how_far_the_host_moved() {
-        let a = doc_with_bandwidth(1.0);
+        let mut a = doc_with_bandwidth(1.0);
         let mut slower = doc_with_bandwidth(1.25);
+        // With a reference in one document only, the move between the
+        // runs is not measured: nothing is judged.
+        slower.host_drift = Some(drift(&[(40.0, 80.0), (40.0, 80.0)]));
+        let c = compare(&a, &slower, Some(10.0));
+        assert!(c.rows.iter().all(|r| r.between_unmeasured) && c.regressions().count() == 0);
+        assert!(text(&c).contains("only B recorded a host reference"), "{}", text(&c));
+        a.host_drift = Some(drift(&[(40.0, 80.0), (40.0, 80.0)]));
         slower.host_drift = Some(drift(&[(40.0, 80.0), (52.0, 80.0)]));
         let c = compare(&a, &slower, Some(10.0));
         assert!((c.host_moved_pct.unwrap() - 30.0).abs() < 1e-9);
