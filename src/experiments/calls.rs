@@ -226,16 +226,21 @@ const COPY_WARM_CHAINS: u64 = 8;
 /// run on each thread of its team; valid when every thread's sum is reps ×
 /// depth. A shared chain's samples take its loaded copies in turn, each
 /// warmed untimed before its sample, so the figure spans where the copies
-/// landed rather than one placement.
+/// landed rather than one placement: two samples a copy where the
+/// `repetitions` give every copy two (the even and the odd samples, where
+/// a step is found and confirmed, then each hold every copy), else one.
+#[allow(clippy::too_many_arguments)]
 fn chain_variant<'a>(
     ctx: &'a Bench,
     firsts: &'a [ChainFn],
     depth: u64,
+    repetitions: usize,
     team: &'a Team,
     total: &'a CpuTotal,
     migrated: &'a Cell<usize>,
 ) -> schedule::Variant<'a> {
     let samples = Cell::new(0usize);
+    let per_copy = if repetitions >= 2 * firsts.len() { 2 } else { 1 };
     let on_team = move |first: ChainFn, reps: u64| {
         team.run(ctx.clock, |_| {
             let before = Usage::now();
@@ -259,9 +264,7 @@ fn chain_variant<'a>(
             }
             Step::Calibrate(_) => firsts[0],
             Step::Run(_) => {
-                // Two samples a copy in turn: the even and the odd samples
-                // (where a step is found and confirmed) hold every copy.
-                let f = firsts[samples.get() / 2 % firsts.len()];
+                let f = firsts[samples.get() / per_copy % firsts.len()];
                 samples.set(samples.get() + 1);
                 if firsts.len() > 1 {
                     let ok = returned(&on_team(f, COPY_WARM_CHAINS), COPY_WARM_CHAINS);
@@ -303,7 +306,7 @@ fn measure(
             let firsts = &chains.iter().find(|c| c.0 == k.linkage).expect("set up").1;
             let team = &teams.iter().find(|t| t.0 == k.threads).expect("built").1;
             let total = usage.iter().find(|u| u.key == (k.linkage, k.threads)).expect("listed");
-            chain_variant(ctx, firsts, k.depth, team, total, &migrated)
+            chain_variant(ctx, firsts, k.depth, p.repetitions, team, total, &migrated)
         })
         .collect();
     let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
@@ -575,22 +578,27 @@ mod tests {
     }
 
     /// A variant with several entries (a shared chain's copies) takes them
-    /// in turn, one a sample, each warmed with eight untimed chains first.
+    /// in turn, each warmed with eight untimed chains first: two samples a
+    /// copy where the repetitions give each copy two, else one a sample.
     #[test]
     fn samples_take_the_copies_in_turn() {
-        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-        static CALLED: [AtomicU64; 3] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
-        extern "C" fn a(n: i64) -> i64 {
-            CALLED[0].fetch_add(1, Relaxed);
+        use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+        // Which copy ran each chain (a chain of depth 5 calls its entry once).
+        static ORDER: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+        static LAST: AtomicUsize = AtomicUsize::new(usize::MAX);
+        fn called(copy: usize, n: i64) -> i64 {
+            LAST.store(copy, Relaxed);
+            ORDER.lock().unwrap().push(copy);
             n
+        }
+        extern "C" fn a(n: i64) -> i64 {
+            called(0, n)
         }
         extern "C" fn b(n: i64) -> i64 {
-            CALLED[1].fetch_add(1, Relaxed);
-            n
+            called(1, n)
         }
         extern "C" fn c(n: i64) -> i64 {
-            CALLED[2].fetch_add(1, Relaxed);
-            n
+            called(2, n)
         }
         let m = crate::machine::collect();
         let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
@@ -599,13 +607,24 @@ mod tests {
         let total = CpuTotal { key: (Linkage::Plt, 1), usage: Cell::default(), wall_s: Cell::default() };
         let migrated = Cell::new(0);
         let firsts: Vec<ChainFn> = vec![a, b, c];
-        let mut variant = chain_variant(&ctx, &firsts, 5, &team, &total, &migrated);
-        for _ in 0..6 {
-            assert!(variant(Step::Run(1)).ok);
-        }
-        let called: Vec<u64> = CALLED.iter().map(|n| n.load(Relaxed)).collect();
-        let each = 2 * (COPY_WARM_CHAINS + 1);
-        assert_eq!(called, vec![each; 3], "each copy: two samples of one chain after the warm ones");
+        // The copy each sample timed: the last chain before it returned.
+        let timed_copies = |repetitions: usize| {
+            ORDER.lock().unwrap().clear();
+            let mut variant = chain_variant(&ctx, &firsts, 5, repetitions, &team, &total, &migrated);
+            (0..repetitions)
+                .map(|_| {
+                    assert!(variant(Step::Run(1)).ok);
+                    LAST.load(Relaxed)
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(timed_copies(6), vec![0, 0, 1, 1, 2, 2]);
+        let each = 2 * (COPY_WARM_CHAINS + 1) as usize;
+        let order = ORDER.lock().unwrap().clone();
+        let per_copy: Vec<usize> = (0..3).map(|k| order.iter().filter(|&&c| c == k).count()).collect();
+        assert_eq!(per_copy, vec![each; 3], "each copy: two samples of one chain after the warm ones");
+        // Five repetitions would leave the third copy out two at a time.
+        assert_eq!(timed_copies(5), vec![0, 1, 2, 0, 1]);
     }
 
     /// The whole experiment on a fake clock: every team run lasts 1 ms, so

@@ -254,14 +254,12 @@ impl HostMoves {
                     )),
                 ),
             },
-            (Some(_), None) | (None, Some(_)) => (
-                Default::default(),
-                Some(format!(
-                    "only {} recorded a host reference: how far the host moved between the runs is not measured",
-                    if da.host_drift.is_some() { "A" } else { "B" }
-                )),
-            ),
-            (None, None) => Default::default(),
+            // One reference, or none: the move between the runs is
+            // unmeasured as where neither document has one, and the rows
+            // are judged as there (against the one run's own move, where
+            // it has it), the summary saying so: a document of one
+            // experiment can be held against a suite run.
+            (Some(_), None) | (None, Some(_)) | (None, None) => Default::default(),
         };
         HostMoves {
             within: pct(HostDrift::moved_most),
@@ -424,15 +422,22 @@ pub fn host_moves_text(c: &Comparison) -> String {
         format!("{why}, and no difference is judged (compare runs of one machine and one memory budget)\n")
     });
     if said.is_empty() {
-        let unmeasured = c.host_between_not_compared.is_none() && c.host_between_one_thread_pct.is_none();
         return apart
-            + if unmeasured {
+            + if c.host_between_not_compared.is_none() {
                 "neither document measured how far the host moved (a `memperf run` does): a difference below \
                  may be the host's, not a change\n"
             } else {
                 ""
             };
     }
+    let one_sided = c.host_between_not_compared.is_none() && c.host_between_one_thread_pct.is_none();
+    let apart = if one_sided {
+        "only one document recorded a host reference (a `memperf run` does): how far the host moved between the \
+         runs is not measured, and a difference below may be the host's, not a change\n"
+            .to_string()
+    } else {
+        apart
+    };
     apart
         + &format!(
             "the host moved by up to {}: a metric worse by no more than that is not called a regression, and none \
@@ -544,9 +549,11 @@ pub fn unjudged_worse_text(c: &Comparison) -> String {
     if worse.len() > 5 {
         names.push(format!("{} more", worse.len() - 5));
     }
+    // A judged regression's exit status 3 comes first.
+    let exit = if c.regressions().next().is_none() { "; --fail-on-unjudged makes this exit status 4" } else { "" };
     format!(
         "{} headline(s) not judged got worse beyond the noise and by more than {t}% ({}): no verdict either \
-         way; --fail-on-unjudged makes this exit status 4\n",
+         way{exit}\n",
         worse.len(),
         names.join("; ")
     )
@@ -628,11 +635,12 @@ mod tests {
         let mut a = doc_with_bandwidth(1.0);
         let mut slower = doc_with_bandwidth(1.25);
         // With a reference in one document only, the move between the
-        // runs is not measured: nothing is judged.
+        // runs is not measured, as with none: the rows are judged against
+        // the one run's move (none here), and the summary says so.
         slower.host_drift = Some(drift(&[(40.0, 80.0), (40.0, 80.0)]));
         let c = compare(&a, &slower, Some(10.0));
-        assert!(c.rows.iter().all(|r| r.between_unmeasured) && c.regressions().count() == 0);
-        assert!(text(&c).contains("only B recorded a host reference"), "{}", text(&c));
+        assert!(c.rows.iter().all(|r| !r.between_unmeasured) && c.regressions().count() == c.rows.len());
+        assert!(text(&c).contains("only one document recorded a host reference"), "{}", text(&c));
         a.host_drift = Some(drift(&[(40.0, 80.0), (40.0, 80.0)]));
         slower.host_drift = Some(drift(&[(40.0, 80.0), (52.0, 80.0)]));
         let c = compare(&a, &slower, Some(10.0));
