@@ -204,6 +204,9 @@ bad usage, or a request the machine cannot satisfy (a path that cannot be writte
 \fB3\fR
 \fBcompare \-\-fail\-on\-regression\fR found a headline worse beyond the noise; \fBmerge \-\-reference\fR found a host outside its reference
 .TP
+\fB4\fR
+\fBcompare \-\-fail\-on\-unjudged\fR: no judged headline regressed, but one not judged (the host moved under it, it is unstable within a run, or the two references read different regions) got worse beyond the noise and the threshold
+.TP
 \fB130\fR
 interrupted (SIGINT or SIGTERM): what was measured is kept
 .TP

@@ -97,8 +97,10 @@ impl Reference {
 
     /// One point, after `after_experiments` experiments: the region filled
     /// with the checksum pattern and read (one thread, then every CPU),
-    /// then linked into a cycle and chased. Recorded only where every pass
-    /// read the pattern and every chase ended where its cycle says.
+    /// then linked into a cycle and chased, then the PLT call chain run.
+    /// Recorded only where every pass read the pattern and every chase
+    /// ended where its cycle says; a chain that returned a wrong sum
+    /// leaves the point's memory figures without calls (`CallsInvalid`).
     pub fn measure(&mut self, clock: &dyn Clock, after_experiments: usize) -> Point {
         let _pin = crate::timing::team::PinGuard::first_cpu();
         let Some(mut region) = self.map() else { return Point::Unmapped };

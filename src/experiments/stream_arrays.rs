@@ -1,11 +1,16 @@
 //! The arrays stream kernels work on: `parts` f64 arrays of one size in
 //! one region under one page policy, filled with the checksum pattern and
-//! sliced per thread (used by `bandwidth` and by `loaded-latency`'s
-//! loaders).
+//! sliced per thread (used by `bandwidth`, `curves`, `numa` and by
+//! `loaded-latency`'s loaders). On 4 KiB pages each thread first touches
+//! its slice's pages in a shuffled order: a stream reads frames in
+//! physical order faster than scattered ones, and which a program gets
+//! depends on how fragmented free memory was, so the arrays take the
+//! scattered layout on purpose, the same every run (the region records
+//! it, and the fraction of its pages in order where pagemap shows it).
 
 use crate::error::Result;
 use crate::kernels::{pattern_value, StreamArg};
-use crate::memory::{Buffer, PagePolicy};
+use crate::memory::{layout, Buffer, PagePolicy};
 use crate::timing::{Clock, Team};
 use crate::units::Bytes;
 
@@ -14,6 +19,10 @@ use crate::units::Bytes;
 /// a[i], b[i], c[i] to the same cache sets and DRAM banks, and their loads
 /// and stores would alias at 4 KiB (STREAM's OFFSET, for the same reason).
 pub const PART_GAP: usize = 17 * 8;
+
+/// The seed of a 4 KiB region's shuffled first touch (one per thread and
+/// part): the same scattered layout's statistics every run.
+const TOUCH_SEED: u64 = 0x0073_6361_7474_6572;
 
 /// `parts` arrays of `len` f64 each, in one region under one page policy,
 /// filled with the checksum pattern: one for the read kernels, four (A, B,
@@ -54,10 +63,16 @@ impl Array {
         let owners = team.threads().saturating_sub(first_thread).max(1);
         let slices: Vec<Vec<StreamArg>> = (0..parts).map(|k| a.part_slices(k, owners)).collect();
         let base = a.region.as_ptr() as usize;
+        let shuffled = a.region.backing().requested == PagePolicy::Small;
         team.run(clock, |thread| {
             let Some(t) = thread.checked_sub(first_thread) else { return };
             for (k, part) in slices.iter().enumerate() {
                 let s = &part[t];
+                if shuffled {
+                    // SAFETY: this thread's slice of the region, which it
+                    // alone writes during this run.
+                    unsafe { layout::touch_shuffled(s.ptr as *mut u8, s.len * 8, TOUCH_SEED ^ (t * 4 + k) as u64) };
+                }
                 let first = (s.ptr as usize - base) / 8 - k * (len + PART_GAP);
                 for i in 0..s.len {
                     // SAFETY: i < s.len, inside this thread's slice.
@@ -65,6 +80,9 @@ impl Array {
                 }
             }
         });
+        if shuffled {
+            a.region.mark_touched_shuffled();
+        }
         a.region.read_back();
         Ok(a)
     }

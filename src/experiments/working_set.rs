@@ -702,6 +702,8 @@ mod tests {
                 page_size_bytes: None,
                 huge_bytes: None,
                 huge_fraction: Some(1.0),
+                in_order_fraction: None,
+                first_touch_shuffled: false,
             },
             rows_per_sample: 1000,
             ns_per_row: Summary::of(&samples_s).unwrap(),

@@ -86,7 +86,9 @@ pub struct SharedChain {
 impl SharedChain {
     /// Loads copy 0 of the `plt` or `got` chain through the temporary
     /// directory. Fails (with the fix) where it does not allow executable
-    /// mappings.
+    /// mappings. (The experiment and the reference load theirs through
+    /// [`SharedChain::load_all`] and [`SharedChain::load_reference`].)
+    #[cfg(test)]
     pub fn load(l: Linkage) -> Result<SharedChain> {
         SharedChain::load_copy(l, 0, &std::env::temp_dir())
     }

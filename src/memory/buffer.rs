@@ -73,8 +73,17 @@ impl Buffer {
                 page_size_bytes: None,
                 huge_bytes: None,
                 huge_fraction: None,
+                in_order_fraction: None,
+                first_touch_shuffled: false,
             },
         })
+    }
+
+    /// Records that the region's pages were first touched in a shuffled
+    /// order ([`super::layout::touch_shuffled`], by the threads that own
+    /// them).
+    pub fn mark_touched_shuffled(&mut self) {
+        self.backing.first_touch_shuffled = true;
     }
 
     /// Writes a non-zero byte to every 4 KiB page.
@@ -102,6 +111,7 @@ impl Buffer {
         } else {
             None
         };
+        self.backing.in_order_fraction = super::layout::in_order_fraction(self.ptr, self.len);
     }
 
     pub fn backing(&self) -> &Backing {

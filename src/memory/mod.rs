@@ -4,6 +4,7 @@
 pub mod numa;
 pub use memperf_model::memory::policy;
 pub mod buffer;
+pub mod layout;
 pub mod reserve;
 pub mod smaps;
 

@@ -3,7 +3,9 @@
 //!
 //! Exit status (DESIGN.md): 0 success; 1 a measurement failed validation;
 //! 2 bad usage or a request the machine cannot satisfy; 3 `compare
-//! --fail-on-regression` found a regression; 130 interrupted; under `stat`,
+//! --fail-on-regression` found a regression; 4 `compare --fail-on-unjudged`
+//! found a headline it could not judge worse beyond the threshold (and no
+//! judged regression); 130 interrupted; under `stat`,
 //! the program's own status (126/127 when it cannot be run).
 
 use std::fmt;

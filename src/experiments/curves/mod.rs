@@ -234,6 +234,8 @@ mod tests {
             page_size_bytes: None,
             huge_bytes: None,
             huge_fraction: None,
+            in_order_fraction: None,
+            first_touch_shuffled: false,
         };
         let mut o = Outcome {
             chaser_cpu: 0,

@@ -22,6 +22,18 @@ pub struct Backing {
     /// `huge_bytes / size_bytes`.
     #[schemars(range(min = 0.0, max = 1.0))]
     pub huge_fraction: Option<f64>,
+    /// Of the neighbouring 4 KiB pages, the fraction whose physical frame
+    /// directly follows the previous one's (1 on huge pages, near 0 for
+    /// scattered frames), read back from pagemap; `None` where the frames
+    /// are hidden (no CAP_SYS_ADMIN) or in documents before it was read.
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub in_order_fraction: Option<f64>,
+    /// The region's 4 KiB pages were first touched in a shuffled order, so
+    /// their frames are scattered whatever free memory held (a stream's
+    /// rate then does not depend on how fragmented it was).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub first_touch_shuffled: bool,
 }
 
 /// The shell command that sets a pool to `pages` pages: the one place that

@@ -71,7 +71,8 @@ impl DriftPoint {
 pub struct Between {
     pub one_thread: Option<f64>,
     pub all_threads: Option<f64>,
-    /// The call chain's level (figures of a core's own work).
+    /// The call chain's range over both runs' points (figures of a core's
+    /// own work).
     pub calls: Option<f64>,
 }
 

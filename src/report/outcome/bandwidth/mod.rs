@@ -58,13 +58,26 @@ fn regions_text(o: &bandwidth::Outcome) -> String {
     let mut out = String::new();
     for (i, r) in o.regions.iter().enumerate() {
         out.push_str(&format!(
-            "  {} {}: {} on huge pages\n",
+            "  {} {}: {} on huge pages{}\n",
             r.requested,
             if i < read { "read array" } else { "write arrays (A, B, C, D)" },
-            r.huge_fraction.map(|f| format!("{:.0}%", f * 100.0)).unwrap_or_else(|| "unknown".into())
+            r.huge_fraction.map(|f| format!("{:.0}%", f * 100.0)).unwrap_or_else(|| "unknown".into()),
+            layout_text(r)
         ));
     }
     out
+}
+
+/// How a region's 4 KiB frames lie: first touched shuffled (on purpose,
+/// the same every run), and the fraction in physical order where read.
+fn layout_text(r: &crate::memory::Backing) -> String {
+    let order = r.in_order_fraction.map(|f| format!("{:.0}% of neighbouring pages in physical order", f * 100.0));
+    match (r.first_touch_shuffled, order) {
+        (true, Some(o)) => format!(", pages first touched in a shuffled order ({o})"),
+        (true, None) => ", pages first touched in a shuffled order (their frames not read: not root)".into(),
+        (false, Some(o)) => format!(", {o}"),
+        (false, None) => String::new(),
+    }
 }
 
 /// The read kernels without a prefetch hint.

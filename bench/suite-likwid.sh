@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Consecutive suite runs (`memperf run`, the quick suite) with likwid-bench
+# (Debian package `likwid`) reading memory before and after each, so the
+# suite's DRAM read headlines are set beside an independent figure taken
+# alternately with them, and the runs beside each other:
+#
+#   likwid, run 1, likwid, run 2, likwid, run 3, likwid
+#
+# likwid-bench load_avx512 (load_avx without AVX-512) reads SIZE KiB per
+# thread (default 131072: 128 MiB, past any cache of the machines met),
+# on one thread and on every CPU, REPS times each (median). A run's
+# headline (`bandwidth.read`, simd, 4 KiB pages: likwid's malloc'd arrays
+# are on 4 KiB pages under THP's madvise mode) is divided by the mean of
+# the likwid figures on either side of it.
+#
+# The fraction of likwid-bench's pages whose frame follows the previous
+# page's is read from its pagemap while it runs (root), and each run's
+# read array's from its document: a stream over 4 KiB frames in physical
+# order reads faster than over scattered ones (memperf's 4 KiB arrays are
+# first touched in a shuffled order on purpose; likwid-bench's take what
+# free memory holds).
+#
+# Then: `compare` of the first and the last run with --fail-on-regression
+# 10 (its exit status), and each run's advice with its numbers masked, so
+# a line that differs between runs shows.
+#
+#   bench/suite-likwid.sh [RUNS] [OUT]      RUNS default 3; OUT keeps the runs
+set -euo pipefail
+runs=${1:-3}
+out=${2:-$(mktemp -d)}
+size_kib=${SIZE:-131072}
+reps=${REPS:-3}
+cd "$(dirname "$0")/.."
+command -v likwid-bench >/dev/null || { echo "likwid-bench missing: apt-get install likwid" >&2; exit 2; }
+cargo build --release -q
+mkdir -p "$out"
+cpus=$(nproc)
+kernel=load_avx512
+grep -qw avx512f /proc/cpuinfo || kernel=load_avx
+
+# The fraction of likwid-bench's pages whose frame follows the previous
+# page's (root only: pagemap hides frames otherwise), read while it runs.
+in_order() { # pid
+  python3 - "$1" <<'PY'
+import struct, sys, time
+pid = sys.argv[1]
+for _ in range(100):
+    try:
+        spans = [l.split()[0] for l in open(f"/proc/{pid}/maps")]
+        pm = open(f"/proc/{pid}/pagemap", "rb")
+    except OSError:
+        break
+    best = None
+    for span in spans:
+        a, b = (int(x, 16) for x in span.split("-"))
+        if b - a < 64 << 20:
+            continue
+        pm.seek(a // 4096 * 8)
+        e = struct.unpack(f"<{(b - a) // 4096}Q", pm.read((b - a) // 4096 * 8))
+        f = [x & ((1 << 55) - 1) if x >> 63 else 0 for x in e]
+        pairs = [(p, q) for p, q in zip(f, f[1:]) if p and q]
+        if len(pairs) > 0.9 * len(f):
+            best = sum(q == p + 1 for p, q in pairs) / len(pairs)
+    if best is not None:
+        print(f"{best:.2f}")
+        sys.exit()
+    time.sleep(0.05)
+print("nan")
+PY
+}
+
+likwid() { # slot: one line "slot threads GB/s… | in-order fractions…" per thread count
+  local t kb iters bw all order pid
+  for t in 1 "$cpus"; do
+    kb=$(( size_kib * t * 1024 / 1000 ))
+    iters=$(( 20000000000 / (size_kib * t * 1024) + 4 ))
+    all="" order=""
+    for _ in $(seq 1 "$reps"); do
+      likwid-bench -t "$kernel" -i "$iters" -W "N:${kb}kB:$t" > "$out/lk.out" 2>/dev/null &
+      pid=$!
+      order="$order $(in_order "$pid")"
+      wait "$pid" || true
+      bw=$(awk '/MByte\/s/ {print $2 / 1000}' "$out/lk.out")
+      all="$all ${bw:-nan}"
+    done
+    echo "$1 $t$all |$order" >> "$out/likwid.txt"
+  done
+}
+
+: > "$out/likwid.txt"
+likwid 0
+for r in $(seq 1 "$runs"); do
+  start=$(date +%s%N)
+  ./target/release/memperf run -o "$out/run$r" > "$out/run$r.out" 2> "$out/run$r.err" || true
+  echo "run $r: $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$out/wall.txt" >&2
+  likwid "$r"
+done
+
+for r in $(seq 1 "$runs"); do
+  ./target/release/memperf compare "$out/run$r" "$out/run$r" --json "$out/headlines$r.json" > /dev/null
+done
+set +e
+./target/release/memperf compare "$out/run1" "$out/run$runs" --fail-on-regression 10 > "$out/compare.txt"
+echo "compare run1 run$runs --fail-on-regression 10: exit $?" | tee -a "$out/compare.txt"
+set -e
+
+python3 - "$out" "$runs" "$kernel" "$size_kib" <<'PY'
+import json, re, statistics, sys
+out, runs, kernel, size_kib = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+lk, orders = {}, []
+for line in open(f"{out}/likwid.txt"):
+    figures, order = line.split("|")
+    slot, t, *v = figures.split()
+    v = [float(x) for x in v if x != "nan"]
+    lk[(int(slot), int(t))] = statistics.median(v) if v else float("nan")
+    orders += [float(x) for x in order.split() if x != "nan"]
+if orders:
+    print(f"likwid-bench's pages in physical order: {min(orders):.2f}..{max(orders):.2f} of neighbours (median {statistics.median(orders):.2f})")
+print(f"DRAM read: the suite's headline (simd, 4 KiB pages) against likwid-bench {kernel} at {size_kib} KiB per thread,")
+print("the mean of the likwid figures taken before and after the run (each the median of its repetitions)")
+print(f"{'run':>3} {'thr':>3} {'headline':<58} {'memperf GB/s':>12} {'likwid GB/s':>11} {'ratio':>7}")
+got = {}
+for r in range(1, runs + 1):
+    doc = json.load(open(f"{out}/run{r}/results.json"))
+    bw = next((e["outcome"] for e in doc["experiments"] if e["name"] == "bandwidth" and e.get("outcome")), None)
+    if bw:
+        read = bw["regions"][0]
+        print(f"run {r}: the read array's pages in physical order: {read.get('in_order_fraction')}"
+              f"{', first touched shuffled' if read.get('first_touch_shuffled') else ''}")
+    rows = json.load(open(f"{out}/headlines{r}.json"))["rows"]
+    for row in rows:
+        k = row["key"]
+        m = re.match(r"bandwidth\.read\{kernel=simd,memory=([^,]+),pages=4k,threads=(\d+)\}", k)
+        if not m:
+            continue
+        t = int(m.group(2))
+        ref = (lk.get((r - 1, t), float("nan")) + lk.get((r, t), float("nan"))) / 2
+        got.setdefault(t, []).append(row["a"])
+        print(f"{r:>3} {t:>3} {row['metric'][:58]:<58} {row['a']:>12.2f} {ref:>11.2f} ×{row['a'] / ref:.3f}")
+for t, v in sorted(got.items()):
+    print(f"{t} thread(s): the runs' headlines lie {100 * (max(v) / min(v) - 1):.1f}% apart")
+masked = []
+for r in range(1, runs + 1):
+    text = open(f"{out}/run{r}.out").read()
+    advice = text.split("\nadvice (", 1)[1].split("\nresults written", 1)[0] if "\nadvice (" in text else ""
+    lines = [l.strip() for l in advice.splitlines()[1:] if l.strip()]
+    masked.append([re.sub(r"[0-9]+(\.[0-9]+)?", "#", l) for l in lines])
+print("advice lines, numbers masked, in every run / not:")
+every = set(masked[0]).intersection(*map(set, masked[1:]))
+for l in sorted(every):
+    print(f"  all   {l[:150]}")
+for r, m in enumerate(masked, 1):
+    for l in m:
+        if l not in every:
+            print(f"  run {r} {l[:150]}")
+PY
+cat "$out/wall.txt"
+tail -n 1 "$out/compare.txt"
