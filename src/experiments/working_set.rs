@@ -513,12 +513,16 @@ fn doubt(r: &PolicyResult, small: Option<&PolicyResult>) -> Option<String> {
     look.is_unstable().then(|| format!("{}: {}", r.pages, look.describe()))
 }
 
-/// One sentence for the huge policies that clearly help (with their ratios
-/// and the coverage they really got), one for those that do not.
+/// One sentence for the huge policies that help by more than 5% (with
+/// their ratios and the coverage they really got), one for those within
+/// 5% of 4 KiB pages, one for those slower by more than 5%, and one for
+/// those whose interval holds changes on both sides of 5% (not resolved:
+/// no "no faster" from an interval that holds a gain).
 fn advice(results: &[PolicyResult]) -> Vec<String> {
-    use crate::timing::schedule::Direction;
+    use memperf_model::timing::ratio::MIN_ADVISED_CHANGE as M;
     let small = results.iter().find(|r| r.pages == PagePolicy::Small);
-    let (mut helps, mut flat, mut doubts) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut helps, mut flat, mut slower, mut unresolved, mut doubts) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for r in results.iter().filter(|r| r.pages != PagePolicy::Small) {
         let Some(s) = r.speedup_vs_4k.as_ref() else { continue };
         let cov = r
@@ -531,12 +535,17 @@ fn advice(results: &[PolicyResult]) -> Vec<String> {
             doubts.push(why);
             continue;
         }
+        let covered = r.backing.huge_fraction.unwrap_or(0.0) >= 0.9;
         match s.direction() {
-            Direction::Above => helps.push(text),
-            Direction::WithinNoise if r.backing.huge_fraction.unwrap_or(0.0) >= 0.9 => flat.push(text),
-            _ => {}
+            crate::timing::schedule::Direction::TooFewPairs => {}
+            _ if s.beyond(M) && s.low > 1.0 => helps.push(text),
+            _ if s.beyond(M) => slower.push(text),
+            _ if s.inside(M) && covered => flat.push(text),
+            _ if s.inside(M) => {}
+            _ => unresolved.push(text),
         }
     }
+    let pct = M * 100.0;
     let mut out = Vec::new();
     if !helps.is_empty() {
         out.push(format!(
@@ -547,8 +556,20 @@ fn advice(results: &[PolicyResult]) -> Vec<String> {
     }
     if !flat.is_empty() {
         out.push(format!(
-            "On {} the sample application is no faster than on 4 KiB pages: translation does not limit it on this machine.",
+            "On {} the sample application runs within {pct:.0}% of its speed on 4 KiB pages: translation does not limit it on this machine.",
             flat.join("; ")
+        ));
+    }
+    if !slower.is_empty() {
+        out.push(format!(
+            "The sample application runs slower on huge pages than on 4 KiB pages here ({}): keep its arrays on 4 KiB pages.",
+            slower.join("; ")
+        ));
+    }
+    if !unresolved.is_empty() {
+        out.push(format!(
+            "Huge pages for the sample application: not resolved ({}): the interval holds changes of more than {pct:.0}% and of less, so it supports no verdict (run it again, or `memperf working-set --full` for more samples).",
+            unresolved.join("; ")
         ));
     }
     doubts.dedup();
@@ -629,7 +650,19 @@ impl options::Options for Options {
 }
 
 /// `report --reanalyze` draws none of its stored claims again.
-impl crate::model::Redraw for Outcome {}
+/// The advice is a function of the results alone: every read of a
+/// document draws it by today's rules (an older build said "no faster"
+/// from an interval that held a gain).
+impl crate::model::Redraw for Outcome {
+    fn recheck(&mut self, _: Option<f64>) {
+        self.advice = advice(&self.results);
+    }
+
+    fn reanalyse(&mut self, _: &crate::machine::Fingerprint, _: Option<f64>) -> Vec<&'static str> {
+        self.advice = advice(&self.results);
+        vec!["advice"]
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -745,5 +778,27 @@ mod tests {
             result(PagePolicy::Thp, (0..10).map(|i| if i % 2 == 0 { even[i / 2] } else { odd[i / 2] }).collect());
         let a = advice(&[small, halves]);
         assert!(a.iter().any(|l| l.contains("unstable: faster on one half, not faster on the other")), "{a:?}");
+    }
+
+    /// An interval across 5% is "not resolved", never "no faster"; one
+    /// inside 5% is "within 5%"; one wholly below ×0.95 is "slower".
+    #[test]
+    fn only_an_interval_on_one_side_of_five_percent_gives_a_verdict() {
+        let small = result(PagePolicy::Small, vec![2.0; 10]);
+        // Per-row times: 4 KiB over THP is the speed-up.
+        let with = |speedups: &[f64]| {
+            let thp = result(PagePolicy::Thp, speedups.iter().map(|x| 2.0 / x).collect());
+            advice(&[small.clone(), thp])
+        };
+        let wide = with(&[0.81, 0.9, 0.95, 1.0, 1.05, 1.05, 1.08, 1.1, 1.12, 1.16]);
+        assert_eq!(wide.len(), 1, "{wide:?}");
+        assert!(wide[0].starts_with("Huge pages for the sample application: not resolved (thp ×"), "{}", wide[0]);
+        assert!(!wide[0].contains("no faster"), "{}", wide[0]);
+        let flat = with(&[0.98, 0.99, 1.0, 1.0, 1.01, 1.01, 1.02, 1.02, 1.03, 1.03]);
+        assert!(flat[0].contains("runs within 5% of its speed on 4 KiB pages"), "{flat:?}");
+        let slower = with(&[0.7, 0.71, 0.72, 0.73, 0.74, 0.75, 0.76, 0.77, 0.78, 0.79]);
+        assert!(slower[0].starts_with("The sample application runs slower on huge pages"), "{slower:?}");
+        let small_gain = with(&[1.02, 1.03, 1.04, 1.05, 1.06, 1.07, 1.08, 1.09, 1.1, 1.11]);
+        assert!(small_gain[0].contains("not resolved"), "a gain of 2-11% is across 5%: {small_gain:?}");
     }
 }

@@ -136,10 +136,7 @@ pub fn warning_line(w: &Warning) -> String {
     }
 }
 
-/// The smallest change advice is given for (a prefetch, a page policy):
-/// "no change" needs the whole interval inside ±5%, a verdict the whole
-/// interval beyond it; an interval across it is "not resolved".
-pub const MIN_ADVISED_CHANGE: f64 = 0.05;
+pub use memperf_model::timing::ratio::MIN_ADVISED_CHANGE;
 
 /// "×1.034 [×1.010, ×1.050] (n = 5, 94%)".
 pub fn ratio_text(r: &crate::timing::Ratio) -> String {

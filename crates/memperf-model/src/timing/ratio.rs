@@ -24,6 +24,11 @@ pub struct Ratio {
 /// no direction.
 pub const MIN_PAIRS_FOR_VERDICT: usize = 5;
 
+/// The smallest change advice is given for (a prefetch, a page policy):
+/// "no change" needs the whole interval inside ±5%, a verdict the whole
+/// interval beyond it; an interval across it is "not resolved".
+pub const MIN_ADVISED_CHANGE: f64 = 0.05;
+
 /// Which way a ratio points, when its interval says so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
