@@ -27,7 +27,8 @@
 #   bench/suite-likwid.sh [RUNS] [OUT]      RUNS default 3; OUT keeps the runs
 set -euo pipefail
 runs=${1:-3}
-out=${2:-$(mktemp -d)}
+[[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "RUNS must be a whole number of at least 1" >&2; exit 2; }
+out=$(realpath -m "${2:-$(mktemp -d)}")
 size_kib=${SIZE:-131072}
 reps=${REPS:-3}
 cd "$(dirname "$0")/.."
@@ -39,33 +40,34 @@ kernel=load_avx512
 grep -qw avx512f /proc/cpuinfo || kernel=load_avx
 
 # The fraction of likwid-bench's pages whose frame follows the previous
-# page's (root only: pagemap hides frames otherwise), read while it runs.
+# page's, read while it runs (as root only: pagemap hides frames
+# otherwise, and then nothing is polled).
 in_order() { # pid
-  python3 - "$1" <<'PY'
+  if [ "$(id -u)" != 0 ]; then echo nan; return; fi
+  python3 - "$1" <<'PY' || echo nan
 import struct, sys, time
 pid = sys.argv[1]
+best = None
 for _ in range(100):
     try:
         spans = [l.split()[0] for l in open(f"/proc/{pid}/maps")]
-        pm = open(f"/proc/{pid}/pagemap", "rb")
-    except OSError:
-        break
-    best = None
-    for span in spans:
-        a, b = (int(x, 16) for x in span.split("-"))
-        if b - a < 64 << 20:
-            continue
-        pm.seek(a // 4096 * 8)
-        e = struct.unpack(f"<{(b - a) // 4096}Q", pm.read((b - a) // 4096 * 8))
-        f = [x & ((1 << 55) - 1) if x >> 63 else 0 for x in e]
-        pairs = [(p, q) for p, q in zip(f, f[1:]) if p and q]
-        if len(pairs) > 0.9 * len(f):
-            best = sum(q == p + 1 for p, q in pairs) / len(pairs)
+        with open(f"/proc/{pid}/pagemap", "rb") as pm:
+            for span in spans:
+                a, b = (int(x, 16) for x in span.split("-"))
+                if b - a < 64 << 20:
+                    continue
+                pm.seek(a // 4096 * 8)
+                e = struct.unpack(f"<{(b - a) // 4096}Q", pm.read((b - a) // 4096 * 8))
+                f = [x & ((1 << 55) - 1) if x >> 63 else 0 for x in e]
+                pairs = [(p, q) for p, q in zip(f, f[1:]) if p and q]
+                if len(pairs) > 0.9 * len(f):
+                    best = sum(q == p + 1 for p, q in pairs) / len(pairs)
+    except (OSError, struct.error, ValueError):
+        break  # likwid-bench ended while it was read
     if best is not None:
-        print(f"{best:.2f}")
-        sys.exit()
+        break
     time.sleep(0.05)
-print("nan")
+print("nan" if best is None else f"{best:.2f}")
 PY
 }
 
@@ -97,6 +99,7 @@ for r in $(seq 1 "$runs"); do
 done
 
 for r in $(seq 1 "$runs"); do
+  [ -f "$out/run$r/results.json" ] || { echo "run $r wrote no results.json: see $out/run$r.err" >&2; exit 1; }
   ./target/release/memperf compare "$out/run$r" "$out/run$r" --json "$out/headlines$r.json" > /dev/null
 done
 set +e

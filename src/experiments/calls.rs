@@ -228,7 +228,9 @@ const COPY_WARM_CHAINS: u64 = 8;
 /// warmed untimed before its sample, so the figure spans where the copies
 /// landed rather than one placement: two samples a copy where the
 /// `repetitions` give every copy two (the even and the odd samples, where
-/// a step is found and confirmed, then each hold every copy), else one.
+/// a step is found and confirmed, then each hold every copy), else one (at
+/// 6 repetitions and 4 copies the even samples then hold copies 0 and 2,
+/// the odd ones 1 and 3: a step must show on both placements to stand).
 #[allow(clippy::too_many_arguments)]
 fn chain_variant<'a>(
     ctx: &'a Bench,

@@ -649,7 +649,6 @@ impl options::Options for Options {
     }
 }
 
-/// `report --reanalyze` draws none of its stored claims again.
 /// The advice is a function of the results alone: every read of a
 /// document draws it by today's rules (an older build said "no faster"
 /// from an interval that held a gain).

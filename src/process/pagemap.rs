@@ -64,9 +64,9 @@ pub struct Resident {
     pub soft_dirty: bool,
 }
 
-/// The resident pages of `[start, end)`, read from pagemap in chunks.
-pub fn resident(pagemap: &File, start: u64, end: u64) -> io::Result<Vec<Resident>> {
-    let mut out = Vec::new();
+/// Calls `f(vpage, entry)` for every 4 KiB page of `[start, end)` with its
+/// pagemap entry, read in chunks of [`CHUNK`] entries.
+pub fn each_entry(pagemap: &File, start: u64, end: u64, mut f: impl FnMut(u64, u64)) -> io::Result<()> {
     let mut buf = vec![0u8; (CHUNK * 8) as usize];
     let mut vpage = start / PAGE;
     let last = end.div_ceil(PAGE);
@@ -75,18 +75,27 @@ pub fn resident(pagemap: &File, start: u64, end: u64) -> io::Result<Vec<Resident
         let bytes = &mut buf[..(n * 8) as usize];
         pagemap.read_exact_at(bytes, vpage * 8)?;
         for (i, e) in bytes.chunks_exact(8).enumerate() {
-            let e = u64::from_le_bytes(e.try_into().expect("8 bytes"));
-            if e & PRESENT != 0 {
-                let pfn = e & PFN_MASK;
-                out.push(Resident {
-                    vpage: vpage + i as u64,
-                    pfn: (pfn != 0).then_some(pfn),
-                    soft_dirty: e & SOFT_DIRTY != 0,
-                });
-            }
+            f(vpage + i as u64, u64::from_le_bytes(e.try_into().expect("8 bytes")));
         }
         vpage += n;
     }
+    Ok(())
+}
+
+/// An entry's frame: `None` when the page is not present, or when the
+/// kernel hides frames from this process (it reads zero then).
+pub fn frame(entry: u64) -> Option<u64> {
+    (entry & PRESENT != 0 && entry & PFN_MASK != 0).then_some(entry & PFN_MASK)
+}
+
+/// The resident pages of `[start, end)`, read from pagemap in chunks.
+pub fn resident(pagemap: &File, start: u64, end: u64) -> io::Result<Vec<Resident>> {
+    let mut out = Vec::new();
+    each_entry(pagemap, start, end, |vpage, e| {
+        if e & PRESENT != 0 {
+            out.push(Resident { vpage, pfn: frame(e), soft_dirty: e & SOFT_DIRTY != 0 });
+        }
+    })?;
     Ok(out)
 }
 

@@ -144,6 +144,10 @@ pub struct Comparison {
     /// read different regions), where both documents have one.
     #[serde(default)]
     pub host_between_not_compared: Option<String>,
+    /// The one document ("A" or "B") that recorded a host reference, where
+    /// only one did: the move between the runs is then unmeasured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_reference_only_in: Option<String>,
     /// How far the reference's call chain moved within either run, in
     /// percent (counted for figures of a core's own work: calls, context).
     #[serde(default)]
@@ -223,6 +227,7 @@ struct HostMoves {
     calls_within: Option<f64>,
     calls_between: Option<f64>,
     not_compared: Option<String>,
+    only_in: Option<&'static str>,
 }
 
 impl HostMoves {
@@ -236,6 +241,7 @@ impl HostMoves {
         calls_within: None,
         calls_between: None,
         not_compared: None,
+        only_in: None,
     };
 
     fn of(da: &Document, db: &Document) -> HostMoves {
@@ -269,6 +275,11 @@ impl HostMoves {
             calls_within: pct(HostDrift::calls_moved),
             calls_between: between.calls.map(|m| m * 100.0),
             not_compared,
+            only_in: match (&da.host_drift, &db.host_drift) {
+                (Some(_), None) => Some("A"),
+                (None, Some(_)) => Some("B"),
+                _ => None,
+            },
         }
     }
 
@@ -319,6 +330,7 @@ pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comp
         host_moved_all_threads_pct: moves.within_all,
         host_between_all_threads_pct: moves.all,
         host_between_not_compared: moves.not_compared,
+        host_reference_only_in: moves.only_in.map(String::from),
         host_calls_moved_pct: moves.calls_within,
         host_calls_between_pct: moves.calls_between,
         rows,
@@ -430,13 +442,12 @@ pub fn host_moves_text(c: &Comparison) -> String {
                 ""
             };
     }
-    let one_sided = c.host_between_not_compared.is_none() && c.host_between_one_thread_pct.is_none();
-    let apart = if one_sided {
-        "only one document recorded a host reference (a `memperf run` does): how far the host moved between the \
-         runs is not measured, and a difference below may be the host's, not a change\n"
-            .to_string()
-    } else {
-        apart
+    let apart = match &c.host_reference_only_in {
+        Some(which) => format!(
+            "only {which} recorded a host reference (a `memperf run` does): how far the host moved between the \
+             runs is not measured, and a difference below may be the host's, not a change\n"
+        ),
+        None => apart,
     };
     apart
         + &format!(
@@ -640,7 +651,8 @@ mod tests {
         slower.host_drift = Some(drift(&[(40.0, 80.0), (40.0, 80.0)]));
         let c = compare(&a, &slower, Some(10.0));
         assert!(c.rows.iter().all(|r| !r.between_unmeasured) && c.regressions().count() == c.rows.len());
-        assert!(text(&c).contains("only one document recorded a host reference"), "{}", text(&c));
+        assert!(text(&c).contains("only B recorded a host reference"), "{}", text(&c));
+        assert_eq!(c.host_reference_only_in.as_deref(), Some("B"));
         a.host_drift = Some(drift(&[(40.0, 80.0), (40.0, 80.0)]));
         slower.host_drift = Some(drift(&[(40.0, 80.0), (52.0, 80.0)]));
         let c = compare(&a, &slower, Some(10.0));
@@ -745,6 +757,7 @@ mod tests {
             calls_within: Some(12.0),
             calls_between: Some(4.0),
             not_compared: None,
+            only_in: None,
         };
         let line = headline(
             "c2c.one_way",

@@ -74,7 +74,11 @@ fn layout_text(r: &crate::memory::Backing) -> String {
     let order = r.in_order_fraction.map(|f| format!("{:.0}% of neighbouring pages in physical order", f * 100.0));
     match (r.first_touch_shuffled, order) {
         (true, Some(o)) => format!(", pages first touched in a shuffled order ({o})"),
-        (true, None) => ", pages first touched in a shuffled order (their frames not read: not root)".into(),
+        (true, None) => {
+            ", pages first touched in a shuffled order (where their frames lie is not measured: pagemap shows \
+             frames to CAP_SYS_ADMIN only)"
+                .into()
+        }
         (false, Some(o)) => format!(", {o}"),
         (false, None) => String::new(),
     }
