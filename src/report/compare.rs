@@ -248,9 +248,9 @@ impl HostMoves {
         let pct = |of: fn(&HostDrift) -> Option<f64>| {
             [da, db].iter().filter_map(|d| d.host_drift.as_ref().and_then(of)).reduce(f64::max).map(|m| m * 100.0)
         };
-        let (between, not_compared) = match (&da.host_drift, &db.host_drift) {
+        let (between, not_compared, only_in) = match (&da.host_drift, &db.host_drift) {
             (Some(a), Some(b)) => match a.between(b) {
-                Some(x) => (x, None),
+                Some(x) => (x, None, None),
                 None => (
                     Default::default(),
                     Some(format!(
@@ -258,6 +258,7 @@ impl HostMoves {
                          the runs is not measured",
                         a.size_bytes, b.size_bytes
                     )),
+                    None,
                 ),
             },
             // One reference, or none: the move between the runs is
@@ -265,7 +266,9 @@ impl HostMoves {
             // are judged as there (against the one run's own move, where
             // it has it), the summary saying so: a document of one
             // experiment can be held against a suite run.
-            (Some(_), None) | (None, Some(_)) | (None, None) => Default::default(),
+            (Some(_), None) => (Default::default(), None, Some("A")),
+            (None, Some(_)) => (Default::default(), None, Some("B")),
+            (None, None) => Default::default(),
         };
         HostMoves {
             within: pct(HostDrift::moved_most),
@@ -275,11 +278,7 @@ impl HostMoves {
             calls_within: pct(HostDrift::calls_moved),
             calls_between: between.calls.map(|m| m * 100.0),
             not_compared,
-            only_in: match (&da.host_drift, &db.host_drift) {
-                (Some(_), None) => Some("A"),
-                (None, Some(_)) => Some("B"),
-                _ => None,
-            },
+            only_in,
         }
     }
 
