@@ -7,7 +7,9 @@
 //! checksum pattern's closed form, every chase against its cycle's end.
 //! Last, that thread runs a call chain through the PLT (`memperf calls`'
 //! chain, 4096 deep): a core's own work, which a neighbour sharing the
-//! core moves while memory holds still. The region is the same every run on a machine (see
+//! core moves while memory holds still; and it reads its signal mask
+//! through the kernel (`rt_sigprocmask`, the system call a `sigsetjmp(env,
+//! 1)` adds), whose entry and exit the host moves on their own. The region is the same every run on a machine (see
 //! [`size`]) and is mapped anew for each point (never held while an
 //! experiment runs, so the experiments keep the whole memory budget); what
 //! changes between the points is the host. The document
@@ -30,6 +32,8 @@ const WARM_LOADS: u64 = 1 << 18;
 /// Chains per call sample (×4096 calls: about 5 ms at 5 ns a call).
 const CALL_CHAINS: u64 = 256;
 const CALL_DEPTH: u64 = 4096;
+/// System calls per sample (about 3 ms at 140 ns a call).
+const SYSCALLS: u64 = 20_000;
 /// What the reference costs the suite, about: three points, each mapping,
 /// filling and linking its region.
 pub const ESTIMATE_S: f64 = 1.3;
@@ -118,7 +122,9 @@ impl Reference {
         }
         let (call_ns, called_ok) = self.calls.as_ref().map_or((Vec::new(), true), |c| call_samples(c.first, clock));
         let call_ns = if called_ok { call_ns } else { Vec::new() };
-        let point = DriftPoint { after_experiments, read_bytes_per_s, chase_ns, all_read_bytes_per_s, call_ns };
+        let syscall_ns = syscall_samples(clock);
+        let point =
+            DriftPoint { after_experiments, read_bytes_per_s, chase_ns, all_read_bytes_per_s, call_ns, syscall_ns };
         self.drift.points.push(point);
         if called_ok {
             Point::Taken
@@ -200,6 +206,36 @@ fn call_samples(first: ChainFn, clock: &dyn Clock) -> (Vec<f64>, bool) {
     (out, ok)
 }
 
+/// ns per system call of each timed sample of a loop reading the signal
+/// mask (after one untimed sample); none where the kernel refuses the
+/// call (it never does on Linux: the loop stops at the first refusal).
+fn syscall_samples(clock: &dyn Clock) -> Vec<f64> {
+    let calls = || (0..SYSCALLS).all(|_| read_signal_mask());
+    if !calls() {
+        return Vec::new();
+    }
+    let mut out = Vec::with_capacity(SAMPLES);
+    for _ in 0..SAMPLES {
+        let t0 = clock.now_ns();
+        if !calls() {
+            return Vec::new();
+        }
+        out.push(clock.now_ns().saturating_sub(t0) as f64 / SYSCALLS as f64);
+    }
+    out
+}
+
+/// One `rt_sigprocmask` that changes nothing (no new set): whether the
+/// kernel answered.
+fn read_signal_mask() -> bool {
+    let mut old = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+    // SAFETY: a null new set only reads the mask into `old`, which is a
+    // valid sigset_t to write; the thread's signals are left as they were.
+    let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), old.as_mut_ptr()) };
+    std::hint::black_box(old);
+    rc == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,6 +266,10 @@ mod tests {
         let per_call = 1e6 / (CALL_CHAINS * CALL_DEPTH) as f64;
         let calls = if r_calls { vec![per_call; SAMPLES] } else { Vec::new() };
         assert!(d.points.iter().all(|p| p.call_ns == calls), "{:?}", d.points[0].call_ns);
+        // The system call's samples: the clock is read once before and once
+        // after each.
+        let per_syscall = 1e6 / SYSCALLS as f64;
+        assert!(d.points.iter().all(|p| p.syscall_ns == vec![per_syscall; SAMPLES]), "{:?}", d.points[0].syscall_ns);
         assert_eq!(d.moved(), Some((Some(0.0), Some(0.0))));
         // Every CPU this process may use reads at once, where it has two or
         // more (the threads share the stepping clock: positive, not exact).

@@ -155,6 +155,13 @@ pub struct Comparison {
     /// The same from A to B.
     #[serde(default)]
     pub host_calls_between_pct: Option<f64>,
+    /// How far the reference's system call moved within either run, in
+    /// percent (counted for figures that enter the kernel).
+    #[serde(default)]
+    pub host_kernel_moved_pct: Option<f64>,
+    /// The same from A to B.
+    #[serde(default)]
+    pub host_kernel_between_pct: Option<f64>,
     pub rows: Vec<Row>,
     /// Metrics in one document only, or without a usable value.
     pub left_out: Vec<String>,
@@ -226,6 +233,9 @@ struct HostMoves {
     /// The call chain, within either run and from A to B.
     calls_within: Option<f64>,
     calls_between: Option<f64>,
+    /// The system call, within either run and from A to B.
+    kernel_within: Option<f64>,
+    kernel_between: Option<f64>,
     not_compared: Option<String>,
     only_in: Option<&'static str>,
 }
@@ -240,6 +250,8 @@ impl HostMoves {
         all: None,
         calls_within: None,
         calls_between: None,
+        kernel_within: None,
+        kernel_between: None,
         not_compared: None,
         only_in: None,
     };
@@ -277,20 +289,26 @@ impl HostMoves {
             all: between.all_threads.map(|m| m * 100.0),
             calls_within: pct(HostDrift::calls_moved),
             calls_between: between.calls.map(|m| m * 100.0),
+            kernel_within: pct(HostDrift::kernel_moved),
+            kernel_between: between.kernel.map(|m| m * 100.0),
             not_compared,
             only_in,
         }
     }
 
-    /// What a metric taken on `cpus` CPUs at once (the more of its two
-    /// documents: a run's traffic CPUs can differ) must be worse by: the
+    /// What a metric must be worse by, from its two documents' headlines
+    /// `x` and `y` (a run's traffic CPUs can differ, and whether a save
+    /// entered the kernel be resolved in one run only: either counts): the
     /// host's moves that could explain it (every CPU's too on more than
-    /// one, the call chain's for a core's own work); `None` where neither
-    /// document measured any.
-    fn floor(&self, h: &Headline, cpus: usize) -> Option<f64> {
-        let all = if cpus > 1 { [self.within_all, self.all] } else { [None, None] };
-        let calls = if h.core_bound { [self.calls_within, self.calls_between] } else { [None, None] };
-        [self.within, self.one].into_iter().chain(all).chain(calls).flatten().reduce(f64::max)
+    /// one, the call chain's for a core's own work, the system call's for
+    /// a figure that enters the kernel); `None` where neither document
+    /// measured any.
+    fn floor(&self, x: &Headline, y: &Headline) -> Option<f64> {
+        let pair = |on: bool, within, between| if on { [within, between] } else { [None, None] };
+        let all = pair(x.cpus.max(y.cpus) > 1, self.within_all, self.all);
+        let calls = pair(x.core_bound || y.core_bound, self.calls_within, self.calls_between);
+        let kernel = pair(x.enters_kernel || y.enters_kernel, self.kernel_within, self.kernel_between);
+        [self.within, self.one].into_iter().chain(all).chain(calls).chain(kernel).flatten().reduce(f64::max)
     }
 }
 
@@ -332,6 +350,8 @@ pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comp
         host_reference_only_in: moves.only_in.map(String::from),
         host_calls_moved_pct: moves.calls_within,
         host_calls_between_pct: moves.calls_between,
+        host_kernel_moved_pct: moves.kernel_within,
+        host_kernel_between_pct: moves.kernel_between,
         rows,
         left_out,
     }
@@ -339,7 +359,7 @@ pub fn compare(da: &Document, db: &Document, threshold_pct: Option<f64>) -> Comp
 
 /// One metric of both documents, or why it is left out.
 fn row(x: &Headline, y: &Headline, moves: &HostMoves, threshold_pct: Option<f64>) -> Result<Row, String> {
-    let host_floor_pct = moves.floor(x, x.cpus.max(y.cpus));
+    let host_floor_pct = moves.floor(x, y);
     let between_unmeasured = moves.not_compared.is_some();
     let host_withholds = host_floor_pct.is_some_and(|f| f > HOST_MOVED_LIMIT * 100.0);
     if let Some(why) = unusable(x, "A").or_else(|| unusable(y, "B")) {
@@ -428,6 +448,15 @@ pub fn host_moves_text(c: &Comparison) -> String {
     }
     if let Some(m) = c.host_calls_between_pct {
         said.push(format!("{m:.1}% across both runs for a call chain"));
+    }
+    if let Some(m) = c.host_kernel_moved_pct {
+        said.push(format!(
+            "{m:.1}% within a run for a system call (counted for figures that enter the kernel: a save of the \
+             signal mask)"
+        ));
+    }
+    if let Some(m) = c.host_kernel_between_pct {
+        said.push(format!("{m:.1}% across both runs for a system call"));
     }
     let apart = c.host_between_not_compared.as_ref().map_or(String::new(), |why| {
         format!("{why}, and no difference is judged (compare runs of one machine and one memory budget)\n")
@@ -632,6 +661,7 @@ mod tests {
                     chase_ns: vec![140.0],
                     all_read_bytes_per_s: vec![all * 1e9],
                     call_ns: Vec::new(),
+                    syscall_ns: Vec::new(),
                 })
                 .collect(),
         }
@@ -744,7 +774,7 @@ mod tests {
     /// A figure of two CPUs without a `threads` label (a line bounced
     /// between them) is judged against every CPU's movement too; one of
     /// one CPU only against one thread's; a core's own work against the
-    /// call chain's too.
+    /// call chain's too, and one that enters the kernel the system call's.
     #[test]
     fn a_figure_of_two_cpus_carries_where_the_host_placed_them() {
         use crate::report::headlines::{headline, Unit};
@@ -755,6 +785,8 @@ mod tests {
             all: Some(40.0),
             calls_within: Some(12.0),
             calls_between: Some(4.0),
+            kernel_within: Some(8.0),
+            kernel_between: Some(25.0),
             not_compared: None,
             only_in: None,
         };
@@ -767,9 +799,11 @@ mod tests {
             30.0,
             false,
         );
-        assert_eq!(moves.floor(&line, line.cpus), Some(3.0));
-        assert_eq!(moves.floor(&line, line.clone().on_cpus(2).cpus), Some(90.0));
-        assert_eq!(moves.floor(&line.clone().core_bound(), 1), Some(12.0), "a core's own work: the call chain");
+        assert_eq!(moves.floor(&line, &line), Some(3.0));
+        assert_eq!(moves.floor(&line, &line.clone().on_cpus(2)), Some(90.0), "either side's CPUs count");
+        assert_eq!(moves.floor(&line.clone().core_bound(), &line), Some(12.0), "a core's own work: the call chain");
+        let entering = line.clone().core_bound().enters_kernel();
+        assert_eq!(moves.floor(&line, &entering), Some(25.0), "entering the kernel in either run: the system call");
         let two = headline(
             "bandwidth.read",
             &[("threads", "2".into())],
@@ -779,7 +813,7 @@ mod tests {
             1.0,
             true,
         );
-        assert_eq!((two.cpus, moves.floor(&two, two.cpus)), (2, Some(90.0)));
+        assert_eq!((two.cpus, moves.floor(&two, &two)), (2, Some(90.0)));
     }
 
     /// A figure of ten samples in ns, lower is better.

@@ -2,6 +2,7 @@
 //! headline metrics (with their raw samples, for `compare`) and the advice
 //! they imply (for the top of the report).
 
+use super::outcome::CoreWork;
 use crate::model::document::Document;
 
 pub use memperf_model::headline::{headline, Headline, Unit};
@@ -70,15 +71,45 @@ pub fn advice_items(doc: &Document) -> Vec<Advice> {
     for o in super::outcome::outcomes(doc) {
         let r = super::outcome::of(o);
         let cpus = r.advice_cpus();
+        let core_moved = r.advice_core_work().and_then(|w| core_work_moved(doc, w));
         for text in r.advice(doc) {
-            let text = match all_moved {
-                Some(m) if cpus > 1 => placement_withholds(&text, cpus, m, doc),
+            let text = match (all_moved, core_moved) {
+                (Some(m), _) if cpus > 1 => placement_withholds(&text, cpus, m, doc),
+                (_, Some((work, m))) => core_work_withholds(&text, work, m, doc),
                 _ => text,
             };
             out.push(Advice { experiment: o.name(), row: r.advice_row(&text), text });
         }
     }
     out
+}
+
+/// How far the reference of `work` moved during the run, where beyond the
+/// limit.
+fn core_work_moved(doc: &Document, work: CoreWork) -> Option<(CoreWork, f64)> {
+    let d = doc.host_drift.as_ref()?;
+    let moved = match work {
+        CoreWork::Calls => d.calls_moved(),
+        CoreWork::KernelEntry => d.kernel_moved(),
+    };
+    moved.filter(|m| *m > memperf_model::timing::drift::HOST_MOVED_LIMIT).map(|m| (work, m))
+}
+
+/// A line of advice resting on a core's own `work`, in a run whose
+/// reference of that work moved by `moved` (beyond the limit) while memory
+/// held still: what it would have said is not said, only why.
+fn core_work_withholds(text: &str, work: CoreWork, moved: f64, doc: &Document) -> String {
+    let what = text.split([':', '(']).next().unwrap_or(text).trim_end();
+    let (of, reference) = match work {
+        CoreWork::Calls => ("calls and returns", "a call chain through the PLT"),
+        CoreWork::KernelEntry => ("entering the kernel", "a system call"),
+    };
+    format!(
+        "{what}: not judged. Its figures are {of}, and {reference} moved {:.0}% during this run ({}): the next run \
+         would say otherwise. Rerun when the host is quieter.",
+        moved * 100.0,
+        doc.host_drift.as_ref().map_or(String::new(), |d| d.describe())
+    )
 }
 
 /// A line of advice resting on figures of `cpus` CPUs at once, in a run
@@ -118,6 +149,7 @@ mod tests {
                 chase_ns: vec![140.0],
                 all_read_bytes_per_s: vec![all * 1e9],
                 call_ns: Vec::new(),
+                syscall_ns: Vec::new(),
             };
             let drift = |all: [f64; 3]| HostDrift {
                 size_bytes: crate::units::Bytes(1 << 28),
@@ -146,6 +178,57 @@ mod tests {
         assert!(withheld > 0, "no recording's advice rests on more than one CPU: the case shows nothing");
     }
 
+    /// A run whose memory held still while its call chain moved 20% and
+    /// its system call 30% withholds exactly the lines resting on calls
+    /// (`calls`) and on entering the kernel (`context`), each naming its
+    /// reference; a still reference withholds none.
+    #[test]
+    fn a_core_reference_that_moved_withholds_the_advice_resting_on_it() {
+        use memperf_model::timing::drift::{DriftPoint, HostDrift};
+        let mut withheld = [0, 0];
+        for m in ["amd-epyc-zen4", "amd-epyc-zen5", "intel-xeon-m167"] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("tests/data/machines/{m}-kvm-2vcpu/run-quick.json"));
+            let mut doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+            let point = |after: usize, call: f64, syscall: f64| DriftPoint {
+                after_experiments: after,
+                read_bytes_per_s: vec![40e9],
+                chase_ns: vec![140.0],
+                all_read_bytes_per_s: Vec::new(),
+                call_ns: vec![call],
+                syscall_ns: vec![syscall],
+            };
+            let drift = |calls: [f64; 3], syscalls: [f64; 3]| HostDrift {
+                size_bytes: crate::units::Bytes(1 << 28),
+                all_threads: None,
+                points: (0..3).map(|i| point(6 * i, calls[i], syscalls[i])).collect(),
+            };
+            doc.host_drift = Some(drift([5.0, 5.1, 5.0], [200.0, 204.0, 201.0]));
+            let still = advice_items(&doc);
+            assert!(still.iter().all(|a| !a.text.contains("not judged")), "{m}: {still:?}");
+            doc.host_drift = Some(drift([5.0, 6.0, 5.5], [200.0, 260.0, 210.0]));
+            let moved = advice_items(&doc);
+            assert_eq!(moved.len(), still.len(), "{m}: a line each still");
+            for (a, b) in still.iter().zip(&moved) {
+                match a.experiment {
+                    "calls" => {
+                        assert!(b.text.contains("not judged. Its figures are calls and returns"), "{}", b.text);
+                        assert!(b.text.contains("a call chain through the PLT moved 20%"), "{}", b.text);
+                        withheld[0] += 1;
+                    }
+                    "context" => {
+                        assert!(b.text.contains("not judged. Its figures are entering the kernel"), "{}", b.text);
+                        assert!(b.text.contains("a system call moved 30%"), "{}", b.text);
+                        assert!(b.text.contains("entering the kernel 200, 260, 210 ns"), "{}", b.text);
+                        withheld[1] += 1;
+                    }
+                    _ => assert_eq!(a, b, "{m}: a line of memory is kept"),
+                }
+            }
+        }
+        assert!(withheld.iter().all(|&n| n > 0), "{withheld:?}: no recording's advice rests on calls or context");
+    }
+
     /// A run whose reference moved beyond 10% gives one line of advice,
     /// saying so, instead of verdicts measured across the move.
     #[test]
@@ -161,6 +244,7 @@ mod tests {
             chase_ns: vec![140.0],
             all_read_bytes_per_s: Vec::new(),
             call_ns: Vec::new(),
+            syscall_ns: Vec::new(),
         };
         doc.host_drift = Some(HostDrift {
             size_bytes: crate::units::Bytes(1 << 28),

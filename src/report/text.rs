@@ -88,8 +88,17 @@ pub fn host_drift(doc: &Document) -> String {
             m * 100.0
         )
     });
+    let core = |m: Option<f64>, what: &str, whose: &str| {
+        m.map_or(String::new(), |m| {
+            let beyond = if m * 100.0 > limit { format!(", beyond the {limit:.0}%: not given") } else { String::new() };
+            format!("; {what} moved {:.1}% ({whose} advice carries it{beyond})", m * 100.0)
+        })
+    };
+    let calls = core(d.calls_moved(), "the call chain", "calls'");
+    let kernel = core(d.kernel_moved(), "the system call", "context's");
     format!(
-        "\nhost during the run: {}: one thread moved {:.1}%, {verdict} the {limit:.0}% its verdicts allow{all}\n",
+        "\nhost during the run: {}: one thread moved {:.1}%, {verdict} the {limit:.0}% its verdicts allow{all}{calls}\
+         {kernel}\n",
         d.describe(),
         moved * 100.0
     )
@@ -160,5 +169,31 @@ mod tests {
         let rec = moved.experiments.iter_mut().find(|r| r.name == "bandwidth").unwrap();
         rec.core_clock[1].ghz = 3.0;
         assert!(super::experiment(&moved, moved.experiment("bandwidth").unwrap()).contains("GHz after"));
+    }
+
+    /// The host line says how far the call chain and the system call
+    /// moved, and which advice they withhold beyond the limit.
+    #[test]
+    fn the_host_line_says_the_core_references() {
+        use memperf_model::timing::drift::{DriftPoint, HostDrift};
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/machines/amd-epyc-zen4-kvm-2vcpu/run-quick.json");
+        let mut doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let point = |after: usize, call: f64, syscall: f64| DriftPoint {
+            after_experiments: after,
+            read_bytes_per_s: vec![40e9],
+            chase_ns: vec![140.0],
+            all_read_bytes_per_s: Vec::new(),
+            call_ns: vec![call],
+            syscall_ns: vec![syscall],
+        };
+        doc.host_drift = Some(HostDrift {
+            size_bytes: crate::units::Bytes(1 << 28),
+            all_threads: None,
+            points: vec![point(0, 5.0, 200.0), point(6, 5.15, 260.0)],
+        });
+        let line = super::host_drift(&doc);
+        assert!(line.contains("the call chain moved 3.0% (calls' advice carries it)"), "{line}");
+        assert!(line.contains("the system call moved 30.0% (context's advice carries it, beyond the 10%: not given)"));
     }
 }

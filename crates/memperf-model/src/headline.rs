@@ -35,6 +35,11 @@ pub struct Headline {
     /// too.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub core_bound: bool,
+    /// It enters the kernel (a context save that saves the signal mask):
+    /// the host moves the kernel's entry and exit on their own, so
+    /// `compare` judges it against the reference's system call too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub enters_kernel: bool,
 }
 
 fn one_cpu() -> usize {
@@ -141,6 +146,7 @@ pub fn headline(
         higher_is_better: higher,
         cpus: labels.iter().find(|(k, _)| *k == "threads").and_then(|(_, v)| v.parse().ok()).unwrap_or(1),
         core_bound: false,
+        enters_kernel: false,
     }
 }
 
@@ -153,6 +159,11 @@ impl Headline {
     /// The same figure, marked as a core's own work.
     pub fn core_bound(self) -> Headline {
         Headline { core_bound: true, ..self }
+    }
+
+    /// The same figure, marked as entering the kernel.
+    pub fn enters_kernel(self) -> Headline {
+        Headline { enters_kernel: true, ..self }
     }
 
     /// The join key: `id{label=value,…}`, labels in name order.

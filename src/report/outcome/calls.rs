@@ -283,6 +283,9 @@ impl super::Render for Outcome {
     fn advice(&self, _doc: &Document) -> Vec<String> {
         calls_advice(self)
     }
+    fn advice_core_work(&self) -> Option<super::CoreWork> {
+        Some(super::CoreWork::Calls)
+    }
     fn advice_row(&self, advice: &str) -> Option<String> {
         if advice.starts_with("Call chains deeper") {
             return Some("direct   1 thread(s): steps up".into());

@@ -136,7 +136,7 @@ fn context_metrics(c: &context::Outcome) -> Vec<Headline> {
         .iter()
         .map(|s| {
             let samples = s.samples_s.iter().map(|t| t * 1e9 / s.ops_per_sample as f64).collect();
-            headline(
+            let h = headline(
                 "context.round_trip",
                 &[("op", s.op.to_string()), ("threads", s.threads.to_string())],
                 format!("context {}, {} thread(s)", s.op, s.threads),
@@ -145,7 +145,12 @@ fn context_metrics(c: &context::Outcome) -> Vec<Headline> {
                 s.ns_per_op.median,
                 false,
             )
-            .core_bound()
+            .core_bound();
+            if matches!(s.kernel, context::KernelEntry::Yes { .. }) {
+                h.enters_kernel()
+            } else {
+                h
+            }
         })
         .collect()
 }
@@ -183,6 +188,11 @@ impl super::Render for Outcome {
     }
     fn advice(&self, _doc: &Document) -> Vec<String> {
         context_advice(self)
+    }
+    /// The lesson's ratio is a save that enters the kernel over one that
+    /// does not.
+    fn advice_core_work(&self) -> Option<super::CoreWork> {
+        Some(super::CoreWork::KernelEntry)
     }
     fn advice_row(&self, _advice: &str) -> Option<String> {
         Some("removing the needless heavy save".into())

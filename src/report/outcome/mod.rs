@@ -44,11 +44,28 @@ pub trait Render {
     fn advice_cpus(&self) -> usize {
         1
     }
+    /// The core's work besides memory that the figures its advice rests on
+    /// are made of, where they are a core's own ([`CoreWork`]): the host
+    /// moves it apart from memory, and a run whose matching reference moved
+    /// withholds the advice.
+    fn advice_core_work(&self) -> Option<CoreWork> {
+        None
+    }
     /// Its own CSV, where the tidy CSV of the whole document would lose
     /// what a row needs (a nested sample's time); `None`: the tidy one.
     fn csv(&self) -> Option<String> {
         None
     }
+}
+
+/// A core's own work, which the suite's reference measures apart from
+/// memory at its start, middle and end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CoreWork {
+    /// Calls and returns (the reference's PLT chain).
+    Calls,
+    /// The kernel's entry and exit (the reference's system call).
+    KernelEntry,
 }
 
 /// A renderer module per experiment and [`of`], from the model's list.

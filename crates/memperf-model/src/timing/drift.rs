@@ -46,6 +46,14 @@ pub struct DriftPoint {
     /// documents from before it was measured).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub call_ns: Vec<f64>,
+    /// ns per system call of each timed sample of a loop reading the
+    /// thread's signal mask (`rt_sigprocmask`, what `sigsetjmp(env, 1)`
+    /// adds), on CPU 0: the kernel's entry and exit, which a host moves
+    /// apart from the core's own work and from memory (its interrupts, its
+    /// mitigations on a guest's exits, a neighbour's kernel). Absent in
+    /// documents from before it was measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub syscall_ns: Vec<f64>,
 }
 
 impl DriftPoint {
@@ -61,6 +69,9 @@ impl DriftPoint {
     pub fn call_median(&self) -> Option<f64> {
         crate::timing::stats::median(&self.call_ns)
     }
+    pub fn syscall_median(&self) -> Option<f64> {
+        crate::timing::stats::median(&self.syscall_ns)
+    }
 }
 
 /// How far the host moved across two runs' references of one region,
@@ -74,6 +85,9 @@ pub struct Between {
     /// The call chain's range over both runs' points (figures of a core's
     /// own work).
     pub calls: Option<f64>,
+    /// The system call's range over both runs' points (figures that enter
+    /// the kernel).
+    pub kernel: Option<f64>,
 }
 
 /// (larger / smaller − 1) of a spread of positive values; `None` with
@@ -105,6 +119,13 @@ impl HostDrift {
     /// figures of a core's own work (calls, context saves) carry.
     pub fn calls_moved(&self) -> Option<f64> {
         spread(&self.medians(DriftPoint::call_median))
+    }
+
+    /// How far the system call's medians lie apart over the run: what
+    /// figures that enter the kernel (a save of the signal mask, and a
+    /// ratio of such a figure over one that does not) carry.
+    pub fn kernel_moved(&self) -> Option<f64> {
+        spread(&self.medians(DriftPoint::syscall_median))
     }
 
     /// The larger movement of one thread's two quantities: what the run's
@@ -140,6 +161,7 @@ impl HostDrift {
             one_thread: one.into_iter().flatten().reduce(f64::max),
             all_threads: all,
             calls: apart(DriftPoint::call_median),
+            kernel: apart(DriftPoint::syscall_median),
         })
     }
 
@@ -177,8 +199,15 @@ impl HostDrift {
             self.points.iter().filter_map(|p| p.call_median()).map(|n| format!("{n:.2}")).collect();
         let calls =
             if calls.is_empty() { String::new() } else { format!(", calling through the PLT {} ns", calls.join(", ")) };
+        let syscalls: Vec<String> =
+            self.points.iter().filter_map(|p| p.syscall_median()).map(|n| format!("{n:.0}")).collect();
+        let syscalls = if syscalls.is_empty() {
+            String::new()
+        } else {
+            format!(", entering the kernel {} ns", syscalls.join(", "))
+        };
         format!(
-            "one thread reading {} {}, chasing {}{all}{calls}, after {after} experiments",
+            "one thread reading {} {}, chasing {}{all}{calls}{syscalls}, after {after} experiments",
             self.size_bytes,
             or_not(read, "GB/s"),
             or_not(chase, "ns")
@@ -197,6 +226,7 @@ mod tests {
             chase_ns: vec![ns; 3],
             all_read_bytes_per_s: Vec::new(),
             call_ns: Vec::new(),
+            syscall_ns: Vec::new(),
         }
     }
 
@@ -286,5 +316,25 @@ mod tests {
         assert_eq!(between.one_thread, Some(0.0));
         let old = HostDrift { points: vec![point(0, 40.0, 140.0)], ..a.clone() };
         assert_eq!((old.calls_moved(), a.between(&old).unwrap().calls), (None, None), "a document before it");
+    }
+
+    /// The system call moves on its own too: within a run, between two
+    /// runs, in what is said; neither the memory verdicts nor the call
+    /// chain rest on it.
+    #[test]
+    fn entering_the_kernel_is_a_reference_of_its_own() {
+        let entering = |p: DriftPoint, ns: f64| DriftPoint { syscall_ns: vec![ns * 0.98, ns, ns * 1.2], ..p };
+        let a = HostDrift {
+            size_bytes: Bytes(1 << 28),
+            all_threads: None,
+            points: vec![entering(point(0, 40.0, 140.0), 180.0), entering(point(6, 40.0, 140.0), 225.0)],
+        };
+        assert!((a.kernel_moved().unwrap() - 0.25).abs() < 1e-12, "the medians' spread, not the samples'");
+        assert!(!a.host_moved() && a.calls_moved().is_none(), "memory held; no call chain");
+        assert!(a.describe().contains("entering the kernel 180, 225 ns"), "{}", a.describe());
+        let b = HostDrift { points: vec![entering(point(0, 40.0, 140.0), 162.0)], ..a.clone() };
+        assert!((a.between(&b).unwrap().kernel.unwrap() - 225.0 / 162.0 + 1.0).abs() < 1e-12);
+        let old = HostDrift { points: vec![point(0, 40.0, 140.0)], ..a.clone() };
+        assert_eq!((old.kernel_moved(), a.between(&old).unwrap().kernel), (None, None), "a document before it");
     }
 }
