@@ -38,6 +38,10 @@ aarch64_check() {
     --skip counters::tests::page_faults_of_a_known_touch_pattern
     --skip experiments::stat::tests::page_faults_of_a_child_that_touches_known_pages
     --skip region::tests::regions_nest_repeat_and_count_across_threads)
+  # The library's test harness and the binary tests/emulated.rs runs are
+  # two builds of the library: one cargo call builds them side by side
+  # (rustc's front end runs on one core each), then each run finds them.
+  cargo test -q --target "$AARCH64" --lib --test emulated --no-run
   local cpu
   for cpu in max,sve-default-vector-length=16 max,sve-default-vector-length=32 \
              max,sve-default-vector-length=64 max,sve-default-vector-length=256 cortex-a72; do
