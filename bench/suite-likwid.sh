@@ -31,15 +31,15 @@ runs=${1:-3}
 out=$(realpath -m "${2:-$(mktemp -d)}")
 size_kib=${SIZE:-131072}
 reps=${REPS:-3}
-cd "$(dirname "$0")/.."
-command -v likwid-bench >/dev/null || { echo "likwid-bench missing: apt-get install likwid" >&2; exit 2; }
-cargo build --release -q
 # A folder that already holds runs would be read as this call's (memperf
 # refuses to write a run over one, and the old one would stand in).
 if [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
   echo "OUT $out is not empty: give a new folder (or leave OUT out for a temporary one)" >&2
   exit 2
 fi
+cd "$(dirname "$0")/.."
+command -v likwid-bench >/dev/null || { echo "likwid-bench missing: apt-get install likwid" >&2; exit 2; }
+cargo build --release -q
 mkdir -p "$out"
 cpus=$(nproc)
 kernel=load_avx512

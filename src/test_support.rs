@@ -50,3 +50,16 @@ pub fn assert_generated_file_is_current(rel: &str, made: &str) {
         "{rel} is not what the model makes: run MEMPERF_WRITE_SCHEMA=1 cargo test --lib schema, and commit it"
     );
 }
+
+/// A host reference's point whose memory holds still (40 GB/s, 140 ns) and
+/// whose call chain and system call read `call_ns` and `syscall_ns`.
+pub fn core_point(after: usize, call_ns: f64, syscall_ns: f64) -> memperf_model::timing::drift::DriftPoint {
+    memperf_model::timing::drift::DriftPoint {
+        after_experiments: after,
+        read_bytes_per_s: vec![40e9],
+        chase_ns: vec![140.0],
+        all_read_bytes_per_s: Vec::new(),
+        call_ns: vec![call_ns],
+        syscall_ns: vec![syscall_ns],
+    }
+}

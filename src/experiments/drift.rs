@@ -101,7 +101,8 @@ impl Reference {
 
     /// One point, after `after_experiments` experiments: the region filled
     /// with the checksum pattern and read (one thread, then every CPU),
-    /// then linked into a cycle and chased, then the PLT call chain run.
+    /// then linked into a cycle and chased, then the PLT call chain run,
+    /// then the system call.
     /// Recorded only where every pass read the pattern and every chase
     /// ended where its cycle says; a chain that returned a wrong sum
     /// leaves the point's memory figures without calls (`CallsInvalid`).

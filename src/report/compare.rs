@@ -494,7 +494,7 @@ pub fn not_judged_text(c: &Comparison) -> String {
     if withheld > 0 {
         said.push_str(&format!(
             "\n{withheld} of {} headline(s) not judged: their host reference moved beyond {:.0}% (within a run or \
-             between the two, every CPU's for a figure of several, the call chain's for a core's own work); a regression among them passes unseen: \
+             between the two, every CPU's for a figure of several, the call chain's for a core's own work, the system call's for a save that enters the kernel); a regression among them passes unseen: \
              compare several runs of each, or runs made when the host was quieter\n",
             c.rows.len(),
             HOST_MOVED_LIMIT * 100.0

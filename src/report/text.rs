@@ -94,8 +94,11 @@ pub fn host_drift(doc: &Document) -> String {
             format!("; {what} moved {:.1}% ({whose} advice carries it{beyond})", m * 100.0)
         })
     };
-    let calls = core(d.calls_moved(), "the call chain", "calls'");
-    let kernel = core(d.kernel_moved(), "the system call", "context's");
+    // Said where the document has the experiment whose advice carries it.
+    let has = |name: &str| doc.experiment(name).is_some();
+    let calls =
+        core(d.calls_moved().filter(|_| has("calls") || has("context")), "the call chain", "calls' and context's");
+    let kernel = core(d.kernel_moved().filter(|_| has("context")), "the system call", "context's");
     format!(
         "\nhost during the run: {}: one thread moved {:.1}%, {verdict} the {limit:.0}% its verdicts allow{all}{calls}\
          {kernel}\n",
@@ -175,25 +178,23 @@ mod tests {
     /// moved, and which advice they withhold beyond the limit.
     #[test]
     fn the_host_line_says_the_core_references() {
-        use memperf_model::timing::drift::{DriftPoint, HostDrift};
+        use memperf_model::timing::drift::HostDrift;
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/machines/amd-epyc-zen4-kvm-2vcpu/run-quick.json");
         let mut doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
-        let point = |after: usize, call: f64, syscall: f64| DriftPoint {
-            after_experiments: after,
-            read_bytes_per_s: vec![40e9],
-            chase_ns: vec![140.0],
-            all_read_bytes_per_s: Vec::new(),
-            call_ns: vec![call],
-            syscall_ns: vec![syscall],
-        };
+        let point = crate::test_support::core_point;
         doc.host_drift = Some(HostDrift {
             size_bytes: crate::units::Bytes(1 << 28),
             all_threads: None,
             points: vec![point(0, 5.0, 200.0), point(6, 5.15, 260.0)],
         });
         let line = super::host_drift(&doc);
-        assert!(line.contains("the call chain moved 3.0% (calls' advice carries it)"), "{line}");
-        assert!(line.contains("the system call moved 30.0% (context's advice carries it, beyond the 10%: not given)"));
+        assert!(line.contains("the call chain moved 3.0% (calls' and context's advice carries it)"), "{line}");
+        let kernel = "the system call moved 30.0% (context's advice carries it, beyond the 10%: not given)";
+        assert!(line.contains(kernel), "{line}");
+        let mut without = doc.clone();
+        without.experiments.retain(|r| r.name != "context" && r.name != "calls");
+        let line = super::host_drift(&without);
+        assert!(line.contains("entering the kernel 200, 260 ns") && !line.contains("system call moved"), "{line}");
     }
 }

@@ -132,6 +132,9 @@ fn context_plot(o: &context::Outcome) -> Result<Plot> {
 
 /// ns per round trip of every context save, per thread count.
 fn context_metrics(c: &context::Outcome) -> Vec<Headline> {
+    // A save enters the kernel in every cell where one cell of it was seen
+    // to (another may have had too little system time to tell).
+    let entering = |op| c.saves.iter().any(|s| s.op == op && matches!(s.kernel, context::KernelEntry::Yes { .. }));
     c.saves
         .iter()
         .map(|s| {
@@ -146,7 +149,7 @@ fn context_metrics(c: &context::Outcome) -> Vec<Headline> {
                 false,
             )
             .core_bound();
-            if matches!(s.kernel, context::KernelEntry::Yes { .. }) {
+            if entering(s.op) {
                 h.enters_kernel()
             } else {
                 h
@@ -189,10 +192,11 @@ impl super::Render for Outcome {
     fn advice(&self, _doc: &Document) -> Vec<String> {
         context_advice(self)
     }
-    /// The lesson's ratio is a save that enters the kernel over one that
-    /// does not.
-    fn advice_core_work(&self) -> Option<super::CoreWork> {
-        Some(super::CoreWork::KernelEntry)
+    /// The lesson's ratio is an interpreter whose save enters the kernel
+    /// over one whose save does not: the system call's move and the call
+    /// chain's both reach it.
+    fn advice_core_work(&self) -> &'static [super::CoreWork] {
+        &[super::CoreWork::KernelEntry, super::CoreWork::Calls]
     }
     fn advice_row(&self, _advice: &str) -> Option<String> {
         Some("removing the needless heavy save".into())

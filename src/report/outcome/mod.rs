@@ -44,12 +44,14 @@ pub trait Render {
     fn advice_cpus(&self) -> usize {
         1
     }
-    /// The core's work besides memory that the figures its advice rests on
-    /// are made of, where they are a core's own ([`CoreWork`]): the host
-    /// moves it apart from memory, and a run whose matching reference moved
-    /// withholds the advice.
-    fn advice_core_work(&self) -> Option<CoreWork> {
-        None
+    /// The core's own work, besides memory, that the figures its advice
+    /// rests on are made of ([`CoreWork`]): the host moves each apart from
+    /// memory, and a run whose matching reference moved beyond the limit
+    /// withholds the advice. A ratio of interleaved variants cancels much
+    /// of a move that slows both alike: withholding it is caution, for a
+    /// move that need not be alike.
+    fn advice_core_work(&self) -> &'static [CoreWork] {
+        &[]
     }
     /// Its own CSV, where the tidy CSV of the whole document would lose
     /// what a row needs (a nested sample's time); `None`: the tidy one.

@@ -48,7 +48,7 @@ pub struct DriftPoint {
     pub call_ns: Vec<f64>,
     /// ns per system call of each timed sample of a loop reading the
     /// thread's signal mask (`rt_sigprocmask`, what `sigsetjmp(env, 1)`
-    /// adds), on CPU 0: the kernel's entry and exit, which a host moves
+    /// adds), on the first CPU the run may use: the kernel's entry and exit, which a host moves
     /// apart from the core's own work and from memory (its interrupts, its
     /// mitigations on a guest's exits, a neighbour's kernel). Absent in
     /// documents from before it was measured.
