@@ -88,17 +88,24 @@ pub fn host_drift(doc: &Document) -> String {
             m * 100.0
         )
     });
-    let core = |m: Option<f64>, what: &str, whose: &str| {
-        m.map_or(String::new(), |m| {
-            let beyond = if m * 100.0 > limit { format!(", beyond the {limit:.0}%: not given") } else { String::new() };
-            format!("; {what} moved {:.1}% ({whose} advice carries it{beyond})", m * 100.0)
-        })
+    // Said where the document has advice resting on the reference.
+    let resting = |w: super::outcome::CoreWork| -> Vec<&str> {
+        let outcomes = super::outcome::outcomes(doc).into_iter();
+        outcomes.filter(|o| super::outcome::of(o).advice_core_work().contains(&w)).map(|o| o.name()).collect()
     };
-    // Said where the document has the experiment whose advice carries it.
-    let has = |name: &str| doc.experiment(name).is_some();
-    let calls =
-        core(d.calls_moved().filter(|_| has("calls") || has("context")), "the call chain", "calls' and context's");
-    let kernel = core(d.kernel_moved().filter(|_| has("context")), "the system call", "context's");
+    let core = |m: Option<f64>, what: &str, w| {
+        let names = resting(w);
+        match m {
+            Some(m) if !names.is_empty() => {
+                let beyond =
+                    if m * 100.0 > limit { format!(", beyond the {limit:.0}%: not given") } else { String::new() };
+                format!("; {what} moved {:.1}% (the advice of {} carries it{beyond})", m * 100.0, names.join(" and "))
+            }
+            _ => String::new(),
+        }
+    };
+    let calls = core(d.calls_moved(), "the call chain", super::outcome::CoreWork::Calls);
+    let kernel = core(d.kernel_moved(), "the system call", super::outcome::CoreWork::KernelEntry);
     format!(
         "\nhost during the run: {}: one thread moved {:.1}%, {verdict} the {limit:.0}% its verdicts allow{all}{calls}\
          {kernel}\n",
@@ -189,8 +196,8 @@ mod tests {
             points: vec![point(0, 5.0, 200.0), point(6, 5.15, 260.0)],
         });
         let line = super::host_drift(&doc);
-        assert!(line.contains("the call chain moved 3.0% (calls' and context's advice carries it)"), "{line}");
-        let kernel = "the system call moved 30.0% (context's advice carries it, beyond the 10%: not given)";
+        assert!(line.contains("the call chain moved 3.0% (the advice of calls and context carries it)"), "{line}");
+        let kernel = "the system call moved 30.0% (the advice of context carries it, beyond the 10%: not given)";
         assert!(line.contains(kernel), "{line}");
         let mut without = doc.clone();
         without.experiments.retain(|r| r.name != "context" && r.name != "calls");
