@@ -196,34 +196,37 @@ fn call_samples(first: ChainFn, clock: &dyn Clock) -> (Vec<f64>, bool) {
     let calls_per_sample = CALL_CHAINS * CALL_DEPTH;
     // SAFETY: a chain entry of kernels::calls; 4096 frames of at most 64
     // bytes fit any thread's stack memperf runs on.
-    let chains = || unsafe { calls::run(first, CALL_DEPTH, CALL_CHAINS) } == calls_per_sample as i64;
-    let mut ok = chains();
-    let mut out = Vec::with_capacity(SAMPLES);
-    for _ in 0..SAMPLES {
-        let t0 = clock.now_ns();
-        ok &= chains();
-        out.push(clock.now_ns().saturating_sub(t0) as f64 / calls_per_sample as f64);
-    }
-    (out, ok)
+    per_op_samples(
+        clock,
+        calls_per_sample,
+        || unsafe { calls::run(first, CALL_DEPTH, CALL_CHAINS) } == calls_per_sample as i64,
+    )
 }
 
 /// ns per system call of each timed sample of a loop reading the signal
-/// mask (after one untimed sample); none where the kernel refuses the
-/// call (it never does on Linux: the loop stops at the first refusal).
+/// mask (after one untimed sample); none where the kernel refused a call
+/// (it never does on Linux).
 fn syscall_samples(clock: &dyn Clock) -> Vec<f64> {
-    let calls = || (0..SYSCALLS).all(|_| read_signal_mask());
-    if !calls() {
-        return Vec::new();
+    let (ns, ok) = per_op_samples(clock, SYSCALLS, || (0..SYSCALLS).all(|_| read_signal_mask()));
+    if ok {
+        ns
+    } else {
+        Vec::new()
     }
+}
+
+/// ns per operation of each of [`SAMPLES`] timed runs of `run` (`ops`
+/// operations each), after one untimed run; and whether every run said it
+/// went right. The clock is read only around each run.
+fn per_op_samples(clock: &dyn Clock, ops: u64, mut run: impl FnMut() -> bool) -> (Vec<f64>, bool) {
+    let mut ok = run();
     let mut out = Vec::with_capacity(SAMPLES);
     for _ in 0..SAMPLES {
         let t0 = clock.now_ns();
-        if !calls() {
-            return Vec::new();
-        }
-        out.push(clock.now_ns().saturating_sub(t0) as f64 / SYSCALLS as f64);
+        ok &= run();
+        out.push(clock.now_ns().saturating_sub(t0) as f64 / ops as f64);
     }
-    out
+    (out, ok)
 }
 
 /// One `rt_sigprocmask` that changes nothing (no new set): whether the

@@ -107,31 +107,31 @@ fn core_work_moved(doc: &Document, work: &[CoreWork]) -> Option<(CoreWork, f64)>
 /// reference of that work moved by `moved` (beyond the limit) while memory
 /// held still: what it would have said is not said, only why.
 fn core_work_withholds(text: &str, work: CoreWork, moved: f64, doc: &Document) -> String {
-    let what = text.split([':', '(']).next().unwrap_or(text).trim_end();
     let (of, reference) = match work {
         CoreWork::Calls => ("calls and returns", "a call chain through the PLT"),
         CoreWork::KernelEntry => ("entering the kernel", "a system call"),
     };
-    format!(
-        "{what}: not judged. Its figures rest on {of}, and {reference} moved {:.0}% during this run ({}): the next run \
-         would say otherwise. Rerun when the host is quieter.",
-        moved * 100.0,
-        doc.host_drift.as_ref().map_or(String::new(), |d| d.describe())
-    )
+    let why = format!("Its figures rest on {of}, and {reference} moved {:.0}% during this run", moved * 100.0);
+    withheld(text, &why, "the next run would say otherwise", doc)
 }
 
 /// A line of advice resting on figures of `cpus` CPUs at once, in a run
 /// whose every-CPU reference moved by `moved` (beyond the limit): what it
 /// would have said is not said, only why, with the reference's figures.
 fn placement_withholds(text: &str, cpus: usize, moved: f64, doc: &Document) -> String {
+    let why = format!(
+        "Its figures took {cpus} CPUs at once, and every CPU reading at once moved {:.0}% during this run",
+        moved * 100.0
+    );
+    withheld(text, &why, "where the host placed the vCPUs moved them, so the next run would say otherwise", doc)
+}
+
+/// "{what the line is about}: not judged. {why} ({the reference's
+/// figures}): {so}. Rerun when the host is quieter."
+fn withheld(text: &str, why: &str, so: &str, doc: &Document) -> String {
     let what = text.split([':', '(']).next().unwrap_or(text).trim_end();
-    format!(
-        "{what}: not judged. Its figures took {cpus} CPUs at once, and every CPU reading at once moved {:.0}% \
-         during this run ({}): where the host placed the vCPUs moved them, so the next run would say otherwise. \
-         Rerun when the host is quieter.",
-        moved * 100.0,
-        doc.host_drift.as_ref().map_or(String::new(), |d| d.describe())
-    )
+    let figures = doc.host_drift.as_ref().map_or(String::new(), |d| d.describe());
+    format!("{what}: not judged. {why} ({figures}): {so}. Rerun when the host is quieter.")
 }
 
 #[cfg(test)]
