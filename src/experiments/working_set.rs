@@ -735,6 +735,7 @@ mod tests {
                 huge_bytes: None,
                 huge_fraction: Some(1.0),
                 in_order_fraction: None,
+                pages_per_2mib_block: None,
                 first_touch_shuffled: false,
             },
             rows_per_sample: 1000,

@@ -74,6 +74,7 @@ impl Buffer {
                 huge_bytes: None,
                 huge_fraction: None,
                 in_order_fraction: None,
+                pages_per_2mib_block: None,
                 first_touch_shuffled: false,
             },
         })
@@ -112,6 +113,7 @@ impl Buffer {
             None
         };
         self.backing.in_order_fraction = super::layout::in_order_fraction(self.ptr, self.len);
+        self.backing.pages_per_2mib_block = super::layout::pages_per_2mib_block(self.ptr, self.len);
     }
 
     pub fn backing(&self) -> &Backing {

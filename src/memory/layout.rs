@@ -38,6 +38,45 @@ pub fn in_order_fraction(ptr: *const u8, len: usize) -> Option<f64> {
     count.fraction()
 }
 
+/// Of the 4 KiB pages of `[ptr, ptr + len)` whose frames are known, how
+/// many share each 2 MiB block of physical memory their frames touch, on
+/// average: 512 where they fill whole blocks (a huge page, or pages split
+/// from whole free blocks), near 1 where each page's frame lies in a block
+/// of its own. On a guest the host maps its memory in blocks like these,
+/// so the same stream over 4 KiB pages can read at different rates as its
+/// frames span fewer or more of them. `None` as for [`in_order_fraction`].
+/// The set of blocks seen grows with the region (one entry per block).
+pub fn pages_per_2mib_block(ptr: *const u8, len: usize) -> Option<f64> {
+    if !frames_readable() {
+        return None;
+    }
+    let file = std::fs::File::open("/proc/self/pagemap").ok()?;
+    let mut count = PerBlock::default();
+    let start = ptr as u64;
+    pagemap::each_entry(&file, start, start + len as u64, |_, e| count.next(pagemap::frame(e))).ok()?;
+    count.pages_per_block()
+}
+
+/// Known frames, and the distinct 2 MiB blocks (512 frames) they lie in.
+#[derive(Default)]
+struct PerBlock {
+    pages: u64,
+    blocks: std::collections::HashSet<u64>,
+}
+
+impl PerBlock {
+    fn next(&mut self, frame: Option<u64>) {
+        if let Some(f) = frame {
+            self.pages += 1;
+            self.blocks.insert(f / 512);
+        }
+    }
+
+    fn pages_per_block(&self) -> Option<f64> {
+        (self.pages > 0).then(|| self.pages as f64 / self.blocks.len() as f64)
+    }
+}
+
 /// Pairs of neighbouring known frames, and those in order, counted page by
 /// page.
 #[derive(Default)]
@@ -103,6 +142,23 @@ mod tests {
         count.fraction()
     }
 
+    fn per_block(frames: &[Option<u64>]) -> Option<f64> {
+        let mut count = PerBlock::default();
+        frames.iter().for_each(|&f| count.next(f));
+        count.pages_per_block()
+    }
+
+    #[test]
+    fn pages_per_block_counts_the_2mib_blocks_the_frames_span() {
+        // Frames 0..511 are block 0, 512.. block 1: order does not matter.
+        assert_eq!(per_block(&[Some(3), Some(700), Some(1), Some(511), None]), Some(2.0));
+        let whole: Vec<Option<u64>> = (1024..1536).map(Some).collect();
+        assert_eq!(per_block(&whole), Some(512.0), "a 2 MiB block's frames fill it");
+        let apart: Vec<Option<u64>> = (0..8).map(|b| Some(b * 512 + 7)).collect();
+        assert_eq!(per_block(&apart), Some(1.0), "each page in a block of its own");
+        assert_eq!(per_block(&[None, None]), None, "hidden frames: not measured");
+    }
+
     #[test]
     fn fraction_counts_frames_that_follow_their_neighbour() {
         assert_eq!(fraction(&[Some(10), Some(11), Some(12), Some(13)]), Some(1.0));
@@ -142,6 +198,8 @@ mod tests {
         if huge.backing().huge_fraction.is_some_and(|h| h >= 0.99) {
             let g = in_order_fraction(huge.as_ptr(), huge.len()).expect("frames readable");
             assert!(g > 0.99, "{g:.3} of a huge page's 4 KiB frames in order");
+            let b = pages_per_2mib_block(huge.as_ptr(), huge.len()).expect("frames readable");
+            assert_eq!(b, 512.0, "four huge pages fill four blocks");
         }
     }
 }

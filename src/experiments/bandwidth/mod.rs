@@ -20,6 +20,7 @@
 pub mod options;
 
 pub use options::Options;
+mod frames;
 mod summary;
 mod validate;
 
@@ -59,6 +60,15 @@ pub struct Params {
     pub noise_cv: f64,
     /// Seed of the shuffled measurement order.
     pub seed: u64,
+    /// Arrays of 4 KiB pages, each with frames of its own, that plain
+    /// `simd` reads at every thread count (the read array is the first):
+    /// the headline is their median per round. 1: the read array alone.
+    #[serde(default = "one")]
+    pub frame_sets: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 impl Params {
@@ -90,6 +100,7 @@ impl Params {
             min_sample_s: 0.01,
             noise_cv: 0.05,
             seed: 0x6261_6e64,
+            frame_sets: 4,
         }
     }
 }
@@ -113,7 +124,7 @@ pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64
     plan.reference_of = references(&vs);
     let arrays = if p.kernels.iter().any(|k| k.writes()) { 5 } else { 1 };
     let mapped: f64 = p.pages.iter().map(|&pol| r.fault_s(Bytes(p.size_bytes.0 * arrays), pol)).sum();
-    schedule::estimate_s(&plan, &unit, &unit) + mapped
+    schedule::estimate_s(&plan, &unit, &unit) + mapped + frames::estimate_s(p, r)
 }
 
 pub struct Bandwidth;
@@ -137,7 +148,11 @@ impl Experiment for Bandwidth {
         true
     }
     fn mapped(p: &Params) -> Vec<(crate::memory::PagePolicy, u64)> {
-        p.pages.iter().map(|&pol| (pol, p.size_bytes.round_up(pol.page_size().0).0)).collect()
+        let mut m: Vec<_> = p.pages.iter().map(|&pol| (pol, p.size_bytes.round_up(pol.page_size().0).0)).collect();
+        if frames::measures_frames(p) {
+            m.push((PagePolicy::Small, p.size_bytes.round_up(4096).0 * (p.frame_sets as u64 - 1)));
+        }
+        m
     }
     fn shrink(p: &mut Params, m: &crate::machine::Fingerprint) -> bool {
         let (four, one) = super::fit::memory_floors(m, m.read_memory_from());
@@ -149,6 +164,9 @@ impl Experiment for Bandwidth {
     }
 }
 
+/// More arrays than this tell no more about frames than a rerun would.
+const MAX_FRAME_SETS: usize = 64;
+
 pub(crate) fn check(p: &Params) -> Result<()> {
     if p.kernels.is_empty() || p.pages.is_empty() || p.threads.is_empty() {
         return Err(Error::usage("--kernel, --pages and --threads each need at least one value"));
@@ -158,6 +176,12 @@ pub(crate) fn check(p: &Params) -> Result<()> {
     }
     if p.repetitions == 0 {
         return Err(Error::usage("--repetitions must be at least 1"));
+    }
+    if !(1..=MAX_FRAME_SETS).contains(&p.frame_sets) {
+        return Err(Error::usage(format!(
+            "--frame-sets {} is out of range: use 1 (the read array alone) to {MAX_FRAME_SETS}",
+            p.frame_sets
+        )));
     }
     if p.size_bytes.0 < 4096 {
         return Err(Error::usage(format!("--size {} is below one page", p.size_bytes)));
@@ -259,6 +283,7 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         a.region.read_back();
         warn_coverage(a.region.backing(), ctx);
     }
+    let frame_sets = measure_frame_sets(p, ctx, &arrays, &teams, widest)?;
     warn_results(&results, p, ctx);
     if migrated.iter().any(|m| m.1 > 0) {
         ctx.warn(Caution::Migrated { samples: migrated.iter().map(|m| m.1).sum() });
@@ -278,12 +303,31 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
             })
             .collect(),
         order_seed: p.seed,
-        headlines: headlines(&results),
+        headlines: headlines(&results, &frame_sets),
+        frame_sets,
         prefetch_effects: prefetch_effects(&results, &plateaus),
         plateaus,
         valid: results.iter().all(|r| r.checksum_ok),
         results,
     })
+}
+
+/// The 4 KiB read array and further arrays like it, each read by `simd`
+/// at every thread count ([`frames`]); the further arrays are mapped only
+/// now, so the kernels' measurement is as it was without them.
+fn measure_frame_sets(
+    p: &Params,
+    ctx: &Bench,
+    arrays: &Arrays,
+    teams: &[(usize, Team)],
+    widest: &Team,
+) -> Result<Vec<FrameSets>> {
+    let Some((_, first)) = arrays.read.iter().find(|(pol, _)| *pol == PagePolicy::Small) else {
+        return Ok(Vec::new());
+    };
+    let mut others = frames::extra_arrays(p, widest, ctx.clock)?;
+    others.iter_mut().for_each(|a| a.region.read_back());
+    frames::measure(p, ctx, first, &others, teams)
 }
 
 /// Per thread count, the samples in which a thread left its CPU.
@@ -454,9 +498,10 @@ fn reanalyze(o: &mut Outcome) {
 
 /// Bandwidth gives up, in order: size down to 4× where memory begins
 /// (STREAM's rule), prefetch distances down to three (a plateau's least),
-/// the kernels least asked about, repetitions down to 6, the second hint,
-/// then size down to where memory begins (the run warns that part of the
-/// array is read from cache); `simd` and its prefetch stay.
+/// the kernels least asked about, frame sets down to two, repetitions down
+/// to 6, the second hint, then size down to where memory begins (the run
+/// warns that part of the array is read from cache), then the read array
+/// alone; `simd` and its prefetch stay.
 fn shrink_towards(p: &mut Params, four: Bytes, one: Bytes) -> bool {
     use crate::kernels::StreamShape as S;
     const DROP: [S; 9] = [S::Sum1, S::Mix31, S::CopyNt, S::Sum4, S::Update, S::Copy, S::StoreNt, S::Triad, S::Store];
@@ -467,12 +512,16 @@ fn shrink_towards(p: &mut Params, four: Bytes, one: Bytes) -> bool {
         p.distance_elements.step = (p.distance_elements.step * 2).min(span / 2).max(1);
     } else if let Some(k) = DROP.iter().find(|k| p.kernels.contains(k)) {
         p.kernels.retain(|x| x != k);
+    } else if p.frame_sets > 2 {
+        p.frame_sets -= 1;
     } else if p.repetitions > 6 {
         p.repetitions -= 2;
     } else if p.hints.len() > 1 {
         p.hints.truncate(1);
     } else if p.size_bytes.0 > one.0 {
         p.size_bytes = Bytes((p.size_bytes.0 / 2).max(one.0));
+    } else if p.frame_sets > 1 {
+        p.frame_sets = 1;
     } else {
         return super::fit::halve_sample(&mut p.min_sample_s, 0.002);
     }
@@ -503,6 +552,7 @@ mod tests {
             min_sample_s: 0.0,
             noise_cv: 0.05,
             seed: 1,
+            frame_sets: 1,
         };
         let v = variants(&p);
         assert_eq!(v.len(), 2 * (1 + 2 * 3));
@@ -550,6 +600,7 @@ mod tests {
             min_sample_s: 0.0005,
             noise_cv: 0.05,
             seed: 1,
+            frame_sets: 1,
         };
         let o = run(&p, &ctx).unwrap();
         assert!(o.valid);
@@ -575,5 +626,49 @@ mod tests {
         assert_eq!(e.verdict, Effect::WithinNoise);
         assert_eq!(o.headlines[0].simd_bytes_per_s, (1u64 << 20) as f64 / 0.001);
         assert_eq!(o.placement[0].migrated_samples, 0);
+        assert!(o.frame_sets.is_empty(), "one frame set asked for: the read array alone");
+    }
+
+    /// Frame sets on the fake clock: every array read in every round, each
+    /// beside the first, and the headline the median of the round medians.
+    #[test]
+    fn frame_sets_on_a_fake_clock_give_exact_figures() {
+        let m = crate::machine::collect();
+        let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
+        let ctx = Bench::new(&m, &clock, &super::super::NoProgress);
+        let p = Params { frame_sets: 3, ..frames_params() };
+        let o = run(&p, &ctx).unwrap();
+        assert!(o.valid);
+        assert_eq!(o.frame_sets.iter().map(|f| (f.threads, f.arrays.len())).collect::<Vec<_>>(), [(1, 3)]);
+        let rate = (1u64 << 20) as f64 / 0.001;
+        for f in &o.frame_sets {
+            assert_eq!(f.round_medians_bytes_per_s, vec![rate; 10]);
+            assert!(f.arrays[0].ratio_to_first.is_none());
+            for a in &f.arrays[1..] {
+                let r = a.ratio_to_first.expect("beside the first in every round");
+                assert_eq!((r.n, r.median), (10, 1.0));
+            }
+            assert_eq!(f.arrays.iter().map(|a| a.bytes_per_s.median).collect::<Vec<_>>(), [rate; 3]);
+        }
+        assert!(o.headlines.iter().all(|h| h.simd_bytes_per_s == rate));
+        let asked = Params { frame_sets: 0, ..p.clone() };
+        assert!(check(&asked).unwrap_err().to_string().contains("--frame-sets 0 is out of range"));
+        assert!(check(&Params { frame_sets: 65, ..p }).unwrap_err().to_string().contains("to 64"));
+    }
+
+    pub(super) fn frames_params() -> Params {
+        Params {
+            kernels: vec![StreamShape::Simd],
+            pages: vec![PagePolicy::Small],
+            threads: vec![1],
+            size_bytes: Bytes(1 << 20),
+            distance_elements: Sweep { start: 0, end: 0, step: 1 },
+            hints: vec![Hint::T0],
+            repetitions: 10,
+            min_sample_s: 0.0005,
+            noise_cv: 0.05,
+            seed: 1,
+            frame_sets: 4,
+        }
     }
 }

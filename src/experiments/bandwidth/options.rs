@@ -34,6 +34,9 @@ pub struct Options {
     /// Samples per variant.
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
     pub repetitions: Option<usize>,
+    /// Arrays of 4 KiB pages, each with frames of its own, that simd reads at every thread count; the headline is their median per round (1: the read array alone) [default: 4]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--frame-sets"))]
+    pub frame_sets: Option<usize>,
 }
 
 impl options::Options for Options {
@@ -41,7 +44,7 @@ impl options::Options for Options {
     /// A good value of every option, as the man page shows them.
     const EXAMPLES: &'static [&'static [&'static str]] = &[
         &["--kernel", "sum1,mix-2:1", "--pages", "4k", "--threads", "1,all", "--size", "1MiB"],
-        &["--distance", "0:64:32", "--hint", "all", "--repetitions", "2"],
+        &["--distance", "0:64:32", "--hint", "all", "--repetitions", "2", "--frame-sets", "2"],
     ];
 
     fn params(&self, asked: &Asked) -> Result<Params> {
@@ -59,16 +62,23 @@ impl options::Options for Options {
         if let Some(r) = self.repetitions {
             p.repetitions = r;
         }
+        if let Some(f) = self.frame_sets {
+            p.frame_sets = f;
+        }
+        // The ranges first: a count out of range would make no sense of memory.
+        super::check(&p)?;
         check_memory(&p, asked.machine)?;
         Ok(p)
     }
 }
 
 /// The arrays of all base-page policies must fit in available memory: one
-/// per policy, and four more when a write kernel is asked for.
+/// per policy, four more when a write kernel is asked for, and the frame
+/// sets beyond the first.
 fn check_memory(p: &Params, machine: &Fingerprint) -> Result<()> {
     let per_policy = if p.kernels.iter().any(|k| k.writes()) { 5 } else { 1 };
-    let arrays = per_policy * p.pages.iter().filter(|pol| !pol.uses_hugetlb_pool()).count() as u64;
+    let frames = if super::frames::measures_frames(p) { p.frame_sets as u64 - 1 } else { 0 };
+    let arrays = (per_policy * p.pages.iter().filter(|pol| !pol.uses_hugetlb_pool()).count() as u64).saturating_add(frames);
     let avail = machine.memory_available_bytes;
     crate::memory::check_fits(
         Bytes(p.size_bytes.0.saturating_mul(arrays)),

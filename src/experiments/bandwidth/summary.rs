@@ -11,9 +11,10 @@ fn per_rep_bw(r: &VariantResult) -> Vec<f64> {
     r.samples_s.iter().map(|s| r.bytes_per_sample as f64 / s).collect()
 }
 
-/// Per policy and thread count: plain `simd` as the headline, and the best
-/// variant chosen on even repetitions, reported on the odd ones.
-pub(super) fn headlines(results: &[VariantResult]) -> Vec<Headline> {
+/// Per policy and thread count: plain `simd` as the headline (the median
+/// over the frame sets' per-round medians where they were read), and the
+/// best variant chosen on even repetitions, reported on the odd ones.
+pub(super) fn headlines(results: &[VariantResult], frame_sets: &[FrameSets]) -> Vec<Headline> {
     let mut keys: Vec<(PagePolicy, usize)> = results.iter().map(|r| (r.variant.pages, r.variant.threads)).collect();
     keys.sort();
     keys.dedup();
@@ -29,7 +30,11 @@ pub(super) fn headlines(results: &[VariantResult]) -> Vec<Headline> {
             Some(Headline {
                 pages,
                 threads,
-                simd_bytes_per_s: simd.bytes_per_s.median,
+                simd_bytes_per_s: frame_sets
+                    .iter()
+                    .find(|f| f.pages == pages && f.threads == threads)
+                    .and_then(|f| crate::timing::stats::median(&f.round_medians_bytes_per_s))
+                    .unwrap_or(simd.bytes_per_s.median),
                 best: best.as_ref().map_or_else(|| "not measured".into(), |b| results[b.chosen].variant.label()),
                 best_holdout_bytes_per_s: best
                     .and_then(|b| crate::timing::stats::median(&b.confirming))

@@ -235,6 +235,7 @@ mod tests {
             huge_bytes: None,
             huge_fraction: None,
             in_order_fraction: None,
+                pages_per_2mib_block: None,
             first_touch_shuffled: false,
         };
         let mut o = Outcome {

@@ -29,6 +29,13 @@ pub struct Backing {
     #[serde(default)]
     #[schemars(range(min = 0.0, max = 1.0))]
     pub in_order_fraction: Option<f64>,
+    /// Of the 4 KiB pages, how many share each 2 MiB block of physical
+    /// memory their frames lie in, on average (512: whole blocks; near 1:
+    /// a block each), read back from pagemap; `None` as for
+    /// `in_order_fraction`.
+    #[serde(default)]
+    #[schemars(range(min = 1.0, max = 512.0))]
+    pub pages_per_2mib_block: Option<f64>,
     /// The region's 4 KiB pages were first touched in a shuffled order, so
     /// their frames are scattered whatever free memory held (a stream's
     /// rate then does not depend on how fragmented it was).

@@ -155,7 +155,9 @@ impl Effect {
 pub struct Headline {
     pub pages: PagePolicy,
     pub threads: usize,
-    /// Median bandwidth of plain `simd`.
+    /// Median bandwidth of plain `simd`: over the frame sets' per-round
+    /// medians where the outcome has them for this policy and thread count,
+    /// else of the read array alone.
     pub simd_bytes_per_s: f64,
     /// The variant with the best median on the even repetitions …
     pub best: String,
@@ -191,7 +193,63 @@ pub struct Outcome {
     pub headlines: Vec<Headline>,
     pub plateaus: Vec<Plateau>,
     pub prefetch_effects: Vec<PrefetchEffect>,
+    /// Plain `simd` read over arrays of the same size that each got their
+    /// own 4 KiB frames, per thread count (empty where not measured).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frame_sets: Vec<FrameSets>,
     pub valid: bool,
+}
+
+/// One read, over several arrays of 4 KiB pages that each got frames of
+/// their own. On a guest (and where memory is interleaved unevenly) the
+/// same loop over the same bytes reads at different rates on different
+/// frames, and a program gets whichever the free lists hand it: one array
+/// is one draw. Measured interleaved, round by round, so what the host
+/// does in a round hits every array alike.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FrameSets {
+    pub pages: PagePolicy,
+    pub threads: usize,
+    /// Per array, its rate; the first is the read array of the kernels'
+    /// table.
+    #[schemars(length(min = 1))]
+    pub arrays: Vec<FrameSet>,
+    /// Per round, the median of the arrays' rates: the samples of the
+    /// headline of this policy and thread count.
+    pub round_medians_bytes_per_s: Vec<f64>,
+}
+
+/// One array's read rate, and its ratio to the first array's sample taken
+/// beside it in each round (none for the first array).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FrameSet {
+    pub bytes_per_s: Summary,
+    pub ratio_to_first: Option<Ratio>,
+    /// Of its 4 KiB pages, how many share each 2 MiB block of physical
+    /// memory their frames lie in (where pagemap shows frames).
+    pub pages_per_2mib_block: Option<f64>,
+}
+
+impl FrameSets {
+    /// The slowest and the fastest array's ratio to the first (the first
+    /// counts as ×1), each with its interval: `(slowest, fastest)`.
+    pub fn extremes(&self) -> Option<(Ratio, Ratio)> {
+        // The first against itself: exact, from no pairs.
+        let first = Ratio { n: 0, median: 1.0, low: 1.0, high: 1.0, confidence: 1.0 };
+        let all: Vec<Ratio> = std::iter::once(first).chain(self.arrays.iter().filter_map(|a| a.ratio_to_first)).collect();
+        if all.len() < 2 {
+            return None;
+        }
+        let by = |a: &&Ratio, b: &&Ratio| a.median.total_cmp(&b.median);
+        Some((*all.iter().min_by(by)?, *all.iter().max_by(by)?))
+    }
+
+    /// Whether the arrays differ beyond their intervals by more than
+    /// `limit` (0.10 for 10%): the fastest's low end over the slowest's
+    /// high end.
+    pub fn frames_matter(&self, limit: f64) -> bool {
+        self.extremes().is_some_and(|(slow, fast)| fast.low / slow.high > 1.0 + limit)
+    }
 }
 
 impl super::Valid for Outcome {

@@ -12,6 +12,7 @@ use crate::report::text::ratio_text;
 use crate::units::Bytes;
 
 mod advice;
+mod frames;
 use advice::bandwidth_advice;
 #[cfg(test)]
 use advice::effect_advice;
@@ -21,6 +22,7 @@ pub fn bandwidth_text(o: &bandwidth::Outcome) -> String {
     out.push_str(&regions_text(o));
     out.push('\n');
     out.push_str(&read_table(o));
+    out.push_str(&frames::frame_sets_text(o));
     out.push_str(&write_table(o));
     out.push_str(&sweeps_text(o));
     if !o.plateaus.is_empty() {
@@ -38,11 +40,13 @@ pub fn bandwidth_text(o: &bandwidth::Outcome) -> String {
     o.prefetch_effects.iter().for_each(|e| out.push_str(&effect_text(e)));
     out.push('\n');
     for h in &o.headlines {
+        let over = o.frame_sets.iter().find(|f| f.pages == h.pages && f.threads == h.threads);
         out.push_str(&format!(
-            "{} pages, {} thread(s): simd {} GB/s; best variant {} ({} GB/s on repetitions that did not choose it)\n",
+            "{} pages, {} thread(s): simd {} GB/s{}; best variant {} ({} GB/s on repetitions that did not choose it)\n",
             h.pages,
             h.threads,
             gbps(h.simd_bytes_per_s),
+            over.map_or_else(String::new, |f| format!(" (median over {} arrays per round)", f.arrays.len())),
             h.best,
             gbps(h.best_holdout_bytes_per_s)
         ));
@@ -69,9 +73,13 @@ fn regions_text(o: &bandwidth::Outcome) -> String {
 }
 
 /// How a region's 4 KiB frames lie: first touched shuffled (on purpose,
-/// the same every run), and the fraction in physical order where read.
+/// the same every run), the fraction in physical order and how many pages
+/// share a 2 MiB block, where read.
 fn layout_text(r: &crate::memory::Backing) -> String {
-    let order = r.in_order_fraction.map(|f| format!("{:.0}% of neighbouring pages in physical order", f * 100.0));
+    let order = r.in_order_fraction.map(|f| {
+        let blocks = r.pages_per_2mib_block.map_or_else(String::new, |b| format!(", {b:.1} pages per 2 MiB block"));
+        format!("{:.0}% of neighbouring pages in physical order{blocks}", f * 100.0)
+    });
     match (r.first_touch_shuffled, order) {
         (true, Some(o)) => format!(", pages first touched in a shuffled order ({o})"),
         (true, None) => {
@@ -334,8 +342,13 @@ fn bandwidth_metrics(bw: &Outcome, doc: &Document) -> Vec<Headline> {
             .results
             .iter()
             .find(|r| r.variant.pages == h.pages && r.variant.threads == h.threads && r.variant.label() == "simd");
-        let samples =
-            simd.map(|r| r.samples_s.iter().map(|s| r.bytes_per_sample as f64 / s / 1e9).collect()).unwrap_or_default();
+        let over = bw.frame_sets.iter().find(|f| f.pages == h.pages && f.threads == h.threads);
+        let samples = match over {
+            Some(f) => f.round_medians_bytes_per_s.iter().map(|b| b / 1e9).collect(),
+            None => simd
+                .map(|r| r.samples_s.iter().map(|s| r.bytes_per_sample as f64 / s / 1e9).collect())
+                .unwrap_or_default(),
+        };
         out.push(headline(
             "bandwidth.read",
             &[

@@ -1,0 +1,154 @@
+//! Plain `simd` read over several arrays of 4 KiB pages, each with frames
+//! of its own: the first is the kernels' read array, the others are mapped
+//! and first-touched alike after it. The same loop over the same bytes can
+//! read at different rates on different frames (on a guest, the host's
+//! backing of each frame differs; elsewhere, uneven interleaving), and a
+//! program gets whichever frames the free lists hold, so one array is one
+//! draw. The arrays are measured round by round, shuffled, with the first
+//! beside the others as their reference, so the host's drift hits them
+//! alike; the headline of each thread count is then the median over the
+//! arrays, per round.
+
+use super::*;
+
+/// The arrays beyond the first one: fresh regions of the read array's
+/// policy and size, filled (and so first-touched) like it.
+pub(super) fn extra_arrays(p: &Params, widest: &Team, clock: &dyn Clock) -> Result<Vec<Array>> {
+    if !measures_frames(p) {
+        return Ok(Vec::new());
+    }
+    (1..p.frame_sets).map(|_| Array::new(PagePolicy::Small, p.size_bytes, 1, widest, 0, clock)).collect()
+}
+
+/// Frame sets are read on 4 KiB pages (where frames scatter), with `simd`
+/// asked for, when more than one set is asked for.
+pub(super) fn measures_frames(p: &Params) -> bool {
+    p.frame_sets > 1 && p.pages.contains(&PagePolicy::Small) && p.kernels.contains(&StreamShape::Simd)
+}
+
+/// Per thread count, one variant per array (the first is the reference of
+/// the others): `(threads, array)` in order.
+fn variants(p: &Params) -> Vec<(usize, usize)> {
+    p.threads.iter().flat_map(|&t| (0..p.frame_sets).map(move |a| (t, a))).collect()
+}
+
+fn references(vs: &[(usize, usize)]) -> Vec<Option<usize>> {
+    vs.iter().map(|&(t, a)| if a == 0 { None } else { vs.iter().position(|&v| v == (t, 0)) }).collect()
+}
+
+/// Every array read by `simd` at every thread count, interleaved.
+pub(super) fn measure(
+    p: &Params,
+    ctx: &Bench,
+    first: &Array,
+    others: &[Array],
+    teams: &[(usize, Team)],
+) -> Result<Vec<FrameSets>> {
+    if others.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (kernel, _) = stream_kernel(StreamShape::Simd, None)?;
+    let expected_pass = pattern_sum(0, first.len);
+    let moved = std::cell::Cell::new(0);
+    let vs = variants(p);
+    let arrays: Vec<&Array> = std::iter::once(first).chain(others).collect();
+    let mut closures: Vec<schedule::Variant> = vs
+        .iter()
+        .map(|&(t, a)| {
+            let team = &teams.iter().find(|(n, _)| *n == t).expect("built").1;
+            read_sample(kernel, arrays[a].slices(t, 0), team, ctx, &moved, expected_pass)
+        })
+        .collect();
+    let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
+    plan.reference_of = references(&vs);
+    plan.seed = p.seed ^ 0x6672_616d_6573;
+    let series = ctx.measure("bandwidth frame sets", &plan, &mut closures)?;
+    drop(closures);
+    if moved.get() > 0 {
+        ctx.warn(Caution::Migrated { samples: moved.get() });
+    }
+    let bytes = first.len as f64 * 8.0;
+    Ok(p.threads.iter().map(|&t| frame_sets(t, &vs, &series, bytes, &arrays)).collect())
+}
+
+/// The arrays of one thread count: each one's rate and ratio to the first,
+/// and the per-round median over them.
+fn frame_sets(
+    threads: usize,
+    vs: &[(usize, usize)],
+    series: &[schedule::Series],
+    bytes_per_pass: f64,
+    arrays: &[&Array],
+) -> FrameSets {
+    let of: Vec<usize> = (0..vs.len()).filter(|&i| vs[i].0 == threads).collect();
+    let rates: Vec<Vec<f64>> = of
+        .iter()
+        .map(|&i| series[i].samples_s.iter().map(|s| bytes_per_pass * series[i].iters as f64 / s).collect())
+        .collect();
+    let sets = of
+        .iter()
+        .zip(&rates)
+        .map(|(&i, r)| {
+            let s = &series[i];
+            let ratios: Vec<f64> = s.adjacent_reference_s_per_iter.iter().zip(s.per_iter_s()).map(|(a, b)| a / b).collect();
+            FrameSet {
+                bytes_per_s: Summary::of(r).expect("at least one finite sample"),
+                ratio_to_first: Ratio::of(&ratios),
+                pages_per_2mib_block: arrays[vs[i].1].region.backing().pages_per_2mib_block,
+            }
+        })
+        .collect();
+    FrameSets { pages: PagePolicy::Small, threads, arrays: sets, round_medians_bytes_per_s: round_medians(&rates) }
+}
+
+/// Per round, the median of the arrays' rates in that round.
+pub(super) fn round_medians(rates: &[Vec<f64>]) -> Vec<f64> {
+    let rounds = rates.iter().map(Vec::len).min().unwrap_or(0);
+    (0..rounds)
+        .filter_map(|r| crate::timing::stats::median(&rates.iter().map(|a| a[r]).collect::<Vec<_>>()))
+        .collect()
+}
+
+/// Seconds the frame sets add on a machine of rates `r`: every array read
+/// at every thread count through the scheduler, and the extra arrays
+/// mapped and touched.
+pub(super) fn estimate_s(p: &Params, r: &Rates) -> f64 {
+    if !measures_frames(p) {
+        return 0.0;
+    }
+    let vs = variants(p);
+    let unit: Vec<f64> = vs.iter().map(|&(t, _)| p.size_bytes.0 as f64 / r.read_bps(t)).collect();
+    let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
+    plan.reference_of = references(&vs);
+    let extra = Bytes(p.size_bytes.0 * (p.frame_sets as u64 - 1));
+    schedule::estimate_s(&plan, &unit, &unit) + r.fault_s(extra, PagePolicy::Small)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_array_of_a_thread_count_is_compared_with_its_first() {
+        let p = Params { threads: vec![1, 2], frame_sets: 3, ..super::super::tests::frames_params() };
+        let vs = variants(&p);
+        assert_eq!(vs, vec![(1, 0), (1, 1), (1, 2), (2, 0), (2, 1), (2, 2)]);
+        assert_eq!(references(&vs), vec![None, Some(0), Some(0), None, Some(3), Some(3)]);
+    }
+
+    #[test]
+    fn a_round_median_is_the_middle_array_of_that_round() {
+        let rates = vec![vec![10.0, 20.0, 30.0], vec![12.0, 5.0, 31.0], vec![11.0, 25.0]];
+        assert_eq!(round_medians(&rates), vec![11.0, 20.0], "rounds that every array measured");
+    }
+
+    #[test]
+    fn frames_are_read_on_small_pages_with_simd_and_more_than_one_set() {
+        let p = super::super::tests::frames_params();
+        assert!(measures_frames(&p));
+        assert!(!measures_frames(&Params { frame_sets: 1, ..p.clone() }));
+        assert!(!measures_frames(&Params { pages: vec![PagePolicy::Thp], ..p.clone() }));
+        assert!(!measures_frames(&Params { kernels: vec![StreamShape::Sum1], ..p }));
+    }
+
+}

@@ -1,0 +1,133 @@
+//! The frame sets as text: each array's rate and ratio to the first, and
+//! whether the frames an array gets move the read beyond the intervals.
+
+use crate::model::outcome::bandwidth::{FrameSets, Outcome};
+use crate::report::table::{gbps, Table};
+
+/// Differences between arrays beyond their intervals by more than this are
+/// said to come from the frames (the suite's verdict limit).
+pub(super) const FRAMES_MATTER: f64 = 0.10;
+
+/// A table of the arrays per thread count and one line on what they show.
+pub(super) fn frame_sets_text(o: &Outcome) -> String {
+    let Some(first) = o.frame_sets.first() else { return String::new() };
+    let mut out = format!(
+        "\nsimd read over {} arrays of {}, {} pages, each first touched on frames of its own (the first is the \
+         read array above; ratio: to the first's sample beside it, per round)\n",
+        first.arrays.len(),
+        o.size_bytes,
+        first.pages
+    );
+    let mut t = Table::new(["threads", "array", "median", "min", "max", "ratio to the first", "pages per 2MiB block"]);
+    for f in &o.frame_sets {
+        for (i, a) in f.arrays.iter().enumerate() {
+            t.row([
+                f.threads.to_string(),
+                (i + 1).to_string(),
+                gbps(a.bytes_per_s.median),
+                gbps(a.bytes_per_s.min),
+                gbps(a.bytes_per_s.max),
+                a.ratio_to_first.map_or_else(|| "-".into(), |r| format!("×{:.3} [×{:.3}, ×{:.3}]", r.median, r.low, r.high)),
+                a.pages_per_2mib_block.map_or_else(|| "unknown".into(), |b| format!("{b:.1}")),
+            ]);
+        }
+    }
+    out.push_str(&t.render());
+    o.frame_sets.iter().for_each(|f| out.push_str(&format!("  {}\n", verdict(f))));
+    out
+}
+
+/// What one thread count's arrays show.
+pub(crate) fn verdict(f: &FrameSets) -> String {
+    let median = crate::timing::stats::median(&f.round_medians_bytes_per_s).map_or_else(|| "-".into(), gbps);
+    let Some((slow, fast)) = f.extremes() else {
+        return format!("{} thread(s): one array, so no comparison of frames", f.threads);
+    };
+    let spread = (fast.median / slow.median - 1.0) * 100.0;
+    let blocks = density_text(f);
+    let (slowest, fastest) = (format!("×{:.3}", slow.median), format!("×{:.3}", fast.median));
+    if f.frames_matter(FRAMES_MATTER) {
+        format!(
+            "{} thread(s): the arrays read {slowest} to {fastest} of the first{blocks}, {spread:.0}% apart beyond \
+             their intervals: which frames an array gets moves this read here, so one array's figure is one draw; \
+             the headline is the median over the arrays per round ({median} GB/s)",
+            f.threads
+        )
+    } else {
+        format!(
+            "{} thread(s): the arrays read {slowest} to {fastest} of the first{blocks}, not beyond their intervals \
+             by more than {:.0}%: no effect of frames resolved among these; the headline is the median over the \
+             arrays per round ({median} GB/s)",
+            f.threads,
+            FRAMES_MATTER * 100.0
+        )
+    }
+}
+
+/// ", their frames 6.6 to 7.6 pages per 2 MiB block" where pagemap
+/// showed every array's frames; nothing otherwise.
+fn density_text(f: &FrameSets) -> String {
+    let Some(d) = f.arrays.iter().map(|a| a.pages_per_2mib_block).collect::<Option<Vec<f64>>>() else {
+        return String::new();
+    };
+    let (low, high) = d.iter().fold((f64::INFINITY, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
+    format!(", their frames {low:.1} to {high:.1} pages per 2 MiB block")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::outcome::bandwidth::FrameSet;
+    use crate::timing::{Ratio, Summary};
+
+    fn sets(ratios: &[(f64, f64, f64)]) -> FrameSets {
+        let rate = Summary::of(&[20e9]).unwrap();
+        let first = FrameSet { bytes_per_s: rate, ratio_to_first: None, pages_per_2mib_block: Some(6.5) };
+        let others = ratios.iter().map(|&(median, low, high)| FrameSet {
+            bytes_per_s: rate,
+            ratio_to_first: Some(Ratio { n: 10, median, low, high, confidence: 0.98 }),
+            pages_per_2mib_block: None,
+        });
+        FrameSets {
+            pages: crate::memory::PagePolicy::Small,
+            threads: 1,
+            arrays: std::iter::once(first).chain(others).collect(),
+            round_medians_bytes_per_s: vec![19e9, 21e9, 20e9],
+        }
+    }
+
+    #[test]
+    fn arrays_apart_beyond_their_intervals_say_the_frames_matter() {
+        let f = sets(&[(0.88, 0.86, 0.90), (1.10, 1.08, 1.12), (1.02, 0.99, 1.04)]);
+        let (slow, fast) = f.extremes().unwrap();
+        assert_eq!((slow.median, fast.median), (0.88, 1.10));
+        assert!(f.frames_matter(FRAMES_MATTER), "1.08 / 0.90 = 1.2 > 1.1");
+        let v = verdict(&f);
+        assert!(v.contains("×0.880 to ×1.100") && v.contains("25% apart"), "{v}");
+        assert!(v.contains("which frames an array gets moves this read"), "{v}");
+        assert!(v.contains("(20.00 GB/s)"), "the median of the round medians: {v}");
+        assert!(!v.contains("pages per 2 MiB block"), "only where every array's frames were read: {v}");
+        let mut read = f.clone();
+        read.arrays.iter_mut().zip([6.6, 7.2, 37.5, 9.0]).for_each(|(a, b)| a.pages_per_2mib_block = Some(b));
+        let v = verdict(&read);
+        assert!(v.contains("of the first, their frames 6.6 to 37.5 pages per 2 MiB block, 25% apart"), "{v}");
+    }
+
+    #[test]
+    fn overlapping_arrays_resolve_no_effect_of_frames() {
+        // The medians are 15% apart, their intervals not: no claim.
+        let f = sets(&[(0.95, 0.85, 1.02), (1.10, 0.98, 1.15)]);
+        assert!(!f.frames_matter(FRAMES_MATTER));
+        assert!(verdict(&f).contains("no effect of frames resolved among these"), "{}", verdict(&f));
+        let first_is_the_slowest = sets(&[(1.2, 1.15, 1.25)]);
+        assert_eq!(first_is_the_slowest.extremes().unwrap().0.median, 1.0, "the first counts as ×1");
+        assert!(first_is_the_slowest.frames_matter(FRAMES_MATTER), "1.15 / 1.0 > 1.1");
+    }
+
+    #[test]
+    fn one_array_compares_nothing() {
+        let f = sets(&[]);
+        assert!(f.extremes().is_none() && !f.frames_matter(0.0));
+        assert!(verdict(&f).contains("one array"), "{}", verdict(&f));
+    }
+}
