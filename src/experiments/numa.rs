@@ -53,7 +53,7 @@ pub fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &Rates) -> f64
     let lat = r.ns_per_load(p.size_bytes, PagePolicy::Thp) * 1e-9;
     let unit: Vec<f64> =
         (0..pairs).flat_map(|_| [lat, p.size_bytes.0 as f64 / r.read_bps(m.cpu.logical_cpus)]).collect();
-    let warm: Vec<f64> = unit.iter().map(|u| u * chases::warm_loads(lines as usize, m) as f64).collect();
+    let warm: Vec<f64> = unit.iter().map(|u| u * chases::warm_loads(lines as usize, m, chases::Warm::Cycle) as f64).collect();
     let plan = chases::plan(p.repetitions, p.min_sample_s, p.seed);
     schedule::estimate_s(&plan, &unit, &warm)
         + mem_nodes.len() as f64 * (2.0 * r.fault_s(p.size_bytes, PagePolicy::Thp) + r.link_s(lines))
@@ -213,7 +213,7 @@ fn measure(
     for &(c, m) in pairs {
         let (mem, team) = (&memory[m], &teams[c]);
         let cpu = team.cpus()[0];
-        let warm = chases::warm_loads(mem.chase.borrow().len(), ctx.machine);
+        let warm = chases::warm_loads(mem.chase.borrow().len(), ctx.machine, chases::Warm::Cycle);
         variants.push(Box::new(move |step: Step| {
             let _pin = PinGuard::pin(cpu);
             let n = step.iterations(warm);

@@ -129,10 +129,16 @@ pub fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &Rates) -> f64
     for &size in &p.sizes_bytes {
         let lines = size.0 / LINE as u64;
         let unit: Vec<f64> = p.pages.iter().map(|&pol| r.ns_per_load(size, pol) * 1e-9).collect();
-        let warm: Vec<f64> = unit.iter().map(|u| chases::warm_loads(lines as usize, m) as f64 * u).collect();
+        let loads = |w| chases::warm_loads(lines as usize, m, w) as f64;
+        let traversal: Vec<f64> = unit.iter().map(|u| loads(chases::Warm::Cycle) * u).collect();
+        // Past one traversal a warm-up clears the last level, before each
+        // sample and the first warm-up; samples follow the traversal.
+        let clear: f64 = unit.iter().map(|u| (loads(chases::Warm::Caches) - loads(chases::Warm::Cycle)) * u).sum();
         // Each share of the repetitions maps, links and calibrates anew.
         for reps in p.groups() {
-            s += orders * (schedule::estimate_s(&p.group_plan(reps), &unit, &warm) + policies * r.link_s(lines));
+            let clearing = clear * (reps + 1) as f64;
+            s += orders
+                * (schedule::estimate_s(&p.group_plan(reps), &unit, &traversal) + clearing + policies * r.link_s(lines));
             s += p.pages.iter().map(|&pol| r.fault_s(size, pol)).sum::<f64>();
         }
     }
@@ -148,7 +154,7 @@ pub fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &Rates) -> f64
     let warm: Vec<f64> = keys
         .iter()
         .zip(&unit)
-        .map(|(&(_, k), u)| (chases::warm_loads(lines as usize, m) / k as u64) as f64 * u)
+        .map(|(&(_, k), u)| (chases::warm_loads(lines as usize, m, chases::Warm::Caches) / k as u64) as f64 * u)
         .collect();
     // The sweep reuses the largest working set's regions; its chases are new.
     s + schedule::estimate_s(&plan, &unit, &warm) + policies * r.link_s(lines)
@@ -389,7 +395,7 @@ fn measure_size(
                 RefCell::new(unsafe { Chase::new(base, visit_order(lines, window, p.seed), |s| s * LINE, 1) })
             })
             .collect();
-        let series = chases::measure(&chases, &p.group_plan(repetitions), ctx)?;
+        let series = chases::measure(&chases, &p.group_plan(repetitions), ctx, chases::Warm::Caches)?;
         drop(chases);
         for (_, r) in regions.iter_mut() {
             r.read_back();
@@ -469,7 +475,7 @@ fn mlp_sweep(p: &Params, ctx: &Bench, regions: &mut [(PagePolicy, Buffer)], size
         .map(|&(i, k)| {
             let chase = &shared[i].1;
             let kernel = chase_kernel(k).expect("checked 1..=16");
-            let warm = chases::warm_loads(lines, ctx.machine) / k as u64;
+            let warm = chases::warm_loads(lines, ctx.machine, chases::Warm::Caches) / k as u64;
             Box::new(move |step: Step| {
                 let n = step.iterations(warm.max(1));
                 let mut c = chase.borrow_mut();

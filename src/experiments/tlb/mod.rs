@@ -114,7 +114,7 @@ pub fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &Rates) -> f64
     };
     let cost = |count: u64, on: &[PagePolicy]| {
         let unit: Vec<f64> = on.iter().map(|&pol| access_s(count, pol)).collect();
-        let warm: Vec<f64> = unit.iter().map(|u| chases::warm_loads(count as usize, m) as f64 * u).collect();
+        let warm: Vec<f64> = unit.iter().map(|u| chases::warm_loads(count as usize, m, chases::Warm::Cycle) as f64 * u).collect();
         schedule::estimate_s(&plan, &unit, &warm) + on.len() as f64 * r.link_s(count)
     };
     let mut all: Vec<u64> = curves.iter().flat_map(|c| c.2.clone()).collect();
@@ -328,7 +328,7 @@ fn measure_counts(p: &Params, ctx: &Bench, swept: &mut [Swept], counts: &[u64]) 
             keys.push((s.pages, s.sweep, s.stride));
             list.push(RefCell::new(c));
         }
-        let series = chases::measure(&list, &chases::plan(p.repetitions, p.min_sample_s, p.seed), ctx)?;
+        let series = chases::measure(&list, &chases::plan(p.repetitions, p.min_sample_s, p.seed), ctx, chases::Warm::Cycle)?;
         for ((pages, sweep, stride), s) in keys.into_iter().zip(&series) {
             let ns = chases::ns_per_load(s);
             points.push(Point {
