@@ -14,11 +14,12 @@
 # the likwid figures on either side of it.
 #
 # The fraction of likwid-bench's pages whose frame follows the previous
-# page's is read from its pagemap while it runs (root), and each run's
-# read array's from its document: a stream over 4 KiB frames in physical
+# page's, and how many of its pages share each 2 MiB block of physical
+# memory, are read from its pagemap while it runs (root), and each run's
+# read arrays' from its document: a stream over 4 KiB frames in physical
 # order reads faster than over scattered ones (memperf's 4 KiB arrays are
 # first touched in a shuffled order on purpose; likwid-bench's take what
-# free memory holds).
+# free memory holds), and on a guest faster the more pages share a block.
 #
 # Then: `compare` of the first and the last run with --fail-on-regression
 # 10 (its exit status), and each run's advice with its numbers masked, so
@@ -46,11 +47,12 @@ kernel=load_avx512
 grep -qw avx512f /proc/cpuinfo || kernel=load_avx
 
 # The fraction of likwid-bench's pages whose frame follows the previous
-# page's, read while it runs (as root only: pagemap hides frames
-# otherwise, and then nothing is polled).
+# page's, and its pages per 2 MiB block, "ORDER/PER-BLOCK", read while it
+# runs (as root only: pagemap hides frames otherwise, and then nothing is
+# polled).
 in_order() { # pid
-  if [ "$(id -u)" != 0 ]; then echo nan; return; fi
-  python3 - "$1" <<'PY' || echo nan
+  if [ "$(id -u)" != 0 ]; then echo nan/nan; return; fi
+  python3 - "$1" <<'PY' || echo nan/nan
 import struct, sys, time
 pid = sys.argv[1]
 best = None
@@ -67,13 +69,14 @@ for _ in range(100):
                 f = [x & ((1 << 55) - 1) if x >> 63 else 0 for x in e]
                 pairs = [(p, q) for p, q in zip(f, f[1:]) if p and q]
                 if len(pairs) > 0.9 * len(f):
-                    best = sum(q == p + 1 for p, q in pairs) / len(pairs)
+                    known = [p for p in f if p]
+                    best = (sum(q == p + 1 for p, q in pairs) / len(pairs), len(known) / len({p >> 9 for p in known}))
     except (OSError, struct.error, ValueError):
         break  # likwid-bench ended while it was read
     if best is not None:
         break
     time.sleep(0.05)
-print("nan" if best is None else f"{best:.2f}")
+print("nan/nan" if best is None else f"{best[0]:.2f}/{best[1]:.1f}")
 PY
 }
 
@@ -116,15 +119,20 @@ set -e
 python3 - "$out" "$runs" "$kernel" "$size_kib" <<'PY'
 import json, re, statistics, sys
 out, runs, kernel, size_kib = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-lk, orders = {}, []
+lk, orders, blocks = {}, [], []
 for line in open(f"{out}/likwid.txt"):
     figures, order = line.split("|")
     slot, t, *v = figures.split()
     v = [float(x) for x in v if x != "nan"]
     lk[(int(slot), int(t))] = statistics.median(v) if v else float("nan")
-    orders += [float(x) for x in order.split() if x != "nan"]
+    for o in order.split():
+        a, b = (float(x) for x in o.split("/"))
+        orders += [a] if a == a else []
+        blocks += [b] if b == b else []
 if orders:
     print(f"likwid-bench's pages in physical order: {min(orders):.2f}..{max(orders):.2f} of neighbours (median {statistics.median(orders):.2f})")
+if blocks:
+    print(f"likwid-bench's pages per 2 MiB block: {min(blocks):.1f}..{max(blocks):.1f} (median {statistics.median(blocks):.1f})")
 print(f"DRAM read: the suite's headline (simd, 4 KiB pages) against likwid-bench {kernel} at {size_kib} KiB per thread,")
 print("the mean of the likwid figures taken before and after the run (each the median of its repetitions)")
 print(f"{'run':>3} {'thr':>3} {'headline':<58} {'memperf GB/s':>12} {'likwid GB/s':>11} {'ratio':>7}")
@@ -134,8 +142,12 @@ for r in range(1, runs + 1):
     bw = next((e["outcome"] for e in doc["experiments"] if e["name"] == "bandwidth" and e.get("outcome")), None)
     if bw:
         read = bw["regions"][0]
+        sets = [a.get("pages_per_2mib_block") for a in (bw.get("frame_sets") or [{}])[0].get("arrays", [])]
+        per_block = read.get("pages_per_2mib_block")
         print(f"run {r}: the read array's pages in physical order: {read.get('in_order_fraction')}"
-              f"{', first touched shuffled' if read.get('first_touch_shuffled') else ''}")
+              f"{', first touched shuffled' if read.get('first_touch_shuffled') else ''}; pages per 2 MiB block:"
+              f" {per_block if per_block is None else round(per_block, 1)}"
+              f"{'' if not sets or None in sets else ', frame sets ' + ', '.join(f'{b:.1f}' for b in sets)}")
     rows = json.load(open(f"{out}/headlines{r}.json"))["rows"]
     for row in rows:
         k = row["key"]
