@@ -28,14 +28,21 @@ const PAGE: usize = 4096;
 /// pagemap: hidden frames read zero) or no such pair exists. Reads pagemap
 /// in chunks and counts as it goes: no memory grows with the region.
 pub fn in_order_fraction(ptr: *const u8, len: usize) -> Option<f64> {
+    let mut count = InOrder::default();
+    each_frame(ptr, len, |f| count.next(f))?;
+    count.fraction()
+}
+
+/// Calls `f` with the frame of every 4 KiB page of `[ptr, ptr + len)`, in
+/// page order (`None` for a page without one); `None` where frames cannot
+/// be read.
+fn each_frame(ptr: *const u8, len: usize, mut f: impl FnMut(Option<u64>)) -> Option<()> {
     if !frames_readable() {
         return None;
     }
     let file = std::fs::File::open("/proc/self/pagemap").ok()?;
-    let mut count = InOrder::default();
     let start = ptr as u64;
-    pagemap::each_entry(&file, start, start + len as u64, |_, e| count.next(pagemap::frame(e))).ok()?;
-    count.fraction()
+    pagemap::each_entry(&file, start, start + len as u64, |_, e| f(pagemap::frame(e))).ok()
 }
 
 /// Of the 4 KiB pages of `[ptr, ptr + len)` whose frames are known, how
@@ -47,13 +54,8 @@ pub fn in_order_fraction(ptr: *const u8, len: usize) -> Option<f64> {
 /// frames span fewer or more of them. `None` as for [`in_order_fraction`].
 /// The set of blocks seen grows with the region (one entry per block).
 pub fn pages_per_2mib_block(ptr: *const u8, len: usize) -> Option<f64> {
-    if !frames_readable() {
-        return None;
-    }
-    let file = std::fs::File::open("/proc/self/pagemap").ok()?;
     let mut count = PerBlock::default();
-    let start = ptr as u64;
-    pagemap::each_entry(&file, start, start + len as u64, |_, e| count.next(pagemap::frame(e))).ok()?;
+    each_frame(ptr, len, |f| count.next(f))?;
     count.pages_per_block()
 }
 

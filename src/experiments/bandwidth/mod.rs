@@ -591,16 +591,9 @@ mod tests {
         let ctx = Bench::new(&m, &clock, &super::super::NoProgress);
         let p = Params {
             kernels: vec![StreamShape::SimdPrefetch],
-            pages: vec![PagePolicy::Small],
-            threads: vec![1],
-            size_bytes: Bytes(1 << 20),
             distance_elements: Sweep { start: 0, end: 256, step: 64 },
-            hints: vec![Hint::T0],
-            repetitions: 10,
-            min_sample_s: 0.0005,
-            noise_cv: 0.05,
-            seed: 1,
             frame_sets: 1,
+            ..frames_params()
         };
         let o = run(&p, &ctx).unwrap();
         assert!(o.valid);
