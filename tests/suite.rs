@@ -90,9 +90,10 @@ fn compare_finds_a_constructed_regression_and_none_in_a_copy() {
             *s = (median * (1.0 + 0.002 * i as f64)).into();
         }
     }
-    // The simd headlines' samples are the frame sets' round medians.
+    // The simd headlines' samples are the frame sets' round medians (where
+    // the fit left the suite more than one array: it gives them up last).
     let frame_sets = |bw: &mut serde_json::Value| -> Vec<serde_json::Value> {
-        bw["outcome"]["frame_sets"].as_array().expect("the suite reads four frame sets").clone()
+        bw["outcome"]["frame_sets"].as_array().cloned().unwrap_or_default()
     };
     let mut sets = frame_sets(bw);
     for f in &mut sets {

@@ -15,8 +15,8 @@ use std::cell::RefCell;
 /// How far each sample's warm-up goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Warm {
-    /// One traversal of the cycle, capped at [`Warm::Caches`]' loads: the
-    /// cycle's own lines and translations are back (`tlb`, `numa`).
+    /// One traversal of the cycle, capped at twice the data caches' lines:
+    /// the cycle's own lines and translations are back (`tlb`, `numa`).
     Cycle,
     /// For a cycle the caches hold (below where the probe found the far
     /// level, else below the last-level cache), [`CLEARING_TRAVERSALS`]
@@ -55,8 +55,8 @@ fn held_lines(machine: &crate::machine::Fingerprint) -> u64 {
 }
 
 /// The scheduler's plan for chases: warm before every sample, and sample
-/// at least half as long as the warm-up's traversal (a large working set's warm-up is
-/// tens of times the shortest sample: sampling longer averages the host's
+/// at least half as long as the warm-up's last traversal (a large working
+/// set's warm-up is tens of times the shortest sample: sampling longer averages the host's
 /// noise over a longer stretch; half keeps the quick suite's DRAM points
 /// within its minute).
 pub fn plan(repetitions: usize, min_sample_s: f64, seed: u64) -> schedule::Plan {

@@ -150,6 +150,13 @@ impl Series {
     pub fn per_iter_s(&self) -> Vec<f64> {
         self.samples_s.iter().map(|s| s / self.iters as f64).collect()
     }
+
+    /// Per sample, how much faster than its reference measured beside it
+    /// (the reference's seconds per iteration over this one's); empty
+    /// without a reference.
+    pub fn speed_over_reference(&self) -> Vec<f64> {
+        self.adjacent_reference_s_per_iter.iter().zip(self.per_iter_s()).map(|(a, b)| a / b).collect()
+    }
 }
 
 /// The order each repetition measured (variant indices), for the record.

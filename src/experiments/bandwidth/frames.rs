@@ -89,11 +89,9 @@ fn frame_sets(
         .iter()
         .zip(&rates)
         .map(|(&i, r)| {
-            let s = &series[i];
-            let ratios: Vec<f64> = s.adjacent_reference_s_per_iter.iter().zip(s.per_iter_s()).map(|(a, b)| a / b).collect();
             FrameSet {
                 bytes_per_s: Summary::of(r).expect("at least one finite sample"),
-                ratio_to_first: Ratio::of(&ratios),
+                ratio_to_first: Ratio::of(&series[i].speed_over_reference()),
                 pages_per_2mib_block: arrays[vs[i].1].region.backing().pages_per_2mib_block,
             }
         })
@@ -150,5 +148,4 @@ mod tests {
         assert!(!measures_frames(&Params { pages: vec![PagePolicy::Thp], ..p.clone() }));
         assert!(!measures_frames(&Params { kernels: vec![StreamShape::Sum1], ..p }));
     }
-
 }

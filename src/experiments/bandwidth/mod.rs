@@ -433,7 +433,7 @@ fn results(
     // Only variants with a reference have adjacent samples (the rest: none).
     let ratios: Vec<Vec<f64>> = series
         .iter()
-        .map(|s| s.adjacent_reference_s_per_iter.iter().zip(s.per_iter_s()).map(|(a, b)| a / b).collect())
+        .map(schedule::Series::speed_over_reference)
         .collect();
     variants
         .iter()

@@ -113,7 +113,7 @@ fn one_share(
     for (j, s) in series.iter().enumerate() {
         let per_iter = s.per_iter_s();
         merged[j].ns_per_access.extend(per_iter.iter().map(|t| t * 1e9 / p.stride_pages as f64));
-        merged[j].speed.extend(s.adjacent_reference_s_per_iter.iter().zip(&per_iter).map(|(a, b)| a / b));
+        merged[j].speed.extend(s.speed_over_reference());
     }
     let backing = regions
         .iter_mut()
