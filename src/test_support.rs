@@ -51,6 +51,29 @@ pub fn assert_generated_file_is_current(rel: &str, made: &str) {
     );
 }
 
+/// A 2-CPU machine with nothing measured, `memory` of it, and one claimed
+/// L3 of `size` shared by both CPUs (`implausible`: why the claim cannot
+/// be; empty for a plausible one): what sizes come from claims alone.
+pub fn claiming_l3(memory: crate::units::Bytes, size: u64, implausible: Vec<String>) -> crate::machine::Fingerprint {
+    let mut m = crate::machine::collect();
+    m.measured_levels = None;
+    m.memory_total_bytes = Some(memory);
+    m.memory_available_bytes = Some(memory);
+    m.cpu.logical_cpus = 2;
+    m.caches = vec![crate::machine::Cache {
+        level: 3,
+        kind: "Unified".into(),
+        size_bytes: crate::units::Bytes(size),
+        line_bytes: 64,
+        ways: Some(16),
+        sets: None,
+        shared_by_cpus: 2,
+        cpuid_size_bytes: None,
+        implausible,
+    }];
+    m
+}
+
 /// A host reference's point whose memory holds still (40 GB/s, 140 ns) and
 /// whose call chain and system call read `call_ns` and `syscall_ns`.
 pub fn core_point(after: usize, call_ns: f64, syscall_ns: f64) -> memperf_model::timing::drift::DriftPoint {

@@ -38,10 +38,14 @@ impl Measurement {
         export::check_outputs(&output, &[])?;
         // The clock and the cache levels, then the plan sized from them.
         let clock = MonotonicClock::new();
+        let since_ns = crate::timing::Clock::now_ns(&clock);
         let mut notes = plan::measure_machine(&mut machine, &clock, unmeasured.needs_levels());
         let mut plan = command.plan(&machine)?;
         if let Command::Run(r) = command {
-            notes.extend(fit_suite(&mut plan, &machine, r.preset.preset(Preset::Quick)));
+            let preset = r.preset.preset(Preset::Quick);
+            notes.extend(fit_suite(&mut plan, &machine, preset));
+            plan.deadline = crate::experiments::budget::suite_deadline(preset)
+                .map(|budget_s| plan::Deadline { budget_s, since_ns });
         }
         plan.notes.extend(notes.into_iter().map(|c| c.render(plan.command)));
         // The plan line, where there is something to measure, fitted to the
@@ -76,22 +80,29 @@ impl Measurement {
             _ => None,
         };
         let live_tables = self.output.table;
-        plan::execute(&self.plan, &mut self.doc, &self.clock, progress, |doc, rec| {
-            if let Some(j) = journal.as_mut() {
-                j.append(rec)?;
-            }
-            if live_tables {
-                let text = crate::report::table::for_terminal(1, || {
-                    format!("{}\n", crate::report::text::experiment(doc, rec))
-                });
-                let print = || crate::report::sink::stdout(crate::report::sink::terminal_safe(&text).as_bytes());
-                match &bar {
-                    Some(b) => b.suspend(print)?,
-                    None => print()?,
+        plan::execute(
+            &mut self.plan,
+            &mut self.doc,
+            &self.clock,
+            progress,
+            |doc, rec| {
+                if let Some(j) = journal.as_mut() {
+                    j.append(rec)?;
                 }
-            }
-            Ok(())
-        })
+                if live_tables {
+                    let text = crate::report::table::for_terminal(1, || {
+                        format!("{}\n", crate::report::text::experiment(doc, rec))
+                    });
+                    let print = || crate::report::sink::stdout(crate::report::sink::terminal_safe(&text).as_bytes());
+                    match &bar {
+                        Some(b) => b.suspend(print)?,
+                        None => print()?,
+                    }
+                }
+                Ok(())
+            },
+            crate::experiments::fit::refit_behind,
+        )
     }
 
     /// Every output written: what follows the live tables, the document,

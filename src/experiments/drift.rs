@@ -34,9 +34,8 @@ const CALL_CHAINS: u64 = 256;
 const CALL_DEPTH: u64 = 4096;
 /// System calls per sample (about 3 ms at 140 ns a call).
 const SYSCALLS: u64 = 20_000;
-/// What the reference costs the suite, about: three points, each mapping,
-/// filling and linking its region.
-pub const ESTIMATE_S: f64 = 1.3;
+/// Points a suite takes: its start, middle and end.
+const POINTS: f64 = 3.0;
 
 /// The points so far, and the machine they size their region from.
 pub struct Reference {
@@ -80,6 +79,24 @@ pub fn size(m: &crate::machine::Fingerprint) -> Bytes {
     // under it keeps the region the same from run to run.
     let cap = super::budget::Budget::of(m).per_region(4).pow2_floor();
     Bytes(want.min(cap.0).max(MIB))
+}
+
+/// Seconds the reference's three points take on `m`, from the probe's
+/// rates: each maps and fills its region, reads it on one thread and on
+/// every CPU, links and chases a cycle through it, and runs the call chain
+/// and the system call (1.3 s for 256 MiB on a 2-CPU Zen 4 guest; its 1
+/// GiB on a 16-CPU guest several seconds).
+pub fn estimate_s(m: &crate::machine::Fingerprint) -> f64 {
+    let r = super::estimate::Rates::of(m);
+    let size = size(m);
+    let bytes = size.0 as f64;
+    let cpus = crate::timing::team::allowed_cpus().len();
+    let passes = (SAMPLES + 1) as f64;
+    let reads = bytes / r.read_bps(1) * (1.0 + passes) + if cpus > 1 { passes * bytes / r.read_bps(cpus) } else { 0.0 };
+    let loads = (WARM_LOADS + SAMPLES as u64 * CHASE_LOADS) as f64;
+    let chase = r.link_s(size.0 / 64) + loads * r.ns_per_load(size, PagePolicy::Thp) * 1e-9;
+    let calls = passes * (CALL_CHAINS * CALL_DEPTH) as f64 * 3e-9 + passes * SYSCALLS as f64 * 200e-9;
+    POINTS * (r.fault_s(size, PagePolicy::Thp) + reads + chase + calls)
 }
 
 impl Reference {
@@ -243,6 +260,19 @@ fn read_signal_mask() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reference's cost follows its region: a machine claiming a 128
+    /// MiB cache reads 1 GiB, four times the bytes of a 32 MiB one's 256
+    /// MiB, at the same rates.
+    #[test]
+    fn its_estimate_grows_with_its_region() {
+        let m = crate::test_support::claiming_l3(Bytes(64 * GIB), 32 * MIB, Vec::new());
+        let small = estimate_s(&m);
+        let big = crate::test_support::claiming_l3(Bytes(64 * GIB), 128 * MIB, Vec::new());
+        assert_eq!((size(&m), size(&big)), (Bytes(256 * MIB), Bytes(GIB)));
+        let (s, b) = (small, estimate_s(&big));
+        assert!(s > 0.1 && b > 2.5 * s, "{s} s for 256 MiB, {b} s for 1 GiB");
+    }
 
     /// Three points on a fake clock that steps 1 ms per reading: every
     /// sample is known in closed form, and the chase ends where it should.

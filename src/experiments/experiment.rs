@@ -164,6 +164,12 @@ pub trait Experiment: 'static {
     fn shrink(_p: &mut Self::Params, _m: &Fingerprint) -> bool {
         false
     }
+    /// One step of what it gives up only once no job of the plan can
+    /// [`Experiment::shrink`] further (a comparison the advice rests on);
+    /// `false` when there is none left.
+    fn shrink_last(_p: &mut Self::Params, _m: &Fingerprint) -> bool {
+        false
+    }
 }
 
 /// An experiment with its parameters, as a plan holds it: the object-safe
@@ -177,6 +183,7 @@ pub trait Planned: Send + Sync + std::fmt::Debug {
     fn needs_levels(&self) -> bool;
     fn mapped(&self) -> Vec<(crate::memory::PagePolicy, u64)>;
     fn shrink(&mut self, m: &Fingerprint) -> bool;
+    fn shrink_last(&mut self, m: &Fingerprint) -> bool;
     fn record(&self, ctx: &Bench, strict: bool) -> Result<ExperimentRecord>;
     fn params_any(&mut self) -> &mut dyn std::any::Any;
     fn clone_box(&self) -> Box<dyn Planned>;
@@ -215,6 +222,9 @@ impl<E: Experiment> Planned for With<E> {
     }
     fn shrink(&mut self, m: &Fingerprint) -> bool {
         E::shrink(&mut self.0, m)
+    }
+    fn shrink_last(&mut self, m: &Fingerprint) -> bool {
+        E::shrink_last(&mut self.0, m)
     }
     fn record(&self, ctx: &Bench, strict: bool) -> Result<ExperimentRecord> {
         record::<E>(&self.0, ctx, strict)

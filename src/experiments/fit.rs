@@ -6,7 +6,7 @@
 //! least; a knee needs points on both sides of it). What was given up is
 //! said, so a reader knows the suite ran lighter than its preset.
 
-use super::plan::Plan;
+use super::plan::{Plan, Standing};
 use super::{budget, Preset};
 use crate::machine::Fingerprint;
 use crate::units::{Bytes, MIB};
@@ -63,24 +63,86 @@ pub struct Fitted {
 /// Shrinks the plan's jobs until the whole fits `budget_s` or none can
 /// shrink further.
 pub fn fit(plan: &mut Plan, m: &Fingerprint, budget_s: f64) -> Fitted {
-    let total = |p: &Plan| p.estimates(m).iter().map(|e| e.1).sum::<f64>() + p.overhead_s();
+    let total = |p: &Plan| p.estimates(m).iter().map(|e| e.1).sum::<f64>() + p.overhead_s(m);
     let before_s = total(plan);
+    let shrunk = shrink_while(plan, m, 0, |p| total(p) > budget_s);
+    Fitted { budget_s, before_s, after_s: total(plan), shrunk }
+}
+
+/// Shrinks the jobs from `first` on while `over` holds, the largest
+/// estimate first; once none of them can shrink, their last resorts
+/// ([`crate::experiments::Experiment::shrink_last`]) alike. The names of
+/// the jobs shrunk.
+fn shrink_while(plan: &mut Plan, m: &Fingerprint, first: usize, over: impl Fn(&Plan) -> bool) -> Vec<&'static str> {
     let mut shrunk: Vec<&'static str> = Vec::new();
-    let mut stuck = vec![false; plan.jobs.len()];
-    while total(plan) > budget_s {
-        let est = plan.estimates(m);
-        let Some(i) = (0..plan.jobs.len()).filter(|&i| !stuck[i]).max_by(|&a, &b| est[a].1.total_cmp(&est[b].1)) else {
-            break;
-        };
-        if plan.jobs[i].shrink(m) {
-            if !shrunk.contains(&est[i].0) {
-                shrunk.push(est[i].0);
+    for last in [false, true] {
+        let mut stuck = vec![false; plan.jobs.len()];
+        while over(plan) {
+            let est = plan.estimates(m);
+            let Some(i) =
+                (first..plan.jobs.len()).filter(|&i| !stuck[i]).max_by(|&a, &b| est[a].1.total_cmp(&est[b].1))
+            else {
+                break;
+            };
+            let job = &mut plan.jobs[i];
+            if if last { job.shrink_last(m) } else { job.shrink(m) } {
+                if !shrunk.contains(&est[i].0) {
+                    shrunk.push(est[i].0);
+                }
+            } else {
+                stuck[i] = true;
             }
-        } else {
-            stuck[i] = true;
         }
     }
-    Fitted { budget_s, before_s, after_s: total(plan), shrunk }
+    shrunk
+}
+
+/// Where the run has a deadline and the jobs done have put it behind: the
+/// jobs to come shrunk to meet it ([`refit_rest`]), from the records so far.
+pub fn refit_behind(plan: &mut Plan, doc: &crate::model::Document, s: Standing) -> Option<crate::model::Caution> {
+    let deadline = plan.deadline?;
+    let measured = doc.experiments.iter().filter(|r| r.estimated_s.is_some_and(|e| e > 0.0));
+    let (taken, planned) = measured.fold((0.0, 0.0), |(t, p), r| (t + r.duration_s, p + r.estimated_s.unwrap_or(0.0)));
+    let elapsed_s = s.now_ns.saturating_sub(deadline.since_ns) as f64 * 1e-9;
+    let reference_s = s.references_left as f64 * super::drift::estimate_s(&doc.machine) / 3.0;
+    refit_rest(plan, &doc.machine, s.done, (taken, planned), elapsed_s, reference_s)
+}
+
+/// After `done` jobs, `elapsed_s` into the run, whose measuring jobs took
+/// `taken.0` s against `taken.1` estimated: where the jobs to come, at that
+/// pace (never assumed faster than planned, at most ×3), with the
+/// reference points still to take (`reference_s`), the clock readings and
+/// the report, would end the run past its deadline, they are shrunk,
+/// largest first, as [`fit`] does, until it fits or none can shrink; what
+/// was done, if anything. Estimates miss what the probe's rates do not
+/// show (a 16-CPU guest's call chains ran ×2 theirs).
+pub fn refit_rest(
+    plan: &mut Plan,
+    m: &Fingerprint,
+    done: usize,
+    taken: (f64, f64),
+    elapsed_s: f64,
+    reference_s: f64,
+) -> Option<crate::model::Caution> {
+    let deadline = plan.deadline?;
+    let slower = if taken.1 > 0.0 { (taken.0 / taken.1).clamp(1.0, 3.0) } else { 1.0 };
+    let project = |p: &Plan| {
+        let est = p.estimates(m);
+        let rest = &est[done.min(est.len())..];
+        let clocks = 2.0 * rest.iter().filter(|e| e.1 > 0.0).count() as f64 * super::estimate::CLOCK_SAMPLE_S;
+        elapsed_s + slower * rest.iter().map(|e| e.1).sum::<f64>() + clocks + reference_s + super::plan::REPORT_S
+    };
+    let before_s = project(plan);
+    let shrunk = shrink_while(plan, m, done, |p| project(p) > deadline.budget_s);
+    (!shrunk.is_empty()).then(|| crate::model::Caution::SuiteRefitted {
+        after: done,
+        elapsed_s,
+        slower,
+        budget_s: deadline.budget_s,
+        before_s,
+        after_s: project(plan),
+        shrunk,
+    })
 }
 
 /// The suite's plan fitted to its preset's budget (none for `Default`).
@@ -178,6 +240,38 @@ mod tests {
             }
         }
         assert_eq!(checked, 1, "the suite's bandwidth job was found");
+    }
+
+    /// A run that fell behind shrinks only the jobs still to come, until
+    /// the projection meets its deadline; one on time is left alone. The
+    /// plan is the presets' on a 1 GiB-cache machine, unfitted, with a
+    /// deadline 10 s past their estimate.
+    #[test]
+    fn a_run_behind_its_deadline_shrinks_the_jobs_to_come() {
+        let m = big_cache_machine();
+        let mut plan = suite(&m, 4);
+        let deadline = plan.estimates(&m).iter().map(|e| e.1).sum::<f64>() + 10.0;
+        plan.deadline = Some(super::super::plan::Deadline { budget_s: deadline, since_ns: 0 });
+        let before = format!("{:?}", plan.jobs);
+        let est: Vec<f64> = plan.estimates(&m).iter().map(|e| e.1).collect();
+        let (done, rest) = (2, est[2..].iter().sum::<f64>());
+        let done_s: f64 = est[..done].iter().sum();
+        // On time: the jobs done took their estimates, and the rest fit.
+        let on_time = deadline - rest - 5.0;
+        assert!(refit_rest(&mut plan, &m, done, (done_s, done_s), on_time, 0.0).is_none());
+        assert_eq!(format!("{:?}", plan.jobs), before);
+        // Behind: they took twice their estimates, 10 s later than planned.
+        let done_jobs = format!("{:?}", &plan.jobs[..done]);
+        let late = refit_rest(&mut plan, &m, done, (2.0 * done_s, done_s), on_time + 10.0, 1.0).unwrap();
+        let crate::model::Caution::SuiteRefitted { after, slower, after_s, before_s, shrunk, .. } = late else {
+            panic!("{late:?}")
+        };
+        assert_eq!((after, slower), (done, 2.0));
+        assert!(before_s > deadline && after_s <= deadline, "{before_s} → {after_s}");
+        assert!(!shrunk.is_empty());
+        assert_eq!(format!("{:?}", &plan.jobs[..done]), done_jobs, "what ran is not touched");
+        let rest_after: f64 = plan.estimates(&m)[done..].iter().map(|e| e.1).sum();
+        assert!(rest_after < rest, "{rest_after} < {rest}");
     }
 
     #[test]

@@ -46,6 +46,11 @@ impl Job {
         self.0.shrink(m)
     }
 
+    /// One step of what it gives up last (see [`Experiment::shrink_last`]).
+    pub fn shrink_last(&mut self, m: &Fingerprint) -> bool {
+        self.0.shrink_last(m)
+    }
+
     /// Its parameters, when they are `P`'s.
     pub fn params_mut<P: 'static>(&mut self) -> Option<&mut P> {
         self.0.params_any().downcast_mut::<P>()
@@ -70,6 +75,16 @@ pub struct Plan {
     pub journal: bool,
     /// The command that made the plan (fixes in warnings are written for it).
     pub command: Command,
+    /// The suite's time budget, where it has one: the jobs still to come
+    /// are shrunk when the run falls behind it.
+    pub deadline: Option<Deadline>,
+}
+
+/// A time budget and when it began (before the machine probe).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Deadline {
+    pub budget_s: f64,
+    pub since_ns: u64,
 }
 
 impl Plan {
@@ -251,21 +266,35 @@ fn observation_of(machine: Fingerprint, clock: &dyn Clock, name: &'static str) -
         notes: Vec::new(),
         journal: false,
         command: crate::model::warnings::Command::Sub(name),
+        deadline: None,
     };
     let mut doc = new_document(machine, clock, &plan);
     doc.planned = vec![name.to_string()];
     doc
 }
 
+/// Where a run stands after a job.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Standing {
+    /// Jobs done.
+    pub done: usize,
+    /// Points of the host reference still to take.
+    pub references_left: usize,
+    pub now_ns: u64,
+}
+
 /// Runs every job of the plan; `on_record` sees each record as it is made
 /// and may stop the run with an error
-/// (the suite journals them).
+/// (the suite journals them); `pace`, after each job, may change the jobs
+/// still to come (the suite holds its deadline: [`super::fit::refit_behind`])
+/// and say how.
 pub fn execute(
-    plan: &Plan,
+    plan: &mut Plan,
     doc: &mut Document,
     clock: &dyn Clock,
     progress: &dyn Progress,
     mut on_record: impl FnMut(&Document, &ExperimentRecord) -> Result<()>,
+    mut pace: impl FnMut(&mut Plan, &Document, Standing) -> Option<Caution>,
 ) -> Result<()> {
     doc.warnings.extend(plan.notes.iter().cloned());
     let _reservations = reserve(plan, doc)?;
@@ -283,7 +312,8 @@ pub fn execute(
         reference_point(r, clock, 0, doc, plan.command);
     }
     let middle = plan.jobs.len() / 2;
-    for (index, job) in plan.jobs.iter().enumerate() {
+    for index in 0..plan.jobs.len() {
+        let job = &plan.jobs[index];
         progress.job(index);
         let ctx = Bench::new(&machine, clock, progress).for_command(plan.command);
         let before = super::steal_ticks();
@@ -311,6 +341,10 @@ pub fn execute(
         }
         if let Some(r) = reference.as_mut().filter(|_| index + 1 == middle) {
             reference_point(r, clock, middle, doc, plan.command);
+        }
+        let references_left = reference.as_ref().map_or(0, |_| 1 + usize::from(index + 1 < middle));
+        if let Some(c) = pace(plan, doc, Standing { done: index + 1, references_left, now_ns: clock.now_ns() }) {
+            doc.warnings.push(c.render(plan.command));
         }
     }
     if let Some(mut r) = reference {
@@ -367,7 +401,15 @@ pub fn clock_moved(
 impl Plan {
     /// A suite plan of `jobs` with no outputs (for costing and tests).
     pub fn for_suite(jobs: Vec<Job>) -> Plan {
-        Plan { jobs, strict: false, reserve_hugepages: false, notes: Vec::new(), journal: false, command: Command::Run }
+        Plan {
+            jobs,
+            strict: false,
+            reserve_hugepages: false,
+            notes: Vec::new(),
+            journal: false,
+            command: Command::Run,
+            deadline: None,
+        }
     }
 
     /// A suite of more than one measuring experiment (not `--strict`)
@@ -379,10 +421,17 @@ impl Plan {
     /// What every plan spends beside its jobs: the machine probe, the
     /// host's reference, two core-clock readings per measuring job, the
     /// report.
-    pub fn overhead_s(&self) -> f64 {
+    /// The probe counts what it took where it ran (it runs before the plan
+    /// is fitted: a 16-CPU guest's, to 2 GiB, took 7.7 s), and the
+    /// reference what its region costs on `m`.
+    pub fn overhead_s(&self, m: &Fingerprint) -> f64 {
         let measuring = self.jobs.iter().filter(|j| j.measures()).count() as f64;
-        let probe = if self.needs_levels() { PROBE_S } else { 0.1 };
-        let drift = if self.has_reference() { super::drift::ESTIMATE_S } else { 0.0 };
+        let probe = match &m.measured_levels {
+            _ if !self.needs_levels() => 0.1,
+            Some(levels) => levels.duration_s,
+            None => PROBE_S,
+        };
+        let drift = if self.has_reference() { super::drift::estimate_s(m) } else { 0.0 };
         probe + drift + 2.0 * measuring * super::estimate::CLOCK_SAMPLE_S + REPORT_S
     }
 
@@ -390,7 +439,7 @@ impl Plan {
     /// (bandwidth 6.9 s, latency 4.2 s, …)".
     pub fn summary(&self, m: &Fingerprint) -> String {
         let est = self.estimates(m);
-        let total: f64 = est.iter().map(|e| e.1).sum::<f64>() + self.overhead_s();
+        let total: f64 = est.iter().map(|e| e.1).sum::<f64>() + self.overhead_s(m);
         let parts: Vec<String> =
             est.iter().filter(|e| e.1 > 0.05).map(|(n, s)| format!("{n} {}", crate::units::seconds(*s))).collect();
         format!(
@@ -443,7 +492,15 @@ mod tests {
     use crate::experiments::{bandwidth, latency, tlb};
 
     fn plan(jobs: Vec<Job>) -> Plan {
-        Plan { jobs, strict: true, reserve_hugepages: true, notes: vec![], journal: false, command: Command::Run }
+        Plan {
+            jobs,
+            strict: true,
+            reserve_hugepages: true,
+            notes: vec![],
+            journal: false,
+            command: Command::Run,
+            deadline: None,
+        }
     }
 
     #[test]

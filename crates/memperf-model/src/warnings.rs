@@ -93,6 +93,21 @@ pub enum Caution {
         after_s: f64,
         shrunk: Vec<&'static str>,
     },
+    /// The suite ran slower than planned, and the experiments still to come
+    /// were shrunk to keep its time budget.
+    SuiteRefitted {
+        /// Experiments done when it was refitted, and seconds since the run began.
+        after: usize,
+        elapsed_s: f64,
+        /// Their time over their estimates (at least 1: the rest are never
+        /// assumed faster than planned).
+        slower: f64,
+        budget_s: f64,
+        /// Where the run would have ended, and where it now should.
+        before_s: f64,
+        after_s: f64,
+        shrunk: Vec<&'static str>,
+    },
     /// The cache levels could not be measured: sizes come from plausible
     /// claims, or a default.
     LevelsNotMeasured {
@@ -233,6 +248,7 @@ impl Caution {
             Caution::LevelsNotMeasured { .. } => "levels-not-measured",
             Caution::HostMoved { .. } => "host-moved",
             Caution::SuiteFitted { .. } => "suite-fitted",
+            Caution::SuiteRefitted { .. } => "suite-refitted",
             Caution::CacheClaimImplausible { .. } => "cache-claim-implausible",
             Caution::CacheClaimNotSeen { .. } => "cache-claim-not-seen",
             Caution::ReserveFailed { .. } => "reserve-hugepages",
@@ -294,6 +310,11 @@ impl Caution {
             Caution::SuiteFitted { budget_s, before_s, after_s, shrunk } => format!(
                 "the suite's presets would take about {before_s:.0} s on this machine, over its {budget_s:.0} s budget: \
                  {} ran lighter (fewer repetitions, points or bytes; see each one's parameters), about {after_s:.0} s in all",
+                shrunk.join(", ")
+            ),
+            Caution::SuiteRefitted { after, elapsed_s, slower, budget_s, before_s, after_s, shrunk } => format!(
+                "after {after} experiment(s), {elapsed_s:.0} s in (they took ×{slower:.2} their estimates), the run would have \
+                 ended at about {before_s:.0} s, over its {budget_s:.0} s budget: {} ran lighter than planned, about {after_s:.0} s in all",
                 shrunk.join(", ")
             ),
             Caution::LevelsNotMeasured { reason } => format!(
@@ -420,7 +441,9 @@ impl Caution {
             Caution::HostMoved { .. } => {
                 Some("rerun when the host is quieter (its neighbours idle), or on dedicated cores".into())
             }
-            Caution::SuiteFitted { .. } => Some("memperf run --full, or each experiment on its own with its options".into()),
+            Caution::SuiteFitted { .. } | Caution::SuiteRefitted { .. } => {
+                Some("memperf run --full, or each experiment on its own with its options".into())
+            }
             Caution::ClockNotMeasured { .. } => Some(
                 "figures in ns are unaffected; for cycles, rerun on an idle machine (chains that still disagree mean this core folds them)".into(),
             ),

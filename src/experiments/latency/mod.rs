@@ -92,6 +92,8 @@ impl Params {
         // The quick run reaches at least where the probe verified memory.
         let verified = machine.chase_memory_from().map_or(64 << 20, |b| b.0.max(64 << 20));
         let quick_max = super::budget::memory_size(machine, 4, Bytes(verified), 3).pow2_floor().0;
+        // The quick run's DRAM point: where the host reference reads.
+        let dram = dram_point(machine);
         let full_max = super::budget::memory_size(machine, 4, Bytes(GIB), 3).pow2_floor().0;
         // The suite's quick run takes a fixed count (its time is planned);
         // the others go on until each median is known to ±3% (±2%).
@@ -100,9 +102,13 @@ impl Params {
             Preset::Default => (full_max, 1, vec![1, 2, 4, 8, 16], 6, Some(0.03), 20, 3),
             Preset::Full => (full_max, 2, (1..=16).collect(), 8, Some(0.02), 30, 3),
         };
+        let mut sizes_bytes = size_sweep(Bytes(4 * KIB), Bytes(max), per_octave);
+        if preset == Preset::Quick && sizes_bytes.last().is_some_and(|top| *top < dram) {
+            sizes_bytes.push(dram);
+        }
         Params {
             pages: vec![PagePolicy::Small, PagePolicy::Thp],
-            sizes_bytes: size_sweep(Bytes(4 * KIB), Bytes(max), per_octave),
+            sizes_bytes,
             chains,
             // The quick suite leaves the page-local variant out: it would
             // double the warm-ups of the largest working sets.
@@ -116,6 +122,18 @@ impl Params {
             allocations,
         }
     }
+}
+
+/// The working set of the quick run's DRAM figure per page policy: the
+/// host reference's region ([`super::drift::size`]: ×8 the plausible
+/// last-level cache, 256 MiB to 1 GiB, from the claims alone). Past every
+/// plausible cache, a random chase reads memory however much of the cache
+/// the neighbours leave it (a Zen 4 guest's 64 MiB point, twice its L3,
+/// read 153 ns in one run and 169 ns in the next while the reference held
+/// at 155); and the same size every run, so `compare` finds the row, and
+/// the reference's move is the move of the same kind of figure.
+pub fn dram_point(machine: &crate::machine::Fingerprint) -> Bytes {
+    super::drift::size(machine)
 }
 
 /// Seconds [`run`] takes on a machine of rates `r`: per working set, each
@@ -241,7 +259,12 @@ impl Experiment for Latency {
     }
     fn shrink(p: &mut Params, m: &crate::machine::Fingerprint) -> bool {
         let (four, one) = super::fit::memory_floors(m, m.chase_memory_from());
-        shrink_towards(p, four, one)
+        // Below a DRAM point the sweep need only reach the last-level cache.
+        let cache = m.sizing_llc().0.max(m.chase_memory_from().unwrap_or_default());
+        shrink_towards(p, (four, one, cache), dram_point(m))
+    }
+    fn shrink_last(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
+        shrink_last(p)
     }
     fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         run(p, ctx)
@@ -595,31 +618,46 @@ fn warn(ctx: &Bench, regions: &[(PagePolicy, Buffer)], points: &[Point], max: By
 /// with the fit from run to run), working sets down to where memory begins
 /// (measured, and never below where the probe verified it: the DRAM figure
 /// stays; the run warns that it may include cache hits), shorter samples,
-/// the parallelism sweep, page policies down to one (THP where asked: fewest walks; last, since
-/// the huge-page verdict goes with it), working sets down to 64 MiB (the
-/// far level is then not reached, and the run says so).
-fn shrink_towards(p: &mut Params, four: Bytes, one: Bytes) -> bool {
+/// the parallelism sweep; then, once no other job can shrink, what
+/// [`shrink_last`] gives up. The `dram` point ([`dram_point`]), where it
+/// tops the sweep, is kept: the cuts of working sets take the sweep's
+/// largest below it, down to the last-level cache (`floors.2`; the DRAM
+/// figure is the point's) rather than to where memory begins (`floors.1`).
+fn shrink_towards(p: &mut Params, floors: (Bytes, Bytes, Bytes), dram: Bytes) -> bool {
     let max = p.sizes_bytes.iter().max().copied().unwrap_or_default();
-    if max.0 / 2 >= four.0 {
-        p.sizes_bytes.retain(|s| s.0 < max.0);
+    let kept = usize::from(max == dram && p.sizes_bytes.len() > 1);
+    let top = p.sizes_bytes.iter().copied().filter(|s| kept == 0 || *s != dram).max().unwrap_or_default();
+    let (four, one) = (floors.0, if kept == 1 { floors.2 } else { floors.1 });
+    if top.0 / 2 >= four.0 {
+        p.sizes_bytes.retain(|s| *s != top);
     } else if p.chains.len() > 2 {
         p.chains.remove(1);
     } else if p.repetitions > crate::timing::schedule::MIN_PAIRS_FOR_VERDICT {
         p.repetitions -= 1;
-    } else if max.0 / 2 >= one.0 && p.sizes_bytes.len() > 1 {
-        p.sizes_bytes.retain(|s| s.0 < max.0);
+    } else if top.0 / 2 >= one.0 && p.sizes_bytes.len() > 1 + kept {
+        p.sizes_bytes.retain(|s| *s != top);
     } else if super::fit::halve_sample(&mut p.min_sample_s, 0.002) {
         return true;
     } else if p.chains.len() > 1 {
         // The parallelism sweep goes (its table, and the cross-check of
         // the effective concurrency).
         p.chains = vec![1];
-    } else if p.pages.len() > 1 {
+    } else {
+        return false;
+    }
+    true
+}
+
+/// Last, page policies down to one (THP where asked: fewest walks; the
+/// huge-page verdict goes with it), then working sets down to 64 MiB (the
+/// far level is then not reached, and the run says so).
+fn shrink_last(p: &mut Params) -> bool {
+    let max = p.sizes_bytes.iter().max().copied().unwrap_or_default();
+    if p.pages.len() > 1 {
         let keep =
             if p.pages.contains(&crate::memory::PagePolicy::Thp) { crate::memory::PagePolicy::Thp } else { p.pages[0] };
         p.pages = vec![keep];
     } else if max.0 / 2 >= 64 * crate::units::MIB && p.sizes_bytes.len() > 1 {
-        // The far level is then not reached, and the run says so.
         p.sizes_bytes.retain(|s| s.0 < max.0);
     } else {
         return false;
@@ -642,6 +680,43 @@ impl crate::model::Redraw for Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// On every recorded machine the quick sweep ends at the host
+    /// reference's region, whatever the probe will find; shrinking takes
+    /// the sweep below it down to the last-level cache first, and the
+    /// point itself only once the page policies are down to one.
+    #[test]
+    fn the_quick_dram_point_is_the_reference_s_region_and_shrinking_keeps_it() {
+        for dir in crate::test_support::recording_dirs() {
+            let m = crate::machine::read(&crate::machine::source::Source::recorded(&dir).unwrap());
+            let name = dir.display();
+            let dram = dram_point(&m);
+            assert_eq!(dram, super::super::drift::size(&m), "{name}");
+            let mut p = Params::preset(Preset::Quick, &m);
+            assert_eq!(p.sizes_bytes.last(), Some(&dram), "{name}: {:?}", p.sizes_bytes);
+            let cache = Bytes(32 * crate::units::MIB);
+            let floors = (Bytes(4 * cache.0), Bytes(64 * crate::units::MIB), cache);
+            while shrink_towards(&mut p, floors, dram) {}
+            assert_eq!(p.sizes_bytes.last(), Some(&dram), "{name}");
+            let below = p.sizes_bytes[p.sizes_bytes.len() - 2];
+            assert_eq!(below, cache, "{name}: the sweep below comes down to the cache, not past it");
+            assert_eq!((p.chains.as_slice(), p.pages.len()), ([1].as_slice(), 2), "{name}: both policies kept");
+            assert!(shrink_last(&mut p) && p.pages == [PagePolicy::Thp], "{name}");
+            assert!(shrink_last(&mut p) && p.sizes_bytes.last() == Some(&cache), "{name}: last, the point goes");
+        }
+    }
+
+    /// Where no DRAM point tops the sweep (a subcommand's own sizes), its
+    /// cuts reach only down to where memory begins.
+    #[test]
+    fn without_a_dram_point_the_sweep_keeps_where_memory_begins() {
+        let mib = crate::units::MIB;
+        let mut p = Params::preset(Preset::Quick, &crate::machine::collect());
+        p.sizes_bytes = size_sweep(Bytes(4 * KIB), Bytes(256 * mib), 1);
+        let floors = (Bytes(128 * mib), Bytes(64 * mib), Bytes(32 * mib));
+        while shrink_towards(&mut p, floors, Bytes(GIB)) {}
+        assert_eq!(p.sizes_bytes.last(), Some(&Bytes(64 * mib)));
+    }
 
     #[test]
     fn size_sweep_doubles_or_steps_by_root_two() {
