@@ -36,8 +36,10 @@ pub const SUITE_SECONDS: (f64, f64) = (52.0, 840.0);
 /// The wall time a suite is held to as it runs, from its start (before the
 /// probe): the jobs still to come are shrunk when the run falls behind it
 /// ([`super::fit::refit_rest`]). Closer to the minute and the quarter hour
-/// than [`SUITE_SECONDS`], since it counts the time actually taken; the
-/// margin is for the last reference point and the report.
+/// than [`SUITE_SECONDS`], since it counts the time actually taken (the
+/// projection counts the reference points and the report still to come);
+/// the margin is for what runs past its projection after the last refit
+/// (the last experiments over their estimates).
 pub fn suite_deadline(preset: Preset) -> Option<f64> {
     match preset {
         Preset::Quick => Some(56.0),

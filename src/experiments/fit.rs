@@ -101,7 +101,9 @@ fn shrink_while(plan: &mut Plan, m: &Fingerprint, first: usize, over: impl Fn(&P
 /// jobs to come shrunk to meet it ([`refit_rest`]), from the records so far.
 pub fn refit_behind(plan: &mut Plan, doc: &crate::model::Document, s: Standing) -> Option<crate::model::Caution> {
     let deadline = plan.deadline?;
-    let measured = doc.experiments.iter().filter(|r| r.estimated_s.is_some_and(|e| e > 0.0));
+    // Skipped and interrupted records took no time against their estimates.
+    let completed = |r: &&crate::model::ExperimentRecord| r.status == crate::model::Status::Completed;
+    let measured = doc.experiments.iter().filter(completed).filter(|r| r.estimated_s.is_some_and(|e| e > 0.0));
     let (taken, planned) = measured.fold((0.0, 0.0), |(t, p), r| (t + r.duration_s, p + r.estimated_s.unwrap_or(0.0)));
     let elapsed_s = s.now_ns.saturating_sub(deadline.since_ns) as f64 * 1e-9;
     let reference_s = s.references_left as f64 * super::drift::estimate_s(&doc.machine) / 3.0;
@@ -125,19 +127,20 @@ pub fn refit_rest(
     reference_s: f64,
 ) -> Option<crate::model::Caution> {
     let deadline = plan.deadline?;
-    let slower = if taken.1 > 0.0 { (taken.0 / taken.1).clamp(1.0, 3.0) } else { 1.0 };
+    let ratio = if taken.1 > 0.0 { taken.0 / taken.1 } else { 1.0 };
+    let pace = ratio.clamp(1.0, 3.0);
     let project = |p: &Plan| {
         let est = p.estimates(m);
         let rest = &est[done.min(est.len())..];
         let clocks = 2.0 * rest.iter().filter(|e| e.1 > 0.0).count() as f64 * super::estimate::CLOCK_SAMPLE_S;
-        elapsed_s + slower * rest.iter().map(|e| e.1).sum::<f64>() + clocks + reference_s + super::plan::REPORT_S
+        elapsed_s + pace * rest.iter().map(|e| e.1).sum::<f64>() + clocks + reference_s + super::plan::REPORT_S
     };
     let before_s = project(plan);
     let shrunk = shrink_while(plan, m, done, |p| project(p) > deadline.budget_s);
     (!shrunk.is_empty()).then(|| crate::model::Caution::SuiteRefitted {
         after: done,
         elapsed_s,
-        slower,
+        slower: ratio,
         budget_s: deadline.budget_s,
         before_s,
         after_s: project(plan),
@@ -162,9 +165,9 @@ mod tests {
     /// and that has a terabyte: every preset grows, and the fit brings the
     /// suite back within its minute.
     fn big_cache_machine() -> Fingerprint {
-        let mut m = crate::machine::collect();
-        m.memory_total_bytes = Some(Bytes(1 << 40));
-        m.memory_available_bytes = Some(Bytes(1 << 40));
+        // A plausible 1 GiB claim too, whatever this host claims: the host
+        // reference then reads its largest region (1 GiB).
+        let mut m = crate::test_support::claiming_l3(Bytes(1 << 40), GIB, Vec::new());
         let points: Vec<LevelPoint> = (14..=34)
             .map(|e| LevelPoint {
                 size_bytes: Bytes(1 << e),
@@ -218,6 +221,11 @@ mod tests {
     #[test]
     fn a_1_gib_cache_and_256_cpus_fit_the_quick_minute() {
         let m = big_cache_machine();
+        // Memory measured from 2 GiB, past the host reference's 1 GiB: the
+        // quick latency sweep still ends at the reference's region.
+        let quick = latency::Params::preset(Preset::Quick, &m);
+        assert_eq!(quick.sizes_bytes.last(), Some(&Bytes(GIB)), "{:?}", quick.sizes_bytes);
+        assert!(quick.sizes_bytes.windows(2).all(|w| w[0] < w[1]));
         let mut plan = suite(&m, 256);
         let f = fit_suite(&mut plan, &m, Preset::Quick).unwrap();
         assert!(f.before_s > 60.0, "the presets alone would overrun: {f:?}");

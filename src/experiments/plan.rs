@@ -345,6 +345,7 @@ pub fn execute(
         let references_left = reference.as_ref().map_or(0, |_| 1 + usize::from(index + 1 < middle));
         if let Some(c) = pace(plan, doc, Standing { done: index + 1, references_left, now_ns: clock.now_ns() }) {
             doc.warnings.push(c.render(plan.command));
+            progress.plan(&plan.estimates(&machine));
         }
     }
     if let Some(mut r) = reference {
@@ -429,6 +430,8 @@ impl Plan {
         let probe = match &m.measured_levels {
             _ if !self.needs_levels() => 0.1,
             Some(levels) => levels.duration_s,
+            // Under emulation the probe does not run.
+            None if m.emulation.is_some() => 0.1,
             None => PROBE_S,
         };
         let drift = if self.has_reference() { super::drift::estimate_s(m) } else { 0.0 };

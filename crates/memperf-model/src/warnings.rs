@@ -99,8 +99,8 @@ pub enum Caution {
         /// Experiments done when it was refitted, and seconds since the run began.
         after: usize,
         elapsed_s: f64,
-        /// Their time over their estimates (at least 1: the rest are never
-        /// assumed faster than planned).
+        /// Their time over their estimates (the rest are projected at
+        /// this pace, never faster than planned and at most ×3).
         slower: f64,
         budget_s: f64,
         /// Where the run would have ended, and where it now should.
@@ -314,8 +314,9 @@ impl Caution {
             ),
             Caution::SuiteRefitted { after, elapsed_s, slower, budget_s, before_s, after_s, shrunk } => format!(
                 "after {after} experiment(s), {elapsed_s:.0} s in (they took ×{slower:.2} their estimates), the run would have \
-                 ended at about {before_s:.0} s, over its {budget_s:.0} s budget: {} ran lighter than planned, about {after_s:.0} s in all",
-                shrunk.join(", ")
+                 ended at about {before_s:.0} s, over its {budget_s:.0} s budget: {} ran lighter than planned, about {after_s:.0} s in all{}",
+                shrunk.join(", "),
+                if after_s > budget_s { " (nothing more could be given up)" } else { "" }
             ),
             Caution::LevelsNotMeasured { reason } => format!(
                 "cache levels not measured — {reason}: working sets are sized from plausible CPUID/sysfs claims"

@@ -103,7 +103,9 @@ impl Params {
             Preset::Full => (full_max, 2, (1..=16).collect(), 8, Some(0.02), 30, 3),
         };
         let mut sizes_bytes = size_sweep(Bytes(4 * KIB), Bytes(max), per_octave);
-        if preset == Preset::Quick && sizes_bytes.last().is_some_and(|top| *top < dram) {
+        if preset == Preset::Quick {
+            // Whatever the probe found, the sweep ends there.
+            sizes_bytes.retain(|s| *s < dram);
             sizes_bytes.push(dram);
         }
         Params {
