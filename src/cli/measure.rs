@@ -101,7 +101,7 @@ impl Measurement {
                 }
                 Ok(())
             },
-            crate::experiments::fit::refit_behind,
+            crate::experiments::fit::pacer(),
         )
     }
 

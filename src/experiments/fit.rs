@@ -110,6 +110,21 @@ pub fn refit_behind(plan: &mut Plan, doc: &crate::model::Document, s: Standing) 
     refit_rest(plan, &doc.machine, s.done, (taken, planned), elapsed_s, reference_s)
 }
 
+/// The suite's pacing: [`refit_behind`] after each job, its warning
+/// naming every job shrunk so far in the run (the run keeps the latest:
+/// one line, where the run stood when it last fell behind).
+pub fn pacer() -> impl FnMut(&mut Plan, &crate::model::Document, Standing) -> Option<crate::model::Caution> {
+    let mut so_far: Vec<&'static str> = Vec::new();
+    move |plan, doc, s| {
+        let mut c = refit_behind(plan, doc, s)?;
+        if let crate::model::Caution::SuiteRefitted { shrunk, .. } = &mut c {
+            so_far.extend(shrunk.iter().filter(|n| !so_far.contains(n)).collect::<Vec<_>>());
+            shrunk.clone_from(&so_far);
+        }
+        Some(c)
+    }
+}
+
 /// After `done` jobs, `elapsed_s` into the run, whose measuring jobs took
 /// `taken.0` s against `taken.1` estimated: where the jobs to come, at that
 /// pace (never assumed faster than planned, at most ×3), with the
@@ -280,6 +295,27 @@ mod tests {
         assert_eq!(format!("{:?}", &plan.jobs[..done]), done_jobs, "what ran is not touched");
         let rest_after: f64 = plan.estimates(&m)[done..].iter().map(|e| e.1).sum();
         assert!(rest_after < rest, "{rest_after} < {rest}");
+    }
+
+    /// Each warning of the pacer names the jobs every refit so far shrank
+    /// (the run keeps only the latest). A recorded suite's records set the
+    /// pace; the deadline is long past, so each refit shrinks what it may.
+    #[test]
+    fn the_pacer_names_every_job_shrunk_so_far() {
+        use crate::model::Caution;
+        let (_, doc) = crate::test_support::recorded_suites().remove(0);
+        let mut plan = suite(&doc.machine, 2);
+        plan.deadline = Some(super::super::plan::Deadline { budget_s: 1.0, since_ns: 0 });
+        let mut pace = pacer();
+        let mut names =
+            |done: usize| match pace(&mut plan, &doc, Standing { done, references_left: 1, now_ns: 30_000_000_000 }) {
+                Some(Caution::SuiteRefitted { shrunk, .. }) => shrunk,
+                other => panic!("{other:?}"),
+            };
+        // The later jobs first (calls, context, c2c), then the earlier.
+        let (late, early) = (names(4), names(1));
+        assert!(!late.is_empty() && late.iter().all(|n| early.contains(n)), "{late:?} then {early:?}");
+        assert!(early.len() > late.len() && early.contains(&"latency"), "{early:?}");
     }
 
     #[test]

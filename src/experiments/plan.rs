@@ -286,7 +286,7 @@ pub struct Standing {
 /// Runs every job of the plan; `on_record` sees each record as it is made
 /// and may stop the run with an error
 /// (the suite journals them); `pace`, after each job, may change the jobs
-/// still to come (the suite holds its deadline: [`super::fit::refit_behind`])
+/// still to come (the suite holds its deadline: [`super::fit::pacer`])
 /// and say how.
 pub fn execute(
     plan: &mut Plan,
@@ -344,6 +344,8 @@ pub fn execute(
         }
         let references_left = reference.as_ref().map_or(0, |_| 1 + usize::from(index + 1 < middle));
         if let Some(c) = pace(plan, doc, Standing { done: index + 1, references_left, now_ns: clock.now_ns() }) {
+            // The latest pacing warning says where the run stands.
+            doc.warnings.retain(|w| w.code != c.code());
             doc.warnings.push(c.render(plan.command));
             progress.plan(&plan.estimates(&machine));
         }

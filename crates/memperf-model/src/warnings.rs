@@ -94,7 +94,8 @@ pub enum Caution {
         shrunk: Vec<&'static str>,
     },
     /// The suite ran slower than planned, and the experiments still to come
-    /// were shrunk to keep its time budget.
+    /// were shrunk to keep its time budget (`shrunk`: every one so far in
+    /// the run; the figures are those of the latest refit).
     SuiteRefitted {
         /// Experiments done when it was refitted, and seconds since the run began.
         after: usize,
