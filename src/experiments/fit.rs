@@ -63,7 +63,9 @@ pub struct Fitted {
 /// Shrinks the plan's jobs until the whole fits `budget_s` or none can
 /// shrink further.
 pub fn fit(plan: &mut Plan, m: &Fingerprint, budget_s: f64) -> Fitted {
-    let total = |p: &Plan| p.estimates(m).iter().map(|e| e.1).sum::<f64>() + p.overhead_s(m);
+    // Shrinking changes no job's kind: what the plan spends beside them holds.
+    let overhead_s = plan.overhead_s(m);
+    let total = |p: &Plan| p.estimates(m).iter().map(|e| e.1).sum::<f64>() + overhead_s;
     let before_s = total(plan);
     let shrunk = shrink_while(plan, m, 0, |p| total(p) > budget_s);
     Fitted { budget_s, before_s, after_s: total(plan), shrunk }
@@ -106,7 +108,7 @@ pub fn refit_behind(plan: &mut Plan, doc: &crate::model::Document, s: Standing) 
     let measured = doc.experiments.iter().filter(completed).filter(|r| r.estimated_s.is_some_and(|e| e > 0.0));
     let (taken, planned) = measured.fold((0.0, 0.0), |(t, p), r| (t + r.duration_s, p + r.estimated_s.unwrap_or(0.0)));
     let elapsed_s = s.now_ns.saturating_sub(deadline.since_ns) as f64 * 1e-9;
-    let reference_s = s.references_left as f64 * super::drift::estimate_s(&doc.machine) / 3.0;
+    let reference_s = s.references_left as f64 * super::drift::point_estimate_s(&doc.machine);
     refit_rest(plan, &doc.machine, s.done, (taken, planned), elapsed_s, reference_s)
 }
 
@@ -118,7 +120,11 @@ pub fn pacer() -> impl FnMut(&mut Plan, &crate::model::Document, Standing) -> Op
     move |plan, doc, s| {
         let mut c = refit_behind(plan, doc, s)?;
         if let crate::model::Caution::SuiteRefitted { shrunk, .. } = &mut c {
-            so_far.extend(shrunk.iter().filter(|n| !so_far.contains(n)).collect::<Vec<_>>());
+            for name in shrunk.iter() {
+                if !so_far.contains(name) {
+                    so_far.push(name);
+                }
+            }
             shrunk.clone_from(&so_far);
         }
         Some(c)
@@ -147,8 +153,7 @@ pub fn refit_rest(
     let project = |p: &Plan| {
         let est = p.estimates(m);
         let rest = &est[done.min(est.len())..];
-        let clocks = 2.0 * rest.iter().filter(|e| e.1 > 0.0).count() as f64 * super::estimate::CLOCK_SAMPLE_S;
-        elapsed_s + pace * rest.iter().map(|e| e.1).sum::<f64>() + clocks + reference_s + super::plan::REPORT_S
+        elapsed_s + pace * rest.iter().map(|e| e.1).sum::<f64>() + p.closing_s(done) + reference_s
     };
     let before_s = project(plan);
     let shrunk = shrink_while(plan, m, done, |p| project(p) > deadline.budget_s);

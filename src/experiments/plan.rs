@@ -428,7 +428,6 @@ impl Plan {
     /// is fitted: a 16-CPU guest's, to 2 GiB, took 7.7 s), and the
     /// reference what its region costs on `m`.
     pub fn overhead_s(&self, m: &Fingerprint) -> f64 {
-        let measuring = self.jobs.iter().filter(|j| j.measures()).count() as f64;
         let probe = match &m.measured_levels {
             _ if !self.needs_levels() => 0.1,
             Some(levels) => levels.duration_s,
@@ -436,8 +435,16 @@ impl Plan {
             None if m.emulation.is_some() => 0.1,
             None => PROBE_S,
         };
-        let drift = if self.has_reference() { super::drift::estimate_s(m) } else { 0.0 };
-        probe + drift + 2.0 * measuring * super::estimate::CLOCK_SAMPLE_S + REPORT_S
+        let drift =
+            if self.has_reference() { super::drift::POINTS as f64 * super::drift::point_estimate_s(m) } else { 0.0 };
+        probe + drift + self.closing_s(0)
+    }
+
+    /// What the jobs from `first` on spend beside their own time (two
+    /// core-clock readings each that measures), and the report.
+    pub fn closing_s(&self, first: usize) -> f64 {
+        let measuring = self.jobs.iter().skip(first).filter(|j| j.measures()).count() as f64;
+        2.0 * measuring * super::estimate::CLOCK_SAMPLE_S + REPORT_S
     }
 
     /// One line for the terminal: "plan: 11 experiments, about 41 s

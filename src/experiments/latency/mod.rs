@@ -693,7 +693,6 @@ mod tests {
             let m = crate::machine::read(&crate::machine::source::Source::recorded(&dir).unwrap());
             let name = dir.display();
             let dram = dram_point(&m);
-            assert_eq!(dram, super::super::drift::size(&m), "{name}");
             let mut p = Params::preset(Preset::Quick, &m);
             assert_eq!(p.sizes_bytes.last(), Some(&dram), "{name}: {:?}", p.sizes_bytes);
             let cache = Bytes(32 * crate::units::MIB);
