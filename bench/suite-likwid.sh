@@ -21,6 +21,13 @@
 # first touched in a shuffled order on purpose; likwid-bench's take what
 # free memory holds), and on a guest faster the more pages share a block.
 #
+# Both sides start from the same state of free memory: as root, free
+# memory is compacted (/proc/sys/vm/compact_memory) before each likwid-bench
+# repetition and each run, so neither takes its frames from whatever
+# scattered pages the other left in the free lists. Without it, one
+# likwid-bench read 16.3 GB/s on 7.9 pages a block, the next ones 20.7 on
+# 16 (Zen 4 guest, 2026-11-27). COMPACT=0 leaves free memory as it is.
+#
 # Then: `compare` of the first and the last run with --fail-on-regression
 # 10 (its exit status), and each run's advice with its numbers masked, so
 # a line that differs between runs shows.
@@ -32,6 +39,8 @@ runs=${1:-3}
 out=$(realpath -m "${2:-$(mktemp -d)}")
 size_kib=${SIZE:-131072}
 reps=${REPS:-3}
+compact=${COMPACT:-1}
+[[ $compact =~ ^[01]$ ]] || { echo "COMPACT must be 0 or 1" >&2; exit 2; }
 # A folder that already holds runs would be read as this call's (memperf
 # refuses to write a run over one, and the old one would stand in).
 if [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
@@ -80,6 +89,14 @@ print("nan/nan" if best is None else f"{best[0]:.2f}/{best[1]:.1f}")
 PY
 }
 
+# Compacts free memory (root, COMPACT=1), so the next process's frames come
+# from whole free blocks rather than the scattered pages the last one left.
+settle() {
+  [ "$compact" = 1 ] && [ "$(id -u)" = 0 ] || return 0
+  sync
+  echo 1 > /proc/sys/vm/compact_memory
+}
+
 likwid() { # slot: one line "slot threads GB/s… | in-order fractions…" per thread count
   local t kb iters bw all order pid
   for t in 1 "$cpus"; do
@@ -87,6 +104,7 @@ likwid() { # slot: one line "slot threads GB/s… | in-order fractions…" per t
     iters=$(( 20000000000 / (size_kib * t * 1024) + 4 ))
     all="" order=""
     for _ in $(seq 1 "$reps"); do
+      settle
       likwid-bench -t "$kernel" -i "$iters" -W "N:${kb}kB:$t" > "$out/lk.out" 2>/dev/null &
       pid=$!
       order="$order $(in_order "$pid")"
@@ -101,6 +119,7 @@ likwid() { # slot: one line "slot threads GB/s… | in-order fractions…" per t
 : > "$out/likwid.txt"
 likwid 0
 for r in $(seq 1 "$runs"); do
+  settle
   start=$(date +%s%N)
   ./target/release/memperf run -o "$out/run$r" > "$out/run$r.out" 2> "$out/run$r.err" || true
   echo "run $r: $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$out/wall.txt" >&2
