@@ -265,7 +265,7 @@ fn reanalysis_of_every_recording_draws_the_measured_conclusions() {
             }
         }
         assert!(html.contains(
-            "Software prefetch (nta) slows streaming reads on 4k pages, 1 thread(s), at every distance from D = 256 on"
+            "Software prefetch (nta) slows streaming reads of 1.9GiB on 4k pages, 1 thread(s), at every distance from D = 256 on"
         ));
         assert!(
             !html.contains("hardware-prefetch lines in flight per thread"),

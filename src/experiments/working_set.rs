@@ -458,7 +458,7 @@ fn summarise(
     let first = checks.sums.first().and_then(|s| s.get());
     let sums_agree = checks.sums.iter().all(|s| s.get().is_some() && s.get() == first);
     let predicted = predicted_translation_ns(p, figures);
-    let advice = advice(&results);
+    let advice = advice(&results, p.total_bytes);
     let valid = sums_agree && results.iter().all(|r| r.valid);
     Outcome {
         total_bytes: p.total_bytes.0,
@@ -518,7 +518,7 @@ fn doubt(r: &PolicyResult, small: Option<&PolicyResult>) -> Option<String> {
 /// 5% of 4 KiB pages, one for those slower by more than 5%, and one for
 /// those whose interval holds changes on both sides of 5% (not resolved:
 /// no "no faster" from an interval that holds a gain).
-fn advice(results: &[PolicyResult]) -> Vec<String> {
+fn advice(results: &[PolicyResult], total: crate::units::Bytes) -> Vec<String> {
     use memperf_model::timing::ratio::MIN_ADVISED_CHANGE as M;
     let small = results.iter().find(|r| r.pages == PagePolicy::Small);
     let (mut helps, mut flat, mut slower, mut unresolved, mut doubts) =
@@ -549,32 +549,32 @@ fn advice(results: &[PolicyResult]) -> Vec<String> {
     let mut out = Vec::new();
     if !helps.is_empty() {
         out.push(format!(
-            "Random rows of large arrays run faster on huge pages than on 4 KiB pages here ({}): give large, randomly accessed arrays huge pages. {}",
+            "Random rows of large arrays ({total} in all) run faster on huge pages than on 4 KiB pages here ({}): give large, randomly accessed arrays huge pages. {}",
             helps.join("; "),
             whole_program(results)
         ));
     }
     if !flat.is_empty() {
         out.push(format!(
-            "On {} the sample application runs within {pct:.0}% of its speed on 4 KiB pages: translation does not limit it on this machine.",
+            "On {} the sample application ({total} of arrays) runs within {pct:.0}% of its speed on 4 KiB pages: translation does not limit it on this machine.",
             flat.join("; ")
         ));
     }
     if !slower.is_empty() {
         out.push(format!(
-            "The sample application runs slower on huge pages than on 4 KiB pages here ({}): keep its arrays on 4 KiB pages.",
+            "The sample application ({total} of arrays) runs slower on huge pages than on 4 KiB pages here ({}): keep its arrays on 4 KiB pages.",
             slower.join("; ")
         ));
     }
     if !unresolved.is_empty() {
         out.push(format!(
-            "Huge pages for the sample application: not resolved ({}): the interval holds changes of more than {pct:.0}% and of less, so it supports no verdict (run it again, or `memperf working-set --full` for more samples).",
+            "Huge pages for the sample application ({total} of arrays): not resolved ({}): the interval holds changes of more than {pct:.0}% and of less, so it supports no verdict (run it again, or `memperf working-set --full` for more samples).",
             unresolved.join("; ")
         ));
     }
     doubts.dedup();
     out.extend(
-        doubts.into_iter().map(|d| format!("No verdict on huge pages for the sample application: {d} (run it again).")),
+        doubts.into_iter().map(|d| format!("No verdict on huge pages for the sample application ({total} of arrays): {d} (run it again).")),
     );
     out
 }
@@ -654,11 +654,11 @@ impl options::Options for Options {
 /// from an interval that held a gain).
 impl crate::model::Redraw for Outcome {
     fn recheck(&mut self, _: Option<f64>) {
-        self.advice = advice(&self.results);
+        self.advice = advice(&self.results, crate::units::Bytes(self.total_bytes));
     }
 
     fn reanalyse(&mut self, _: &crate::machine::Fingerprint, _: Option<f64>) -> Vec<&'static str> {
-        self.advice = advice(&self.results);
+        self.advice = advice(&self.results, crate::units::Bytes(self.total_bytes));
         vec!["advice"]
     }
 }
@@ -758,16 +758,16 @@ mod tests {
     fn bimodal_or_unstable_gains_give_no_verdict() {
         let small = result(PagePolicy::Small, vec![2.0; 10]);
         let steady = result(PagePolicy::Thp, (0..10).map(|i| 1.5 + 0.001 * i as f64).collect());
-        let helps = &advice(&[small.clone(), steady])[0];
-        assert!(helps.starts_with("Random rows of large arrays run faster"), "{helps}");
+        let helps = &advice(&[small.clone(), steady], crate::units::Bytes(1 << 30))[0];
+        assert!(helps.starts_with("Random rows of large arrays (1GiB in all) run faster"), "{helps}");
         // The program-level caveat, with what mapping cost each policy.
         assert!(helps.contains("(mapping and first writing them took 0.25 s on 4k, 0.50 s on thp)"), "{helps}");
         assert!(helps.contains("memperf hugepages -- PROGRAM"), "{helps}");
         let two = result(PagePolicy::Thp, [1.0, 1.01, 1.02, 1.03, 1.04, 1.6, 1.61, 1.62, 1.63, 1.64].to_vec());
-        let a = advice(&[small.clone(), two]);
+        let a = advice(&[small.clone(), two], crate::units::Bytes(1 << 30));
         assert_eq!(a.len(), 1, "{a:?}");
         assert!(
-            a[0].starts_with("No verdict on huge pages for the sample application: thp samples fall into two groups"),
+            a[0].starts_with("No verdict on huge pages for the sample application (1GiB of arrays): thp samples fall into two groups"),
             "{}",
             a[0]
         );
@@ -776,7 +776,7 @@ mod tests {
         let odd = [2.0, 2.05, 2.1, 2.15, 2.2];
         let halves =
             result(PagePolicy::Thp, (0..10).map(|i| if i % 2 == 0 { even[i / 2] } else { odd[i / 2] }).collect());
-        let a = advice(&[small, halves]);
+        let a = advice(&[small, halves], crate::units::Bytes(1 << 30));
         assert!(a.iter().any(|l| l.contains("unstable: faster on one half, not faster on the other")), "{a:?}");
     }
 
@@ -788,16 +788,16 @@ mod tests {
         // Per-row times: 4 KiB over THP is the speed-up.
         let with = |speedups: &[f64]| {
             let thp = result(PagePolicy::Thp, speedups.iter().map(|x| 2.0 / x).collect());
-            advice(&[small.clone(), thp])
+            advice(&[small.clone(), thp], crate::units::Bytes(1 << 30))
         };
         let wide = with(&[0.81, 0.9, 0.95, 1.0, 1.05, 1.05, 1.08, 1.1, 1.12, 1.16]);
         assert_eq!(wide.len(), 1, "{wide:?}");
-        assert!(wide[0].starts_with("Huge pages for the sample application: not resolved (thp ×"), "{}", wide[0]);
+        assert!(wide[0].starts_with("Huge pages for the sample application (1GiB of arrays): not resolved (thp ×"), "{}", wide[0]);
         assert!(!wide[0].contains("no faster"), "{}", wide[0]);
         let flat = with(&[0.98, 0.99, 1.0, 1.0, 1.01, 1.01, 1.02, 1.02, 1.03, 1.03]);
         assert!(flat[0].contains("runs within 5% of its speed on 4 KiB pages"), "{flat:?}");
         let slower = with(&[0.7, 0.71, 0.72, 0.73, 0.74, 0.75, 0.76, 0.77, 0.78, 0.79]);
-        assert!(slower[0].starts_with("The sample application runs slower on huge pages"), "{slower:?}");
+        assert!(slower[0].starts_with("The sample application (1GiB of arrays) runs slower on huge pages"), "{slower:?}");
         let small_gain = with(&[1.02, 1.03, 1.04, 1.05, 1.06, 1.07, 1.08, 1.09, 1.1, 1.11]);
         assert!(small_gain[0].contains("not resolved"), "a gain of 2-11% is across 5%: {small_gain:?}");
     }

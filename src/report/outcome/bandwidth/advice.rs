@@ -98,45 +98,64 @@ pub(super) fn effect_advice(bw: &Outcome, e: &bandwidth::PrefetchEffect, harmed:
         }
         // The point chosen says nothing; the sweep may have said it hurts.
         return (!harmed).then(|| format!(
-            "Software prefetch ({}) gives streaming reads on {} pages no change beyond the noise or above {:.0}%, {r}: the hardware prefetchers already keep up.",
+            "Software prefetch ({}) gives streaming reads of {} on {} pages no change beyond the noise or above {:.0}%, {r}: the hardware prefetchers already keep up.",
             e.hint,
+            bw.size_bytes,
             e.pages,
             m * 100.0
         ));
     }
     if let Some(crate::analysis::second_look::SecondLook::Unstable { second, .. }) = &e.second_look {
         return Some(format!(
-            "Software prefetch ({}) on {} pages: {r} at D = {}, but {second}: unstable, no advice.",
-            e.hint, e.pages, e.distance_elements
+            "Software prefetch ({}) on streaming reads of {} on {} pages: {r} at D = {}, but {second}: unstable, no advice.",
+            e.hint, bw.size_bytes, e.pages, e.distance_elements
         ));
     }
     let chosen = match e.plateau_from {
         Some(from) if from < 8 => format!("D = {from}..{} alike", e.distance_elements),
         _ => format!("D = {}", e.distance_elements),
     };
+    let size = bw.size_bytes;
+    let at_the_line = at_the_line_being_read(bw, e)
+        .map(|d0| format!(" At D = 0 (the line being read) it already reads {}: that part is the instruction's, not the distance's.", ratio_text(&d0)))
+        .unwrap_or_default();
     Some(match (e.verdict, plateau) {
         // Advise no distance from a gain less than a line ahead.
         (Effect::Helps, _) if e.gain_is_the_instructions() => format!(
-            "A prefetch ({}) of the line being read ({chosen}) read faster than plain simd on {} pages, {r}: \
+            "A prefetch ({}) of the line being read ({chosen}) read faster than plain simd over {size} on {} pages, {r}: \
              the instruction, not prefetching ahead, made this difference; it is no reason to prefetch.",
             e.hint, e.pages
         ),
         (Effect::Helps, Some(Plateau::Found { start, end, .. })) => format!(
-            "Software prefetch ({}) helps streaming reads on {} pages, {r}: prefetch {start}..{end} elements ({}..{} bytes) ahead.",
+            "Software prefetch ({}) helps streaming reads of {size} on {} pages, {r}: prefetch {start}..{end} elements ({}..{} bytes) ahead.{at_the_line}",
             e.hint, e.pages, start * 8, end * 8
         ),
         (Effect::Helps, _) => format!(
-            "Software prefetch ({}) helps streaming reads on {} pages, {r} at D = {}, but the distance curve has no plateau: the best distance is not well defined.",
+            "Software prefetch ({}) helps streaming reads of {size} on {} pages, {r} at D = {}, but the distance curve has no plateau: the best distance is not well defined.{at_the_line}",
             e.hint, e.pages, e.distance_elements
         ),
         // The sweep's line already says it hurts, over every distance: one line.
         (Effect::Hurts, _) if harmed => return None,
         (Effect::Hurts, _) => format!(
-            "Software prefetch ({}) slows streaming reads on {} pages, {r}: leave streaming to the hardware prefetchers.",
+            "Software prefetch ({}) slows streaming reads of {size} on {} pages, {r}: leave streaming to the hardware prefetchers.",
             e.hint, e.pages
         ),
         (Effect::WithinNoise | Effect::TooFewPairs, _) => return None,
     })
+}
+
+/// The sweep's ratio to adjacent simd at D = 0 (a prefetch of the line
+/// being read) for the pages, threads and hint of `e`, when its whole
+/// interval lies above 1: a gain the instruction gives without prefetching
+/// ahead, which a gain at a distance also holds.
+fn at_the_line_being_read(bw: &Outcome, e: &bandwidth::PrefetchEffect) -> Option<crate::timing::Ratio> {
+    use crate::timing::schedule::Direction;
+    bw.results
+        .iter()
+        .filter(|r| r.variant.pages == e.pages && r.variant.threads == e.threads && r.variant.hint == Some(e.hint))
+        .find(|r| r.variant.distance_elements == Some(0))
+        .and_then(|r| r.ratio_to_simd)
+        .filter(|d0| d0.direction() == Direction::Above)
 }
 
 /// Advice from the whole distance sweep of one hint: where every distance
@@ -151,7 +170,8 @@ fn harm_over_the_sweep(bw: &Outcome, pages: PagePolicy, threads: usize, hint: Hi
         .collect();
     let s = crate::analysis::sweep::below_from(&points)?;
     Some(format!(
-        "Software prefetch ({hint}) slows streaming reads on {pages} pages, {threads} thread(s), at every distance from D = {} on ({} distances): {:.0}% to {:.0}% against plain simd, each interval below ×1: do not use it for streams here.",
+        "Software prefetch ({hint}) slows streaming reads of {} on {pages} pages, {threads} thread(s), at every distance from D = {} on ({} distances): {:.0}% to {:.0}% against plain simd, each interval below ×1: do not use it for streams of that size here.",
+        bw.size_bytes,
         s.from,
         s.points,
         (s.highest - 1.0) * 100.0,

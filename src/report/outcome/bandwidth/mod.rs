@@ -414,8 +414,9 @@ mod tests {
             .join("tests/data/machines/intel-xeon-m167-kvm-2vcpu/run-quick.json");
         let doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
         let advice = super::bandwidth_advice(&doc);
-        let nta = "Software prefetch (nta) slows streaming reads on 4k pages, 1 thread(s), at every distance from D = 256 on (4 distances): -37% to -61%";
-        assert!(advice.iter().any(|a| a.starts_with(nta)), "{advice:#?}");
+        let size = doc.outcome::<crate::model::outcome::bandwidth::Outcome>().unwrap().size_bytes;
+        let nta = format!("Software prefetch (nta) slows streaming reads of {size} on 4k pages, 1 thread(s), at every distance from D = 256 on (4 distances): -37% to -61%");
+        assert!(advice.iter().any(|a| a.starts_with(&nta)), "{advice:#?}");
         assert!(advice.iter().any(|a| a.contains("(t0) slows") && a.contains("from D = 512 on")), "{advice:#?}");
         assert!(!advice.iter().any(|a| a.contains("(nta) gives")), "{advice:#?}");
         // t0's ×1.035 at D = 256 was the argmax of 16.14 vs 16.17 GB/s, and
@@ -506,7 +507,49 @@ mod tests {
         (e.verdict, e.confirmed.median, e.confirmed.low, e.confirmed.high) = (Effect::Helps, 1.03, 1.01, 1.04);
         assert!(say(&e).contains("no change beyond the noise or above 5%"), "{}", say(&e));
         (e.verdict, e.confirmed.median, e.confirmed.low, e.confirmed.high) = (Effect::Hurts, 0.90, 0.88, 0.93);
-        assert!(say(&e).contains(" slows streaming reads on "), "{}", say(&e));
+        assert!(say(&e).contains(&format!(" slows streaming reads of {} on ", bw.size_bytes)), "{}", say(&e));
+    }
+
+    /// A gain that prefetching the line being read (D = 0) already gives
+    /// is the instruction's: the advice to prefetch ahead says so, with D =
+    /// 0's figure (the Zen 4 guest, 2026-11-27: nta ×1.10 at D = 512,
+    /// ×1.09 [×1.035, ×1.104] at D = 0). A D = 0 whose interval holds 1
+    /// adds nothing. Every line names the size it was measured at.
+    #[test]
+    fn a_gain_the_line_being_read_already_gives_is_said_to_be_the_instructions() {
+        use crate::model::outcome::bandwidth::{Effect, Outcome};
+        use crate::timing::Ratio;
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/machines/amd-epyc-zen4-kvm-2vcpu/run-quick.json");
+        let mut doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let bw: &mut Outcome = doc
+            .experiments
+            .iter_mut()
+            .find_map(|r| match r.outcome.as_mut() {
+                Some(crate::model::outcome::Outcome::Bandwidth(b)) => Some(b),
+                _ => None,
+            })
+            .unwrap();
+        let nta = |r: &crate::model::outcome::bandwidth::VariantResult| {
+            r.variant.threads == 1 && r.variant.hint == Some(crate::kernels::Hint::Nta)
+        };
+        let set_d0 = |bw: &mut Outcome, low: f64| {
+            let d0 = bw.results.iter_mut().find(|r| nta(r) && r.variant.distance_elements == Some(0)).unwrap();
+            d0.ratio_to_simd = Some(Ratio { n: 10, median: 1.08, low, high: 1.10, confidence: 0.98 });
+        };
+        set_d0(bw, 1.03);
+        let mut e = bw.prefetch_effects.iter().find(|e| e.threads == 1 && e.hint == crate::kernels::Hint::Nta).unwrap().clone();
+        (e.verdict, e.distance_elements, e.plateau_from, e.second_look) = (Effect::Helps, 768, None, None);
+        (e.confirmed.median, e.confirmed.low, e.confirmed.high) = (1.12, 1.07, 1.17);
+        let said = super::effect_advice(bw, &e, false).unwrap();
+        assert!(said.starts_with(&format!("Software prefetch (nta) helps streaming reads of {} on ", bw.size_bytes)), "{said}");
+        assert!(
+            said.contains("At D = 0 (the line being read) it already reads ×1.080 [×1.030, ×1.100] (n = 10, 98% interval): that part is the instruction's"),
+            "{said}"
+        );
+        set_d0(bw, 0.99);
+        let said = super::effect_advice(bw, &e, false).unwrap();
+        assert!(said.contains("helps streaming reads") && !said.contains("At D = 0"), "{said}");
     }
 
     /// The Zen 4 recording's next quick run: nta ×1.150 at D = 512 inside a
