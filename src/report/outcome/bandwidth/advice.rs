@@ -127,8 +127,12 @@ pub(super) fn effect_advice(bw: &Outcome, e: &bandwidth::PrefetchEffect, harmed:
             e.hint, e.pages
         ),
         (Effect::Helps, Some(Plateau::Found { start, end, .. })) => format!(
-            "Software prefetch ({}) helps streaming reads of {size} on {} pages, {r}: prefetch {start}..{end} elements ({}..{} bytes) ahead.{at_the_line}",
-            e.hint, e.pages, start * 8, end * 8
+            "Software prefetch ({}) helps streaming reads of {size} on {} pages, {r}: prefetch {start}..{end} elements ({}..{} bytes) ahead{}.{at_the_line}",
+            e.hint,
+            e.pages,
+            start * 8,
+            end * 8,
+            if Some(*end) == longest_distance(bw, e) { ", or further: the sweep ends there" } else { "" }
         ),
         (Effect::Helps, _) => format!(
             "Software prefetch ({}) helps streaming reads of {size} on {} pages, {r} at D = {}, but the distance curve has no plateau: the best distance is not well defined.{at_the_line}",
@@ -142,6 +146,16 @@ pub(super) fn effect_advice(bw: &Outcome, e: &bandwidth::PrefetchEffect, harmed:
         ),
         (Effect::WithinNoise | Effect::TooFewPairs, _) => return None,
     })
+}
+
+/// The longest distance the sweep measured for the pages, threads and
+/// hint of `e`: a plateau that reaches it may go on beyond.
+fn longest_distance(bw: &Outcome, e: &bandwidth::PrefetchEffect) -> Option<u64> {
+    bw.results
+        .iter()
+        .filter(|r| r.variant.pages == e.pages && r.variant.threads == e.threads && r.variant.hint == Some(e.hint))
+        .filter_map(|r| r.variant.distance_elements)
+        .max()
 }
 
 /// The sweep's ratio to adjacent simd at D = 0 (a prefetch of the line

@@ -550,6 +550,16 @@ mod tests {
         set_d0(bw, 0.99);
         let said = super::effect_advice(bw, &e, false).unwrap();
         assert!(said.contains("helps streaming reads") && !said.contains("At D = 0"), "{said}");
+        // A plateau that reaches the sweep's longest distance may go on.
+        let longest = bw.results.iter().filter(|r| nta(r)).filter_map(|r| r.variant.distance_elements).max().unwrap();
+        for (end, further) in [(longest, true), (longest - 1, false)] {
+            let p = bw.plateaus.iter_mut().find(|p| p.threads == 1 && p.hint == crate::kernels::Hint::Nta).unwrap();
+            p.plateau = crate::analysis::plateau::Plateau::Found { start: 256, end, points: 3, value: 1.0, tolerance: 0.02 };
+            e.plateau_from = Some(256);
+            let said = super::effect_advice(bw, &e, false).unwrap();
+            assert!(said.contains(&format!("prefetch 256..{end} elements")), "{said}");
+            assert_eq!(said.contains(", or further: the sweep ends there."), further, "{said}");
+        }
     }
 
     /// The Zen 4 recording's next quick run: nta ×1.150 at D = 512 inside a
