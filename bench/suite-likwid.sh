@@ -21,12 +21,15 @@
 # first touched in a shuffled order on purpose; likwid-bench's take what
 # free memory holds), and on a guest faster the more pages share a block.
 #
-# Both sides start from the same state of free memory: as root, free
-# memory is compacted (/proc/sys/vm/compact_memory) before each likwid-bench
-# repetition and each run, so neither takes its frames from whatever
-# scattered pages the other left in the free lists. Without it, one
-# likwid-bench read 16.3 GB/s on 7.9 pages a block, the next ones 20.7 on
-# 16 (Zen 4 guest, 2026-11-27). COMPACT=0 leaves free memory as it is.
+# Free memory is compacted (/proc/sys/vm/compact_memory, as root) before
+# each likwid-bench repetition and before each run, so each process starts
+# from whole free blocks, not the scattered pages the one before left in
+# the free lists. Without it, one likwid-bench read 16.3 GB/s on 7.9 pages
+# a block, the next ones 20.7 on 16 (Zen 4 guest, 2026-11-27). The suite
+# maps its read arrays after its earlier experiments freed their memory,
+# in the same process, so its frames are its own either way. COMPACT=0
+# leaves free memory as it is; where it cannot be compacted (not root, a
+# read-only /proc/sys) the script says so once and goes on without.
 #
 # Then: `compare` of the first and the last run with --fail-on-regression
 # 10 (its exit status), and each run's advice with its numbers masked, so
@@ -89,12 +92,15 @@ print("nan/nan" if best is None else f"{best[0]:.2f}/{best[1]:.1f}")
 PY
 }
 
-# Compacts free memory (root, COMPACT=1), so the next process's frames come
+# Compacts free memory (COMPACT=1), so the next process's frames come
 # from whole free blocks rather than the scattered pages the last one left.
 settle() {
-  [ "$compact" = 1 ] && [ "$(id -u)" = 0 ] || return 0
+  [ "$compact" = 1 ] || return 0
   sync
-  echo 1 > /proc/sys/vm/compact_memory
+  if ! { echo 1 > /proc/sys/vm/compact_memory; } 2>/dev/null; then
+    echo "cannot compact free memory (needs root and a writable /proc/sys/vm/compact_memory): each process takes free memory as it is" >&2
+    compact=0
+  fi
 }
 
 likwid() { # slot: one line "slot threads GB/s… | in-order fractions…" per thread count

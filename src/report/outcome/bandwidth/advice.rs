@@ -78,8 +78,6 @@ fn reference_disagrees(bw: &Outcome, e: &bandwidth::PrefetchEffect, probe_bps: O
 /// `harmed`: the sweep already said that prefetching hurts (and no second
 /// line says so again).
 pub(super) fn effect_advice(bw: &Outcome, e: &bandwidth::PrefetchEffect, harmed: bool) -> Option<String> {
-    let plateau =
-        bw.plateaus.iter().find(|p| p.pages == e.pages && p.threads == e.threads && p.hint == e.hint).map(|p| &p.plateau);
     let r = ratio_text(&e.confirmed);
     // Three answers, each from where the whole interval lies: inside ±5%
     // (no change worth an instruction), wholly beyond 5% (it helps or it
@@ -111,41 +109,88 @@ pub(super) fn effect_advice(bw: &Outcome, e: &bandwidth::PrefetchEffect, harmed:
             e.hint, bw.size_bytes, e.pages, e.distance_elements
         ));
     }
-    let chosen = match e.plateau_from {
-        Some(from) if from < 8 => format!("D = {from}..{} alike", e.distance_elements),
-        _ => format!("D = {}", e.distance_elements),
-    };
     let size = bw.size_bytes;
-    let at_the_line = at_the_line_being_read(bw, e)
-        .map(|d0| format!(" At D = 0 (the line being read) it already reads {}: that part is the instruction's, not the distance's.", ratio_text(&d0)))
-        .unwrap_or_default();
-    Some(match (e.verdict, plateau) {
-        // Advise no distance from a gain less than a line ahead.
-        (Effect::Helps, _) if e.gain_is_the_instructions() => format!(
-            "A prefetch ({}) of the line being read ({chosen}) read faster than plain simd over {size} on {} pages, {r}: \
-             the instruction, not prefetching ahead, made this difference; it is no reason to prefetch.",
-            e.hint, e.pages
-        ),
-        (Effect::Helps, Some(Plateau::Found { start, end, .. })) => format!(
-            "Software prefetch ({}) helps streaming reads of {size} on {} pages, {r}: prefetch {start}..{end} elements ({}..{} bytes) ahead{}.{at_the_line}",
-            e.hint,
-            e.pages,
-            start * 8,
-            end * 8,
-            if Some(*end) == longest_distance(bw, e) { ", or further: the sweep ends there" } else { "" }
-        ),
-        (Effect::Helps, _) => format!(
-            "Software prefetch ({}) helps streaming reads of {size} on {} pages, {r} at D = {}, but the distance curve has no plateau: the best distance is not well defined.{at_the_line}",
-            e.hint, e.pages, e.distance_elements
-        ),
+    Some(match e.verdict {
+        Effect::Helps => helps_advice(bw, e),
         // The sweep's line already says it hurts, over every distance: one line.
-        (Effect::Hurts, _) if harmed => return None,
-        (Effect::Hurts, _) => format!(
+        Effect::Hurts if harmed => return None,
+        Effect::Hurts => format!(
             "Software prefetch ({}) slows streaming reads of {size} on {} pages, {r}: leave streaming to the hardware prefetchers.",
             e.hint, e.pages
         ),
-        (Effect::WithinNoise | Effect::TooFewPairs, _) => return None,
+        Effect::WithinNoise | Effect::TooFewPairs => return None,
     })
+}
+
+/// The sentence a gain beyond 5% at the chosen distance supports. The
+/// distance is advised only where prefetching ahead adds a gain beyond 5%
+/// over prefetching the line being read, or where the line being read was
+/// not measured and the plateau does not start there; a gain the line
+/// being read already gives is the instruction's.
+fn helps_advice(bw: &Outcome, e: &bandwidth::PrefetchEffect) -> String {
+    let m = MIN_ADVISED_CHANGE;
+    let (r, size, hint, pages) = (ratio_text(&e.confirmed), bw.size_bytes, e.hint, e.pages);
+    let line = at_the_line_being_read(bw, e);
+    let adds = line.as_ref().is_some_and(AtTheLine::distance_adds);
+    let line_helps = line.as_ref().is_some_and(AtTheLine::gains_alone);
+    if e.within_a_line() || (!adds && e.plateau_from.is_some_and(|d| d < 8) && !line_helps) {
+        let chosen = match e.plateau_from {
+            Some(from) if from < 8 => format!("D = {from}..{} alike", e.distance_elements),
+            _ => format!("D = {}", e.distance_elements),
+        };
+        return format!(
+            "A prefetch ({hint}) of the line being read ({chosen}) read faster than plain simd over {size} on {pages} pages, {r}: \
+             the instruction, not prefetching ahead, made this difference; it is no reason to prefetch."
+        );
+    }
+    if let (Some(l), false, true) = (&line, adds, line_helps) {
+        let ahead = l.ahead.map(|a| format!(" adds {} over it", ratio_text(&a))).unwrap_or_default();
+        return format!(
+            "A prefetch ({hint}) of the line being read (D = {}) reads {} against plain simd over {size} on {pages} pages, \
+             and prefetching ahead (D = {}, {r}){ahead}, no gain beyond {:.0}% that it resolves: a gain beyond it is \
+             resolved for the instruction, not for the distance, and it is no reason to prefetch ahead.",
+            l.distance,
+            ratio_text(&l.vs_simd),
+            e.distance_elements,
+            m * 100.0
+        );
+    }
+    let over_the_line = line
+        .map(|l| {
+            let ahead = l.ahead.map(|a| format!(", and the distance adds {} over it", ratio_text(&a))).unwrap_or_default();
+            format!(" Prefetching the line being read (D = {}) reads {}{ahead}.", l.distance, ratio_text(&l.vs_simd))
+        })
+        .unwrap_or_default();
+    let plateau =
+        bw.plateaus.iter().find(|p| p.pages == e.pages && p.threads == e.threads && p.hint == e.hint).map(|p| &p.plateau);
+    match plateau {
+        // Paired, the distance adds a gain the plateau's bandwidths lumped
+        // with the line being read: the distance chosen, no range.
+        Some(Plateau::Found { start, .. }) if *start < 8 => format!(
+            "Software prefetch ({hint}) helps streaming reads of {size} on {pages} pages, {r} at D = {}; its plateau reaches the line being read, so no range of distances is placed.{over_the_line}",
+            e.distance_elements
+        ),
+        Some(Plateau::Found { start, end, tolerance, .. }) if *tolerance <= m => format!(
+            "Software prefetch ({hint}) helps streaming reads of {size} on {pages} pages, {r}: prefetch {start}..{end} elements ({}..{} bytes) ahead{}.{over_the_line}",
+            start * 8,
+            end * 8,
+            if Some(*end) == longest_distance(bw, e) {
+                format!("; the sweep ended at D = {end}, and longer distances were not measured")
+            } else {
+                String::new()
+            }
+        ),
+        Some(Plateau::Found { tolerance, .. }) => format!(
+            "Software prefetch ({hint}) helps streaming reads of {size} on {pages} pages, {r} at D = {}, but the distance curve's noise ({:.1}%) is beyond {:.0}%: no range of distances is placed.{over_the_line}",
+            e.distance_elements,
+            tolerance * 100.0,
+            m * 100.0
+        ),
+        _ => format!(
+            "Software prefetch ({hint}) helps streaming reads of {size} on {pages} pages, {r} at D = {}, but the distance curve has no plateau: the best distance is not well defined.{over_the_line}",
+            e.distance_elements
+        ),
+    }
 }
 
 /// The longest distance the sweep measured for the pages, threads and
@@ -158,18 +203,57 @@ fn longest_distance(bw: &Outcome, e: &bandwidth::PrefetchEffect) -> Option<u64> 
         .max()
 }
 
-/// The sweep's ratio to adjacent simd at D = 0 (a prefetch of the line
-/// being read) for the pages, threads and hint of `e`, when its whole
-/// interval lies above 1: a gain the instruction gives without prefetching
-/// ahead, which a gain at a distance also holds.
-fn at_the_line_being_read(bw: &Outcome, e: &bandwidth::PrefetchEffect) -> Option<crate::timing::Ratio> {
-    use crate::timing::schedule::Direction;
-    bw.results
-        .iter()
-        .filter(|r| r.variant.pages == e.pages && r.variant.threads == e.threads && r.variant.hint == Some(e.hint))
-        .find(|r| r.variant.distance_elements == Some(0))
-        .and_then(|r| r.ratio_to_simd)
-        .filter(|d0| d0.direction() == Direction::Above)
+/// Prefetching the line being read, beside the distance chosen.
+pub(super) struct AtTheLine {
+    /// The shortest distance measured within a line (D < 8).
+    distance: u64,
+    /// Its ratio to adjacent simd, over every repetition.
+    vs_simd: crate::timing::Ratio,
+    /// What the chosen distance adds over it: per odd repetition (those
+    /// that did not choose the distance), the chosen distance's ratio to
+    /// simd over this one's.
+    ahead: Option<crate::timing::Ratio>,
+}
+
+impl AtTheLine {
+    /// Prefetching ahead adds a gain beyond 5% over the line being read:
+    /// the whole paired interval lies beyond it.
+    pub(super) fn distance_adds(&self) -> bool {
+        self.ahead.is_some_and(|a| a.low >= 1.0 + MIN_ADVISED_CHANGE)
+    }
+
+    /// Prefetching the line being read gains on its own: its whole
+    /// interval against simd lies above 1.
+    pub(super) fn gains_alone(&self) -> bool {
+        self.vs_simd.direction() == crate::timing::schedule::Direction::Above
+    }
+
+    /// What prefetching ahead adds over the line being read, for a report.
+    pub(super) fn describe(&self) -> String {
+        let ahead = self
+            .ahead
+            .map(|a| format!("; the distance chosen adds {} over it (odd repetitions, paired)", ratio_text(&a)))
+            .unwrap_or_default();
+        format!("prefetching the line being read (D = {}) reads {} against simd{ahead}", self.distance, ratio_text(&self.vs_simd))
+    }
+}
+
+/// The sweep's point within the line being read for the pages, threads
+/// and hint of `e`, if one was measured, and the chosen distance against it.
+pub(super) fn at_the_line_being_read(bw: &Outcome, e: &bandwidth::PrefetchEffect) -> Option<AtTheLine> {
+    let curve = || {
+        bw.results
+            .iter()
+            .filter(|r| r.variant.pages == e.pages && r.variant.threads == e.threads && r.variant.hint == Some(e.hint))
+    };
+    let line = curve().filter(|r| r.variant.distance_elements.is_some_and(|d| d < 8)).min_by_key(|r| r.variant.distance_elements)?;
+    let chosen = curve().find(|r| r.variant.distance_elements == Some(e.distance_elements))?;
+    let odd = |v: &[f64]| v.iter().skip(1).step_by(2).copied().collect::<Vec<f64>>();
+    Some(AtTheLine {
+        distance: line.variant.distance_elements.unwrap_or(0),
+        vs_simd: line.ratio_to_simd?,
+        ahead: crate::timing::Ratio::paired(&odd(&chosen.ratios_to_simd), &odd(&line.ratios_to_simd)),
+    })
 }
 
 /// Advice from the whole distance sweep of one hint: where every distance

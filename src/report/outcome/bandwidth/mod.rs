@@ -37,7 +37,7 @@ pub fn bandwidth_text(o: &bandwidth::Outcome) -> String {
             plateau_text(&p.plateau)
         ));
     }
-    o.prefetch_effects.iter().for_each(|e| out.push_str(&effect_text(e)));
+    o.prefetch_effects.iter().for_each(|e| out.push_str(&effect_text(o, e)));
     out.push('\n');
     for h in &o.headlines {
         let over = o.frame_sets.iter().find(|f| f.pages == h.pages && f.threads == h.threads);
@@ -149,14 +149,24 @@ fn sweeps_text(o: &bandwidth::Outcome) -> String {
 
 /// One prefetch effect: the chosen distance confirmed on the other
 /// repetitions, what may have made it, and its second look.
-fn effect_text(e: &bandwidth::PrefetchEffect) -> String {
+fn effect_text(o: &Outcome, e: &bandwidth::PrefetchEffect) -> String {
     let moved = e.verdict != bandwidth::Effect::WithinNoise;
-    let note = match (e.within_a_line(), e.gain_is_the_instructions()) {
-        (true, _) if moved => {
+    let line = if e.within_a_line() { None } else { advice::at_the_line_being_read(o, e) };
+    // The distance is credited only with what it adds over the line being
+    // read, paired; where that was not measured, the plateau decides.
+    let by_the_line = line.as_ref().is_some_and(|l| !l.distance_adds() && l.gains_alone());
+    let by_the_plateau =
+        e.gain_is_the_instructions() && line.as_ref().is_none_or(|l| !l.distance_adds());
+    let note = match (e.within_a_line(), by_the_line, by_the_plateau) {
+        (true, ..) if moved => {
             " — but less than a line ahead a prefetch fetches nothing early: the prefetch instruction in the \
              loop, not prefetching ahead, made this difference"
         }
-        (false, true) if moved => {
+        (false, true, _) if moved => {
+            " — but prefetching the line being read, which fetches nothing early, already gains, and the distance \
+             adds no gain beyond 5% that it resolves: the prefetch instruction, not prefetching ahead, made this difference"
+        }
+        (false, false, true) if moved => {
             " — but its plateau starts within the line being read, where a prefetch fetches nothing early: \
              the prefetch instruction, not prefetching ahead, made this difference"
         }
@@ -172,6 +182,9 @@ fn effect_text(e: &bandwidth::PrefetchEffect) -> String {
         e.verdict.describe(),
         note
     );
+    if let Some(l) = line.filter(|_| moved) {
+        out.push_str(&format!("  {}\n", l.describe()));
+    }
     if let Some(look) = &e.second_look {
         use crate::analysis::second_look::SecondLook;
         let said = match look {
@@ -510,14 +523,15 @@ mod tests {
         assert!(say(&e).contains(&format!(" slows streaming reads of {} on ", bw.size_bytes)), "{}", say(&e));
     }
 
-    /// A gain that prefetching the line being read (D = 0) already gives
-    /// is the instruction's: the advice to prefetch ahead says so, with D =
-    /// 0's figure (the Zen 4 guest, 2026-11-27: nta ×1.10 at D = 512,
-    /// ×1.09 [×1.035, ×1.104] at D = 0). A D = 0 whose interval holds 1
-    /// adds nothing. Every line names the size it was measured at.
+    /// A distance is advised only where prefetching ahead adds a gain
+    /// beyond 5% over prefetching the line being read, paired repetition by
+    /// repetition (the Zen 4 guest, 2026-11-27: nta ×1.10 at D = 512 and
+    /// ×1.09 [×1.035, ×1.104] already at D = 0). Every line names the size
+    /// it was measured at, and a plateau says where the sweep ended.
     #[test]
-    fn a_gain_the_line_being_read_already_gives_is_said_to_be_the_instructions() {
-        use crate::model::outcome::bandwidth::{Effect, Outcome};
+    fn a_distance_is_advised_only_for_what_it_adds_over_the_line_being_read() {
+        use crate::analysis::plateau::Plateau;
+        use crate::model::outcome::bandwidth::{Effect, Outcome, VariantResult};
         use crate::timing::Ratio;
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/machines/amd-epyc-zen4-kvm-2vcpu/run-quick.json");
@@ -530,36 +544,60 @@ mod tests {
                 _ => None,
             })
             .unwrap();
-        let nta = |r: &crate::model::outcome::bandwidth::VariantResult| {
-            r.variant.threads == 1 && r.variant.hint == Some(crate::kernels::Hint::Nta)
+        let nta = |r: &VariantResult| r.variant.threads == 1 && r.variant.hint == Some(crate::kernels::Hint::Nta);
+        // Per repetition: the point's ratio to simd, a little noisy.
+        let set = |bw: &mut Outcome, d: u64, level: f64, low: f64| {
+            let r = bw.results.iter_mut().find(|r| nta(r) && r.variant.distance_elements == Some(d)).unwrap();
+            r.ratios_to_simd = (0..10).map(|i| level * (0.99 + 0.01 * (i % 3) as f64)).collect();
+            r.ratio_to_simd = Some(Ratio { n: 10, median: level, low, high: level * 1.02, confidence: 0.98 });
         };
-        let set_d0 = |bw: &mut Outcome, low: f64| {
-            let d0 = bw.results.iter_mut().find(|r| nta(r) && r.variant.distance_elements == Some(0)).unwrap();
-            d0.ratio_to_simd = Some(Ratio { n: 10, median: 1.08, low, high: 1.10, confidence: 0.98 });
-        };
-        set_d0(bw, 1.03);
         let mut e = bw.prefetch_effects.iter().find(|e| e.threads == 1 && e.hint == crate::kernels::Hint::Nta).unwrap().clone();
         (e.verdict, e.distance_elements, e.plateau_from, e.second_look) = (Effect::Helps, 768, None, None);
         (e.confirmed.median, e.confirmed.low, e.confirmed.high) = (1.12, 1.07, 1.17);
+        let size = bw.size_bytes;
+        // D = 0 already helps and D = 768 adds ×1.04 over it: the instruction's.
+        set(bw, 0, 1.08, 1.03);
+        set(bw, 768, 1.12, 1.07);
         let said = super::effect_advice(bw, &e, false).unwrap();
-        assert!(said.starts_with(&format!("Software prefetch (nta) helps streaming reads of {} on ", bw.size_bytes)), "{said}");
-        assert!(
-            said.contains("At D = 0 (the line being read) it already reads ×1.080 [×1.030, ×1.100] (n = 10, 98% interval): that part is the instruction's"),
-            "{said}"
-        );
-        set_d0(bw, 0.99);
+        assert!(said.starts_with("A prefetch (nta) of the line being read (D = 0) reads ×1.080 [×1.030, ×1.102]"), "{said}");
+        assert!(said.contains(&format!("over {size} on 4k pages")) && said.contains("no gain beyond 5% that it resolves: a gain beyond it is resolved for the instruction, not for the distance"), "{said}");
+        assert!(said.ends_with("it is no reason to prefetch ahead."), "{said}");
+        let table = super::effect_text(bw, &e);
+        assert!(table.contains("already gains, and the distance adds no gain beyond 5%"), "{table}");
+        assert!(table.contains("  prefetching the line being read (D = 0) reads ×1.080"), "{table}");
+        assert!(table.contains("; the distance chosen adds ×1.03"), "{table}");
+        // D = 768 adds ×1.11 over D = 0: the distance is advised, with both figures.
+        set(bw, 768, 1.20, 1.15);
         let said = super::effect_advice(bw, &e, false).unwrap();
-        assert!(said.contains("helps streaming reads") && !said.contains("At D = 0"), "{said}");
-        // A plateau that reaches the sweep's longest distance may go on.
+        assert!(said.starts_with(&format!("Software prefetch (nta) helps streaming reads of {size} on 4k pages")), "{said}");
+        assert!(said.contains("Prefetching the line being read (D = 0) reads ×1.080 [×1.030, ×1.102] (n = 10, 98% interval), and the distance adds ×1.1"), "{said}");
+        // Its plateau: a range, where the sweep ended, too noisy, or one from the line being read.
         let longest = bw.results.iter().filter(|r| nta(r)).filter_map(|r| r.variant.distance_elements).max().unwrap();
-        for (end, further) in [(longest, true), (longest - 1, false)] {
+        let mut with_plateau = |bw: &mut Outcome, start: u64, end: u64, tolerance: f64| {
             let p = bw.plateaus.iter_mut().find(|p| p.threads == 1 && p.hint == crate::kernels::Hint::Nta).unwrap();
-            p.plateau = crate::analysis::plateau::Plateau::Found { start: 256, end, points: 3, value: 1.0, tolerance: 0.02 };
-            e.plateau_from = Some(256);
-            let said = super::effect_advice(bw, &e, false).unwrap();
-            assert!(said.contains(&format!("prefetch 256..{end} elements")), "{said}");
-            assert_eq!(said.contains(", or further: the sweep ends there."), further, "{said}");
-        }
+            p.plateau = Plateau::Found { start, end, points: 3, value: 1.0, tolerance };
+            e.plateau_from = Some(start);
+            super::effect_advice(bw, &e, false).unwrap()
+        };
+        let ended = format!("; the sweep ended at D = {longest}, and longer distances were not measured.");
+        let said = with_plateau(bw, 256, longest, 0.02);
+        assert!(said.contains(&format!("prefetch 256..{longest} elements")) && said.contains(&ended), "{said}");
+        let said = with_plateau(bw, 256, longest - 1, 0.02);
+        assert!(said.contains("prefetch 256..") && !said.contains("the sweep ended"), "{said}");
+        let said = with_plateau(bw, 256, longest, 0.08);
+        assert!(said.contains("at D = 768, but the distance curve's noise (8.0%) is beyond 5%: no range"), "{said}");
+        let said = with_plateau(bw, 0, longest, 0.02);
+        assert!(said.contains("at D = 768; its plateau reaches the line being read, so no range"), "{said}");
+        // D = 0 within the noise of simd, D = 768 not beyond it by 5%: the
+        // gain at D = 768 stands, with what it adds over the line being read.
+        e.plateau_from = None;
+        bw.plateaus.iter_mut().find(|p| p.threads == 1 && p.hint == crate::kernels::Hint::Nta).unwrap().plateau =
+            Plateau::NoPlateau { longest_run: 1, tolerance: 0.02 };
+        set(bw, 0, 1.08, 0.99);
+        set(bw, 768, 1.12, 1.07);
+        let said = super::effect_advice(bw, &e, false).unwrap();
+        assert!(said.starts_with("Software prefetch (nta) helps streaming reads") && said.contains("no plateau"), "{said}");
+        assert!(said.contains("and the distance adds ×1.0"), "{said}");
     }
 
     /// The Zen 4 recording's next quick run: nta ×1.150 at D = 512 inside a
