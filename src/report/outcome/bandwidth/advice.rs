@@ -289,15 +289,7 @@ mod tests {
         crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
     }
 
-    fn bandwidth(doc: &mut crate::model::Document) -> &mut Outcome {
-        doc.experiments
-            .iter_mut()
-            .find_map(|r| match r.outcome.as_mut() {
-                Some(crate::model::outcome::Outcome::Bandwidth(b)) => Some(b),
-                _ => None,
-            })
-            .unwrap()
-    }
+    use super::super::tests::bandwidth_mut as bandwidth;
 
     /// The recording's references agree with its simd and its probe: its
     /// verdicts stand. A plain simd 20% faster than the reference beside

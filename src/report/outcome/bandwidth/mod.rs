@@ -418,6 +418,17 @@ impl super::Render for Outcome {
 
 #[cfg(test)]
 mod tests {
+    /// The bandwidth outcome of a document, to change in a test.
+    pub(super) fn bandwidth_mut(doc: &mut crate::model::Document) -> &mut crate::model::outcome::bandwidth::Outcome {
+        doc.experiments
+            .iter_mut()
+            .find_map(|r| match r.outcome.as_mut() {
+                Some(crate::model::outcome::Outcome::Bandwidth(b)) => Some(b),
+                _ => None,
+            })
+            .unwrap()
+    }
+
     /// The Intel recording's sweep: nta is within the noise at D = 0 but costs
     /// 37–61% from D = 256 on; t0 costs 2–5% from D = 512 on. The advice
     /// says so, and no longer says nta "makes no difference".
@@ -536,14 +547,7 @@ mod tests {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/machines/amd-epyc-zen4-kvm-2vcpu/run-quick.json");
         let mut doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
-        let bw: &mut Outcome = doc
-            .experiments
-            .iter_mut()
-            .find_map(|r| match r.outcome.as_mut() {
-                Some(crate::model::outcome::Outcome::Bandwidth(b)) => Some(b),
-                _ => None,
-            })
-            .unwrap();
+        let bw: &mut Outcome = bandwidth_mut(&mut doc);
         let nta = |r: &VariantResult| r.variant.threads == 1 && r.variant.hint == Some(crate::kernels::Hint::Nta);
         // Per repetition: the point's ratio to simd, a little noisy.
         let set = |bw: &mut Outcome, d: u64, level: f64, low: f64| {
@@ -612,14 +616,7 @@ mod tests {
             .join("tests/data/machines/intel-xeon-m167-kvm-2vcpu/run-quick.json");
         let mut doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
         fn nta(doc: &mut crate::model::Document) -> &mut crate::model::outcome::bandwidth::PrefetchEffect {
-            let bw = doc
-                .experiments
-                .iter_mut()
-                .find_map(|r| match r.outcome.as_mut() {
-                    Some(crate::model::outcome::Outcome::Bandwidth(b)) => Some(b),
-                    _ => None,
-                })
-                .unwrap();
+            let bw = bandwidth_mut(doc);
             bw.results.retain(|r| r.variant.hint != Some(crate::kernels::Hint::Nta));
             bw.prefetch_effects.iter_mut().find(|e| e.threads == 1 && e.hint == crate::kernels::Hint::Nta).unwrap()
         }
