@@ -131,9 +131,8 @@ fn helps_advice(bw: &Outcome, e: &bandwidth::PrefetchEffect) -> String {
     let m = MIN_ADVISED_CHANGE;
     let (r, size, hint, pages) = (ratio_text(&e.confirmed), bw.size_bytes, e.hint, e.pages);
     let line = at_the_line_being_read(bw, e);
-    let adds = line.as_ref().is_some_and(AtTheLine::distance_adds);
-    let line_helps = line.as_ref().is_some_and(AtTheLine::gains_alone);
-    if e.within_a_line() || (!adds && e.plateau_from.is_some_and(|d| d < 8) && !line_helps) {
+    let credit = credit(e, line.as_ref());
+    if matches!(credit, Credit::WithinALine | Credit::Plateau) {
         let chosen = match e.plateau_from {
             Some(from) if from < 8 => format!("D = {from}..{} alike", e.distance_elements),
             _ => format!("D = {}", e.distance_elements),
@@ -143,7 +142,7 @@ fn helps_advice(bw: &Outcome, e: &bandwidth::PrefetchEffect) -> String {
              the instruction, not prefetching ahead, made this difference; it is no reason to prefetch."
         );
     }
-    if let (Some(l), false, true) = (&line, adds, line_helps) {
+    if let (Some(l), Credit::LineBeingRead) = (&line, credit) {
         let ahead = l.ahead.map(|a| format!(" adds {} over it", ratio_text(&a))).unwrap_or_default();
         return format!(
             "A prefetch ({hint}) of the line being read (D = {}) reads {} against plain simd over {size} on {pages} pages, \
@@ -193,14 +192,42 @@ fn helps_advice(bw: &Outcome, e: &bandwidth::PrefetchEffect) -> String {
     }
 }
 
+/// The distance sweep of one hint on one page policy and thread count.
+fn curve(bw: &Outcome, pages: PagePolicy, threads: usize, hint: Hint) -> impl Iterator<Item = &bandwidth::VariantResult> {
+    bw.results.iter().filter(move |r| r.variant.pages == pages && r.variant.threads == threads && r.variant.hint == Some(hint))
+}
+
 /// The longest distance the sweep measured for the pages, threads and
 /// hint of `e`: a plateau that reaches it may go on beyond.
 fn longest_distance(bw: &Outcome, e: &bandwidth::PrefetchEffect) -> Option<u64> {
-    bw.results
-        .iter()
-        .filter(|r| r.variant.pages == e.pages && r.variant.threads == e.threads && r.variant.hint == Some(e.hint))
-        .filter_map(|r| r.variant.distance_elements)
-        .max()
+    curve(bw, e.pages, e.threads, e.hint).filter_map(|r| r.variant.distance_elements).max()
+}
+
+/// What a gain at the chosen distance is credited to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Credit {
+    /// The distance chosen is within the line being read.
+    WithinALine,
+    /// Prefetching the line being read already gains, and the distance
+    /// adds no gain beyond 5% over it, paired.
+    LineBeingRead,
+    /// Where the line being read shows no gain of its own, or was not
+    /// measured: the plateau starts within the line being read, and the
+    /// distance adds nothing beyond 5% that was measured.
+    Plateau,
+    /// The distance.
+    Distance,
+}
+
+/// The one rule both the advice and the report's effect line follow.
+pub(super) fn credit(e: &bandwidth::PrefetchEffect, line: Option<&AtTheLine>) -> Credit {
+    let adds = line.is_some_and(AtTheLine::distance_adds);
+    match line {
+        _ if e.within_a_line() => Credit::WithinALine,
+        Some(l) if !adds && l.gains_alone() => Credit::LineBeingRead,
+        _ if !adds && e.gain_is_the_instructions() => Credit::Plateau,
+        _ => Credit::Distance,
+    }
 }
 
 /// Prefetching the line being read, beside the distance chosen.
@@ -241,13 +268,9 @@ impl AtTheLine {
 /// The sweep's point within the line being read for the pages, threads
 /// and hint of `e`, if one was measured, and the chosen distance against it.
 pub(super) fn at_the_line_being_read(bw: &Outcome, e: &bandwidth::PrefetchEffect) -> Option<AtTheLine> {
-    let curve = || {
-        bw.results
-            .iter()
-            .filter(|r| r.variant.pages == e.pages && r.variant.threads == e.threads && r.variant.hint == Some(e.hint))
-    };
-    let line = curve().filter(|r| r.variant.distance_elements.is_some_and(|d| d < 8)).min_by_key(|r| r.variant.distance_elements)?;
-    let chosen = curve().find(|r| r.variant.distance_elements == Some(e.distance_elements))?;
+    let sweep = || curve(bw, e.pages, e.threads, e.hint);
+    let line = sweep().filter(|r| r.variant.distance_elements.is_some_and(|d| d < 8)).min_by_key(|r| r.variant.distance_elements)?;
+    let chosen = sweep().find(|r| r.variant.distance_elements == Some(e.distance_elements))?;
     let odd = |v: &[f64]| v.iter().skip(1).step_by(2).copied().collect::<Vec<f64>>();
     Some(AtTheLine {
         distance: line.variant.distance_elements.unwrap_or(0),
@@ -260,12 +283,8 @@ pub(super) fn at_the_line_being_read(bw: &Outcome, e: &bandwidth::PrefetchEffect
 /// from some D on is slower than adjacent simd (each interval below ×1),
 /// whatever the distance the verdict above was chosen at.
 fn harm_over_the_sweep(bw: &Outcome, pages: PagePolicy, threads: usize, hint: Hint) -> Option<String> {
-    let points: Vec<(u64, crate::timing::Ratio)> = bw
-        .results
-        .iter()
-        .filter(|r| r.variant.pages == pages && r.variant.threads == threads && r.variant.hint == Some(hint))
-        .filter_map(|r| Some((r.variant.distance_elements?, r.ratio_to_simd?)))
-        .collect();
+    let points: Vec<(u64, crate::timing::Ratio)> =
+        curve(bw, pages, threads, hint).filter_map(|r| Some((r.variant.distance_elements?, r.ratio_to_simd?))).collect();
     let s = crate::analysis::sweep::below_from(&points)?;
     Some(format!(
         "Software prefetch ({hint}) slows streaming reads of {} on {pages} pages, {threads} thread(s), at every distance from D = {} on ({} distances): {:.0}% to {:.0}% against plain simd, each interval below ×1: do not use it for streams of that size here.",

@@ -154,23 +154,21 @@ fn effect_text(o: &Outcome, e: &bandwidth::PrefetchEffect) -> String {
     let line = if e.within_a_line() { None } else { advice::at_the_line_being_read(o, e) };
     // The distance is credited only with what it adds over the line being
     // read, paired; where that was not measured, the plateau decides.
-    let by_the_line = line.as_ref().is_some_and(|l| !l.distance_adds() && l.gains_alone());
-    let by_the_plateau =
-        e.gain_is_the_instructions() && line.as_ref().is_none_or(|l| !l.distance_adds());
-    let note = match (e.within_a_line(), by_the_line, by_the_plateau) {
-        (true, ..) if moved => {
+    let note = match advice::credit(e, line.as_ref()) {
+        _ if !moved => "",
+        advice::Credit::WithinALine => {
             " — but less than a line ahead a prefetch fetches nothing early: the prefetch instruction in the \
              loop, not prefetching ahead, made this difference"
         }
-        (false, true, _) if moved => {
+        advice::Credit::LineBeingRead => {
             " — but prefetching the line being read, which fetches nothing early, already gains, and the distance \
              adds no gain beyond 5% that it resolves: the prefetch instruction, not prefetching ahead, made this difference"
         }
-        (false, false, true) if moved => {
+        advice::Credit::Plateau => {
             " — but its plateau starts within the line being read, where a prefetch fetches nothing early: \
              the prefetch instruction, not prefetching ahead, made this difference"
         }
-        _ => "",
+        advice::Credit::Distance => "",
     };
     let mut out = format!(
         "prefetch {} at D = {} (chosen on even repetitions) vs adjacent simd, {} pages, {} thread(s): {} on the odd repetitions: {}{}\n",
