@@ -255,7 +255,7 @@ fn huge_page_latency_advice(lat: &latency::Outcome) -> Vec<String> {
             // Within the noise: "no change" only from an interval inside
             // ±5%; a wider one holds changes it cannot tell from none.
             _ if last.ratio.inside(MIN_ADVISED_CHANGE) => format!(
-                "Huge pages ({b}) change random-access latency against {a} by no more than the noise or {:.0}% at {}, {r}.",
+                "Huge pages ({b}) change random-access latency against {a} by no more than {:.0}% at {}, {r}.",
                 MIN_ADVISED_CHANGE * 100.0,
                 last.size_bytes
             ),
@@ -389,7 +389,7 @@ mod tests {
     }
 
     /// The huge-page line from where the largest size's interval lies:
-    /// inside ±5% "no more than the noise", across 5% and 1 "not resolved"
+    /// inside ±5% "by no more than 5%", across 5% and 1 "not resolved"
     /// (the third run of 2026-11-25: ×0.927 [×0.869, ×1.002] said "no more
     /// than the noise" beside two runs that cut by 2–3%), below 1 a cut.
     #[test]
@@ -407,9 +407,9 @@ mod tests {
             super::huge_page_latency_advice(&o).join("\n")
         };
         let wide = said(0.927, 0.869, 1.002);
-        assert!(wide.contains(": not resolved, ×0.927") && !wide.contains("no more than the noise"), "{wide}");
+        assert!(wide.contains(": not resolved, ×0.927") && !wide.contains("by no more than"), "{wide}");
         let narrow = said(0.99, 0.97, 1.01);
-        assert!(narrow.contains("by no more than the noise or 5%"), "{narrow}");
+        assert!(narrow.contains("by no more than 5% at "), "{narrow}");
         let cut = said(0.971, 0.931, 0.992);
         assert!(cut.contains("cut random-access latency against 4k by 3%"), "{cut}");
     }

@@ -94,9 +94,12 @@ pub(super) fn effect_advice(bw: &Outcome, e: &bandwidth::PrefetchEffect, harmed:
                 m * 100.0
             ));
         }
-        // The point chosen says nothing; the sweep may have said it hurts.
+        // The whole interval inside ±5%: whether or not it holds 1, the
+        // change is too small to be worth an instruction (one sentence for
+        // both, which a resolved 2% and an unresolved 1% share). The sweep
+        // may have said it hurts.
         return (!harmed).then(|| format!(
-            "Software prefetch ({}) gives streaming reads of {} on {} pages no change beyond the noise or above {:.0}%, {r}: the hardware prefetchers already keep up.",
+            "Software prefetch ({}) changes streaming reads of {} on {} pages by no more than {:.0}%, {r}: not worth an instruction, the hardware prefetchers keep up to within it.",
             e.hint,
             bw.size_bytes,
             e.pages,

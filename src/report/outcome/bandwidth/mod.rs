@@ -505,7 +505,7 @@ mod tests {
         // Both intervals reach past +5%: neither supports "no change".
         assert!(lines[0][0].starts_with("Software prefetch (nta) on streaming reads of "), "{lines:?}");
         assert!(lines[0][0].contains("on 4k pages: not resolved"), "{lines:?}");
-        assert!(lines[2][0].contains("no change beyond the noise or above 5%"), "{lines:?}");
+        assert!(lines[2][0].contains("by no more than 5%, ×"), "{lines:?}");
     }
 
     /// One sentence per place of the interval against ±5%: across the 5%
@@ -527,7 +527,7 @@ mod tests {
             assert!(say(&e).contains(": not resolved, ×"), "{median}: {}", say(&e));
         }
         (e.verdict, e.confirmed.median, e.confirmed.low, e.confirmed.high) = (Effect::Helps, 1.03, 1.01, 1.04);
-        assert!(say(&e).contains("no change beyond the noise or above 5%"), "{}", say(&e));
+        assert!(say(&e).contains("by no more than 5%, ×"), "{}", say(&e));
         (e.verdict, e.confirmed.median, e.confirmed.low, e.confirmed.high) = (Effect::Hurts, 0.90, 0.88, 0.93);
         assert!(say(&e).contains(&format!(" slows streaming reads of {} on ", bw.size_bytes)), "{}", say(&e));
     }
