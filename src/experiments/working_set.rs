@@ -63,8 +63,8 @@ impl Params {
         let total = super::budget::memory_size(machine, 8, Bytes(256 * MIB), 5).0 / (6 * MIB) * (6 * MIB);
         // Twelve samples over three placements: the interval is then the
         // middle eight ratios (with six it is all six, from min to max),
-        // so one placement's luck does not set its ends (BENCHMARKS.md has
-        // what that did to the verdict from run to run).
+        // so no single pair sets its ends (BENCHMARKS.md has what that did
+        // to the verdict from run to run).
         let (repetitions, min_sample_s, allocations) = match preset {
             Preset::Quick => (12, 0.02, 3),
             Preset::Default => (12, 0.05, 3),

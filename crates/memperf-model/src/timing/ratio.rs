@@ -25,7 +25,7 @@ pub struct Ratio {
 pub const MIN_PAIRS_FOR_VERDICT: usize = 5;
 
 /// The smallest change advice is given for (a prefetch, a page policy):
-/// "no change" needs the whole interval inside ±5%, a verdict the whole
+/// "by no more than 5%" needs the whole interval inside ±5%, a verdict the whole
 /// interval beyond it; an interval across it is "not resolved".
 pub const MIN_ADVISED_CHANGE: f64 = 0.05;
 

@@ -471,7 +471,8 @@ mod tests {
     /// The Zen 4 recording's nta at D = 768: ×1.008 [×1.002, ×1.134] in one
     /// quick run ("helps"), ×1.011 [×0.895, ×1.191] in the next ("no
     /// difference"): both now read as one sentence, "not resolved", since
-    /// both intervals hold changes over 5%; one inside ±5% reads "no change".
+    /// both intervals hold changes over 5%; one inside ±5% reads "by no more
+    /// than 5%".
     #[test]
     fn a_change_under_five_percent_reads_the_same_on_either_side_of_one() {
         use crate::model::outcome::bandwidth::{Effect, PrefetchEffect};
