@@ -50,10 +50,7 @@ fn reference_disagrees(bw: &Outcome, e: &bandwidth::PrefetchEffect, probe_bps: O
     let same = |v: &bandwidth::Variant| v.pages == e.pages && v.threads == e.threads;
     let plain = bw.results.iter().find(|r| same(&r.variant) && r.variant.kernel == StreamShape::Simd)?;
     let plain_bps = plain.bytes_per_s.median;
-    let beside: Vec<f64> = bw
-        .results
-        .iter()
-        .filter(|r| same(&r.variant) && r.variant.hint == Some(e.hint))
+    let beside: Vec<f64> = curve(bw, e.pages, e.threads, e.hint)
         .flat_map(|r| r.samples_s.iter().zip(&r.ratios_to_simd).map(|(s, q)| r.bytes_per_sample as f64 / s / q))
         .collect();
     let beside_bps = crate::timing::stats::median(&beside)?;
@@ -196,7 +193,7 @@ fn helps_advice(bw: &Outcome, e: &bandwidth::PrefetchEffect) -> String {
 }
 
 /// The distance sweep of one hint on one page policy and thread count.
-fn curve(bw: &Outcome, pages: PagePolicy, threads: usize, hint: Hint) -> impl Iterator<Item = &bandwidth::VariantResult> {
+pub(super) fn curve(bw: &Outcome, pages: PagePolicy, threads: usize, hint: Hint) -> impl Iterator<Item = &bandwidth::VariantResult> {
     bw.results.iter().filter(move |r| r.variant.pages == pages && r.variant.threads == threads && r.variant.hint == Some(hint))
 }
 
@@ -274,7 +271,7 @@ pub(super) fn at_the_line_being_read(bw: &Outcome, e: &bandwidth::PrefetchEffect
     let sweep = || curve(bw, e.pages, e.threads, e.hint);
     let line = sweep().filter(|r| r.variant.distance_elements.is_some_and(|d| d < 8)).min_by_key(|r| r.variant.distance_elements)?;
     let chosen = sweep().find(|r| r.variant.distance_elements == Some(e.distance_elements))?;
-    let odd = |v: &[f64]| v.iter().skip(1).step_by(2).copied().collect::<Vec<f64>>();
+    let odd = |v: &[f64]| crate::analysis::second_look::half(v, 1);
     Some(AtTheLine {
         distance: line.variant.distance_elements.unwrap_or(0),
         vs_simd: line.ratio_to_simd?,
