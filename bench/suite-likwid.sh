@@ -22,12 +22,16 @@
 # free memory holds), and on a guest faster the more pages share a block.
 #
 # Free memory is compacted (/proc/sys/vm/compact_memory, as root) before
-# each likwid-bench repetition and before each run, so each process starts
-# from whole free blocks, not the scattered pages the one before left in
-# the free lists. Without it, one likwid-bench read 16.3 GB/s on 7.9 pages
-# a block, the next ones 20.7 on 16 (Zen 4 guest, 2026-11-27). The suite
-# maps its read arrays after its earlier experiments freed their memory,
-# in the same process, so its frames are its own either way. COMPACT=0
+# each likwid-bench repetition and before each run, so fewer of the
+# scattered pages the one before left in the free lists remain for the
+# next. Without it, one likwid-bench read 16.3 GB/s on 7.9 pages a block,
+# the next ones 20.7 on 16 (Zen 4 guest, 2026-11-27). It does not make
+# the two sides' frames alike: after it likwid-bench still got 10–32 pages
+# a block in most processes, and 178–246 (and 27–28 GB/s) only after
+# another process's large allocation had used the scattered pages up
+# (BENCHMARKS.md); the suite maps its read arrays after its earlier
+# experiments did just that, in the same process. So read each ratio with
+# the two sides' pages per block beside it. COMPACT=0
 # leaves free memory as it is; where it cannot be compacted (not root, a
 # read-only /proc/sys) the script says so once and goes on without.
 #
