@@ -26,8 +26,8 @@
 # scattered pages the one before left in the free lists remain for the
 # next. Without it, one likwid-bench read 16.3 GB/s on 7.9 pages a block,
 # the next ones 20.7 on 16 (Zen 4 guest, 2026-11-27). It does not make
-# the two sides' frames alike: after it likwid-bench still got 10–32 pages
-# a block in most processes, and 178–246 (and 27–28 GB/s) only after
+# the two sides' frames alike: after it likwid-bench got 9–34 pages a
+# block in most processes, 55–59 in some, and 178–246 (27–28 GB/s) after
 # another process's large allocation had used the scattered pages up
 # (BENCHMARKS.md); the suite maps its read arrays after its earlier
 # experiments did just that, in the same process. So read each ratio with
