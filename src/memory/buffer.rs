@@ -116,6 +116,42 @@ impl Buffer {
         self.backing.pages_per_2mib_block = super::layout::pages_per_2mib_block(self.ptr, self.len);
     }
 
+    /// Maps a THP region's huge pages with 4 KiB entries and leaves every
+    /// frame where it is: 4 KiB pages over whole 2 MiB blocks, in physical
+    /// order. Changing the protection of one 4 KiB page of a huge mapping
+    /// splits its PMD into 512 PTEs over the same frames; the protection
+    /// is put back at once, and MADV_NOHUGEPAGE keeps khugepaged from
+    /// collapsing them again. Reads the backing back (its huge bytes are
+    /// then 0, its frames in order where they were huge).
+    pub fn split_huge_mappings(&mut self) -> Result<()> {
+        if self.backing.requested != PagePolicy::Thp {
+            return Err(Error::usage(format!(
+                "only a thp region's mappings split, not a {} one",
+                self.backing.requested
+            )));
+        }
+        let rw = libc::PROT_READ | libc::PROT_WRITE;
+        let ptr = self.ptr as *mut libc::c_void;
+        // SAFETY: [ptr, ptr+len) is this region's own read-write mapping
+        // (2 MiB aligned); each 4 KiB page made read-only is made
+        // read-write again before anything can write it.
+        let ok = unsafe {
+            libc::madvise(ptr, self.len, libc::MADV_NOHUGEPAGE) == 0
+                && (0..self.len).step_by(2 << 20).all(|off| {
+                    let page = self.ptr.add(off) as *mut libc::c_void;
+                    libc::mprotect(page, 4096, libc::PROT_READ) == 0 && libc::mprotect(page, 4096, rw) == 0
+                })
+        };
+        if !ok {
+            return Err(Error::unsatisfiable(
+                format!("cannot map the thp region with 4 KiB pages: {}", os_error()),
+                "check ulimit -v and vm.max_map_count",
+            ));
+        }
+        self.read_back();
+        Ok(())
+    }
+
     pub fn backing(&self) -> &Backing {
         &self.backing
     }

@@ -55,6 +55,37 @@ mod tests {
         assert_eq!(r.as_ptr() as usize % (2 * MIB as usize), 0, "every region starts on a 2 MiB boundary");
     }
 
+    /// A THP region mapped again with 4 KiB entries keeps its frames:
+    /// where it had huge pages, its 4 KiB pages then lie in physical
+    /// order, whole blocks of them, and none is huge any more.
+    #[test]
+    fn split_huge_mappings_keep_the_frames_in_order() {
+        let mut r = Buffer::new(PagePolicy::Thp, Bytes(16 * MIB)).unwrap();
+        let huge = r.backing().huge_fraction.expect("smaps readable");
+        r.as_mut_slice::<u64>().iter_mut().enumerate().for_each(|(i, x)| *x = i as u64);
+        r.split_huge_mappings().unwrap();
+        assert_eq!(r.backing().huge_bytes, Some(Bytes(0)), "no huge mapping left (it had {:.0}%)", huge * 100.0);
+        assert_eq!(r.backing().page_size_bytes, Some(Bytes(4096)));
+        assert!(r.as_slice::<u64>().iter().enumerate().all(|(i, &x)| x == i as u64), "the bytes kept");
+        // Still writable: a read-only page left behind would fault here.
+        r.as_mut_slice::<u64>()[7] = 1;
+        assert!(Buffer::new(PagePolicy::Small, Bytes(MIB)).unwrap().split_huge_mappings().is_err(), "thp only");
+        // Where the kernel gave fewer huge pages (THP off, fragmented
+        // memory) the frames lie as it placed them, which no test can
+        // expect.
+        if huge < 0.99 {
+            return;
+        }
+        let Some(order) = r.backing().in_order_fraction else {
+            return crate::test_support::skip(
+                "pagemap hides frame numbers without CAP_SYS_ADMIN (in the initial user namespace)",
+                "run the tests as root (CI does)",
+            );
+        };
+        assert!(order > 0.99, "{order:.3} of the pages in order");
+        assert_eq!(r.backing().pages_per_2mib_block, Some(512.0));
+    }
+
     #[test]
     fn thp_region_reports_its_real_coverage() {
         let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();

@@ -7,7 +7,10 @@
 //! draw. The arrays are measured round by round, shuffled, with the first
 //! beside the others as their reference, so the host's drift hits them
 //! alike; the headline of each thread count is then the median over the
-//! arrays, per round.
+//! arrays, per round. One more array is read beside them and kept out of
+//! the headline: 4 KiB pages over whole 2 MiB blocks in physical order
+//! (huge pages mapped again with 4 KiB entries), the layout a program
+//! gets on unfragmented memory, so the run shows both ends.
 
 use super::*;
 
@@ -20,6 +23,31 @@ pub(super) fn extra_arrays(p: &Params, widest: &Team, clock: &dyn Clock) -> Resu
     (1..p.frame_sets).map(|_| Array::new(PagePolicy::Small, p.size_bytes, 1, widest, 0, clock)).collect()
 }
 
+/// The array of whole 2 MiB blocks with its 4 KiB pages in physical order:
+/// a THP array filled like the others, then mapped with 4 KiB entries.
+/// `None` where the kernel did not give every block a huge page (THP off,
+/// or memory too fragmented): then no whole blocks can be had.
+pub(super) fn blocks_in_order(p: &Params, widest: &Team, clock: &dyn Clock) -> Result<Option<Array>> {
+    if !measures_frames(p) {
+        return Ok(None);
+    }
+    let mut a = Array::new(PagePolicy::Thp, p.size_bytes, 1, widest, 0, clock)?;
+    if a.region.backing().huge_fraction.unwrap_or(0.0) < 0.99 {
+        return Ok(None);
+    }
+    a.region.split_huge_mappings()?;
+    Ok(Some(a))
+}
+
+/// Arrays of 4 KiB pages the frame sets map beyond the kernels' read array.
+pub(super) fn extra_small_arrays(p: &Params) -> u64 {
+    if measures_frames(p) {
+        p.frame_sets as u64 - 1
+    } else {
+        0
+    }
+}
+
 /// Frame sets are read on 4 KiB pages (where frames scatter), with `simd`
 /// asked for, when more than one set is asked for.
 pub(super) fn measures_frames(p: &Params) -> bool {
@@ -27,35 +55,38 @@ pub(super) fn measures_frames(p: &Params) -> bool {
 }
 
 /// Per thread count, one variant per array (the first is the reference of
-/// the others): `(threads, array)` in order.
-fn variants(p: &Params) -> Vec<(usize, usize)> {
-    p.threads.iter().flat_map(|&t| (0..p.frame_sets).map(move |a| (t, a))).collect()
+/// the others): `(threads, array)` in order, over `arrays` arrays (the
+/// frame sets, then the blocks in order where they were built).
+fn variants(p: &Params, arrays: usize) -> Vec<(usize, usize)> {
+    p.threads.iter().flat_map(|&t| (0..arrays).map(move |a| (t, a))).collect()
 }
 
 fn references(vs: &[(usize, usize)]) -> Vec<Option<usize>> {
     vs.iter().map(|&(t, a)| if a == 0 { None } else { vs.iter().position(|&v| v == (t, 0)) }).collect()
 }
 
-/// Every array read by `simd` at every thread count, interleaved.
+/// Every array read by `simd` at every thread count, interleaved: the
+/// first, the `others`, then the blocks in order where they were built.
 pub(super) fn measure(
     p: &Params,
     ctx: &Bench,
     first: &Array,
     others: &[Array],
+    in_order: Option<&Array>,
     teams: &[(usize, Team)],
 ) -> Result<Vec<FrameSets>> {
     if others.is_empty() {
         return Ok(Vec::new());
     }
     let (kernel, _) = stream_kernel(StreamShape::Simd, None)?;
-    let expected_pass = pattern_sum(0, first.len);
     let moved = std::cell::Cell::new(0);
-    let vs = variants(p);
-    let arrays: Vec<&Array> = std::iter::once(first).chain(others).collect();
+    let arrays: Vec<&Array> = std::iter::once(first).chain(others).chain(in_order).collect();
+    let vs = variants(p, arrays.len());
     let mut closures: Vec<schedule::Variant> = vs
         .iter()
         .map(|&(t, a)| {
             let team = &teams.iter().find(|(n, _)| *n == t).expect("built").1;
+            let expected_pass = pattern_sum(0, arrays[a].len);
             read_sample(kernel, arrays[a].slices(t, 0), team, ctx, &moved, expected_pass)
         })
         .collect();
@@ -67,36 +98,42 @@ pub(super) fn measure(
     if moved.get() > 0 {
         ctx.warn(Caution::Migrated { samples: moved.get() });
     }
-    let bytes = first.len as f64 * 8.0;
-    Ok(p.threads.iter().map(|&t| frame_sets(t, &vs, &series, bytes, &arrays)).collect())
+    Ok(p.threads.iter().map(|&t| frame_sets(t, &vs, &series, &arrays, p.frame_sets)).collect())
 }
 
 /// The arrays of one thread count: each one's rate and ratio to the first,
-/// and the per-round median over them.
+/// and the per-round median over the first `sets` (the blocks in order,
+/// the array after them, stand apart).
 fn frame_sets(
     threads: usize,
     vs: &[(usize, usize)],
     series: &[schedule::Series],
-    bytes_per_pass: f64,
     arrays: &[&Array],
+    sets: usize,
 ) -> FrameSets {
     let of: Vec<usize> = (0..vs.len()).filter(|&i| vs[i].0 == threads).collect();
-    let rates: Vec<Vec<f64>> = of
-        .iter()
-        .map(|&i| series[i].samples_s.iter().map(|s| bytes_per_pass * series[i].iters as f64 / s).collect())
-        .collect();
-    let sets = of
-        .iter()
-        .zip(&rates)
-        .map(|(&i, r)| {
-            FrameSet {
-                bytes_per_s: Summary::of(r).expect("at least one finite sample"),
-                ratio_to_first: Ratio::of(&series[i].speed_over_reference()),
-                pages_per_2mib_block: arrays[vs[i].1].region.backing().pages_per_2mib_block,
-            }
-        })
-        .collect();
-    FrameSets { pages: PagePolicy::Small, threads, arrays: sets, round_medians_bytes_per_s: round_medians(&rates) }
+    let rate = |i: usize| -> Vec<f64> {
+        let bytes = arrays[vs[i].1].len as f64 * 8.0;
+        series[i].samples_s.iter().map(|s| bytes * series[i].iters as f64 / s).collect()
+    };
+    let set = |i: usize| {
+        let backing = arrays[vs[i].1].region.backing();
+        FrameSet {
+            bytes_per_s: Summary::of(&rate(i)).expect("at least one finite sample"),
+            ratio_to_first: Ratio::of(&series[i].speed_over_reference()),
+            pages_per_2mib_block: backing.pages_per_2mib_block,
+            in_order_fraction: backing.in_order_fraction,
+        }
+    };
+    let (kept, apart): (Vec<usize>, Vec<usize>) = of.iter().partition(|&&i| vs[i].1 < sets);
+    let rates: Vec<Vec<f64>> = kept.iter().map(|&i| rate(i)).collect();
+    FrameSets {
+        pages: PagePolicy::Small,
+        threads,
+        arrays: kept.iter().map(|&i| set(i)).collect(),
+        round_medians_bytes_per_s: round_medians(&rates),
+        blocks_in_order: apart.first().map(|&i| set(i)),
+    }
 }
 
 /// Per round, the median of the arrays' rates in that round.
@@ -114,12 +151,12 @@ pub(super) fn estimate_s(p: &Params, r: &Rates) -> f64 {
     if !measures_frames(p) {
         return 0.0;
     }
-    let vs = variants(p);
+    let vs = variants(p, p.frame_sets + 1);
     let unit: Vec<f64> = vs.iter().map(|&(t, _)| p.size_bytes.0 as f64 / r.read_bps(t)).collect();
     let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
     plan.reference_of = references(&vs);
-    let extra = Bytes(p.size_bytes.0 * (p.frame_sets as u64 - 1));
-    schedule::estimate_s(&plan, &unit, &unit) + r.fault_s(extra, PagePolicy::Small)
+    let extra = Bytes(p.size_bytes.0 * extra_small_arrays(p));
+    schedule::estimate_s(&plan, &unit, &unit) + r.fault_s(extra, PagePolicy::Small) + r.fault_s(p.size_bytes, PagePolicy::Thp)
 }
 
 #[cfg(test)]
@@ -129,7 +166,7 @@ mod tests {
     #[test]
     fn each_array_of_a_thread_count_is_compared_with_its_first() {
         let p = Params { threads: vec![1, 2], frame_sets: 3, ..super::super::tests::frames_params() };
-        let vs = variants(&p);
+        let vs = variants(&p, 3);
         assert_eq!(vs, vec![(1, 0), (1, 1), (1, 2), (2, 0), (2, 1), (2, 2)]);
         assert_eq!(references(&vs), vec![None, Some(0), Some(0), None, Some(3), Some(3)]);
     }

@@ -150,7 +150,8 @@ impl Experiment for Bandwidth {
     fn mapped(p: &Params) -> Vec<(crate::memory::PagePolicy, u64)> {
         let mut m: Vec<_> = p.pages.iter().map(|&pol| (pol, p.size_bytes.round_up(pol.page_size().0).0)).collect();
         if frames::measures_frames(p) {
-            m.push((PagePolicy::Small, p.size_bytes.round_up(4096).0 * (p.frame_sets as u64 - 1)));
+            m.push((PagePolicy::Small, p.size_bytes.round_up(4096).0 * frames::extra_small_arrays(p)));
+            m.push((PagePolicy::Thp, p.size_bytes.round_up(PagePolicy::Thp.page_size().0).0));
         }
         m
     }
@@ -327,7 +328,8 @@ fn measure_frame_sets(
     };
     let mut others = frames::extra_arrays(p, widest, ctx.clock)?;
     others.iter_mut().for_each(|a| a.region.read_back());
-    frames::measure(p, ctx, first, &others, teams)
+    let in_order = frames::blocks_in_order(p, widest, ctx.clock)?;
+    frames::measure(p, ctx, first, &others, in_order.as_ref(), teams)
 }
 
 /// Per thread count, the samples in which a thread left its CPU.

@@ -74,10 +74,11 @@ impl options::Options for Options {
 
 /// The arrays of all base-page policies must fit in available memory: one
 /// per policy, four more when a write kernel is asked for, and the frame
-/// sets beyond the first.
+/// sets beyond the first with the blocks in order.
 fn check_memory(p: &Params, machine: &Fingerprint) -> Result<()> {
     let per_policy = if p.kernels.iter().any(|k| k.writes()) { 5 } else { 1 };
-    let frames = if super::frames::measures_frames(p) { p.frame_sets as u64 - 1 } else { 0 };
+    // The frame sets' extra arrays, and the blocks in order beside them.
+    let frames = super::frames::extra_small_arrays(p) + u64::from(super::frames::measures_frames(p));
     let arrays = (per_policy * p.pages.iter().filter(|pol| !pol.uses_hugetlb_pool()).count() as u64).saturating_add(frames);
     let avail = machine.memory_available_bytes;
     crate::memory::check_fits(

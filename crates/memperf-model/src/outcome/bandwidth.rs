@@ -217,6 +217,13 @@ pub struct FrameSets {
     /// Per round, the median of the arrays' rates: the samples of the
     /// headline of this policy and thread count.
     pub round_medians_bytes_per_s: Vec<f64>,
+    /// One more array beside them, outside the headline: 4 KiB pages over
+    /// whole 2 MiB blocks in physical order (huge pages mapped again with
+    /// 4 KiB entries), the layout a program gets on unfragmented memory;
+    /// its ratio is to the first array. `None` where no huge pages could
+    /// be had to build it, or in documents before it was measured.
+    #[serde(default)]
+    pub blocks_in_order: Option<FrameSet>,
 }
 
 /// One array's read rate, and its ratio to the first array's sample taken
@@ -228,6 +235,10 @@ pub struct FrameSet {
     /// Of its 4 KiB pages, how many share each 2 MiB block of physical
     /// memory their frames lie in (where pagemap shows frames).
     pub pages_per_2mib_block: Option<f64>,
+    /// Of neighbouring 4 KiB pages, the fraction whose frame follows the
+    /// previous one's (where pagemap shows frames).
+    #[serde(default)]
+    pub in_order_fraction: Option<f64>,
 }
 
 impl FrameSets {
