@@ -31,7 +31,9 @@
 # another process's large allocation had used the scattered pages up
 # (BENCHMARKS.md); the suite maps its read arrays after its earlier
 # experiments did just that, in the same process. So read each ratio with
-# the two sides' pages per block beside it. COMPACT=0
+# the two sides' pages per block beside it, and beside the run's own read
+# over whole 2 MiB blocks in physical order (the table's second row per
+# thread count), the layout likwid-bench reads fastest on. COMPACT=0
 # leaves free memory as it is; where it cannot be compacted (not root, a
 # read-only /proc/sys) the script says so once and goes on without.
 #
@@ -187,6 +189,13 @@ for r in range(1, runs + 1):
         ref = (lk.get((r - 1, t), float("nan")) + lk.get((r, t), float("nan"))) / 2
         got.setdefault(t, []).append(row["a"])
         print(f"{r:>3} {t:>3} {row['metric'][:58]:<58} {row['a']:>12.2f} {ref:>11.2f} ×{row['a'] / ref:.3f}")
+        # The whole 2 MiB blocks in physical order the run read beside its
+        # frame sets (outside the headline): the other end of the layouts.
+        sets = next((f for f in (bw or {}).get("frame_sets") or [] if f["threads"] == t), {})
+        whole = sets.get("blocks_in_order")
+        if whole:
+            rate = whole["bytes_per_s"]["median"] / 1e9
+            print(f"{r:>3} {t:>3} {'  the same read over whole 2 MiB blocks in physical order':<58} {rate:>12.2f} {ref:>11.2f} ×{rate / ref:.3f}")
 for t, v in sorted(got.items()):
     print(f"{t} thread(s): the runs' headlines lie {100 * (max(v) / min(v) - 1):.1f}% apart")
 masked = []

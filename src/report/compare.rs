@@ -284,7 +284,13 @@ impl HostMoves {
         };
         HostMoves {
             within: pct(HostDrift::moved_most),
-            within_all: pct(HostDrift::all_read_moved),
+            // The reference's points, or between them an experiment's
+            // two phases (`placement`), whichever moved further.
+            within_all: [da, db]
+                .iter()
+                .filter_map(|d| super::placement::every_cpu_moved(d))
+                .map(|m| m.fraction * 100.0)
+                .reduce(f64::max),
             one: between.one_thread.map(|m| m * 100.0),
             all: between.all_threads.map(|m| m * 100.0),
             calls_within: pct(HostDrift::calls_moved),
@@ -433,7 +439,10 @@ pub fn host_moves_text(c: &Comparison) -> String {
         said.push(format!("{m:.1}% within a run (each document's reference at its start, middle and end)"));
     }
     if let Some(m) = c.host_moved_all_threads_pct {
-        said.push(format!("{m:.1}% within a run with every CPU reading (counted for metrics of more than one thread)"));
+        said.push(format!(
+            "{m:.1}% within a run with every CPU reading (at the reference's points, or between them in bandwidth's \
+             two phases; counted for metrics of more than one thread)"
+        ));
     }
     if let Some(m) = c.host_between_one_thread_pct {
         said.push(format!("{m:.1}% across both runs for one thread (the two references' points, the same region)"));

@@ -66,7 +66,7 @@ pub fn advice_items(doc: &Document) -> Vec<Advice> {
             row: None,
         }];
     }
-    let all_moved = doc.host_drift.as_ref().and_then(|d| d.all_read_moved()).filter(|m| *m > HOST_MOVED_LIMIT);
+    let all_moved = super::placement::every_cpu_moved(doc).filter(|m| m.fraction > HOST_MOVED_LIMIT);
     let mut out = Vec::new();
     for o in super::outcome::outcomes(doc) {
         let r = super::outcome::of(o);
@@ -118,10 +118,11 @@ fn core_work_withholds(text: &str, work: CoreWork, moved: f64, doc: &Document) -
 /// A line of advice resting on figures of `cpus` CPUs at once, in a run
 /// whose every-CPU reference moved by `moved` (beyond the limit): what it
 /// would have said is not said, only why, with the reference's figures.
-fn placement_withholds(text: &str, cpus: usize, moved: f64, doc: &Document) -> String {
+fn placement_withholds(text: &str, cpus: usize, moved: super::placement::Moved, doc: &Document) -> String {
+    let inside = moved.inside.map_or(String::new(), |p| format!(": {}", super::placement::phases_text(&p)));
     let why = format!(
-        "Its figures took {cpus} CPUs at once, and every CPU reading at once moved {:.0}% during this run",
-        moved * 100.0
+        "Its figures took {cpus} CPUs at once, and every CPU reading at once moved {:.0}% during this run{inside}",
+        moved.fraction * 100.0
     );
     withheld(text, &why, "where the host placed the vCPUs moved them, so the next run would say otherwise", doc)
 }

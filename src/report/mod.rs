@@ -11,6 +11,7 @@ pub mod html;
 pub mod linechart;
 pub mod openmetrics;
 pub mod outcome;
+pub mod placement;
 pub mod plot;
 pub mod plots;
 pub use crate::sink;

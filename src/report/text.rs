@@ -76,16 +76,19 @@ pub fn host_drift(doc: &Document) -> String {
     let Some(moved) = d.moved_most() else { return String::new() };
     let limit = memperf_model::timing::drift::HOST_MOVED_LIMIT * 100.0;
     let verdict = if d.host_moved() { "beyond" } else { "within" };
-    let all = d.all_read_moved().map_or(String::new(), |m| {
-        let advice = if m * 100.0 > limit {
+    let all = super::placement::every_cpu_moved(doc).map_or(String::new(), |m| {
+        let advice = if m.fraction * 100.0 > limit {
             format!(", beyond the {limit:.0}%: no advice resting on them is given")
         } else {
             String::new()
         };
+        // Between the reference's points, where the experiment showed more.
+        let inside =
+            m.inside.map_or(String::new(), |p| format!(", between the points: {}", super::placement::phases_text(&p)));
         format!(
-            "; every CPU reading at once moved {:.1}% (this run's figures of more than one CPU carry it{advice}; on a \
-             guest, where the host placed its vCPUs can do this)",
-            m * 100.0
+            "; every CPU reading at once moved {:.1}%{inside} (this run's figures of more than one CPU carry it{advice}; \
+             on a guest, where the host placed its vCPUs can do this)",
+            m.fraction * 100.0
         )
     });
     // Said where the document has advice resting on the reference.

@@ -241,6 +241,51 @@ pub struct FrameSet {
     pub in_order_fraction: Option<f64>,
 }
 
+/// The kernels' read array on more than one thread, read by plain `simd`
+/// in the kernels' rounds and again, as the frame sets' first array, in
+/// their rounds right after: the same bytes on the same frames, so rates
+/// apart are the host moving under the experiment (where it placed the
+/// vCPUs), which the suite's reference points, taken before and after it,
+/// need not see.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Phases {
+    pub threads: usize,
+    pub kernels_bytes_per_s: f64,
+    pub frame_sets_bytes_per_s: f64,
+}
+
+impl Phases {
+    /// Larger over smaller rate, less one.
+    pub fn moved(&self) -> f64 {
+        let (a, b) = (self.kernels_bytes_per_s, self.frame_sets_bytes_per_s);
+        a.max(b) / a.min(b) - 1.0
+    }
+}
+
+impl Outcome {
+    /// Per thread count above one where the frame sets were read: the read
+    /// array's `simd` median in both phases.
+    pub fn phases(&self) -> Vec<Phases> {
+        self.frame_sets
+            .iter()
+            .filter(|f| f.threads > 1)
+            .filter_map(|f| {
+                let kernels = self.results.iter().find(|r| {
+                    let v = &r.variant;
+                    v.pages == f.pages && v.threads == f.threads && v.kernel == StreamShape::Simd && v.hint.is_none()
+                })?;
+                let again = f.arrays.first()?.bytes_per_s.median;
+                let rate = kernels.bytes_per_s.median;
+                (rate > 0.0 && again > 0.0).then_some(Phases {
+                    threads: f.threads,
+                    kernels_bytes_per_s: rate,
+                    frame_sets_bytes_per_s: again,
+                })
+            })
+            .collect()
+    }
+}
+
 impl FrameSets {
     /// The slowest and the fastest array's ratio to the first (the first
     /// counts as ×1), each with its interval: `(slowest, fastest)`.
