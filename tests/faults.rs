@@ -127,14 +127,24 @@ fn two_reserving_runs_at_once_each_give_back_their_own() {
             .args(["latency", "--quiet", "--pages", "2m", "--sizes", "4KiB:16MiB", "--chains", "1"])
             .args(["--reserve-hugepages", "--json", dir.path().join(name).to_str().unwrap()])
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap()
     };
     let (a, b) = (small("a.json"), small("b.json"));
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
-    assert_eq!((a.status.code(), b.status.code()), (Some(0), Some(0)));
     assert_eq!(nr(), before, "the pool is back where it started");
+    let said = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    // The kernel may not find the contiguous memory for both pools at once
+    // (as its siblings, this cannot be had on every machine at every
+    // moment); then each run still gave back what it got (above).
+    if [&a, &b].iter().any(|o| o.status.code() == Some(2) && said(o).contains("memory too fragmented")) {
+        return common::skip(
+            "the pool could not grow for both runs (memory too fragmented)",
+            "free memory, or run the tests early after boot",
+        );
+    }
+    assert_eq!((a.status.code(), b.status.code()), (Some(0), Some(0)), "a: {}\nb: {}", said(&a), said(&b));
 }
 
 #[test]

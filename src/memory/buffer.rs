@@ -132,9 +132,10 @@ impl Buffer {
         }
         let rw = libc::PROT_READ | libc::PROT_WRITE;
         let ptr = self.ptr as *mut libc::c_void;
-        // SAFETY: [ptr, ptr+len) is this region's own read-write mapping
-        // (2 MiB aligned); each 4 KiB page made read-only is made
-        // read-write again before anything can write it.
+        // SAFETY: [ptr, ptr+len) is this region's own mapping (2 MiB
+        // aligned), which `&mut self` keeps anyone from touching meanwhile;
+        // every page made read-only here is read-write again before this
+        // returns (below, on failure, the whole region at once).
         let ok = unsafe {
             libc::madvise(ptr, self.len, libc::MADV_NOHUGEPAGE) == 0
                 && (0..self.len).step_by(2 << 20).all(|off| {
@@ -143,8 +144,13 @@ impl Buffer {
                 })
         };
         if !ok {
+            let err = os_error();
+            // SAFETY: as above; the whole region read-write, as it was.
+            if unsafe { libc::mprotect(ptr, self.len, rw) } != 0 {
+                panic!("cannot make a region read-write again after a failed split: {}", os_error());
+            }
             return Err(Error::unsatisfiable(
-                format!("cannot map the thp region with 4 KiB pages: {}", os_error()),
+                format!("cannot map the thp region with 4 KiB pages: {err}"),
                 "check ulimit -v and vm.max_map_count",
             ));
         }

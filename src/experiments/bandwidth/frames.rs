@@ -24,19 +24,23 @@ pub(super) fn extra_arrays(p: &Params, widest: &Team, clock: &dyn Clock) -> Resu
 }
 
 /// The array of whole 2 MiB blocks with its 4 KiB pages in physical order:
-/// a THP array filled like the others, then mapped with 4 KiB entries.
-/// `None` where the kernel did not give every block a huge page (THP off,
-/// or memory too fragmented): then no whole blocks can be had.
-pub(super) fn blocks_in_order(p: &Params, widest: &Team, clock: &dyn Clock) -> Result<Option<Array>> {
+/// a THP array filled like the others, then mapped with 4 KiB entries, and
+/// as long as the first (`first_len` elements: its region is rounded to
+/// 2 MiB, the first's to 4 KiB). `None` where the kernel did not give
+/// every block a huge page (THP off, free memory fragmented) or the array
+/// could not be had (memory short): a side figure, which the kernels'
+/// figures do not wait on.
+pub(super) fn blocks_in_order(p: &Params, widest: &Team, clock: &dyn Clock, first_len: usize) -> Option<Array> {
     if !measures_frames(p) {
-        return Ok(None);
+        return None;
     }
-    let mut a = Array::new(PagePolicy::Thp, p.size_bytes, 1, widest, 0, clock)?;
-    if a.region.backing().huge_fraction.unwrap_or(0.0) < 0.99 {
-        return Ok(None);
+    let mut a = Array::new(PagePolicy::Thp, p.size_bytes, 1, widest, 0, clock).ok()?;
+    let whole = a.region.backing().huge_bytes.is_some_and(|h| h.0 == a.region.len() as u64);
+    if !whole || a.region.split_huge_mappings().is_err() {
+        return None;
     }
-    a.region.split_huge_mappings()?;
-    Ok(Some(a))
+    a.len = a.len.min(first_len);
+    Some(a)
 }
 
 /// Arrays of 4 KiB pages the frame sets map beyond the kernels' read array.
@@ -98,26 +102,28 @@ pub(super) fn measure(
     if moved.get() > 0 {
         ctx.warn(Caution::Migrated { samples: moved.get() });
     }
-    Ok(p.threads.iter().map(|&t| frame_sets(t, &vs, &series, &arrays, p.frame_sets)).collect())
+    let read: Vec<(usize, &Backing)> = arrays.iter().map(|a| (a.len, a.region.backing())).collect();
+    Ok(p.threads.iter().map(|&t| frame_sets(t, &vs, &series, &read, p.frame_sets)).collect())
 }
 
 /// The arrays of one thread count: each one's rate and ratio to the first,
 /// and the per-round median over the first `sets` (the blocks in order,
-/// the array after them, stand apart).
+/// the array after them, stand apart). `arrays`: each one's elements and
+/// backing.
 fn frame_sets(
     threads: usize,
     vs: &[(usize, usize)],
     series: &[schedule::Series],
-    arrays: &[&Array],
+    arrays: &[(usize, &Backing)],
     sets: usize,
 ) -> FrameSets {
     let of: Vec<usize> = (0..vs.len()).filter(|&i| vs[i].0 == threads).collect();
     let rate = |i: usize| -> Vec<f64> {
-        let bytes = arrays[vs[i].1].len as f64 * 8.0;
+        let bytes = arrays[vs[i].1].0 as f64 * 8.0;
         series[i].samples_s.iter().map(|s| bytes * series[i].iters as f64 / s).collect()
     };
     let set = |i: usize| {
-        let backing = arrays[vs[i].1].region.backing();
+        let backing = arrays[vs[i].1].1;
         FrameSet {
             bytes_per_s: Summary::of(&rate(i)).expect("at least one finite sample"),
             ratio_to_first: Ratio::of(&series[i].speed_over_reference()),
@@ -169,6 +175,50 @@ mod tests {
         let vs = variants(&p, 3);
         assert_eq!(vs, vec![(1, 0), (1, 1), (1, 2), (2, 0), (2, 1), (2, 2)]);
         assert_eq!(references(&vs), vec![None, Some(0), Some(0), None, Some(3), Some(3)]);
+    }
+
+    /// The blocks in order, the array after the frame sets, stand apart:
+    /// kept out of the arrays and their round medians, with their own
+    /// rate from their own length and their ratio to the first.
+    #[test]
+    fn the_blocks_in_order_stay_out_of_the_headline() {
+        let p = Params { threads: vec![1], frame_sets: 2, ..super::super::tests::frames_params() };
+        let vs = variants(&p, 3);
+        assert_eq!(references(&vs), vec![None, Some(0), Some(0)]);
+        let series = |s: [f64; 2], beside: Vec<f64>| schedule::Series {
+            iters: 1,
+            samples_s: s.to_vec(),
+            adjacent_reference_s_per_iter: beside,
+            ok: true,
+        };
+        let first = [1.0, 2.0];
+        let all = [series(first, Vec::new()), series([0.5, 1.0], first.to_vec()), series([0.25, 0.5], first.to_vec())];
+        let scattered = crate::memory::Backing { pages_per_2mib_block: Some(20.0), ..frames_backing() };
+        let whole = crate::memory::Backing { pages_per_2mib_block: Some(512.0), in_order_fraction: Some(1.0), ..scattered };
+        let f = frame_sets(1, &vs, &all, &[(1000, &scattered), (1000, &scattered), (1000, &whole)], 2);
+        assert_eq!(f.arrays.len(), 2, "the frame sets only");
+        // Round medians of 8000 B over 1 and 0.5 s, then over 2 and 1 s.
+        assert_eq!(f.round_medians_bytes_per_s, vec![12000.0, 6000.0]);
+        let b = f.blocks_in_order.expect("the array after the frame sets");
+        assert_eq!((b.bytes_per_s.min, b.bytes_per_s.max), (16000.0, 32000.0));
+        assert_eq!(b.ratio_to_first.map(|r| r.median), Some(4.0));
+        assert_eq!((b.pages_per_2mib_block, b.in_order_fraction), (Some(512.0), Some(1.0)));
+        // Without it, nothing stands apart.
+        let f = frame_sets(1, &variants(&p, 2), &all[..2], &[(1000, &scattered), (1000, &scattered)], 2);
+        assert!(f.blocks_in_order.is_none() && f.arrays.len() == 2);
+    }
+
+    fn frames_backing() -> crate::memory::Backing {
+        crate::memory::Backing {
+            requested: PagePolicy::Small,
+            size_bytes: Bytes(8000),
+            page_size_bytes: Some(Bytes(4096)),
+            huge_bytes: Some(Bytes(0)),
+            huge_fraction: Some(0.0),
+            in_order_fraction: Some(0.0),
+            pages_per_2mib_block: None,
+            first_touch_shuffled: true,
+        }
     }
 
     #[test]

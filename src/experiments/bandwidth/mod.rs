@@ -254,7 +254,13 @@ impl Arrays {
             p.pages.iter().map(|&pol| Array::new(pol, p.size_bytes, parts, team, 0, clock).map(|a| (pol, a))).collect()
         };
         let write = if p.kernels.iter().any(|k| k.writes()) { alloc(4)? } else { Vec::new() };
-        Ok(Arrays { read: alloc(1)?, write })
+        // One element count for every policy's read array (each rounds its
+        // region to its own page size): every read variant's checksum and
+        // rate take it.
+        let mut read = alloc(1)?;
+        let common = read.iter().map(|(_, a)| a.len).min().unwrap_or(0);
+        read.iter_mut().for_each(|(_, a)| a.len = common);
+        Ok(Arrays { read, write })
     }
 
     fn of(&self, v: &Variant) -> &Array {
@@ -328,7 +334,7 @@ fn measure_frame_sets(
     };
     let mut others = frames::extra_arrays(p, widest, ctx.clock)?;
     others.iter_mut().for_each(|a| a.region.read_back());
-    let in_order = frames::blocks_in_order(p, widest, ctx.clock)?;
+    let in_order = frames::blocks_in_order(p, widest, ctx.clock, first.len);
     frames::measure(p, ctx, first, &others, in_order.as_ref(), teams)
 }
 
@@ -644,11 +650,39 @@ mod tests {
                 assert_eq!((r.n, r.median), (10, 1.0));
             }
             assert_eq!(f.arrays.iter().map(|a| a.bytes_per_s.median).collect::<Vec<_>>(), [rate; 3]);
+            // The whole blocks in order, where the kernel gave the huge
+            // page to split: as long as the first, beside it every round.
+            if let Some(b) = &f.blocks_in_order {
+                assert_eq!(b.bytes_per_s.median, rate);
+                assert_eq!(b.ratio_to_first.map(|r| (r.n, r.median)), Some((10, 1.0)));
+            }
         }
         assert!(o.headlines.iter().all(|h| h.simd_bytes_per_s == rate));
         let asked = Params { frame_sets: 0, ..p.clone() };
         assert!(check(&asked).unwrap_err().to_string().contains("--frame-sets 0 is out of range"));
         assert!(check(&Params { frame_sets: 65, ..p }).unwrap_err().to_string().contains("to 64"));
+    }
+
+    /// Policies round their regions to their own page sizes: at 3 MiB a
+    /// THP array has 4 MiB. Every read variant reads as many elements as
+    /// every other, so each checksum holds and each rate is of the same
+    /// bytes (on the fake clock, the same rate).
+    #[test]
+    fn policies_of_other_page_sizes_read_the_same_elements() {
+        let m = crate::machine::collect();
+        let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
+        let ctx = Bench::new(&m, &clock, &super::super::NoProgress);
+        let p = Params {
+            pages: vec![PagePolicy::Small, PagePolicy::Thp],
+            size_bytes: Bytes(3 << 20),
+            frame_sets: 1,
+            repetitions: 2,
+            ..frames_params()
+        };
+        let o = run(&p, &ctx).unwrap();
+        assert!(o.results.iter().all(|r| r.checksum_ok), "{:?}", o.results.iter().map(|r| r.checksum_ok).collect::<Vec<_>>());
+        let rates: Vec<f64> = o.results.iter().map(|r| r.bytes_per_s.median).collect();
+        assert_eq!(rates, vec![(3u64 << 20) as f64 / 0.001; 2]);
     }
 
     pub(super) fn frames_params() -> Params {

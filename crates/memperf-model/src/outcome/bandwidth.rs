@@ -274,6 +274,9 @@ impl Outcome {
                     let v = &r.variant;
                     v.pages == f.pages && v.threads == f.threads && v.kernel == StreamShape::Simd && v.hint.is_none()
                 })?;
+                if !kernels.checksum_ok {
+                    return None;
+                }
                 let again = f.arrays.first()?.bytes_per_s.median;
                 let rate = kernels.bytes_per_s.median;
                 (rate > 0.0 && again > 0.0).then_some(Phases {
