@@ -53,18 +53,11 @@ pub fn phases_text(p: &Phases) -> String {
 mod tests {
     use super::*;
 
-    fn bandwidth_of(doc: &mut Document) -> &mut bandwidth::Outcome {
-        let found = doc.experiments.iter_mut().find_map(|r| match r.outcome.as_mut() {
-            Some(crate::model::outcome::Outcome::Bandwidth(b)) => Some(b),
-            _ => None,
-        });
-        found.expect("a bandwidth section")
-    }
+    use crate::report::outcome::bandwidth::tests::bandwidth_mut as bandwidth_of;
 
     fn zen4() -> Document {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data/machines/amd-epyc-zen4-kvm-2vcpu/run-quick.json");
-        crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
+        let suites = crate::test_support::recorded_suites();
+        suites.into_iter().find(|(name, _)| name.starts_with("amd-epyc-zen4")).expect("the Zen 4 recording").1
     }
 
     /// The phases count where they moved further than the reference's

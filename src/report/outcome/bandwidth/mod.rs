@@ -410,9 +410,9 @@ impl super::Render for Outcome {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     /// The bandwidth outcome of a document, to change in a test.
-    pub(super) fn bandwidth_mut(doc: &mut crate::model::Document) -> &mut crate::model::outcome::bandwidth::Outcome {
+    pub(crate) fn bandwidth_mut(doc: &mut crate::model::Document) -> &mut crate::model::outcome::bandwidth::Outcome {
         doc.experiments
             .iter_mut()
             .find_map(|r| match r.outcome.as_mut() {
