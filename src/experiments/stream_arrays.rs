@@ -46,7 +46,11 @@ impl Array {
         first_thread: usize,
         clock: &dyn Clock,
     ) -> Result<Array> {
-        Array::fill(Array::region(policy, size, parts)?, parts, team, first_thread, clock)
+        // As many elements as `size` holds, not as the region rounded to
+        // its page size holds: every policy's arrays of one size read and
+        // write the same elements (their checksums and rates alike).
+        let len = size.0 as usize / 8 / 64 * 64;
+        Array::fill_len(Array::region(policy, size, parts)?, parts, len, team, first_thread, clock)
     }
 
     /// The untouched region `parts` arrays of `size` need (a caller may
@@ -59,6 +63,20 @@ impl Array {
     /// The arrays in `region` (from [`Array::region`]), filled as [`Array::new`] says.
     pub fn fill(region: Buffer, parts: usize, team: &Team, first_thread: usize, clock: &dyn Clock) -> Result<Array> {
         let len = (region.len() / 8 - (parts - 1) * PART_GAP) / parts / 64 * 64;
+        Array::fill_len(region, parts, len, team, first_thread, clock)
+    }
+
+    /// [`Array::fill`] with `len` elements a part (at most what the region
+    /// holds).
+    fn fill_len(
+        region: Buffer,
+        parts: usize,
+        len: usize,
+        team: &Team,
+        first_thread: usize,
+        clock: &dyn Clock,
+    ) -> Result<Array> {
+        assert!(len * parts + (parts - 1) * PART_GAP <= region.len() / 8, "{len} elements a part fit the region");
         let mut a = Array { region, parts, len };
         let owners = team.threads().saturating_sub(first_thread).max(1);
         let slices: Vec<Vec<StreamArg>> = (0..parts).map(|k| a.part_slices(k, owners)).collect();

@@ -24,13 +24,13 @@ pub(super) fn extra_arrays(p: &Params, widest: &Team, clock: &dyn Clock) -> Resu
 }
 
 /// The array of whole 2 MiB blocks with its 4 KiB pages in physical order:
-/// a THP array filled like the others, then mapped with 4 KiB entries, and
-/// as long as the first (`first_len` elements: its region is rounded to
-/// 2 MiB, the first's to 4 KiB). `None` where the kernel did not give
+/// a THP array filled like the others (as many elements as the first,
+/// though its region rounds to 2 MiB), then mapped with 4 KiB entries.
+/// `None` where the kernel did not give
 /// every block a huge page (THP off, free memory fragmented) or the array
 /// could not be had (memory short): a side figure, which the kernels'
 /// figures do not wait on.
-pub(super) fn blocks_in_order(p: &Params, widest: &Team, clock: &dyn Clock, first_len: usize) -> Option<Array> {
+pub(super) fn blocks_in_order(p: &Params, widest: &Team, clock: &dyn Clock) -> Option<Array> {
     if !measures_frames(p) {
         return None;
     }
@@ -39,7 +39,6 @@ pub(super) fn blocks_in_order(p: &Params, widest: &Team, clock: &dyn Clock, firs
     if !whole || a.region.split_huge_mappings().is_err() {
         return None;
     }
-    a.len = a.len.min(first_len);
     Some(a)
 }
 

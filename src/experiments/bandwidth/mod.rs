@@ -254,13 +254,7 @@ impl Arrays {
             p.pages.iter().map(|&pol| Array::new(pol, p.size_bytes, parts, team, 0, clock).map(|a| (pol, a))).collect()
         };
         let write = if p.kernels.iter().any(|k| k.writes()) { alloc(4)? } else { Vec::new() };
-        // One element count for every policy's read array (each rounds its
-        // region to its own page size): every read variant's checksum and
-        // rate take it.
-        let mut read = alloc(1)?;
-        let common = read.iter().map(|(_, a)| a.len).min().unwrap_or(0);
-        read.iter_mut().for_each(|(_, a)| a.len = common);
-        Ok(Arrays { read, write })
+        Ok(Arrays { read: alloc(1)?, write })
     }
 
     fn of(&self, v: &Variant) -> &Array {
@@ -334,7 +328,7 @@ fn measure_frame_sets(
     };
     let mut others = frames::extra_arrays(p, widest, ctx.clock)?;
     others.iter_mut().for_each(|a| a.region.read_back());
-    let in_order = frames::blocks_in_order(p, widest, ctx.clock, first.len);
+    let in_order = frames::blocks_in_order(p, widest, ctx.clock);
     frames::measure(p, ctx, first, &others, in_order.as_ref(), teams)
 }
 
@@ -664,15 +658,16 @@ mod tests {
     }
 
     /// Policies round their regions to their own page sizes: at 3 MiB a
-    /// THP array has 4 MiB. Every read variant reads as many elements as
-    /// every other, so each checksum holds and each rate is of the same
-    /// bytes (on the fake clock, the same rate).
+    /// THP array has 4 MiB. Every variant reads (and writes) as many
+    /// elements on one policy as on another, so each checksum holds and
+    /// each rate is of the same bytes (on the fake clock, the same rate).
     #[test]
     fn policies_of_other_page_sizes_read_the_same_elements() {
         let m = crate::machine::collect();
         let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
         let ctx = Bench::new(&m, &clock, &super::super::NoProgress);
         let p = Params {
+            kernels: vec![StreamShape::Simd, StreamShape::Triad],
             pages: vec![PagePolicy::Small, PagePolicy::Thp],
             size_bytes: Bytes(3 << 20),
             frame_sets: 1,
@@ -681,8 +676,12 @@ mod tests {
         };
         let o = run(&p, &ctx).unwrap();
         assert!(o.results.iter().all(|r| r.checksum_ok), "{:?}", o.results.iter().map(|r| r.checksum_ok).collect::<Vec<_>>());
-        let rates: Vec<f64> = o.results.iter().map(|r| r.bytes_per_s.median).collect();
-        assert_eq!(rates, vec![(3u64 << 20) as f64 / 0.001; 2]);
+        let rate = |k: StreamShape| -> Vec<f64> {
+            o.results.iter().filter(|r| r.variant.kernel == k).map(|r| r.bytes_per_s.median).collect()
+        };
+        assert_eq!(rate(StreamShape::Simd), vec![(3u64 << 20) as f64 / 0.001; 2]);
+        let triad = rate(StreamShape::Triad);
+        assert!(triad.len() == 2 && triad[0] == triad[1], "the same bytes on both policies: {triad:?}");
     }
 
     pub(super) fn frames_params() -> Params {
