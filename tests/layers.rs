@@ -63,7 +63,11 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// The code of a file without its tests and comments.
 fn code(text: &str) -> String {
-    let body = text.find("#[cfg(test)]\nmod tests").map_or(text, |i| &text[..i]);
+    // A file's tests (private, or shared with other tests in the crate)
+    // are not its code.
+    let tests =
+        ["#[cfg(test)]\nmod tests", "#[cfg(test)]\npub(crate) mod tests"].iter().filter_map(|t| text.find(t)).min();
+    let body = tests.map_or(text, |i| &text[..i]);
     body.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n")
 }
 
