@@ -131,12 +131,11 @@ fn frame_sets(
         }
     };
     let (kept, apart): (Vec<usize>, Vec<usize>) = of.iter().partition(|&&i| vs[i].1 < sets);
-    let rates: Vec<Vec<f64>> = kept.iter().map(|&i| rate(i)).collect();
     FrameSets {
         pages: PagePolicy::Small,
         threads,
         arrays: kept.iter().map(|&i| set(i)).collect(),
-        round_medians_bytes_per_s: round_medians(&rates),
+        round_medians_bytes_per_s: round_medians(&kept.iter().map(|&i| rate(i)).collect::<Vec<_>>()),
         blocks_in_order: apart.first().map(|&i| set(i)),
     }
 }

@@ -588,16 +588,13 @@ mod tests {
     /// one 1 ms step, so every figure is known in closed form.
     #[test]
     fn end_to_end_on_a_fake_clock_gives_exact_figures() {
-        let m = crate::machine::collect();
-        let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
-        let ctx = Bench::new(&m, &clock, &super::super::NoProgress);
         let p = Params {
             kernels: vec![StreamShape::SimdPrefetch],
             distance_elements: Sweep { start: 0, end: 256, step: 64 },
             frame_sets: 1,
             ..frames_params()
         };
-        let o = run(&p, &ctx).unwrap();
+        let o = on_a_fake_clock(&p);
         assert!(o.valid);
         assert_eq!(o.results.len(), 1 + 5, "simd joins the prefetch variants it is compared with");
         for r in &o.results {
@@ -628,11 +625,8 @@ mod tests {
     /// beside the first, and the headline the median of the round medians.
     #[test]
     fn frame_sets_on_a_fake_clock_give_exact_figures() {
-        let m = crate::machine::collect();
-        let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
-        let ctx = Bench::new(&m, &clock, &super::super::NoProgress);
         let p = Params { frame_sets: 3, ..frames_params() };
-        let o = run(&p, &ctx).unwrap();
+        let o = on_a_fake_clock(&p);
         assert!(o.valid);
         assert_eq!(o.frame_sets.iter().map(|f| (f.threads, f.arrays.len())).collect::<Vec<_>>(), [(1, 3)]);
         let rate = (1u64 << 20) as f64 / 0.001;
@@ -663,9 +657,6 @@ mod tests {
     /// each rate is of the same bytes (on the fake clock, the same rate).
     #[test]
     fn policies_of_other_page_sizes_read_the_same_elements() {
-        let m = crate::machine::collect();
-        let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
-        let ctx = Bench::new(&m, &clock, &super::super::NoProgress);
         let p = Params {
             kernels: vec![StreamShape::Simd, StreamShape::Triad],
             pages: vec![PagePolicy::Small, PagePolicy::Thp],
@@ -674,7 +665,7 @@ mod tests {
             repetitions: 2,
             ..frames_params()
         };
-        let o = run(&p, &ctx).unwrap();
+        let o = on_a_fake_clock(&p);
         assert!(o.results.iter().all(|r| r.checksum_ok), "{:?}", o.results.iter().map(|r| r.checksum_ok).collect::<Vec<_>>());
         let rate = |k: StreamShape| -> Vec<f64> {
             o.results.iter().filter(|r| r.variant.kernel == k).map(|r| r.bytes_per_s.median).collect()
@@ -682,6 +673,14 @@ mod tests {
         assert_eq!(rate(StreamShape::Simd), vec![(3u64 << 20) as f64 / 0.001; 2]);
         let triad = rate(StreamShape::Triad);
         assert!(triad.len() == 2 && triad[0] == triad[1], "the same bytes on both policies: {triad:?}");
+    }
+
+    /// The experiment on this machine's arrays with a fake clock on which
+    /// every team run lasts exactly one 1 ms step.
+    fn on_a_fake_clock(p: &Params) -> Outcome {
+        let m = crate::machine::collect();
+        let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
+        run(p, &Bench::new(&m, &clock, &super::super::NoProgress)).unwrap()
     }
 
     pub(super) fn frames_params() -> Params {

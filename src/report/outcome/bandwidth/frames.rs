@@ -1,7 +1,7 @@
 //! The frame sets as text: each array's rate and ratio to the first, and
 //! whether the frames an array gets move the read beyond the intervals.
 
-use crate::model::outcome::bandwidth::{FrameSets, Outcome};
+use crate::model::outcome::bandwidth::{FrameSet, FrameSets, Outcome};
 use crate::report::table::{gbps, Table};
 use crate::report::text::ratio_text;
 
@@ -20,28 +20,21 @@ pub(super) fn frame_sets_text(o: &Outcome) -> String {
         first.pages
     );
     let mut t = Table::new(["threads", "array", "median", "min", "max", "ratio to the first", "pages per 2MiB block"]);
+    let row = |t: &mut Table, threads: usize, array: String, a: &FrameSet| {
+        t.row([
+            threads.to_string(),
+            array,
+            gbps(a.bytes_per_s.median),
+            gbps(a.bytes_per_s.min),
+            gbps(a.bytes_per_s.max),
+            a.ratio_to_first.map_or_else(|| "-".into(), |r| format!("×{:.3} [×{:.3}, ×{:.3}]", r.median, r.low, r.high)),
+            a.pages_per_2mib_block.map_or_else(|| "unknown".into(), |b| format!("{b:.1}")),
+        ])
+    };
     for f in &o.frame_sets {
-        for (i, a) in f.arrays.iter().enumerate() {
-            t.row([
-                f.threads.to_string(),
-                (i + 1).to_string(),
-                gbps(a.bytes_per_s.median),
-                gbps(a.bytes_per_s.min),
-                gbps(a.bytes_per_s.max),
-                a.ratio_to_first.map_or_else(|| "-".into(), |r| format!("×{:.3} [×{:.3}, ×{:.3}]", r.median, r.low, r.high)),
-                a.pages_per_2mib_block.map_or_else(|| "unknown".into(), |b| format!("{b:.1}")),
-            ]);
-        }
+        f.arrays.iter().enumerate().for_each(|(i, a)| row(&mut t, f.threads, (i + 1).to_string(), a));
         if let Some(b) = &f.blocks_in_order {
-            t.row([
-                f.threads.to_string(),
-                "in order".into(),
-                gbps(b.bytes_per_s.median),
-                gbps(b.bytes_per_s.min),
-                gbps(b.bytes_per_s.max),
-                b.ratio_to_first.map_or_else(|| "-".into(), |r| format!("×{:.3} [×{:.3}, ×{:.3}]", r.median, r.low, r.high)),
-                b.pages_per_2mib_block.map_or_else(|| "unknown".into(), |b| format!("{b:.1}")),
-            ]);
+            row(&mut t, f.threads, "in order".into(), b);
         }
     }
     out.push_str(&t.render());
@@ -67,7 +60,8 @@ pub(crate) fn in_order_text(f: &FrameSets) -> String {
     let ratio = b.ratio_to_first.map_or_else(String::new, |r| format!(", {} of the first array", ratio_text(&r)));
     format!(
         "{} thread(s): 4 KiB pages over whole 2 MiB blocks{order} read {} GB/s{ratio}: the rate where free memory \
-         is whole; the headline is the scattered arrays', which a program gets once free memory has been used",
+         is whole; the headline is the scattered arrays' (their pages first touched in a shuffled order, the same \
+         every run)",
         f.threads,
         gbps(b.bytes_per_s.median)
     )
@@ -113,7 +107,6 @@ fn density_text(f: &FrameSets) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::outcome::bandwidth::FrameSet;
     use crate::timing::{Ratio, Summary};
 
     fn sets(ratios: &[(f64, f64, f64)]) -> FrameSets {
