@@ -84,5 +84,6 @@ pub fn core_point(after: usize, call_ns: f64, syscall_ns: f64) -> memperf_model:
         all_read_bytes_per_s: Vec::new(),
         call_ns: vec![call_ns],
         syscall_ns: vec![syscall_ns],
+        chase_4k_ns: Vec::new(),
     }
 }

@@ -5,7 +5,10 @@
 //! with, shows there and not in one thread), and one thread chases a
 //! random cycle through it. Every read pass is checked against the
 //! checksum pattern's closed form, every chase against its cycle's end.
-//! Last, that thread runs a call chain through the PLT (`memperf calls`'
+//! The chase is run again over a region of the same size on 4 KiB pages
+//! (where the first is on huge pages), whose every load also walks the
+//! page tables: the host moves those walks apart from memory. Last, that
+//! thread runs a call chain through the PLT (`memperf calls`'
 //! chain, 4096 deep): a core's own work, which a neighbour sharing the
 //! core moves while memory holds still; and it reads its signal mask
 //! through the kernel (`rt_sigprocmask`, the system call a `sigsetjmp(env,
@@ -94,9 +97,10 @@ pub fn point_estimate_s(m: &crate::machine::Fingerprint) -> f64 {
     let passes = (SAMPLES + 1) as f64;
     let reads = bytes / r.read_bps(1) * (1.0 + passes) + if cpus > 1 { passes * bytes / r.read_bps(cpus) } else { 0.0 };
     let loads = (WARM_LOADS + SAMPLES as u64 * CHASE_LOADS) as f64;
-    let chase = r.link_s(size.0 / 64) + loads * r.ns_per_load(size, PagePolicy::Thp) * 1e-9;
+    let chase = |pol| r.link_s(size.0 / 64) + loads * r.ns_per_load(size, pol) * 1e-9;
+    let walks_4k = r.fault_s(size, PagePolicy::Small) + chase(PagePolicy::Small);
     let calls = passes * (CALL_CHAINS * CALL_DEPTH) as f64 * 3e-9 + passes * SYSCALLS as f64 * 200e-9;
-    r.fault_s(size, PagePolicy::Thp) + reads + chase + calls
+    r.fault_s(size, PagePolicy::Thp) + reads + chase(PagePolicy::Thp) + walks_4k + calls
 }
 
 impl Reference {
@@ -135,19 +139,42 @@ impl Reference {
         };
         let (chase_ns, chased_ok) = chase(&mut region, self.size, clock);
         drop(region);
-        if !(read_ok && all_ok && chased_ok) {
+        let (chase_4k_ns, walked_ok) = self.chase_4k(clock);
+        if !(read_ok && all_ok && chased_ok && walked_ok) {
             return Point::Invalid;
         }
         let (call_ns, called_ok) = self.calls.as_ref().map_or((Vec::new(), true), |c| call_samples(c.first, clock));
         let call_ns = if called_ok { call_ns } else { Vec::new() };
         let syscall_ns = syscall_samples(clock);
-        let point =
-            DriftPoint { after_experiments, read_bytes_per_s, chase_ns, all_read_bytes_per_s, call_ns, syscall_ns };
+        let point = DriftPoint {
+            after_experiments,
+            read_bytes_per_s,
+            chase_ns,
+            all_read_bytes_per_s,
+            call_ns,
+            syscall_ns,
+            chase_4k_ns,
+        };
         self.drift.points.push(point);
         if called_ok {
             Point::Taken
         } else {
             Point::CallsInvalid
+        }
+    }
+
+    /// The same chase over a region of the same size on 4 KiB pages,
+    /// mapped once the THP region is gone (the point never holds both):
+    /// none where the reference's own region is on 4 KiB pages already, or
+    /// where memory for it cannot be had (the point keeps its other
+    /// figures).
+    fn chase_4k(&self, clock: &dyn Clock) -> (Vec<f64>, bool) {
+        if !self.thp {
+            return (Vec::new(), true);
+        }
+        match Buffer::new(PagePolicy::Small, self.size) {
+            Ok(mut region) => chase(&mut region, self.size, clock),
+            Err(_) => (Vec::new(), true),
         }
     }
 
@@ -288,13 +315,17 @@ mod tests {
         for after in [0, 3, 6] {
             assert_eq!(r.measure(&clock, after), Point::Taken);
         }
-        let r_calls = r.calls_unavailable().is_none();
+        let (r_calls, r_thp) = (r.calls_unavailable().is_none(), r.thp);
         let d = r.finish();
         assert_eq!(d.size_bytes, size(&m));
         assert_eq!(d.points.iter().map(|p| p.after_experiments).collect::<Vec<_>>(), [0, 3, 6]);
         let bytes = d.size_bytes.0 as f64;
         assert!(d.points.iter().all(|p| p.read_bytes_per_s == vec![bytes * 1e9 / 1e6; SAMPLES]));
         assert!(d.points.iter().all(|p| p.chase_ns == vec![1e6 / CHASE_LOADS as f64; SAMPLES]));
+        // The chase again on 4 KiB pages, where the region above is on THP
+        // (its own chase is on 4 KiB pages where THP is off).
+        let walks = if r_thp { vec![1e6 / CHASE_LOADS as f64; SAMPLES] } else { Vec::new() };
+        assert!(d.points.iter().all(|p| p.chase_4k_ns == walks), "{:?}", d.points[0].chase_4k_ns);
         // The call chain, where the temporary directory allows loading it
         // (its own tests in kernels::calls fail where it does not).
         let per_call = 1e6 / (CALL_CHAINS * CALL_DEPTH) as f64;

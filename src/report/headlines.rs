@@ -2,7 +2,7 @@
 //! headline metrics (with their raw samples, for `compare`) and the advice
 //! they imply (for the top of the report).
 
-use super::outcome::CoreWork;
+use super::outcome::SideReference;
 use crate::model::document::Document;
 
 pub use memperf_model::headline::{headline, Headline, Unit};
@@ -71,16 +71,16 @@ pub fn advice_items(doc: &Document) -> Vec<Advice> {
     for o in super::outcome::outcomes(doc) {
         let r = super::outcome::of(o);
         let cpus = r.advice_cpus();
-        let core_moved = core_work_moved(doc, r.advice_core_work());
         for text in r.advice(doc) {
             // The row the line rests on, from what it would have said: a
             // withheld line still links to its evidence.
             let row = r.advice_row(&text);
-            // Placement first: a line of several CPUs and a core's work
-            // (none so far) says the larger cause's reason.
-            let text = match (all_moved, core_moved) {
+            let side_moved = side_reference_moved(doc, r.advice_side_references(Some(&text)));
+            // Placement first: a line of several CPUs and a side
+            // reference's work (none so far) says the larger cause's reason.
+            let text = match (all_moved, side_moved) {
                 (Some(m), _) if cpus > 1 => placement_withholds(&text, cpus, m, doc),
-                (_, Some((work, m))) => core_work_withholds(&text, work, m, doc),
+                (_, Some((work, m))) => side_reference_withholds(&text, work, m, doc),
                 _ => text,
             };
             out.push(Advice { experiment: o.name(), row, text });
@@ -91,11 +91,12 @@ pub fn advice_items(doc: &Document) -> Vec<Advice> {
 
 /// The reference of `work` that moved most during the run, and how far,
 /// where beyond the limit.
-fn core_work_moved(doc: &Document, work: &[CoreWork]) -> Option<(CoreWork, f64)> {
+fn side_reference_moved(doc: &Document, work: &[SideReference]) -> Option<(SideReference, f64)> {
     let d = doc.host_drift.as_ref()?;
-    let moved = |w: &CoreWork| match w {
-        CoreWork::Calls => d.calls_moved(),
-        CoreWork::KernelEntry => d.kernel_moved(),
+    let moved = |w: &SideReference| match w {
+        SideReference::Calls => d.calls_moved(),
+        SideReference::KernelEntry => d.kernel_moved(),
+        SideReference::Walks4k => d.walks_4k_moved(),
     };
     work.iter()
         .filter_map(|w| moved(w).map(|m| (*w, m)))
@@ -103,13 +104,15 @@ fn core_work_moved(doc: &Document, work: &[CoreWork]) -> Option<(CoreWork, f64)>
         .max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
-/// A line of advice resting on a core's own `work`, in a run whose
-/// reference of that work moved by `moved` (beyond the limit) while memory
-/// held still: what it would have said is not said, only why.
-fn core_work_withholds(text: &str, work: CoreWork, moved: f64, doc: &Document) -> String {
+/// A line of advice resting on `work` besides reading memory, in a run
+/// whose reference of that work moved by `moved` (beyond the limit) while
+/// the read and the chase held: what it would have said is not said, only
+/// why.
+fn side_reference_withholds(text: &str, work: SideReference, moved: f64, doc: &Document) -> String {
     let (of, reference) = match work {
-        CoreWork::Calls => ("calls and returns", "a call chain through the PLT"),
-        CoreWork::KernelEntry => ("entering the kernel", "a system call"),
+        SideReference::Calls => ("calls and returns", "a call chain through the PLT"),
+        SideReference::KernelEntry => ("entering the kernel", "a system call"),
+        SideReference::Walks4k => ("loads that walk 4 KiB page tables", "a random chase on 4 KiB pages"),
     };
     let why = format!("Its figures rest on {of}, and {reference} moved {:.0}% during this run", moved * 100.0);
     withheld(text, &why, "the next run would say otherwise", doc)
@@ -159,6 +162,7 @@ mod tests {
                 all_read_bytes_per_s: vec![all * 1e9],
                 call_ns: Vec::new(),
                 syscall_ns: Vec::new(),
+                chase_4k_ns: Vec::new(),
             };
             let drift = |all: [f64; 3]| HostDrift {
                 size_bytes: crate::units::Bytes(1 << 28),
@@ -237,6 +241,52 @@ mod tests {
         assert!(withheld.iter().all(|&n| n > 0), "{withheld:?}: no recording's advice rests on calls or context");
     }
 
+    /// A run whose chase on 4 KiB pages moved 15% while the rest of its
+    /// reference held withholds exactly the lines resting on 4 KiB walks
+    /// (latency's against 4 KiB pages, working-set's, tlb's), each naming
+    /// the chase and keeping its link; a still one withholds none.
+    #[test]
+    fn the_chase_on_4k_pages_withholds_the_advice_resting_on_4k_walks() {
+        use memperf_model::timing::drift::HostDrift;
+        for m in ["amd-epyc-zen4", "amd-epyc-zen5", "intel-xeon-m167"] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("tests/data/machines/{m}-kvm-2vcpu/run-quick.json"));
+            let mut doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+            let drift = |walks: [f64; 3]| HostDrift {
+                size_bytes: crate::units::Bytes(1 << 28),
+                all_threads: None,
+                points: (0..3)
+                    .map(|i| {
+                        let mut p = crate::test_support::core_point(6 * i, 5.0, 200.0);
+                        p.chase_4k_ns = vec![walks[i]];
+                        p
+                    })
+                    .collect(),
+            };
+            doc.host_drift = Some(drift([180.0, 182.0, 181.0]));
+            let still = advice_items(&doc);
+            assert!(still.iter().all(|a| !a.text.contains("not judged")), "{m}: {still:?}");
+            doc.host_drift = Some(drift([180.0, 207.0, 181.0]));
+            let moved = advice_items(&doc);
+            let mut withheld = std::collections::BTreeSet::new();
+            assert_eq!(moved.len(), still.len(), "{m}: a line each still");
+            for (a, b) in still.iter().zip(&moved) {
+                let rests =
+                    matches!(a.experiment, "working-set" | "tlb") || a.experiment == "latency" && a.text.contains("4k");
+                if !rests {
+                    assert_eq!(a, b, "{m}: a line not resting on 4 KiB walks is kept");
+                    continue;
+                }
+                let says = ["rest on loads that walk 4 KiB page tables", "a random chase on 4 KiB pages moved 15%"];
+                assert!(b.text.contains("not judged") && says.iter().all(|w| b.text.contains(w)), "{}", b.text);
+                assert!(b.text.contains("chasing on 4 KiB pages 180, 207, 181 ns"), "{}", b.text);
+                assert_eq!(a.row, b.row, "{m}: a withheld line still links to its evidence");
+                withheld.insert(a.experiment);
+            }
+            assert_eq!(withheld.into_iter().collect::<Vec<_>>(), ["latency", "tlb", "working-set"], "{m}");
+        }
+    }
+
     /// A run whose reference moved beyond 10% gives one line of advice,
     /// saying so, instead of verdicts measured across the move.
     #[test]
@@ -253,6 +303,7 @@ mod tests {
             all_read_bytes_per_s: Vec::new(),
             call_ns: Vec::new(),
             syscall_ns: Vec::new(),
+            chase_4k_ns: Vec::new(),
         };
         doc.host_drift = Some(HostDrift {
             size_bytes: crate::units::Bytes(1 << 28),

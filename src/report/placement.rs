@@ -109,6 +109,7 @@ mod tests {
             all_read_bytes_per_s: vec![all],
             call_ns: Vec::new(),
             syscall_ns: Vec::new(),
+            chase_4k_ns: Vec::new(),
         };
         doc.host_drift = Some(HostDrift {
             size_bytes: crate::units::Bytes(256 << 20),

@@ -92,9 +92,9 @@ pub fn host_drift(doc: &Document) -> String {
         )
     });
     // Said where the document has advice resting on the reference.
-    let resting = |w: super::outcome::CoreWork| -> Vec<&str> {
+    let resting = |w: super::outcome::SideReference| -> Vec<&str> {
         let outcomes = super::outcome::outcomes(doc).into_iter();
-        outcomes.filter(|o| super::outcome::of(o).advice_core_work().contains(&w)).map(|o| o.name()).collect()
+        outcomes.filter(|o| super::outcome::of(o).advice_side_references(None).contains(&w)).map(|o| o.name()).collect()
     };
     let core = |m: Option<f64>, what: &str, w| {
         let names = resting(w);
@@ -107,11 +107,12 @@ pub fn host_drift(doc: &Document) -> String {
             _ => String::new(),
         }
     };
-    let calls = core(d.calls_moved(), "the call chain", super::outcome::CoreWork::Calls);
-    let kernel = core(d.kernel_moved(), "the system call", super::outcome::CoreWork::KernelEntry);
+    let calls = core(d.calls_moved(), "the call chain", super::outcome::SideReference::Calls);
+    let kernel = core(d.kernel_moved(), "the system call", super::outcome::SideReference::KernelEntry);
+    let walks = core(d.walks_4k_moved(), "the chase on 4 KiB pages", super::outcome::SideReference::Walks4k);
     format!(
         "\nhost during the run: {}: one thread moved {:.1}%, {verdict} the {limit:.0}% its verdicts allow{all}{calls}\
-         {kernel}\n",
+         {kernel}{walks}\n",
         d.describe(),
         moved * 100.0
     )
@@ -202,6 +203,12 @@ mod tests {
         assert!(line.contains("the call chain moved 3.0% (the advice of calls and context carries it)"), "{line}");
         let kernel = "the system call moved 30.0% (the advice of context carries it, beyond the 10%: not given)";
         assert!(line.contains(kernel), "{line}");
+        let mut walking = doc.clone();
+        let d = walking.host_drift.as_mut().unwrap();
+        d.points.iter_mut().zip([180.0, 189.0]).for_each(|(p, ns)| p.chase_4k_ns = vec![ns]);
+        let line = super::host_drift(&walking);
+        let walks = "the chase on 4 KiB pages moved 5.0% (the advice of latency and tlb and working-set carries it)";
+        assert!(line.contains("chasing on 4 KiB pages 180, 189 ns") && line.contains(walks), "{line}");
         let mut without = doc.clone();
         without.experiments.retain(|r| r.name != "context" && r.name != "calls");
         let line = super::host_drift(&without);

@@ -40,6 +40,11 @@ pub struct Headline {
     /// `compare` judges it against the reference's system call too.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub enters_kernel: bool,
+    /// Its loads walk 4 KiB page tables (a random chase on 4 KiB pages):
+    /// the host moves those walks apart from memory, so `compare` judges
+    /// it against the reference's chase on 4 KiB pages too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub walks_4k: bool,
 }
 
 fn one_cpu() -> usize {
@@ -147,6 +152,7 @@ pub fn headline(
         cpus: labels.iter().find(|(k, _)| *k == "threads").and_then(|(_, v)| v.parse().ok()).unwrap_or(1),
         core_bound: false,
         enters_kernel: false,
+        walks_4k: false,
     }
 }
 
@@ -164,6 +170,11 @@ impl Headline {
     /// The same figure, marked as entering the kernel.
     pub fn enters_kernel(self) -> Headline {
         Headline { enters_kernel: true, ..self }
+    }
+
+    /// The same figure, marked as walking 4 KiB page tables.
+    pub fn walks_4k(self) -> Headline {
+        Headline { walks_4k: true, ..self }
     }
 
     /// The join key: `id{label=value,…}`, labels in name order.

@@ -283,8 +283,8 @@ impl super::Render for Outcome {
     fn advice(&self, _doc: &Document) -> Vec<String> {
         calls_advice(self)
     }
-    fn advice_core_work(&self) -> &'static [super::CoreWork] {
-        &[super::CoreWork::Calls]
+    fn advice_side_references(&self, _line: Option<&str>) -> &'static [super::SideReference] {
+        &[super::SideReference::Calls]
     }
     fn advice_row(&self, advice: &str) -> Option<String> {
         if advice.starts_with("Call chains deeper") {

@@ -195,8 +195,8 @@ impl super::Render for Outcome {
     /// The lesson's ratio is an interpreter whose save enters the kernel
     /// over one whose save does not: the system call's move and the call
     /// chain's both reach it.
-    fn advice_core_work(&self) -> &'static [super::CoreWork] {
-        &[super::CoreWork::KernelEntry, super::CoreWork::Calls]
+    fn advice_side_references(&self, _line: Option<&str>) -> &'static [super::SideReference] {
+        &[super::SideReference::KernelEntry, super::SideReference::Calls]
     }
     fn advice_row(&self, _advice: &str) -> Option<String> {
         Some("removing the needless heavy save".into())

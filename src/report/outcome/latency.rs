@@ -303,6 +303,7 @@ fn latency_metrics(lat: &Outcome, doc: &Document) -> Vec<Headline> {
                 p.latency_ns.median,
                 false,
             ))
+            .map(|h| if pol == PagePolicy::Small { h.walks_4k() } else { h })
         })
         .collect()
 }
@@ -319,6 +320,15 @@ impl super::Render for Outcome {
     }
     fn advice(&self, doc: &Document) -> Vec<String> {
         latency_advice(doc)
+    }
+    /// A line that sets a policy against 4 KiB pages (or one of 4 KiB
+    /// pages' concurrency) rests on their walks; one of huge pages alone
+    /// does not.
+    fn advice_side_references(&self, line: Option<&str>) -> &'static [super::SideReference] {
+        match line {
+            Some(l) if !l.contains("4k") => &[],
+            _ => &[super::SideReference::Walks4k],
+        }
     }
 }
 

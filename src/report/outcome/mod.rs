@@ -44,13 +44,14 @@ pub trait Render {
     fn advice_cpus(&self) -> usize {
         1
     }
-    /// The core's own work, besides memory, that the figures its advice
-    /// rests on are made of ([`CoreWork`]): the host moves each apart from
-    /// memory, and a run whose matching reference moved beyond the limit
-    /// withholds the advice. A ratio of interleaved variants cancels much
+    /// The work besides reading memory that the figures its advice rests on
+    /// are made of ([`SideReference`]): the host moves each apart from the
+    /// reference's read and chase, and a run whose matching reference moved
+    /// beyond the limit withholds the advice. A ratio of interleaved variants cancels much
     /// of a move that slows both alike: withholding it is caution, for a
-    /// move that need not be alike.
-    fn advice_core_work(&self) -> &'static [CoreWork] {
+    /// move that need not be alike. `line`: one line of its advice, or
+    /// `None` for whichever of its lines rest on the most.
+    fn advice_side_references(&self, _line: Option<&str>) -> &'static [SideReference] {
         &[]
     }
     /// Its own CSV, where the tidy CSV of the whole document would lose
@@ -60,14 +61,17 @@ pub trait Render {
     }
 }
 
-/// A core's own work, which the suite's reference measures apart from
-/// memory at its start, middle and end.
+/// Work the suite's reference measures at its start, middle and end
+/// beside its read and its chase, since the host moves each on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CoreWork {
-    /// Calls and returns (the reference's PLT chain).
+pub enum SideReference {
+    /// Calls and returns, a core's own work (the reference's PLT chain).
     Calls,
     /// The kernel's entry and exit (the reference's system call).
     KernelEntry,
+    /// Loads that walk 4 KiB page tables (the reference's chase on 4 KiB
+    /// pages).
+    Walks4k,
 }
 
 /// A renderer module per experiment and [`of`], from the model's list.

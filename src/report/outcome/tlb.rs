@@ -191,10 +191,15 @@ impl super::Render for Outcome {
             samples,
             w.median,
             false,
-        )]
+        )
+        .walks_4k()]
     }
     fn advice(&self, doc: &Document) -> Vec<String> {
         tlb_advice(doc)
+    }
+    /// Its chases walk 4 KiB page tables.
+    fn advice_side_references(&self, _line: Option<&str>) -> &'static [super::SideReference] {
+        &[super::SideReference::Walks4k]
     }
     fn advice_row(&self, advice: &str) -> Option<String> {
         Some(advice.trim_end_matches('.').to_lowercase().chars().take(40).collect())

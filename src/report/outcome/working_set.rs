@@ -101,7 +101,7 @@ fn working_set_metrics(w: &working_set::Outcome) -> Vec<Headline> {
         .iter()
         .map(|r| {
             let samples = r.samples_s.iter().map(|s| s * 1e9 / r.rows_per_sample as f64).collect();
-            headline(
+            let h = headline(
                 "working_set.row",
                 &[("pages", r.pages.to_string())],
                 format!("working-set {} pages", r.pages),
@@ -109,7 +109,13 @@ fn working_set_metrics(w: &working_set::Outcome) -> Vec<Headline> {
                 samples,
                 r.ns_per_row.median,
                 false,
-            )
+            );
+            // Its loads on 4 KiB pages walk their tables.
+            if r.pages == crate::memory::PagePolicy::Small {
+                h.walks_4k()
+            } else {
+                h
+            }
         })
         .collect()
 }
@@ -127,5 +133,9 @@ impl super::Render for Outcome {
     }
     fn advice(&self, _doc: &Document) -> Vec<String> {
         self.advice.clone()
+    }
+    /// Every line sets huge pages against the program on 4 KiB pages.
+    fn advice_side_references(&self, _line: Option<&str>) -> &'static [super::SideReference] {
+        &[super::SideReference::Walks4k]
     }
 }

@@ -54,6 +54,15 @@ pub struct DriftPoint {
     /// documents from before it was measured.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub syscall_ns: Vec<f64>,
+    /// ns per load of each timed sample of the same random chase over a
+    /// region of the same size on 4 KiB pages, on the same CPU: every load
+    /// also walks the page tables (and, on a guest, the host's tables
+    /// behind them), which the host moves apart from memory (how it backs
+    /// the guest's frames, whose walks share its caches). Absent where the
+    /// reference's own chase is already on 4 KiB pages (no THP), and in
+    /// documents from before it was measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chase_4k_ns: Vec<f64>,
 }
 
 impl DriftPoint {
@@ -72,6 +81,9 @@ impl DriftPoint {
     pub fn syscall_median(&self) -> Option<f64> {
         crate::timing::stats::median(&self.syscall_ns)
     }
+    pub fn chase_4k_median(&self) -> Option<f64> {
+        crate::timing::stats::median(&self.chase_4k_ns)
+    }
 }
 
 /// How far the host moved across two runs' references of one region,
@@ -88,6 +100,9 @@ pub struct Between {
     /// The system call's range over both runs' points (figures that enter
     /// the kernel).
     pub kernel: Option<f64>,
+    /// The chase on 4 KiB pages' range over both runs' points (figures
+    /// whose loads walk 4 KiB page tables).
+    pub walks_4k: Option<f64>,
 }
 
 /// (larger / smaller − 1) of a spread of positive values; `None` with
@@ -128,6 +143,14 @@ impl HostDrift {
         spread(&self.medians(DriftPoint::syscall_median))
     }
 
+    /// How far the chase on 4 KiB pages' medians lie apart over the run:
+    /// what figures whose loads walk 4 KiB page tables (a random chase on
+    /// 4 KiB pages, and a ratio of one over huge pages) carry beyond the
+    /// reference's own chase.
+    pub fn walks_4k_moved(&self) -> Option<f64> {
+        spread(&self.medians(DriftPoint::chase_4k_median))
+    }
+
     /// The larger movement of one thread's two quantities: what the run's
     /// verdicts (each between variants on one thread) are judged against.
     pub fn moved_most(&self) -> Option<f64> {
@@ -162,6 +185,7 @@ impl HostDrift {
             all_threads: all,
             calls: apart(DriftPoint::call_median),
             kernel: apart(DriftPoint::syscall_median),
+            walks_4k: apart(DriftPoint::chase_4k_median),
         })
     }
 
@@ -206,8 +230,12 @@ impl HostDrift {
         } else {
             format!(", entering the kernel {} ns", syscalls.join(", "))
         };
+        let walks: Vec<String> =
+            self.points.iter().filter_map(|p| p.chase_4k_median()).map(|n| format!("{n:.0}")).collect();
+        let walks =
+            if walks.is_empty() { String::new() } else { format!(", chasing on 4 KiB pages {} ns", walks.join(", ")) };
         format!(
-            "one thread reading {} {}, chasing {}{all}{calls}{syscalls}, after {after} experiments",
+            "one thread reading {} {}, chasing {}{walks}{all}{calls}{syscalls}, after {after} experiments",
             self.size_bytes,
             or_not(read, "GB/s"),
             or_not(chase, "ns")
@@ -227,6 +255,7 @@ mod tests {
             all_read_bytes_per_s: Vec::new(),
             call_ns: Vec::new(),
             syscall_ns: Vec::new(),
+            chase_4k_ns: Vec::new(),
         }
     }
 
@@ -336,5 +365,26 @@ mod tests {
         assert!((a.between(&b).unwrap().kernel.unwrap() - 225.0 / 162.0 + 1.0).abs() < 1e-12);
         let old = HostDrift { points: vec![point(0, 40.0, 140.0)], ..a.clone() };
         assert_eq!((old.kernel_moved(), a.between(&old).unwrap().kernel), (None, None), "a document before it");
+    }
+
+    /// The chase on 4 KiB pages moves on its own too: within a run,
+    /// between two runs, in what is said; the one-thread verdicts (the
+    /// read and the chase on the reference's own pages) do not rest on it.
+    #[test]
+    fn walking_4k_page_tables_is_a_reference_of_its_own() {
+        let walking = |p: DriftPoint, ns: f64| DriftPoint { chase_4k_ns: vec![ns, ns * 1.3, ns * 0.97], ..p };
+        let a = HostDrift {
+            size_bytes: Bytes(1 << 28),
+            all_threads: None,
+            points: vec![walking(point(0, 40.0, 150.0), 180.0), walking(point(6, 40.0, 150.0), 207.0)],
+        };
+        assert!((a.walks_4k_moved().unwrap() - 0.15).abs() < 1e-12, "the medians' spread, not the samples'");
+        assert!(!a.host_moved() && a.kernel_moved().is_none(), "memory held; no system call");
+        assert!(a.describe().contains("chasing 150, 150 ns, chasing on 4 KiB pages 180, 207 ns"), "{}", a.describe());
+        let b = HostDrift { points: vec![walking(point(0, 40.0, 150.0), 171.0)], ..a.clone() };
+        assert!((a.between(&b).unwrap().walks_4k.unwrap() - 207.0 / 171.0 + 1.0).abs() < 1e-12);
+        let old = HostDrift { points: vec![point(0, 40.0, 150.0)], ..a.clone() };
+        assert_eq!((old.walks_4k_moved(), a.between(&old).unwrap().walks_4k), (None, None), "a document before it");
+        assert!(!old.describe().contains("4 KiB"), "{}", old.describe());
     }
 }
