@@ -85,5 +85,6 @@ pub fn core_point(after: usize, call_ns: f64, syscall_ns: f64) -> memperf_model:
         call_ns: vec![call_ns],
         syscall_ns: vec![syscall_ns],
         chase_4k_ns: Vec::new(),
+        chase_4k_pages_per_block: None,
     }
 }

@@ -139,7 +139,7 @@ impl Reference {
         };
         let (chase_ns, chased_ok) = chase(&mut region, self.size, clock);
         drop(region);
-        let (chase_4k_ns, walked_ok) = self.chase_4k(clock);
+        let (chase_4k_ns, chase_4k_pages_per_block, walked_ok) = self.chase_4k(clock);
         if !(read_ok && all_ok && chased_ok && walked_ok) {
             return Point::Invalid;
         }
@@ -154,6 +154,7 @@ impl Reference {
             call_ns,
             syscall_ns,
             chase_4k_ns,
+            chase_4k_pages_per_block,
         };
         self.drift.points.push(point);
         if called_ok {
@@ -168,13 +169,17 @@ impl Reference {
     /// none where the reference's own region is on 4 KiB pages already, or
     /// where memory for it cannot be had (the point keeps its other
     /// figures).
-    fn chase_4k(&self, clock: &dyn Clock) -> (Vec<f64>, bool) {
+    fn chase_4k(&self, clock: &dyn Clock) -> (Vec<f64>, Option<f64>, bool) {
         if !self.thp {
-            return (Vec::new(), true);
+            return (Vec::new(), None, true);
         }
         match Buffer::new(PagePolicy::Small, self.size) {
-            Ok(mut region) => chase(&mut region, self.size, clock),
-            Err(_) => (Vec::new(), true),
+            Ok(mut region) => {
+                let per_block = region.backing().pages_per_2mib_block;
+                let (ns, ok) = chase(&mut region, self.size, clock);
+                (ns, per_block, ok)
+            }
+            Err(_) => (Vec::new(), None, true),
         }
     }
 

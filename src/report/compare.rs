@@ -707,6 +707,7 @@ mod tests {
                     call_ns: Vec::new(),
                     syscall_ns: Vec::new(),
                     chase_4k_ns: Vec::new(),
+                    chase_4k_pages_per_block: None,
                 })
                 .collect(),
         }

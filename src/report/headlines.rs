@@ -163,6 +163,7 @@ mod tests {
                 call_ns: Vec::new(),
                 syscall_ns: Vec::new(),
                 chase_4k_ns: Vec::new(),
+                chase_4k_pages_per_block: None,
             };
             let drift = |all: [f64; 3]| HostDrift {
                 size_bytes: crate::units::Bytes(1 << 28),
@@ -304,6 +305,7 @@ mod tests {
             call_ns: Vec::new(),
             syscall_ns: Vec::new(),
             chase_4k_ns: Vec::new(),
+            chase_4k_pages_per_block: None,
         };
         doc.host_drift = Some(HostDrift {
             size_bytes: crate::units::Bytes(1 << 28),

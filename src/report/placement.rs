@@ -110,6 +110,7 @@ mod tests {
             call_ns: Vec::new(),
             syscall_ns: Vec::new(),
             chase_4k_ns: Vec::new(),
+            chase_4k_pages_per_block: None,
         };
         doc.host_drift = Some(HostDrift {
             size_bytes: crate::units::Bytes(256 << 20),

@@ -57,12 +57,20 @@ pub struct DriftPoint {
     /// ns per load of each timed sample of the same random chase over a
     /// region of the same size on 4 KiB pages, on the same CPU: every load
     /// also walks the page tables (and, on a guest, the host's tables
-    /// behind them), which the host moves apart from memory (how it backs
-    /// the guest's frames, whose walks share its caches). Absent where the
+    /// behind them), whose cost moves apart from memory's: with how the
+    /// host backs the guest's frames, and with how many 2 MiB blocks the
+    /// fresh region's frames spread over (recorded beside it, as the
+    /// latency experiment's own 4 KiB region does). Absent where the
     /// reference's own chase is already on 4 KiB pages (no THP), and in
     /// documents from before it was measured.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chase_4k_ns: Vec<f64>,
+    /// How many of that region's pages share each 2 MiB block of physical
+    /// memory their frames touch (on a guest the host backs its memory in
+    /// such blocks, and a chase over fewer of them walks faster); absent
+    /// where frames cannot be read (not root) or it was not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chase_4k_pages_per_block: Option<f64>,
 }
 
 impl DriftPoint {
@@ -232,8 +240,23 @@ impl HostDrift {
         };
         let walks: Vec<String> =
             self.points.iter().filter_map(|p| p.chase_4k_median()).map(|n| format!("{n:.0}")).collect();
-        let walks =
-            if walks.is_empty() { String::new() } else { format!(", chasing on 4 KiB pages {} ns", walks.join(", ")) };
+        let blocks: Vec<String> = self
+            .points
+            .iter()
+            .filter(|p| p.chase_4k_median().is_some())
+            .filter_map(|p| p.chase_4k_pages_per_block)
+            .map(|b| format!("{b:.0}"))
+            .collect();
+        let blocks = if blocks.len() == walks.len() {
+            format!(" (on {} pages per 2 MiB block)", blocks.join(", "))
+        } else {
+            String::new()
+        };
+        let walks = if walks.is_empty() {
+            String::new()
+        } else {
+            format!(", chasing on 4 KiB pages {} ns{blocks}", walks.join(", "))
+        };
         format!(
             "one thread reading {} {}, chasing {}{walks}{all}{calls}{syscalls}, after {after} experiments",
             self.size_bytes,
@@ -256,6 +279,7 @@ mod tests {
             call_ns: Vec::new(),
             syscall_ns: Vec::new(),
             chase_4k_ns: Vec::new(),
+            chase_4k_pages_per_block: None,
         }
     }
 
@@ -380,7 +404,13 @@ mod tests {
         };
         assert!((a.walks_4k_moved().unwrap() - 0.15).abs() < 1e-12, "the medians' spread, not the samples'");
         assert!(!a.host_moved() && a.kernel_moved().is_none(), "memory held; no system call");
-        assert!(a.describe().contains("chasing 150, 150 ns, chasing on 4 KiB pages 180, 207 ns"), "{}", a.describe());
+        assert!(a.describe().contains("chasing 150, 150 ns, chasing on 4 KiB pages 180, 207 ns,"), "{}", a.describe());
+        let mut dense = a.clone();
+        dense.points.iter_mut().zip([19.6, 44.8]).for_each(|(p, b)| p.chase_4k_pages_per_block = Some(b));
+        let said = dense.describe();
+        assert!(said.contains("chasing on 4 KiB pages 180, 207 ns (on 20, 45 pages per 2 MiB block)"), "{said}");
+        dense.points[1].chase_4k_pages_per_block = None;
+        assert!(!dense.describe().contains("block"), "one point's frames unread: none said");
         let b = HostDrift { points: vec![walking(point(0, 40.0, 150.0), 171.0)], ..a.clone() };
         assert!((a.between(&b).unwrap().walks_4k.unwrap() - 207.0 / 171.0 + 1.0).abs() < 1e-12);
         let old = HostDrift { points: vec![point(0, 40.0, 150.0)], ..a.clone() };
