@@ -375,6 +375,7 @@ fn reference_point(
     let what = match r.measure(clock, after) {
         super::drift::Point::Invalid => "the host reference (start, middle, end)",
         super::drift::Point::CallsInvalid => "the host reference's call chain",
+        super::drift::Point::WalksInvalid => "the host reference's chase on 4 KiB pages",
         _ => return,
     };
     doc.warnings.push(Caution::Checksum { what }.render(command));

@@ -266,9 +266,17 @@ mod tests {
         let seconds: [(Linkage, ChainFn); 2] =
             [(Linkage::Direct, memperf_chain_direct_second), (Linkage::Saves, memperf_chain_saves_second)];
         let chains = every_chain();
-        let firsts = chains.iter().map(|(l, f, _)| (*l, *f));
-        for (l, f) in firsts.chain(seconds) {
-            assert_eq!(f as usize % 64, 0, "{l}: a chain function at {:#x}", f as usize);
+        let firsts = chains.iter().map(|(l, f, _)| (*l, *f as usize));
+        // The shared chains' second functions, from the library each
+        // first binds to.
+        let shared_seconds = chains
+            .iter()
+            .filter_map(|(l, _, s)| s.as_ref().map(|s| (*l, s.symbol(&format!("memperf_chain_{l}_second")))));
+        let all: Vec<(Linkage, usize)> =
+            firsts.chain(seconds.map(|(l, f)| (l, f as usize))).chain(shared_seconds).collect();
+        assert_eq!(all.len(), 9, "five firsts and four seconds (inlined has none): {all:x?}");
+        for (l, at) in all {
+            assert!(at != 0 && at % 64 == 0, "{l}: a chain function at {at:#x}");
         }
     }
 

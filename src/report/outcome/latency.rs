@@ -223,8 +223,9 @@ fn latency_plot(o: &latency::Outcome, m: &crate::machine::Fingerprint) -> Result
 
 /// Whether huge pages cut random-access latency, and from which working
 /// set on: the smallest size from which every larger one has its whole
-/// interval below 1 (never a single lucky point).
-fn huge_page_latency_advice(lat: &latency::Outcome) -> Vec<String> {
+/// interval below 1 (never a single lucky point). Each line with whether
+/// it sets a policy against 4 KiB pages, so rests on their walks.
+fn huge_page_latency_advice(lat: &latency::Outcome) -> Vec<(String, bool)> {
     use crate::report::text::MIN_ADVISED_CHANGE;
     use crate::timing::schedule::Direction;
     let mut pairs: Vec<(PagePolicy, PagePolicy)> = lat.ratios.iter().map(|r| (r.a, r.b)).collect();
@@ -235,13 +236,14 @@ fn huge_page_latency_advice(lat: &latency::Outcome) -> Vec<String> {
         let mut rs: Vec<&latency::PolicyRatio> = lat.ratios.iter().filter(|r| r.a == a && r.b == b).collect();
         rs.sort_by_key(|r| r.size_bytes);
         let Some(last) = rs.last() else { continue };
+        let walks_4k = a == PagePolicy::Small || b == PagePolicy::Small;
         let r = crate::report::text::ratio_text(&last.ratio);
         let below_from = rs
             .iter()
             .rposition(|x| x.ratio.direction() != Direction::Below)
             .map_or(Some(0), |i| (i + 1 < rs.len()).then_some(i + 1))
             .map(|i| rs[i].size_bytes);
-        out.push(match (last.ratio.direction(), below_from) {
+        let line = match (last.ratio.direction(), below_from) {
             (Direction::Below, Some(from)) => format!(
                 "Huge pages ({b}) cut random-access latency against {a} by {:.0}% at {}, {r}; the gain holds beyond the noise from a working set of {from} on.",
                 (1.0 - last.ratio.median) * 100.0,
@@ -264,7 +266,8 @@ fn huge_page_latency_advice(lat: &latency::Outcome) -> Vec<String> {
                 last.size_bytes,
                 MIN_ADVISED_CHANGE * 100.0
             ),
-        });
+        };
+        out.push((line, walks_4k));
     }
     out
 }
@@ -272,7 +275,7 @@ fn huge_page_latency_advice(lat: &latency::Outcome) -> Vec<String> {
 fn latency_advice(doc: &Document) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(lat) = doc.outcome::<latency::Outcome>() {
-        out.extend(huge_page_latency_advice(lat));
+        out.extend(huge_page_latency_advice(lat).into_iter().map(|(line, _)| line));
     }
     let claimed = crate::report::concurrency::concurrency(doc);
     for c in claimed.iter().filter(|c| c.threads == 1 && c.not_claimed.is_none()) {
@@ -321,13 +324,16 @@ impl super::Render for Outcome {
     fn advice(&self, doc: &Document) -> Vec<String> {
         latency_advice(doc)
     }
-    /// A line that sets a policy against 4 KiB pages (or one of 4 KiB
-    /// pages' concurrency) rests on their walks; one of huge pages alone
-    /// does not.
+    /// A huge-page line that sets a policy against 4 KiB pages rests on
+    /// their walks; one between huge pages alone does not, nor the
+    /// concurrency line (its latency is taken on huge pages, walk-free).
     fn advice_side_references(&self, line: Option<&str>) -> &'static [super::SideReference] {
-        match line {
-            Some(l) if !l.contains("4k") => &[],
-            _ => &[super::SideReference::Walks4k],
+        let lines = huge_page_latency_advice(self);
+        let walks = lines.iter().filter(|(_, w)| *w).any(|(l, _)| line.is_none_or(|t| t == l));
+        if walks {
+            &[super::SideReference::Walks4k]
+        } else {
+            &[]
         }
     }
 }
@@ -414,7 +420,9 @@ mod tests {
             for r in o.ratios.iter_mut().filter(|r| r.size_bytes == largest) {
                 (r.ratio.median, r.ratio.low, r.ratio.high) = (m, low, high);
             }
-            super::huge_page_latency_advice(&o).join("\n")
+            let lines = super::huge_page_latency_advice(&o);
+            assert!(lines.iter().all(|(_, walks_4k)| *walks_4k), "every line here sets a policy against 4k");
+            lines.into_iter().map(|(l, _)| l).collect::<Vec<_>>().join("\n")
         };
         let wide = said(0.927, 0.869, 1.002);
         assert!(wide.contains(": not resolved, ×0.927") && !wide.contains("by no more than"), "{wide}");
@@ -422,6 +430,21 @@ mod tests {
         assert!(narrow.contains("by no more than 5% at "), "{narrow}");
         let cut = said(0.971, 0.931, 0.992);
         assert!(cut.contains("cut random-access latency against 4k by 3%"), "{cut}");
+        // The line rests on 4 KiB walks (the reference's chase on 4 KiB
+        // pages withholds it); the concurrency line, on huge pages, not.
+        use crate::report::outcome::{Render, SideReference};
+        for line in cut.lines() {
+            assert_eq!(o.advice_side_references(Some(line)), [SideReference::Walks4k], "{line}");
+        }
+        assert_eq!(o.advice_side_references(None), [SideReference::Walks4k]);
+        let concurrency = "Effective concurrency of one core on 4k pages: 24.1 GB/s × 152 ns / 64 B = 57 (Little's law).";
+        assert_eq!(o.advice_side_references(Some(concurrency)), []);
+        for r in &mut o.ratios {
+            r.a = crate::memory::PagePolicy::Huge2M;
+        }
+        let between_huge = super::huge_page_latency_advice(&o);
+        assert!(between_huge.iter().all(|(l, walks_4k)| !walks_4k && l.contains("against 2m")), "{between_huge:?}");
+        assert_eq!(o.advice_side_references(None), [], "no line sets a policy against 4 KiB pages");
     }
 
     /// Columns for the page-local variant only where it was measured; and

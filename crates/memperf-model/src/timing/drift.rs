@@ -57,18 +57,17 @@ pub struct DriftPoint {
     /// ns per load of each timed sample of the same random chase over a
     /// region of the same size on 4 KiB pages, on the same CPU: every load
     /// also walks the page tables (and, on a guest, the host's tables
-    /// behind them), whose cost moves apart from memory's: with how the
-    /// host backs the guest's frames, and with how many 2 MiB blocks the
-    /// fresh region's frames spread over (recorded beside it, as the
-    /// latency experiment's own 4 KiB region does). Absent where the
+    /// behind them), whose cost the host moves apart from memory's. The
+    /// fresh region's frames may move it too, so how many of its pages
+    /// share each 2 MiB block is recorded beside it. Absent where the
     /// reference's own chase is already on 4 KiB pages (no THP), and in
     /// documents from before it was measured.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chase_4k_ns: Vec<f64>,
     /// How many of that region's pages share each 2 MiB block of physical
     /// memory their frames touch (on a guest the host backs its memory in
-    /// such blocks, and a chase over fewer of them walks faster); absent
-    /// where frames cannot be read (not root) or it was not measured.
+    /// such blocks); absent where frames cannot be read (not root) or it
+    /// was not measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chase_4k_pages_per_block: Option<f64>,
 }

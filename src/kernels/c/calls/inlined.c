@@ -8,7 +8,7 @@
 
 static inline __attribute__((always_inline)) long chain_second(long n);
 
-static long chain_first(long n) {
+CHAIN_ALIGNED static long chain_first(long n) {
     if (n <= 1) return 1;
     return 1 + chain_second(n - 1);
 }
