@@ -104,8 +104,7 @@ pub fn point_estimate_s(m: &crate::machine::Fingerprint) -> f64 {
     let loads = (WARM_LOADS + SAMPLES as u64 * CHASE_LOADS) as f64;
     let chase = |pol| r.link_s(size.0 / 64) + loads * r.ns_per_load(size, pol) * 1e-9;
     // The chase on 4 KiB pages runs where the reference's own is on THP.
-    let thp = !matches!(m.thp.enabled.as_str(), "never" | "unavailable");
-    let walks_4k = if thp { r.fault_s(size, PagePolicy::Small) + chase(PagePolicy::Small) } else { 0.0 };
+    let walks_4k = if m.thp.usable() { r.fault_s(size, PagePolicy::Small) + chase(PagePolicy::Small) } else { 0.0 };
     let calls = passes * (CALL_CHAINS * CALL_DEPTH) as f64 * 3e-9 + passes * SYSCALLS as f64 * 200e-9;
     r.fault_s(size, PagePolicy::Thp) + reads + chase(PagePolicy::Thp) + walks_4k + calls
 }
@@ -114,7 +113,7 @@ impl Reference {
     /// The reference of a suite on `m`.
     pub fn new(m: &crate::machine::Fingerprint) -> Reference {
         let size = size(m);
-        let thp = !matches!(m.thp.enabled.as_str(), "never" | "unavailable");
+        let thp = m.thp.usable();
         let cpus = crate::timing::team::allowed_cpus();
         let all_threads = (cpus.len() > 1).then_some(cpus.len());
         let calls = SharedChain::load_reference();
@@ -150,10 +149,7 @@ impl Reference {
         if !(read_ok && all_ok && chased_ok) {
             return Point::Invalid;
         }
-        let (chase_4k_ns, chase_4k_pages_per_block, walked_ok) = match self.chase_4k(clock) {
-            (ns, per_block, true) => (ns, per_block, true),
-            _ => (Vec::new(), None, false),
-        };
+        let (chase_4k_ns, chase_4k_pages_per_block, walked_ok) = self.chase_4k(clock);
         let (call_ns, called_ok) = self.calls.as_ref().map_or((Vec::new(), true), |c| call_samples(c.first, clock));
         let call_ns = if called_ok { call_ns } else { Vec::new() };
         let syscall_ns = syscall_samples(clock);
@@ -177,9 +173,9 @@ impl Reference {
 
     /// The same chase over a region of the same size on 4 KiB pages,
     /// mapped once the THP region is gone (the point never holds both):
-    /// none where the reference's own region is on 4 KiB pages already, or
-    /// where memory for it cannot be had (the point keeps its other
-    /// figures).
+    /// none where the reference's own region is on 4 KiB pages already,
+    /// where memory for it cannot be had, or where the chase ended off its
+    /// cycle (`false`: the point keeps its other figures and says so).
     fn chase_4k(&self, clock: &dyn Clock) -> (Vec<f64>, Option<f64>, bool) {
         if !self.thp {
             return (Vec::new(), None, true);
@@ -187,8 +183,10 @@ impl Reference {
         match Buffer::new(PagePolicy::Small, self.size) {
             Ok(mut region) => {
                 let per_block = region.backing().pages_per_2mib_block;
-                let (ns, ok) = chase(&mut region, self.size, clock);
-                (ns, per_block, ok)
+                match chase(&mut region, self.size, clock) {
+                    (ns, true) => (ns, per_block, true),
+                    _ => (Vec::new(), None, false),
+                }
             }
             Err(_) => (Vec::new(), None, true),
         }

@@ -73,7 +73,7 @@ pub fn machine_warnings(m: &Fingerprint, cmd: Command, pages_matter: bool) -> Ve
             w.push(Caution::NoHugepages { page: pool.page_size_bytes });
         }
     }
-    if pages_matter && (m.thp.enabled == "never" || m.thp.enabled == "unavailable") {
+    if pages_matter && !m.thp.usable() {
         w.push(Caution::ThpOff { mode: m.thp.enabled.clone() });
     }
     for c in m.caches.iter().filter(|c| !c.plausible()) {

@@ -161,7 +161,7 @@ pub fn measure_machine(machine: &mut Fingerprint, clock: &dyn Clock, levels: boo
         // minutes and say nothing of this CPU.
         notes.push(Caution::LevelsNotMeasured { reason: format!("under emulation ({why}): sizes come from claims") });
     } else if levels {
-        let thp = !matches!(machine.thp.enabled.as_str(), "never" | "unavailable");
+        let thp = machine.thp.usable();
         let claimed = machine.plausible_data_caches().iter().map(|c| c.1 .0).max().unwrap_or(0);
         match levels::measure(clock, probe_reach(machine), Bytes(2 * claimed), thp) {
             Ok(m) if !m.valid => {

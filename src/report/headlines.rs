@@ -93,13 +93,8 @@ pub fn advice_items(doc: &Document) -> Vec<Advice> {
 /// where beyond the limit.
 fn side_reference_moved(doc: &Document, work: &[SideReference]) -> Option<(SideReference, f64)> {
     let d = doc.host_drift.as_ref()?;
-    let moved = |w: &SideReference| match w {
-        SideReference::Calls => d.calls_moved(),
-        SideReference::KernelEntry => d.kernel_moved(),
-        SideReference::Walks4k => d.walks_4k_moved(),
-    };
     work.iter()
-        .filter_map(|w| moved(w).map(|m| (*w, m)))
+        .filter_map(|w| w.moved(d).map(|m| (*w, m)))
         .filter(|(_, m)| *m > memperf_model::timing::drift::HOST_MOVED_LIMIT)
         .max_by(|a, b| a.1.total_cmp(&b.1))
 }

@@ -96,9 +96,9 @@ pub fn host_drift(doc: &Document) -> String {
         let outcomes = super::outcome::outcomes(doc).into_iter();
         outcomes.filter(|o| super::outcome::of(o).advice_side_references(None).contains(&w)).map(|o| o.name()).collect()
     };
-    let core = |m: Option<f64>, what: &str, w| {
+    let side = |what: &str, w: super::outcome::SideReference| {
         let names = resting(w);
-        match m {
+        match w.moved(d) {
             Some(m) if !names.is_empty() => {
                 let beyond =
                     if m * 100.0 > limit { format!(", beyond the {limit:.0}%: not given") } else { String::new() };
@@ -107,9 +107,9 @@ pub fn host_drift(doc: &Document) -> String {
             _ => String::new(),
         }
     };
-    let calls = core(d.calls_moved(), "the call chain", super::outcome::SideReference::Calls);
-    let kernel = core(d.kernel_moved(), "the system call", super::outcome::SideReference::KernelEntry);
-    let walks = core(d.walks_4k_moved(), "the chase on 4 KiB pages", super::outcome::SideReference::Walks4k);
+    let calls = side("the call chain", super::outcome::SideReference::Calls);
+    let kernel = side("the system call", super::outcome::SideReference::KernelEntry);
+    let walks = side("the chase on 4 KiB pages", super::outcome::SideReference::Walks4k);
     format!(
         "\nhost during the run: {}: one thread moved {:.1}%, {verdict} the {limit:.0}% its verdicts allow{all}{calls}\
          {kernel}{walks}\n",

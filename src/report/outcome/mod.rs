@@ -74,6 +74,18 @@ pub enum SideReference {
     Walks4k,
 }
 
+impl SideReference {
+    /// How far its part of the reference moved over the run, where
+    /// measured.
+    pub fn moved(self, d: &memperf_model::timing::drift::HostDrift) -> Option<f64> {
+        match self {
+            SideReference::Calls => d.calls_moved(),
+            SideReference::KernelEntry => d.kernel_moved(),
+            SideReference::Walks4k => d.walks_4k_moved(),
+        }
+    }
+}
+
 /// A renderer module per experiment and [`of`], from the model's list.
 macro_rules! renderers {
     ($($group:ident { $($m:ident : $V:ident = $name:literal,)* })*) => {

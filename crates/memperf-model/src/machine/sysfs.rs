@@ -42,3 +42,11 @@ pub struct ThpSettings {
     pub enabled: String,
     pub defrag: String,
 }
+
+impl ThpSettings {
+    /// Whether a region may get transparent huge pages (`always` or
+    /// `madvise`, which memperf's THP regions ask for).
+    pub fn usable(&self) -> bool {
+        !matches!(self.enabled.as_str(), "never" | "unavailable")
+    }
+}
