@@ -124,6 +124,37 @@ fn the_zen5_guest_s_claims_are_read_and_its_l1_dtlb_measured() {
     assert_eq!(first.measured_entries, 96);
 }
 
+/// An AMD EPYC Zen 3 guest (family 25 model 1): plausible caches (32 KiB
+/// L1d, 512 KiB L2, a 32 MiB L3 shared by its 2 vCPUs) and TLBs from AMD's
+/// leaves (64 and 2,048 4 KiB entries). Its host shares that L3 with busy
+/// neighbours: the recorded quick suite's latency reaches its far level
+/// from 4 MiB, so the claim, not the probe, sizes working sets; its THP
+/// steps where 4 KiB pages do (a host backing the guest with small pages),
+/// and its reference moved 41% within the run, so its advice is one line
+/// that gives no verdict.
+#[test]
+fn the_zen3_guest_s_small_share_of_its_l3_and_its_moving_host_give_no_verdict() {
+    let f = machine("amd-epyc-zen3-kvm-2vcpu");
+    assert_eq!((f.cpu.identity.vendor.as_str(), f.cpu.identity.family, f.cpu.identity.model), ("AuthenticAMD", 25, 1));
+    assert!(f.caches.iter().all(|c| c.plausible()), "{:?}", f.caches);
+    let size = |level: u8| f.caches.iter().find(|c| c.level == level && c.is_data()).unwrap().size_bytes;
+    assert_eq!((size(1), size(2), size(3)), (Bytes(32 * KIB), Bytes(512 * KIB), Bytes(32 * MIB)));
+    assert_eq!(f.tlb_source, "CPUID leaves 0x80000005/6/19");
+    assert_eq!((f.dtlb_entries(1, Bytes(4096)), f.dtlb_entries(2, Bytes(4096))), (Some(64), Some(2048)));
+    assert!(!f.cpu.identity.vector_isa.contains(&"avx512f".to_string()), "{:?}", f.cpu.identity.vector_isa);
+    let doc = memperf::model::journal::load(&recordings_dir().join("amd-epyc-zen3-kvm-2vcpu/run-quick.json")).unwrap();
+    let far = doc.machine.measured_levels.as_ref().and_then(|m| m.found.far_from);
+    assert_eq!(far, Some(Bytes(4 * MIB)));
+    assert_eq!(doc.machine.sizing_llc(), (Bytes(32 * MIB), LlcSource::Claimed));
+    let tlb = doc.outcome::<memperf::model::outcome::tlb::Outcome>().unwrap();
+    assert!(matches!(tlb.control, memperf::model::outcome::tlb::Control::SameReach { pages: 32, .. }), "{:?}", tlb.control);
+    let drift = doc.host_drift.as_ref().expect("the host reference");
+    assert!(drift.host_moved(), "{}", drift.describe());
+    let advice = memperf::report::headlines::advice(&doc);
+    assert_eq!(advice.len(), 1, "{advice:#?}");
+    assert!(advice[0].starts_with("No verdict from this run: the host moved by 41%"), "{}", advice[0]);
+}
+
 fn recordings_dir() -> PathBuf {
     common::repo("tests/data/machines")
 }
