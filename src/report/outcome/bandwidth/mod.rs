@@ -145,7 +145,9 @@ fn sweeps_text(o: &bandwidth::Outcome) -> String {
 /// One prefetch effect: the chosen distance confirmed on the other
 /// repetitions, what may have made it, and its second look.
 fn effect_text(o: &Outcome, e: &bandwidth::PrefetchEffect) -> String {
-    let moved = e.verdict != bandwidth::Effect::WithinNoise;
+    // Only a resolved change is explained: "too few repetitions to say"
+    // named no difference for a note to say what made it.
+    let moved = matches!(e.verdict, bandwidth::Effect::Helps | bandwidth::Effect::Hurts);
     let line = if e.within_a_line() { None } else { advice::at_the_line_being_read(o, e) };
     // The distance is credited only with what it adds over the line being
     // read, paired; where that was not measured, the plateau decides.
@@ -439,6 +441,30 @@ pub(crate) mod tests {
         // t0's ×1.035 at D = 256 was the argmax of 16.14 vs 16.17 GB/s, and
         // the next run chose D = 0: under 5%, no advice to prefetch.
         assert!(!advice.iter().any(|a| a.contains("(t0) helps")), "{advice:#?}");
+    }
+
+    /// A verdict of too few repetitions names no difference, so no note
+    /// says what made it (the Zen 3 guest's quick suite, 2026-11-28: "too
+    /// few repetitions to say — but … the prefetch instruction in the loop
+    /// … made this difference"); a resolved one at D = 0 keeps its note.
+    #[test]
+    fn an_unresolved_effect_is_not_explained() {
+        use crate::model::outcome::bandwidth::{Effect, Outcome};
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/machines/amd-epyc-zen5-kvm-2vcpu/run-quick.json");
+        let doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let bw = doc.outcome::<Outcome>().unwrap();
+        let mut e = bw.prefetch_effects.iter().find(|e| e.threads == 1).unwrap().clone();
+        e.distance_elements = 0;
+        let note = "made this difference";
+        for (verdict, explained) in
+            [(Effect::TooFewPairs, false), (Effect::WithinNoise, false), (Effect::Helps, true), (Effect::Hurts, true)]
+        {
+            e.verdict = verdict;
+            let said = super::effect_text(bw, &e);
+            assert_eq!(said.contains(note), explained, "{verdict:?}: {said}");
+            assert!(said.contains(verdict.describe()), "{said}");
+        }
     }
 
     /// Where the sweep says a hint hurts at every distance, a chosen point
