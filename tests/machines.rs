@@ -147,7 +147,11 @@ fn the_zen3_guest_s_small_share_of_its_l3_and_its_moving_host_give_no_verdict() 
     assert_eq!(far, Some(Bytes(4 * MIB)));
     assert_eq!(doc.machine.sizing_llc(), (Bytes(32 * MIB), LlcSource::Claimed));
     let tlb = doc.outcome::<memperf::model::outcome::tlb::Outcome>().unwrap();
-    assert!(matches!(tlb.control, memperf::model::outcome::tlb::Control::SameReach { pages: 32, .. }), "{:?}", tlb.control);
+    assert!(
+        matches!(tlb.control, memperf::model::outcome::tlb::Control::SameReach { pages: 32, .. }),
+        "{:?}",
+        tlb.control
+    );
     let drift = doc.host_drift.as_ref().expect("the host reference");
     assert!(drift.host_moved(), "{}", drift.describe());
     let advice = memperf::report::headlines::advice(&doc);
@@ -263,16 +267,22 @@ fn reanalysis_of_every_recording_draws_the_measured_conclusions() {
             // finding gains why memory is not verified (their sweeps end
             // short of ×8 past the flat point). Recorded before a plateau's
             // point was set against the best point's noise as well as its
-            // own: the prefetch plateaus widen. Nothing else moves.
+            // own: the prefetch plateaus widen. Recorded before a latency
+            // level had to be a cache hit beside the probe's far level to
+            // be named after a cache, and to start where the probe verified
+            // memory to be DRAM: such names become "unattributed". Nothing
+            // else moves.
             let moved: Vec<&str> = said.lines().filter(|l| l.starts_with("reanalysed: ")).collect();
             let allowed = [
                 "reanalysed: every claim came out as the document has it",
                 "reanalysed: machine: its measured cache levels (where memory begins) drawn differently by today's analysis",
                 "reanalysed: bandwidth: plateaus drawn differently by today's analysis",
                 "reanalysed: bandwidth: plateaus, prefetch_effects drawn differently by today's analysis",
+                "reanalysed: latency: levels drawn differently by today's analysis",
             ];
             assert!(moved.iter().all(|l| allowed.contains(l)), "{}: {said}", doc.display());
             let before = memperf::model::document_from_json(&std::fs::read_to_string(&doc).unwrap()).unwrap();
+            levels_only_unnamed(&before, &read, &doc);
             let far = |d: &memperf::model::Document| d.machine.measured_levels.as_ref().and_then(|m| m.found.far_from);
             assert_eq!(far(&read), far(&before), "{}: where memory begins moved", doc.display());
             plateaus_only_widen(&before, &read, &doc);
@@ -305,6 +315,33 @@ fn reanalysis_of_every_recording_draws_the_measured_conclusions() {
             "Little's law beyond a core's capacity"
         );
         assert!(!html.contains("480MiB\u{a0}") && !html.contains("L3 480MiB"), "a marker at the 480 MiB claim");
+    }
+}
+
+/// The latency levels drawn again are the recorded ones, figure for
+/// figure; a name that changed became "unattributed": a cache's, where the
+/// level is no cache hit beside the probe's far level (slower than half
+/// its latency), or DRAM's, where the probe did not verify memory there.
+fn levels_only_unnamed(before: &memperf::model::Document, after: &memperf::model::Document, doc: &Path) {
+    use memperf::model::outcome::latency::Outcome;
+    let (a, b) = (before.outcome::<Outcome>().unwrap(), after.outcome::<Outcome>().unwrap());
+    assert_eq!(a.levels.len(), b.levels.len(), "{}", doc.display());
+    let far_ns = after.machine.measured_levels.as_ref().and_then(|m| m.found.far_ns).map(|n| n.0);
+    let memory_from = after.machine.chase_memory_from();
+    for (x, y) in a.levels.iter().zip(&b.levels) {
+        let figures =
+            |l: &memperf::model::outcome::latency::LatencyLevel| (l.pages, l.latency_ns.0, l.from_bytes, l.up_to_bytes);
+        assert_eq!(figures(x), figures(y), "{}", doc.display());
+        if x.name == y.name {
+            continue;
+        }
+        assert_eq!(y.name, "unattributed", "{}: {x:?}", doc.display());
+        let why = if x.name == "DRAM" {
+            memory_from.is_none_or(|from| x.from_bytes < from)
+        } else {
+            far_ns.is_some_and(|far| 2.0 * x.latency_ns.0 >= far)
+        };
+        assert!(why, "{}: {} at {} ns lost its name", doc.display(), x.name, x.latency_ns.0);
     }
 }
 

@@ -107,7 +107,10 @@ fn levels_table(o: &latency::Outcome) -> String {
             level_span(o, l),
             match &l.knee_after {
                 None => "-".into(),
-                Some(Attribution::Level { name, size }) => format!("{name} ({})", Bytes(*size as u64)),
+                Some(Attribution::Level { name, size }) if *name == l.name => format!("{name} ({})", Bytes(*size as u64)),
+                Some(Attribution::Level { name, size }) => {
+                    format!("near {name}'s size ({}), but this level is too slow for a cache hit", Bytes(*size as u64))
+                }
                 Some(Attribution::Unattributed) => "unattributed (no cache within ×2)".into(),
             },
             second_look_cell(l.second_look.as_ref()),

@@ -41,9 +41,10 @@ pub struct Point {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencyLevel {
     pub pages: PagePolicy,
-    /// `L1`, `L2`, `L3` (the knee after it lies within ×2 of that cache),
-    /// `DRAM` (past 4× the last-level cache, after the LLC's knee), or
-    /// `unattributed`.
+    /// `L1`, `L2`, `L3` (the knee after it lies within ×2 of that cache,
+    /// and it answers at least twice as fast as the far level the run's
+    /// probe measured), `DRAM` (the last level, starting where the probe
+    /// verified memory), or `unattributed`.
     #[schemars(regex(pattern = r"^(L[0-9]|DRAM|unattributed)$"))]
     pub name: String,
     pub latency_ns: crate::units::Nanos,
