@@ -127,7 +127,7 @@ pub fn export(doc: &Document, out: &Output) -> Result<()> {
 pub fn csv(doc: &Document) -> String {
     let outcomes = crate::report::outcome::outcomes(doc);
     match outcomes.as_slice() {
-        [one] => crate::report::outcome::of(one).csv(),
+        [one] => crate::report::outcome::of(one).csv(doc),
         _ => None,
     }
     .unwrap_or_else(|| crate::report::tidy::document(doc))

@@ -6,12 +6,15 @@
 use crate::error::Result;
 use crate::model::document::Document;
 use crate::model::outcome::curves::{Consistency, Curve, Knee, Outcome, WritesCost};
-use crate::report::headlines::{headline, id_part, Headline, Unit};
+use crate::report::headlines::{headline, Headline, Unit};
 use crate::report::linechart::{render, Axis, Line, LineChart, Marker, Reference, Ticks};
 use crate::report::plot::{Figure, Plot};
 use crate::report::table::{gbps, Table};
 
-fn curves_text(o: &Outcome) -> String {
+/// `walks`: why the chaser's latency includes page walks, where it does
+/// ([`crate::report::concurrency::chase_walks`]): then no curve claims
+/// lines in flight.
+fn curves_text(o: &Outcome, walks: Option<&str>) -> String {
     if let Some(why) = &o.not_measured {
         return format!("bandwidth–latency curves: {why}\n");
     }
@@ -30,13 +33,16 @@ fn curves_text(o: &Outcome) -> String {
     }
     for c in &o.curves {
         out.push('\n');
-        out.push_str(&curve_text(c));
+        out.push_str(&curve_text(c, walks.is_some()));
     }
     out.push_str(
         "(GB/s: bus bytes, the kernels' reads and writes with the write-allocate read of each line an ordinary \
          store writes counted as a read, and the chaser's lines; lines/core: one traffic core's bus bytes × the \
          chaser's latency / 64 B, Little's law)\n",
     );
+    if let Some(why) = walks {
+        out.push_str(&format!("lines/core not claimed: {why}\n"));
+    }
     out.push_str(&format!("memory-controller counters: {}\n", o.counted_traffic));
     out.push_str(&writes_cost_text(&o.writes_cost));
     out.push_str(&consistency_text(&o.consistency));
@@ -59,7 +65,9 @@ fn against_host_text(o: &Outcome) -> String {
     )
 }
 
-fn curve_text(c: &Curve) -> String {
+/// One mix's table; `walks`: the chaser's latency includes page walks, so
+/// no point claims lines in flight.
+fn curve_text(c: &Curve, walks: bool) -> String {
     let counted = c.points.iter().any(|q| q.counted_bytes_per_s.is_some());
     let mut head = vec!["pause", "GB/s", "±", "latency ns", "min", "max", "× idle", "lines/core"];
     if counted {
@@ -75,7 +83,7 @@ fn curve_text(c: &Curve) -> String {
             format!("{:.1}", q.latency_ns.min),
             format!("{:.1}", q.latency_ns.max),
             format!("×{:.2}", q.latency_ns.median / c.idle_latency_ns.0),
-            q.lines_in_flight_per_core.map_or_else(|| "not claimed".into(), |l| format!("{l:.1}")),
+            q.lines_in_flight_per_core.filter(|_| !walks).map_or_else(|| "not claimed".into(), |l| format!("{l:.1}")),
         ];
         if counted {
             let k = q.counted_bytes_per_s;
@@ -213,7 +221,7 @@ fn curves_metrics(o: &Outcome) -> Vec<Headline> {
         let top = c.points.iter().max_by(|a, b| a.bytes_per_s.median.total_cmp(&b.bytes_per_s.median));
         let samples = top.map(|t| t.samples_bytes_per_s.iter().map(|b| b / 1e9).collect()).unwrap_or_default();
         out.push(headline(
-            &format!("curves.saturated_bandwidth.{}", id_part(&mix)),
+            "curves.saturated_bandwidth",
             &labels,
             format!("curves {mix} saturated bandwidth"),
             Unit::GigabytesPerSecond,
@@ -223,7 +231,7 @@ fn curves_metrics(o: &Outcome) -> Vec<Headline> {
         ));
         if let Some(read) = o.host_read_bytes_per_s {
             out.push(headline(
-                &format!("curves.saturated_of_read.{}", id_part(&mix)),
+                "curves.saturated_of_read",
                 &labels,
                 format!("curves {mix} saturation / this run's read"),
                 Unit::Other("ratio".into()),
@@ -234,7 +242,7 @@ fn curves_metrics(o: &Outcome) -> Vec<Headline> {
         }
         if let Knee::Found { bytes_per_s, .. } = c.knee {
             out.push(headline(
-                &format!("curves.knee.{}", id_part(&mix)),
+                "curves.knee",
                 &labels,
                 format!("curves {mix} knee bandwidth"),
                 Unit::GigabytesPerSecond,
@@ -270,7 +278,7 @@ fn loaded_cpus(o: &Outcome) -> usize {
 /// (`read_pct_rounded`, `pause`, `bandwidth_mean`, `bandwidth_std`,
 /// `rd_percentage_actual_mean`, `latency_mean`, `latency_std`: GB/s and
 /// ns) and memperf's own after them.
-fn curves_csv(o: &Outcome) -> String {
+fn curves_csv(o: &Outcome, walks: bool) -> String {
     let mut out = String::from(
         "read_pct_rounded,pause,bandwidth_mean,bandwidth_std,rd_percentage_actual_mean,latency_mean,latency_std,\
          mix,non_temporal,bandwidth_median,latency_median,latency_min,latency_max,lines_in_flight_per_core,\
@@ -296,7 +304,7 @@ fn curves_csv(o: &Outcome) -> String {
                 q.latency_ns.median,
                 q.latency_ns.min,
                 q.latency_ns.max,
-                q.lines_in_flight_per_core.map_or_else(String::new, |l| format!("{l:.2}")),
+                q.lines_in_flight_per_core.filter(|_| !walks).map_or_else(String::new, |l| format!("{l:.2}")),
                 q.counted_bytes_per_s.map_or_else(String::new, |k| format!("{:.6}", k / 1e9)),
             ));
         }
@@ -310,8 +318,8 @@ fn mean_std(s: &crate::timing::Summary) -> (f64, f64) {
 }
 
 impl super::Render for Outcome {
-    fn text(&self, _doc: &Document) -> String {
-        curves_text(self)
+    fn text(&self, doc: &Document) -> String {
+        curves_text(self, crate::report::concurrency::chase_walks(doc, &self.chase_backing).as_deref())
     }
     fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
         curves_plot(self)
@@ -335,8 +343,8 @@ impl super::Render for Outcome {
             })
             .collect()
     }
-    fn csv(&self) -> Option<String> {
-        Some(curves_csv(self))
+    fn csv(&self, doc: &Document) -> Option<String> {
+        Some(curves_csv(self, crate::report::concurrency::chase_walks(doc, &self.chase_backing).is_some()))
     }
     /// Its saturation fractions are traffic on every traffic CPU beside
     /// the chaser on its own: the CPUs its loaded headlines carry.

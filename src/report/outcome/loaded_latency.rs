@@ -10,7 +10,9 @@ use crate::report::linechart::{render, Axis, Line, LineChart, Marker, Reference,
 use crate::report::plot::{Figure, Plot};
 use crate::report::table::{gbps, Table};
 
-pub fn loaded_latency_text(o: &Outcome, vendor: &str) -> String {
+/// `walks`: why the chaser's latency includes page walks, where it does
+/// ([`crate::report::concurrency::chase_walks`]).
+pub fn loaded_latency_text(o: &Outcome, vendor: &str, walks: Option<String>) -> String {
     let mut out = format!(
         "latency under load: CPU {} chases a random cycle over {} ({} on huge pages) while the loader(s) on {} \
          run {} ({}), waiting the delay after every {} block\n",
@@ -25,7 +27,7 @@ pub fn loaded_latency_text(o: &Outcome, vendor: &str) -> String {
     if o.loader_cpus.len() == 1 {
         out.push_str("one chaser and one loader: the curve of one loading core, not of a whole socket\n");
     }
-    out.push_str(&points_table(o, vendor));
+    out.push_str(&points_table(o, vendor, walks));
     out.push_str(&format!("idle: {:.1} ns", o.idle_latency_ns));
     match (o.saturated_latency_ns, o.saturated_bytes_per_s) {
         (Some(l), Some(b)) => out.push_str(&format!(
@@ -41,8 +43,8 @@ pub fn loaded_latency_text(o: &Outcome, vendor: &str) -> String {
 }
 
 /// The points as a table, with one loader's lines in flight each (or why
-/// they are not claimed).
-fn points_table(o: &Outcome, vendor: &str) -> String {
+/// they are not claimed: `walks`, or a point's own check).
+fn points_table(o: &Outcome, vendor: &str, walks: Option<String>) -> String {
     let mut t = Table::new([
         "delay",
         "loader GB/s",
@@ -65,7 +67,7 @@ fn points_table(o: &Outcome, vendor: &str) -> String {
             format!("{:.1}", q.latency_ns.min),
             format!("{:.1}", q.latency_ns.max),
             format!("×{:.2}", q.latency_ns.median / o.idle_latency_ns.0),
-            q.delay_ns.map_or_else(|| "-".into(), |_| match per_loader(o, q, vendor) {
+            q.delay_ns.map_or_else(|| "-".into(), |_| match per_loader(o, q, vendor, walks.as_deref()) {
                 (Some(l), _) => format!("{l:.1}"),
                 (None, why) => {
                     refused = refused.take().or(why);
@@ -93,8 +95,17 @@ fn points_table(o: &Outcome, vendor: &str) -> String {
     out
 }
 
-/// Little's law for one loader core at a point (as `curves` claims it).
-fn per_loader(o: &Outcome, q: &loaded_latency::Point, vendor: &str) -> (Option<f64>, Option<String>) {
+/// Little's law for one loader core at a point (as `curves` claims it),
+/// unless the chaser's latency includes page walks (`walks`).
+fn per_loader(
+    o: &Outcome,
+    q: &loaded_latency::Point,
+    vendor: &str,
+    walks: Option<&str>,
+) -> (Option<f64>, Option<String>) {
+    if let Some(why) = walks {
+        return (None, Some(why.to_string()));
+    }
     let limit = crate::analysis::littles_law::core_lines_max(vendor);
     crate::analysis::littles_law::per_core(q.loader_bus_bytes_per_s, o.loader_cpus.len(), q.latency_ns.median, limit)
 }
@@ -225,7 +236,8 @@ fn loaded_latency_metrics(o: &loaded_latency::Outcome) -> Vec<Headline> {
 
 impl super::Render for Outcome {
     fn text(&self, doc: &Document) -> String {
-        loaded_latency_text(self, &doc.machine.cpu.identity.vendor)
+        let walks = crate::report::concurrency::chase_walks(doc, &self.chase_backing);
+        loaded_latency_text(self, &doc.machine.cpu.identity.vendor, walks)
     }
     fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
         loaded_latency_plot(self).map(|p| vec![p])

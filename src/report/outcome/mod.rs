@@ -56,7 +56,7 @@ pub trait Render {
     }
     /// Its own CSV, where the tidy CSV of the whole document would lose
     /// what a row needs (a nested sample's time); `None`: the tidy one.
-    fn csv(&self) -> Option<String> {
+    fn csv(&self, _doc: &Document) -> Option<String> {
         None
     }
 }

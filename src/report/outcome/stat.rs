@@ -190,7 +190,7 @@ hot set (--wss; clearing the accessed bits makes the program refill its TLB, whi
         self.advice.iter().chain(self.hot_set.iter().flat_map(|h| &h.verdict)).cloned().collect()
     }
     /// Totals, metrics, interval counts and memory samples.
-    fn csv(&self) -> Option<String> {
+    fn csv(&self, _doc: &Document) -> Option<String> {
         Some(crate::report::csv::stat(self))
     }
 }

@@ -302,7 +302,7 @@ impl super::Render for Outcome {
         self.verdict.clone()
     }
     /// A row per mapping per interval, the interval's time on each.
-    fn csv(&self) -> Option<String> {
+    fn csv(&self, _doc: &Document) -> Option<String> {
         Some(crate::report::csv::wss(self))
     }
 }
