@@ -52,15 +52,24 @@ fn walk_free_dram(lat: &latency::Outcome, in_memory_from: u64) -> Option<(PagePo
         .map(|p| (p.pages, p.latency_ns.median))
 }
 
-/// Why a huge-page latency of this document is not walk-free: `tlb` found
-/// huge pages stepping where 4 KiB pages do (a guest whose host backs it
-/// with small pages), so every huge-page load beyond that reach walks.
+/// Why a huge-page latency of this document is not known to be walk-free:
+/// `tlb` found huge pages stepping where 4 KiB pages do (a guest whose
+/// host backs it with small pages), so every huge-page load beyond that
+/// reach walks; or `tlb`, which tells, had no huge-page control, or has
+/// not run in this document (yet: the suite prints `loaded-latency` and
+/// `curves` before it). Only a valid control clears them.
 pub fn walks_in_huge_pages(doc: &Document) -> Option<String> {
-    match &doc.outcome::<tlb::Outcome>()?.control {
-        tlb::Control::SameReach { policy, pages } => Some(format!(
+    match doc.outcome::<tlb::Outcome>().map(|t| &t.control) {
+        Some(tlb::Control::Valid { .. }) => None,
+        Some(tlb::Control::SameReach { policy, pages }) => Some(format!(
             "the DRAM latency on huge pages includes page walks here: `tlb` found {policy} pages using small TLB entries (they step at {pages} pages, as 4 KiB pages do)"
         )),
-        _ => None,
+        Some(tlb::Control::NotHuge { .. } | tlb::Control::Unavailable { .. }) => Some(
+            "whether huge pages spare a chase its page walks is not measured: `tlb` had no huge-page control region".into(),
+        ),
+        None => Some(
+            "whether huge pages spare a chase its page walks is not measured yet: `tlb` tells, and it has not run in this document (the report of a run with it says)".into(),
+        ),
     }
 }
 
@@ -184,7 +193,8 @@ mod tests {
     /// concurrency section says "not claimed"; loaded-latency and curves,
     /// whose chaser runs on the same huge pages, had claimed 33 lines per
     /// loader from it. Every section now refuses alike, the curves' CSV
-    /// included; with a control that found the reach enlarged, they claim.
+    /// included; with a control that found the reach enlarged, they claim;
+    /// without `tlb` in the document, nothing tells, and none claims.
     #[test]
     fn no_section_claims_lines_in_flight_from_a_chase_that_walks() {
         use crate::model::outcome::Outcome;
@@ -214,5 +224,12 @@ mod tests {
         let (loaded, curves_text, csv) = said(&doc);
         assert!(!loaded.contains("not claimed") && !curves_text.contains("lines/core not claimed"), "{loaded}");
         assert!(csv.lines().skip(1).any(|l| l.split(',').nth(13).is_some_and(|x| !x.is_empty())), "{csv}");
+        // Before `tlb` has run (the suite prints these two first), nothing
+        // tells: not claimed, and the concurrency section says so too.
+        doc.experiments.retain(|r| r.name != "tlb");
+        let (loaded, curves_text, _) = said(&doc);
+        let why = "whether huge pages spare a chase its page walks is not measured yet";
+        assert!(loaded.contains(why) && curves_text.contains(why), "{loaded}");
+        assert!(concurrency(&doc).iter().all(|c| c.not_claimed.as_deref().is_some_and(|w| w.starts_with(why))));
     }
 }
