@@ -82,7 +82,7 @@ fn points_table(o: &Outcome, vendor: &str, walks: Option<String>) -> String {
         "(loader GB/s: the bytes the kernel reads and writes; bus: with the write-allocate read of each line an \
          ordinary store writes (a model); total = loaders' bus + the chaser's own lines; lines in flight per \
          loader = one loader's bus GB/s × the latency measured beside it / 64 B, Little's law, claimed only \
-         within what one core tracks)\n",
+         within what one core tracks and where `tlb` found the chaser's huge pages free of page walks)\n",
     );
     if let Some(why) = refused {
         let stream = if why.contains("outstanding misses") {

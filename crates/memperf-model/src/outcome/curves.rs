@@ -128,8 +128,10 @@ pub struct Point {
     /// where their counters could be read (`Outcome::counted_traffic`).
     pub counted_bytes_per_s: Option<f64>,
     /// Little's law for one traffic core: its bus bytes per second × the
-    /// chaser's latency / 64 B. `None` where it cannot be claimed
-    /// (`not_claimed` says why).
+    /// chaser's latency / 64 B, as this experiment alone can judge it.
+    /// `None` where it cannot be claimed (`not_claimed` says why); where
+    /// the document's `tlb` did not find the chaser's huge pages walk-free,
+    /// the report and the CSVs refuse it too.
     pub lines_in_flight_per_core: Option<f64>,
     pub not_claimed: Option<String>,
     /// Every chase ended where its order says, every read block summed to
