@@ -20,7 +20,7 @@ pub fn document(doc: &Document) -> String {
     for rec in &doc.experiments {
         let Some(outcome) = rec.outcome.as_ref() else { continue };
         let mut v = serde_json::to_value(outcome).expect("outcomes serialise");
-        refuse_walking_lines(doc, outcome, &mut v);
+        crate::report::outcome::of(outcome).refuse_in_tables(doc, &mut v);
         let mut base = Row::new();
         base.insert("host".into(), doc.origin.hostname.clone());
         if let Some(r) = doc.origin.rank {
@@ -30,20 +30,6 @@ pub fn document(doc: &Document) -> String {
         tables(&v, "", &base, &mut rows);
     }
     render(&rows)
-}
-
-/// Curves' lines in flight per core, refused where the document's `tlb`
-/// did not find the chaser's huge pages walk-free
-/// ([`crate::report::concurrency::chase_walks`]), as its text refuses them.
-fn refuse_walking_lines(doc: &Document, outcome: &crate::model::outcome::Outcome, v: &mut Value) {
-    let crate::model::outcome::Outcome::Curves(c) = outcome else { return };
-    let Some(why) = crate::report::concurrency::chase_walks(doc, &c.chase_backing) else { return };
-    for curve in v["curves"].as_array_mut().into_iter().flatten() {
-        for point in curve["points"].as_array_mut().into_iter().flatten() {
-            point["lines_in_flight_per_core"] = Value::Null;
-            point["not_claimed"] = Value::String(why.clone());
-        }
-    }
 }
 
 /// Every array of objects under `v`, at `path`.

@@ -343,6 +343,17 @@ impl super::Render for Outcome {
             })
             .collect()
     }
+    /// Lines in flight per core, refused where the document's `tlb` did
+    /// not find the chaser's huge pages walk-free, as the text refuses them.
+    fn refuse_in_tables(&self, doc: &Document, v: &mut serde_json::Value) {
+        let Some(why) = crate::report::concurrency::chase_walks(doc, &self.chase_backing) else { return };
+        for curve in v["curves"].as_array_mut().into_iter().flatten() {
+            for point in curve["points"].as_array_mut().into_iter().flatten() {
+                point["lines_in_flight_per_core"] = serde_json::Value::Null;
+                point["not_claimed"] = serde_json::Value::String(why.clone());
+            }
+        }
+    }
     fn csv(&self, doc: &Document) -> Option<String> {
         Some(curves_csv(self, crate::report::concurrency::chase_walks(doc, &self.chase_backing).is_some()))
     }

@@ -54,6 +54,10 @@ pub trait Render {
     fn advice_side_references(&self, _line: Option<&str>) -> &'static [SideReference] {
         &[]
     }
+    /// Its outcome as the tidy CSV's raw tables read it (`v`, serialised),
+    /// with what the document's other findings refuse taken out; by
+    /// default, as recorded.
+    fn refuse_in_tables(&self, _doc: &Document, _v: &mut serde_json::Value) {}
     /// Its own CSV, where the tidy CSV of the whole document would lose
     /// what a row needs (a nested sample's time); `None`: the tidy one.
     fn csv(&self, _doc: &Document) -> Option<String> {
