@@ -69,7 +69,7 @@ fn walks_in_huge_pages(doc: &Document) -> Option<String> {
             "whether huge pages spare a chase its page walks is not measured: `tlb` had no huge-page control region".into(),
         ),
         None => Some(
-            "whether huge pages spare a chase its page walks is not measured yet: `tlb` tells, and it has not run in this document (the report of a run with it says)".into(),
+            "whether huge pages spare a chase its page walks is not measured yet: `tlb` tells, and it has not run in this document (a suite's report says; on its own: memperf run --only tlb,loaded-latency,curves)".into(),
         ),
     }
 }

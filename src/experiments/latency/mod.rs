@@ -708,8 +708,8 @@ mod tests {
     /// 32 MiB reads 196 ns, its knee at the 32 MiB L3's size, beside a far
     /// level the probe measured at 276 ns from 4 MiB: no L3 hit, so
     /// "unattributed"; without the probe's figure the claim names it. The
-    /// last level is DRAM only where it starts past where the probe
-    /// verified memory.
+    /// last level is DRAM only where its largest working set lies at or
+    /// past where the probe verified memory.
     #[test]
     fn a_level_as_slow_as_memory_is_named_after_no_cache() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/machines/amd-epyc-zen3-kvm-2vcpu/run-quick.json");

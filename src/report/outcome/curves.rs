@@ -11,9 +11,8 @@ use crate::report::linechart::{render, Axis, Line, LineChart, Marker, Reference,
 use crate::report::plot::{Figure, Plot};
 use crate::report::table::{gbps, Table};
 
-/// `walks`: why the chaser's latency includes page walks, where it does
-/// ([`crate::report::concurrency::chase_walks`]): then no curve claims
-/// lines in flight.
+/// `walks`: why no point claims lines in flight, where the document
+/// refuses them all ([`as_claimed`]).
 fn curves_text(o: &Outcome, walks: Option<&str>) -> String {
     if let Some(why) = &o.not_measured {
         return format!("bandwidth–latency curves: {why}\n");
@@ -33,7 +32,7 @@ fn curves_text(o: &Outcome, walks: Option<&str>) -> String {
     }
     for c in &o.curves {
         out.push('\n');
-        out.push_str(&curve_text(c, walks.is_some()));
+        out.push_str(&curve_text(c));
     }
     out.push_str(
         "(GB/s: bus bytes, the kernels' reads and writes with the write-allocate read of each line an ordinary \
@@ -65,9 +64,7 @@ fn against_host_text(o: &Outcome) -> String {
     )
 }
 
-/// One mix's table; `walks`: the chaser's latency includes page walks, so
-/// no point claims lines in flight.
-fn curve_text(c: &Curve, walks: bool) -> String {
+fn curve_text(c: &Curve) -> String {
     let counted = c.points.iter().any(|q| q.counted_bytes_per_s.is_some());
     let mut head = vec!["pause", "GB/s", "±", "latency ns", "min", "max", "× idle", "lines/core"];
     if counted {
@@ -83,7 +80,7 @@ fn curve_text(c: &Curve, walks: bool) -> String {
             format!("{:.1}", q.latency_ns.min),
             format!("{:.1}", q.latency_ns.max),
             format!("×{:.2}", q.latency_ns.median / c.idle_latency_ns.0),
-            q.lines_in_flight_per_core.filter(|_| !walks).map_or_else(|| "not claimed".into(), |l| format!("{l:.1}")),
+            q.lines_in_flight_per_core.map_or_else(|| "not claimed".into(), |l| format!("{l:.1}")),
         ];
         if counted {
             let k = q.counted_bytes_per_s;
@@ -278,7 +275,7 @@ fn loaded_cpus(o: &Outcome) -> usize {
 /// (`read_pct_rounded`, `pause`, `bandwidth_mean`, `bandwidth_std`,
 /// `rd_percentage_actual_mean`, `latency_mean`, `latency_std`: GB/s and
 /// ns) and memperf's own after them.
-fn curves_csv(o: &Outcome, walks: bool) -> String {
+fn curves_csv(o: &Outcome) -> String {
     let mut out = String::from(
         "read_pct_rounded,pause,bandwidth_mean,bandwidth_std,rd_percentage_actual_mean,latency_mean,latency_std,\
          mix,non_temporal,bandwidth_median,latency_median,latency_min,latency_max,lines_in_flight_per_core,\
@@ -304,7 +301,7 @@ fn curves_csv(o: &Outcome, walks: bool) -> String {
                 q.latency_ns.median,
                 q.latency_ns.min,
                 q.latency_ns.max,
-                q.lines_in_flight_per_core.filter(|_| !walks).map_or_else(String::new, |l| format!("{l:.2}")),
+                q.lines_in_flight_per_core.map_or_else(String::new, |l| format!("{l:.2}")),
                 q.counted_bytes_per_s.map_or_else(String::new, |k| format!("{:.6}", k / 1e9)),
             ));
         }
@@ -317,9 +314,26 @@ fn mean_std(s: &crate::timing::Summary) -> (f64, f64) {
     (s.mean, s.cv * s.mean.abs())
 }
 
+/// The outcome as this document lets it claim: where the chaser's latency
+/// may include page walks ([`crate::report::concurrency::chase_walks`]),
+/// no point claims lines in flight, each saying why (the reason returned
+/// too); else as measured. Text, CSV and the tidy tables all read this.
+fn as_claimed<'a>(o: &'a Outcome, doc: &Document) -> (std::borrow::Cow<'a, Outcome>, Option<String>) {
+    let Some(why) = crate::report::concurrency::chase_walks(doc, &o.chase_backing) else {
+        return (std::borrow::Cow::Borrowed(o), None);
+    };
+    let mut refused = o.clone();
+    for q in refused.curves.iter_mut().flat_map(|c| c.points.iter_mut()) {
+        q.lines_in_flight_per_core = None;
+        q.not_claimed = Some(why.clone());
+    }
+    (std::borrow::Cow::Owned(refused), Some(why))
+}
+
 impl super::Render for Outcome {
     fn text(&self, doc: &Document) -> String {
-        curves_text(self, crate::report::concurrency::chase_walks(doc, &self.chase_backing).as_deref())
+        let (o, walks) = as_claimed(self, doc);
+        curves_text(&o, walks.as_deref())
     }
     fn plots(&self, _doc: &Document) -> Result<Vec<Plot>> {
         curves_plot(self)
@@ -343,19 +357,13 @@ impl super::Render for Outcome {
             })
             .collect()
     }
-    /// Lines in flight per core, refused where the document's `tlb` did
-    /// not find the chaser's huge pages walk-free, as the text refuses them.
     fn refuse_in_tables(&self, doc: &Document, v: &mut serde_json::Value) {
-        let Some(why) = crate::report::concurrency::chase_walks(doc, &self.chase_backing) else { return };
-        for curve in v["curves"].as_array_mut().into_iter().flatten() {
-            for point in curve["points"].as_array_mut().into_iter().flatten() {
-                point["lines_in_flight_per_core"] = serde_json::Value::Null;
-                point["not_claimed"] = serde_json::Value::String(why.clone());
-            }
+        if let (std::borrow::Cow::Owned(o), _) = as_claimed(self, doc) {
+            *v = serde_json::to_value(crate::model::outcome::Outcome::Curves(o)).expect("outcomes serialise");
         }
     }
     fn csv(&self, doc: &Document) -> Option<String> {
-        Some(curves_csv(self, crate::report::concurrency::chase_walks(doc, &self.chase_backing).is_some()))
+        Some(curves_csv(&as_claimed(self, doc).0))
     }
     /// Its saturation fractions are traffic on every traffic CPU beside
     /// the chaser on its own: the CPUs its loaded headlines carry.

@@ -43,8 +43,8 @@ pub struct LatencyLevel {
     pub pages: PagePolicy,
     /// `L1`, `L2`, `L3` (the knee after it lies within ×2 of that cache,
     /// and it answers at least twice as fast as the far level the run's
-    /// probe measured), `DRAM` (the last level, starting where the probe
-    /// verified memory), or `unattributed`.
+    /// probe measured), `DRAM` (the last level, its largest working set at
+    /// or past where the probe verified memory), or `unattributed`.
     #[schemars(regex(pattern = r"^(L[0-9]|DRAM|unattributed)$"))]
     pub name: String,
     pub latency_ns: crate::units::Nanos,
