@@ -101,12 +101,15 @@ fn steps_where_only_translation_can(points: &[Point], policy: PagePolicy, l1: f6
 }
 
 /// The last count before the curve's points that fit (`fits`) rise for
-/// good: each later one at least `KNEE_RATIO` above the first, two at least.
+/// good: the first split where each point after it, two at least, lies
+/// `KNEE_RATIO` above the fastest point before it (so neither one slow
+/// sample nor a slow first one decides).
 fn lasting_rise(c: &[(f64, f64)], fits: impl Fn(f64) -> bool) -> Option<f64> {
     let inside: Vec<(f64, f64)> = c.iter().copied().filter(|p| fits(p.0)).collect();
-    let first = inside.first()?.1;
-    let high = inside.iter().rev().take_while(|p| p.1 >= first * KNEE_RATIO).count();
-    (high >= 2 && high < inside.len()).then(|| inside[inside.len() - high - 1].0)
+    let fastest = |ps: &[(f64, f64)]| ps.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    (1..inside.len().saturating_sub(1))
+        .find(|&i| fastest(&inside[i..]) >= fastest(&inside[..i]) * KNEE_RATIO)
+        .map(|i| inside[i - 1].0)
 }
 
 /// The curve whose knees are `pages`' TLB reaches: for 4 KiB pages with a
@@ -316,6 +319,7 @@ mod tests {
         assert_eq!(c(&[(8.0, 1.0), (16.0, 1.0), (32.0, 2.0), (64.0, 2.0), (1024.0, 9.0)]), Some(16.0));
         assert_eq!(c(&[(8.0, 1.0), (16.0, 1.0), (32.0, 1.0), (512.0, 2.0), (1024.0, 9.0)]), None);
         assert_eq!(c(&[(8.0, 1.0), (16.0, 1.3), (32.0, 1.0), (64.0, 2.0)]), None);
+        assert_eq!(c(&[(8.0, 3.0), (16.0, 1.4), (32.0, 1.4), (64.0, 3.0), (128.0, 3.1)]), Some(32.0), "a slow first sample");
         assert_eq!(c(&[]), None);
     }
 }
