@@ -89,7 +89,9 @@ pub fn control(swept: &[Swept], points: &[Point], m: &Fingerprint, missing: Opti
 /// Its few knees go to its largest jumps, so a curve that climbs in many
 /// steps can leave its first (the L1 DTLB's) out, as a Zen 3 guest's did;
 /// the lasting rise is that step whatever else the curve does. The
-/// control must rise for good: one slow sample in L1 is not a reach.
+/// control must rise for good: one slow sample in L1 is not a reach. A
+/// 4 KiB curve with no step at all (too few points) leaves any lasting
+/// rise of the control near enough: 4 KiB pages never translate less.
 fn steps_where_only_translation_can(points: &[Point], policy: PagePolicy, l1: f64) -> Option<u64> {
     let in_l1 = |pages: f64| pages * 64.0 <= l1;
     let small_curve = curve(points, PagePolicy::Small, Sweep::Own);
@@ -100,10 +102,10 @@ fn steps_where_only_translation_can(points: &[Point], policy: PagePolicy, l1: f6
     near_small.then_some(at as u64)
 }
 
-/// The last count before the curve's points that fit (`fits`) rise for
-/// good: the first split where each point after it, two at least, lies
-/// `KNEE_RATIO` above the fastest point before it (so neither one slow
-/// sample nor a slow first one decides).
+/// The last count before the points of `c` (sorted by count) that fit
+/// (`fits`) rise for good: the first split where each point after it, two
+/// at least, lies at least ×`KNEE_RATIO` above the fastest point before
+/// it (so neither one slow sample nor a slow first one decides).
 fn lasting_rise(c: &[(f64, f64)], fits: impl Fn(f64) -> bool) -> Option<f64> {
     let inside: Vec<(f64, f64)> = c.iter().copied().filter(|p| fits(p.0)).collect();
     let fastest = |ps: &[(f64, f64)]| ps.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
