@@ -314,6 +314,25 @@ mod tests {
         assert_eq!(steps_where_only_translation_can(&p, PagePolicy::Thp, 32768.0), None);
     }
 
+    /// Every recording's control, drawn again from its own points and its
+    /// own L1d claim, is the one it recorded (all four guests' hosts back
+    /// them with 4 KiB pages, so THP steps where 4 KiB pages do).
+    #[test]
+    fn every_recording_s_control_is_drawn_again_as_recorded() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/machines");
+        let mut read = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path().join("run-quick.json");
+            let Ok(doc) = crate::model::journal::load(&path) else { continue };
+            let o = doc.outcome::<crate::model::outcome::tlb::Outcome>().unwrap();
+            let Control::SameReach { policy, pages } = o.control else { panic!("{}: {:?}", path.display(), o.control) };
+            let again = steps_where_only_translation_can(&o.points, policy, l1d_bytes(&doc.machine));
+            assert_eq!(again, Some(pages), "{}", path.display());
+            read += 1;
+        }
+        assert!(read >= 4, "{read} recordings");
+    }
+
     #[test]
     fn a_rise_needs_two_lasting_points() {
         let fits = |n: f64| n <= 512.0;
