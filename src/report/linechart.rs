@@ -93,7 +93,13 @@ pub struct LineChart {
 
 const W: f64 = 900.0;
 const H: f64 = 500.0;
-const LEFT: f64 = 78.0;
+/// The least left margin: the y axis's title, rotated, at x = 18, then
+/// tick labels of up to five characters.
+const LEFT_MIN: f64 = 78.0;
+/// Where the rotated y title's glyphs end, right of its baseline at x = 18
+/// (its descent at 13 px), and the gap kept between it and a tick label.
+const TITLE_RIGHT: f64 = 22.0;
+const TITLE_GAP: f64 = 6.0;
 const TOP: f64 = 46.0;
 const BOTTOM: f64 = 56.0;
 const LEGEND_W: f64 = 230.0;
@@ -248,11 +254,12 @@ pub fn render(c: &LineChart) -> Result<String> {
     let mut ys: Vec<f64> = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).collect();
     ys.extend(c.lines.iter().flat_map(|l| l.band.iter().flatten().flat_map(|b| [b.0, b.1])));
     ys.extend(c.references.iter().flat_map(|r| [Some(r.y), r.band.map(|b| b.0), r.band.map(|b| b.1)]).flatten());
-    let sx = Scale::new(&xs, &c.x, (LEFT, RIGHT), false);
     let sy = Scale::new(&ys, &c.y, (H - BOTTOM, TOP), true);
+    let left = left_margin(&sy, c.y.ticks);
+    let sx = Scale::new(&xs, &c.x, (left, RIGHT), false);
     let mut svg = format!(
-        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" font-family="system-ui, sans-serif" data-plot-area="{LEFT} {TOP} {} {}" data-log-x="{}" data-log-y="{}">"#,
-        RIGHT - LEFT,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" font-family="system-ui, sans-serif" data-plot-area="{left} {TOP} {} {}" data-log-x="{}" data-log-y="{}">"#,
+        RIGHT - left,
         H - BOTTOM - TOP,
         sx.log,
         sy.log
@@ -260,13 +267,13 @@ pub fn render(c: &LineChart) -> Result<String> {
     svg.push_str(&format!(r##"<rect width="{W}" height="{H}" fill="#ffffff"/>"##));
     svg.push_str(&format!(
         r##"<text x="{}" y="26" text-anchor="middle" font-size="17" fill="#1d2430">{}</text>"##,
-        (LEFT + RIGHT) / 2.0,
+        (left + RIGHT) / 2.0,
         esc(&c.title)
     ));
     svg.push_str(&spans(c, &sx));
-    svg.push_str(&axes(c, &sx, &sy));
+    svg.push_str(&axes(c, &sx, &sy, left));
     svg.push_str(&markers(c, &sx));
-    svg.push_str(&data(c, &sx, &sy));
+    svg.push_str(&data(c, &sx, &sy, left));
     svg.push_str(&legend(c));
     svg.push_str("</svg>\n");
     Ok(svg)
@@ -287,7 +294,29 @@ fn spans(c: &LineChart, sx: &Scale) -> String {
     out
 }
 
-fn axes(c: &LineChart, sx: &Scale, sy: &Scale) -> String {
+/// The left margin that keeps the widest y tick label clear of the
+/// rotated y title: at least [`LEFT_MIN`].
+fn left_margin(sy: &Scale, kind: Ticks) -> f64 {
+    let widest = sy
+        .ticks(kind)
+        .into_iter()
+        .filter(|t| sy.contains(*t))
+        .map(|t| tick_width(&tick_label(t, kind)))
+        .fold(0.0, f64::max);
+    (TITLE_RIGHT + TITLE_GAP + widest + TICK_GAP).max(LEFT_MIN).ceil()
+}
+
+/// Between a y tick label's end and the axis.
+const TICK_GAP: f64 = 6.0;
+
+/// A tick label's width at the axes' 12.5 px font, taken wide: a digit or
+/// letter as 0.65 em (wider than a digit of the common sans fonts), a
+/// comma, point or space as 0.35 em.
+fn tick_width(label: &str) -> f64 {
+    label.chars().map(|ch| if matches!(ch, ',' | '.' | ' ') { 0.35 } else { 0.65 }).sum::<f64>() * 12.5
+}
+
+fn axes(c: &LineChart, sx: &Scale, sy: &Scale, left: f64) -> String {
     let mut out = String::from(r##"<g class="axes" font-size="12.5" fill="#333">"##);
     for t in sx.ticks(c.x.ticks).into_iter().filter(|t| sx.contains(*t)) {
         let x = sx.at(t);
@@ -301,17 +330,17 @@ fn axes(c: &LineChart, sx: &Scale, sy: &Scale) -> String {
     for t in sy.ticks(c.y.ticks).into_iter().filter(|t| sy.contains(*t)) {
         let y = sy.at(t);
         out.push_str(&format!(
-            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{RIGHT}" y2="{y:.1}" stroke="#e3e6eb"/><text class="tick y" x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
-            LEFT - 6.0,
+            r##"<line x1="{left}" y1="{y:.1}" x2="{RIGHT}" y2="{y:.1}" stroke="#e3e6eb"/><text class="tick y" x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+            left - TICK_GAP,
             y + 4.0,
             esc(&tick_label(t, c.y.ticks))
         ));
     }
-    out.push_str(&format!(r##"<path d="M{LEFT} {TOP} V{} H{RIGHT}" fill="none" stroke="#333"/>"##, H - BOTTOM));
+    out.push_str(&format!(r##"<path d="M{left} {TOP} V{} H{RIGHT}" fill="none" stroke="#333"/>"##, H - BOTTOM));
     let scale = |log: bool| if log { ", log scale" } else { "" };
     out.push_str(&format!(
         r##"<text class="axis-label x" x="{}" y="{}" text-anchor="middle" font-size="13">{}{}</text>"##,
-        (LEFT + RIGHT) / 2.0,
+        (left + RIGHT) / 2.0,
         H - 14.0,
         esc(&c.x.label),
         scale(sx.log)
@@ -386,19 +415,19 @@ fn markers(c: &LineChart, sx: &Scale) -> String {
     out
 }
 
-fn data(c: &LineChart, sx: &Scale, sy: &Scale) -> String {
+fn data(c: &LineChart, sx: &Scale, sy: &Scale, left: f64) -> String {
     let mut out = String::new();
     for r in &c.references {
         if let Some((lo, hi)) = r.band {
             out.push_str(&format!(
-                r##"<rect class="band" x="{LEFT}" y="{:.1}" width="{}" height="{:.1}" fill="#000000" fill-opacity="0.08"/>"##,
+                r##"<rect class="band" x="{left}" y="{:.1}" width="{}" height="{:.1}" fill="#000000" fill-opacity="0.08"/>"##,
                 sy.at(hi),
-                RIGHT - LEFT,
+                RIGHT - left,
                 (sy.at(lo) - sy.at(hi)).max(0.5)
             ));
         }
         out.push_str(&format!(
-            r##"<line class="reference" x1="{LEFT}" y1="{y:.1}" x2="{RIGHT}" y2="{y:.1}" stroke="#000000" stroke-opacity="0.65" stroke-dasharray="6 4"/>"##,
+            r##"<line class="reference" x1="{left}" y1="{y:.1}" x2="{RIGHT}" y2="{y:.1}" stroke="#000000" stroke-opacity="0.65" stroke-dasharray="6 4"/>"##,
             y = sy.at(r.y)
         ));
     }
@@ -525,6 +554,26 @@ mod tests {
         };
         let (plot, legend) = (attr("data-plot-area"), attr("data-box"));
         assert!(legend[0] >= plot[0] + plot[2], "legend {legend:?} starts right of the plot {plot:?}");
+    }
+
+    /// A y axis that reaches 100,000 (a sample the host disturbed, on a
+    /// log axis) moves the plot right, so its widest tick label, at 0.6 em
+    /// a digit, ends its own gap left of the axis and starts clear of the
+    /// rotated title; narrow labels keep the least margin.
+    #[test]
+    fn wide_y_tick_labels_move_the_plot_clear_of_the_y_title() {
+        let plot_left = |svg: &str| -> f64 {
+            let at = svg.find("data-plot-area=\"").unwrap() + "data-plot-area=\"".len();
+            svg[at..].split(' ').next().unwrap().parse().unwrap()
+        };
+        let narrow = render(&chart(vec![(1.0, 20.0), (2.0, 80.0)], Ticks::Number)).unwrap();
+        assert_eq!(plot_left(&narrow), LEFT_MIN);
+        let wide = render(&chart(vec![(1.0, 20.0), (2.0, 99_000.0)], Ticks::Number)).unwrap();
+        assert!(wide.contains(">100,000</text>"), "{wide}");
+        let left = plot_left(&wide);
+        let label_start = left - TICK_GAP - 0.6 * 12.5 * "100,000".len() as f64;
+        assert!(label_start >= TITLE_RIGHT + TITLE_GAP, "the label starts at {label_start}, the plot at {left}");
+        assert!(wide.contains(&format!(r#"<path d="M{left} {TOP} V"#)), "the axis follows the margin");
     }
 
     /// A log axis starts and ends at the 1-2-5 values around its data, and
