@@ -189,8 +189,9 @@ fn the_document_and_the_csv_of_a_run() {
 
 /// Builds libmemperf.a and libmemperf.so (the capi crate) in a target
 /// folder of their own, so the cargo running this test is not waited on.
-/// The debug profile: what is tested is the linking and the document, and
-/// a release build from scratch took CI's two cores about three minutes.
+/// The debug profile without debug information: what is tested is the
+/// linking and the document, and a release build from scratch took CI's
+/// two cores about three minutes.
 fn c_libraries() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let target = root.join("target/capi");
@@ -198,6 +199,7 @@ fn c_libraries() -> PathBuf {
     let status = Command::new(cargo)
         .args(["build", "--offline", "-p", "memperf-capi", "--target-dir"])
         .arg(&target)
+        .env("CARGO_PROFILE_DEV_DEBUG", "0")
         .current_dir(root)
         .status()
         .expect("cargo runs");
