@@ -189,8 +189,13 @@ fn latency_plot(o: &latency::Outcome, m: &crate::machine::Fingerprint) -> Result
     // A knee lies between a level's last working set and the next level's
     // first: the label gives both, never one of them as the cache's size
     // (a 48 KiB L1 ends between 32 and 64 KiB on a sweep in octaves).
+    // The knees of the 4 KiB levels, or, where the run measured no 4 KiB
+    // pages (a suite refitted to its minute keeps THP alone), of the first
+    // policy it measured.
     let mut markers = far_level_marker(m);
-    let small: Vec<_> = o.levels.iter().filter(|l| l.pages == crate::memory::PagePolicy::Small).collect();
+    let small = crate::memory::PagePolicy::Small;
+    let marked = o.levels.iter().map(|l| l.pages).find(|p| *p == small).or(o.levels.first().map(|l| l.pages));
+    let small: Vec<_> = o.levels.iter().filter(|l| Some(l.pages) == marked).collect();
     for (i, l) in small.iter().enumerate() {
         // An unstable knee is in the table, marked, but not drawn as found.
         if l.knee_after.is_some() && !l.second_look.as_ref().is_some_and(|s| s.is_unstable()) {
@@ -209,7 +214,7 @@ fn latency_plot(o: &latency::Outcome, m: &crate::machine::Fingerprint) -> Result
     let chart = LineChart {
         title: title.clone(),
         x: Axis::new("working set (bytes)", Ticks::Bytes),
-        y: Axis::new("ns per load (median; band: min–max)", Ticks::Number),
+        y: Axis { log: true, ..Axis::new("ns per load (median; band: min–max)", Ticks::Number) },
         lines,
         references: vec![],
         markers,
