@@ -118,6 +118,31 @@ fn the_zen5_guest_s_claims_are_read_and_its_l1_dtlb_measured() {
     assert_eq!(first.measured_entries, 96);
 }
 
+/// An Intel Xeon guest of 16 vCPUs (family 6 model 207), the device
+/// machine of two sessions: its 300 MiB L3, shared by the 16 CPUs (under
+/// 19 MiB a CPU), is plausible, and sizes working sets as claimed; its
+/// TLBs are hidden, as on the 2-vCPU Intel guest; its clock is the TSC's
+/// 2.1 GHz beside /proc/cpuinfo's. Its recorded quick suite (16 threads
+/// for "all") completed every experiment.
+#[test]
+fn the_16_cpu_intel_guest_s_300_mib_l3_is_plausible_and_its_tlbs_not_reported() {
+    let f = machine("intel-xeon-m207-kvm-16vcpu");
+    assert_eq!((f.cpu.identity.vendor.as_str(), f.cpu.identity.family, f.cpu.identity.model), ("GenuineIntel", 6, 207));
+    assert_eq!((f.cpu.logical_cpus, f.cpu.physical_cores), (16, 16));
+    assert!(f.cpu.identity.vector_isa.contains(&"avx512f".to_string()));
+    assert!(f.caches.iter().all(|c| c.plausible()), "{:?}", f.caches);
+    let size = |level: u8| f.caches.iter().find(|c| c.level == level && c.is_data()).unwrap().size_bytes;
+    assert_eq!([size(1), size(2), size(3)], [Bytes(48 * KIB), Bytes(2 * MIB), Bytes(300 * MIB)]);
+    assert!(f.tlbs.is_empty(), "{:?}", f.tlbs);
+    assert_eq!(f.tlb_source, "not reported");
+    assert_eq!(f.sizing_llc(), (Bytes(300 * MIB), LlcSource::Claimed));
+    let doc =
+        memperf::model::journal::load(&recordings_dir().join("intel-xeon-m207-kvm-16vcpu/run-quick.json")).unwrap();
+    assert_eq!(doc.experiments.len(), 13, "every experiment of the suite");
+    assert!(doc.experiments.iter().all(|e| e.status == memperf::model::Status::Completed));
+    assert!(schema_errors(&serde_json::to_value(&doc).unwrap()).is_empty());
+}
+
 /// An AMD EPYC Zen 3 guest (family 25 model 1): plausible caches (32 KiB
 /// L1d, 512 KiB L2, a 32 MiB L3 shared by its 2 vCPUs) and TLBs from AMD's
 /// leaves (64 and 2,048 4 KiB entries). Its host shares that L3 with busy
