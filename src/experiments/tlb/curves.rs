@@ -321,11 +321,10 @@ mod tests {
     /// L1, so its valid control finds no such step again.
     #[test]
     fn every_recording_s_control_is_drawn_again_as_recorded() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/machines");
         let (mut same_reach, mut valid) = (0, 0);
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path().join("run-quick.json");
-            let Ok(doc) = crate::model::journal::load(&path) else { continue };
+        for dir in crate::test_support::recording_dirs() {
+            let path = dir.join("run-quick.json");
+            let doc = crate::model::journal::load(&path).unwrap();
             let o = doc.outcome::<crate::model::outcome::tlb::Outcome>().unwrap();
             let l1 = l1d_bytes(&doc.machine);
             match o.control {
