@@ -187,23 +187,41 @@ fn the_document_and_the_csv_of_a_run() {
     assert!(String::from_utf8_lossy(&c.stdout).contains("stat wall time"));
 }
 
-/// Builds libmemperf.a and libmemperf.so (the capi crate) in a target
-/// folder of their own, so the cargo running this test is not waited on.
-/// The debug profile without debug information: what is tested is the
-/// linking and the document, and a release build from scratch took CI's
-/// two cores about three minutes.
+/// Builds libmemperf.a and libmemperf.so (the capi crate) beside the
+/// memperf library `cargo test` has just compiled, and links them to it:
+/// the same target folder, the test profile, and memperf's dev-dependencies
+/// selected (`--test program`), so the features of what they share unify as
+/// they did for `cargo test` and the library's hash is the same. Under
+/// `cargo test` only the C API compiles then (seconds); a separate build
+/// took CI's two cores 70–85 s. cargo holds no lock on the target folder
+/// while the tests run.
 fn c_libraries() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let target = root.join("target/capi");
+    // This test's binary is <target>/<profile>/deps/program-<hash>.
+    let exe = std::env::current_exe().expect("the test knows its own path");
+    let target = exe.ancestors().nth(3).expect("the test binary lies in <target>/<profile>/deps");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
-        .args(["build", "--offline", "-p", "memperf-capi", "--target-dir"])
-        .arg(&target)
-        .env("CARGO_PROFILE_DEV_DEBUG", "0")
+        .args([
+            "build",
+            "--offline",
+            "--profile",
+            "test",
+            "-p",
+            "memperf-capi",
+            "-p",
+            "memperf",
+            "--lib",
+            "--test",
+            "program",
+        ])
+        .arg("--target-dir")
+        .arg(target)
         .current_dir(root)
         .status()
         .expect("cargo runs");
     assert!(status.success(), "building the C API failed");
+    // The test profile's outputs go where the dev profile's do.
     target.join("debug")
 }
 
