@@ -29,8 +29,8 @@ aarch64_setup() {
 }
 
 aarch64_check() {
-  # No debug info in the emulated builds: nothing here reads it, and it is
-  # most of their compile and link time (CI keeps under 20 minutes).
+  # No debug info in the emulated builds (.ci/run exports it for every
+  # build; this keeps the step right when sourced alone).
   export CARGO_PROFILE_TEST_DEBUG=0 CARGO_PROFILE_DEV_DEBUG=0
   cargo clippy --workspace --all-targets --target "$AARCH64" -- -D warnings
   local skips=(--skip memory::numa --skip experiments::numa --skip memory::tests::hugetlb --skip memory::tests::shm
