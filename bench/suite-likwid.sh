@@ -119,6 +119,7 @@ settle() {
 # least twice the claimed L3 rounded up to a power of two.
 l3_kib=$(( $(lscpu -B -C=name,all-size 2>/dev/null | awk '$1 == "L3" {print $2}' | head -n 1 || true) + 0 ))
 l3_kib=$(( l3_kib / 1024 ))
+[ "$l3_kib" -gt 0 ] || echo "lscpu names no L3 (or has no -C): likwid-bench reads SIZE ($size_kib KiB) per thread, with no floor from the cache" >&2
 floor_kib=1
 while [ "$floor_kib" -lt $(( 2 * l3_kib )) ]; do floor_kib=$(( floor_kib * 2 )); done
 total_kib() { # threads
@@ -164,9 +165,10 @@ set +e
 echo "compare run1 run$runs --fail-on-regression 10: exit $?" | tee -a "$out/compare.txt"
 set -e
 
-python3 - "$out" "$runs" "$kernel" "$(( $(total_kib 1) / 1024 ))" "$cpus" "$(( $(total_kib "$cpus") / cpus / 1024 ))" <<'PY'
+python3 - "$out" "$runs" "$kernel" "$(total_kib 1)" "$cpus" "$(total_kib "$cpus")" <<'PY'
 import json, re, statistics, sys
-out, runs, kernel, one_mib, cpus, all_mib = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
+out, runs, kernel, cpus = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[5])
+one_mib, all_mib = f"{int(sys.argv[4]) / 1024:g}", f"{int(sys.argv[6]) / cpus / 1024:g}"
 lk, orders, blocks = {}, [], []
 for line in open(f"{out}/likwid.txt"):
     figures, order = line.split("|")

@@ -191,10 +191,12 @@ fn the_document_and_the_csv_of_a_run() {
 /// memperf library `cargo test` has just compiled, and links them to it:
 /// the same target folder, the test profile, and memperf's dev-dependencies
 /// selected (`--test program`), so the features of what they share unify as
-/// they did for `cargo test` and the library's hash is the same. Under
-/// `cargo test` only the C API compiles then (seconds); a separate build
-/// took CI's two cores 70–85 s. cargo holds no lock on the target folder
-/// while the tests run.
+/// they did for `cargo test` and the library's hash is the same. Under a
+/// plain `cargo test` only the C API compiles then (seconds; a separate
+/// build took CI's two cores 70–85 s); under `--release` or other options
+/// memperf builds once more in the test profile. cargo holds no lock on
+/// the target folder while the tests run (a build started during a test
+/// binary's run finished at once).
 fn c_libraries() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     // This test's binary is <target>/<profile>/deps/program-<hash>.
