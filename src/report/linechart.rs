@@ -54,17 +54,26 @@ pub struct Axis {
     /// The title, with its unit.
     pub label: String,
     pub ticks: Ticks,
-    /// Force a linear axis even when the data span more than two decades.
-    pub linear: bool,
-    /// A log axis wherever every value is positive, even across under two
-    /// decades (latency from L1 to DRAM, whose near levels a linear axis
-    /// flattens onto zero on a machine whose memory answers in 150 ns).
-    pub log: bool,
+    pub scale: AxisScale,
+}
+
+/// How an axis maps its values. A log axis needs every value positive;
+/// where one is not, every choice is linear.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AxisScale {
+    /// Log where the data span more than two decades, else linear.
+    Auto,
+    /// Linear even across more than two decades.
+    Linear,
+    /// Log even across under two decades (latency from L1 to DRAM, whose
+    /// near levels a linear axis flattens onto zero on a machine whose
+    /// memory answers in 150 ns).
+    Log,
 }
 
 impl Axis {
     pub fn new(label: impl Into<String>, ticks: Ticks) -> Axis {
-        Axis { label: label.into(), ticks, linear: false, log: false }
+        Axis { label: label.into(), ticks, scale: AxisScale::Auto }
     }
 }
 
@@ -127,9 +136,13 @@ impl Scale {
             .iter()
             .filter(|v| v.is_finite())
             .fold((f64::INFINITY, f64::NEG_INFINITY), |a, &v| (a.0.min(v), a.1.max(v)));
-        let log = !axis.linear
-            && values.iter().all(|v| *v > 0.0 && v.is_finite())
-            && (hi / lo > 100.0 || axis.log && hi > lo);
+        let positive = values.iter().all(|v| *v > 0.0 && v.is_finite());
+        let log = positive
+            && match axis.scale {
+                AxisScale::Auto => hi / lo > 100.0,
+                AxisScale::Linear => false,
+                AxisScale::Log => hi > lo,
+            };
         if log && axis.ticks == Ticks::Bytes {
             lo = 2f64.powf(lo.log2().floor());
             hi = 2f64.powf(hi.log2().ceil());
@@ -589,7 +602,7 @@ mod tests {
     fn an_axis_asked_for_log_is_log_across_under_two_decades() {
         let mut c = chart(vec![(4096.0, 1.9), (1e9, 152.0)], Ticks::Bytes);
         assert!(render(&c).unwrap().contains(r#"data-log-y="false""#));
-        c.y.log = true;
+        c.y.scale = AxisScale::Log;
         let svg = render(&c).unwrap();
         assert!(svg.contains(r#"data-log-y="true""#), "{svg}");
         assert!(svg.contains(">100</text>") && svg.contains(">2</text>"), "1-2-5 ticks: {svg}");

@@ -240,14 +240,21 @@ mod tests {
         assert!(same_reach >= 4, "{same_reach} recordings without a walk-free control");
     }
 
-    fn walk_cost_left_to_measure(path: &std::path::Path) {
-        let m = crate::machine::collect();
-        let f = crate::machine::saved::gather(&m, Some(path)).unwrap();
-        assert_eq!((f.walk_ns, f.walk_not_measurable.clone()), (None, None), "{}", path.display());
+    /// The figures `stat` gathers from a recording, and the advice a
+    /// program without cycles gets on that host: the walk fields come from
+    /// the recording, as in a live run, not restated.
+    fn advice_on(path: &std::path::Path) -> (MachineFigures, Vec<String>) {
+        let f = crate::machine::saved::gather(&crate::machine::collect(), Some(path)).unwrap();
         let mut o = outcome(vec![no_cycles()], vec![], 1200 << 20);
-        o.machine_figures.walk_ns = None;
-        o.machine_figures.walk_not_measurable = None;
+        o.machine_figures.walk_ns = f.walk_ns;
+        o.machine_figures.walk_not_measurable = f.walk_not_measurable.clone();
         let c = cannot_know(&o);
+        (f, c)
+    }
+
+    fn walk_cost_left_to_measure(path: &std::path::Path) {
+        let (f, c) = advice_on(path);
+        assert_eq!((f.walk_ns, f.walk_not_measurable), (None, None), "{}", path.display());
         assert!(c[1].contains("run `memperf tlb -o DIR` once"), "{}", c[1]);
     }
 
@@ -262,15 +269,10 @@ mod tests {
     }
 
     fn walk_cost_not_measurable(path: &std::path::Path, pages: u64) {
-        let m = crate::machine::collect();
-        let f = crate::machine::saved::gather(&m, Some(path)).unwrap();
+        let (f, c) = advice_on(path);
         assert_eq!(f.walk_ns, None);
-        let why = f.walk_not_measurable.clone().expect("the recording's tlb found no walk-free control");
+        let why = f.walk_not_measurable.expect("the recording's tlb found no walk-free control");
         assert!(why.contains("thp pages using small TLB entries") && why.contains(&format!("{pages} pages")), "{why}");
-        let mut o = outcome(vec![no_cycles()], vec![], 1200 << 20);
-        o.machine_figures.walk_ns = None;
-        o.machine_figures.walk_not_measurable = Some(why);
-        let c = cannot_know(&o);
         assert!(c[1].contains("What a page walk costs cannot be measured on this host"), "{}", c[1]);
         assert!(!c[1].contains("run `memperf tlb"), "{}", c[1]);
     }

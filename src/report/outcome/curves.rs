@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::model::document::Document;
 use crate::model::outcome::curves::{Consistency, Curve, Knee, Outcome, WritesCost};
 use crate::report::headlines::{headline, Headline, Unit};
-use crate::report::linechart::{render, Axis, Line, LineChart, Marker, Reference, Ticks};
+use crate::report::linechart::{render, Axis, AxisScale, Line, LineChart, Marker, Reference, Ticks};
 use crate::report::plot::{Figure, Plot};
 use crate::report::table::{gbps, Table};
 
@@ -192,8 +192,8 @@ fn curves_plot(o: &Outcome) -> Result<Vec<Plot>> {
     let title = "Latency vs bandwidth per read:write mix".to_string();
     let chart = LineChart {
         title: title.clone(),
-        x: Axis { linear: true, ..Axis::new("bus bandwidth (GB/s)", Ticks::Number) },
-        y: Axis { linear: true, ..Axis::new("ns per load (median; band: min–max)", Ticks::Number) },
+        x: Axis { scale: AxisScale::Linear, ..Axis::new("bus bandwidth (GB/s)", Ticks::Number) },
+        y: Axis { scale: AxisScale::Linear, ..Axis::new("ns per load (median; band: min–max)", Ticks::Number) },
         lines,
         references: vec![Reference { name: format!("2× idle: {:.1} ns", 2.0 * idle), y: 2.0 * idle, band: None }],
         markers,

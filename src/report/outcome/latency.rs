@@ -8,7 +8,7 @@ use crate::model::document::Document;
 use crate::model::outcome::latency;
 use crate::model::outcome::latency::Outcome;
 use crate::report::headlines::{headline, Headline};
-use crate::report::linechart::{render, Axis, LineChart, Marker, Ticks};
+use crate::report::linechart::{render, Axis, AxisScale, LineChart, Marker, Ticks};
 use crate::report::plot::Plot;
 use crate::report::plot::{far_level_marker, lines_by, Figure};
 use crate::report::table::Table;
@@ -195,11 +195,11 @@ fn latency_plot(o: &latency::Outcome, m: &crate::machine::Fingerprint) -> Result
     let mut markers = far_level_marker(m);
     let small = crate::memory::PagePolicy::Small;
     let marked = o.levels.iter().map(|l| l.pages).find(|p| *p == small).or(o.levels.first().map(|l| l.pages));
-    let small: Vec<_> = o.levels.iter().filter(|l| Some(l.pages) == marked).collect();
-    for (i, l) in small.iter().enumerate() {
+    let marked_levels: Vec<_> = o.levels.iter().filter(|l| Some(l.pages) == marked).collect();
+    for (i, l) in marked_levels.iter().enumerate() {
         // An unstable knee is in the table, marked, but not drawn as found.
         if l.knee_after.is_some() && !l.second_look.as_ref().is_some_and(|s| s.is_unstable()) {
-            let between = match small.get(i + 1) {
+            let between = match marked_levels.get(i + 1) {
                 Some(next) => format!("{}–{}", l.up_to_bytes, next.from_bytes),
                 None => format!("after {}", l.up_to_bytes),
             };
@@ -214,7 +214,7 @@ fn latency_plot(o: &latency::Outcome, m: &crate::machine::Fingerprint) -> Result
     let chart = LineChart {
         title: title.clone(),
         x: Axis::new("working set (bytes)", Ticks::Bytes),
-        y: Axis { log: true, ..Axis::new("ns per load (median; band: min–max)", Ticks::Number) },
+        y: Axis { scale: AxisScale::Log, ..Axis::new("ns per load (median; band: min–max)", Ticks::Number) },
         lines,
         references: vec![],
         markers,

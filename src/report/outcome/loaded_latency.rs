@@ -6,7 +6,7 @@ use crate::model::document::Document;
 use crate::model::outcome::loaded_latency;
 use crate::model::outcome::loaded_latency::{Bend, Outcome};
 use crate::report::headlines::{headline, Headline};
-use crate::report::linechart::{render, Axis, Line, LineChart, Marker, Reference, Ticks};
+use crate::report::linechart::{render, Axis, AxisScale, Line, LineChart, Marker, Reference, Ticks};
 use crate::report::plot::{Figure, Plot};
 use crate::report::table::{gbps, Table};
 
@@ -175,8 +175,8 @@ fn loaded_latency_plot(o: &loaded_latency::Outcome) -> Result<Plot> {
     let title = "Latency vs delivered bandwidth (loaded latency)".to_string();
     let chart = LineChart {
         title: title.clone(),
-        x: Axis { linear: true, ..Axis::new("delivered bandwidth (GB/s)", Ticks::Number) },
-        y: Axis { linear: true, ..Axis::new("ns per load (median; band: min–max)", Ticks::Number) },
+        x: Axis { scale: AxisScale::Linear, ..Axis::new("delivered bandwidth (GB/s)", Ticks::Number) },
+        y: Axis { scale: AxisScale::Linear, ..Axis::new("ns per load (median; band: min–max)", Ticks::Number) },
         lines: vec![line],
         references: vec![Reference {
             name: format!("idle: {:.1} ns", o.idle_latency_ns),

@@ -7,7 +7,7 @@ use crate::model::outcome::wss::{judged_phase, mapping_name};
 use crate::model::outcome::wss::{Outcome, Phase, Reach};
 use crate::report::headlines::{headline, Headline};
 use crate::report::heatmap::{HeatMap, Row};
-use crate::report::linechart::{render, Axis, Line, LineChart, Ticks};
+use crate::report::linechart::{render, Axis, AxisScale, Line, LineChart, Ticks};
 use crate::report::plot::{Figure, Plot};
 use crate::report::table::Table;
 use crate::units::Bytes;
@@ -159,7 +159,7 @@ fn wss_plot(o: &Outcome) -> Result<Option<Plot>> {
     let title = "Hot working set over time".to_string();
     let chart = LineChart {
         title: title.clone(),
-        x: Axis { linear: true, ..Axis::new("seconds since the program started", Ticks::Number) },
+        x: Axis { scale: AxisScale::Linear, ..Axis::new("seconds since the program started", Ticks::Number) },
         y: Axis::new("MiB (hot: referenced in the interval)", Ticks::Number),
         lines: vec![line("hot set", &|i| i.hot_bytes()), line("resident", &|i| i.rss_bytes())],
         references: reach_references(o),

@@ -5,7 +5,7 @@ use crate::memory::PagePolicy;
 use crate::model::document::Document;
 use crate::model::outcome::bandwidth::{self, Outcome};
 use crate::report::headlines::{headline, Headline};
-use crate::report::linechart::{render, Axis, LineChart, Reference, Ticks};
+use crate::report::linechart::{render, Axis, AxisScale, LineChart, Reference, Ticks};
 use crate::report::plot::{lines_by, Figure, Plot};
 use crate::report::table::{gbps, Table};
 use crate::report::text::ratio_text;
@@ -301,7 +301,7 @@ fn bandwidth_plots(o: &bandwidth::Outcome) -> Result<Vec<Plot>> {
         let title = format!("Read bandwidth vs prefetch distance — {pages} pages, {threads} thread(s), {}", o.isa);
         let chart = LineChart {
             title: title.clone(),
-            x: Axis { linear: true, ..Axis::new("prefetch distance D (8-byte elements)", Ticks::Integer) },
+            x: Axis { scale: AxisScale::Linear, ..Axis::new("prefetch distance D (8-byte elements)", Ticks::Integer) },
             y: Axis::new("GB/s (median; band: min–max of the samples)", Ticks::Number),
             lines,
             references,
