@@ -149,10 +149,15 @@ pub enum Caution {
         message: String,
         fix: Option<String>,
     },
-    /// A streaming array below 4× the last-level cache.
+    /// A streaming array below 4× the last-level cache, read by `threads`
+    /// at most; `one_in_memory`, where the run verified one thread's read
+    /// to be in memory at the array's size (then only many threads' read
+    /// is partly from cache).
     WorkingSetInCache {
         size: Bytes,
         llc: Bytes,
+        threads: usize,
+        one_in_memory: Option<Bytes>,
     },
     /// The latency sweep stops below 4× the last-level cache.
     LatencyMaxBelow4xLlc {
@@ -348,8 +353,13 @@ impl Caution {
             Caution::SuiteNoHugetlb { need, free } => format!(
                 "latency on hugetlb 2 MiB pages needs {need} free pages ({free} free): measured on 4 KiB and THP only"
             ),
-            Caution::WorkingSetInCache { size, llc } => format!(
-                "the array ({size}) is less than 4× the last-level cache ({llc}): part of it is read from cache"
+            Caution::WorkingSetInCache { size, llc, threads, one_in_memory: None } => format!(
+                "the array ({size}) is less than 4× the last-level cache ({llc}): part of it is read from cache{}",
+                if *threads > 1 { " (by every thread count)" } else { "" }
+            ),
+            Caution::WorkingSetInCache { size, llc, threads, one_in_memory: Some(from) } => format!(
+                "the array ({size}) is less than 4× the last-level cache ({llc}): {threads} threads reading it at once \
+                 read part of it from cache (one thread's read is in memory from {from}, verified in this run)"
             ),
             Caution::LatencyMaxBelow4xLlc { max, llc } => format!(
                 "the largest working set ({max}) is less than 4× the last-level cache ({llc}): the DRAM figure still includes cache hits"
@@ -505,7 +515,8 @@ mod tests {
 
     #[test]
     fn fixes_name_only_options_the_running_command_accepts() {
-        let w = Caution::WorkingSetInCache { size: Bytes(1 << 20), llc: Bytes(32 << 20) };
+        let w =
+            Caution::WorkingSetInCache { size: Bytes(1 << 20), llc: Bytes(32 << 20), threads: 1, one_in_memory: None };
         assert_eq!(w.fix(Command::Sub("bandwidth")).unwrap(), "--size 128MiB");
         let run = w.fix(Command::Run).unwrap();
         assert!(run.starts_with("run `memperf bandwidth --size"), "{run}");

@@ -201,6 +201,16 @@ impl Fingerprint {
         self.measured_levels.as_ref().and_then(|m| m.read_memory_from(READ_FLAT))
     }
 
+    /// Where a read by `threads` threads at once is in memory by this
+    /// run's evidence: one thread's from where the probe verified it; many
+    /// threads reach every instance of the last-level cache, so their
+    /// array must also outgrow all of them twice over (a plausible claim,
+    /// else the assumed one; never a host's cache described to a guest).
+    pub fn read_memory_from_on(&self, threads: usize) -> Option<Bytes> {
+        let one = self.read_memory_from()?;
+        Some(if threads > 1 { one.max(Bytes(2 * self.claimed_llc_or_assumed().0)) } else { one })
+    }
+
     /// The data caches a working set's steady state fills, summed: the
     /// measured far level's start where measured, else the plausible claims.
     pub fn cached_bytes(&self) -> Bytes {

@@ -323,16 +323,9 @@ fn bandwidth_plots(o: &bandwidth::Outcome) -> Result<Vec<Plot>> {
 /// kernel's figure, each named "DRAM" only where the array is at least
 /// where the run's probe verified a read to be in memory.
 fn bandwidth_metrics(bw: &Outcome, doc: &Document) -> Vec<Headline> {
-    let one = doc.machine.read_memory_from();
-    // Many threads reach every instance of the last-level cache (the L3 of
-    // each CCD): their array must also outgrow all of them, twice over (a
-    // plausible claim; else the assumed one, never a host's cache described
-    // to a guest).
-    let llc = doc.machine.claimed_llc_or_assumed();
-    let all = one.map(|b| b.max(crate::units::Bytes(2 * llc.0)));
     let label = |threads: usize| {
         let (dram, unverified) =
-            crate::report::headlines::in_memory(bw.size_bytes, if threads > 1 { all } else { one });
+            crate::report::headlines::in_memory(bw.size_bytes, doc.machine.read_memory_from_on(threads));
         // A figure in verified memory joins only with others in memory.
         (dram, unverified, if dram.is_empty() { "not-verified" } else { "dram" })
     };
