@@ -207,7 +207,7 @@ mod tests {
         let d = walking.host_drift.as_mut().unwrap();
         d.points.iter_mut().zip([180.0, 189.0]).for_each(|(p, ns)| p.chase_4k_ns = vec![ns]);
         let line = super::host_drift(&walking);
-        let walks = "the chase on 4 KiB pages moved 5.0% (the advice of latency and tlb and working-set carries it)";
+        let walks = "the chase on 4 KiB pages moved 5.0% (the advice of latency and tlb and working-set and prefetch-fault carries it)";
         assert!(line.contains("chasing on 4 KiB pages 180, 189 ns") && line.contains(walks), "{line}");
         let mut without = doc.clone();
         without.experiments.retain(|r| r.name != "context" && r.name != "calls");

@@ -158,37 +158,41 @@ fn interval_words(o: &prefetch_fault::Outcome) -> String {
 }
 
 fn prefetch_fault_advice(doc: &Document) -> Vec<String> {
+    doc.outcome::<prefetch_fault::Outcome>().map(advice_of).unwrap_or_default()
+}
+
+/// The lines of advice `pf` gives: a trap, or no cost, on bad addresses;
+/// then its TLB-miss verdict.
+fn advice_of(pf: &Outcome) -> Vec<String> {
+    use prefetch_fault::Finding;
     let mut out = Vec::new();
-    if let Some(pf) = doc.outcome::<prefetch_fault::Outcome>() {
-        use prefetch_fault::Finding;
-        let mut traps: Vec<&str> = pf
-            .verdicts
-            .iter()
-            .filter(|v| matches!(v.finding, Finding::Traps { .. }))
-            .map(|v| v.instruction.as_str())
-            .collect();
-        traps.dedup();
-        let free: Vec<&str> = pf
-            .verdicts
-            .iter()
-            .filter(|v| matches!(v.finding, Finding::NoCostBeyondNoise { .. }))
-            .map(|v| v.instruction.as_str())
-            .collect();
-        if !traps.is_empty() {
-            out.push(format!(
-                "Prefetches of bad addresses trap here ({}): guard them with a NULL test.",
-                traps.join(", ")
-            ));
-        } else if pf.verdicts.iter().all(|v| matches!(v.finding, Finding::NoCostBeyondNoise { .. })) && !free.is_empty()
-        {
-            out.push("No prefetch instruction traps or costs more than the noise on a bad address here: prefetching NULL at the end of a list is harmless.".into());
-        }
-        let mut v = pf.tlb_miss_verdict.describe();
-        if let Some(c) = v.get_mut(0..1) {
-            c.make_ascii_uppercase();
-        }
-        out.push(format!("{v}."));
+    let mut traps: Vec<&str> = pf
+        .verdicts
+        .iter()
+        .filter(|v| matches!(v.finding, Finding::Traps { .. }))
+        .map(|v| v.instruction.as_str())
+        .collect();
+    traps.dedup();
+    let free: Vec<&str> = pf
+        .verdicts
+        .iter()
+        .filter(|v| matches!(v.finding, Finding::NoCostBeyondNoise { .. }))
+        .map(|v| v.instruction.as_str())
+        .collect();
+    if !traps.is_empty() {
+        out.push(format!(
+            "Prefetches of bad addresses trap here ({}): guard them with a NULL test.",
+            traps.join(", ")
+        ));
+    } else if pf.verdicts.iter().all(|v| matches!(v.finding, Finding::NoCostBeyondNoise { .. })) && !free.is_empty()
+    {
+        out.push("No prefetch instruction traps or costs more than the noise on a bad address here: prefetching NULL at the end of a list is harmless.".into());
     }
+    let mut v = pf.tlb_miss_verdict.describe();
+    if let Some(c) = v.get_mut(0..1) {
+        c.make_ascii_uppercase();
+    }
+    out.push(format!("{v}."));
     out
 }
 
@@ -234,5 +238,18 @@ impl super::Render for Outcome {
     }
     fn advice_row(&self, advice: &str) -> Option<String> {
         advice.starts_with("Prefetches that miss the TLB").then(|| "prefetches that miss the TLB".into())
+    }
+    /// The TLB-miss line times a 4 KiB walk with and without a prefetch
+    /// ahead, and "no cost on a bad address" times prefetches whose
+    /// translation misses and walks to a page that is not there: both rest
+    /// on 4 KiB walks, which the host moves apart from the reference's read
+    /// and chase. A trap is counted, not timed, and rests on none.
+    fn advice_side_references(&self, line: Option<&str>) -> &'static [super::SideReference] {
+        let walks = |l: &str| l.starts_with("Prefetches that miss the TLB") || l.starts_with("No prefetch instruction");
+        if advice_of(self).iter().filter(|l| walks(l)).any(|l| line.is_none_or(|t| t == l)) {
+            &[super::SideReference::Walks4k]
+        } else {
+            &[]
+        }
     }
 }
