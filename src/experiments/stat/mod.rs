@@ -243,27 +243,38 @@ mod tests {
         assert!(o.usage.max_rss_bytes >= 64 << 20);
     }
 
+    /// Interval rows on the real clock. How many come is the scheduler's:
+    /// the host may stall the watcher for periods on end (on the 16-CPU
+    /// Intel guest, 5 rows in 0.353 s, during the parallel library tests:
+    /// it woke after the program had ended). What holds on every machine:
+    /// every row but the last is seen live; none comes before its slot,
+    /// counted from the start and not from the row before; there are no
+    /// more rows than periods; the last comes at the program's end; each
+    /// row's memory sample is one the run kept; and the rows' counts add up
+    /// to the totals exactly (software events are never scaled).
     #[test]
     fn interval_rows_come_at_the_asked_period() {
         let p = params(&["task-clock", "context-switches"], Some(50));
         let mut live = 0;
         let o = run(&program("sleep 0.32"), &p, &crate::counters::PerfBackend, &mut |_| live += 1).unwrap();
-        assert_eq!(live, o.intervals.len() - 1, "every row but the last is seen while the program runs");
-        // A row per 50 ms of the program's life (0.32 s, and longer where
-        // the host is busy) and the last, partial one at exit.
         let rows = o.intervals.len();
-        let full = (o.wall_s / 0.05).floor() as usize;
-        assert!(rows >= 6 && rows.abs_diff(full + 1) <= 1, "{rows} rows in {} s", o.wall_s);
-        // The rows keep to the period: none comes early, and a late row (the
-        // host may stall the watcher once) does not shift the next.
+        assert_eq!(live, rows - 1, "every row but the last is seen while the program runs");
         let times: Vec<f64> = o.intervals.iter().map(|r| r.t_s).collect();
+        assert!(rows <= (o.wall_s / 0.05).floor() as usize + 1, "{rows} rows in {} s: {times:?}", o.wall_s);
         let slot = |k: usize| 0.05 * (k + 1) as f64;
-        let late = times.iter().take(rows - 1).enumerate().filter(|&(k, t)| *t >= slot(k) + 0.05).count();
         for (k, t) in times.iter().take(rows - 1).enumerate() {
             assert!(*t >= slot(k) - 0.005, "row {k} at {t} s, before its slot: {times:?}");
         }
-        assert!(late <= 1, "{late} rows a period late or more: {times:?}");
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+        assert_eq!(times.last(), Some(&o.wall_s), "the last row at the program's end");
         assert!(o.intervals.iter().all(|r| r.counts.len() == 2));
-        assert!(o.memory_samples.len() >= 5);
+        let kept: Vec<_> = o.intervals.iter().filter_map(|r| r.memory.as_ref()).collect();
+        assert_eq!(kept.len(), o.memory_samples.len(), "each row's memory sample, and no other");
+        assert!(kept.iter().zip(&o.memory_samples).all(|(a, b)| *a == b));
+        for (i, name) in ["task-clock", "context-switches"].iter().enumerate() {
+            let Some((total, _)) = o.event(name).unwrap().status.value() else { continue };
+            let sum: f64 = o.intervals.iter().map(|r| r.counts[i].unwrap_or(0.0)).sum();
+            assert_eq!(sum, total, "{name}'s rows add up to its total");
+        }
     }
 }
