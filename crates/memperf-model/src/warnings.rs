@@ -151,8 +151,9 @@ pub enum Caution {
     },
     /// A streaming array below 4× the last-level cache, read by `threads`
     /// at most; `one_in_memory`, where the run verified one thread's read
-    /// to be in memory at the array's size (then only many threads' read
-    /// is partly from cache).
+    /// to be in memory at the array's size (then only the read of more
+    /// than one thread, whose bound every such count shares, is partly
+    /// from cache).
     WorkingSetInCache {
         size: Bytes,
         llc: Bytes,
@@ -358,8 +359,9 @@ impl Caution {
                 if *threads > 1 { " (by every thread count)" } else { "" }
             ),
             Caution::WorkingSetInCache { size, llc, threads, one_in_memory: Some(from) } => format!(
-                "the array ({size}) is less than 4× the last-level cache ({llc}): {threads} threads reading it at once \
-                 read part of it from cache (one thread's read is in memory from {from}, verified in this run)"
+                "the array ({size}) is less than 4× the last-level cache ({llc}): read by more than one thread at once \
+                 (up to {threads} here), part of it comes from cache (one thread's read is in memory from {from}, \
+                 verified in this run)"
             ),
             Caution::LatencyMaxBelow4xLlc { max, llc } => format!(
                 "the largest working set ({max}) is less than 4× the last-level cache ({llc}): the DRAM figure still includes cache hits"
