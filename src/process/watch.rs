@@ -57,6 +57,13 @@ fn read_all(counters: &mut [Opened]) -> Vec<Read> {
         .collect()
 }
 
+/// What the next row counts from: each counter's reading now, or, where
+/// this read failed, the last that did (from zero there, the next row would
+/// count the whole run again).
+fn carried(now: &[Read], before: &[Option<Reading>]) -> Vec<Option<Reading>> {
+    now.iter().zip(before).map(|(n, b)| n.as_ref().ok().copied().or(*b)).collect()
+}
+
 /// The change of each counter since `before`, as an interval row.
 fn interval_counts(now: &[Read], before: &[Option<Reading>]) -> Vec<Option<f64>> {
     now.iter()
@@ -138,7 +145,7 @@ pub fn observe(
             let now = read_all(&mut counters);
             intervals.push(Interval { t_s, counts: interval_counts(&now, &previous), memory: mem });
             on_interval(intervals.last().expect("just pushed"));
-            previous = now.iter().map(|r| r.as_ref().ok().copied()).collect();
+            previous = carried(&now, &previous);
         }
         tick += 1;
     };
@@ -149,4 +156,26 @@ pub fn observe(
     }
     let events = totals(watch.events, &last, &counters);
     Ok(Observed { exit, usage, wall_s, intervals, memory_samples, events, wss: hot.map(|h| h.finish()) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A read that fails gives its row no count, and the next row counts
+    /// from the last reading that came, so the rows still add up to the
+    /// total (counting from zero, the third row would read 30).
+    #[test]
+    fn a_failed_read_does_not_make_the_next_row_count_from_zero() {
+        let r = |count| Ok(Reading { count, time_enabled_ns: count, time_running_ns: count });
+        let reads: [Read; 3] = [r(10), Err("the counter went away".into()), r(30)];
+        let mut previous = vec![None];
+        let mut rows = Vec::new();
+        for now in reads {
+            let now = [now];
+            rows.push(interval_counts(&now, &previous)[0]);
+            previous = carried(&now, &previous);
+        }
+        assert_eq!(rows, [Some(10.0), None, Some(20.0)]);
+    }
 }

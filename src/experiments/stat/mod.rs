@@ -243,20 +243,36 @@ mod tests {
         assert!(o.usage.max_rss_bytes >= 64 << 20);
     }
 
-    /// Interval rows on the real clock. How many come is the scheduler's:
+    /// Interval rows on the real clock. When they come is the scheduler's:
     /// the host may stall the watcher for periods on end (on the 16-CPU
-    /// Intel guest, 5 rows in 0.353 s, during the parallel library tests:
-    /// it woke after the program had ended). What holds on every machine:
-    /// every row but the last is seen live; none comes before its slot,
-    /// counted from the start and not from the row before; there are no
-    /// more rows than periods; the last comes at the program's end; each
-    /// row's memory sample is one the run kept; and the rows' counts add up
-    /// to the totals exactly (software events are never scaled).
+    /// Intel guest, 5 rows in 0.353 s of `sleep 0.32` during the parallel
+    /// library tests: it woke after the program had ended). So the program
+    /// runs until the watcher has shown six rows (or 20 s, then failing):
+    /// a watcher that never wakes fails however the host schedules. What
+    /// else holds on every machine: every row but the last is seen live;
+    /// none comes before its slot, counted from the start and not from the
+    /// row before; there are no more rows than periods; the last comes at
+    /// the program's end; each row's memory sample is one the run kept; and
+    /// the rows' counts add up to the totals exactly (software events are
+    /// never scaled).
     #[test]
     fn interval_rows_come_at_the_asked_period() {
         let p = params(&["task-clock", "context-switches"], Some(50));
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("six rows");
+        let script = format!(
+            "i=0; until [ -e '{}' ] || [ $i -ge 2000 ]; do sleep 0.01; i=$((i+1)); done",
+            marker.display()
+        );
         let mut live = 0;
-        let o = run(&program("sleep 0.32"), &p, &crate::counters::PerfBackend, &mut |_| live += 1).unwrap();
+        let o = run(&program(&script), &p, &crate::counters::PerfBackend, &mut |_| {
+            live += 1;
+            if live == 6 {
+                std::fs::write(&marker, b"").unwrap();
+            }
+        })
+        .unwrap();
+        assert!(live >= 6, "{live} rows seen in {} s", o.wall_s);
         let rows = o.intervals.len();
         assert_eq!(live, rows - 1, "every row but the last is seen while the program runs");
         let times: Vec<f64> = o.intervals.iter().map(|r| r.t_s).collect();
@@ -272,7 +288,12 @@ mod tests {
         assert_eq!(kept.len(), o.memory_samples.len(), "each row's memory sample, and no other");
         assert!(kept.iter().zip(&o.memory_samples).all(|(a, b)| *a == b));
         for (i, name) in ["task-clock", "context-switches"].iter().enumerate() {
-            let Some((total, _)) = o.event(name).unwrap().status.value() else { continue };
+            let Some((total, _)) = o.event(name).unwrap().status.value() else {
+                return crate::test_support::skip(
+                    "software counters unavailable here",
+                    "allow perf_event_open (kernel.perf_event_paranoid <= 2, or root)",
+                );
+            };
             let sum: f64 = o.intervals.iter().map(|r| r.counts[i].unwrap_or(0.0)).sum();
             assert_eq!(sum, total, "{name}'s rows add up to its total");
         }

@@ -253,3 +253,41 @@ impl super::Render for Outcome {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Render, SideReference};
+    use super::*;
+    use prefetch_fault::{Finding, TlbMissVerdict};
+
+    /// Each line of its advice and what it rests on: the TLB-miss walk and
+    /// "no cost on a bad address" on 4 KiB walks, a trap (counted) and an
+    /// inconclusive verdict on nothing. The recordings give only the first.
+    #[test]
+    fn the_lines_resting_on_4k_walks_say_so_and_no_others() {
+        let (_, doc) = crate::test_support::recorded_suites().into_iter().next().expect("a recording");
+        let recorded = doc.outcome::<Outcome>().expect("its prefetch-fault").clone();
+        let rests = |o: &Outcome, starts: &str| {
+            let lines = advice_of(o);
+            let line = lines.iter().find(|l| l.starts_with(starts)).unwrap_or_else(|| panic!("{starts}: {lines:?}"));
+            o.advice_side_references(Some(line)).to_vec()
+        };
+        assert!(matches!(recorded.tlb_miss_verdict, TlbMissVerdict::Walks { .. }), "{:?}", recorded.tlb_miss_verdict);
+        assert_eq!(rests(&recorded, "Prefetches that miss the TLB walk"), [SideReference::Walks4k]);
+        let with = |finding: Finding| {
+            let mut o = recorded.clone();
+            o.verdicts.iter_mut().for_each(|v| v.finding = finding.clone());
+            o
+        };
+        let free = with(Finding::NoCostBeyondNoise { widest_high_ns: 0.1 });
+        assert_eq!(rests(&free, "No prefetch instruction traps"), [SideReference::Walks4k]);
+        let target = recorded.cells[0].target;
+        let traps = with(Finding::Traps { target, faults_per_prefetch: 1.0 });
+        assert_eq!(rests(&traps, "Prefetches of bad addresses trap"), []);
+        assert_eq!(traps.advice_side_references(None), [SideReference::Walks4k], "its TLB-miss line");
+        let mut nothing = traps.clone();
+        nothing.tlb_miss_verdict = TlbMissVerdict::Inconclusive { reason: "too few pairs".into() };
+        assert_eq!(rests(&nothing, "Inconclusive: too few pairs"), []);
+        assert_eq!(nothing.advice_side_references(None), [], "a trap and an inconclusive verdict rest on no walk");
+    }
+}
