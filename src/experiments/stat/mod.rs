@@ -254,7 +254,7 @@ mod tests {
     /// row before; there are no more rows than periods; the last comes at
     /// the program's end; each row's memory sample is one the run kept; and
     /// the rows' counts add up to the totals exactly (software events are
-    /// never scaled).
+    /// never scaled), or, where an event is not counted, no row counts it.
     #[test]
     fn interval_rows_come_at_the_asked_period() {
         let p = params(&["task-clock", "context-switches"], Some(50));
@@ -288,14 +288,17 @@ mod tests {
         assert_eq!(kept.len(), o.memory_samples.len(), "each row's memory sample, and no other");
         assert!(kept.iter().zip(&o.memory_samples).all(|(a, b)| *a == b));
         for (i, name) in ["task-clock", "context-switches"].iter().enumerate() {
-            let Some((total, _)) = o.event(name).unwrap().status.value() else {
-                return crate::test_support::skip(
-                    "software counters unavailable here",
-                    "allow perf_event_open (kernel.perf_event_paranoid <= 2, or root)",
-                );
-            };
-            let sum: f64 = o.intervals.iter().map(|r| r.counts[i].unwrap_or(0.0)).sum();
-            assert_eq!(sum, total, "{name}'s rows add up to its total");
+            let counts: Vec<Option<f64>> = o.intervals.iter().map(|r| r.counts[i]).collect();
+            match o.event(name).unwrap().status.value() {
+                Some((total, _)) => {
+                    let sum: f64 = counts.iter().map(|c| c.unwrap_or(0.0)).sum();
+                    assert_eq!(sum, total, "{name}'s rows add up to its total");
+                }
+                // Not counted (qemu-user opens no perf events; natively,
+                // the page-fault tests fail under CI where none open): no
+                // row counts it either.
+                None => assert!(counts.iter().all(Option::is_none), "{name}: {counts:?}"),
+            }
         }
     }
 }
