@@ -158,12 +158,16 @@ fn interval_words(o: &prefetch_fault::Outcome) -> String {
 }
 
 fn prefetch_fault_advice(doc: &Document) -> Vec<String> {
-    doc.outcome::<prefetch_fault::Outcome>().map(advice_of).unwrap_or_default()
+    let lines = doc.outcome::<prefetch_fault::Outcome>().map(advice_of).unwrap_or_default();
+    lines.into_iter().map(|(line, _)| line).collect()
 }
 
-/// The lines of advice `pf` gives: a trap, or no cost, on bad addresses;
-/// then its TLB-miss verdict.
-fn advice_of(pf: &Outcome) -> Vec<String> {
+/// The lines of advice `pf` gives, each with whether it rests on 4 KiB
+/// walks: a trap (counted, not timed: no), or no cost on bad addresses
+/// (timed prefetches whose translation misses and walks: yes); then its
+/// TLB-miss verdict (a 4 KiB walk with and without a prefetch ahead: yes,
+/// unless inconclusive).
+fn advice_of(pf: &Outcome) -> Vec<(String, bool)> {
     use prefetch_fault::Finding;
     let mut out = Vec::new();
     let mut traps: Vec<&str> = pf
@@ -180,19 +184,20 @@ fn advice_of(pf: &Outcome) -> Vec<String> {
         .map(|v| v.instruction.as_str())
         .collect();
     if !traps.is_empty() {
-        out.push(format!(
-            "Prefetches of bad addresses trap here ({}): guard them with a NULL test.",
-            traps.join(", ")
+        out.push((
+            format!("Prefetches of bad addresses trap here ({}): guard them with a NULL test.", traps.join(", ")),
+            false,
         ));
     } else if pf.verdicts.iter().all(|v| matches!(v.finding, Finding::NoCostBeyondNoise { .. })) && !free.is_empty()
     {
-        out.push("No prefetch instruction traps or costs more than the noise on a bad address here: prefetching NULL at the end of a list is harmless.".into());
+        out.push(("No prefetch instruction traps or costs more than the noise on a bad address here: prefetching NULL at the end of a list is harmless.".into(), true));
     }
     let mut v = pf.tlb_miss_verdict.describe();
     if let Some(c) = v.get_mut(0..1) {
         c.make_ascii_uppercase();
     }
-    out.push(format!("{v}."));
+    let walks = !matches!(pf.tlb_miss_verdict, prefetch_fault::TlbMissVerdict::Inconclusive { .. });
+    out.push((format!("{v}."), walks));
     out
 }
 
@@ -239,14 +244,10 @@ impl super::Render for Outcome {
     fn advice_row(&self, advice: &str) -> Option<String> {
         advice.starts_with("Prefetches that miss the TLB").then(|| "prefetches that miss the TLB".into())
     }
-    /// The TLB-miss line times a 4 KiB walk with and without a prefetch
-    /// ahead, and "no cost on a bad address" times prefetches whose
-    /// translation misses and walks to a page that is not there: both rest
-    /// on 4 KiB walks, which the host moves apart from the reference's read
-    /// and chase. A trap is counted, not timed, and rests on none.
+    /// The lines resting on 4 KiB walks (as [`advice_of`] tags them), which
+    /// the host moves apart from the reference's read and chase.
     fn advice_side_references(&self, line: Option<&str>) -> &'static [super::SideReference] {
-        let walks = |l: &str| l.starts_with("Prefetches that miss the TLB") || l.starts_with("No prefetch instruction");
-        if advice_of(self).iter().filter(|l| walks(l)).any(|l| line.is_none_or(|t| t == l)) {
+        if advice_of(self).iter().filter(|(_, walks)| *walks).any(|(l, _)| line.is_none_or(|t| t == l)) {
             &[super::SideReference::Walks4k]
         } else {
             &[]
@@ -268,7 +269,7 @@ mod tests {
         let (_, doc) = crate::test_support::recorded_suites().into_iter().next().expect("a recording");
         let recorded = doc.outcome::<Outcome>().expect("its prefetch-fault").clone();
         let rests = |o: &Outcome, starts: &str| {
-            let lines = advice_of(o);
+            let lines: Vec<String> = advice_of(o).into_iter().map(|(l, _)| l).collect();
             let line = lines.iter().find(|l| l.starts_with(starts)).unwrap_or_else(|| panic!("{starts}: {lines:?}"));
             o.advice_side_references(Some(line)).to_vec()
         };
