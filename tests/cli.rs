@@ -217,7 +217,7 @@ fn small_latency_and_tlb_runs_validate() {
         "5",
         "--precision",
         "none",
-        "--allocations",
+        "--per-mapping",
         "2",
         "--json",
         "-",
@@ -228,12 +228,23 @@ fn small_latency_and_tlb_runs_validate() {
     assert_eq!(lat["valid"], true);
     let points = lat["outcome"]["points"].as_array().unwrap();
     assert_eq!(points.len(), 9 * 2 * 2, "9 sizes × 2 policies × (random, page-local)");
-    // Two mappings per working set, 3 and 2 of the 5 samples: one point
-    // each, its ratio paired over all five.
-    assert!(points.iter().all(|p| p["sample_latency_ns"].as_array().unwrap().len() == 5), "{points:?}");
+    // The curve's points take the five samples asked for; the largest
+    // working set compares the policies, a fresh mapping every two
+    // repetitions, looking after 5 and doubling until resolved (20 at
+    // the third look).
+    let samples = |p: &serde_json::Value| p["sample_latency_ns"].as_array().unwrap().len();
+    let largest = |p: &serde_json::Value| p["size_bytes"] == 1 << 20;
+    assert!(points.iter().filter(|p| !largest(p)).all(|p| samples(p) == 5), "{points:?}");
     let ratios = lat["outcome"]["ratios"].as_array().unwrap();
-    assert_eq!(ratios.len(), 9);
-    assert!(ratios.iter().all(|r| r["ratio"]["n"] == 5), "{ratios:?}");
+    assert_eq!(ratios.len(), 1, "{ratios:?}");
+    let r = &ratios[0]["ratio"];
+    let looks: Vec<u64> = r["looks"].as_array().unwrap().iter().map(|l| l.as_u64().unwrap()).collect();
+    assert!([vec![5], vec![5, 10], vec![5, 10, 20]].contains(&looks), "{r}");
+    assert_eq!(r["n"].as_u64(), looks.last().copied(), "{r}");
+    // Each look fills whole mappings of two where its count allows.
+    let (n, mappings) = (r["n"].as_u64().unwrap(), r["mappings"].as_u64().unwrap());
+    assert!(mappings >= n.div_ceil(2) && mappings <= n.div_ceil(2) + looks.len() as u64, "{r}");
+    assert!(points.iter().filter(|p| largest(p)).all(|p| samples(p) as u64 == r["n"].as_u64().unwrap()));
     assert!(points.iter().all(|p| p["valid"] == true && p["latency_ns"]["median"].as_f64().unwrap() > 0.0));
     assert_eq!(lat["outcome"]["mlp"].as_array().unwrap().len(), 2 * 2, "2 policies × chains 1, 2");
 
@@ -312,7 +323,7 @@ fn context_reports_every_save_asked_for() {
     let ops: Vec<&str> = saves.iter().map(|s| s["op"].as_str().unwrap()).collect();
     assert_eq!(ops, ["setjmp", "sigsetjmp-1"]);
     assert!(saves.iter().all(|s| s["kernel"]["kind"].is_string() && s["valid"] == true));
-    assert!(ctx["outcome"]["lesson"]["removing_heavy_save"]["median"].is_number());
+    assert!(ctx["outcome"]["lesson"]["removing_heavy_save"]["estimate"].is_number());
 }
 
 /// Under a launcher each rank writes its own folder into `-o DIR`, named

@@ -149,10 +149,12 @@ fn the_16_cpu_intel_guest_s_300_mib_l3_is_plausible_and_its_tlbs_not_reported() 
 /// neighbours: the recorded quick suite's latency reaches its far level
 /// from 4 MiB, so the claim, not the probe, sizes working sets; its THP
 /// steps where 4 KiB pages do (a host backing the guest with small pages),
-/// and its reference moved 41% within the run, so its advice is one line
-/// that gives no verdict.
+/// and its reference moved 41% within the run. The move silences no line:
+/// each comparison says its verdict, and its five or six repetitions (the
+/// suite of that build) give no 99% interval, so each says how many more
+/// would likely resolve it.
 #[test]
-fn the_zen3_guest_s_small_share_of_its_l3_and_its_moving_host_give_no_verdict() {
+fn the_zen3_guest_s_small_share_of_its_l3_and_its_moving_host_still_give_every_line() {
     let f = amd_guest("amd-epyc-zen3-kvm-2vcpu", (25, 1), [32 * KIB, 512 * KIB, 32 * MIB], (64, 2048));
     assert!(!f.cpu.identity.vector_isa.contains(&"avx512f".to_string()), "{:?}", f.cpu.identity.vector_isa);
     let doc = memperf::model::journal::load(&recordings_dir().join("amd-epyc-zen3-kvm-2vcpu/run-quick.json")).unwrap();
@@ -166,10 +168,12 @@ fn the_zen3_guest_s_small_share_of_its_l3_and_its_moving_host_give_no_verdict() 
         tlb.control
     );
     let drift = doc.host_drift.as_ref().expect("the host reference");
-    assert!(drift.host_moved(), "{}", drift.describe());
+    assert!(drift.moved_most().is_some_and(|m| m > 0.4), "{}", drift.describe());
     let advice = memperf::report::headlines::advice(&doc);
-    assert_eq!(advice.len(), 1, "{advice:#?}");
-    assert!(advice[0].starts_with("No verdict from this run: the host moved by 41%"), "{}", advice[0]);
+    assert!(advice.len() >= 8, "{advice:#?}");
+    assert!(advice.iter().all(|a| !a.contains("No verdict") && !a.contains("not judged")), "{advice:#?}");
+    let latency = advice.iter().find(|a| a.starts_with("Huge pages (thp) against 4k")).expect("the latency line");
+    assert!(latency.contains(": not resolved: 5 repetitions give no 99% interval; about 5 more"), "{latency}");
 }
 
 /// An AMD guest's recording, its CPU (family, model), its plausible data
@@ -219,8 +223,12 @@ fn the_larger_of_a_plausible_claim_and_the_measured_far_level_sizes_working_sets
 #[test]
 fn recorded_quick_suites_rebuild_without_an_implausible_cache_marker() {
     for dir in recordings().into_iter().filter(|d| d.join("run-quick.json").is_file()) {
-        let doc = common::read_json(&dir.join("run-quick.json"));
-        let errors = schema_errors(&doc);
+        // As this build reads it: a recording from before the verdict
+        // engine names a ratio's estimate "median" and its effects
+        // "within-noise", which the reader takes and the schema no longer
+        // lists.
+        let read = memperf::model::journal::load(&dir.join("run-quick.json")).unwrap();
+        let errors = schema_errors(&serde_json::to_value(&read).unwrap());
         assert!(errors.is_empty(), "{}: {errors:#?}", dir.display());
         let out = tempfile::tempdir().unwrap();
         let o = common::command()
@@ -303,8 +311,19 @@ fn reanalysis_of_every_recording_draws_the_measured_conclusions() {
             // memory to be DRAM: such names become "unattributed". Nothing
             // else moves.
             let moved: Vec<&str> = said.lines().filter(|l| l.starts_with("reanalysed: ")).collect();
+            // Recorded before the verdict engine: each comparison's
+            // interval is drawn again (Hodges–Lehmann and a signed-rank
+            // interval where the sign test's was), so the prefetch
+            // effects, prefetch-fault's findings, calls' savings and
+            // steps, and context's lesson move too.
             let allowed = [
                 "reanalysed: every claim came out as the document has it",
+                "reanalysed: bandwidth: prefetch_effects drawn differently by today's analysis",
+                "reanalysed: prefetch-fault: verdicts drawn differently by today's analysis",
+                "reanalysed: calls: steps drawn differently by today's analysis",
+                "reanalysed: calls: savings drawn differently by today's analysis",
+                "reanalysed: calls: steps, savings drawn differently by today's analysis",
+                "reanalysed: context: lesson drawn differently by today's analysis",
                 "reanalysed: machine: its measured cache levels (where memory begins) drawn differently by today's analysis",
                 "reanalysed: bandwidth: plateaus drawn differently by today's analysis",
                 "reanalysed: bandwidth: plateaus, prefetch_effects drawn differently by today's analysis",
@@ -337,9 +356,11 @@ fn reanalysis_of_every_recording_draws_the_measured_conclusions() {
                 _ => {}
             }
         }
-        assert!(html.contains(
-            "Software prefetch (nta) slows streaming reads of 1.9GiB on 4k pages, 1 thread(s), at every distance from D = 256 on"
-        ));
+        // nta cost 37-61% from D = 256 on, each point on five repetitions:
+        // the engine's 99% interval needs ten, so the harm is not claimed,
+        // and nothing says nta helps.
+        assert!(html.contains("Software prefetch (nta) on streaming reads of 1.9GiB on 4k pages"), "the nta line");
+        assert!(!html.contains("(nta) helps"), "nta harmed at every distance");
         assert!(
             !html.contains("hardware-prefetch lines in flight per thread"),
             "Little's law beyond a core's capacity"

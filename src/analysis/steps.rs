@@ -13,6 +13,10 @@ const STEP_SIDE: usize = 3;
 /// A step must raise the marginal cost by at least this factor.
 pub const STEP_RATIO: f64 = 1.3;
 
+/// The confidence of a step's held-out interval: a derived claim, with a
+/// second look of its own, not an A/B verdict.
+pub const STEP_CONFIDENCE: f64 = 0.9;
+
 /// Where the marginal cost of a call steps up on one curve: `curve` is
 /// (depth, seconds per chain in each of `reps` repetitions), sorted by
 /// depth. The split is chosen on the even repetitions and its size
@@ -40,9 +44,11 @@ pub fn step_up(curve: &[(u64, Vec<f64>)], reps: usize) -> StepUp {
     if confirming.is_empty() {
         return StepUp::NotMeasured { reason: "too few repetitions to choose a split and confirm it".into() };
     }
-    let ratio = Ratio::of(&confirming);
-    let clear =
-        ratio.is_some_and(|r| r.direction() == crate::timing::schedule::Direction::Above && r.median >= STEP_RATIO);
+    // A step is a derived claim, checked on the repetitions that did not
+    // place it, at its own confidence (the A/B engine's 98% would need
+    // more held-out repetitions than a quick run has).
+    let ratio = Ratio::at_level(&confirming, STEP_CONFIDENCE);
+    let clear = ratio.as_ref().is_some_and(|r| r.low > 1.0 && r.estimate >= STEP_RATIO);
     if !clear {
         return StepUp::NoStep { best_split_depth: Some(curve[k].0), ratio };
     }

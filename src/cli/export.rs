@@ -185,6 +185,8 @@ pub fn rebuild(path: &Path, out: Option<&Path>, reanalyze: bool) -> Result<()> {
             _ => changed.iter().map(|c| format!("reanalysed: {}\n", sink::one_line(c))).collect(),
         });
     }
+    // The verdicts the document's data resolve, by today's engine.
+    said.push_str(&crate::report::text::advice_at_end(&doc));
     said.push_str(&format!("report written to {}\n", dir.join("report.html").display()));
     sink::stdout(said.as_bytes())
 }

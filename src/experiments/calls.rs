@@ -110,7 +110,9 @@ impl Experiment for Calls {
     /// Keeps 1 and all threads; thins the ladder between them.
     fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
         use super::fit::{fewer, halve_sample, thin};
-        thin(&mut p.threads) || fewer(&mut p.repetitions, 6, 2) || halve_sample(&mut p.min_sample_s, 0.0005)
+        thin(&mut p.threads)
+            || fewer(&mut p.repetitions, crate::timing::schedule::MIN_PAIRS_FOR_VERDICT, 2)
+            || halve_sample(&mut p.min_sample_s, 0.0005)
     }
     fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         run(p, ctx)
@@ -311,7 +313,15 @@ fn measure(
             chain_variant(ctx, firsts, k.depth, p.repetitions, team, total, &migrated)
         })
         .collect();
-    let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
+    // The savings at the deepest depth on one thread go on, doubling,
+    // until each is resolved.
+    let depth = p.depths.iter().max().copied().unwrap_or(0);
+    let at = |l: Linkage| keys.iter().position(|k| k.linkage == l && k.depth == depth && k.threads == 1);
+    let questions: Vec<schedule::Question> = CHANGES
+        .iter()
+        .filter_map(|&(_, from, to)| Some(schedule::Question::Pair { a: at(from)?, b: at(to)? }))
+        .collect();
+    let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s).resolving(questions, 4 * p.repetitions);
     plan.seed = p.seed;
     let series = ctx.measure("calls", &plan, &mut variants)?;
     drop(variants);
@@ -406,7 +416,58 @@ fn reanalyze(o: &mut Outcome, ghz: Option<f64>) {
     }
     crate::analysis::steps::attribute_return_stack(&mut out, ghz);
     o.steps = out;
+    // The savings from the points' paired samples, by today's engine (the
+    // looks the schedule took stay as recorded).
+    let looks = |change: &str| o.savings.iter().find(|s| s.change == change).map(|s| s.speedup.looks.clone());
+    let again = savings_of_points(&o.points);
+    o.savings = again
+        .into_iter()
+        .map(|mut s| {
+            s.speedup = s.speedup.clone().looked(looks(&s.change).unwrap_or_default());
+            s
+        })
+        .collect();
 }
+
+/// What each change saves per call at the deepest depth of `points`, one
+/// thread, from their paired samples.
+fn savings_of_points(points: &[Point]) -> Vec<Saving> {
+    let Some(depth) = points.iter().filter(|p| p.threads == 1).map(|p| p.depth).max() else { return Vec::new() };
+    let per_call = |l: Linkage| {
+        let p = points.iter().find(|p| p.linkage == l && p.depth == depth && p.threads == 1)?;
+        let calls = (p.chains_per_sample * depth) as f64;
+        Some(p.samples_s.iter().map(|t| t * 1e9 / calls).collect::<Vec<f64>>())
+    };
+    CHANGES
+        .iter()
+        .filter_map(|&(change, from, to)| {
+            let (pa, pb) = (per_call(from)?, per_call(to)?);
+            Some(Saving {
+                change: change.into(),
+                from,
+                to,
+                depth,
+                ns_per_call_from: crate::timing::stats::median(&pa)?,
+                ns_per_call_to: crate::timing::stats::median(&pb)?,
+                speedup: Ratio::paired(&pa, &pb)?,
+            })
+        })
+        .collect()
+}
+
+/// The changes whose savings the experiment resolves: what the change is,
+/// and the linkage it goes from and to.
+const CHANGES: [(&str, Linkage, Linkage); 5] = [
+    ("-fno-plt (call through the GOT, no PLT stub)", Linkage::Plt, Linkage::Got),
+    (
+        "bind the call inside one object (-Bsymbolic or hidden visibility within a library, or static linking)",
+        Linkage::Plt,
+        Linkage::Direct,
+    ),
+    ("inline across the libraries (LTO over one library, -fipa, -xipo)", Linkage::Plt, Linkage::Inlined),
+    ("inline (LTO, -flto, -fipa, -xipo)", Linkage::Direct, Linkage::Inlined),
+    ("keep fewer registers live across calls", Linkage::Saves, Linkage::Direct),
+];
 
 /// What each change saves per call at the deepest depth, one thread.
 fn savings(keys: &[CellKey], series: &[schedule::Series], p: &Params) -> Vec<Saving> {
@@ -414,18 +475,7 @@ fn savings(keys: &[CellKey], series: &[schedule::Series], p: &Params) -> Vec<Sav
     let cell = |l: Linkage| {
         keys.iter().zip(series).find(|(k, _)| k.linkage == l && k.depth == depth && k.threads == 1).map(|(_, s)| s)
     };
-    let changes = [
-        ("-fno-plt (call through the GOT, no PLT stub)", Linkage::Plt, Linkage::Got),
-        (
-            "bind the call inside one object (-Bsymbolic or hidden visibility within a library, or static linking)",
-            Linkage::Plt,
-            Linkage::Direct,
-        ),
-        ("inline across the libraries (LTO over one library, -fipa, -xipo)", Linkage::Plt, Linkage::Inlined),
-        ("inline (LTO, -flto, -fipa, -xipo)", Linkage::Direct, Linkage::Inlined),
-        ("keep fewer registers live across calls", Linkage::Saves, Linkage::Direct),
-    ];
-    changes
+    CHANGES
         .iter()
         .filter_map(|&(change, from, to)| {
             let (a, b) = (cell(from)?, cell(to)?);
@@ -437,7 +487,7 @@ fn savings(keys: &[CellKey], series: &[schedule::Series], p: &Params) -> Vec<Sav
                 depth,
                 ns_per_call_from: crate::timing::stats::median(&pa)?,
                 ns_per_call_to: crate::timing::stats::median(&pb)?,
-                speedup: Ratio::paired(&pa, &pb)?,
+                speedup: Ratio::paired(&pa, &pb)?.looked(a.looks.clone()),
             })
         })
         .collect()
@@ -506,7 +556,7 @@ impl crate::model::Redraw for Outcome {
     }
     fn reanalyse(&mut self, _: &crate::machine::Fingerprint, ghz: Option<f64>) -> Vec<&'static str> {
         reanalyze(self, ghz);
-        vec!["steps"]
+        vec!["steps", "savings"]
     }
 }
 
@@ -647,13 +697,17 @@ mod tests {
         let o = run(&p, &ctx).unwrap();
         assert!(o.valid);
         assert_eq!(o.points.len(), 4);
+        // The saving at the deepest depth is not resolved on three
+        // repetitions (no 99% interval), nor six; on twelve it is: its
+        // cells go on to the third look, the others stop at the first.
         for pt in &o.points {
             let want = 1e6 / (pt.chains_per_sample * pt.depth) as f64;
             assert_eq!(pt.ns_per_call.median, want, "{pt:?}");
-            assert_eq!(pt.samples_s.len(), 3);
+            assert_eq!(pt.samples_s.len(), if pt.depth == 10 { 12 } else { 3 }, "{pt:?}");
         }
         assert!(o.steps.iter().all(|s| matches!(s.step, StepUp::NotMeasured { .. })));
         let saving = o.savings.iter().find(|s| s.from == Linkage::Direct && s.to == Linkage::Inlined).unwrap();
         assert_eq!(saving.depth, 10);
+        assert_eq!((saving.speedup.n, saving.speedup.looks.clone()), (12, vec![3, 6, 12]));
     }
 }

@@ -103,7 +103,9 @@ impl Experiment for Context {
     }
     fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
         use super::fit::{fewer, step, thin};
-        thin(&mut p.threads) || fewer(&mut p.repetitions, 6, 2) || step(p.min_cell_s > 0.1, || p.min_cell_s /= 2.0)
+        thin(&mut p.threads)
+            || fewer(&mut p.repetitions, crate::timing::schedule::MIN_PAIRS_FOR_VERDICT, 2)
+            || step(p.min_cell_s > 0.1, || p.min_cell_s /= 2.0)
     }
     fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         run(p, ctx)
@@ -134,13 +136,8 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
             Key::Interp(protection) => interpreter.push(interp_cell(protection, p.program_len, s, u.get())),
         }
     }
-    let interp_series =
-        |pr: Protection| keys.iter().position(|k| *k == Key::Interp(pr)).map(|i| series[i].per_iter_s());
-    let ratio = |a: Protection, b: Protection| Ratio::paired(&interp_series(a)?, &interp_series(b)?);
-    let lesson = Lesson {
-        removing_heavy_save: ratio(Protection::Heavy, Protection::Cheap),
-        cheap_save_cost: ratio(Protection::Cheap, Protection::None),
-    };
+    let looks = series.iter().map(|s| s.looks.clone()).max_by_key(Vec::len).unwrap_or_default();
+    let lesson = lesson_of(&interpreter, &looks);
     let valid = saves.iter().all(|c| c.valid) && interpreter.iter().all(|c| c.valid);
     if !valid {
         ctx.warn(Caution::Checksum { what: "context" });
@@ -154,6 +151,23 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         lesson,
         valid,
     })
+}
+
+/// The Ruby lesson from the interpreter's cells, paired per repetition:
+/// the heavy save over the cheapest, the cheapest over none (`looks`: the
+/// schedule's, recorded with each).
+fn lesson_of(interpreter: &[InterpCell], looks: &[usize]) -> Lesson {
+    let per_op = |pr: Protection| {
+        let c = interpreter.iter().find(|c| c.protection == pr)?;
+        Some(c.samples_s.iter().map(|s| s / c.ops_per_sample as f64).collect::<Vec<f64>>())
+    };
+    let ratio = |a: Protection, b: Protection| -> Option<Ratio> {
+        Some(Ratio::paired(&per_op(a)?, &per_op(b)?)?.looked(looks.to_vec()))
+    };
+    Lesson {
+        removing_heavy_save: ratio(Protection::Heavy, Protection::Cheap),
+        cheap_save_cost: ratio(Protection::Cheap, Protection::None),
+    }
 }
 
 /// A save's cell: ns per operation and whether it entered the kernel.
@@ -258,8 +272,15 @@ fn measure(
             Key::Interp(protection) => interp_variant(ctx, protection, program, &interp_team, total),
         })
         .collect();
-    // Each cell's repetitions add up to min_cell_s.
-    let mut plan = schedule::Plan::new(p.repetitions, p.min_cell_s / p.repetitions as f64);
+    // Each cell's repetitions add up to min_cell_s; the lesson's two
+    // comparisons go on, doubling, until each is resolved.
+    let at = |pr: Protection| keys.iter().position(|k| *k == Key::Interp(pr));
+    let questions: Vec<schedule::Question> = [(Protection::Heavy, Protection::Cheap), (Protection::Cheap, Protection::None)]
+        .into_iter()
+        .filter_map(|(a, b)| Some(schedule::Question::Pair { a: at(a)?, b: at(b)? }))
+        .collect();
+    let mut plan = schedule::Plan::new(p.repetitions, p.min_cell_s / p.repetitions as f64)
+        .resolving(questions, 4 * p.repetitions);
     plan.seed = p.seed;
     let series = ctx.measure("context", &plan, &mut variants)?;
     drop(variants);
@@ -306,7 +327,14 @@ impl options::Options for Options {
 }
 
 /// `report --reanalyze` draws none of its stored claims again.
-impl crate::model::Redraw for Outcome {}
+impl crate::model::Redraw for Outcome {
+    /// The lesson from the interpreter's paired samples, by today's engine.
+    fn reanalyse(&mut self, _: &crate::machine::Fingerprint, _: Option<f64>) -> Vec<&'static str> {
+        let looks = self.lesson.removing_heavy_save.as_ref().map(|r| r.looks.clone()).unwrap_or_default();
+        self.lesson = lesson_of(&self.interpreter, &looks);
+        vec!["lesson"]
+    }
+}
 
 #[cfg(test)]
 mod tests {

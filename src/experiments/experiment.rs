@@ -62,12 +62,21 @@ pub struct Bench<'a> {
     pub progress: &'a dyn Progress,
     /// The command running, so warnings name fixes it accepts.
     pub command: Command,
+    /// Where the experiment's share of the time box ends on `clock`: a
+    /// sequential comparison starts no further look past it (`None`: no
+    /// time box, as for a subcommand).
+    pub deadline_ns: Option<u64>,
     warnings: Mutex<Vec<Warning>>,
 }
 
 impl<'a> Bench<'a> {
     pub fn new(machine: &'a Fingerprint, clock: &'a dyn Clock, progress: &'a dyn Progress) -> Self {
-        Bench { machine, clock, progress, command: Command::Run, warnings: Mutex::new(Vec::new()) }
+        Bench { machine, clock, progress, command: Command::Run, deadline_ns: None, warnings: Mutex::new(Vec::new()) }
+    }
+
+    /// The same context, its looks ending at `deadline_ns`.
+    pub fn until(self, deadline_ns: Option<u64>) -> Self {
+        Bench { deadline_ns, ..self }
     }
 
     /// The same context, for warnings rendered for `command`.
@@ -100,7 +109,9 @@ impl<'a> Bench<'a> {
         use crate::timing::schedule;
         let total = plan.repetitions * schedule::samples_per_repetition(plan, variants.len());
         self.progress.start(label, total as u64);
-        let (series, _) = schedule::measure(plan, self.clock, variants, &mut || {
+        let mut plan = plan.clone();
+        plan.stop_looking_at_ns = plan.stop_looking_at_ns.or(self.deadline_ns);
+        let (series, _) = schedule::measure(&plan, self.clock, variants, &mut || {
             self.check_interrupt()?;
             self.progress.advance(1);
             Ok(())

@@ -315,7 +315,11 @@ pub fn execute(
     for index in 0..plan.jobs.len() {
         let job = &plan.jobs[index];
         progress.job(index);
-        let ctx = Bench::new(&machine, clock, progress).for_command(plan.command);
+        // A suite job's share of the time box: its estimate (which counts
+        // the first look of each comparison) and half again for the looks
+        // after it.
+        let share = plan.deadline.map(|_| clock.now_ns() + (job.estimate_s(&machine, &rates) * 1.5e9) as u64);
+        let ctx = Bench::new(&machine, clock, progress).for_command(plan.command).until(share);
         let before = super::steal_ticks();
         let measures = job.measures() && !super::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed);
         let nominal = machine.nominal_clocks();

@@ -61,15 +61,15 @@ impl Params {
         use super::Preset;
         // Up to five policies' arrays live at once.
         let total = super::budget::memory_size(machine, 8, Bytes(256 * MIB), 5).0 / (6 * MIB) * (6 * MIB);
-        // Twelve samples over three placements: the interval is then the
-        // middle eight ratios (with six it is all six, from min to max),
-        // so no single pair sets its ends (BENCHMARKS.md has what that did
-        // to the verdict from run to run).
-        let (repetitions, min_sample_s, allocations) = match preset {
-            Preset::Quick => (12, 0.02, 3),
-            Preset::Default => (12, 0.05, 3),
-            Preset::Full => (15, 0.1, 3),
+        // A fresh placement every repetition: where the arrays land is a
+        // level of its own, and repetitions sharing a placement count as
+        // one unit of evidence; twelve give the verdict a 99% interval.
+        let (repetitions, min_sample_s) = match preset {
+            Preset::Quick => (12, 0.02),
+            Preset::Default => (12, 0.05),
+            Preset::Full => (15, 0.1),
         };
+        let allocations = repetitions;
         let mut pages = vec![PagePolicy::Small, PagePolicy::Thp];
         let free = |pol: PagePolicy| machine.pool(pol.page_size()).map_or(0, |p| p.available());
         let need = |pol: PagePolicy| Bytes(total).round_up(pol.page_size().0).0 / pol.page_size().0;
@@ -245,7 +245,7 @@ impl Experiment for WorkingSet {
         let six = 6 * crate::units::MIB;
         step(p.total_bytes.0 / 2 >= four.0.max(48 * crate::units::MIB), || {
             p.total_bytes = Bytes(p.total_bytes.0 / 2 / six * six)
-        }) || fewer(&mut p.repetitions, 3, 1)
+        }) || fewer(&mut p.repetitions, crate::timing::schedule::MIN_PAIRS_FOR_VERDICT, 1)
             || halve_sample(&mut p.min_sample_s, 0.005)
     }
 
@@ -310,6 +310,12 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     let figures = crate::machine::saved::gather(ctx.machine, None).unwrap_or_default();
     let small = p.pages.iter().position(|&x| x == PagePolicy::Small);
     Ok(summarise(p, &arrays, &merged, &checks, counters, &figures, small))
+}
+
+/// The mapping each repetition was measured on, in repetition order.
+fn mapping_of(p: &Params) -> Vec<u32> {
+    let shares = schedule::shares(p.repetitions, p.allocations);
+    shares.iter().enumerate().flat_map(|(k, &n)| std::iter::repeat_n(k as u32, n)).collect()
 }
 
 /// One share's repetitions of every policy, interleaved through the
@@ -415,7 +421,10 @@ fn policy_result(
         rows_per_sample: timed.series.iters,
         samples_s: timed.series.samples_s.clone(),
         flops_per_s: flops,
-        speedup_vs_4k: small_rows.and_then(|s| Ratio::paired(s, &rows)),
+        speedup_vs_4k: small_rows.and_then(|s| {
+            let ratios: Vec<f64> = s.iter().zip(&rows).map(|(a, b)| a / b).collect();
+            Ratio::with_evidence(ratios, mapping_of(p), memperf_model::timing::verdict::Scale::Ratio)
+        }),
         translation_ns_per_row: small_rows.and_then(crate::timing::stats::median).map(|m| m - ns.median),
         ns_per_row: ns,
         counters: timed.counters,
@@ -517,13 +526,13 @@ fn doubt(r: &PolicyResult, small: Option<&PolicyResult>) -> Option<String> {
     look.is_unstable().then(|| format!("{}: {}", r.pages, look.describe()))
 }
 
-/// One sentence for the huge policies that help by more than 5% (with
-/// their ratios and the coverage they really got), one for those within
-/// 5% of 4 KiB pages, one for those slower by more than 5%, and one for
-/// those whose interval holds changes on both sides of 5% (not resolved:
-/// no "no faster" from an interval that holds a gain).
+/// One verdict line for each huge policy against 4 KiB pages, in the
+/// verdicts' words: huge pages advised where they gain by at least 5%, 4
+/// KiB pages kept where huge pages are slower; a policy whose runs
+/// disagree with themselves (a second look, or two modes) gives none.
 fn advice(results: &[PolicyResult], total: crate::units::Bytes) -> Vec<String> {
-    use memperf_model::timing::ratio::MIN_ADVISED_CHANGE as M;
+    use memperf_model::timing::said::{line, SPEED};
+    use crate::timing::schedule::Call;
     let small = results.iter().find(|r| r.pages == PagePolicy::Small);
     // The reference's frames: how scattered the free lists left them moves
     // what translating them costs (on a guest, the host's walk too), so
@@ -532,60 +541,42 @@ fn advice(results: &[PolicyResult], total: crate::units::Bytes) -> Vec<String> {
         .and_then(|s| s.backing.pages_per_2mib_block)
         .map(|d| format!(", against 4 KiB arrays on {d:.0} pages per 2 MiB block"))
         .unwrap_or_default();
-    let (mut helps, mut flat, mut slower, mut unresolved, mut doubts) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut out = Vec::new();
+    let mut doubts = Vec::new();
     for r in results.iter().filter(|r| r.pages != PagePolicy::Small) {
         let Some(s) = r.speedup_vs_4k.as_ref() else { continue };
+        if let Some(why) = doubt(r, small) {
+            doubts.push(why);
+            continue;
+        }
         let cov = r
             .backing
             .huge_fraction
             .map(|f| format!("{:.0}% huge", f * 100.0))
             .unwrap_or_else(|| "coverage unknown".into());
-        let text = format!("{} ×{:.2} [×{:.2}, ×{:.2}], {cov}{frames}", r.pages, s.median, s.low, s.high);
-        if let Some(why) = doubt(r, small) {
-            doubts.push(why);
-            continue;
+        let subject = format!("Huge pages ({}) for the sample application ({total} of arrays, {cov}{frames})", r.pages);
+        let then = match s.call() {
+            Call::Above => format!("give large, randomly accessed arrays huge pages. {}", whole_program(results)),
+            _ => String::new(),
+        };
+        let mut text = line(&subject, s, SPEED, Some(&then));
+        match s.verdict().call {
+            Call::Below if s.verdict().beyond_threshold => {
+                text = format!("{}: keep its arrays on 4 KiB pages.", text.trim_end_matches('.'))
+            }
+            Call::NoChange if r.backing.huge_fraction.unwrap_or(0.0) >= 0.9 => {
+                text = format!(
+                    "{}: translation does not limit it on the frames it got here.",
+                    text.trim_end_matches('.')
+                )
+            }
+            _ => {}
         }
-        let covered = r.backing.huge_fraction.unwrap_or(0.0) >= 0.9;
-        match s.direction() {
-            crate::timing::schedule::Direction::TooFewPairs => {}
-            _ if s.beyond(M) && s.low > 1.0 => helps.push(text),
-            _ if s.beyond(M) => slower.push(text),
-            _ if s.inside(M) && covered => flat.push(text),
-            _ if s.inside(M) => {}
-            _ => unresolved.push(text),
-        }
-    }
-    let pct = M * 100.0;
-    let mut out = Vec::new();
-    if !helps.is_empty() {
-        out.push(format!(
-            "Random rows of large arrays ({total} in all) run faster on huge pages than on 4 KiB pages here ({}): give large, randomly accessed arrays huge pages. {}",
-            helps.join("; "),
-            whole_program(results)
-        ));
-    }
-    if !flat.is_empty() {
-        out.push(format!(
-            "On {} the sample application ({total} of arrays) runs within {pct:.0}% of its speed on 4 KiB pages: translation does not limit it on the frames it got here.",
-            flat.join("; ")
-        ));
-    }
-    if !slower.is_empty() {
-        out.push(format!(
-            "The sample application ({total} of arrays) runs slower on huge pages than on 4 KiB pages here ({}): keep its arrays on 4 KiB pages.",
-            slower.join("; ")
-        ));
-    }
-    if !unresolved.is_empty() {
-        out.push(format!(
-            "Huge pages for the sample application ({total} of arrays): not resolved ({}): the interval holds changes of more than {pct:.0}% and of less, so it supports no verdict (run it again, or `memperf working-set --full` for more samples).",
-            unresolved.join("; ")
-        ));
+        out.push(text);
     }
     doubts.dedup();
     out.extend(
-        doubts.into_iter().map(|d| format!("No verdict on huge pages for the sample application ({total} of arrays): {d} (run it again).")),
+        doubts.into_iter().map(|d| format!("Huge pages for the sample application ({total} of arrays): invalid, its runs disagree: {d} (run it again).")),
     );
     out
 }
@@ -617,7 +608,7 @@ pub struct Options {
     /// Seed of the random row index [default: 0x20020415]
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = options::u64_arg("--seed"))]
     pub seed: Option<u64>,
-    /// Fresh arrays the repetitions are split among (where 4 KiB pages land moves the loop) [default: 3]
+    /// Fresh arrays the repetitions are split among (where 4 KiB pages land moves the loop; repetitions sharing arrays count as one) [default: one per repetition]
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = options::positive_arg("--allocations"))]
     pub allocations: Option<usize>,
 }
@@ -653,9 +644,7 @@ impl options::Options for Options {
         if let Some(s) = self.seed {
             p.seed = s;
         }
-        if let Some(a) = self.allocations {
-            p.allocations = a;
-        }
+        p.allocations = self.allocations.unwrap_or(p.repetitions);
         Ok(p)
     }
 }
@@ -687,6 +676,7 @@ mod tests {
             samples_s,
             adjacent_reference_s_per_iter: Vec::new(),
             ok,
+            looks: Vec::new(),
         };
         let mut merged = Vec::new();
         merge(&mut merged, vec![series(100, vec![1.0, 1.1], true)]);
@@ -770,7 +760,8 @@ mod tests {
         let small = result(PagePolicy::Small, vec![2.0; 10]);
         let steady = result(PagePolicy::Thp, (0..10).map(|i| 1.5 + 0.001 * i as f64).collect());
         let helps = &advice(&[small.clone(), steady], crate::units::Bytes(1 << 30))[0];
-        assert!(helps.starts_with("Random rows of large arrays (1GiB in all) run faster"), "{helps}");
+        assert!(helps.starts_with("Huge pages (thp) for the sample application (1GiB of arrays, 100% huge): faster ×"), "{helps}");
+        assert!(helps.contains("give large, randomly accessed arrays huge pages"), "{helps}");
         // The program-level caveat, with what mapping cost each policy.
         assert!(helps.contains("(mapping and first writing them took 0.25 s on 4k, 0.50 s on thp)"), "{helps}");
         assert!(helps.contains("memperf hugepages -- PROGRAM"), "{helps}");
@@ -778,7 +769,7 @@ mod tests {
         let a = advice(&[small.clone(), two], crate::units::Bytes(1 << 30));
         assert_eq!(a.len(), 1, "{a:?}");
         assert!(
-            a[0].starts_with("No verdict on huge pages for the sample application (1GiB of arrays): thp samples fall into two groups"),
+            a[0].starts_with("Huge pages for the sample application (1GiB of arrays): invalid, its runs disagree: thp samples fall into two groups"),
             "{}",
             a[0]
         );
@@ -803,14 +794,15 @@ mod tests {
         };
         let wide = with(&[0.81, 0.9, 0.95, 1.0, 1.05, 1.05, 1.08, 1.1, 1.12, 1.16]);
         assert_eq!(wide.len(), 1, "{wide:?}");
-        assert!(wide[0].starts_with("Huge pages for the sample application (1GiB of arrays): not resolved (thp ×"), "{}", wide[0]);
-        assert!(!wide[0].contains("no faster"), "{}", wide[0]);
+        assert!(wide[0].starts_with("Huge pages (thp) for the sample application (1GiB of arrays, 100% huge): not resolved: ×"), "{}", wide[0]);
         let flat = with(&[0.98, 0.99, 1.0, 1.0, 1.01, 1.01, 1.02, 1.02, 1.03, 1.03]);
-        assert!(flat[0].contains("runs within 5% of its speed on 4 KiB pages"), "{flat:?}");
+        assert!(flat[0].contains(": no change: ×") && flat[0].contains("translation does not limit it"), "{flat:?}");
         let slower = with(&[0.7, 0.71, 0.72, 0.73, 0.74, 0.75, 0.76, 0.77, 0.78, 0.79]);
-        assert!(slower[0].starts_with("The sample application (1GiB of arrays) runs slower on huge pages"), "{slower:?}");
+        assert!(slower[0].contains(": slower ×") && slower[0].ends_with("keep its arrays on 4 KiB pages."), "{slower:?}");
         let small_gain = with(&[1.02, 1.03, 1.04, 1.05, 1.06, 1.07, 1.08, 1.09, 1.1, 1.11]);
-        assert!(small_gain[0].contains("not resolved"), "a gain of 2-11% is across 5%: {small_gain:?}");
+        assert!(small_gain[0].contains(": faster ×") && !small_gain[0].contains("give large"), "a gain of 2-11% is not by 5% for certain: {small_gain:?}");
+        let gain = with(&[1.08, 1.09, 1.10, 1.10, 1.11, 1.11, 1.12, 1.12, 1.13, 1.14]);
+        assert!(gain[0].contains(", by at least 5%") && gain[0].contains("give large, randomly accessed arrays huge pages"), "{gain:?}");
     }
 
     /// Each ratio names how densely the 4 KiB reference's frames lay,
@@ -824,7 +816,7 @@ mod tests {
         small.backing.pages_per_2mib_block = Some(71.6);
         let shown = advice(&[small, thp], crate::units::Bytes(1 << 30));
         assert!(
-            shown[0].contains("(thp ×1.33 [×1.33, ×1.33], 100% huge, against 4 KiB arrays on 72 pages per 2 MiB block)"),
+            shown[0].contains("(1GiB of arrays, 100% huge, against 4 KiB arrays on 72 pages per 2 MiB block): faster ×1.333"),
             "{shown:?}"
         );
     }

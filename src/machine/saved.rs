@@ -124,7 +124,7 @@ pub fn gather(machine: &Fingerprint, from: Option<&Path>) -> crate::error::Resul
 
 /// The walk cost a document measured, if its control was valid.
 pub fn walk_ns(doc: &Document) -> Option<f64> {
-    doc.outcome::<tlb::Outcome>()?.walk_ns.as_ref().map(|r| r.median)
+    doc.outcome::<tlb::Outcome>()?.walk_ns.as_ref().map(|r| r.estimate)
 }
 
 /// Why no walk cost can be measured on the host of `doc`: its `tlb` found

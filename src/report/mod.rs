@@ -18,5 +18,6 @@ pub use crate::sink;
 pub mod table;
 pub mod text;
 pub mod tidy;
+pub mod verdict;
 
 pub use crate::model::{Document, Warning};

@@ -55,64 +55,47 @@ pub fn experiment(doc: &Document, rec: &crate::model::document::ExperimentRecord
     out
 }
 
-/// The run's advice, listed at the end of its terminal output (the
-/// report's summary holds the same lines, each linked to its evidence).
+/// The run's verdicts and advice, listed at the end of its terminal
+/// output under one heading (the report's summary holds the same lines,
+/// each linked to its evidence); the host's move before them.
 pub fn advice_at_end(doc: &Document) -> String {
     let mut out = host_drift(doc);
     let items = super::headlines::advice_items(doc);
     if items.is_empty() {
         return out;
     }
-    out.push_str("\nadvice (each line from this run's own figures; the report links it to them):\n");
+    out.push_str(
+        "\nverdicts and advice (each from this run's own figures, arms paired within each repetition; the report \
+         links each to them):\n",
+    );
     for a in items {
         out.push_str(&format!("  [{}] {}\n", a.experiment, a.text));
     }
     out
 }
 
-/// How far the suite's reference moved: "host during the run: …".
+/// How far the suite's reference moved, and what carries it: "host during
+/// the run: …". Absolute figures measured across a move carry it; paired
+/// verdicts, interleaved within each repetition, do not.
 pub fn host_drift(doc: &Document) -> String {
     let Some(d) = &doc.host_drift else { return String::new() };
     let Some(moved) = d.moved_most() else { return String::new() };
-    let limit = memperf_model::timing::drift::HOST_MOVED_LIMIT * 100.0;
-    let verdict = if d.host_moved() { "beyond" } else { "within" };
     let all = super::placement::every_cpu_moved(doc).map_or(String::new(), |m| {
-        let advice = if m.fraction * 100.0 > limit {
-            format!(", beyond the {limit:.0}%: no advice resting on them is given")
-        } else {
-            String::new()
-        };
-        // Between the reference's points, where the experiment showed more.
         let inside =
             m.inside.map_or(String::new(), |p| format!(", between the points: {}", super::placement::phases_text(&p)));
-        format!(
-            "; every CPU reading at once moved {:.1}%{inside} (this run's figures of more than one CPU carry it{advice}; \
-             on a guest, where the host placed its vCPUs can do this)",
-            m.fraction * 100.0
-        )
+        format!("; every CPU reading at once moved {:.1}%{inside}", m.fraction * 100.0)
     });
-    // Said where the document has advice resting on the reference.
-    let resting = |w: super::outcome::SideReference| -> Vec<&str> {
-        let outcomes = super::outcome::outcomes(doc).into_iter();
-        outcomes.filter(|o| super::outcome::of(o).advice_side_references(None).contains(&w)).map(|o| o.name()).collect()
-    };
-    let side = |what: &str, w: super::outcome::SideReference| {
-        let names = resting(w);
-        match w.moved(d) {
-            Some(m) if !names.is_empty() => {
-                let beyond =
-                    if m * 100.0 > limit { format!(", beyond the {limit:.0}%: not given") } else { String::new() };
-                format!("; {what} moved {:.1}% (the advice of {} carries it{beyond})", m * 100.0, names.join(" and "))
-            }
-            _ => String::new(),
-        }
-    };
-    let calls = side("the call chain", super::outcome::SideReference::Calls);
-    let kernel = side("the system call", super::outcome::SideReference::KernelEntry);
-    let walks = side("the chase on 4 KiB pages", super::outcome::SideReference::Walks4k);
+    let side = [
+        ("the call chain", d.calls_moved()),
+        ("the system call", d.kernel_moved()),
+        ("the chase on 4 KiB pages", d.walks_4k_moved()),
+    ]
+    .into_iter()
+    .filter_map(|(what, m)| m.map(|m| format!("; {what} moved {:.1}%", m * 100.0)))
+    .collect::<String>();
     format!(
-        "\nhost during the run: {}: one thread moved {:.1}%, {verdict} the {limit:.0}% its verdicts allow{all}{calls}\
-         {kernel}{walks}\n",
+        "\nhost during the run: {}: one thread moved {:.1}%{all}{side}. Absolute figures measured across a move carry \
+         it; the verdicts pair their arms within each repetition and their intervals carry what is left.\n",
         d.describe(),
         moved * 100.0
     )
@@ -161,9 +144,14 @@ pub fn warning_line(w: &Warning) -> String {
 
 pub use memperf_model::timing::ratio::MIN_ADVISED_CHANGE;
 
-/// "×1.034 [×1.010, ×1.050] (n = 5, 94%)".
+/// "×1.034 [×1.010, ×1.050] (n = 12)": a paired ratio with its interval,
+/// where no verdict is said (a table cell, a figure beside a verdict).
 pub fn ratio_text(r: &crate::timing::Ratio) -> String {
-    format!("×{:.3} [×{:.3}, ×{:.3}] (n = {}, {:.0}% interval)", r.median, r.low, r.high, r.n, r.confidence * 100.0)
+    if !(r.low.is_finite() && r.high.is_finite() && r.low > 0.0) {
+        let c = memperf_model::timing::verdict::CONFIDENCE * 100.0;
+        return format!("×{:.3} (n = {}: no {c:.0}% interval)", r.estimate, r.n);
+    }
+    format!("×{:.3} [×{:.3}, ×{:.3}] (n = {})", r.estimate, r.low, r.high, r.n)
 }
 
 #[cfg(test)]
@@ -185,10 +173,10 @@ mod tests {
         assert!(super::experiment(&moved, moved.experiment("bandwidth").unwrap()).contains("GHz after"));
     }
 
-    /// The host line says how far the call chain and the system call
-    /// moved, and which advice they withhold beyond the limit.
+    /// The host line says how far each part of the reference moved, and
+    /// that absolute figures carry it while verdicts do not.
     #[test]
-    fn the_host_line_says_the_core_references() {
+    fn the_host_line_says_each_reference_and_what_carries_it() {
         use memperf_model::timing::drift::HostDrift;
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/machines/amd-epyc-zen4-kvm-2vcpu/run-quick.json");
@@ -200,18 +188,15 @@ mod tests {
             points: vec![point(0, 5.0, 200.0), point(6, 5.15, 260.0)],
         });
         let line = super::host_drift(&doc);
-        assert!(line.contains("the call chain moved 3.0% (the advice of calls and context carries it)"), "{line}");
-        let kernel = "the system call moved 30.0% (the advice of context carries it, beyond the 10%: not given)";
-        assert!(line.contains(kernel), "{line}");
+        assert!(line.contains("; the call chain moved 3.0%; the system call moved 30.0%."), "{line}");
+        assert!(line.contains("Absolute figures measured across a move carry it"), "{line}");
         let mut walking = doc.clone();
         let d = walking.host_drift.as_mut().unwrap();
         d.points.iter_mut().zip([180.0, 189.0]).for_each(|(p, ns)| p.chase_4k_ns = vec![ns]);
         let line = super::host_drift(&walking);
-        let walks = "the chase on 4 KiB pages moved 5.0% (the advice of latency and tlb and working-set and prefetch-fault carries it)";
-        assert!(line.contains("chasing on 4 KiB pages 180, 189 ns") && line.contains(walks), "{line}");
-        let mut without = doc.clone();
-        without.experiments.retain(|r| r.name != "context" && r.name != "calls");
-        let line = super::host_drift(&without);
-        assert!(line.contains("entering the kernel 200, 260 ns") && !line.contains("system call moved"), "{line}");
+        assert!(
+            line.contains("chasing on 4 KiB pages 180, 189 ns") && line.contains("4 KiB pages moved 5.0%"),
+            "{line}"
+        );
     }
 }

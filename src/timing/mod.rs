@@ -9,6 +9,8 @@
 pub mod clock;
 pub mod core_clock;
 pub mod schedule;
+#[cfg(test)]
+mod simulation;
 pub use memperf_model::timing::stats;
 pub mod team;
 pub mod usage;

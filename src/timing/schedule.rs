@@ -28,7 +28,8 @@ use super::clock::Clock;
 use crate::error::Result;
 use serde::{Deserialize, Serialize};
 
-pub use memperf_model::timing::ratio::{median_interval, Direction, Ratio, MIN_PAIRS_FOR_VERDICT};
+pub use memperf_model::timing::ratio::{median_interval, Ratio, MIN_PAIRS_FOR_VERDICT};
+pub use memperf_model::timing::verdict::Call;
 
 /// What a variant is asked to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +104,94 @@ pub struct Plan {
     pub precision: Option<f64>,
     #[serde(default)]
     pub max_repetitions: usize,
+    /// Comparisons resolved sequentially (see [`measure`]): the schedule
+    /// looks at them after `repetitions`, and again at each doubling up
+    /// to `max_repetitions` ([`MAX_LOOKS`] looks at most), and a variant
+    /// stops once every comparison it is in is resolved.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub questions: Vec<Question>,
+    /// No look past the first starts after this reading of the clock (the
+    /// experiment's share of the time box); `None`: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_looking_at_ns: Option<u64>,
+    /// Each variant's iterations per sample, where a earlier measurement of
+    /// the same variants calibrated them (a fresh mapping of the same
+    /// working set); empty: calibrate.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub iters: Vec<u64>,
+}
+
+/// A comparison the schedule resolves: how its per-repetition values are
+/// formed from the variants' samples.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Question {
+    /// `a`'s time per iteration over `b`'s, repetition by repetition.
+    Pair { a: usize, b: usize },
+    /// A variant's speed over its reference's measured beside it.
+    OverReference { variant: usize },
+    /// A variant's time per iteration minus its reference's beside it,
+    /// judged against the reference's level.
+    DifferenceOverReference { variant: usize },
+}
+
+impl Question {
+    /// The variants whose samples it reads.
+    pub fn variants(&self, reference_of: &dyn Fn(usize) -> Option<usize>) -> Vec<usize> {
+        match *self {
+            Question::Pair { a, b } => vec![a, b],
+            Question::OverReference { variant } | Question::DifferenceOverReference { variant } => {
+                std::iter::once(variant).chain(reference_of(variant)).collect()
+            }
+        }
+    }
+
+    /// Its evidence so far, as the engine judges it.
+    pub fn ratio(&self, series: &[Series]) -> Option<Ratio> {
+        self.ratio_in(series, &[])
+    }
+
+    /// Its evidence, repetition `i` measured on mapping `mapping_of[i]`
+    /// (empty: one mapping).
+    pub fn ratio_in(&self, series: &[Series], mapping_of: &[u32]) -> Option<Ratio> {
+        use memperf_model::timing::verdict::Scale;
+        let (values, scale, level) = match *self {
+            Question::Pair { a, b } => {
+                let v = series[a].per_iter_s().iter().zip(series[b].per_iter_s()).map(|(x, y)| x / y).collect();
+                (v, Scale::Ratio, None)
+            }
+            Question::OverReference { variant } => (series[variant].speed_over_reference(), Scale::Ratio, None),
+            Question::DifferenceOverReference { variant } => {
+                let s = &series[variant];
+                let d = s.per_iter_s().iter().zip(&s.adjacent_reference_s_per_iter).map(|(x, r)| x - r).collect();
+                (d, Scale::Difference, super::stats::median(&s.adjacent_reference_s_per_iter))
+            }
+        };
+        let mapping_of = mapping_of.get(..values.len()).unwrap_or_default().to_vec();
+        let r = Ratio::with_evidence(values, mapping_of, scale)?;
+        Some(match level {
+            Some(l) => r.relative_to(l),
+            None => r,
+        })
+    }
+
+    /// Resolved: a direction, or no change within the default threshold.
+    pub fn resolved(&self, series: &[Series]) -> bool {
+        self.ratio(series).is_some_and(|r| r.verdict().resolved())
+    }
+}
+
+pub use memperf_model::timing::verdict::MAX_LOOKS;
+
+/// The repetitions at which a plan with questions looks: `first`, then
+/// doubling up to `most`, [`MAX_LOOKS`] at most (the last at `most`).
+pub fn look_points(first: usize, most: usize) -> Vec<usize> {
+    let first = first.max(1);
+    let mut points = vec![first];
+    while points.len() < MAX_LOOKS && *points.last().expect("one") < most {
+        points.push((points.last().expect("one") * 2).min(most));
+    }
+    points
 }
 
 impl Plan {
@@ -119,7 +208,18 @@ impl Plan {
             sample_over_warm: 0.0,
             precision: None,
             max_repetitions: repetitions,
+            questions: Vec::new(),
+            stop_looking_at_ns: None,
+            iters: Vec::new(),
         }
+    }
+
+    /// The same plan resolving `questions` sequentially, looking first
+    /// after `repetitions` and at most after `most`.
+    pub fn resolving(mut self, questions: Vec<Question>, most: usize) -> Plan {
+        self.questions = questions;
+        self.max_repetitions = most.max(self.repetitions);
+        self
     }
 }
 
@@ -143,6 +243,10 @@ pub struct Series {
     pub adjacent_reference_s_per_iter: Vec<f64>,
     /// Every step validated.
     pub ok: bool,
+    /// Repetitions at each look the schedule took at its questions (empty:
+    /// none asked).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub looks: Vec<usize>,
 }
 
 impl Series {
@@ -172,30 +276,187 @@ pub fn measure(
 ) -> Result<(Vec<Series>, Orders)> {
     let n = variants.len();
     let mut series: Vec<Series> = (0..n)
-        .map(|_| Series { iters: 1, samples_s: Vec::new(), adjacent_reference_s_per_iter: Vec::new(), ok: true })
+        .map(|_| Series {
+            iters: 1,
+            samples_s: Vec::new(),
+            adjacent_reference_s_per_iter: Vec::new(),
+            ok: true,
+            looks: Vec::new(),
+        })
         .collect();
     let mut warm_ns = vec![0u64; n];
-    for ((v, s), w) in variants.iter_mut().zip(series.iter_mut()).zip(warm_ns.iter_mut()) {
+    for (i, ((v, s), w)) in variants.iter_mut().zip(series.iter_mut()).zip(warm_ns.iter_mut()).enumerate() {
+        // A variant calibrated already, warmed before each sample, needs
+        // no warm-up of its own here.
+        if plan.warm_each_sample && plan.iters.get(i).is_some_and(|&n| n > 0) {
+            continue;
+        }
         let (ns, ok) = timed(clock, v, Step::WarmUp);
         s.ok &= ok;
         *w = ns;
     }
-    for ((v, s), &w) in variants.iter_mut().zip(series.iter_mut()).zip(&warm_ns) {
+    for (i, ((v, s), &w)) in variants.iter_mut().zip(series.iter_mut()).zip(&warm_ns).enumerate() {
         let target_ns = (plan.min_sample_s * 1e9).max(plan.sample_over_warm * w as f64);
-        s.iters = calibrate(plan, clock, v, &mut s.ok, target_ns);
+        s.iters = match plan.iters.get(i) {
+            Some(&n) if n > 0 => n,
+            _ => calibrate(plan, clock, v, &mut s.ok, target_ns),
+        };
     }
     let reference_of = |i: usize| plan.reference_of.get(i).copied().flatten();
     let is_reference: Vec<bool> = (0..n).map(|i| (0..n).any(|j| reference_of(j) == Some(i))).collect();
     let mut rng = crate::rng::SplitMix64(plan.seed);
     let mut orders = Vec::with_capacity(plan.repetitions);
+    if !plan.questions.is_empty() {
+        sequential(plan, clock, variants, &mut series, &mut orders, &is_reference, &reference_of, &mut rng, between)?;
+        return Ok((series, orders));
+    }
     while orders.len() < plan.repetitions
         || (orders.len() < plan.max_repetitions && !precise_enough(plan.precision, &series))
     {
-        let order = repetition_order(n, &is_reference, &reference_of, plan.reference_every.max(1), &mut rng);
+        let order = repetition_order(n, &is_reference, &reference_of, plan.reference_every.max(1), &mut rng, None);
         repetition(plan, clock, variants, &mut series, &order, &is_reference, &reference_of, between)?;
         orders.push(order);
     }
     Ok((series, orders))
+}
+
+/// What [`in_mappings`] measured: each variant's samples over every
+/// mapping, in mapping order, at the fewest iterations per sample of any
+/// mapping (so per-iteration times are kept); the mapping of each
+/// repetition; the looks taken, in repetitions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mapped {
+    pub series: Vec<Series>,
+    pub mapping_of: Vec<u32>,
+    pub looks: Vec<usize>,
+}
+
+impl Mapped {
+    /// A question's evidence over every mapping, with the looks recorded.
+    pub fn ratio(&self, q: Question) -> Option<Ratio> {
+        q.ratio_in(&self.series, &self.mapping_of).map(|r| r.looked(self.looks.clone()))
+    }
+}
+
+/// Measures in fresh mappings of the arms' memory, `per_mapping`
+/// repetitions each: `one(k, reps)` maps anew (mapping `k`) and measures
+/// `reps` repetitions of every variant through [`measure`]. Where memory
+/// lands is a level of its own, so the plan's questions are resolved over
+/// mappings as [`measure`] resolves them over repetitions: a look after
+/// `plan.repetitions` and at each doubling up to `max_repetitions`
+/// ([`MAX_LOOKS`] looks at most where there are questions), mappings
+/// added until every question is resolved and every median known to the
+/// plan's precision; no look past the first started after
+/// `stop_looking_at_ns`.
+pub fn in_mappings(
+    plan: &Plan,
+    per_mapping: usize,
+    clock: &dyn Clock,
+    one: &mut dyn FnMut(usize, usize) -> Result<Vec<Series>>,
+) -> Result<Mapped> {
+    let per = per_mapping.max(1);
+    let most = plan.max_repetitions.max(plan.repetitions).max(1);
+    let mut next = plan.repetitions.max(1);
+    let mut shares: Vec<Vec<Series>> = Vec::new();
+    let mut mapping_of: Vec<u32> = Vec::new();
+    let mut looks = Vec::new();
+    loop {
+        while mapping_of.len() < next {
+            let k = shares.len();
+            let reps = per.min(next - mapping_of.len());
+            shares.push(one(k, reps)?);
+            mapping_of.extend(std::iter::repeat_n(k as u32, reps));
+        }
+        looks.push(mapping_of.len());
+        let merged = merge(&shares);
+        let resolved =
+            plan.questions.iter().all(|q| q.ratio_in(&merged, &mapping_of).is_some_and(|r| r.verdict().resolved()));
+        let done = resolved && precise_enough(plan.precision, &merged);
+        let out_of_looks = !plan.questions.is_empty() && looks.len() >= MAX_LOOKS;
+        let late = plan.stop_looking_at_ns.is_some_and(|t| clock.now_ns() >= t);
+        if done || out_of_looks || late || mapping_of.len() >= most {
+            break;
+        }
+        next = (mapping_of.len() * 2).min(most);
+    }
+    let mut series = merge(&shares);
+    for s in &mut series {
+        s.looks = if plan.questions.is_empty() { Vec::new() } else { looks.clone() };
+    }
+    Ok(Mapped { series, mapping_of, looks })
+}
+
+/// Each variant's series over every share, in share order: samples scaled
+/// to the fewest iterations per sample of any share, every check kept.
+pub fn merge(shares: &[Vec<Series>]) -> Vec<Series> {
+    let Some(first) = shares.first() else { return Vec::new() };
+    (0..first.len())
+        .map(|v| {
+            let iters = shares.iter().filter_map(|sh| sh.get(v)).map(|s| s.iters).min().unwrap_or(1).max(1);
+            let mut out = Series {
+                iters,
+                samples_s: Vec::new(),
+                adjacent_reference_s_per_iter: Vec::new(),
+                ok: true,
+                looks: Vec::new(),
+            };
+            for s in shares.iter().filter_map(|sh| sh.get(v)) {
+                let scale = iters as f64 / s.iters.max(1) as f64;
+                out.samples_s.extend(s.samples_s.iter().map(|x| x * scale));
+                out.adjacent_reference_s_per_iter.extend(&s.adjacent_reference_s_per_iter);
+                out.ok &= s.ok;
+            }
+            out
+        })
+        .collect()
+}
+
+/// Repetitions up to each look of [`look_points`]; after a look, only the
+/// variants of comparisons not yet resolved (and their references) go
+/// on, so a stopped variant's samples are a prefix of the repetitions and
+/// stay paired by index. No look past the first starts after
+/// `stop_looking_at_ns`. Each series records the looks taken.
+#[allow(clippy::too_many_arguments)]
+fn sequential(
+    plan: &Plan,
+    clock: &dyn Clock,
+    variants: &mut [Variant],
+    series: &mut [Series],
+    orders: &mut Orders,
+    is_reference: &[bool],
+    reference_of: &dyn Fn(usize) -> Option<usize>,
+    rng: &mut crate::rng::SplitMix64,
+    between: &mut dyn FnMut() -> Result<()>,
+) -> Result<()> {
+    let n = variants.len();
+    let mut active = vec![true; n];
+    let mut looks = Vec::new();
+    for (i, &point) in look_points(plan.repetitions, plan.max_repetitions).iter().enumerate() {
+        if i > 0 && plan.stop_looking_at_ns.is_some_and(|t| clock.now_ns() >= t) {
+            break;
+        }
+        while orders.len() < point {
+            let order =
+                repetition_order(n, is_reference, reference_of, plan.reference_every.max(1), rng, Some(&active));
+            repetition(plan, clock, variants, series, &order, is_reference, reference_of, between)?;
+            orders.push(order);
+        }
+        looks.push(point);
+        let open: Vec<&Question> = plan.questions.iter().filter(|q| !q.resolved(series)).collect();
+        active = vec![false; n];
+        for q in open {
+            for v in q.variants(reference_of) {
+                active[v] = true;
+            }
+        }
+        if !active.contains(&true) {
+            break;
+        }
+    }
+    for s in series.iter_mut() {
+        s.looks = looks.clone();
+    }
+    Ok(())
 }
 
 /// Whether every variant's median is known to ± `precision` (relative
@@ -289,13 +550,17 @@ fn repetition(
 /// reference kept together (groups in shuffled order), and each group's
 /// reference before every block of `every` of its members and once after
 /// the last, so every block is bracketed by two reference samples.
+/// `active`: the variants still measured (all where `None`); a reference
+/// runs where a member of its group does, or where it is active itself.
 fn repetition_order(
     n: usize,
     is_reference: &[bool],
     reference_of: &dyn Fn(usize) -> Option<usize>,
     every: usize,
     rng: &mut crate::rng::SplitMix64,
+    active: Option<&[bool]>,
 ) -> Vec<usize> {
+    let on = |i: usize| active.is_none_or(|a| a[i]);
     let mut others: Vec<usize> = (0..n).filter(|&i| !is_reference[i]).collect();
     rng.shuffle(&mut others);
     let mut group_rank: Vec<u64> = (0..=n as u64).collect();
@@ -317,6 +582,12 @@ fn repetition_order(
     // A reference nobody was scheduled next to still gets its sample.
     let unscheduled: Vec<usize> = (0..n).filter(|&r| is_reference[r] && !out.contains(&r)).collect();
     out.extend(unscheduled);
+    if active.is_some() {
+        // Members stopped, and references whose group and self stopped.
+        let group_on = |r: usize| on(r) || (0..n).any(|j| reference_of(j) == Some(r) && on(j));
+        out.retain(|&i| if is_reference[i] { group_on(i) } else { on(i) });
+        out.dedup();
+    }
     out
 }
 
@@ -394,7 +665,7 @@ pub fn estimate_s(plan: &Plan, unit_s: &[f64], warm_s: &[f64]) -> f64 {
     let mut rng = crate::rng::SplitMix64(0);
     let reference_of = |i: usize| plan.reference_of.get(i).copied().flatten();
     let is_reference: Vec<bool> = (0..n).map(|i| (0..n).any(|j| reference_of(j) == Some(i))).collect();
-    let order = repetition_order(n, &is_reference, &reference_of, plan.reference_every.max(1), &mut rng);
+    let order = repetition_order(n, &is_reference, &reference_of, plan.reference_every.max(1), &mut rng, None);
     let per_rep: f64 = order.iter().map(|&i| sample(i) + if plan.warm_each_sample { warm(i) } else { 0.0 }).sum();
     let lead_ins: f64 = (0..n).filter(|&r| is_reference[r]).map(sample).sum();
     plan.repetitions as f64 * (per_rep + lead_ins) + setup
@@ -405,16 +676,16 @@ pub fn samples_per_repetition(plan: &Plan, n: usize) -> usize {
     let mut rng = crate::rng::SplitMix64(0);
     let reference_of = |i: usize| plan.reference_of.get(i).copied().flatten();
     let is_reference: Vec<bool> = (0..n).map(|i| (0..n).any(|j| reference_of(j) == Some(i))).collect();
-    repetition_order(n, &is_reference, &reference_of, plan.reference_every.max(1), &mut rng).len()
+    repetition_order(n, &is_reference, &reference_of, plan.reference_every.max(1), &mut rng, None).len()
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn the_fewest_pairs_for_a_verdict_are_the_fewest_with_a_direction() {
-        let v = |n: usize| super::Ratio::of(&vec![2.0; n]).unwrap().direction();
-        assert_eq!(v(super::MIN_PAIRS_FOR_VERDICT - 1), super::Direction::TooFewPairs);
-        assert_eq!(v(super::MIN_PAIRS_FOR_VERDICT), super::Direction::Above);
+        let v = |n: usize| super::Ratio::of(&vec![2.0; n]).unwrap().call();
+        assert_eq!(v(super::MIN_PAIRS_FOR_VERDICT - 1), super::Call::NotResolved);
+        assert_eq!(v(super::MIN_PAIRS_FOR_VERDICT), super::Call::Above);
     }
 
     use super::*;
@@ -436,19 +707,6 @@ mod tests {
         assert_eq!(median_interval(5, 0.95), (0, 0.9375));
         // n = 10: k = 1 gives 1 - 2·11/1024 = 0.978515625; k = 2 gives 0.890625.
         assert_eq!(median_interval(10, 0.95), (1, 1.0 - 2.0 * 11.0 / 1024.0));
-        let r = Ratio::of(&[1.0, 2.0, 3.0]).unwrap();
-        assert_eq!((r.low, r.median, r.high), (1.0, 2.0, 3.0));
-        assert_eq!(r.direction(), Direction::TooFewPairs, "n = 3 covers only 75%");
-    }
-
-    #[test]
-    fn direction_needs_the_whole_interval_on_one_side() {
-        let up: Vec<f64> = (0..12).map(|i| 1.05 + i as f64 * 0.01).collect();
-        assert_eq!(Ratio::of(&up).unwrap().direction(), Direction::Above);
-        let mixed: Vec<f64> = (0..12).map(|i| 0.95 + i as f64 * 0.01).collect();
-        assert_eq!(Ratio::of(&mixed).unwrap().direction(), Direction::WithinNoise);
-        assert_eq!(Ratio::paired(&[1.0, 2.0], &[2.0, 0.0]).unwrap().n, 1, "zero denominators are dropped");
-        assert!(Ratio::paired(&[], &[]).is_none());
     }
 
     /// Every read of the fake clock advances 1 ms; a variant's run reads it

@@ -188,6 +188,7 @@ mod tests {
             samples_s: s.to_vec(),
             adjacent_reference_s_per_iter: beside,
             ok: true,
+            looks: Vec::new(),
         };
         let first = [1.0, 2.0];
         let all = [series(first, Vec::new()), series([0.5, 1.0], first.to_vec()), series([0.25, 0.5], first.to_vec())];
@@ -199,7 +200,7 @@ mod tests {
         assert_eq!(f.round_medians_bytes_per_s, vec![12000.0, 6000.0]);
         let b = f.blocks_in_order.expect("the array after the frame sets");
         assert_eq!((b.bytes_per_s.min, b.bytes_per_s.max), (16000.0, 32000.0));
-        assert_eq!(b.ratio_to_first.map(|r| r.median), Some(4.0));
+        assert_eq!(b.ratio_to_first.map(|r| r.estimate), Some(4.0));
         assert_eq!((b.pages_per_2mib_block, b.in_order_fraction), (Some(512.0), Some(1.0)));
         // Without it, nothing stands apart.
         let f = frame_sets(1, &variants(&p, 2), &all[..2], &[(1000, &scattered), (1000, &scattered)], 2);

@@ -233,7 +233,7 @@ fn summarise(runs: &[Run], arm: Arm, rounds: usize, ignored: &Option<String>, ma
         second_look: speedup.as_ref().and_then(|r| speedup_second_look(&pairs, r)),
         lone_pair: speedup
             .as_ref()
-            .filter(|r| r.direction() == crate::timing::schedule::Direction::WithinNoise)
+            .filter(|r| r.call() == crate::timing::schedule::Call::NotResolved && r.low.is_finite())
             .and_then(|_| lone_pair(runs, arm, rounds)),
         speedup,
         modes: modes_of(&ok, without_median),
@@ -288,8 +288,7 @@ fn modes_of(ok: &[&Run], without_median: Option<f64>) -> Option<Modes> {
 /// The speed-up's side of 1 on each half of the rounds, where the whole
 /// has a direction to check.
 fn speedup_second_look(pairs: &[f64], whole: &Ratio) -> Option<SecondLook> {
-    use crate::timing::schedule::Direction;
-    if !matches!(whole.direction(), Direction::Above | Direction::Below) {
+    if !whole.verdict().resolved_direction() {
         return None;
     }
     let side = |half: &[f64]| match median(half) {
@@ -313,7 +312,6 @@ fn paired_speedups(runs: &[Run], arm: Arm, rounds: usize) -> Vec<(usize, f64)> {
 /// The one pair on the other side of 1 from all the others (four at
 /// least), where the others alone have a direction.
 fn lone_pair(runs: &[Run], arm: Arm, rounds: usize) -> Option<LonePair> {
-    use crate::timing::schedule::Direction;
     let pairs = paired_speedups(runs, arm, rounds);
     let above: Vec<&(usize, f64)> = pairs.iter().filter(|p| p.1 > 1.0).collect();
     let below: Vec<&(usize, f64)> = pairs.iter().filter(|p| p.1 < 1.0).collect();
@@ -323,7 +321,7 @@ fn lone_pair(runs: &[Run], arm: Arm, rounds: usize) -> Option<LonePair> {
         _ => return None,
     };
     let rest: Vec<f64> = pairs.iter().filter(|p| p.0 != lone.0).map(|p| p.1).collect();
-    let rest = Ratio::of(&rest).filter(|r| matches!(r.direction(), Direction::Above | Direction::Below))?;
+    let rest = Ratio::of(&rest).filter(|r| r.verdict().resolved_direction())?;
     let run = runs.iter().find(|r| r.arm == arm && r.round == lone.0)?;
     Some(LonePair { round: lone.0, wall_s: run.wall_s, system_s: run.usage.system_s, after: run.after, rest })
 }
@@ -383,14 +381,14 @@ fn bimodal_advice(s: &ArmSummary, m: &Modes, thp_defrag: Option<&str>) -> String
 
 /// What the A/B means for the user, in one sentence per arm.
 pub fn advice(summaries: &[ArmSummary], thp_defrag: Option<&str>) -> Vec<String> {
-    use crate::timing::schedule::Direction;
+    use crate::timing::schedule::Call;
     let without_modes = summaries.iter().find(|s| s.arm == Arm::Without).and_then(|s| s.modes.as_ref());
     summaries
         .iter()
         .filter(|s| s.arm != Arm::Without)
         .filter_map(|s| {
             let r = s.speedup.as_ref()?;
-            let ratio = format!("×{:.3} [×{:.3}, ×{:.3}] over {} pairs", r.median, r.low, r.high, r.n);
+            let ratio = format!("×{:.3} [×{:.3}, ×{:.3}] over {} pairs", r.estimate, r.low, r.high, r.n);
             if let Some(why) = &s.no_huge_reason {
                 return Some(format!(
                     "With {} it got no huge pages, so the A/B says nothing about them: {why}.",
@@ -411,31 +409,37 @@ pub fn advice(summaries: &[ArmSummary], thp_defrag: Option<&str>) -> Vec<String>
             if let Some(look) = s.second_look.as_ref().filter(|l| l.is_unstable()) {
                 return Some(format!("Huge pages ({}): {ratio}, but {}: no verdict (add runs with -n).", s.arm.name(), look.describe()));
             }
-            Some(match r.direction() {
-                Direction::Above => format!(
+            Some(match r.call() {
+                Call::Above => format!(
                     "Huge pages ({}) make it faster: {ratio}. Run it with GLIBC_TUNABLES={}.",
                     s.arm.name(),
                     s.arm.tunable()
                 ),
-                Direction::Below => format!("Huge pages ({}) make it slower: {ratio}.", s.arm.name()),
-                Direction::WithinNoise => match &s.lone_pair {
+                Call::Below => format!("Huge pages ({}) make it slower: {ratio}.", s.arm.name()),
+                Call::NoChange => format!("Huge pages ({}): no change, {ratio}, within ±5%.", s.arm.name()),
+                Call::NotResolved if r.low.is_finite() => match &s.lone_pair {
                     Some(l) => format!(
-                        "Huge pages ({}): within the noise, {ratio}, because of one pair: round {} took {:.2} s with {:.2} s of system time{}; the other {} pairs read ×{:.3} [×{:.3}, ×{:.3}]. No verdict: add runs (-n) to see whether that run was a mode or an accident.",
+                        "Huge pages ({}): not resolved, {ratio}, because of one pair: round {} took {:.2} s with {:.2} s of system time{}; the other {} pairs read ×{:.3} [×{:.3}, ×{:.3}]. No verdict: add runs (-n) to see whether that run was a mode or an accident.",
                         s.arm.name(),
                         l.round + 1,
                         l.wall_s,
                         l.system_s,
                         l.after.map(|a| format!(", right after a `{}` run", a.name())).unwrap_or_else(|| ", the first run".into()),
                         l.rest.n,
-                        l.rest.median,
+                        l.rest.estimate,
                         l.rest.low,
                         l.rest.high
                     ),
-                    None => format!("Huge pages ({}): within the noise, {ratio}; no gain this A/B can show.", s.arm.name()),
+                    None => format!(
+                        "Huge pages ({}): not resolved, {ratio}: the interval holds no change and changes beyond ±5% (add rounds with -n).",
+                        s.arm.name()
+                    ),
                 },
-                Direction::TooFewPairs => {
-                    format!("Huge pages ({}): {ratio}, too few pairs for a verdict (add rounds with -n).", s.arm.name())
-                }
+                Call::NotResolved | Call::Invalid => format!(
+                    "Huge pages ({}): {ratio}, too few pairs for a verdict (add rounds with -n: {} pairs at least).",
+                    s.arm.name(),
+                    crate::timing::schedule::MIN_PAIRS_FOR_VERDICT
+                ),
             })
         })
         .collect()
@@ -620,14 +624,14 @@ mod tests {
     fn failed_runs_are_reported_and_left_out_and_no_coverage_is_explained() {
         let machine = crate::machine::collect();
         let mut runs = Vec::new();
-        for round in 0..6 {
+        for round in 0..12 {
             runs.push(run_of(Arm::Without, round, 2.0, 0, 0));
             runs.push(run_of(Arm::Thp, round, 1.0, if round == 5 { 3 } else { 0 }, 50));
         }
-        let s = summarise(&runs, Arm::Thp, 6, &None, &machine);
-        assert_eq!((s.runs_ok, s.runs_failed), (5, 1));
+        let s = summarise(&runs, Arm::Thp, 12, &None, &machine);
+        assert_eq!((s.runs_ok, s.runs_failed), (11, 1));
         let r = s.speedup.as_ref().unwrap();
-        assert_eq!((r.n, r.median), (5, 2.0));
+        assert_eq!((r.n, r.estimate), (11, 2.0));
         assert_eq!(s.no_huge_reason, None);
         assert!(advice(&[s], None)[0].starts_with("Huge pages (thp) make it faster: ×2.000"));
         let none: Vec<Run> =
@@ -754,9 +758,11 @@ mod tests {
     /// A speed-up whose even and odd rounds disagree gives no advice.
     #[test]
     fn halves_that_disagree_make_the_verdict_unstable() {
-        let pairs: Vec<f64> = (0..20).map(|i| if i % 2 == 1 && i < 10 { 0.5 } else { 1.5 }).collect();
+        // The whole: 29 pairs ×1.5 and 11 at ×1.0, faster; the odd half
+        // alone: 11 at ×1.0 and 9 at ×1.5, its median no change.
+        let pairs: Vec<f64> = (0..40).map(|i| if i % 2 == 1 && i < 22 { 1.0 } else { 1.5 }).collect();
         let whole = Ratio::of(&pairs).unwrap();
-        assert_eq!(whole.direction(), crate::timing::schedule::Direction::Above);
+        assert_eq!(whole.call(), crate::timing::schedule::Call::Above);
         let look = speedup_second_look(&pairs, &whole).unwrap();
         assert!(look.is_unstable(), "{look:?}");
         let mut s = summarise(&[], Arm::Thp, 0, &None, &crate::machine::collect());
@@ -774,7 +780,7 @@ mod tests {
     #[test]
     fn one_pair_that_keeps_the_interval_across_one_is_named() {
         let machine = crate::machine::collect();
-        let hugetlb = [5.56, 1.27, 1.18, 1.33, 1.30, 1.18];
+        let hugetlb = [5.56, 1.27, 1.18, 1.33, 1.30, 1.18, 1.25, 1.22, 1.31, 1.20, 1.28, 1.24];
         let mut runs = Vec::new();
         for (round, &h) in hugetlb.iter().enumerate() {
             runs.push(run_of(Arm::Without, round, 2.5 + 0.05 * round as f64, 0, 0));
@@ -783,12 +789,12 @@ mod tests {
             r.after = Some(Arm::Without);
             runs.push(r);
         }
-        let s = summarise(&runs, Arm::Hugetlb, 6, &None, &machine);
-        assert_eq!(s.speedup.as_ref().unwrap().direction(), crate::timing::schedule::Direction::WithinNoise);
+        let s = summarise(&runs, Arm::Hugetlb, 12, &None, &machine);
+        assert_eq!(s.speedup.as_ref().unwrap().call(), crate::timing::schedule::Call::NotResolved);
         let l = s.lone_pair.as_ref().expect("one pair apart");
-        assert_eq!((l.round, l.rest.n), (0, 5));
+        assert_eq!((l.round, l.rest.n), (0, 11));
         let a = advice(&[s], None);
-        assert!(a[0].contains("because of one pair: round 1 took 5.56 s with 4.54 s of system time, right after a `without` run; the other 5 pairs read ×"), "{}", a[0]);
+        assert!(a[0].contains("because of one pair: round 1 took 5.56 s with 4.54 s of system time, right after a `without` run; the other 11 pairs read ×"), "{}", a[0]);
         assert!(a[0].contains("No verdict"), "{}", a[0]);
     }
 }

@@ -8,7 +8,7 @@ use std::ffi::OsString;
 
 #[derive(Debug, Args)]
 pub struct Options {
-    /// Runs per arm, alternated [default: 5]
+    /// Runs per arm, alternated (10 pairs at least give a verdict) [default: 10]
     #[arg(short = 'n', long = "runs", value_name = "N", allow_hyphen_values = true, value_parser = crate::experiments::options::positive_arg("-n"))]
     pub runs: Option<usize>,
     /// thp (glibc.malloc.hugetlb=1), hugetlb (=2, needs reserved pages) or both [default: thp]
@@ -40,7 +40,7 @@ pub enum Mode {
 
 impl Options {
     pub fn params(&self) -> Result<Params> {
-        let rounds = self.runs.unwrap_or(5);
+        let rounds = self.runs.unwrap_or(10);
         let arms = match self.mode.unwrap_or(Mode::Thp) {
             Mode::Thp => vec![Arm::Without, Arm::Thp],
             Mode::Hugetlb => vec![Arm::Without, Arm::Hugetlb],

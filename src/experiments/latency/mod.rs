@@ -22,12 +22,12 @@ use super::{chases, Bench, Experiment, Preset};
 use crate::analysis::attribution::{attribute, Attribution, Known};
 use crate::analysis::knees;
 use crate::error::{Error, Result};
-use crate::kernels::chase::{chase_kernel, visit_order, Chase};
+use crate::kernels::chase::{chase_kernel, visit_order, Chase, Cycle};
 use crate::memory::{PagePolicy, Buffer};
 pub use crate::model::outcome::latency::*;
 use crate::model::Caution;
 use crate::timing::core_clock::{self, CoreClock};
-use crate::timing::schedule::{self, Ran, Ratio, Step};
+use crate::timing::schedule::{self, Ran, Step};
 use crate::timing::{stats, Summary};
 use crate::units::{Bytes, Nanos, GIB, KIB};
 use serde::{Deserialize, Serialize};
@@ -45,12 +45,12 @@ pub struct Params {
     pub page_local: bool,
     /// Window of the page-local variant, in 4 KiB pages.
     pub window_pages: usize,
-    /// Samples per chase (each after a warm-up traversal), interleaved: at
-    /// least this many.
+    /// Samples per chase (each after a warm-up traversal), interleaved, at
+    /// the first look; the page policies' comparison at each working set
+    /// goes on, doubling, until it is resolved or `max_repetitions`.
     pub repetitions: usize,
     /// More repetitions, up to `max_repetitions`, until each point's median
-    /// is known to ± this fraction (95% interval); `None`: exactly
-    /// `repetitions`.
+    /// is known to ± this fraction (95% interval); `None`: no such target.
     #[serde(default)]
     pub precision: Option<f64>,
     #[serde(default)]
@@ -58,12 +58,17 @@ pub struct Params {
     /// Shortest sample.
     pub min_sample_s: f64,
     pub seed: u64,
-    /// Fresh regions per working set: its repetitions are split among this
-    /// many mappings (at most one per repetition), each landing elsewhere
-    /// in the host's memory, so a point's spread and the policies' ratios
-    /// hold wherever its pages happen to be, not for one placement only.
+    /// Repetitions measured on each fresh mapping of the largest working
+    /// set, whose policies are compared: each mapping lands elsewhere in
+    /// the host's memory, so the ratios hold wherever pages land;
+    /// repetitions sharing a mapping count as one unit of evidence.
     #[serde(default = "one")]
-    pub allocations: usize,
+    pub per_mapping: usize,
+    /// Samples per chase at every smaller working set, on one mapping:
+    /// the curve's points (medians, levels and knees), not a comparison.
+    /// `None` (a document from before): `repetitions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub point_repetitions: Option<usize>,
 }
 
 fn one() -> usize {
@@ -95,12 +100,14 @@ impl Params {
         // The quick run's DRAM point: where the host reference reads.
         let dram = dram_point(machine);
         let full_max = super::budget::memory_size(machine, 4, Bytes(GIB), 3).pow2_floor().0;
-        // The suite's quick run takes a fixed count (its time is planned);
-        // the others go on until each median is known to ±3% (±2%).
-        let (max, per_octave, chains, reps, precision, max_reps, allocations) = match preset {
-            Preset::Quick => (quick_max, 1, vec![1, 4, 8], 5, None, 5, 2),
-            Preset::Default => (full_max, 1, vec![1, 2, 4, 8, 16], 6, Some(0.03), 20, 3),
-            Preset::Full => (full_max, 2, (1..=16).collect(), 8, Some(0.02), 30, 3),
+        // Every preset looks at the policies' comparison after ten
+        // repetitions (the fewest that give a 99% interval) and doubles
+        // until it is resolved; outside the quick suite each median is also
+        // known to ±3% (±2%).
+        let (max, per_octave, chains, reps, precision, max_reps, points) = match preset {
+            Preset::Quick => (quick_max, 1, vec![1, 4, 8], 10, None, 40, 3),
+            Preset::Default => (full_max, 1, vec![1, 2, 4, 8, 16], 10, Some(0.03), 40, 6),
+            Preset::Full => (full_max, 2, (1..=16).collect(), 10, Some(0.02), 40, 8),
         };
         let mut sizes_bytes = size_sweep(Bytes(4 * KIB), Bytes(max), per_octave);
         if preset == Preset::Quick {
@@ -121,7 +128,8 @@ impl Params {
             max_repetitions: max_reps,
             min_sample_s: 0.01,
             seed: 0x006d_656d_7065_7266,
-            allocations,
+            per_mapping: 1,
+            point_repetitions: Some(points),
         }
     }
 }
@@ -154,11 +162,12 @@ pub fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &Rates) -> f64
         // Past one traversal a warm-up clears the last level, before each
         // sample and the first warm-up; samples follow the traversal.
         let clear: f64 = unit.iter().map(|u| (loads(chases::Warm::Caches) - loads(chases::Warm::Cycle)) * u).sum();
-        // Each share of the repetitions maps, links and calibrates anew.
-        for reps in p.groups() {
-            let clearing = clear * (reps + 1) as f64;
+        // Each mapping of the first look maps, links and calibrates anew.
+        let (plan, per) = p.plan_at(size, None);
+        for _ in 0..plan.repetitions.div_ceil(per).max(1) {
+            let clearing = clear * (per + 1) as f64;
             s += orders
-                * (schedule::estimate_s(&p.group_plan(reps), &unit, &traversal) + clearing + policies * r.link_s(lines));
+                * (schedule::estimate_s(&p.group_plan(per), &unit, &traversal) + clearing + policies * r.link_s(lines));
             s += p.pages.iter().map(|&pol| r.fault_s(size, pol)).sum::<f64>();
         }
     }
@@ -189,15 +198,44 @@ impl Params {
         plan
     }
 
-    /// The repetitions of each fresh mapping of a working set: the
-    /// repetitions split as evenly as they go among `allocations` (one
-    /// mapping per repetition at most).
-    pub fn groups(&self) -> Vec<usize> {
-        crate::timing::schedule::shares(self.repetitions, self.allocations)
+    /// The plan of one working set over its mappings: its first look, its
+    /// cap, the policies' comparison (each policy's random chase against
+    /// the first's, variants ordered order by order, policy by policy) and
+    /// the precision target.
+    fn sequential_plan(&self, deadline_ns: Option<u64>) -> schedule::Plan {
+        let policies = self.pages.len();
+        let questions: Vec<schedule::Question> =
+            (1..policies).map(|b| schedule::Question::Pair { a: b, b: 0 }).collect();
+        let mut plan = self.plan().resolving(questions, self.max_repetitions.max(self.repetitions));
+        plan.stop_looking_at_ns = deadline_ns;
+        plan
+    }
+
+    /// Whether the policies are compared at working set `size`: at the
+    /// largest, where there are two policies at least.
+    fn compared_at(&self, size: Bytes) -> bool {
+        self.pages.len() > 1 && self.sizes_bytes.iter().max() == Some(&size)
+    }
+
+    /// The plan of working set `size` over its mappings and the
+    /// repetitions of each mapping: the policies' comparison at the
+    /// largest (a fresh mapping every `per_mapping` repetitions, looked at
+    /// after `repetitions` and resolved sequentially); elsewhere the
+    /// curve's points, `point_repetitions` on one mapping.
+    fn plan_at(&self, size: Bytes, deadline_ns: Option<u64>) -> (schedule::Plan, usize) {
+        if self.compared_at(size) {
+            return (self.sequential_plan(deadline_ns), self.per_mapping.max(1));
+        }
+        let reps = self.point_repetitions.unwrap_or(self.repetitions).max(1);
+        let mut plan = self.plan();
+        plan.repetitions = reps;
+        plan.max_repetitions = if self.precision.is_some() { self.max_repetitions.max(reps) } else { reps };
+        (plan, reps)
     }
 
     /// The plan of one mapping's share: exactly its repetitions (the
-    /// precision mode is judged on the merged shares, see `working_set`).
+    /// looks and the precision mode are judged on the merged shares, see
+    /// `working_set`).
     fn group_plan(&self, repetitions: usize) -> schedule::Plan {
         let mut plan = self.plan();
         plan.repetitions = repetitions;
@@ -313,8 +351,8 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     sizes.dedup();
     let mut largest = None;
     for size in sizes {
-        let (pts, regions) = working_set(p, ctx, size, &orders)?;
-        ratios.extend(policy_ratios(&pts, size));
+        let (pts, rs, regions) = working_set(p, ctx, size, &orders)?;
+        ratios.extend(rs);
         points.extend(pts);
         ctx.progress.advance(1);
         // The largest set's last regions serve the parallelism sweep too.
@@ -356,129 +394,116 @@ fn regions_of(p: &Params, size: Bytes) -> Result<Regions> {
     p.pages.iter().map(|&pol| Buffer::new(pol, size).map(|r| (pol, r))).collect()
 }
 
-/// One working set: its shares of the repetitions, each on regions of its
-/// own (see `allocations`), merged into one point per order and policy;
-/// in precision mode, more shares on fresh regions until every merged
-/// median is known to ± the precision or the most repetitions are taken.
+/// One working set, each repetition share on fresh regions (see
+/// `per_mapping`), through [`schedule::in_mappings`]: the policies'
+/// comparison looked at after `repetitions` and resolved sequentially.
 /// Regions of the working set's own size: a small set at the start of a
-/// large region read 4–8% slower on 4 KiB pages than the same set alone
-/// (and than an independent chase) in this VM. One share's regions are
-/// unmapped before the next is mapped (the memory budget holds one set);
-/// the last share's are returned.
+/// large region reads slower on 4 KiB pages than the same set alone. One
+/// mapping's regions are unmapped before the next is mapped (the memory
+/// budget holds one set); the last's are returned. The points, the
+/// policies' ratios (random order, each policy against the first), and
+/// the last regions.
 fn working_set(
     p: &Params,
     ctx: &Bench,
     size: Bytes,
     orders: &[(&str, Option<usize>)],
-) -> Result<(Vec<Point>, Regions)> {
-    let groups = p.groups();
-    let most = p.max_repetitions.max(p.repetitions);
-    let (mut shares, mut regions, mut taken) = (Vec::new(), Vec::new(), 0);
-    let mut planned = groups.iter().copied();
-    loop {
-        let reps = match planned.next() {
-            Some(r) => r,
-            None if taken < most && p.precision.is_some_and(|f| !precise(&merged(shares.clone()), f)) => {
-                groups[0].min(most - taken)
-            }
-            None => break,
-        };
+) -> Result<(Vec<Point>, Vec<PolicyRatio>, Regions)> {
+    let mut regions: Regions = Vec::new();
+    let mut huge: Vec<Option<f64>> = vec![None; orders.len() * p.pages.len()];
+    // Each order's cycle, built once and linked into every mapping.
+    let lines = (size.0 as usize / LINE).max(2);
+    let cycles: Vec<Cycle> = orders
+        .iter()
+        .map(|&(_, window)| Cycle::of(visit_order(lines, window, p.seed)).expect("a visit order is a permutation"))
+        .collect();
+    let (plan, per_mapping) = p.plan_at(size, ctx.deadline_ns);
+    // The first mapping calibrates each chase's sample; the others reuse it.
+    let mut iters: Vec<u64> = Vec::new();
+    let mut one = |_k: usize, reps: usize| -> Result<Vec<schedule::Series>> {
         ctx.check_interrupt()?;
         drop(std::mem::take(&mut regions));
         regions = regions_of(p, size)?;
-        shares.push(measure_size(p, ctx, &mut regions, size, orders, reps)?);
-        taken += reps;
+        let mut share = p.group_plan(reps);
+        if p.compared_at(size) {
+            // Its unit of evidence is a mapping, not a long sample: each
+            // sample lasts the shortest sample, past its warm-up.
+            share.sample_over_warm = 0.0;
+        }
+        let (series, fractions) = measure_size(ctx, &mut regions, &cycles, &share, &iters)?;
+        if iters.is_empty() {
+            iters = series.iter().map(|s| s.iters).collect();
+        }
+        for (h, f) in huge.iter_mut().zip(fractions) {
+            *h = match (*h, f) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        Ok(series)
+    };
+    let mapped = schedule::in_mappings(&plan, per_mapping, ctx.clock, &mut one)?;
+    let mut points = Vec::new();
+    for (i, s) in mapped.series.iter().enumerate() {
+        let (order, pages) = (orders[i / p.pages.len()].0, p.pages[i % p.pages.len()]);
+        let ns = chases::ns_per_load(s);
+        points.push(Point {
+            pages,
+            order: order.into(),
+            size_bytes: Bytes((lines * LINE) as u64),
+            loads_per_sample: s.iters,
+            latency_ns: Summary::of(&ns).expect("samples measured"),
+            sample_latency_ns: ns,
+            huge_fraction: huge[i],
+            valid: s.ok,
+        });
     }
-    Ok((merged(shares), regions))
-}
-
-/// Every point's median known to ± `within` (95%).
-fn precise(points: &[Point], within: f64) -> bool {
-    points.iter().all(|x| schedule::median_known_within(&x.sample_latency_ns, within))
+    let ratios = plan
+        .questions
+        .iter()
+        .filter_map(|&q| {
+            let schedule::Question::Pair { a, b } = q else { return None };
+            let ratio = mapped.ratio(q)?;
+            Some(PolicyRatio { size_bytes: size, a: p.pages[b], b: p.pages[a], ratio })
+        })
+        .collect();
+    Ok((points, ratios, regions))
 }
 
 /// One working set in one mapping: for each order, the chases of every
-/// policy interleaved, `repetitions` samples each (the orders share a
-/// region's lines, so they take turns).
+/// policy interleaved under `share` (the orders share a region's lines, so
+/// they take turns; `iters`: each chase's iterations per sample where an
+/// earlier mapping calibrated them). Each variant's series, order by order
+/// and policy by policy, and each one's huge-page coverage.
 fn measure_size(
-    p: &Params,
     ctx: &Bench,
     regions: &mut [(PagePolicy, Buffer)],
-    size: Bytes,
-    orders: &[(&str, Option<usize>)],
-    repetitions: usize,
-) -> Result<Vec<Point>> {
-    let lines = (size.0 as usize / LINE).max(2);
-    let mut points = Vec::new();
-    for &(order, window) in orders {
+    cycles: &[Cycle],
+    share: &schedule::Plan,
+    iters: &[u64],
+) -> Result<(Vec<schedule::Series>, Vec<Option<f64>>)> {
+    let (mut all, mut fractions) = (Vec::new(), Vec::new());
+    for (c, cycle) in cycles.iter().enumerate() {
         let chases: Vec<RefCell<Chase>> = regions
             .iter_mut()
             .map(|(_, r)| {
                 let base = r.as_mut_slice::<u8>().as_mut_ptr();
-                // SAFETY: lines × 64 bytes <= region length; the region
-                // outlives the chase (both live in `run`).
-                RefCell::new(unsafe { Chase::new(base, visit_order(lines, window, p.seed), |s| s * LINE, 1) })
+                // SAFETY: the cycle's lines × 64 bytes <= region length;
+                // the region outlives the chase (both live in `run`).
+                RefCell::new(unsafe { Chase::of_cycle(base, cycle, |s| s * LINE, 1) })
             })
             .collect();
-        let series = chases::measure(&chases, &p.group_plan(repetitions), ctx, chases::Warm::Caches)?;
+        let mut plan = share.clone();
+        plan.iters = iters.iter().skip(c * chases.len()).take(chases.len()).copied().collect();
+        let series = chases::measure(&chases, &plan, ctx, chases::Warm::Caches)?;
         drop(chases);
         for (_, r) in regions.iter_mut() {
             r.read_back();
         }
-        for ((pages, region), s) in regions.iter().zip(&series) {
-            let ns = chases::ns_per_load(s);
-            points.push(Point {
-                pages: *pages,
-                order: order.into(),
-                size_bytes: Bytes((lines * LINE) as u64),
-                loads_per_sample: s.iters,
-                latency_ns: Summary::of(&ns).expect("samples measured"),
-                sample_latency_ns: ns,
-                huge_fraction: region.backing().huge_fraction,
-                valid: s.ok,
-            });
-        }
+        fractions.extend(regions.iter().map(|(_, r)| r.backing().huge_fraction));
+        all.extend(series);
     }
-    Ok(points)
-}
-
-/// Each point of the mappings of one working set as one: the samples in
-/// mapping order (so the policies' samples stay paired, repetition by
-/// repetition), the fewest loads per sample, the lowest huge-page
-/// coverage, valid only where every mapping was.
-fn merged(shares: Vec<Vec<Point>>) -> Vec<Point> {
-    let mut shares = shares.into_iter();
-    let Some(mut points) = shares.next() else { return Vec::new() };
-    for share in shares {
-        for (point, more) in points.iter_mut().zip(share) {
-            point.sample_latency_ns.extend(more.sample_latency_ns);
-            point.loads_per_sample = point.loads_per_sample.min(more.loads_per_sample);
-            point.huge_fraction = match (point.huge_fraction, more.huge_fraction) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            point.valid &= more.valid;
-        }
-    }
-    for point in &mut points {
-        point.latency_ns = Summary::of(&point.sample_latency_ns).expect("samples measured");
-    }
-    points
-}
-
-/// The policy ratios (random order) against the first policy, per
-/// repetition.
-fn policy_ratios(points: &[Point], size: Bytes) -> Vec<PolicyRatio> {
-    let random: Vec<&Point> = points.iter().filter(|x| x.order == "random").collect();
-    random
-        .iter()
-        .skip(1)
-        .filter_map(|b| {
-            let a = random[0];
-            let ratio = Ratio::paired(&b.sample_latency_ns, &a.sample_latency_ns)?;
-            Some(PolicyRatio { size_bytes: size, a: a.pages, b: b.pages, ratio })
-        })
-        .collect()
+    Ok((all, fractions))
 }
 
 /// K chains at the largest working set: every (policy, K) interleaved.
@@ -785,67 +810,23 @@ mod tests {
         assert!(s2.iter().all(|b| b.0 % 64 == 0));
     }
 
+    /// The sequential plan of a working set asks each policy's random
+    /// chase against the first's (variants order by order, policy by
+    /// policy), looks first after `repetitions` and at most after
+    /// `max_repetitions`, and keeps the precision target; a share is
+    /// exactly its repetitions.
     #[test]
-    fn repetitions_split_evenly_among_mappings() {
+    fn a_working_set_resolves_each_policy_against_the_first() {
         let m = crate::machine::collect();
         let mut p = Params::preset(Preset::Quick, &m);
-        for (reps, allocations, groups) in
-            [(5, 2, vec![3, 2]), (6, 3, vec![2, 2, 2]), (5, 1, vec![5]), (2, 3, vec![1, 1]), (7, 0, vec![7])]
-        {
-            (p.repetitions, p.allocations) = (reps, allocations);
-            assert_eq!(p.groups(), groups, "{reps} repetitions in {allocations} mappings");
-            assert_eq!(p.groups().iter().sum::<usize>(), reps);
-        }
-        // A share takes exactly its repetitions: precision is judged on the
-        // merged shares (more shares, on fresh regions, where it falls short).
-        (p.repetitions, p.allocations, p.max_repetitions, p.precision) = (6, 3, 20, Some(0.03));
+        p.pages = vec![PagePolicy::Small, PagePolicy::Thp, PagePolicy::Huge2M];
+        (p.repetitions, p.max_repetitions, p.precision) = (10, 40, Some(0.03));
+        let plan = p.sequential_plan(Some(7));
+        use schedule::Question::Pair;
+        assert_eq!(plan.questions, [Pair { a: 1, b: 0 }, Pair { a: 2, b: 0 }]);
+        assert_eq!((plan.repetitions, plan.max_repetitions, plan.precision), (10, 40, Some(0.03)));
+        assert_eq!(plan.stop_looking_at_ns, Some(7));
         let share = p.group_plan(2);
         assert_eq!((share.repetitions, share.max_repetitions, share.precision), (2, 2, None));
-    }
-
-    /// Precision is judged on the merged samples: six agreeing ones are
-    /// precise, five are too few to say, a wide spread is not.
-    #[test]
-    fn precision_needs_six_merged_samples_inside_its_bound() {
-        let with = |samples: &[f64]| Point {
-            pages: PagePolicy::Small,
-            order: "random".into(),
-            size_bytes: Bytes(4096),
-            loads_per_sample: 1,
-            latency_ns: Summary::of(samples).unwrap(),
-            sample_latency_ns: samples.to_vec(),
-            huge_fraction: None,
-            valid: true,
-        };
-        assert!(precise(&[with(&[100.0; 6])], 0.03));
-        assert!(!precise(&[with(&[100.0; 5])], 0.03));
-        assert!(!precise(&[with(&[100.0; 6]), with(&[80.0, 120.0, 80.0, 120.0, 80.0, 120.0])], 0.03));
-    }
-
-    /// Two mappings' points become one each: samples in mapping order (the
-    /// policies stay paired repetition by repetition), the lower coverage,
-    /// the fewer loads, valid only if both were; the ratios pair them.
-    #[test]
-    fn mappings_merge_into_one_point_per_policy() {
-        let point = |pages: PagePolicy, samples: &[f64], huge: f64, valid: bool| Point {
-            pages,
-            order: "random".into(),
-            size_bytes: Bytes(1 << 26),
-            loads_per_sample: 1000 + samples.len() as u64,
-            latency_ns: Summary::of(samples).unwrap(),
-            sample_latency_ns: samples.to_vec(),
-            huge_fraction: Some(huge),
-            valid,
-        };
-        let first = vec![point(PagePolicy::Small, &[150.0, 152.0], 0.0, true), point(PagePolicy::Thp, &[140.0, 141.0], 1.0, true)];
-        let second = vec![point(PagePolicy::Small, &[170.0], 0.0, true), point(PagePolicy::Thp, &[153.0], 0.9, false)];
-        let m = merged(vec![first, second]);
-        assert_eq!(m[0].sample_latency_ns, [150.0, 152.0, 170.0]);
-        assert_eq!(m[0].latency_ns.median, 152.0);
-        assert_eq!((m[1].huge_fraction, m[1].valid, m[1].loads_per_sample), (Some(0.9), false, 1001));
-        let r = policy_ratios(&m, Bytes(1 << 26));
-        assert_eq!(r.len(), 1);
-        assert_eq!((r[0].a, r[0].b, r[0].ratio.n), (PagePolicy::Small, PagePolicy::Thp, 3));
-        assert!((r[0].ratio.median - 141.0 / 152.0).abs() < 1e-12, "{:?}", r[0].ratio);
     }
 }

@@ -24,15 +24,15 @@ pub struct Options {
     /// Seed of the random chase order.
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = u64_arg("--seed"))]
     pub seed: Option<u64>,
-    /// Samples per point, at least (each after a warm-up traversal) [default: 6]
+    /// Samples per point (each after a warm-up traversal); at the largest working set, where the page policies are compared, the first look's, which goes on, doubling, until it is resolved (40 at most) [default: 10 there, 6 elsewhere]
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
     pub repetitions: Option<usize>,
-    /// Go on sampling (up to 60 samples) until every point's median is known to ± PCT, 95% interval [default: 3%]; `none`: exactly --repetitions
+    /// Go on sampling (up to 60 samples) until every point's median is known to ± PCT, 95% interval [default: 3%]; `none`: no precision target
     #[arg(long, value_name = "PCT", allow_hyphen_values = true, value_parser = precision_arg)]
     pub precision: Option<Precision>,
-    /// Fresh regions per working set, the repetitions split among them (each lands elsewhere in memory, so the spread holds wherever pages land) [default: 3]
-    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--allocations"))]
-    pub allocations: Option<usize>,
+    /// Repetitions measured on each fresh mapping of a working set (where pages land is a level of its own: repetitions sharing a mapping count as one) [default: 1]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--per-mapping"))]
+    pub per_mapping: Option<usize>,
 }
 
 /// `--precision`: a fraction, or `none` (exactly `--repetitions`).
@@ -90,7 +90,7 @@ impl options::Options for Options {
     /// A good value of every option, as the man page shows them.
     const EXAMPLES: &'static [&'static [&'static str]] = &[
         &["--pages", "4k,thp", "--sizes", "4KiB:1MiB:2", "--chains", "1:4", "--seed", "0x7"],
-        &["--repetitions", "3", "--precision", "none", "--no-page-local", "--allocations", "1"],
+        &["--repetitions", "3", "--precision", "none", "--no-page-local", "--per-mapping", "1"],
     ];
 
     fn params(&self, asked: &Asked) -> Result<Params> {
@@ -104,9 +104,10 @@ impl options::Options for Options {
         }
         if let Some(r) = self.repetitions {
             p.repetitions = r;
+            p.point_repetitions = Some(r);
         }
-        if let Some(a) = self.allocations {
-            p.allocations = a;
+        if let Some(a) = self.per_mapping {
+            p.per_mapping = a;
         }
         match self.precision {
             Some(Precision::None) => p.precision = None,

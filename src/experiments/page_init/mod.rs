@@ -51,10 +51,12 @@ pub struct Params {
 impl Params {
     pub fn preset(preset: super::Preset) -> Params {
         use super::Preset;
+        // Ten repetitions: the fewest whose comparison against the locked
+        // reference has a 99% interval.
         let (mem, reps) = match preset {
-            Preset::Quick => (8 * GIB, 3),
-            Preset::Default => (32 * GIB, 5),
-            Preset::Full => (64 * GIB, 7),
+            Preset::Quick => (4 * GIB, 10),
+            Preset::Default => (16 * GIB, 10),
+            Preset::Full => (64 * GIB, 12),
         };
         Params {
             memory_bytes: Bytes(mem),
@@ -149,7 +151,7 @@ impl Experiment for PageInit {
     fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
         use super::fit::{fewer, step};
         step(p.memory_bytes.0 / 2 >= 1 << 30, || p.memory_bytes = Bytes(p.memory_bytes.0 / 2))
-            || fewer(&mut p.repetitions, 2, 1)
+            || fewer(&mut p.repetitions, crate::timing::schedule::MIN_PAIRS_FOR_VERDICT, 1)
     }
     fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         run(p, ctx)

@@ -156,7 +156,7 @@ fn beyond_the_store_limit(r: &VariantResult, store_kernels: &[StoreKernelResult]
         .max_by(|a, b| a.bytes_per_s.median.total_cmp(&b.bytes_per_s.median));
     let per_page = |samples: &[f64]| samples.iter().map(|s| s * 1e9 / pages as f64).collect::<Vec<f64>>();
     best.and_then(|k| Ratio::paired(&per_page(&k.samples_s), &per_page(&r.samples_s)))
-        .is_some_and(|x| x.direction() == crate::timing::schedule::Direction::Above)
+        .is_some_and(|x| x.call() == crate::timing::schedule::Call::Above)
 }
 
 /// The closest variant to the store limit: above it beyond the noise, or

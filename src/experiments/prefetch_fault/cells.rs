@@ -112,6 +112,14 @@ pub fn measure(p: &Params, ctx: &Bench, targets: &Targets) -> Result<(Vec<Prefet
             (t != Target::Mapped).then(|| keys.iter().position(|k| *k == (h, Target::Mapped, kind))).flatten()
         })
         .collect();
+    // Each bad target against the mapped line beside it goes on, doubling,
+    // until it is resolved.
+    let questions = (0..keys.len())
+        .filter(|&i| plan.reference_of[i].is_some())
+        .map(|variant| schedule::Question::DifferenceOverReference { variant })
+        .collect();
+    let mut plan = plan.resolving(questions, 4 * p.repetitions);
+    plan.stop_looking_at_ns = ctx.deadline_ns;
     let (series, _) = schedule::measure(&plan, ctx.clock, &mut variants, &mut || ctx.check_interrupt())?;
     drop(variants);
     let ns: Vec<Vec<f64>> = series
@@ -128,6 +136,13 @@ pub fn measure(p: &Params, ctx: &Bench, targets: &Targets) -> Result<(Vec<Prefet
     Ok((cells, series.iter().all(|s| s.ok)))
 }
 
+/// Paired differences, judged against the level of the arm they are
+/// taken from (its median): "no change" is within ± the threshold of it.
+fn difference(diffs: &[f64], from: &[f64]) -> Option<Ratio> {
+    let level = crate::timing::stats::median(from)?;
+    Ratio::differences(diffs).map(|r| r.relative_to(level))
+}
+
 /// Cell `i` from its series: ns per prefetch, paired differences from the
 /// loop's baseline and from the adjacent mapped line, CPU time and faults.
 fn cell(keys: &[Key], i: usize, s: &schedule::Series, ns: &[Vec<f64>], u: Usage) -> PrefetchCell {
@@ -141,8 +156,10 @@ fn cell(keys: &[Key], i: usize, s: &schedule::Series, ns: &[Vec<f64>], u: Usage)
         target: t,
         loop_kind: kind,
         ns_per_prefetch: Summary::of(&ns[i]).expect("measured"),
-        over_baseline_ns: (i != baseline).then(|| Ratio::of(&diffs(&ns[i], &ns[baseline]))).flatten(),
-        over_mapped_ns: (t != Target::Mapped).then(|| Ratio::of(&diffs(&ns[i], &adjacent))).flatten(),
+        over_baseline_ns: (i != baseline).then(|| difference(&diffs(&ns[i], &ns[baseline]), &ns[baseline])).flatten(),
+        over_mapped_ns: (t != Target::Mapped)
+            .then(|| difference(&diffs(&ns[i], &adjacent), &adjacent).map(|r| r.looked(s.looks.clone())))
+            .flatten(),
         samples_ns: ns[i].clone(),
         user_s: u.user_s,
         system_s: (seconds >= SYSTEM_TIME_RESOLUTION_S).then_some(u.system_s),

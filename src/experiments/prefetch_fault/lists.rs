@@ -11,7 +11,7 @@ use crate::kernels::prefetch::{self as k, Guard, Node};
 use crate::kernels::hint::*;
 use crate::memory::{PagePolicy, Buffer};
 use crate::timing::schedule::{self, Ran, Ratio, Step};
-use crate::timing::Summary;
+use crate::timing::{stats, Summary};
 
 pub type ListKernel = unsafe fn(&[*const Node]) -> u64;
 
@@ -90,7 +90,9 @@ pub fn measure(p: &Params, ctx: &Bench) -> Result<Vec<ListCell>> {
                 length: len,
                 variant: *g,
                 ns_per_node: Summary::of(&ns[i]).expect("measured"),
-                over_none_ns: (i > 0).then(|| Ratio::of(&d)).flatten(),
+                over_none_ns: (i > 0)
+                    .then(|| Ratio::differences(&d).map(|r| r.relative_to(stats::median(&ns[0]).unwrap_or(0.0))))
+                    .flatten(),
                 samples_ns_per_node: ns[i].clone(),
                 null_prefetches: if *g == Guard::Unguarded {
                     (count * len.min(p.list_ahead)) as u64 * walks

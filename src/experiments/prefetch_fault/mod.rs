@@ -121,7 +121,7 @@ impl Experiment for PrefetchFault {
     fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
         use super::fit::{fewer, halve_sample, step};
         step(p.stride_pages > 1 << 14, || p.stride_pages /= 2)
-            || fewer(&mut p.repetitions, 6, 2)
+            || fewer(&mut p.repetitions, crate::timing::schedule::MIN_PAIRS_FOR_VERDICT, 2)
             || halve_sample(&mut p.min_sample_s, 0.002)
     }
     fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {

@@ -23,7 +23,7 @@ pub struct Options {
     /// Samples per variant.
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
     pub repetitions: Option<usize>,
-    /// Fresh mappings the TLB-miss walk's repetitions are split among (where its pages and page tables land moves the 4 KiB walk) [default: 3]
+    /// Fresh mappings the TLB-miss walk's repetitions are split among (where its pages and page tables land moves the 4 KiB walk; repetitions sharing a mapping count as one) [default: one per repetition]
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--allocations"))]
     pub allocations: Option<usize>,
 }
@@ -44,9 +44,7 @@ impl options::Options for Options {
         if let Some(r) = self.repetitions {
             p.repetitions = r;
         }
-        if let Some(a) = self.allocations {
-            p.stride_allocations = a;
-        }
+        p.stride_allocations = self.allocations.unwrap_or(p.repetitions);
         Ok(p)
     }
 }

@@ -17,6 +17,7 @@ use crate::kernels::Hint;
 use crate::memory::{PagePolicy, Buffer};
 use crate::timing::schedule::{self, Ran, Ratio, Step};
 use crate::timing::stats;
+use memperf_model::timing::verdict::Scale;
 use crate::units::Bytes;
 use std::cell::Cell;
 
@@ -154,6 +155,8 @@ pub fn measure(p: &Params, ctx: &Bench) -> Result<(Vec<StrideResult>, bool)> {
         ok &= share_ok;
         backing = backing.into_iter().zip(b).map(|((pol, x), (_, y))| (pol, least(x, y))).collect();
     }
+    let mapping_of: Vec<u32> =
+        p.groups().iter().enumerate().flat_map(|(k, &n)| std::iter::repeat_n(k as u32, n)).collect();
     let out = keys
         .iter()
         .enumerate()
@@ -165,7 +168,7 @@ pub fn measure(p: &Params, ctx: &Bench) -> Result<(Vec<StrideResult>, bool)> {
                 pages,
                 huge_fraction,
                 ahead_pages: d,
-                speedup: Ratio::of(&merged[j].speed)?,
+                speedup: Ratio::with_evidence(merged[j].speed.clone(), mapping_of.clone(), Scale::Ratio)?,
                 ns_per_access_without: stats::median(&merged[without].ns_per_access).unwrap_or(f64::NAN),
                 ns_per_access_with: stats::median(&merged[j].ns_per_access).unwrap_or(f64::NAN),
             })

@@ -3,7 +3,7 @@
 
 use super::{Finding, LoopKind, PrefetchCell, StrideResult, Target, TlbMissVerdict, Verdict};
 use crate::memory::PagePolicy;
-use crate::timing::schedule::Direction;
+use crate::timing::schedule::Call;
 
 /// A prefetch that faults at least this often per prefetch traps.
 pub const TRAP_FAULTS_PER_PREFETCH: f64 = 0.5;
@@ -75,14 +75,18 @@ fn finding(bad: &[&PrefetchCell]) -> Finding {
     if bad.is_empty() {
         return Finding::NotMeasured { reason: "no bad target was asked for".into() };
     }
-    let rated: Vec<(&&PrefetchCell, crate::timing::Ratio)> =
-        bad.iter().filter_map(|c| c.over_mapped_ns.map(|r| (c, r))).collect();
-    if rated.is_empty() || rated.iter().any(|(_, r)| r.direction() == Direction::TooFewPairs) {
-        return Finding::NotMeasured { reason: "too few repetitions for a 90% interval".into() };
+    let rated: Vec<(&&PrefetchCell, &crate::timing::Ratio)> =
+        bad.iter().filter_map(|c| c.over_mapped_ns.as_ref().map(|r| (c, r))).collect();
+    if rated.is_empty() {
+        return Finding::NotMeasured { reason: "no bad target has paired repetitions".into() };
     }
-    // A difference: its interval lies above 0 when `low > 0`.
-    match rated.iter().filter(|(_, r)| r.low > 0.0).max_by(|a, b| a.1.median.total_cmp(&b.1.median)) {
-        Some((c, r)) => Finding::Costs { target: c.target, over_mapped_ns: *r },
+    let costs = rated.iter().filter(|(_, r)| r.call() == Call::Above);
+    if let Some((c, r)) = costs.max_by(|a, b| a.1.estimate.total_cmp(&b.1.estimate)) {
+        return Finding::Costs { target: c.target, over_mapped_ns: (*r).clone() };
+    }
+    let open = rated.iter().filter(|(_, r)| !r.verdict().resolved());
+    match open.max_by(|a, b| (a.1.high - a.1.low).total_cmp(&(b.1.high - b.1.low))) {
+        Some((c, r)) => Finding::NotResolved { target: c.target, over_mapped_ns: (*r).clone() },
         None => {
             Finding::NoCostBeyondNoise { widest_high_ns: rated.iter().map(|(_, r)| r.high).fold(f64::MIN, f64::max) }
         }
@@ -92,17 +96,17 @@ fn finding(bad: &[&PrefetchCell]) -> Finding {
 /// Does a prefetch that misses the TLB walk the page table?
 pub fn tlb_miss(stride: &[StrideResult]) -> TlbMissVerdict {
     let best = |pol: PagePolicy| {
-        stride.iter().filter(|s| s.pages == pol).max_by(|a, b| a.speedup.median.total_cmp(&b.speedup.median))
+        stride.iter().filter(|s| s.pages == pol).max_by(|a, b| a.speedup.estimate.total_cmp(&b.speedup.estimate))
     };
     let Some(small) = best(PagePolicy::Small) else {
         return TlbMissVerdict::Inconclusive { reason: "the 4 KiB walk was not measured".into() };
     };
-    if small.speedup.direction() == Direction::Above {
-        return TlbMissVerdict::Walks { ahead_pages: small.ahead_pages, speedup_small: small.speedup };
+    if small.speedup.call() == Call::Above {
+        return TlbMissVerdict::Walks { ahead_pages: small.ahead_pages, speedup_small: small.speedup.clone() };
     }
     match best(PagePolicy::Thp) {
-        Some(h) if h.huge_fraction.is_some_and(|f| f >= 0.9) && h.speedup.direction() == Direction::Above => {
-            TlbMissVerdict::Dropped { speedup_small: small.speedup, speedup_huge: h.speedup }
+        Some(h) if h.huge_fraction.is_some_and(|f| f >= 0.9) && h.speedup.call() == Call::Above => {
+            TlbMissVerdict::Dropped { speedup_small: small.speedup.clone(), speedup_huge: h.speedup.clone() }
         }
         Some(h) if !h.huge_fraction.is_some_and(|f| f >= 0.9) => TlbMissVerdict::Inconclusive {
             reason: "no gain on 4 KiB pages, and the huge-page region got under 90% huge pages".into(),
@@ -126,7 +130,7 @@ mod tests {
             samples_ns: vec![1.0],
             ns_per_prefetch: Summary::of(&[1.0]).unwrap(),
             over_baseline_ns: None,
-            over_mapped_ns: Ratio::of(diffs),
+            over_mapped_ns: Ratio::differences(diffs).map(|r| r.relative_to(10.0)),
             user_s: 0.0,
             system_s: None,
             page_faults: faults,
@@ -172,7 +176,7 @@ mod tests {
         let v = verdicts(&[cell(Target::Null, &[], 0)], None);
         assert!(matches!(v[0].finding, Finding::NotMeasured { .. }), "{v:?}");
         let v = verdicts(&[cell(Target::Null, &[0.5, 0.6, 0.7], 0)], None);
-        assert!(matches!(v[0].finding, Finding::NotMeasured { .. }), "n = 3 is too few: {v:?}");
+        assert!(matches!(v[0].finding, Finding::NotResolved { .. }), "n = 3 is too few: {v:?}");
     }
 
     #[test]

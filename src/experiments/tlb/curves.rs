@@ -245,7 +245,7 @@ pub fn advice(reaches: &[Reach], walk: Option<&Ratio>, control: &Control) -> Vec
         let Some(bytes) = small.measured_reach_bytes else { return out };
         let mut s = format!(
             "random access over more than {bytes} on 4 KiB pages pays ~{:.0} ns per access in page walks ({:.0}..{:.0} ns)",
-            w.median, w.low, w.high
+            w.estimate, w.low, w.high
         );
         if let Some(h) = reaches
             .iter()

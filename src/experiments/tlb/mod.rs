@@ -289,7 +289,7 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     Ok(Outcome {
         seed: p.seed,
         advice: curves::advice(&reaches, walk_ns.as_ref(), &control),
-        walk_cycles: walk_ns.as_ref().zip(ghz).map(|(w, g)| w.median * g),
+        walk_cycles: walk_ns.as_ref().zip(ghz).map(|(w, g)| w.estimate * g),
         regions: backings,
         core_clock,
         valid: points.iter().all(|x| x.valid),
@@ -307,7 +307,7 @@ fn reanalyze(o: &mut Outcome, m: &crate::machine::Fingerprint, ghz: Option<f64>)
     o.reaches = curves::reaches(&o.points, &o.regions, &o.control, m);
     o.walk_costs = curves::walk_costs(&o.points, &o.control);
     o.walk_ns = curves::walk_beyond_reach(&o.reaches, &o.walk_costs);
-    o.walk_cycles = o.walk_ns.as_ref().zip(ghz).map(|(w, g)| w.median * g);
+    o.walk_cycles = o.walk_ns.as_ref().zip(ghz).map(|(w, g)| w.estimate * g);
     o.advice = curves::advice(&o.reaches, o.walk_ns.as_ref(), &o.control);
 }
 

@@ -46,7 +46,7 @@ fn table(o: &calls::Outcome) -> String {
 }
 
 fn ratio(r: &Ratio) -> String {
-    format!("×{:.2} [×{:.2}, ×{:.2}]", r.median, r.low, r.high)
+    format!("×{:.2} [×{:.2}, ×{:.2}]", r.estimate, r.low, r.high)
 }
 
 fn steps(o: &calls::Outcome) -> String {
@@ -113,19 +113,15 @@ fn savings(o: &calls::Outcome) -> String {
     let mut out = format!("what each change saves per call at depth {} on one thread:\n", o.savings[0].depth);
     for s in &o.savings {
         let saved = s.ns_per_call_from - s.ns_per_call_to;
-        let verdict = match s.speedup.direction() {
-            crate::timing::schedule::Direction::Above => format!("saves {saved:.2} ns per call"),
-            crate::timing::schedule::Direction::Below => format!("costs {:.2} ns per call", -saved),
-            _ => "no difference beyond the noise".to_string(),
+        let verdict = crate::report::verdict::ratio_said(&s.speedup, crate::report::verdict::SPEED);
+        let effect = match s.speedup.call() {
+            crate::timing::schedule::Call::Above => format!(", saves {saved:.2} ns per call"),
+            crate::timing::schedule::Call::Below => format!(", costs {:.2} ns per call", -saved),
+            _ => String::new(),
         };
         out.push_str(&format!(
-            "  {}: {verdict} ({} {:.2} → {} {:.2} ns, {})\n",
-            s.change,
-            s.from,
-            s.ns_per_call_from,
-            s.to,
-            s.ns_per_call_to,
-            ratio(&s.speedup)
+            "  {}: {verdict}{effect} ({} {:.2} → {} {:.2} ns)\n",
+            s.change, s.from, s.ns_per_call_from, s.to, s.ns_per_call_to,
         ));
     }
     out
@@ -249,22 +245,14 @@ fn calls_advice(c: &calls::Outcome) -> Vec<String> {
     {
         out.push(format!(
             "Call chains deeper than {before_depth}..{after_depth} frames outrun the return-stack predictor here: each further call costs {marginal_after_ns:.1} ns instead of {marginal_before_ns:.1} ns (×{:.2} [×{:.2}, ×{:.2}]); inline or flatten hot recursive paths deeper than that.",
-            ratio.median, ratio.low, ratio.high
+            ratio.estimate, ratio.low, ratio.high
         ));
     }
-    for s in c.savings.iter().filter(|s| s.speedup.direction() == crate::timing::schedule::Direction::Above) {
+    for s in c.savings.iter() {
         if matches!((s.from, s.to), (Linkage::Plt, Linkage::Got) | (Linkage::Direct, Linkage::Inlined)) {
-            out.push(format!(
-                "{}: saves {:.2} ns per call at depth {} ({} → {}, ×{:.2} [×{:.2}, ×{:.2}]).",
-                s.change,
-                s.ns_per_call_from - s.ns_per_call_to,
-                s.depth,
-                s.from,
-                s.to,
-                s.speedup.median,
-                s.speedup.low,
-                s.speedup.high
-            ));
+            let subject = format!("{} ({} → {}, depth {})", s.change, s.from, s.to, s.depth);
+            let then = format!("saves {:.2} ns per call", s.ns_per_call_from - s.ns_per_call_to);
+            out.push(crate::report::verdict::line(&subject, &s.speedup, crate::report::verdict::SPEED, Some(&then)));
         }
     }
     out
@@ -282,9 +270,6 @@ impl super::Render for Outcome {
     }
     fn advice(&self, _doc: &Document) -> Vec<String> {
         calls_advice(self)
-    }
-    fn advice_side_references(&self, _line: Option<&str>) -> &'static [super::SideReference] {
-        &[super::SideReference::Calls]
     }
     fn advice_row(&self, advice: &str) -> Option<String> {
         if advice.starts_with("Call chains deeper") {

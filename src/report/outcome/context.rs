@@ -10,7 +10,7 @@ use crate::report::barchart::{self, Bar, BarChart};
 use crate::report::headlines::{headline, Headline};
 use crate::report::plot::{Figure, Plot};
 use crate::report::table::Table;
-use crate::timing::schedule::Direction;
+use crate::report::verdict::{self, SPEED};
 
 pub fn context_text(o: &context::Outcome) -> String {
     let mut out = String::from("context saves: ns per round trip, per thread (median of the samples)\n");
@@ -62,18 +62,13 @@ fn lesson(o: &context::Outcome) -> String {
         ));
     }
     if let Some(why) = o.lesson.unsound() {
-        out.push_str(&format!("  not judged: {why}; rerun on a quieter host\n"));
+        out.push_str(&format!("  invalid: {why}\n"));
         return out;
     }
     if let Some(r) = &o.lesson.removing_heavy_save {
-        let verdict = match r.direction() {
-            Direction::Above => format!("removing the needless heavy save makes it ×{:.2} faster", r.median),
-            Direction::Below => format!("removing the heavy save made it slower (×{:.2})", r.median),
-            _ => "removing the heavy save changes nothing beyond the noise".into(),
-        };
         out.push_str(&format!(
-            "  {verdict} [×{:.2}, ×{:.2}] — Ruby 1.8 gained 10% to nearly ×2 from removing its window flush\n",
-            r.low, r.high
+            "  removing the needless heavy save: {} — Ruby 1.8 gained 10% to nearly ×2 from removing its window flush\n",
+            verdict::ratio_said(r, SPEED)
         ));
         let ns = |p: Protection| o.interpreter.iter().find(|c| c.protection == p).map(|c| c.ns_per_op.median);
         if let (Some(heavy), Some(cheap)) = (ns(Protection::Heavy), ns(Protection::Cheap)) {
@@ -85,8 +80,8 @@ fn lesson(o: &context::Outcome) -> String {
     }
     if let Some(r) = &o.lesson.cheap_save_cost {
         out.push_str(&format!(
-            "  the cheapest correct save costs ×{:.2} [×{:.2}, ×{:.2}] over no save at all\n",
-            r.median, r.low, r.high
+            "  no save at all against the cheapest correct save: {}\n",
+            verdict::ratio_said(r, SPEED)
         ));
     }
     out
@@ -158,11 +153,14 @@ fn context_metrics(c: &context::Outcome) -> Vec<Headline> {
         .collect()
 }
 
-/// Advice from `context`: the Ruby lesson, when the heavy save measurably costs.
+/// Advice from `context`: the Ruby lesson's verdict, whatever it is
+/// (invalid where its references break what holds on every CPU).
 fn context_advice(c: &context::Outcome) -> Vec<String> {
     let Some(r) = &c.lesson.removing_heavy_save else { return Vec::new() };
-    if r.direction() != crate::timing::schedule::Direction::Above || c.lesson.unsound().is_some() {
-        return Vec::new();
+    let subject = "Removing a needless save of the signal mask (sigsetjmp(env, 1) where __builtin_setjmp would do) \
+                   from this interpreter's protected call";
+    if let Some(why) = c.lesson.unsound() {
+        return vec![format!("{subject}: invalid: {why}.")];
     }
     let kernel: Vec<&str> = c
         .saves
@@ -170,13 +168,11 @@ fn context_advice(c: &context::Outcome) -> Vec<String> {
         .filter(|s| s.threads == 1 && matches!(s.kernel, context::KernelEntry::Yes { .. }))
         .map(|s| s.op.name())
         .collect();
-    vec![format!(
-        "A protected call that saves the signal mask (sigsetjmp(env, 1)) where __builtin_setjmp would do makes this interpreter ×{:.1} [×{:.1}, ×{:.1}] slower; saves that enter the kernel here: {}.",
-        r.median,
-        r.low,
-        r.high,
+    let then = format!(
+        "save the mask only where a signal handler longjmps out; saves that enter the kernel here: {}",
         if kernel.is_empty() { "none resolved".to_string() } else { kernel.join(", ") }
-    )]
+    );
+    vec![verdict::line(subject, r, SPEED, Some(&then))]
 }
 
 impl super::Render for Outcome {
@@ -191,12 +187,6 @@ impl super::Render for Outcome {
     }
     fn advice(&self, _doc: &Document) -> Vec<String> {
         context_advice(self)
-    }
-    /// The lesson's ratio is an interpreter whose save enters the kernel
-    /// over one whose save does not: the system call's move and the call
-    /// chain's both reach it.
-    fn advice_side_references(&self, _line: Option<&str>) -> &'static [super::SideReference] {
-        &[super::SideReference::KernelEntry, super::SideReference::Calls]
     }
     fn advice_row(&self, _advice: &str) -> Option<String> {
         Some("removing the needless heavy save".into())
@@ -222,24 +212,24 @@ mod tests {
     fn a_reference_that_breaks_the_order_of_the_saves_judges_nothing() {
         let o = recorded();
         assert_eq!(o.lesson.unsound(), None);
-        assert!(lesson(&o).contains("removing the needless heavy save makes it"), "{}", lesson(&o));
+        assert!(lesson(&o).contains("removing the needless heavy save: "), "{}", lesson(&o));
         assert_eq!(context_advice(&o).len(), 1);
         let slow_reference = |median: f64, high: f64| {
             let mut o = o.clone();
             let r = o.lesson.cheap_save_cost.as_mut().unwrap();
-            (r.median, r.low, r.high) = (median, median * 0.97, high);
+            *r = crate::timing::Ratio::stated(12, median, median * 0.97, high, 0.997);
             o
         };
         let bad = slow_reference(0.80, 0.90);
-        assert!(lesson(&bad).contains("not judged: the no-save reference ran slower than the cheapest save"), "{}", lesson(&bad));
-        assert!(!lesson(&bad).contains("makes it"), "{}", lesson(&bad));
-        assert!(context_advice(&bad).is_empty());
+        assert!(lesson(&bad).contains("invalid: the no-save reference ran slower than the cheapest save"), "{}", lesson(&bad));
+        assert!(!lesson(&bad).contains("removing the needless"), "{}", lesson(&bad));
+        assert!(context_advice(&bad)[0].contains(": invalid: the no-save reference"), "{:?}", context_advice(&bad));
         // Inside the noise allowance: judged.
         assert_eq!(slow_reference(0.93, 0.96).lesson.unsound(), None);
         let mut heavy_fast = o.clone();
         let r = heavy_fast.lesson.removing_heavy_save.as_mut().unwrap();
-        (r.median, r.low, r.high) = (0.5, 0.45, 0.6);
+        *r = crate::timing::Ratio::stated(12, 0.5, 0.45, 0.6, 0.997);
         assert!(heavy_fast.lesson.unsound().unwrap().starts_with("the heavy save ran faster than the cheapest"));
-        assert!(context_advice(&heavy_fast).is_empty());
+        assert!(context_advice(&heavy_fast)[0].contains(": invalid: the heavy save ran faster"));
     }
 }

@@ -365,9 +365,4 @@ impl super::Render for Outcome {
     fn csv(&self, doc: &Document) -> Option<String> {
         Some(curves_csv(&as_claimed(self, doc).0))
     }
-    /// Its saturation fractions are traffic on every traffic CPU beside
-    /// the chaser on its own: the CPUs its loaded headlines carry.
-    fn advice_cpus(&self) -> usize {
-        loaded_cpus(self)
-    }
 }

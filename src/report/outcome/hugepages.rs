@@ -94,7 +94,7 @@ fn summaries_table(o: &Outcome) -> String {
             s.huge_fraction_median.map(|f| format!("{:.1}%", f * 100.0)).unwrap_or_else(|| "not measured".into()),
             match (&s.speedup, s.arm) {
                 (_, hugepages::Arm::Without) => "-".into(),
-                (Some(r), _) => format!("×{:.3} [×{:.3}, ×{:.3}] n={}", r.median, r.low, r.high, r.n),
+                (Some(r), _) => format!("×{:.3} [×{:.3}, ×{:.3}] n={}", r.estimate, r.low, r.high, r.n),
                 (None, _) => "no pair".into(),
             },
         ]);

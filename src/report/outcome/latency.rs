@@ -229,13 +229,12 @@ fn latency_plot(o: &latency::Outcome, m: &crate::machine::Fingerprint) -> Result
     })
 }
 
-/// Whether huge pages cut random-access latency, and from which working
-/// set on: the smallest size from which every larger one has its whole
-/// interval below 1 (never a single lucky point). Each line with whether
-/// it sets a policy against 4 KiB pages, so rests on their walks.
-fn huge_page_latency_advice(lat: &latency::Outcome) -> Vec<(String, bool)> {
-    use crate::report::text::MIN_ADVISED_CHANGE;
-    use crate::timing::schedule::Direction;
+/// Whether huge pages cut random-access latency at the largest working
+/// set, and from which working set on: the smallest size from which every
+/// larger one is faster too (never a single lucky point).
+fn huge_page_latency_advice(lat: &latency::Outcome) -> Vec<String> {
+    use crate::report::verdict::{line, TIME};
+    use crate::timing::schedule::Call;
     let mut pairs: Vec<(PagePolicy, PagePolicy)> = lat.ratios.iter().map(|r| (r.a, r.b)).collect();
     pairs.sort();
     pairs.dedup();
@@ -244,38 +243,27 @@ fn huge_page_latency_advice(lat: &latency::Outcome) -> Vec<(String, bool)> {
         let mut rs: Vec<&latency::PolicyRatio> = lat.ratios.iter().filter(|r| r.a == a && r.b == b).collect();
         rs.sort_by_key(|r| r.size_bytes);
         let Some(last) = rs.last() else { continue };
-        let walks_4k = a == PagePolicy::Small || b == PagePolicy::Small;
-        let r = crate::report::text::ratio_text(&last.ratio);
         let below_from = rs
             .iter()
-            .rposition(|x| x.ratio.direction() != Direction::Below)
+            .rposition(|x| x.ratio.call() != Call::Below)
             .map_or(Some(0), |i| (i + 1 < rs.len()).then_some(i + 1))
             .map(|i| rs[i].size_bytes);
-        let line = match (last.ratio.direction(), below_from) {
-            (Direction::Below, Some(from)) => format!(
-                "Huge pages ({b}) cut random-access latency against {a} by {:.0}% at {}, {r}; the gain holds beyond the noise from a working set of {from} on.",
-                (1.0 - last.ratio.median) * 100.0,
-                last.size_bytes
-            ),
-            (Direction::TooFewPairs, _) => continue,
-            (Direction::Above, _) => format!(
-                "Huge pages ({b}) are slower than {a} for random access at {}, {r}: check their coverage.",
-                last.size_bytes
-            ),
-            // Within the noise: "no change" only from an interval inside
-            // ±5%; a wider one holds changes it cannot tell from none.
-            _ if last.ratio.inside(MIN_ADVISED_CHANGE) => format!(
-                "Huge pages ({b}) change random-access latency against {a} by no more than {:.0}% at {}, {r}.",
-                MIN_ADVISED_CHANGE * 100.0,
-                last.size_bytes
+        let subject = format!("Huge pages ({b}) against {a}, random-access latency at {}", last.size_bytes);
+        let then = match below_from {
+            Some(from) if from < last.size_bytes => format!(
+                "they cut it by {:.0}%, and every working set from {from} on is faster too: give large, randomly read data huge pages",
+                (1.0 - last.ratio.estimate) * 100.0
             ),
             _ => format!(
-                "Huge pages ({b}) against {a} for random access at {}: not resolved, {r}: the interval holds changes of more than {:.0}% and none, so it supports no verdict.",
-                last.size_bytes,
-                MIN_ADVISED_CHANGE * 100.0
+                "they cut it by {:.0}%: give large, randomly read data huge pages",
+                (1.0 - last.ratio.estimate) * 100.0
             ),
         };
-        out.push((line, walks_4k));
+        let mut text = line(&subject, &last.ratio, TIME, Some(&then));
+        if last.ratio.call() == Call::Above {
+            text = format!("{}: check their coverage.", text.trim_end_matches('.'));
+        }
+        out.push(text);
     }
     out
 }
@@ -283,7 +271,7 @@ fn huge_page_latency_advice(lat: &latency::Outcome) -> Vec<(String, bool)> {
 fn latency_advice(doc: &Document) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(lat) = doc.outcome::<latency::Outcome>() {
-        out.extend(huge_page_latency_advice(lat).into_iter().map(|(line, _)| line));
+        out.extend(huge_page_latency_advice(lat));
     }
     let claimed = crate::report::concurrency::concurrency(doc);
     for c in claimed.iter().filter(|c| c.threads == 1 && c.not_claimed.is_none()) {
@@ -331,18 +319,6 @@ impl super::Render for Outcome {
     }
     fn advice(&self, doc: &Document) -> Vec<String> {
         latency_advice(doc)
-    }
-    /// A huge-page line that sets a policy against 4 KiB pages rests on
-    /// their walks; one between huge pages alone does not, nor the
-    /// concurrency line (its latency is taken on huge pages, walk-free).
-    fn advice_side_references(&self, line: Option<&str>) -> &'static [super::SideReference] {
-        let lines = huge_page_latency_advice(self);
-        let walks = lines.iter().filter(|(_, w)| *w).any(|(l, _)| line.is_none_or(|t| t == l));
-        if walks {
-            &[super::SideReference::Walks4k]
-        } else {
-            &[]
-        }
     }
 }
 
@@ -413,9 +389,9 @@ mod tests {
     }
 
     /// The huge-page line from where the largest size's interval lies:
-    /// inside ±5% "by no more than 5%", across 5% and 1 "not resolved"
-    /// (the third run of 2026-11-25: ×0.927 [×0.869, ×1.002] said "no more
-    /// than the noise" beside two runs that cut by 2–3%), below 1 a cut.
+    /// inside ±5% no change, across 5% and 1 not resolved (×0.927
+    /// [×0.869, ×1.002] once said "no more than the noise" beside two runs
+    /// that cut by 2–3%), below 1 faster, above 1 slower.
     #[test]
     fn huge_page_latency_advice_follows_where_the_interval_lies() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -426,33 +402,20 @@ mod tests {
         let largest = o.ratios.iter().map(|r| r.size_bytes).max().unwrap();
         let mut said = |m: f64, low: f64, high: f64| {
             for r in o.ratios.iter_mut().filter(|r| r.size_bytes == largest) {
-                (r.ratio.median, r.ratio.low, r.ratio.high) = (m, low, high);
+                r.ratio = crate::timing::Ratio::stated(12, m, low, high, 0.997);
             }
-            let lines = super::huge_page_latency_advice(&o);
-            assert!(lines.iter().all(|(_, walks_4k)| *walks_4k), "every line here sets a policy against 4k");
-            lines.into_iter().map(|(l, _)| l).collect::<Vec<_>>().join("\n")
+            super::huge_page_latency_advice(&o).join("\n")
         };
         let wide = said(0.927, 0.869, 1.002);
-        assert!(wide.contains(": not resolved, ×0.927") && !wide.contains("by no more than"), "{wide}");
+        assert!(wide.contains(": not resolved: ×0.927 [×0.869, ×1.002]"), "{wide}");
         let narrow = said(0.99, 0.97, 1.01);
-        assert!(narrow.contains("by no more than 5% at "), "{narrow}");
+        assert!(narrow.contains(": no change: ×0.990"), "{narrow}");
         let cut = said(0.971, 0.931, 0.992);
-        assert!(cut.contains("cut random-access latency against 4k by 3%"), "{cut}");
-        // The line rests on 4 KiB walks (the reference's chase on 4 KiB
-        // pages withholds it); the concurrency line, on huge pages, not.
-        use crate::report::outcome::{Render, SideReference};
-        for line in cut.lines() {
-            assert_eq!(o.advice_side_references(Some(line)), [SideReference::Walks4k], "{line}");
-        }
-        assert_eq!(o.advice_side_references(None), [SideReference::Walks4k]);
-        let concurrency = "Effective concurrency of one core on 4k pages: 24.1 GB/s × 152 ns / 64 B = 57 (Little's law).";
-        assert_eq!(o.advice_side_references(Some(concurrency)), []);
-        for r in &mut o.ratios {
-            r.a = crate::memory::PagePolicy::Huge2M;
-        }
-        let between_huge = super::huge_page_latency_advice(&o);
-        assert!(between_huge.iter().all(|(l, walks_4k)| !walks_4k && l.contains("against 2m")), "{between_huge:?}");
-        assert_eq!(o.advice_side_references(None), [], "no line sets a policy against 4 KiB pages");
+        assert!(cut.contains(": faster ×0.971 [×0.931, ×0.992] (99% confidence") && !cut.contains("cut it"), "{cut}");
+        let halved = said(0.55, 0.5, 0.6);
+        assert!(halved.contains(", by at least 5%") && halved.contains("they cut it by 45%"), "{halved}");
+        let slow = said(1.2, 1.1, 1.3);
+        assert!(slow.contains(": slower ×1.200") && slow.contains("check their coverage"), "{slow}");
     }
 
     /// Columns for the page-local variant only where it was measured; and

@@ -38,22 +38,6 @@ pub trait Render {
     fn advice_row(&self, _advice: &str) -> Option<String> {
         None
     }
-    /// CPUs that the figures its advice rests on took at once: where that
-    /// is more than one, where the host placed the vCPUs moves the advice,
-    /// and a run whose every-CPU reference moved withholds it.
-    fn advice_cpus(&self) -> usize {
-        1
-    }
-    /// The work besides reading memory that the figures its advice rests on
-    /// are made of ([`SideReference`]): the host moves each apart from the
-    /// reference's read and chase, and a run whose matching reference moved
-    /// beyond the limit withholds the advice. A ratio of interleaved variants cancels much
-    /// of a move that slows both alike: withholding it is caution, for a
-    /// move that need not be alike. `line`: one line of its advice, or
-    /// `None` for whichever of its lines rest on the most.
-    fn advice_side_references(&self, _line: Option<&str>) -> &'static [SideReference] {
-        &[]
-    }
     /// Its outcome as the tidy CSV's raw tables read it (`v`, serialised),
     /// with what the document's other findings refuse taken out; by
     /// default, as recorded.
@@ -62,31 +46,6 @@ pub trait Render {
     /// what a row needs (a nested sample's time); `None`: the tidy one.
     fn csv(&self, _doc: &Document) -> Option<String> {
         None
-    }
-}
-
-/// Work the suite's reference measures at its start, middle and end
-/// beside its read and its chase, since the host moves each on its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SideReference {
-    /// Calls and returns, a core's own work (the reference's PLT chain).
-    Calls,
-    /// The kernel's entry and exit (the reference's system call).
-    KernelEntry,
-    /// Loads that walk 4 KiB page tables (the reference's chase on 4 KiB
-    /// pages).
-    Walks4k,
-}
-
-impl SideReference {
-    /// How far its part of the reference moved over the run, where
-    /// measured.
-    pub fn moved(self, d: &memperf_model::timing::drift::HostDrift) -> Option<f64> {
-        match self {
-            SideReference::Calls => d.calls_moved(),
-            SideReference::KernelEntry => d.kernel_moved(),
-            SideReference::Walks4k => d.walks_4k_moved(),
-        }
     }
 }
 

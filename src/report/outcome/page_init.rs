@@ -77,7 +77,8 @@ fn variants_table(o: &page_init::Outcome) -> String {
             format!("{:.2}", r.ns_per_page.median),
             format!("{:.1}", r.pages_per_s / 1e6),
             r.speedup_vs_locked
-                .map(|x| format!("×{:.2} [×{:.2}, ×{:.2}]", x.median, x.low, x.high))
+                .as_ref()
+                .map(|x| format!("×{:.2} [×{:.2}, ×{:.2}]", x.estimate, x.low, x.high))
                 .unwrap_or_else(|| "reference".into()),
             format!("{:.0}%{}", r.fraction_of_store_limit * 100.0, if above(r) { "*" } else { "" }),
             r.validation.clone(),
@@ -144,42 +145,33 @@ fn run_store_limit(pi: &Outcome, doc: &Document, threads: usize) -> (f64, String
 }
 
 fn page_init_advice(doc: &Document) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(pi) = doc.outcome::<page_init::Outcome>() {
-        if let Some(b) = pi.fastest() {
-            let over = b
-                .speedup_vs_locked
-                .map(|r| format!("×{:.2} [×{:.2}, ×{:.2}] over locked", r.median, r.low, r.high))
-                .unwrap_or_else(|| "the locked reference".into());
-            out.push(if pi.limit_broken {
-                format!(
-                    "Page-descriptor initialisation: {} reaches {:.2} ns/page, {over}; the store limit was beaten, so no fraction of it is given.",
-                    pi.best, b.ns_per_page.median
-                )
-            } else {
-                {
-                    // Against the best store the whole run reached at its thread count.
-                    let (bps, source) = run_store_limit(pi, doc, b.threads);
-                    if bps <= 0.0 {
-                        return vec![format!(
-                            "Page-descriptor initialisation: {} reaches {:.2} ns/page, {over}; no store kernel ran at its thread count, so no fraction of a limit is given.",
-                            pi.best, b.ns_per_page.median
-                        )];
-                    }
-                    let limit_ns = 128.0 / bps * 1e9;
-                    format!(
-                        "Page-descriptor initialisation: {} reaches {:.2} ns/page, {over}, {:.0}% of the store-bandwidth limit ({} GB/s, {source}, {} thread(s): the best store this run reached).",
-                        pi.best,
-                        b.ns_per_page.median,
-                        limit_ns / b.ns_per_page.median * 100.0,
-                        gbps(bps),
-                        b.threads
-                    )
-                }
-            });
+    let Some(pi) = doc.outcome::<page_init::Outcome>() else { return Vec::new() };
+    let Some(b) = pi.fastest() else { return Vec::new() };
+    let reaches = format!("{} reaches {:.2} ns/page", pi.best, b.ns_per_page.median);
+    let limit = if pi.limit_broken {
+        "the store limit was beaten, so no fraction of it is given".to_string()
+    } else {
+        // Against the best store the whole run reached at its thread count.
+        let (bps, source) = run_store_limit(pi, doc, b.threads);
+        if bps <= 0.0 {
+            "no store kernel ran at its thread count, so no fraction of a limit is given".to_string()
+        } else {
+            format!(
+                "{:.0}% of the store-bandwidth limit ({} GB/s, {source}, {} thread(s): the best store this run reached)",
+                128.0 / bps * 1e9 / b.ns_per_page.median * 100.0,
+                gbps(bps),
+                b.threads
+            )
         }
-    }
-    out
+    };
+    vec![match &b.speedup_vs_locked {
+        Some(r) => {
+            let subject = format!("Page-descriptor initialisation, {} against the locked reference", pi.best);
+            let said = crate::report::verdict::ratio_said(r, crate::report::verdict::SPEED);
+            format!("{subject}: {said}: {reaches}, {limit}.")
+        }
+        None => format!("Page-descriptor initialisation: the locked reference is the fastest: {reaches}, {limit}."),
+    }]
 }
 
 impl super::Render for Outcome {
@@ -213,9 +205,5 @@ impl super::Render for Outcome {
     }
     fn advice_row(&self, _advice: &str) -> Option<String> {
         Some("best:".into())
-    }
-    /// The best variant's threads: its one line rests on them.
-    fn advice_cpus(&self) -> usize {
-        self.fastest().map_or(1, |b| b.threads)
     }
 }

@@ -41,7 +41,7 @@ pub fn prefetch_fault_text(o: &prefetch_fault::Outcome) -> String {
 
 /// A paired difference in ns with its interval, or "-".
 fn interval(r: &Option<crate::timing::Ratio>) -> String {
-    r.map(|r| format!("{:+.2} [{:+.2}, {:+.2}]", r.median, r.low, r.high)).unwrap_or_else(|| "-".into())
+    r.as_ref().map(|r| format!("{:+.2} [{:+.2}, {:+.2}]", r.estimate, r.low, r.high)).unwrap_or_else(|| "-".into())
 }
 
 /// Each instruction on each target in each loop, against mapped lines.
@@ -93,7 +93,7 @@ fn stride_table(o: &Outcome) -> String {
             r.ahead_pages.to_string(),
             format!("{:.1}", r.ns_per_access_without),
             format!("{:.1}", r.ns_per_access_with),
-            format!("×{:.2} [×{:.2}, ×{:.2}]", r.speedup.median, r.speedup.low, r.speedup.high),
+            format!("×{:.2} [×{:.2}, ×{:.2}]", r.speedup.estimate, r.speedup.low, r.speedup.high),
         ]);
     }
     s.render()
@@ -115,8 +115,8 @@ fn prefetch_fault_plot(o: &prefetch_fault::Outcome) -> Result<Plot> {
                 .iter()
                 .map(|(ins, t)| {
                     let cell = o.cells.iter().find(|c| &c.instruction == ins && c.target == *t && c.loop_kind == k)?;
-                    let r = if *t == Target::Mapped { cell.over_baseline_ns } else { cell.over_mapped_ns }?;
-                    Some(Bar { value: r.median, interval: Some((r.low, r.high)) })
+                    let r = if *t == Target::Mapped { cell.over_baseline_ns.as_ref() } else { cell.over_mapped_ns.as_ref() }?;
+                    Some(Bar { value: r.estimate, interval: Some((r.low, r.high)) })
                 })
                 .collect();
             (format!("{k:?} loop").to_lowercase(), bars)
@@ -146,7 +146,7 @@ fn interval_words(o: &prefetch_fault::Outcome) -> String {
     let lowest = o
         .cells
         .iter()
-        .flat_map(|c| [c.over_baseline_ns, c.over_mapped_ns])
+        .flat_map(|c| [c.over_baseline_ns.as_ref(), c.over_mapped_ns.as_ref()])
         .flatten()
         .map(|r| r.confidence)
         .fold(f64::INFINITY, f64::min);
@@ -158,17 +158,15 @@ fn interval_words(o: &prefetch_fault::Outcome) -> String {
 }
 
 fn prefetch_fault_advice(doc: &Document) -> Vec<String> {
-    let lines = doc.outcome::<prefetch_fault::Outcome>().map(advice_of).unwrap_or_default();
-    lines.into_iter().map(|(line, _)| line).collect()
+    doc.outcome::<prefetch_fault::Outcome>().map(advice_of).unwrap_or_default()
 }
 
-/// The lines of advice `pf` gives, each with whether it rests on 4 KiB
-/// walks: a trap (counted, not timed: no), or no cost on bad addresses
-/// (timed prefetches whose translation misses and walks: yes); then its
-/// TLB-miss verdict (a 4 KiB walk with and without a prefetch ahead: yes,
-/// unless inconclusive).
-fn advice_of(pf: &Outcome) -> Vec<(String, bool)> {
-    use prefetch_fault::Finding;
+/// The lines of advice `pf` gives: traps (counted, not timed), else each
+/// instruction's verdict on its bad targets against a mapped line, then
+/// the TLB-miss verdict.
+fn advice_of(pf: &Outcome) -> Vec<String> {
+    use crate::report::verdict::{said, SPEED};
+    use prefetch_fault::{Finding, TlbMissVerdict};
     let mut out = Vec::new();
     let mut traps: Vec<&str> = pf
         .verdicts
@@ -177,28 +175,73 @@ fn advice_of(pf: &Outcome) -> Vec<(String, bool)> {
         .map(|v| v.instruction.as_str())
         .collect();
     traps.dedup();
-    let free: Vec<&str> = pf
-        .verdicts
-        .iter()
-        .filter(|v| matches!(v.finding, Finding::NoCostBeyondNoise { .. }))
-        .map(|v| v.instruction.as_str())
-        .collect();
     if !traps.is_empty() {
-        out.push((
-            format!("Prefetches of bad addresses trap here ({}): guard them with a NULL test.", traps.join(", ")),
-            false,
-        ));
-    } else if pf.verdicts.iter().all(|v| matches!(v.finding, Finding::NoCostBeyondNoise { .. })) && !free.is_empty()
+        out.push(format!("Prefetches of bad addresses trap here ({}): guard them with a NULL test.", traps.join(", ")));
+    } else if !pf.verdicts.is_empty()
+        && pf.verdicts.iter().all(|v| matches!(v.finding, Finding::NoCostBeyondNoise { .. }))
     {
-        out.push(("No prefetch instruction traps or costs more than the noise on a bad address here: prefetching NULL at the end of a list is harmless.".into(), true));
+        out.push(format!(
+            "Prefetches of bad addresses (NULL, unmapped, PROT_NONE, kernel) against a mapped line, every instruction \
+             and loop: no change, each within ±{:.0}% of a mapped prefetch's cost or less: prefetching NULL at the end \
+             of a list is harmless.",
+            crate::report::text::MIN_ADVISED_CHANGE * 100.0
+        ));
+    } else if let Some(line) = costs_line(pf) {
+        out.push(line);
     }
-    let mut v = pf.tlb_miss_verdict.describe();
-    if let Some(c) = v.get_mut(0..1) {
-        c.make_ascii_uppercase();
-    }
-    let walks = !matches!(pf.tlb_miss_verdict, prefetch_fault::TlbMissVerdict::Inconclusive { .. });
-    out.push((format!("{v}."), walks));
+    out.push(match &pf.tlb_miss_verdict {
+        TlbMissVerdict::Walks { ahead_pages, speedup_small } => format!(
+            "Prefetching {ahead_pages} pages ahead of a 4 KiB page walk against none: {}: prefetches that miss the \
+             TLB walk the page table here, so a prefetch far enough ahead hides a page walk.",
+            said(&speedup_small.verdict(), SPEED)
+        ),
+        other => {
+            let mut v = other.describe();
+            if let Some(c) = v.get_mut(0..1) {
+                c.make_ascii_uppercase();
+            }
+            format!("{v}.")
+        }
+    });
     out
+}
+
+/// The instruction and loop pairs whose bad targets are not free, in one
+/// line: the costliest pair's verdict (else the least resolved one's), and
+/// how many pairs cost more, are not resolved, or cost no more.
+fn costs_line(pf: &Outcome) -> Option<String> {
+    use crate::report::verdict::{said, COST_NS};
+    use prefetch_fault::Finding;
+    let count = |f: fn(&Finding) -> bool| pf.verdicts.iter().filter(|v| f(&v.finding)).count();
+    let costs = count(|f| matches!(f, Finding::Costs { .. }));
+    let open = count(|f| matches!(f, Finding::NotResolved { .. }));
+    let free = count(|f| matches!(f, Finding::NoCostBeyondNoise { .. }));
+    let pick = |want: fn(&Finding) -> bool| {
+        pf.verdicts
+            .iter()
+            .filter(|v| want(&v.finding))
+            .filter_map(|v| match &v.finding {
+                Finding::Costs { target, over_mapped_ns } | Finding::NotResolved { target, over_mapped_ns } => {
+                    Some((v, *target, over_mapped_ns))
+                }
+                _ => None,
+            })
+            .max_by(|a, b| a.2.estimate.total_cmp(&b.2.estimate))
+    };
+    let (v, target, r) = pick(|f| matches!(f, Finding::Costs { .. })).or_else(|| pick(|_| true))?;
+    let kind = match v.loop_kind {
+        prefetch_fault::LoopKind::Throughput => "throughput",
+        prefetch_fault::LoopKind::Latency => "dependent",
+    };
+    Some(format!(
+        "A prefetch of a bad address ({}, {} in the {kind} loop) against one of a mapped line: {}. Of {} instruction \
+         and loop pairs, {costs} cost more, {open} are not resolved and {free} cost no more: prefetches of such \
+         addresses do not trap here, and cost what they cost only where they are frequent.",
+        target.name(),
+        v.instruction,
+        said(&r.verdict(), COST_NS),
+        pf.verdicts.len()
+    ))
 }
 
 /// ns per prefetch of each instruction on each target, in each loop (the
@@ -244,51 +287,37 @@ impl super::Render for Outcome {
     fn advice_row(&self, advice: &str) -> Option<String> {
         advice.starts_with("Prefetches that miss the TLB").then(|| "prefetches that miss the TLB".into())
     }
-    /// The lines resting on 4 KiB walks (as [`advice_of`] tags them), which
-    /// the host moves apart from the reference's read and chase.
-    fn advice_side_references(&self, line: Option<&str>) -> &'static [super::SideReference] {
-        if advice_of(self).iter().filter(|(_, walks)| *walks).any(|(l, _)| line.is_none_or(|t| t == l)) {
-            &[super::SideReference::Walks4k]
-        } else {
-            &[]
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Render, SideReference};
     use super::*;
     use prefetch_fault::{Finding, TlbMissVerdict};
 
-    /// Each line of its advice and what it rests on: the TLB-miss walk and
-    /// "no cost on a bad address" on 4 KiB walks, a trap (counted) and an
-    /// inconclusive verdict on nothing. The recordings give only the first.
+    /// Each finding's line: a trap, no cost on any bad address, a cost
+    /// in the verdicts' words; and the TLB-miss verdict after them.
     #[test]
-    fn the_lines_resting_on_4k_walks_say_so_and_no_others() {
+    fn each_finding_is_said_in_the_verdicts_words() {
         let (_, doc) = crate::test_support::recorded_suites().into_iter().next().expect("a recording");
         let recorded = doc.outcome::<Outcome>().expect("its prefetch-fault").clone();
-        let rests = |o: &Outcome, starts: &str| {
-            let lines: Vec<String> = advice_of(o).into_iter().map(|(l, _)| l).collect();
-            let line = lines.iter().find(|l| l.starts_with(starts)).unwrap_or_else(|| panic!("{starts}: {lines:?}"));
-            o.advice_side_references(Some(line)).to_vec()
-        };
-        assert!(matches!(recorded.tlb_miss_verdict, TlbMissVerdict::Walks { .. }), "{:?}", recorded.tlb_miss_verdict);
-        assert_eq!(rests(&recorded, "Prefetches that miss the TLB walk"), [SideReference::Walks4k]);
         let with = |finding: Finding| {
             let mut o = recorded.clone();
             o.verdicts.iter_mut().for_each(|v| v.finding = finding.clone());
             o
         };
-        let free = with(Finding::NoCostBeyondNoise { widest_high_ns: 0.1 });
-        assert_eq!(rests(&free, "No prefetch instruction traps"), [SideReference::Walks4k]);
+        let free = advice_of(&with(Finding::NoCostBeyondNoise { widest_high_ns: 0.1 }));
+        assert!(free[0].contains("no change, each within ±5%") && free[0].contains("harmless"), "{free:?}");
         let target = recorded.cells[0].target;
-        let traps = with(Finding::Traps { target, faults_per_prefetch: 1.0 });
-        assert_eq!(rests(&traps, "Prefetches of bad addresses trap"), []);
-        assert_eq!(traps.advice_side_references(None), [SideReference::Walks4k], "its TLB-miss line");
-        let mut nothing = traps.clone();
+        let traps = advice_of(&with(Finding::Traps { target, faults_per_prefetch: 1.0 }));
+        assert!(traps[0].starts_with("Prefetches of bad addresses trap here"), "{traps:?}");
+        let cost = crate::timing::Ratio::differences(&[5.0, 5.5, 4.8, 5.2, 5.1, 4.9, 5.3, 5.0, 5.2, 4.7, 5.0, 5.1])
+            .unwrap()
+            .relative_to(10.0);
+        let costs = advice_of(&with(Finding::Costs { target, over_mapped_ns: cost }));
+        assert!(costs[0].contains(": costs more +5.") && costs[0].contains("] ns"), "{costs:?}");
+        assert_eq!(costs.len(), 2, "one line for every pair, and the TLB-miss verdict: {costs:?}");
+        let mut nothing = recorded.clone();
         nothing.tlb_miss_verdict = TlbMissVerdict::Inconclusive { reason: "too few pairs".into() };
-        assert_eq!(rests(&nothing, "Inconclusive: too few pairs"), []);
-        assert_eq!(nothing.advice_side_references(None), [], "a trap and an inconclusive verdict rest on no walk");
+        assert_eq!(advice_of(&nothing).last().map(String::as_str), Some("Inconclusive: too few pairs."));
     }
 }

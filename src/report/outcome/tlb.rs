@@ -23,7 +23,7 @@ pub fn tlb_text(o: &tlb::Outcome) -> String {
     match &o.walk_ns {
         Some(w) => out.push_str(&format!(
             "\npage walk beyond the 4 KiB reach: {:.1} ns [{:.1}, {:.1}]{}\n",
-            w.median,
+            w.estimate,
             w.low,
             w.high,
             o.walk_cycles.map(|c| format!(" ({c:.0} cycles at the measured clock)")).unwrap_or_default()
@@ -189,17 +189,13 @@ impl super::Render for Outcome {
             "page walk beyond the 4 KiB reach".into(),
             crate::report::headlines::Unit::Nanoseconds(None),
             samples,
-            w.median,
+            w.estimate,
             false,
         )
         .walks_4k()]
     }
     fn advice(&self, doc: &Document) -> Vec<String> {
         tlb_advice(doc)
-    }
-    /// Its chases walk 4 KiB page tables.
-    fn advice_side_references(&self, _line: Option<&str>) -> &'static [super::SideReference] {
-        &[super::SideReference::Walks4k]
     }
     fn advice_row(&self, advice: &str) -> Option<String> {
         Some(advice.trim_end_matches('.').to_lowercase().chars().take(40).collect())

@@ -56,7 +56,7 @@ fn policy_table(o: &Outcome) -> String {
             format!("{:.2}", r.flops_per_s / 1e9),
             r.speedup_vs_4k
                 .as_ref()
-                .map(|s| format!("×{:.2} [×{:.2}, ×{:.2}]", s.median, s.low, s.high))
+                .map(|s| format!("×{:.2} [×{:.2}, ×{:.2}]", s.estimate, s.low, s.high))
                 .unwrap_or_else(|| "-".into()),
             r.translation_ns_per_row.map(|d| format!("{d:.1}")).unwrap_or_else(|| "-".into()),
             if counted.iter().all(|c| c.ends_with("not measured")) {
@@ -86,7 +86,7 @@ fn article_beside_today(o: &Outcome) -> String {
     let today: Vec<String> = o
         .results
         .iter()
-        .filter_map(|r| r.speedup_vs_4k.as_ref().map(|s| format!("{} ×{:.2}", r.pages, s.median)))
+        .filter_map(|r| r.speedup_vs_4k.as_ref().map(|s| format!("{} ×{:.2}", r.pages, s.estimate)))
         .collect();
     out.push_str(&format!(
         "today (this machine): {}\n",
@@ -133,9 +133,5 @@ impl super::Render for Outcome {
     }
     fn advice(&self, _doc: &Document) -> Vec<String> {
         self.advice.clone()
-    }
-    /// Every line sets huge pages against the program on 4 KiB pages.
-    fn advice_side_references(&self, _line: Option<&str>) -> &'static [super::SideReference] {
-        &[super::SideReference::Walks4k]
     }
 }

@@ -6,7 +6,7 @@ use crate::analysis;
 use crate::kernels::{Hint, StreamShape, Traffic};
 use crate::memory::{Backing, PagePolicy};
 use crate::timing::Summary;
-use crate::timing::{Direction, Ratio};
+use crate::timing::{Call, Ratio};
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 
@@ -123,18 +123,21 @@ impl PrefetchEffect {
 pub enum Effect {
     Helps,
     Hurts,
-    WithinNoise,
-    /// Too few confirming pairs for an interval of 90%: no verdict.
-    TooFewPairs,
+    /// The interval lies within ± the threshold.
+    NoChange,
+    /// The interval holds no change and changes past the threshold (or
+    /// too few confirming pairs for any interval).
+    #[serde(alias = "within-noise", alias = "too-few-pairs")]
+    NotResolved,
 }
 
 impl Effect {
     pub fn of(r: &Ratio) -> Effect {
-        match r.direction() {
-            Direction::Above => Effect::Helps,
-            Direction::Below => Effect::Hurts,
-            Direction::WithinNoise => Effect::WithinNoise,
-            Direction::TooFewPairs => Effect::TooFewPairs,
+        match r.call() {
+            Call::Above => Effect::Helps,
+            Call::Below => Effect::Hurts,
+            Call::NoChange => Effect::NoChange,
+            Call::NotResolved | Call::Invalid => Effect::NotResolved,
         }
     }
 
@@ -142,8 +145,8 @@ impl Effect {
         match self {
             Effect::Helps => "helps",
             Effect::Hurts => "hurts",
-            Effect::WithinNoise => "within the noise",
-            Effect::TooFewPairs => "too few repetitions to say",
+            Effect::NoChange => "no change",
+            Effect::NotResolved => "not resolved",
         }
     }
 }
@@ -294,13 +297,27 @@ impl FrameSets {
     /// counts as ×1), each with its interval: `(slowest, fastest)`.
     pub fn extremes(&self) -> Option<(Ratio, Ratio)> {
         // The first against itself: exact, from no pairs.
-        let first = Ratio { n: 0, median: 1.0, low: 1.0, high: 1.0, confidence: 1.0 };
-        let all: Vec<Ratio> = std::iter::once(first).chain(self.arrays.iter().filter_map(|a| a.ratio_to_first)).collect();
+        let first = Ratio {
+            n: 0,
+            estimate: 1.0,
+            low: 1.0,
+            high: 1.0,
+            confidence: 1.0,
+            scale: Default::default(),
+            mappings: 1,
+            reference_level: None,
+            values: Vec::new(),
+            mapping_of: Vec::new(),
+            looks: Vec::new(),
+            level: None,
+        };
+        let all: Vec<Ratio> =
+            std::iter::once(first).chain(self.arrays.iter().filter_map(|a| a.ratio_to_first.clone())).collect();
         if all.len() < 2 {
             return None;
         }
-        let by = |a: &&Ratio, b: &&Ratio| a.median.total_cmp(&b.median);
-        Some((*all.iter().min_by(by)?, *all.iter().max_by(by)?))
+        let by = |a: &&Ratio, b: &&Ratio| a.estimate.total_cmp(&b.estimate);
+        Some((all.iter().min_by(by)?.clone(), all.iter().max_by(by)?.clone()))
     }
 
     /// Whether the arrays differ beyond their intervals by more than

@@ -103,7 +103,7 @@ impl Lesson {
     /// [`SAVE_NOISE`] with its whole interval. Such cells were disturbed
     /// (or a kernel is wrong), and nothing is judged against them.
     pub fn unsound(&self) -> Option<String> {
-        let faster = |r: &Option<Ratio>| r.as_ref().filter(|r| r.high < 1.0 - SAVE_NOISE).map(|r| r.median);
+        let faster = |r: &Option<Ratio>| r.as_ref().filter(|r| r.high < 1.0 - SAVE_NOISE).map(|r| r.estimate);
         if let Some(m) = faster(&self.cheap_save_cost) {
             return Some(format!(
                 "the no-save reference ran slower than the cheapest save, which adds work to it (×{m:.2}): its cells were disturbed"

@@ -91,8 +91,12 @@ pub enum Finding {
     Traps { target: Target, faults_per_prefetch: f64 },
     /// The costliest bad target, whose interval lies above 0.
     Costs { target: Target, over_mapped_ns: Ratio },
-    /// Every bad target's interval contains 0 (or lies below it).
+    /// Every bad target's verdict is no change (within ± the threshold of
+    /// the mapped prefetch's cost) or costs less.
     NoCostBeyondNoise { widest_high_ns: f64 },
+    /// No bad target costs more beyond its interval, and at least one is
+    /// not resolved (the one with the widest interval).
+    NotResolved { target: Target, over_mapped_ns: Ratio },
     /// No bad target, or too few samples for an interval of 90%.
     NotMeasured { reason: String },
 }
@@ -170,13 +174,20 @@ impl Finding {
             ),
             Finding::Costs { target, over_mapped_ns: r } => format!(
                 "costs {:.2} ns more than a prefetch of a mapped line on {} [{:.2}, {:.2}] ns",
-                r.median,
+                r.estimate,
                 target.name(),
                 r.low,
                 r.high
             ),
             Finding::NoCostBeyondNoise { widest_high_ns } => format!(
-                "no cost beyond the noise on any bad target (every interval contains 0; at most +{widest_high_ns:.2} ns)"
+                "no cost on any bad target (each within ±5% of a mapped prefetch's, or less; at most +{widest_high_ns:.2} ns)"
+            ),
+            Finding::NotResolved { target, over_mapped_ns: r } => format!(
+                "not resolved on {}: {:+.2} [{:+.2}, {:+.2}] ns over a prefetch of a mapped line holds no cost and more than 5%",
+                target.name(),
+                r.estimate,
+                r.low,
+                r.high
             ),
             Finding::NotMeasured { reason } => format!("not measured: {reason}"),
         }
@@ -188,11 +199,11 @@ impl TlbMissVerdict {
         match self {
             TlbMissVerdict::Walks { ahead_pages, speedup_small: r } => format!(
                 "prefetches that miss the TLB walk the page table: prefetching {ahead_pages} pages ahead speeds up the 4 KiB walk ×{:.2} [×{:.2}, ×{:.2}]",
-                r.median, r.low, r.high
+                r.estimate, r.low, r.high
             ),
             TlbMissVerdict::Dropped { speedup_small: s, speedup_huge: h } => format!(
                 "prefetches that miss the TLB are dropped: ×{:.2} [×{:.2}, ×{:.2}] on 4 KiB pages against ×{:.2} [×{:.2}, ×{:.2}] on huge pages",
-                s.median, s.low, s.high, h.median, h.low, h.high
+                s.estimate, s.low, s.high, h.estimate, h.low, h.high
             ),
             TlbMissVerdict::Inconclusive { reason } => format!("inconclusive: {reason}"),
         }

@@ -1,11 +1,14 @@
-//! What timing gives the document: summaries of samples, paired ratios,
-//! and the core clock.
+//! What timing gives the document: summaries of samples, paired
+//! comparisons and their verdicts, and the core clock.
 
 pub mod core_clock;
 pub mod drift;
 pub mod ratio;
+pub mod said;
 pub mod stats;
+pub mod verdict;
 
 pub use core_clock::CoreClock;
-pub use ratio::{Direction, Ratio};
+pub use ratio::Ratio;
 pub use stats::Summary;
+pub use verdict::{Call, Verdict};

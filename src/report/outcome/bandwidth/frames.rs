@@ -27,7 +27,7 @@ pub(super) fn frame_sets_text(o: &Outcome) -> String {
             gbps(a.bytes_per_s.median),
             gbps(a.bytes_per_s.min),
             gbps(a.bytes_per_s.max),
-            a.ratio_to_first.map_or_else(|| "-".into(), |r| format!("×{:.3} [×{:.3}, ×{:.3}]", r.median, r.low, r.high)),
+            a.ratio_to_first.as_ref().map_or_else(|| "-".into(), |r| format!("×{:.3} [×{:.3}, ×{:.3}]", r.estimate, r.low, r.high)),
             a.pages_per_2mib_block.map_or_else(|| "unknown".into(), |b| format!("{b:.1}")),
         ])
     };
@@ -57,7 +57,7 @@ pub(crate) fn in_order_text(f: &FrameSets) -> String {
     let order = b
         .in_order_fraction
         .map_or_else(|| " in physical order".into(), |o| format!(", {:.0}% of them in physical order,", o * 100.0));
-    let ratio = b.ratio_to_first.map_or_else(String::new, |r| format!(", {} of the first array", ratio_text(&r)));
+    let ratio = b.ratio_to_first.as_ref().map_or_else(String::new, |r| format!(", {} of the first array", ratio_text(r)));
     format!(
         "{} thread(s): 4 KiB pages over whole 2 MiB blocks{order} read {} GB/s{ratio}: the rate where free memory \
          is whole; the headline is the scattered arrays' (their pages first touched in a shuffled order, the same \
@@ -73,9 +73,9 @@ pub(crate) fn verdict(f: &FrameSets) -> String {
     let Some((slow, fast)) = f.extremes() else {
         return format!("{} thread(s): one array, so no comparison of frames", f.threads);
     };
-    let spread = (fast.median / slow.median - 1.0) * 100.0;
+    let spread = (fast.estimate / slow.estimate - 1.0) * 100.0;
     let blocks = density_text(f);
-    let (slowest, fastest) = (format!("×{:.3}", slow.median), format!("×{:.3}", fast.median));
+    let (slowest, fastest) = (format!("×{:.3}", slow.estimate), format!("×{:.3}", fast.estimate));
     if f.frames_matter(FRAMES_MATTER) {
         format!(
             "{} thread(s): the arrays read {slowest} to {fastest} of the first{blocks}, {spread:.0}% apart beyond \
@@ -115,7 +115,7 @@ mod tests {
             FrameSet { bytes_per_s: rate, ratio_to_first: None, pages_per_2mib_block: Some(6.5), in_order_fraction: None };
         let others = ratios.iter().map(|&(median, low, high)| FrameSet {
             bytes_per_s: rate,
-            ratio_to_first: Some(Ratio { n: 10, median, low, high, confidence: 0.98 }),
+            ratio_to_first: Some(Ratio::stated(10, median, low, high, 0.995)),
             pages_per_2mib_block: None,
             in_order_fraction: None,
         });
@@ -135,7 +135,7 @@ mod tests {
         assert!(none.contains("physical order: not measured (no huge page for every block"), "{none}");
         f.blocks_in_order = Some(FrameSet {
             bytes_per_s: Summary::of(&[30e9]).unwrap(),
-            ratio_to_first: Some(Ratio { n: 10, median: 1.36, low: 1.3, high: 1.4, confidence: 0.98 }),
+            ratio_to_first: Some(Ratio::stated(10, 1.36, 1.3, 1.4, 0.995)),
             pages_per_2mib_block: Some(512.0),
             in_order_fraction: Some(0.998),
         });
@@ -148,7 +148,7 @@ mod tests {
     fn arrays_apart_beyond_their_intervals_say_the_frames_matter() {
         let f = sets(&[(0.88, 0.86, 0.90), (1.10, 1.08, 1.12), (1.02, 0.99, 1.04)]);
         let (slow, fast) = f.extremes().unwrap();
-        assert_eq!((slow.median, fast.median), (0.88, 1.10));
+        assert_eq!((slow.estimate, fast.estimate), (0.88, 1.10));
         assert!(f.frames_matter(FRAMES_MATTER), "1.08 / 0.90 = 1.2 > 1.1");
         let v = verdict(&f);
         assert!(v.contains("×0.880 to ×1.100") && v.contains("25% apart"), "{v}");
@@ -168,7 +168,7 @@ mod tests {
         assert!(!f.frames_matter(FRAMES_MATTER));
         assert!(verdict(&f).contains("no effect of frames resolved among these"), "{}", verdict(&f));
         let first_is_the_slowest = sets(&[(1.2, 1.15, 1.25)]);
-        assert_eq!(first_is_the_slowest.extremes().unwrap().0.median, 1.0, "the first counts as ×1");
+        assert_eq!(first_is_the_slowest.extremes().unwrap().0.estimate, 1.0, "the first counts as ×1");
         assert!(first_is_the_slowest.frames_matter(FRAMES_MATTER), "1.15 / 1.0 > 1.1");
     }
 
