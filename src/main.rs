@@ -66,7 +66,8 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Report(a) => return export::rebuild(&a.path, a.output.as_deref(), a.reanalyze).map(|_| 0),
         Command::Compare(a) => {
             let fail = (a.fail_on_regression, a.fail_on_unjudged);
-            return export::compare(&a.a, &a.b, a.json.as_deref(), a.html.as_deref(), fail);
+            let (side_a, side_b) = a.sides()?;
+            return export::compare(&side_a, &side_b, a.json.as_deref(), a.html.as_deref(), fail);
         }
         Command::Cleanup => return tools::cleanup(),
         Command::Completions(a) => {

@@ -61,7 +61,7 @@ fn read_and_render(text: &str) {
         let _ = memperf::report::openmetrics::render(&doc);
         let (plots, _) = memperf::report::plots::all(&doc);
         let _ = memperf::report::html::render(&doc, &plots);
-        let _ = memperf::report::compare::compare(&doc, &doc, Some(5.0));
+        let _ = memperf::report::compare::compare(std::slice::from_ref(&doc), std::slice::from_ref(&doc), Some(5.0));
     }
 }
 

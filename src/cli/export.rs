@@ -191,17 +191,50 @@ pub fn rebuild(path: &Path, out: Option<&Path>, reanalyze: bool) -> Result<()> {
     sink::stdout(said.as_bytes())
 }
 
-/// `memperf compare A B`: headline metrics side by side, B over A, and
-/// whether each difference is beyond the noise of the raw samples; with
+/// The documents of one side: each path a document, a results folder,
+/// or a folder of results folders (each of its subfolders holding a
+/// document, in name order).
+fn runs_of(paths: &[PathBuf]) -> Result<Vec<Document>> {
+    let mut docs = Vec::new();
+    for p in paths {
+        let runs = runs_in(p);
+        if runs.is_empty() {
+            docs.push(crate::model::journal::load(p)?);
+        }
+        for r in runs {
+            docs.push(crate::model::journal::load(&r)?);
+        }
+    }
+    if docs.is_empty() {
+        return Err(Error::usage("compare needs a document on each side (fix: memperf compare A B)"));
+    }
+    Ok(docs)
+}
+
+/// The results folders inside `dir`, where it holds no document itself.
+fn runs_in(dir: &Path) -> Vec<PathBuf> {
+    let holds = |d: &Path| d.join("results.json").is_file() || d.join(crate::model::journal::FILE).is_file();
+    if !dir.is_dir() || holds(dir) {
+        return Vec::new();
+    }
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|it| it.flatten().map(|e| e.path()).filter(|p| p.is_dir() && holds(p)).collect())
+        .unwrap_or_default();
+    runs.sort();
+    runs
+}
+
+/// `memperf compare A B` or `compare A1 A2 … --against B1 B2 …`: every
+/// headline figure of the two sides judged (see `report::compare`); with
 /// `json`, the comparison as JSON too; with `html_out`, a page with the
-/// table and both runs' curves on the same axes. `fail` is
+/// table and the first runs' curves on the same axes. `fail` is
 /// `--fail-on-regression`'s threshold and `--fail-on-unjudged`. Returns
-/// the exit status: 3 when a headline got worse beyond the noise and by
-/// more than the threshold; else, with `--fail-on-unjudged`, 4 when a
-/// headline not judged (the host moved under it, it is unstable) did.
+/// the exit status: 3 when a figure got worse by at least the threshold;
+/// else, with `--fail-on-unjudged`, 4 when one not resolved is worse by
+/// more than it in its estimate.
 pub fn compare(
-    a: &Path,
-    b: &Path,
+    a: &[PathBuf],
+    b: &[PathBuf],
     json: Option<&Path>,
     html_out: Option<&Path>,
     (threshold_pct, fail_on_unjudged): (Option<f64>, bool),
@@ -211,22 +244,25 @@ pub fn compare(
     }
     let outputs: Vec<(&str, &Path)> =
         json.map(|p| ("--json", p)).into_iter().chain(html_out.map(|p| ("--html", p))).collect();
-    sink::check_all(&outputs, &[a, b])?;
-    let (da, db) = (crate::model::journal::load(a)?, crate::model::journal::load(b)?);
+    let inputs: Vec<&Path> = a.iter().chain(b).map(PathBuf::as_path).collect();
+    sink::check_all(&outputs, &inputs)?;
+    let (da, db) = (runs_of(a)?, runs_of(b)?);
     let c = crate::report::compare::compare(&da, &db, threshold_pct);
+    let names =
+        |p: &[PathBuf]| sink::one_line(&p.iter().map(|x| x.display().to_string()).collect::<Vec<_>>().join(" "));
     if c.rows.is_empty() && !c.left_out.is_empty() && c.left_out.iter().all(|l| !l.contains("only in")) {
         return Err(Error::usage(format!(
             "{} and {}: no headline could be compared ({})",
-            sink::one_line(&a.display().to_string()),
-            sink::one_line(&b.display().to_string()),
+            names(a),
+            names(b),
             sink::one_line(&c.left_out.join("; "))
         )));
     }
     if c.rows.is_empty() {
         return Err(Error::usage(format!(
             "{} and {} have no headline metric in common: nothing to compare",
-            a.display(),
-            b.display()
+            names(a),
+            names(b)
         )));
     }
     if let Some(j) = json {
@@ -234,7 +270,7 @@ pub fn compare(
         sink::write(j, format!("{body}\n").as_bytes())?;
     }
     if let Some(h) = html_out {
-        let overlays = plots::overlaid(&plots::all(&da).0, &plots::all(&db).0);
+        let overlays = plots::overlaid(&plots::all(&da[0]).0, &plots::all(&db[0]).0);
         sink::write(h, html::compare_page(&c, &overlays).as_bytes())?;
     }
     if json != Some(Path::new("-")) && html_out != Some(Path::new("-")) {
@@ -242,7 +278,7 @@ pub fn compare(
     }
     Ok(if c.regressions().next().is_some() {
         3
-    } else if fail_on_unjudged && c.unjudged_worse().next().is_some() {
+    } else if fail_on_unjudged && c.unresolved_worse().next().is_some() {
         4
     } else {
         0

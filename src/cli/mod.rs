@@ -307,22 +307,41 @@ pub struct ReportArgs {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// The baseline: results.json, journal.jsonl, or a results folder.
-    pub a: PathBuf,
-    /// The other run.
-    pub b: PathBuf,
+    /// The baseline then the other run (A B); with --against, every run of the baseline. Each: results.json, journal.jsonl, a results folder, or a folder of results folders.
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<PathBuf>,
+    /// The other side's runs, several for a verdict against the runs' own spread: compare A1 A2 A3 --against B1 B2 B3.
+    #[arg(long, value_name = "RUN", num_args = 1..)]
+    pub against: Vec<PathBuf>,
     /// Also write the comparison as JSON to FILE (`-` for stdout, instead of the table).
     #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
     pub json: Option<PathBuf>,
     /// Also write an HTML page: the table and both runs' curves on the same axes.
     #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
     pub html: Option<PathBuf>,
-    /// Exit with status 3 when a headline got worse beyond the noise and by more than PCT percent.
+    /// Exit with status 3 when a figure got worse by at least PCT percent (its whole 99% interval beyond it) [the verdicts' threshold: 5 without it].
     #[arg(long, value_name = "PCT", allow_hyphen_values = true, value_parser = regression_pct)]
     pub fail_on_regression: Option<f64>,
-    /// With --fail-on-regression: exit with status 4 when a headline not judged (the host moved under it, it is unstable within a run, or how far the host moved between the runs is not measured) got worse beyond the noise and by more than PCT.
+    /// With --fail-on-regression: exit with status 4 when a figure not resolved is worse by more than PCT in its estimate.
     #[arg(long, requires = "fail_on_regression")]
     pub fail_on_unjudged: bool,
+}
+
+impl CompareArgs {
+    /// The two sides: the runs before `--against` and those after it, or,
+    /// without it, the first run and the second.
+    pub fn sides(&self) -> crate::error::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+        if !self.against.is_empty() {
+            return Ok((self.runs.clone(), self.against.clone()));
+        }
+        match self.runs.as_slice() {
+            [a, b] => Ok((vec![a.clone()], vec![b.clone()])),
+            _ => Err(crate::error::Error::usage(format!(
+                "compare takes two runs (A B), or several with --against: got {} (fix: memperf compare A1 A2 --against B1 B2)",
+                self.runs.len()
+            ))),
+        }
+    }
 }
 
 /// clap's parser of `--fail-on-regression`: a percentage in [0, 1000).

@@ -166,14 +166,16 @@ pub fn compare_page(c: &super::compare::Comparison, overlays: &[(String, String)
     h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
     h.push_str(&format!("<title>memperf compare</title>\n<style>{}</style>\n</head>\n<body>\n", style::CSS));
     h.push_str("<header><h1>memperf compare</h1>\n");
-    for (name, side) in [("A", &c.a), ("B", &c.b)] {
-        h.push_str(&format!(
-            "<p>{name}: {} · {} · run {} · {}</p>\n",
-            escape(&side.hostname),
-            escape(&side.started_utc),
-            escape(&side.run_id),
-            escape(&side.cpu)
-        ));
+    for (name, sides) in [("A", &c.a), ("B", &c.b)] {
+        for side in sides {
+            h.push_str(&format!(
+                "<p>{name}: {} · {} · run {} · {}</p>\n",
+                escape(&side.hostname),
+                escape(&side.started_utc),
+                escape(&side.run_id),
+                escape(&side.cpu)
+            ));
+        }
     }
     h.push_str("</header>\n<main>\n<section id=\"table\">\n");
     if !c.same_cpu {
@@ -181,29 +183,24 @@ pub fn compare_page(c: &super::compare::Comparison, overlays: &[(String, String)
             "<p class=\"bad\">A and B ran on different CPUs: the differences are the machines', not a change.</p>\n",
         );
     }
-    let moves = super::compare::host_moves_text(c);
-    if !moves.is_empty() {
-        h.push_str(&format!("<p>{}</p>\n", escape(moves.trim())));
-    }
+    h.push_str(&format!("<p>{}</p>\n", escape(super::compare::basis_text(c).trim())));
     h.push_str("<table class=\"metrics\"><tr><th>metric</th><th>A</th><th>B</th><th>B/A</th><th>verdict</th></tr>\n");
     for r in &c.rows {
-        let verdict = r.verdict.describe();
-        let flag = match (r.regression, super::compare::row_flag(r)) {
-            (true, f) => format!(" <strong>{}</strong>", escape(f.trim_start_matches(" — "))),
-            (false, f) => escape(&f),
+        let said = super::compare::row_said(r, r.higher_is_better);
+        let verdict = match said.strip_suffix(" — REGRESSION") {
+            Some(s) => format!("{} <strong>REGRESSION</strong>", escape(s)),
+            None => escape(&said),
         };
         h.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>×{:.3}</td><td>{}{flag}</td></tr>\n",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>×{:.3}</td><td>{verdict}</td></tr>\n",
             escape(&r.metric),
             escape(&crate::units::readable(r.a, &r.unit)),
             escape(&crate::units::readable(r.b, &r.unit)),
             r.ratio,
-            escape(&verdict)
         ));
     }
     h.push_str("</table>\n");
-    let not_judged = super::compare::not_judged_text(c) + &super::compare::unjudged_worse_text(c);
-    for line in not_judged.lines().filter(|l| !l.is_empty()) {
+    for line in super::compare::summary(c).lines().filter(|l| !l.is_empty()) {
         h.push_str(&format!("<p>{}</p>\n", escape(line)));
     }
     h.push_str("</section>\n");

@@ -271,6 +271,17 @@ impl super::Render for Outcome {
     fn advice(&self, _doc: &Document) -> Vec<String> {
         calls_advice(self)
     }
+    /// Each change's saving at the deepest depth.
+    fn paired(&self, _doc: &Document) -> Vec<super::Paired> {
+        self.savings
+            .iter()
+            .map(|s| super::Paired {
+                key: format!("calls.saving{{from={},to={},depth={}}}", s.from, s.to, s.depth),
+                name: format!("{} over {} calls at depth {}", s.from, s.to, s.depth),
+                ratio: s.speedup.clone(),
+            })
+            .collect()
+    }
     fn advice_row(&self, advice: &str) -> Option<String> {
         if advice.starts_with("Call chains deeper") {
             return Some("direct   1 thread(s): steps up".into());

@@ -188,6 +188,19 @@ impl super::Render for Outcome {
     fn advice(&self, _doc: &Document) -> Vec<String> {
         context_advice(self)
     }
+    /// The Ruby lesson's two ratios.
+    fn paired(&self, _doc: &Document) -> Vec<super::Paired> {
+        let lesson = [
+            ("context.removing_heavy_save", "heavy save / cheapest save, interpreter", &self.lesson.removing_heavy_save),
+            ("context.cheap_save_cost", "cheapest save / no save, interpreter", &self.lesson.cheap_save_cost),
+        ];
+        lesson
+            .into_iter()
+            .filter_map(|(key, name, r)| {
+                Some(super::Paired { key: key.into(), name: name.into(), ratio: r.as_ref()?.clone() })
+            })
+            .collect()
+    }
     fn advice_row(&self, _advice: &str) -> Option<String> {
         Some("removing the needless heavy save".into())
     }

@@ -320,6 +320,17 @@ impl super::Render for Outcome {
     fn advice(&self, doc: &Document) -> Vec<String> {
         latency_advice(doc)
     }
+    /// Each policy's random chase against the first's, per working set.
+    fn paired(&self, _doc: &Document) -> Vec<super::Paired> {
+        self.ratios
+            .iter()
+            .map(|r| super::Paired {
+                key: format!("latency.policies{{a={},b={},size_bytes={}}}", r.a, r.b, r.size_bytes.0),
+                name: format!("{} / {} random-access latency at {}", r.b, r.a, r.size_bytes),
+                ratio: r.ratio.clone(),
+            })
+            .collect()
+    }
 }
 
 /// Whether the page-local chase is the walk-free control it is meant to

@@ -38,6 +38,11 @@ pub trait Render {
     fn advice_row(&self, _advice: &str) -> Option<String> {
         None
     }
+    /// Its paired comparisons (ratios measured within the run), for
+    /// `compare`: each with its identity and name; none by default.
+    fn paired(&self, _doc: &Document) -> Vec<Paired> {
+        Vec::new()
+    }
     /// Its outcome as the tidy CSV's raw tables read it (`v`, serialised),
     /// with what the document's other findings refuse taken out; by
     /// default, as recorded.
@@ -47,6 +52,16 @@ pub trait Render {
     fn csv(&self, _doc: &Document) -> Option<String> {
         None
     }
+}
+
+/// A paired comparison of one run as `compare` joins it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Paired {
+    /// `experiment.quantity{label=value,…}`: the same in every run.
+    pub key: String,
+    /// What is set against what, as a person reads it.
+    pub name: String,
+    pub ratio: crate::timing::Ratio,
 }
 
 /// A renderer module per experiment and [`of`], from the model's list.

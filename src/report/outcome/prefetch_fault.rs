@@ -284,6 +284,18 @@ impl super::Render for Outcome {
     fn advice(&self, doc: &Document) -> Vec<String> {
         prefetch_fault_advice(doc)
     }
+    /// The page walk with a prefetch ahead against none, per policy and
+    /// distance.
+    fn paired(&self, _doc: &Document) -> Vec<super::Paired> {
+        self.stride
+            .iter()
+            .map(|s| super::Paired {
+                key: format!("prefetch_fault.walk{{ahead_pages={},pages={}}}", s.ahead_pages, s.pages),
+                name: format!("page walk on {} pages, none / {} pages ahead", s.pages, s.ahead_pages),
+                ratio: s.speedup.clone(),
+            })
+            .collect()
+    }
     fn advice_row(&self, advice: &str) -> Option<String> {
         advice.starts_with("Prefetches that miss the TLB").then(|| "prefetches that miss the TLB".into())
     }

@@ -134,4 +134,17 @@ impl super::Render for Outcome {
     fn advice(&self, _doc: &Document) -> Vec<String> {
         self.advice.clone()
     }
+    /// Each huge policy against 4 KiB pages.
+    fn paired(&self, _doc: &Document) -> Vec<super::Paired> {
+        self.results
+            .iter()
+            .filter_map(|r| {
+                Some(super::Paired {
+                    key: format!("working_set.speedup{{pages={}}}", r.pages),
+                    name: format!("sample application, 4k / {} time", r.pages),
+                    ratio: r.speedup_vs_4k.clone()?,
+                })
+            })
+            .collect()
+    }
 }
