@@ -559,6 +559,7 @@ mod tests {
     /// option is read into its type.
     const GOOD_AROUND: &[&[&str]] = &[
         &["compare", "a", "b", "--fail-on-regression", "5%"],
+        &["compare", "a1", "a2", "--against", "b1", "b2"],
         &["merge", "a", "--output", "o", "--reference", "r.json"],
         &["report", "p", "--output", "o"],
         &["man", "--output", "d"],

@@ -99,7 +99,7 @@ pub fn concurrency(doc: &Document) -> Vec<Concurrency> {
         return Vec::new();
     };
     // In memory: where the probe verified it, else 4× the last-level cache.
-    let from = doc.machine.chase_memory_from().map_or(4 * doc.machine.sizing_llc().0 .0, |b| b.0);
+    let from = doc.machine.chase_in_memory_from().0;
     let Some((lat_pages, latency_ns)) = walk_free_dram(lat, from) else { return Vec::new() };
     let line = doc.machine.line_bytes();
     let chains: Vec<(usize, f64)> =

@@ -486,7 +486,7 @@ fn results(
 fn warn_preconditions(p: &Params, ctx: &Bench) {
     let (llc, _) = ctx.machine.sizing_llc();
     let widest = p.threads.iter().copied().max().unwrap_or(1);
-    let in_memory = |threads| ctx.machine.read_memory_from_on(threads).filter(|&from| p.size_bytes >= from);
+    let in_memory = |threads| Some(ctx.machine.read_in_memory_from_on(threads)).filter(|&from| p.size_bytes >= from);
     if p.size_bytes.0 >= 4 * llc.0 || in_memory(widest).is_some() {
         return;
     }

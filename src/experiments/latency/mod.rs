@@ -573,7 +573,7 @@ pub fn latency_levels(
     let plausible = m.plausible_data_caches();
     let caches: Vec<Known> =
         plausible.iter().map(|(name, size)| Known { name: name.clone(), size: size.0 as f64 }).collect();
-    let memory_from = m.chase_memory_from();
+    let memory_from = Some(m.chase_in_memory_from());
     let far_ns = m.measured_levels.as_ref().and_then(|l| l.found.far_ns).map(|n| n.0);
     let mut pols: Vec<PagePolicy> = points.iter().map(|p| p.pages).collect();
     pols.sort();
@@ -645,7 +645,7 @@ fn reanalyze(o: &mut Outcome, m: &crate::machine::Fingerprint, ghz: Option<f64>)
 fn warn(ctx: &Bench, regions: &[(PagePolicy, Buffer)], points: &[Point], max: Bytes) {
     // Past where the probe verified memory, the far figure is memory's.
     let (llc, _) = ctx.machine.sizing_llc();
-    let in_memory = ctx.machine.chase_memory_from().is_some_and(|from| max >= from);
+    let in_memory = max >= ctx.machine.chase_in_memory_from();
     if max.0 < 4 * llc.0 && !in_memory {
         ctx.warn(Caution::LatencyMaxBelow4xLlc { max, llc });
     }
@@ -733,8 +733,9 @@ mod tests {
     /// 32 MiB reads 196 ns, its knee at the 32 MiB L3's size, beside a far
     /// level the probe measured at 276 ns from 4 MiB: no L3 hit, so
     /// "unattributed"; without the probe's figure the claim names it. The
-    /// last level is DRAM only where its largest working set lies at or
-    /// past where the probe verified memory.
+    /// last level is DRAM where its largest working set lies at or past
+    /// where memory begins: the probe did not verify it, but its 256 MiB is
+    /// eight times the 32 MiB L3, memory by size alone.
     #[test]
     fn a_level_as_slow_as_memory_is_named_after_no_cache() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/machines/amd-epyc-zen3-kvm-2vcpu/run-quick.json");
@@ -747,7 +748,8 @@ mod tests {
                 .map(|l| format!("{} {:.0}", l.name, l.latency_ns.0))
                 .collect()
         };
-        assert_eq!(named(&doc.machine), ["unattributed 196", "unattributed 427"]);
+        assert_eq!(named(&doc.machine), ["unattributed 196", "DRAM 427"]);
+        assert_eq!(doc.machine.chase_in_memory_from(), Bytes(256 * crate::units::MIB));
         let mut verified = doc.machine.clone();
         verified.measured_levels.as_mut().unwrap().found.memory_from = Some(Bytes(8 * crate::units::MIB));
         assert_eq!(named(&verified), ["unattributed 196", "DRAM 427"]);

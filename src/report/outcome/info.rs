@@ -203,13 +203,16 @@ fn measured_levels(m: &Fingerprint) -> String {
             f.far_not_reached.as_deref().unwrap_or("unknown")
         )),
     }
-    out.push_str(&memory_verified(l));
+    out.push_str(&memory_verified(l, m.memory_by_size()));
     out
 }
 
 /// Where memory was verified: by latency (flat past every cache, the
-/// looks agreeing) and by one thread's sequential read (flat rate).
-fn memory_verified(l: &crate::machine::levels::MeasuredLevels) -> String {
+/// looks agreeing) and by one thread's sequential read (flat rate); and
+/// from where figures are memory's by size alone (`by_size`). A latency
+/// still rising past the far level on huge pages is page walks, not a
+/// cache: said so.
+fn memory_verified(l: &crate::machine::levels::MeasuredLevels, by_size: crate::units::Bytes) -> String {
     let looks = 1 + l.looks.len();
     let mut out = match (l.found.memory_from, &l.found.memory_not_verified) {
         (Some(from), _) => format!(
@@ -218,9 +221,23 @@ fn memory_verified(l: &crate::machine::levels::MeasuredLevels) -> String {
             crate::analysis::levels::MEMORY_FLAT * 100.0,
             l.points.last().map_or(from, |p| p.size_bytes)
         ),
-        (None, Some(why)) => format!("  memory not verified ({why}): no figure of this run is called DRAM\n"),
+        (None, Some(why)) => {
+            let walks = if l.pages != crate::memory::PagePolicy::Small && l.found.far_from.is_some() {
+                " Past the far level no cache is left to fill: a latency that keeps rising there is page walks \
+                 (on a guest, through the host's page tables too), which grow with the working set."
+            } else {
+                ""
+            };
+            format!(
+                "  memory not verified by the probe ({why}); from {by_size}, eight times the last-level cache, \
+                 figures are memory's by size alone.{walks}\n"
+            )
+        }
         (None, None) => String::new(),
     };
+    if l.found.memory_from.is_some_and(|from| from > by_size) {
+        out.push_str(&format!("  from {by_size}, eight times the last-level cache, figures are memory's by size alone\n"));
+    }
     if !l.read_rates.is_empty() {
         let rates: Vec<String> =
             l.read_rates.iter().map(|r| format!("{} {:.1}", r.size_bytes, r.bytes_per_s / 1e9)).collect();

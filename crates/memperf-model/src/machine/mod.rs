@@ -189,14 +189,31 @@ impl Fingerprint {
     }
 
     /// Where the probe verified that a random chase is in memory (its
-    /// latency flat from there past every plausible cache), if it did.
+    /// latency flat from there past every plausible cache), if it did:
+    /// what sizes working sets.
     pub fn chase_memory_from(&self) -> Option<Bytes> {
         self.measured_levels.as_ref().and_then(|m| m.found.memory_from)
     }
 
+    /// Where a random chase is called memory's: where the probe verified
+    /// it, and at the latest from [`Self::memory_by_size`].
+    pub fn chase_in_memory_from(&self) -> Bytes {
+        self.chase_memory_from().map_or(self.memory_by_size(), |p| p.min(self.memory_by_size()))
+    }
+
+    /// Where memory begins by size alone: eight times the larger of the
+    /// plausible last-level cache (else the assumed one) and the far level
+    /// the probe measured. Past it no cache a host hands a guest holds a
+    /// working set, whatever a moving host did to the probe's points, so
+    /// reads and chases there are memory's.
+    pub fn memory_by_size(&self) -> Bytes {
+        let far = self.measured_levels.as_ref().and_then(|m| m.found.far_from).unwrap_or_default();
+        Bytes(8 * self.claimed_llc_or_assumed().0.max(far.0))
+    }
+
     /// Where the probe verified that one thread's sequential read is in
     /// memory (its rate changing by under 5% when the size doubles), if it
-    /// did.
+    /// did: what sizes arrays.
     pub fn read_memory_from(&self) -> Option<Bytes> {
         self.measured_levels.as_ref().and_then(|m| m.read_memory_from(READ_FLAT))
     }
@@ -209,6 +226,13 @@ impl Fingerprint {
     pub fn read_memory_from_on(&self, threads: usize) -> Option<Bytes> {
         let one = self.read_memory_from()?;
         Some(if threads > 1 { one.max(Bytes(2 * self.claimed_llc_or_assumed().0)) } else { one })
+    }
+
+    /// Where a read by `threads` threads is called memory's: where this
+    /// run verified it ([`Self::read_memory_from_on`]), and at the latest
+    /// from [`Self::memory_by_size`].
+    pub fn read_in_memory_from_on(&self, threads: usize) -> Bytes {
+        self.read_memory_from_on(threads).map_or(self.memory_by_size(), |p| p.min(self.memory_by_size()))
     }
 
     /// The data caches a working set's steady state fills, summed: the
