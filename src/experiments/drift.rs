@@ -1,4 +1,6 @@
-//! The suite's reference, taken at its start, middle and end: one thread
+//! The suite's reference, taken at its start, after every third
+//! experiment and at its end, so that a move of the host is placed in
+//! time, between two points a few experiments apart: one thread
 //! on the first CPU reads a region sequentially (bandwidth's `simd`
 //! kernel), every CPU the process may use reads its share of the region
 //! at once (where the host places the vCPUs, and whom they share a core
@@ -20,7 +22,7 @@
 //! within the run, `compare` also how far it moved between two runs.
 
 use crate::kernels::calls::{self, ChainFn, SharedChain};
-use crate::kernels::chase::{chase_kernel, visit_order, Chase};
+use crate::kernels::chase::{chase_kernel, visit_order, Chase, Cycle};
 use crate::kernels::{pattern_sum, stream_kernel, StreamArg, StreamShape};
 use crate::memory::{Buffer, PagePolicy};
 use crate::timing::{Clock, Team};
@@ -37,8 +39,19 @@ const CALL_CHAINS: u64 = 256;
 const CALL_DEPTH: u64 = 4096;
 /// System calls per sample (about 3 ms at 140 ns a call).
 const SYSCALLS: u64 = 20_000;
-/// Points a suite takes: its start, middle and end.
-pub const POINTS: usize = 3;
+/// Experiments between two points of the reference.
+pub const EVERY: usize = 3;
+
+/// Points a suite of `jobs` experiments takes: its start, after every
+/// [`EVERY`] experiments short of the last, and its end.
+pub fn points(jobs: usize) -> usize {
+    2 + jobs.saturating_sub(1) / EVERY
+}
+
+/// Whether a point follows experiment `done` (1-based) of `jobs`.
+pub fn point_after(done: usize, jobs: usize) -> bool {
+    done < jobs && done.is_multiple_of(EVERY)
+}
 
 /// The points so far, and the machine they size their region from.
 pub struct Reference {
@@ -50,6 +63,9 @@ pub struct Reference {
     /// The call chain, loaded once, or why not (a temporary directory
     /// that refuses executable files): the points then have no calls.
     calls: std::result::Result<SharedChain, crate::error::Error>,
+    /// The chases' cycle through the region's lines, built at the first
+    /// point and linked into every region after it.
+    cycle: Option<Cycle>,
     drift: HostDrift,
 }
 
@@ -123,7 +139,8 @@ impl Reference {
         let cpus = crate::timing::team::allowed_cpus();
         let all_threads = (cpus.len() > 1).then_some(cpus.len());
         let calls = SharedChain::load_reference();
-        Reference { size, thp, cpus, calls, drift: HostDrift { size_bytes: size, all_threads, points: Vec::new() } }
+        let drift = HostDrift { size_bytes: size, all_threads, points: Vec::new() };
+        Reference { size, thp, cpus, calls, cycle: None, drift }
     }
 
     /// Maps the region on THP (fewest walks; 4 KiB pages where the kernel
@@ -150,12 +167,12 @@ impl Reference {
         } else {
             (Vec::new(), true)
         };
-        let (chase_ns, chased_ok) = chase(&mut region, self.size, clock);
+        let cycle = self.cycle.take().unwrap_or_else(|| cycle_of(self.size));
+        let (chase_ns, chased_ok) = chase(&mut region, &cycle, clock);
         drop(region);
-        if !(read_ok && all_ok && chased_ok) {
-            return Point::Invalid;
-        }
-        let (chase_4k_ns, chase_4k_pages_per_block, walked_ok) = self.chase_4k(clock);
+        let walks = (read_ok && all_ok && chased_ok).then(|| self.chase_4k(clock, &cycle));
+        self.cycle = Some(cycle);
+        let Some((chase_4k_ns, chase_4k_pages_per_block, walked_ok)) = walks else { return Point::Invalid };
         let (call_ns, called_ok) = self.calls.as_ref().map_or((Vec::new(), true), |c| call_samples(c.first, clock));
         let call_ns = if called_ok { call_ns } else { Vec::new() };
         let syscall_ns = syscall_samples(clock);
@@ -182,14 +199,14 @@ impl Reference {
     /// none where the reference's own region is on 4 KiB pages already,
     /// where memory for it cannot be had, or where the chase ended off its
     /// cycle (`false`: the point keeps its other figures and says so).
-    fn chase_4k(&self, clock: &dyn Clock) -> (Vec<f64>, Option<f64>, bool) {
+    fn chase_4k(&self, clock: &dyn Clock, cycle: &Cycle) -> (Vec<f64>, Option<f64>, bool) {
         if !self.thp {
             return (Vec::new(), None, true);
         }
         match Buffer::new(PagePolicy::Small, self.size) {
             Ok(mut region) => {
                 let per_block = region.backing().pages_per_2mib_block;
-                match chase(&mut region, self.size, clock) {
+                match chase(&mut region, cycle, clock) {
                     (ns, true) => (ns, per_block, true),
                     _ => (Vec::new(), None, false),
                 }
@@ -232,16 +249,21 @@ fn all_read_passes(clock: &dyn Clock, region: &Buffer, size: Bytes, cpus: &[usiz
     (rates, ok)
 }
 
-/// ns per load of each timed sample of a random cycle through the
-/// region's lines (after an untimed walk), and whether every walk ended
-/// where the cycle says.
-fn chase(region: &mut Buffer, size: Bytes, clock: &dyn Clock) -> (Vec<f64>, bool) {
+/// The reference's random cycle through every line of a region of `size`.
+fn cycle_of(size: Bytes) -> Cycle {
+    Cycle::of(visit_order(size.0 as usize / 64, None, 0x0064_7269_6674)).expect("a visit order is a permutation")
+}
+
+/// ns per load of each timed sample of `cycle` through the region's lines
+/// (after an untimed walk), and whether every walk ended where the cycle
+/// says.
+fn chase(region: &mut Buffer, cycle: &Cycle, clock: &dyn Clock) -> (Vec<f64>, bool) {
     let k1 = chase_kernel(1).expect("one chain");
-    let lines = size.0 as usize / 64;
     let base = region.as_mut_slice::<u8>().as_mut_ptr();
-    // SAFETY: lines × 64 bytes fit the region, which outlives the chase
-    // (dropped at the end of this function).
-    let mut chase = unsafe { Chase::new(base, visit_order(lines, None, 0x0064_7269_6674), |s| s * 64, 1) };
+    // SAFETY: the cycle's lines × 64 bytes fit the region (both of the
+    // reference's size), which outlives the chase (dropped at the end of
+    // this function).
+    let mut chase = unsafe { Chase::of_cycle(base, cycle, |s| s * 64, 1) };
     // SAFETY: the chase's region is alive (borrowed for this call).
     let mut ok = unsafe { chase.run(k1, WARM_LOADS) };
     let mut out = Vec::with_capacity(SAMPLES);
@@ -307,6 +329,17 @@ fn read_signal_mask() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A suite of 13 experiments takes six points: its start, after the
+    /// 3rd, 6th, 9th and 12th, and its end; one of a single experiment two.
+    #[test]
+    fn the_points_fall_every_third_experiment() {
+        assert_eq!(points(13), 6);
+        let after: Vec<usize> = (1..=13).filter(|&d| point_after(d, 13)).collect();
+        assert_eq!(after, [3, 6, 9, 12]);
+        assert_eq!((points(1), (1..=1).filter(|&d| point_after(d, 1)).count()), (2, 0));
+        assert_eq!((points(3), (1..=3).filter(|&d| point_after(d, 3)).count()), (2, 0), "the end follows the 3rd");
+    }
 
     /// The reference's cost follows its region: a machine claiming a 128
     /// MiB cache reads 1 GiB, four times the bytes of a 32 MiB one's 256

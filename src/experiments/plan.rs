@@ -311,7 +311,6 @@ pub fn execute(
         }
         reference_point(r, clock, 0, doc, plan.command);
     }
-    let middle = plan.jobs.len() / 2;
     for index in 0..plan.jobs.len() {
         let job = &plan.jobs[index];
         progress.job(index);
@@ -343,10 +342,13 @@ pub fn execute(
         if let Some(rec) = doc.experiments.last() {
             on_record(doc, rec)?;
         }
-        if let Some(r) = reference.as_mut().filter(|_| index + 1 == middle) {
-            reference_point(r, clock, middle, doc, plan.command);
+        let jobs = plan.jobs.len();
+        if let Some(r) = reference.as_mut().filter(|_| super::drift::point_after(index + 1, jobs)) {
+            reference_point(r, clock, index + 1, doc, plan.command);
         }
-        let references_left = reference.as_ref().map_or(0, |_| 1 + usize::from(index + 1 < middle));
+        let references_left = reference
+            .as_ref()
+            .map_or(0, |_| 1 + (index + 2..jobs).filter(|&d| super::drift::point_after(d, jobs)).count());
         if let Some(c) = pace(plan, doc, Standing { done: index + 1, references_left, now_ns: clock.now_ns() }) {
             // The latest pacing warning says where the run stands.
             doc.warnings.retain(|w| w.code != c.code());
@@ -377,7 +379,7 @@ fn reference_point(
     command: Command,
 ) {
     let what = match r.measure(clock, after) {
-        super::drift::Point::Invalid => "the host reference (start, middle, end)",
+        super::drift::Point::Invalid => "the host reference (a point of it)",
         super::drift::Point::CallsInvalid => "the host reference's call chain",
         super::drift::Point::WalksInvalid => "the host reference's chase on 4 KiB pages",
         _ => return,
@@ -421,7 +423,8 @@ impl Plan {
     }
 
     /// A suite of more than one measuring experiment (not `--strict`)
-    /// takes the host's reference at its start, middle and end.
+    /// takes the host's reference at its start, after every few
+    /// experiments, and at its end ([`super::drift::points`]).
     pub fn has_reference(&self) -> bool {
         !self.strict && self.jobs.iter().filter(|j| j.measures()).count() > 1
     }
@@ -440,8 +443,11 @@ impl Plan {
             None if m.emulation.is_some() => 0.1,
             None => PROBE_S,
         };
-        let drift =
-            if self.has_reference() { super::drift::POINTS as f64 * super::drift::point_estimate_s(m) } else { 0.0 };
+        let drift = if self.has_reference() {
+            super::drift::points(self.jobs.len()) as f64 * super::drift::point_estimate_s(m)
+        } else {
+            0.0
+        };
         probe + drift + self.closing_s(0)
     }
 

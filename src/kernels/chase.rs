@@ -127,6 +127,7 @@ pub fn chase_kernel(k: usize) -> Option<ChaseKernel> {
 /// slots in address order (a random-order link walks the page tables at
 /// every write, which on 4 KiB pages of a guest costs more than the
 /// measurement it prepares).
+#[derive(Debug, Clone)]
 pub struct Cycle {
     pub order: Vec<usize>,
     succ: Vec<usize>,
