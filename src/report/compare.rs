@@ -35,6 +35,14 @@ pub const DEFAULT_THRESHOLD_PCT: f64 = 5.0;
 /// pages land, the clock), however still their host.
 pub const LEAST_BETWEEN_RUNS: f64 = 0.01;
 
+/// How far a figure of fewer than [`FEW_SAMPLES`] samples in a run is
+/// taken to vary between runs, as a fraction: so few show nothing of how
+/// far it moves (a derived figure of one sample, a curve's two).
+pub const FEW_SAMPLES_BETWEEN_RUNS: f64 = 0.10;
+
+/// The fewest samples a run's figure shows its own spread with.
+pub const FEW_SAMPLES: usize = 5;
+
 /// The normal quantile of a two-sided 99% interval.
 const Z99: f64 = 2.576;
 
@@ -215,8 +223,12 @@ fn reference_sd(d: &HostDrift, m: &Headline) -> Option<f64> {
 }
 
 /// How far the figure's own samples spread within its run, in log terms
-/// (1.4826 × the MAD of their logs).
+/// (1.4826 × the MAD of their logs); below [`FEW_SAMPLES`] samples,
+/// [`FEW_SAMPLES_BETWEEN_RUNS`].
 fn own_sd(m: &Headline) -> Option<f64> {
+    if m.samples.len() < FEW_SAMPLES {
+        return Some(FEW_SAMPLES_BETWEEN_RUNS);
+    }
     let logs: Vec<f64> = m.samples.iter().filter(|v| **v > 0.0).map(|v| v.ln()).collect();
     let med = crate::timing::stats::median(&logs)?;
     let dev: Vec<f64> = logs.iter().map(|x| (x - med).abs()).collect();
@@ -442,10 +454,15 @@ pub fn basis_text(c: &Comparison) -> String {
     let runs = format!("{} run(s) of A against {} of B", c.a.len(), c.b.len());
     let how = if c.a.len() >= 2 && c.b.len() >= 2 {
         "each figure's variation between runs is the spread of the runs' own figures (run as a random effect)"
+            .to_string()
     } else {
-        "each figure's variation between runs is taken from what the runs showed within themselves: the \
-         spread of their host reference's points and of the figure's own samples (several runs a side measure \
-         it directly: compare A1 A2 A3 --against B1 B2 B3)"
+        format!(
+            "each figure's variation between runs is taken from what the runs showed within themselves: the \
+             spread of their host reference's points and of the figure's own samples (several runs a side \
+             measure it directly: compare A1 A2 A3 --against B1 B2 B3), {:.0}% for a figure of fewer than \
+             {FEW_SAMPLES} samples, which shows nothing of its spread",
+            FEW_SAMPLES_BETWEEN_RUNS * 100.0
+        )
     };
     format!(
         "{runs}; {how}, at least {:.0}%. A verdict is at {:.0}% confidence; worse by at least {:.0}% is a \
@@ -662,6 +679,19 @@ mod tests {
         let few = crate::timing::Ratio::of(&[0.5, 0.6]).unwrap();
         let open = ratio_change(&[few], &[r(0.5)], 0.05).unwrap();
         assert_eq!(open.call, Call::NotResolved, "a run without an interval resolves nothing");
+    }
+
+    /// A figure of one sample a run shows nothing of its spread: ×0.72
+    /// between two runs (a curve's saturation over a read taken minutes
+    /// apart did this on an unchanged guest) is not resolved at 10%.
+    #[test]
+    fn a_figure_of_few_samples_is_taken_to_vary_ten_percent() {
+        use crate::report::headlines::{headline, Unit};
+        let one = |v: f64| headline("curves.saturated_of_read", &[], "x".into(), Unit::Other("ratio".into()), vec![v], v, true);
+        let doc = doc_with_bandwidth(1.0);
+        let r = row(&[one(1.33)], &[one(0.96)], std::slice::from_ref(&doc), std::slice::from_ref(&doc), 0.1, true).unwrap();
+        assert_eq!((r.verdict.call, r.regression), (Call::NotResolved, false), "{r:?}");
+        assert!((r.between_runs_pct - FEW_SAMPLES_BETWEEN_RUNS * 100.0).abs() < 1e-9, "{r:?}");
     }
 
     #[test]
