@@ -9,6 +9,7 @@
 #   store       store_avx512        a = s
 #   store-nt    store_mem_avx512    a = s, non-temporal
 #   copy        copy_avx512         a = b
+#   copy-nt     copy_mem_avx512     a = b, non-temporal
 #   triad       stream_avx512       a = b + s·c   (STREAM's triad)
 #   update      update_avx512       a = s·a
 #
@@ -28,7 +29,10 @@
 #
 #   bench/likwid-levels.sh [ROUNDS] [SIZES] [ROWS]
 #   SIZES: level=KiB per array and thread, default "L2=128 L3=1024 DRAM=131072"
-#   KERNELS (environment) limits the kernels, e.g. KERNELS="simd store".
+#   KERNELS (environment) limits the kernels, e.g. KERNELS="simd store";
+#   THREADS (environment) the thread counts, default "1 <every CPU>".
+#   memperf reads the read array alone (--frame-sets 1): fragmented
+#   memory is a figure of its own, which likwid-bench has no twin of.
 set -euo pipefail
 rounds=${1:-10}
 sizes=${2:-"L2=128 L3=1024 DRAM=131072"}
@@ -41,7 +45,7 @@ cpus=$(nproc)
 suffix=avx512
 grep -qw avx512f /proc/cpuinfo || suffix=avx
 pairs="simd:load_$suffix:1 store:store_$suffix:1 store-nt:store_mem_$suffix:1 copy:copy_$suffix:2
-triad:stream_$suffix:3 update:update_$suffix:1"
+copy-nt:copy_mem_$suffix:2 triad:stream_$suffix:3 update:update_$suffix:1"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -54,7 +58,7 @@ likwid_one() { # round level kernel likwid-kernel streams threads kib
 
 memperf_one() { # round level kernel threads kib
   ./target/release/memperf bandwidth --quiet --kernel "$3" --size "$(( $5 * $4 ))KiB" --repetitions "$reps" \
-    --threads "$4" --json "$tmp/m.json" >/dev/null 2>&1
+    --frame-sets 1 --threads "$4" --json "$tmp/m.json" >/dev/null 2>&1
   python3 - "$tmp/m.json" "$1" "$2" >> "$tmp/rows" <<'PY'
 import json, statistics, sys
 doc = json.load(open(sys.argv[1]))
@@ -71,7 +75,7 @@ for r in $(seq 1 "$rounds"); do
     for p in $pairs; do
       streams=${p##*:}; rest=${p%:*}; lk=${rest##*:}; mk=${rest%:*}
       [[ -z ${KERNELS:-} || " $KERNELS " == *" $mk "* ]] || continue
-      for t in 1 "$cpus"; do
+      for t in ${THREADS:-1 $cpus}; do
         if (( r % 2 )); then
           memperf_one "$r" "$name" "$mk" "$t" "$kib"; likwid_one "$r" "$name" "$mk" "$lk" "$streams" "$t" "$kib"
         else
@@ -98,7 +102,7 @@ def interval(r):
 
 levels = [s.split("=")[0] for s in sys.argv[3].split()]
 sizes = {s.split("=")[0]: s.split("=")[1] for s in sys.argv[3].split()}
-order = ["simd", "store", "store-nt", "copy", "triad", "update"]
+order = ["simd", "store", "store-nt", "copy", "copy-nt", "triad", "update"]
 print(f"memperf / likwid-bench ({sys.argv[2]} kernels): median of per-round ratios, 95% interval, range")
 print(f"{'level':5} {'KiB/thr':>8} {'kernel':9} {'thr':>3} {'memperf GB/s':>12} {'likwid GB/s':>11}  ratio")
 pooled = []

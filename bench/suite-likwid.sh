@@ -186,19 +186,19 @@ if blocks:
 print(f"DRAM read: the suite's headline (simd, 4 KiB pages) against likwid-bench {kernel} at {one_mib} MiB on one thread"
       f" and {all_mib} MiB per thread on {cpus},")
 print("the mean of the likwid figures taken before and after the run (each the median of its repetitions)")
-print(f"{'run':>3} {'thr':>3} {'headline':<58} {'memperf GB/s':>12} {'likwid GB/s':>11} {'ratio':>7}")
+print(f"{'run':>3} {'thr':>3} {'headline':<58} {'memperf GB/s':>12} {'likwid GB/s':>11} {'ratio':>7} {'to the likwid after':>19}")
 got = {}
 for r in range(1, runs + 1):
     doc = json.load(open(f"{out}/run{r}/results.json"))
     bw = next((e["outcome"] for e in doc["experiments"] if e["name"] == "bandwidth" and e.get("outcome")), None)
     if bw:
         read = bw["regions"][0]
-        sets = [a.get("pages_per_2mib_block") for a in (bw.get("frame_sets") or [{}])[0].get("arrays", [])]
+        sets = [a.get("pages_per_2mib_block") for a in (bw.get("frame_sets") or [{}])[0].get("arrays", [])[1:]]
         per_block = read.get("pages_per_2mib_block")
         print(f"run {r}: the read array's pages in physical order: {read.get('in_order_fraction')}"
               f"{', first touched shuffled' if read.get('first_touch_shuffled') else ''}; pages per 2 MiB block:"
               f" {per_block if per_block is None else round(per_block, 1)}"
-              f"{'' if not sets or None in sets else ', frame sets ' + ', '.join(f'{b:.1f}' for b in sets)}")
+              f"{'' if not sets or None in sets else ', fragmented memory ' + ', '.join(f'{b:.1f}' for b in sets)}")
     rows = json.load(open(f"{out}/headlines{r}.json"))["rows"]
     for row in rows:
         k = row["key"]
@@ -208,7 +208,8 @@ for r in range(1, runs + 1):
         t = int(m.group(2))
         ref = (lk.get((r - 1, t), float("nan")) + lk.get((r, t), float("nan"))) / 2
         got.setdefault(t, []).append(row["a"])
-        print(f"{r:>3} {t:>3} {row['metric'][:58]:<58} {row['a']:>12.2f} {ref:>11.2f} ×{row['a'] / ref:.3f}")
+        after = lk.get((r, t), float("nan"))
+        print(f"{r:>3} {t:>3} {row['metric'][:58]:<58} {row['a']:>12.2f} {ref:>11.2f} ×{row['a'] / ref:.3f} {'×%.3f' % (row['a'] / after):>19}")
         # The whole 2 MiB blocks in physical order the run read beside its
         # frame sets (outside the headline): the other end of the layouts.
         sets = next((f for f in (bw or {}).get("frame_sets") or [] if f["threads"] == t), {})
@@ -221,7 +222,7 @@ for t, v in sorted(got.items()):
 masked = []
 for r in range(1, runs + 1):
     text = open(f"{out}/run{r}.out").read()
-    advice = text.split("\nadvice (", 1)[1].split("\nresults written", 1)[0] if "\nadvice (" in text else ""
+    advice = text.split("\nverdicts", 1)[1].split("\nresults written", 1)[0] if "\nverdicts" in text else ""
     lines = [l.strip() for l in advice.splitlines()[1:] if l.strip()]
     masked.append([re.sub(r"[0-9]+(\.[0-9]+)?", "#", l) for l in lines])
 print("advice lines, numbers masked, in every run / not:")

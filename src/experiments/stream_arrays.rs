@@ -1,12 +1,13 @@
 //! The arrays stream kernels work on: `parts` f64 arrays of one size in
 //! one region under one page policy, filled with the checksum pattern and
 //! sliced per thread (used by `bandwidth`, `curves`, `numa` and by
-//! `loaded-latency`'s loaders). On 4 KiB pages each thread first touches
-//! its slice's pages in a shuffled order: a stream reads frames in
-//! physical order faster than scattered ones, and which a program gets
-//! depends on how fragmented free memory was, so the arrays take the
-//! scattered layout on purpose, the same every run (the region records
-//! it, and the fraction of its pages in order where pagemap shows it).
+//! `loaded-latency`'s loaders). Each thread first touches its slice in
+//! address order, as STREAM and likwid-bench do and as a program that
+//! allocates and fills an array does: on a machine with free memory its
+//! frames come in physical order. [`Array::fragmented`] touches a 4 KiB
+//! region's pages in a shuffled order instead, the frames of fragmented
+//! free memory, the same shuffle every run (the region records it, and
+//! the fraction of its pages in order where pagemap shows it).
 
 use crate::error::Result;
 use crate::kernels::{pattern_value, StreamArg};
@@ -50,7 +51,14 @@ impl Array {
         // its page size holds: every policy's arrays of one size read and
         // write the same elements (their checksums and rates alike).
         let len = size.0 as usize / 8 / 64 * 64;
-        Array::fill_len(Array::region(policy, size, parts)?, parts, len, team, first_thread, clock)
+        Array::fill_len(Array::region(policy, size, parts)?, parts, len, team, first_thread, clock, false)
+    }
+
+    /// As [`Array::new`] on 4 KiB pages, each thread first touching its
+    /// slice's pages in a shuffled order: the frames of fragmented memory.
+    pub fn fragmented(size: Bytes, team: &Team, clock: &dyn Clock) -> Result<Array> {
+        let len = size.0 as usize / 8 / 64 * 64;
+        Array::fill_len(Array::region(PagePolicy::Small, size, 1)?, 1, len, team, 0, clock, true)
     }
 
     /// The untouched region `parts` arrays of `size` need (a caller may
@@ -63,11 +71,13 @@ impl Array {
     /// The arrays in `region` (from [`Array::region`]), filled as [`Array::new`] says.
     pub fn fill(region: Buffer, parts: usize, team: &Team, first_thread: usize, clock: &dyn Clock) -> Result<Array> {
         let len = (region.len() / 8 - (parts - 1) * PART_GAP) / parts / 64 * 64;
-        Array::fill_len(region, parts, len, team, first_thread, clock)
+        Array::fill_len(region, parts, len, team, first_thread, clock, false)
     }
 
     /// [`Array::fill`] with `len` elements a part (at most what the region
-    /// holds).
+    /// holds), its pages first touched in a shuffled order where
+    /// `shuffled` and the region is on 4 KiB pages.
+    #[allow(clippy::too_many_arguments)]
     fn fill_len(
         region: Buffer,
         parts: usize,
@@ -75,13 +85,14 @@ impl Array {
         team: &Team,
         first_thread: usize,
         clock: &dyn Clock,
+        shuffled: bool,
     ) -> Result<Array> {
         assert!(len * parts + (parts - 1) * PART_GAP <= region.len() / 8, "{len} elements a part fit the region");
         let mut a = Array { region, parts, len };
         let owners = team.threads().saturating_sub(first_thread).max(1);
         let slices: Vec<Vec<StreamArg>> = (0..parts).map(|k| a.part_slices(k, owners)).collect();
         let base = a.region.as_ptr() as usize;
-        let shuffled = a.region.backing().requested == PagePolicy::Small;
+        let shuffled = shuffled && a.region.backing().requested == PagePolicy::Small;
         team.run(clock, |thread| {
             let Some(t) = thread.checked_sub(first_thread) else { return };
             for (k, part) in slices.iter().enumerate() {

@@ -423,9 +423,9 @@ fn ratio_change(ra: &[crate::timing::Ratio], rb: &[crate::timing::Ratio], t: f64
 pub fn row_said(r: &Row, higher_is_better: bool) -> String {
     use memperf_model::timing::said::{said, Sense};
     let sense = if higher_is_better {
-        Sense { above: "better", below: "worse", gain: Call::Above, unit: "" }
+        Sense { above: "better", below: "worse", acts_on: Call::Above, unit: "" }
     } else {
-        Sense { above: "worse", below: "better", gain: Call::Below, unit: "" }
+        Sense { above: "worse", below: "better", acts_on: Call::Below, unit: "" }
     };
     let mut s = runs_said(&said(&r.verdict, sense), &r.verdict, r.runs);
     if r.verdict.call == Call::NotResolved {
@@ -508,8 +508,12 @@ pub fn text(c: &Comparison) -> String {
         out.push_str("\npaired ratios (each measured within its run; B's over A's):\n");
         let mut p = super::table::Table::new(["ratio", "A", "B", "verdict"]);
         for r in &c.paired {
-            let words =
-                memperf_model::timing::said::Sense { above: "higher", below: "lower", gain: Call::Invalid, unit: "" };
+            let words = memperf_model::timing::said::Sense {
+                above: "higher",
+                below: "lower",
+                acts_on: Call::Invalid,
+                unit: "",
+            };
             let said = memperf_model::timing::said::said(&r.verdict, words);
             let said = runs_said(said.split("; ").next().unwrap_or(&said), &r.verdict, r.runs);
             p.row([r.name.clone(), format!("×{:.3}", r.a), format!("×{:.3}", r.b), said]);
@@ -687,9 +691,12 @@ mod tests {
     #[test]
     fn a_figure_of_few_samples_is_taken_to_vary_ten_percent() {
         use crate::report::headlines::{headline, Unit};
-        let one = |v: f64| headline("curves.saturated_of_read", &[], "x".into(), Unit::Other("ratio".into()), vec![v], v, true);
+        let one = |v: f64| {
+            headline("curves.saturated_of_read", &[], "x".into(), Unit::Other("ratio".into()), vec![v], v, true)
+        };
         let doc = doc_with_bandwidth(1.0);
-        let r = row(&[one(1.33)], &[one(0.96)], std::slice::from_ref(&doc), std::slice::from_ref(&doc), 0.1, true).unwrap();
+        let r =
+            row(&[one(1.33)], &[one(0.96)], std::slice::from_ref(&doc), std::slice::from_ref(&doc), 0.1, true).unwrap();
         assert_eq!((r.verdict.call, r.regression), (Call::NotResolved, false), "{r:?}");
         assert!((r.between_runs_pct - FEW_SAMPLES_BETWEEN_RUNS * 100.0).abs() < 1e-9, "{r:?}");
     }

@@ -37,11 +37,12 @@ pub fn every_cpu_moved(doc: &Document) -> Option<Moved> {
 }
 
 /// "bandwidth's read array on 2 threads read 32.2 GB/s in its kernels'
-/// rounds and 44.4 in its frame sets' rounds right after (38% apart)".
+/// rounds and 44.4 in its rounds beside fragmented memory right after (38%
+/// apart)".
 pub fn phases_text(p: &Phases) -> String {
     format!(
-        "bandwidth's read array on {} threads read {:.1} GB/s in its kernels' rounds and {:.1} in its frame sets' \
-         rounds right after ({:.0}% apart)",
+        "bandwidth's read array on {} threads read {:.1} GB/s in its kernels' rounds and {:.1} in its rounds \
+         beside fragmented memory right after ({:.0}% apart)",
         p.threads,
         p.kernels_bytes_per_s / 1e9,
         p.frame_sets_bytes_per_s / 1e9,

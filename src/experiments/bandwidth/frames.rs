@@ -1,166 +1,142 @@
-//! Plain `simd` read over several arrays of 4 KiB pages, each with frames
-//! of its own: the first is the kernels' read array, the others are mapped
-//! and first-touched alike after it. The same loop over the same bytes can
-//! read at different rates on different frames (on a guest, the host's
-//! backing of each frame differs; elsewhere, uneven interleaving), and a
-//! program gets whichever frames the free lists hold, so one array is one
-//! draw. The arrays are measured round by round, shuffled, with the first
-//! beside the others as their reference, so the host's drift hits them
-//! alike; the headline of each thread count is then the median over the
-//! arrays, per round. One more array is read beside them and kept out of
-//! the headline: 4 KiB pages over whole 2 MiB blocks in physical order
-//! (huge pages mapped again with 4 KiB entries), the layout a program
-//! gets on unfragmented memory, so the run shows both ends.
+//! The kernels' read array (4 KiB pages first touched in order, what a
+//! program that allocates and fills an array gets on a machine with free
+//! memory) against fragmented memory: an array of the same size whose
+//! pages were first touched in a shuffled order, so its frames scatter
+//! over many 2 MiB blocks. Both are read by plain `simd`, round by round,
+//! the read array beside the fragmented one as its reference; the
+//! fragmented array is mapped anew every round (where its frames land is
+//! a level of its own), and the comparison resolved sequentially. The
+//! headline stays the read array's: fragmented memory is a second, named
+//! figure and a verdict.
 
 use super::*;
 
-/// The arrays beyond the first one: fresh regions of the read array's
-/// policy and size, filled (and so first-touched) like it.
-pub(super) fn extra_arrays(p: &Params, widest: &Team, clock: &dyn Clock) -> Result<Vec<Array>> {
-    if !measures_frames(p) {
-        return Ok(Vec::new());
-    }
-    (1..p.frame_sets).map(|_| Array::new(PagePolicy::Small, p.size_bytes, 1, widest, 0, clock)).collect()
-}
-
-/// The array of whole 2 MiB blocks with its 4 KiB pages in physical order:
-/// a THP array filled like the others (as many elements as the first,
-/// though its region rounds to 2 MiB), then mapped with 4 KiB entries.
-/// `None` where the kernel did not give
-/// every block a huge page (THP off, free memory fragmented) or the array
-/// could not be had (memory short): a side figure, which the kernels'
-/// figures do not wait on.
-pub(super) fn blocks_in_order(p: &Params, widest: &Team, clock: &dyn Clock) -> Option<Array> {
-    if !measures_frames(p) {
-        return None;
-    }
-    let mut a = Array::new(PagePolicy::Thp, p.size_bytes, 1, widest, 0, clock).ok()?;
-    let whole = a.region.backing().huge_bytes.is_some_and(|h| h.0 == a.region.len() as u64);
-    if !whole || a.region.split_huge_mappings().is_err() {
-        return None;
-    }
-    Some(a)
-}
-
-/// Arrays of 4 KiB pages the frame sets map beyond the kernels' read array.
-pub(super) fn extra_small_arrays(p: &Params) -> u64 {
-    if measures_frames(p) {
-        p.frame_sets as u64 - 1
-    } else {
-        0
-    }
-}
-
-/// Frame sets are read on 4 KiB pages (where frames scatter), with `simd`
-/// asked for, when more than one set is asked for.
+/// Fragmented memory is compared on 4 KiB pages (where frames scatter),
+/// with `simd` asked for, when more than one frame set is asked for.
 pub(super) fn measures_frames(p: &Params) -> bool {
     p.frame_sets > 1 && p.pages.contains(&PagePolicy::Small) && p.kernels.contains(&StreamShape::Simd)
 }
 
-/// Per thread count, one variant per array (the first is the reference of
-/// the others): `(threads, array)` in order, over `arrays` arrays (the
-/// frame sets, then the blocks in order where they were built).
-fn variants(p: &Params, arrays: usize) -> Vec<(usize, usize)> {
-    p.threads.iter().flat_map(|&t| (0..arrays).map(move |a| (t, a))).collect()
+/// Fragmented arrays mapped at once (one at a time, anew every round).
+pub(super) fn extra_small_arrays(p: &Params) -> u64 {
+    u64::from(measures_frames(p))
+}
+
+/// Per thread count, the read array (0) and the fragmented one (1):
+/// `(threads, array)` in order.
+fn variants(p: &Params) -> Vec<(usize, usize)> {
+    p.threads.iter().flat_map(|&t| (0..2).map(move |a| (t, a))).collect()
 }
 
 fn references(vs: &[(usize, usize)]) -> Vec<Option<usize>> {
     vs.iter().map(|&(t, a)| if a == 0 { None } else { vs.iter().position(|&v| v == (t, 0)) }).collect()
 }
 
-/// Every array read by `simd` at every thread count, interleaved: the
-/// first, the `others`, then the blocks in order where they were built.
-pub(super) fn measure(
-    p: &Params,
-    ctx: &Bench,
-    first: &Array,
-    others: &[Array],
-    in_order: Option<&Array>,
-    teams: &[(usize, Team)],
-) -> Result<Vec<FrameSets>> {
-    if others.is_empty() {
+/// The read array against a fragmented array mapped anew every round, at
+/// every thread count, through [`schedule::in_mappings`]: a look after
+/// `repetitions` rounds, doubling until each thread count's comparison is
+/// resolved (twice the repetitions at most).
+pub(super) fn measure(p: &Params, ctx: &Bench, first: &Array, teams: &[(usize, Team)]) -> Result<Vec<FrameSets>> {
+    if !measures_frames(p) {
         return Ok(Vec::new());
     }
     let (kernel, _) = stream_kernel(StreamShape::Simd, None)?;
     let moved = std::cell::Cell::new(0);
-    let arrays: Vec<&Array> = std::iter::once(first).chain(others).chain(in_order).collect();
-    let vs = variants(p, arrays.len());
-    let mut closures: Vec<schedule::Variant> = vs
-        .iter()
-        .map(|&(t, a)| {
-            let team = &teams.iter().find(|(n, _)| *n == t).expect("built").1;
-            let expected_pass = pattern_sum(0, arrays[a].len);
-            read_sample(kernel, arrays[a].slices(t, 0), team, ctx, &moved, expected_pass)
-        })
+    let vs = variants(p);
+    let refs = references(&vs);
+    let questions: Vec<schedule::Question> = (0..vs.len())
+        .filter(|&i| refs[i].is_some())
+        .map(|variant| schedule::Question::OverReference { variant })
         .collect();
-    let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
-    plan.reference_of = references(&vs);
+    let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s).resolving(questions.clone(), 2 * p.repetitions);
+    plan.reference_of = refs.clone();
     plan.seed = p.seed ^ 0x6672_616d_6573;
-    let series = ctx.measure("bandwidth frame sets", &plan, &mut closures)?;
-    drop(closures);
+    plan.stop_looking_at_ns = ctx.deadline_ns;
+    let widest = teams.iter().max_by_key(|t| t.0).map(|t| &t.1).expect("checked non-empty");
+    let mut backings: Vec<Backing> = Vec::new();
+    let mut iters: Vec<u64> = Vec::new();
+    let mut one = |k: usize, reps: usize| -> Result<Vec<schedule::Series>> {
+        ctx.check_interrupt()?;
+        let mut fragmented = Array::fragmented(p.size_bytes, widest, ctx.clock)?;
+        fragmented.region.read_back();
+        backings.push(fragmented.region.backing().clone());
+        let arrays = [first, &fragmented];
+        let mut closures: Vec<schedule::Variant> = vs
+            .iter()
+            .map(|&(t, a)| {
+                let team = &teams.iter().find(|(n, _)| *n == t).expect("built").1;
+                read_sample(kernel, arrays[a].slices(t, 0), team, ctx, &moved, pattern_sum(0, arrays[a].len))
+            })
+            .collect();
+        let mut share = schedule::Plan::new(reps, p.min_sample_s);
+        share.reference_of = refs.clone();
+        share.seed = plan.seed ^ k as u64;
+        share.iters = iters.clone();
+        let series = ctx.measure("bandwidth fragmented memory", &share, &mut closures)?;
+        if iters.is_empty() {
+            iters = series.iter().map(|s| s.iters).collect();
+        }
+        Ok(series)
+    };
+    let mapped = schedule::in_mappings(&plan, 1, ctx.clock, &mut one)?;
     if moved.get() > 0 {
         ctx.warn(Caution::Migrated { samples: moved.get() });
     }
-    let read: Vec<(usize, &Backing)> = arrays.iter().map(|a| (a.len, a.region.backing())).collect();
-    Ok(p.threads.iter().map(|&t| frame_sets(t, &vs, &series, &read, p.frame_sets)).collect())
+    let len = first.len;
+    Ok(p.threads.iter().map(|&t| frame_sets(t, &vs, &mapped, len, first.region.backing(), &backings)).collect())
 }
 
-/// The arrays of one thread count: each one's rate and ratio to the first,
-/// and the per-round median over the first `sets` (the blocks in order,
-/// the array after them, stand apart). `arrays`: each one's elements and
-/// backing.
+/// One thread count's read array and fragmented memory: each one's rate
+/// (the read array's per round are the headline's samples), the
+/// fragmented one's ratio to the read array over its mappings, and its
+/// frames (the median over its mappings).
 fn frame_sets(
     threads: usize,
     vs: &[(usize, usize)],
-    series: &[schedule::Series],
-    arrays: &[(usize, &Backing)],
-    sets: usize,
+    mapped: &schedule::Mapped,
+    len: usize,
+    read: &Backing,
+    fragmented: &[Backing],
 ) -> FrameSets {
-    let of: Vec<usize> = (0..vs.len()).filter(|&i| vs[i].0 == threads).collect();
+    let at = |a: usize| vs.iter().position(|&v| v == (threads, a)).expect("every thread count has both");
     let rate = |i: usize| -> Vec<f64> {
-        let bytes = arrays[vs[i].1].0 as f64 * 8.0;
-        series[i].samples_s.iter().map(|s| bytes * series[i].iters as f64 / s).collect()
+        let s = &mapped.series[i];
+        s.samples_s.iter().map(|x| len as f64 * 8.0 * s.iters as f64 / x).collect()
     };
-    let set = |i: usize| {
-        let backing = arrays[vs[i].1].1;
-        FrameSet {
-            bytes_per_s: Summary::of(&rate(i)).expect("at least one finite sample"),
-            ratio_to_first: Ratio::of(&series[i].speed_over_reference()),
-            pages_per_2mib_block: backing.pages_per_2mib_block,
-            in_order_fraction: backing.in_order_fraction,
-        }
+    let median = |f: fn(&Backing) -> Option<f64>| crate::timing::stats::median(&fragmented.iter().filter_map(f).collect::<Vec<_>>());
+    let in_order = FrameSet {
+        bytes_per_s: Summary::of(&rate(at(0))).expect("at least one finite sample"),
+        ratio_to_first: None,
+        pages_per_2mib_block: read.pages_per_2mib_block,
+        in_order_fraction: read.in_order_fraction,
     };
-    let (kept, apart): (Vec<usize>, Vec<usize>) = of.iter().partition(|&&i| vs[i].1 < sets);
+    let scattered = FrameSet {
+        bytes_per_s: Summary::of(&rate(at(1))).expect("at least one finite sample"),
+        ratio_to_first: mapped.ratio(schedule::Question::OverReference { variant: at(1) }),
+        pages_per_2mib_block: median(|b| b.pages_per_2mib_block),
+        in_order_fraction: median(|b| b.in_order_fraction),
+    };
     FrameSets {
         pages: PagePolicy::Small,
         threads,
-        arrays: kept.iter().map(|&i| set(i)).collect(),
-        round_medians_bytes_per_s: round_medians(&kept.iter().map(|&i| rate(i)).collect::<Vec<_>>()),
-        blocks_in_order: apart.first().map(|&i| set(i)),
+        arrays: vec![in_order, scattered],
+        round_medians_bytes_per_s: rate(at(0)),
+        blocks_in_order: None,
     }
 }
 
-/// Per round, the median of the arrays' rates in that round.
-pub(super) fn round_medians(rates: &[Vec<f64>]) -> Vec<f64> {
-    let rounds = rates.iter().map(Vec::len).min().unwrap_or(0);
-    (0..rounds)
-        .filter_map(|r| crate::timing::stats::median(&rates.iter().map(|a| a[r]).collect::<Vec<_>>()))
-        .collect()
-}
-
-/// Seconds the frame sets add on a machine of rates `r`: every array read
-/// at every thread count through the scheduler, and the extra arrays
-/// mapped and touched.
+/// Seconds the comparison adds on a machine of rates `r`: both arrays read
+/// at every thread count each round, and a fragmented array mapped and
+/// touched every round.
 pub(super) fn estimate_s(p: &Params, r: &Rates) -> f64 {
     if !measures_frames(p) {
         return 0.0;
     }
-    let vs = variants(p, p.frame_sets + 1);
+    let vs = variants(p);
     let unit: Vec<f64> = vs.iter().map(|&(t, _)| p.size_bytes.0 as f64 / r.read_bps(t)).collect();
-    let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
+    let mut plan = schedule::Plan::new(1, p.min_sample_s);
     plan.reference_of = references(&vs);
-    let extra = Bytes(p.size_bytes.0 * extra_small_arrays(p));
-    schedule::estimate_s(&plan, &unit, &unit) + r.fault_s(extra, PagePolicy::Small) + r.fault_s(p.size_bytes, PagePolicy::Thp)
+    p.repetitions as f64 * (schedule::estimate_s(&plan, &unit, &unit) + r.fault_s(p.size_bytes, PagePolicy::Small))
 }
 
 #[cfg(test)]
@@ -168,66 +144,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_array_of_a_thread_count_is_compared_with_its_first() {
-        let p = Params { threads: vec![1, 2], frame_sets: 3, ..super::super::tests::frames_params() };
-        let vs = variants(&p, 3);
-        assert_eq!(vs, vec![(1, 0), (1, 1), (1, 2), (2, 0), (2, 1), (2, 2)]);
-        assert_eq!(references(&vs), vec![None, Some(0), Some(0), None, Some(3), Some(3)]);
-    }
-
-    /// The blocks in order, the array after the frame sets, stand apart:
-    /// kept out of the arrays and their round medians, with their own
-    /// rate from their own length and their ratio to the first.
-    #[test]
-    fn the_blocks_in_order_stay_out_of_the_headline() {
-        let p = Params { threads: vec![1], frame_sets: 2, ..super::super::tests::frames_params() };
-        let vs = variants(&p, 3);
-        assert_eq!(references(&vs), vec![None, Some(0), Some(0)]);
-        let series = |s: [f64; 2], beside: Vec<f64>| schedule::Series {
-            iters: 1,
-            samples_s: s.to_vec(),
-            adjacent_reference_s_per_iter: beside,
-            ok: true,
-            looks: Vec::new(),
-        };
-        let first = [1.0, 2.0];
-        let all = [series(first, Vec::new()), series([0.5, 1.0], first.to_vec()), series([0.25, 0.5], first.to_vec())];
-        let scattered = crate::memory::Backing { pages_per_2mib_block: Some(20.0), ..frames_backing() };
-        let whole = crate::memory::Backing { pages_per_2mib_block: Some(512.0), in_order_fraction: Some(1.0), ..scattered };
-        let f = frame_sets(1, &vs, &all, &[(1000, &scattered), (1000, &scattered), (1000, &whole)], 2);
-        assert_eq!(f.arrays.len(), 2, "the frame sets only");
-        // Round medians of 8000 B over 1 and 0.5 s, then over 2 and 1 s.
-        assert_eq!(f.round_medians_bytes_per_s, vec![12000.0, 6000.0]);
-        let b = f.blocks_in_order.expect("the array after the frame sets");
-        assert_eq!((b.bytes_per_s.min, b.bytes_per_s.max), (16000.0, 32000.0));
-        assert_eq!(b.ratio_to_first.map(|r| r.estimate), Some(4.0));
-        assert_eq!((b.pages_per_2mib_block, b.in_order_fraction), (Some(512.0), Some(1.0)));
-        // Without it, nothing stands apart.
-        let f = frame_sets(1, &variants(&p, 2), &all[..2], &[(1000, &scattered), (1000, &scattered)], 2);
-        assert!(f.blocks_in_order.is_none() && f.arrays.len() == 2);
-    }
-
-    fn frames_backing() -> crate::memory::Backing {
-        crate::memory::Backing {
-            requested: PagePolicy::Small,
-            size_bytes: Bytes(8000),
-            page_size_bytes: Some(Bytes(4096)),
-            huge_bytes: Some(Bytes(0)),
-            huge_fraction: Some(0.0),
-            in_order_fraction: Some(0.0),
-            pages_per_2mib_block: None,
-            first_touch_shuffled: true,
-        }
+    fn the_fragmented_array_of_a_thread_count_is_compared_with_the_read_array() {
+        let p = Params { threads: vec![1, 2], frame_sets: 2, ..super::super::tests::frames_params() };
+        let vs = variants(&p);
+        assert_eq!(vs, vec![(1, 0), (1, 1), (2, 0), (2, 1)]);
+        assert_eq!(references(&vs), vec![None, Some(0), None, Some(2)]);
     }
 
     #[test]
-    fn a_round_median_is_the_middle_array_of_that_round() {
-        let rates = vec![vec![10.0, 20.0, 30.0], vec![12.0, 5.0, 31.0], vec![11.0, 25.0]];
-        assert_eq!(round_medians(&rates), vec![11.0, 20.0], "rounds that every array measured");
-    }
-
-    #[test]
-    fn frames_are_read_on_small_pages_with_simd_and_more_than_one_set() {
+    fn fragmented_memory_is_read_on_small_pages_with_simd_and_more_than_one_set() {
         let p = super::super::tests::frames_params();
         assert!(measures_frames(&p));
         assert!(!measures_frames(&Params { frame_sets: 1, ..p.clone() }));

@@ -50,9 +50,9 @@ pub struct Params {
     /// Prefetch distances, in 8-byte elements.
     pub distance_elements: Sweep,
     pub hints: Vec<Hint>,
-    /// Samples per variant (after one untimed warm-up pass). At least 10
-    /// lets the best distance be chosen on half and confirmed on the other
-    /// half with a 94% interval.
+    /// Samples per variant (after one untimed warm-up pass). At least 20
+    /// let the best distance be chosen on half and judged on the other
+    /// half's ten pairs, the fewest a verdict rests on.
     pub repetitions: usize,
     /// Each sample runs enough passes to last at least this long.
     pub min_sample_s: f64,
@@ -60,9 +60,9 @@ pub struct Params {
     pub noise_cv: f64,
     /// Seed of the shuffled measurement order.
     pub seed: u64,
-    /// Arrays of 4 KiB pages, each with frames of its own, that plain
-    /// `simd` reads at every thread count (the read array is the first):
-    /// the headline is their median per round. 1: the read array alone.
+    /// 2: plain `simd` also reads fragmented memory (4 KiB pages first
+    /// touched in a shuffled order) beside the read array at every thread
+    /// count, a figure and a verdict of its own. 1: the read array alone.
     #[serde(default = "one")]
     pub frame_sets: usize,
 }
@@ -77,15 +77,15 @@ impl Params {
         let mut threads = vec![1, all];
         threads.dedup();
         // One read array and four write arrays live at once.
-        // Never below where the probe saw a read's rate stop changing.
-        let verified = machine.read_memory_from().map_or(0, |b| b.0);
+        let verified = in_memory_floor(machine).map_or(0, |b| b.0);
         let at_least = |factor, floor: u64| super::budget::memory_size(machine, factor, Bytes(floor.max(verified)), 5).0;
         let (size, distances, hints, reps) = match preset {
-            Preset::Quick => {
-                (at_least(4, 64 << 20), Sweep { start: 0, end: 1024, step: 256 }, vec![Hint::T0, Hint::Nta], 10)
-            }
             // A prefetch distance is chosen on the even repetitions and
-            // judged on the odd: twenty give its verdict ten.
+            // judged on the odd: twenty give its verdict the ten pairs a
+            // verdict needs.
+            Preset::Quick => {
+                (at_least(4, 64 << 20), Sweep { start: 0, end: 1024, step: 256 }, vec![Hint::T0, Hint::Nta], 20)
+            }
             Preset::Default => {
                 (at_least(8, GIB), Sweep { start: 0, end: 1024, step: 64 }, vec![Hint::T0, Hint::Nta], 20)
             }
@@ -102,7 +102,7 @@ impl Params {
             min_sample_s: 0.01,
             noise_cv: 0.05,
             seed: 0x6261_6e64,
-            frame_sets: 4,
+            frame_sets: 2,
         }
     }
 }
@@ -158,7 +158,7 @@ impl Experiment for Bandwidth {
         m
     }
     fn shrink(p: &mut Params, m: &crate::machine::Fingerprint) -> bool {
-        let (four, one) = super::fit::memory_floors(m, m.read_memory_from());
+        let (four, one) = super::fit::memory_floors(m, in_memory_floor(m));
         shrink_towards(p, four, one)
     }
     /// Last, the prefetch sweep goes, then repetitions below what a
@@ -178,8 +178,24 @@ impl Experiment for Bandwidth {
     }
 }
 
+/// The least array the headline read may use, where the probe read: from
+/// where it saw one thread's read rate stop changing; where it did not (a
+/// guest whose rate still falls at the probe's largest size), the probe's
+/// largest size or four times the last-level cache (STREAM's rule),
+/// whichever is larger, though never past where a read is memory's by
+/// size. Below it the headline would be partly a cache's and not set
+/// beside STREAM's or likwid-bench's DRAM figure. `None` where the probe
+/// read nothing.
+fn in_memory_floor(m: &crate::machine::Fingerprint) -> Option<Bytes> {
+    let probed = m.measured_levels.as_ref().and_then(|l| l.read_rates.last())?.size_bytes.0;
+    Some(m.read_memory_from().unwrap_or_else(|| {
+        let four = 4 * m.sizing_llc().0 .0;
+        Bytes(probed.max(four).min(m.memory_by_size().0.max(four)))
+    }))
+}
+
 /// More arrays than this tell no more about frames than a rerun would.
-const MAX_FRAME_SETS: usize = 64;
+const MAX_FRAME_SETS: usize = 2;
 
 pub(crate) fn check(p: &Params) -> Result<()> {
     if p.kernels.is_empty() || p.pages.is_empty() || p.threads.is_empty() {
@@ -193,7 +209,7 @@ pub(crate) fn check(p: &Params) -> Result<()> {
     }
     if !(1..=MAX_FRAME_SETS).contains(&p.frame_sets) {
         return Err(Error::usage(format!(
-            "--frame-sets {} is out of range: use 1 (the read array alone) to {MAX_FRAME_SETS}",
+            "--frame-sets {} is out of range: use 1 (the read array alone) or {MAX_FRAME_SETS} (beside fragmented memory)",
             p.frame_sets
         )));
     }
@@ -297,7 +313,7 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         a.region.read_back();
         warn_coverage(a.region.backing(), ctx);
     }
-    let frame_sets = measure_frame_sets(p, ctx, &arrays, &teams, widest)?;
+    let frame_sets = measure_frame_sets(p, ctx, &arrays, &teams)?;
     warn_results(&results, p, ctx);
     if migrated.iter().any(|m| m.1 > 0) {
         ctx.warn(Caution::Migrated { samples: migrated.iter().map(|m| m.1).sum() });
@@ -326,23 +342,13 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     })
 }
 
-/// The 4 KiB read array and further arrays like it, each read by `simd`
-/// at every thread count ([`frames`]); the further arrays are mapped only
-/// now, so the kernels' measurement is as it was without them.
-fn measure_frame_sets(
-    p: &Params,
-    ctx: &Bench,
-    arrays: &Arrays,
-    teams: &[(usize, Team)],
-    widest: &Team,
-) -> Result<Vec<FrameSets>> {
+/// The 4 KiB read array against fragmented memory ([`frames`]), measured
+/// after the kernels, so their measurement is as it was without it.
+fn measure_frame_sets(p: &Params, ctx: &Bench, arrays: &Arrays, teams: &[(usize, Team)]) -> Result<Vec<FrameSets>> {
     let Some((_, first)) = arrays.read.iter().find(|(pol, _)| *pol == PagePolicy::Small) else {
         return Ok(Vec::new());
     };
-    let mut others = frames::extra_arrays(p, widest, ctx.clock)?;
-    others.iter_mut().for_each(|a| a.region.read_back());
-    let in_order = frames::blocks_in_order(p, widest, ctx.clock);
-    frames::measure(p, ctx, first, &others, in_order.as_ref(), teams)
+    frames::measure(p, ctx, first, teams)
 }
 
 /// Per thread count, the samples in which a thread left its CPU.
@@ -521,10 +527,11 @@ fn reanalyze(o: &mut Outcome) {
 
 /// Bandwidth gives up, in order: size down to 4× where memory begins
 /// (STREAM's rule), prefetch distances down to three (a plateau's least),
-/// the kernels least asked about, frame sets down to two, repetitions down
-/// to 6, the second hint, then size down to where memory begins (the run
-/// warns that part of the array is read from cache), then the read array
-/// alone; `simd` and its prefetch stay.
+/// the kernels least asked about, repetitions down to twice the pairs
+/// a verdict needs (half choose a distance, half judge it),
+/// the second hint, then size down to where memory begins (the run warns
+/// that part of the array is read from cache), then fragmented memory;
+/// `simd` and its prefetch stay.
 fn shrink_towards(p: &mut Params, four: Bytes, one: Bytes) -> bool {
     use crate::kernels::StreamShape as S;
     const DROP: [S; 9] = [S::Sum1, S::Mix31, S::CopyNt, S::Sum4, S::Update, S::Copy, S::StoreNt, S::Triad, S::Store];
@@ -535,9 +542,7 @@ fn shrink_towards(p: &mut Params, four: Bytes, one: Bytes) -> bool {
         p.distance_elements.step = (p.distance_elements.step * 2).min(span / 2).max(1);
     } else if let Some(k) = DROP.iter().find(|k| p.kernels.contains(k)) {
         p.kernels.retain(|x| x != k);
-    } else if p.frame_sets > 2 {
-        p.frame_sets -= 1;
-    } else if p.repetitions > crate::timing::schedule::MIN_PAIRS_FOR_VERDICT {
+    } else if p.repetitions > 2 * crate::timing::schedule::MIN_PAIRS_FOR_VERDICT {
         p.repetitions -= 2;
     } else if p.hints.len() > 1 {
         p.hints.truncate(1);
@@ -545,6 +550,8 @@ fn shrink_towards(p: &mut Params, four: Bytes, one: Bytes) -> bool {
         p.size_bytes = Bytes((p.size_bytes.0 / 2).max(one.0));
     } else if p.frame_sets > 1 {
         p.frame_sets = 1;
+    } else if p.repetitions > crate::timing::schedule::MIN_PAIRS_FOR_VERDICT {
+        p.repetitions -= 2;
     } else {
         return super::fit::halve_sample(&mut p.min_sample_s, 0.002);
     }
@@ -682,30 +689,27 @@ mod tests {
     /// beside the first, and the headline the median of the round medians.
     #[test]
     fn frame_sets_on_a_fake_clock_give_exact_figures() {
-        let p = Params { frame_sets: 3, ..frames_params() };
+        let p = Params { frame_sets: 2, ..frames_params() };
         let o = on_a_fake_clock(&p);
         assert!(o.valid);
-        assert_eq!(o.frame_sets.iter().map(|f| (f.threads, f.arrays.len())).collect::<Vec<_>>(), [(1, 3)]);
+        assert_eq!(o.frame_sets.iter().map(|f| (f.threads, f.arrays.len())).collect::<Vec<_>>(), [(1, 2)]);
         let rate = (1u64 << 20) as f64 / 0.001;
         for f in &o.frame_sets {
+            // The read array's rate every round: the headline's samples.
             assert_eq!(f.round_medians_bytes_per_s, vec![rate; 10]);
             assert!(f.arrays[0].ratio_to_first.is_none());
-            for a in &f.arrays[1..] {
-                let r = a.ratio_to_first.as_ref().expect("beside the first in every round");
-                assert_eq!((r.n, r.estimate), (10, 1.0));
-            }
-            assert_eq!(f.arrays.iter().map(|a| a.bytes_per_s.median).collect::<Vec<_>>(), [rate; 3]);
-            // The whole blocks in order, where the kernel gave the huge
-            // page to split: as long as the first, beside it every round.
-            if let Some(b) = &f.blocks_in_order {
-                assert_eq!(b.bytes_per_s.median, rate);
-                assert_eq!(b.ratio_to_first.as_ref().map(|r| (r.n, r.estimate)), Some((10, 1.0)));
-            }
+            // Fragmented memory beside it, one mapping per round: equal
+            // rates on the fake clock, so no change, from ten mappings.
+            let r = f.arrays[1].ratio_to_first.as_ref().expect("beside the read array in every round");
+            assert_eq!((r.n, r.estimate, r.mappings), (10, 1.0, 10));
+            assert_eq!(r.verdict().call, memperf_model::timing::verdict::Call::NoChange);
+            assert_eq!(f.arrays.iter().map(|a| a.bytes_per_s.median).collect::<Vec<_>>(), [rate; 2]);
+            assert!(f.blocks_in_order.is_none());
         }
         assert!(o.headlines.iter().all(|h| h.simd_bytes_per_s == rate));
         let asked = Params { frame_sets: 0, ..p.clone() };
         assert!(check(&asked).unwrap_err().to_string().contains("--frame-sets 0 is out of range"));
-        assert!(check(&Params { frame_sets: 65, ..p }).unwrap_err().to_string().contains("to 64"));
+        assert!(check(&Params { frame_sets: 3, ..p }).unwrap_err().to_string().contains("or 2 (beside fragmented memory)"));
     }
 
     /// Policies round their regions to their own page sizes: at 3 MiB a
@@ -752,7 +756,7 @@ mod tests {
             min_sample_s: 0.0005,
             noise_cv: 0.05,
             seed: 1,
-            frame_sets: 4,
+            frame_sets: 2,
         }
     }
 }

@@ -25,7 +25,7 @@ pub struct Options {
     /// Size of each array (write kernels use four: A, B, C, D) [default: max(1GiB, 8 × last-level cache)]
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = size_arg)]
     pub size: Option<Bytes>,
-    /// Prefetch distances in 8-byte elements, START:END:STEP [default: 0:1024:32]
+    /// Prefetch distances in 8-byte elements, START:END:STEP [default: 0:1024:64; quick 0:1024:256, full 0:1024:32]
     #[arg(long, value_name = "RANGE", allow_hyphen_values = true, value_parser = sweep_arg)]
     pub distance: Option<crate::units::Sweep>,
     /// Prefetch hints, comma-separated, or all [default: t0,nta]
@@ -34,7 +34,7 @@ pub struct Options {
     /// Samples per variant.
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
     pub repetitions: Option<usize>,
-    /// Arrays of 4 KiB pages, each with frames of its own, that simd reads at every thread count; the headline is their median per round (1: the read array alone) [default: 4]
+    /// 2: simd also reads fragmented memory (4 KiB pages first touched in a shuffled order) beside the read array, a figure and a verdict of its own; 1: the read array alone [default: 2]
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--frame-sets"))]
     pub frame_sets: Option<usize>,
 }
@@ -73,12 +73,11 @@ impl options::Options for Options {
 }
 
 /// The arrays of all base-page policies must fit in available memory: one
-/// per policy, four more when a write kernel is asked for, and the frame
-/// sets beyond the first with the blocks in order.
+/// per policy, four more when a write kernel is asked for, and the
+/// fragmented array beside the read array.
 fn check_memory(p: &Params, machine: &Fingerprint) -> Result<()> {
     let per_policy = if p.kernels.iter().any(|k| k.writes()) { 5 } else { 1 };
-    // The frame sets' extra arrays, and the blocks in order beside them.
-    let frames = super::frames::extra_small_arrays(p) + u64::from(super::frames::measures_frames(p));
+    let frames = super::frames::extra_small_arrays(p);
     let arrays = (per_policy * p.pages.iter().filter(|pol| !pol.uses_hugetlb_pool()).count() as u64).saturating_add(frames);
     let avail = machine.memory_available_bytes;
     crate::memory::check_fits(

@@ -12,7 +12,8 @@ fn per_rep_bw(r: &VariantResult) -> Vec<f64> {
 }
 
 /// Per policy and thread count: plain `simd` as the headline (the median
-/// over the frame sets' per-round medians where they were read), and the
+/// of the read array's rounds beside fragmented memory where those were
+/// read, the later and longer stretch), and the
 /// best variant chosen on even repetitions, reported on the odd ones.
 pub(super) fn headlines(results: &[VariantResult], frame_sets: &[FrameSets]) -> Vec<Headline> {
     let mut keys: Vec<(PagePolicy, usize)> = results.iter().map(|r| (r.variant.pages, r.variant.threads)).collect();

@@ -203,28 +203,29 @@ pub struct Outcome {
     pub valid: bool,
 }
 
-/// One read, over several arrays of 4 KiB pages that each got frames of
-/// their own. On a guest (and where memory is interleaved unevenly) the
-/// same loop over the same bytes reads at different rates on different
-/// frames, and a program gets whichever the free lists hand it: one array
-/// is one draw. Measured interleaved, round by round, so what the host
-/// does in a round hits every array alike.
+/// One read over 4 KiB pages first touched in order (the read array) and
+/// over fragmented memory: an array whose pages were first touched in a
+/// shuffled order, mapped anew every round, so its frames scatter over
+/// many 2 MiB blocks as fragmented free memory's do. Measured round by
+/// round, the read array beside the fragmented one, so what the host does
+/// in a round hits both alike. (Documents from before read several arrays
+/// each first touched shuffled, the first of them the read array.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FrameSets {
     pub pages: PagePolicy,
     pub threads: usize,
-    /// Per array, its rate; the first is the read array of the kernels'
-    /// table.
+    /// The read array of the kernels' table, then fragmented memory (its
+    /// rate over every mapping, its ratio to the read array's sample beside
+    /// it, its frames the median over the mappings).
     #[schemars(length(min = 1))]
     pub arrays: Vec<FrameSet>,
-    /// Per round, the median of the arrays' rates: the samples of the
-    /// headline of this policy and thread count.
+    /// Per round, the read array's rate (in documents from before, the
+    /// median of the arrays'): the samples of the headline of this policy
+    /// and thread count.
     pub round_medians_bytes_per_s: Vec<f64>,
-    /// One more array beside them, outside the headline: 4 KiB pages over
-    /// whole 2 MiB blocks in physical order (huge pages mapped again with
-    /// 4 KiB entries), the layout a program gets on unfragmented memory;
-    /// its ratio is to the first array. `None` where no huge pages could
-    /// be had to build it, or in documents before it was measured.
+    /// In documents from before: 4 KiB pages over whole 2 MiB blocks in
+    /// physical order, beside arrays first touched shuffled (no longer
+    /// measured: the read array's pages are first touched in order).
     #[serde(default)]
     pub blocks_in_order: Option<FrameSet>,
 }

@@ -12,18 +12,21 @@ pub struct Sense {
     pub above: &'static str,
     /// Said of a value below no change.
     pub below: &'static str,
-    /// The call that is a gain (what advice to act on follows).
-    pub gain: Call,
+    /// The call the advice's action follows (a gain to take, or a loss to
+    /// undo).
+    pub acts_on: Call,
     /// The unit of a difference's figures (" ns"), empty for ratios.
     pub unit: &'static str,
 }
 
 /// A ratio of speeds (B's over A's): above 1 is faster.
-pub const SPEED: Sense = Sense { above: "faster", below: "slower", gain: Call::Above, unit: "" };
+pub const SPEED: Sense = Sense { above: "faster", below: "slower", acts_on: Call::Above, unit: "" };
 /// A ratio of times (B's over A's): above 1 is slower.
-pub const TIME: Sense = Sense { above: "slower", below: "faster", gain: Call::Below, unit: "" };
+pub const TIME: Sense = Sense { above: "slower", below: "faster", acts_on: Call::Below, unit: "" };
+/// A ratio of speeds where the advice undoes a loss (what recovers it).
+pub const SPEED_LOSS: Sense = Sense { above: "faster", below: "slower", acts_on: Call::Below, unit: "" };
 /// A difference of costs in ns (B's minus A's): above 0 costs more.
-pub const COST_NS: Sense = Sense { above: "costs more", below: "costs less", gain: Call::Below, unit: " ns" };
+pub const COST_NS: Sense = Sense { above: "costs more", below: "costs less", acts_on: Call::Below, unit: " ns" };
 
 /// "faster ×1.31 [×1.22, ×1.40], by at least 5% (99% confidence, n = 12
 /// over 3 mappings)"; "no change: …, within ±5%"; "not resolved: …, about
@@ -92,11 +95,11 @@ fn basis(v: &Verdict) -> String {
 }
 
 /// One line of A/B advice: "{subject}: {verdict}", then what to do
-/// (`then`) where the verdict is the sense's gain by at least the
-/// threshold: a gain that may be smaller is said, not acted on.
+/// (`then`) where the verdict is the call the sense acts on, by at least
+/// the threshold: a change that may be smaller is said, not acted on.
 pub fn line(subject: &str, r: &Ratio, sense: Sense, then: Option<&str>) -> String {
     let v = r.verdict();
-    let acted = v.call == sense.gain && v.beyond_threshold;
+    let acted = v.call == sense.acts_on && v.beyond_threshold;
     let then = then.filter(|_| acted).map_or(String::new(), |t| format!(": {t}"));
     format!("{subject}: {}{then}.", said(&v, sense))
 }

@@ -46,12 +46,25 @@ pub fn bandwidth_text(o: &bandwidth::Outcome) -> String {
             h.pages,
             h.threads,
             gbps(h.simd_bytes_per_s),
-            over.map_or_else(String::new, |f| format!(" (median over {} arrays per round)", f.arrays.len())),
+            over.map_or_else(String::new, headline_basis),
             h.best,
             gbps(h.best_holdout_bytes_per_s)
         ));
     }
     out
+}
+
+/// What a thread count's simd headline is the median of, where fragmented
+/// memory was read beside it: the read array's rounds there (fragmented
+/// memory mapped anew each round), or, in a document from before that, the
+/// per-round median over its frame sets' arrays.
+fn headline_basis(f: &bandwidth::FrameSets) -> String {
+    let fresh_mappings = f.arrays.get(1).and_then(|a| a.ratio_to_first.as_ref()).is_some_and(|r| r.mappings > 1);
+    if fresh_mappings {
+        " (the read array's rounds beside fragmented memory)".into()
+    } else {
+        format!(" (median over {} arrays per round)", f.arrays.len())
+    }
 }
 
 /// One read array per policy first, then (with write kernels) one set of
@@ -396,7 +409,23 @@ impl super::Render for Outcome {
         bandwidth_metrics(self, doc)
     }
     fn advice(&self, doc: &Document) -> Vec<String> {
-        bandwidth_advice(doc)
+        let mut out = bandwidth_advice(doc);
+        out.extend(frames::advice(self));
+        out
+    }
+    /// Fragmented memory against pages in order, per thread count.
+    fn paired(&self, _doc: &Document) -> Vec<super::Paired> {
+        self.frame_sets
+            .iter()
+            .filter_map(|f| {
+                let r = f.arrays.get(1)?.ratio_to_first.clone()?;
+                Some(super::Paired {
+                    key: format!("bandwidth.fragmented{{threads={}}}", f.threads),
+                    name: format!("reads of fragmented / in-order 4 KiB memory, {} thread(s)", f.threads),
+                    ratio: r,
+                })
+            })
+            .collect()
     }
     fn advice_row(&self, advice: &str) -> Option<String> {
         let at = advice.find("Software prefetch (")? + "Software prefetch (".len();
