@@ -359,7 +359,7 @@ fn reanalysis_of_every_recording_draws_the_measured_conclusions() {
         // nta cost 37-61% from D = 256 on, each point on five repetitions:
         // the engine's 99% interval needs ten, so the harm is not claimed,
         // and nothing says nta helps.
-        assert!(html.contains("Software prefetch (nta) on streaming reads of 1.9GiB on 4k pages"), "the nta line");
+        assert!(html.contains("Software prefetch (nta) on streaming reads of 1.875GiB on 4k pages"), "the nta line");
         assert!(!html.contains("(nta) helps"), "nta harmed at every distance");
         assert!(
             !html.contains("hardware-prefetch lines in flight per thread"),

@@ -49,7 +49,7 @@ fn the_kunpeng_920_is_one_kind_with_its_arm_page_sizes() {
 fn the_intel_hybrid_is_told_apart_by_its_caches() {
     let t = saved("hwloc-intel-i7-1370p-hybrid.tar.bz2");
     assert!(t.contains("architecture: x86-64\nmodel: 13th Gen Intel(R) Core(TM) i7-1370P\ncore kinds: 2"), "{t}");
-    assert!(t.contains("with L1d 48KiB, L1i 32KiB, L2 1.2MiB: 12 CPU(s) (0-11)"), "{t}");
+    assert!(t.contains("with L1d 48KiB, L1i 32KiB, L2 1.25MiB: 12 CPU(s) (0-11)"), "{t}");
     assert!(t.contains("with L1d 32KiB, L1i 64KiB, L2 2MiB: 8 CPU(s) (12-19)"), "{t}");
     assert!(!t.contains("SVE"), "SVE is said for aarch64 only: {t}");
 }

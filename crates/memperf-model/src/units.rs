@@ -49,15 +49,24 @@ impl Bytes {
 }
 
 impl fmt::Display for Bytes {
-    /// Exact IEC form when the value is a whole number of a unit, else one decimal.
+    /// Exact, in the largest IEC unit that states it with at most three
+    /// decimals (1280 KiB is "1.25MiB", 1100 KiB "1100KiB"), else in bytes:
+    /// a size memperf states reads back as the same number of bytes.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let units = [(TIB, "TiB"), (GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")];
         for (scale, name) in units {
-            if self.0 >= scale {
-                return if self.0.is_multiple_of(scale) {
-                    write!(f, "{}{}", self.0 / scale, name)
+            if self.0 < scale {
+                continue;
+            }
+            let (whole, rest) = (self.0 / scale, self.0 % scale);
+            // The fewest decimals (up to three) that state `rest` exactly.
+            let exact = (0..=3u32).find(|&d| (u128::from(rest) * 10u128.pow(d)) % u128::from(scale) == 0);
+            if let Some(d) = exact {
+                let fraction = u128::from(rest) * 10u128.pow(d) / u128::from(scale);
+                return if d == 0 {
+                    write!(f, "{whole}{name}")
                 } else {
-                    write!(f, "{:.1}{}", self.0 as f64 / scale as f64, name)
+                    write!(f, "{whole}.{fraction:0width$}{name}", width = d as usize)
                 };
             }
         }
@@ -350,6 +359,15 @@ mod tests {
     fn display_is_exact_when_whole() {
         assert_eq!(Bytes(2 * MIB).to_string(), "2MiB");
         assert_eq!(Bytes(1536 * KIB).to_string(), "1.5MiB");
+        // Exact: the i7-1370P's 1,280 KiB L2, and sizes no decimal of a
+        // larger unit states, read back as the same bytes.
+        assert_eq!(Bytes(1280 * KIB).to_string(), "1.25MiB");
+        assert_eq!(Bytes(1100 * KIB).to_string(), "1100KiB");
+        assert_eq!(Bytes(MIB + 1).to_string(), "1048577B");
+        assert_eq!(Bytes(9 * MIB / 8).to_string(), "1.125MiB");
+        for b in [1280 * KIB, 1100 * KIB, MIB + 1, 9 * MIB / 8, 3 * GIB / 2, 4095, 480 * MIB] {
+            assert_eq!(parse_size(&Bytes(b).to_string()).unwrap(), Bytes(b));
+        }
         assert_eq!(Bytes(100).to_string(), "100B");
     }
 

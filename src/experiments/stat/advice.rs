@@ -203,7 +203,7 @@ mod tests {
         assert!(c[1].contains("probability 0.99 on 4 KiB pages and 0.00 on 2 MiB"), "{}", c[1]);
         assert!(c[1].contains("save up to 40 ns per random access"), "{}", c[1]);
         let a = advice(&o, "madvise");
-        assert!(a.iter().any(|s| s.starts_with("Only 0% of its 1.2GiB") && s.contains("madvise mode")), "{a:?}");
+        assert!(a.iter().any(|s| s.starts_with("Only 0% of its 1200MiB") && s.contains("madvise mode")), "{a:?}");
     }
 
     #[test]
