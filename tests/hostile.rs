@@ -53,6 +53,11 @@ const CASES: &[(&[&str], &str)] = &[
     (&["numa", "--repetitions", "0"], "'0' for '--repetitions"),
     (&["numa", "--size", "12XB"], "unknown size unit"),
     (&["completions", "csh"], "unknown shell 'csh'"),
+    (
+        &["info", "--from", "tests/data/machines/amd-epyc-zen5-kvm-2vcpu", "--json", "out.json"],
+        "--json would write nothing",
+    ),
+    (&["info", "--record", "rec", "--csv", "out.csv"], "--csv would write nothing"),
     (&["merge", "/nonexistent/fleet", "-o", "out"], "/nonexistent/fleet"),
     (&["bandwidth", "--kernel", ""], "empty list"),
     (&["bandwidth", "--hint", "t3"], "t3"),

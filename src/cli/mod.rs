@@ -377,6 +377,19 @@ impl<O: Options> Sub<O> {
 
     /// What an option asks for instead of measuring, done: its exit status.
     fn instead(&self) -> Option<Result<u8>> {
+        if let Some(asked) = self.options.instead_option() {
+            let c = &self.common;
+            let given = [("--json", c.json.is_some()), ("-o", c.output.is_some()), ("--csv", c.csv.is_some())]
+                .into_iter()
+                .chain([("--openmetrics", c.openmetrics.is_some())])
+                .find(|(_, given)| *given);
+            if let Some((output, _)) = given {
+                return Some(Err(Error::usage(format!(
+                    "{asked} prints text and makes no result document, so {output} would write nothing: leave {output} \
+                     out (or leave {asked} out to measure this machine into one)"
+                ))));
+            }
+        }
         let said = self.options.instead()?;
         Some(
             said.and_then(|text| crate::report::sink::stdout(crate::report::sink::terminal_safe(&text).as_bytes()))

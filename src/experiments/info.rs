@@ -146,6 +146,14 @@ impl super::options::Options for Options {
 
     /// `--record DIR`: this machine's recording, written instead of a run;
     /// `--from PATH`: a saved machine described instead of this one.
+    fn instead_option(&self) -> Option<&'static str> {
+        if self.from.is_some() {
+            Some("--from")
+        } else {
+            self.record.as_ref().map(|_| "--record")
+        }
+    }
+
     fn instead(&self) -> Option<Result<String>> {
         if let Some(path) = self.from.as_deref() {
             return Some(saved_machine_text(path));

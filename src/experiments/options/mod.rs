@@ -28,6 +28,12 @@ pub trait Options: Args {
     fn instead(&self) -> Option<Result<String>> {
         None
     }
+    /// The option that asks for [`Options::instead`] (`--record`), where
+    /// one was given: it prints text and writes no document, so the
+    /// subcommand refuses document outputs beside it.
+    fn instead_option(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 pub use super::experiment::Asked;
