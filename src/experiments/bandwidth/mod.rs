@@ -529,9 +529,11 @@ fn reanalyze(o: &mut Outcome) {
 /// (STREAM's rule), prefetch distances down to three (a plateau's least),
 /// the kernels least asked about, repetitions down to twice the pairs
 /// a verdict needs (half choose a distance, half judge it),
-/// the second hint, then size down to where memory begins (the run warns
-/// that part of the array is read from cache), then fragmented memory;
-/// `simd` and its prefetch stay.
+/// the second hint, then size down to where memory begins (never below
+/// where the probe saw the read in memory), then fragmented memory, then,
+/// without the prefetch sweep (its verdict is judged on half the
+/// repetitions), repetitions down to the pairs one verdict needs. `simd`
+/// and its prefetch stay: `shrink_last` drops the sweep.
 fn shrink_towards(p: &mut Params, four: Bytes, one: Bytes) -> bool {
     use crate::kernels::StreamShape as S;
     const DROP: [S; 9] = [S::Sum1, S::Mix31, S::CopyNt, S::Sum4, S::Update, S::Copy, S::StoreNt, S::Triad, S::Store];
@@ -550,7 +552,7 @@ fn shrink_towards(p: &mut Params, four: Bytes, one: Bytes) -> bool {
         p.size_bytes = Bytes((p.size_bytes.0 / 2).max(one.0));
     } else if p.frame_sets > 1 {
         p.frame_sets = 1;
-    } else if p.repetitions > crate::timing::schedule::MIN_PAIRS_FOR_VERDICT {
+    } else if p.repetitions > crate::timing::schedule::MIN_PAIRS_FOR_VERDICT && !p.kernels.contains(&S::SimdPrefetch) {
         p.repetitions -= 2;
     } else {
         return super::fit::halve_sample(&mut p.min_sample_s, 0.002);
