@@ -81,7 +81,8 @@ pub enum Caution {
     },
     /// The suite's reference moved beyond
     /// [`HOST_MOVED_LIMIT`](crate::timing::drift::HOST_MOVED_LIMIT) between
-    /// its start, middle and end: the run's advice gives no verdicts.
+    /// its points: its absolute figures carry the move (its paired verdicts
+    /// do not).
     HostMoved {
         moved: f64,
         evidence: String,
@@ -311,7 +312,8 @@ impl Caution {
                 format!("the hypervisor stole {:.1}% of CPU time during the measurement", fraction * 100.0)
             }
             Caution::HostMoved { moved, evidence } => format!(
-                "the host moved by {:.0}% during this run ({evidence}): the advice gives no verdict, since a difference measured across such a move would not hold in the next run",
+                "the host moved by {:.0}% during this run ({evidence}): absolute figures measured across the move carry it; \
+                 the verdicts pair their arms within each repetition, and their intervals carry what is left",
                 moved * 100.0
             ),
             Caution::SuiteFitted { budget_s, before_s, after_s, shrunk } => format!(
@@ -453,7 +455,7 @@ impl Caution {
             }
             Caution::CacheClaimImplausible { .. } | Caution::CacheClaimNotSeen { .. } => None,
             Caution::HostMoved { .. } => {
-                Some("rerun when the host is quieter (its neighbours idle), or on dedicated cores".into())
+                Some("compare absolute figures with `memperf compare` over several runs a side, or rerun on dedicated cores".into())
             }
             Caution::SuiteFitted { .. } | Caution::SuiteRefitted { .. } => {
                 Some("memperf run --full, or each experiment on its own with its options".into())
