@@ -14,33 +14,65 @@ fn have_script() -> bool {
     ok
 }
 
+/// `cmd` (memperf's arguments) under a pseudo-terminal 80 columns wide:
+/// everything it printed, and its exit status.
+fn in_80_columns(args: &str) -> (String, Option<i32>) {
+    let cmd = format!("stty cols 80 rows 24; {} {args}", common::exe());
+    let o = Command::new("script").args(["-qfec", &cmd, "/dev/null"]).output().unwrap();
+    (String::from_utf8_lossy(&o.stdout).into_owned(), o.status.code())
+}
+
 /// The bar's total comes from the plan from its first frame (never
-/// "0/0"), every frame fits 80 columns, and each experiment's table is
-/// printed when it finishes, before the next experiment's bar appears.
+/// "0/0"), every frame fits 80 columns, and each experiment's line is
+/// printed when it finishes, before the next experiment's bar appears;
+/// the screen ends with where the report is.
 #[test]
-fn run_in_a_terminal_prints_each_table_before_the_next_experiment() {
+fn run_in_a_terminal_prints_each_experiments_line_before_the_next_experiment() {
     if !have_script() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("results");
-    let cmd = format!("stty cols 80 rows 24; {} run --only numa,c2c -o {}", common::exe(), out.to_str().unwrap());
-    let o = Command::new("script").args(["-qfec", &cmd, "/dev/null"]).output().unwrap();
-    let raw = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert_eq!(o.status.code(), Some(0), "{raw}");
+    let (raw, code) = in_80_columns(&format!("run --only numa,c2c -o {}", out.to_str().unwrap()));
+    assert_eq!(code, Some(0), "{raw}");
     assert!(!raw.contains("0/0"), "a frame with 0/0: {raw}");
     // Frames and lines, split where the terminal would start a line anew.
     let plain = raw.replace("\u{1b}[2K", "\r");
     for segment in plain.split(['\r', '\n']) {
-        if segment.contains(" [") && segment.contains(']') && segment.trim_start().starts_with(['n', 'c']) {
-            assert!(segment.chars().count() <= 80, "a bar frame wider than 80 columns: {segment:?}");
-        }
+        assert!(segment.chars().count() <= 80, "a frame or line wider than 80 columns: {segment:?}");
     }
-    let numa_table = raw.find("numa: ").expect("numa's table");
+    let numa_line = raw.find("\nnuma ").expect("numa's line");
     let c2c_bar = raw.find("c2c [").expect("a frame of c2c's bar");
-    assert!(numa_table < c2c_bar, "numa's table came after c2c had started: {raw}");
-    let written = raw.find("results written to").expect("the closing line");
-    assert!(raw.find("core-to-core").or(raw.find("c2c")).unwrap() < written);
+    assert!(numa_line < c2c_bar, "numa's line came after c2c had started: {raw}");
+    assert!(!raw.contains("one-way ns of a cache line"), "no tables without --verbose: {raw}");
+    let report = out.join("report.html");
+    assert!(raw.trim_end().ends_with(&format!("report: {}", report.display())), "{raw}");
+}
+
+/// `run --quiet` in an 80-column terminal is one screen: at most 80 lines,
+/// none wider than the terminal, with the key figures, then the verdicts,
+/// then the warnings folded, and the report's path last. `--verbose`
+/// prints every table instead.
+#[test]
+fn a_quiet_run_is_one_screen_of_80_columns() {
+    if !have_script() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("quiet");
+    let (raw, code) = in_80_columns(&format!("run --quiet --only calls,context,c2c -o {}", out.display()));
+    assert_eq!(code, Some(0), "{raw}");
+    let lines: Vec<&str> = raw.lines().map(|l| l.trim_end_matches('\r')).collect();
+    assert!(lines.len() <= 80, "{} lines: {raw}", lines.len());
+    assert!(lines.iter().all(|l| l.chars().count() <= 80), "{raw}");
+    let at = |what: &str| raw.find(what).unwrap_or_else(|| panic!("{what:?} missing: {raw}"));
+    assert!(at("key figures") < at("verdicts (") && at("verdicts (") < at("report: "), "{raw}");
+    assert!(lines.last().is_some_and(|l| l.starts_with("report: ")), "{raw}");
+    assert!(!raw.contains("plan:") && !raw.contains("\ncalls "), "--quiet: no plan and no line per experiment");
+    let verbose = dir.path().join("verbose");
+    let (raw, code) = in_80_columns(&format!("run --verbose --quiet --only c2c -o {}", verbose.display()));
+    assert_eq!(code, Some(0), "{raw}");
+    assert!(raw.contains("results written to"), "--verbose prints the tables and where they went: {raw}");
 }
 
 /// `wss` in an 80-column terminal: its wide phases table is split or

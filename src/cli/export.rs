@@ -101,6 +101,12 @@ fn check_results_folder(dir: &Path) -> Result<()> {
 
 pub fn export(doc: &Document, out: &Output) -> Result<()> {
     eprint!("{}", sink::terminal_safe(&table::for_terminal(2, || text::warnings(doc))));
+    write_outputs(doc, out)
+}
+
+/// Every output of `out` written, the warnings left to the caller (a
+/// suite's screen folds them).
+pub fn write_outputs(doc: &Document, out: &Output) -> Result<()> {
     if out.table {
         sink::stdout(table::for_terminal(1, || text::render(doc)).as_bytes())?;
     }

@@ -3,9 +3,12 @@
 //! against the machine (bad input and unwritable outputs refused before
 //! anything is measured), measures the clock and the cache levels and
 //! sizes the plan from them; [`Measurement::execute`] runs each experiment
-//! into the document, its table printed as it finishes and the journal
-//! appended; [`Measurement::finish`] writes every output and says the exit
-//! status.
+//! into the document, its table (or, for the suite, its one line)
+//! printed as it finishes and the journal appended;
+//! [`Measurement::finish`] writes every output and says the exit status.
+//! The suite's screen ends with its key figures, verdicts, warnings folded
+//! and the report's path ([`crate::report::screen`]); `run --verbose` and
+//! every experiment's own subcommand print the full tables instead.
 
 use super::export::{self, Output};
 use super::progress::TerminalProgress;
@@ -24,6 +27,9 @@ pub struct Measurement {
     output: Output,
     clock: MonotonicClock,
     quiet: bool,
+    /// The suite's one screen: a line per experiment and the summary at
+    /// the end, instead of every table.
+    screen: bool,
 }
 
 impl Measurement {
@@ -62,7 +68,8 @@ impl Measurement {
             output.dir = Some(dir.join(crate::model::launcher::rank_folder(&o.hostname, rank, &o.run_id)));
             export::check_outputs(&output, &[])?;
         }
-        Ok(Measurement { plan, doc, output, clock, quiet })
+        let screen = matches!(command, Command::Run(r) if !r.verbose);
+        Ok(Measurement { plan, doc, output, clock, quiet, screen })
     }
 
     /// Runs every experiment of the plan into the document. A journal that
@@ -80,6 +87,8 @@ impl Measurement {
             _ => None,
         };
         let live_tables = self.output.table;
+        let screen = self.screen;
+        let quiet = self.quiet;
         plan::execute(
             &mut self.plan,
             &mut self.doc,
@@ -89,10 +98,14 @@ impl Measurement {
                 if let Some(j) = journal.as_mut() {
                     j.append(rec)?;
                 }
-                if live_tables {
-                    let text = crate::report::table::for_terminal(1, || {
-                        format!("{}\n", crate::report::text::experiment(doc, rec))
-                    });
+                if live_tables && !(screen && quiet) {
+                    let text = if screen {
+                        crate::report::screen::experiment_line(doc, rec, screen_width())
+                    } else {
+                        crate::report::table::for_terminal(1, || {
+                            format!("{}\n", crate::report::text::experiment(doc, rec))
+                        })
+                    };
                     let print = || crate::report::sink::stdout(crate::report::sink::terminal_safe(&text).as_bytes());
                     match &bar {
                         Some(b) => b.suspend(print)?,
@@ -110,16 +123,24 @@ impl Measurement {
     /// validation's.
     pub fn finish(mut self) -> Result<u8> {
         let live_tables = self.output.table;
-        if live_tables {
-            crate::report::sink::stdout(crate::report::text::derived(&self.doc).as_bytes())?;
+        if live_tables && self.screen {
             self.output.table = false;
-        }
-        export::export(&self.doc, &self.output)?;
-        if live_tables {
-            crate::report::sink::stdout(crate::report::text::advice_at_end(&self.doc).as_bytes())?;
-        }
-        if let (true, Some(dir)) = (live_tables, &self.output.dir) {
-            crate::report::sink::stdout(format!("results written to {}\n", dir.display()).as_bytes())?;
+            export::write_outputs(&self.doc, &self.output)?;
+            let report = self.output.dir.as_ref().map(|d| d.join("report.html"));
+            let end = crate::report::screen::end(&self.doc, report.as_deref(), screen_width());
+            crate::report::sink::stdout(crate::report::sink::terminal_safe(&end).as_bytes())?;
+        } else {
+            if live_tables {
+                crate::report::sink::stdout(crate::report::text::derived(&self.doc).as_bytes())?;
+                self.output.table = false;
+            }
+            export::export(&self.doc, &self.output)?;
+            if live_tables {
+                crate::report::sink::stdout(crate::report::text::advice_at_end(&self.doc).as_bytes())?;
+            }
+            if let (true, Some(dir)) = (live_tables, &self.output.dir) {
+                crate::report::sink::stdout(format!("results written to {}\n", dir.display()).as_bytes())?;
+            }
         }
         Ok(if crate::interrupt::requested() {
             130
@@ -129,6 +150,12 @@ impl Measurement {
             Error::validation("").kind.exit_code() as u8
         })
     }
+}
+
+/// The screen's width: the terminal's, else 80 columns (a file or a pipe
+/// gets the same screen a terminal of 80 would).
+fn screen_width() -> usize {
+    crate::terminal::terminal_width(1).unwrap_or(80)
 }
 
 /// The suite fitted to its preset's time budget, and the note saying what

@@ -413,7 +413,7 @@ pub struct CommonArgs {
     /// Also write every table as one tidy CSV to FILE (one row per measurement, one column per parameter).
     #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
     pub csv: Option<PathBuf>,
-    /// No progress bar.
+    /// No plan line, no progress bar, and in `run` no line per experiment (the summary at the end stays).
     #[arg(long)]
     pub quiet: bool,
     /// Reserve the hugetlb pages the run needs (root), and give them back at the end.
@@ -429,6 +429,9 @@ pub struct RunArgs {
     /// Skip these experiments, comma-separated.
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = opt::list(suite_name, offers::suite))]
     pub skip: Option<List<String>>,
+    /// Print every experiment's tables as it ends, as its own subcommand does (the report holds them all).
+    #[arg(long)]
+    pub verbose: bool,
     #[command(flatten)]
     pub preset: PresetArgs,
     #[command(flatten)]

@@ -3,7 +3,9 @@
 //! ([`crate::experiments::estimate`]) from the first frame: the bar counts
 //! estimated milliseconds of the whole run — the jobs done, and the share
 //! of the running job's samples measured — so it never shows "0/0" and
-//! its ETA is the plan's, not a guess from the first sample.
+//! its ETA is the plan's, not a guess from the first sample. The bar
+//! takes what the terminal's width leaves beside the name and the time
+//! left, so the line never runs past the terminal.
 
 use crate::experiments::Progress;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -33,7 +35,7 @@ impl TerminalProgress {
         }
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
         bar.set_style(
-            ProgressStyle::with_template("{prefix:>14} [{bar:30}] {msg}")
+            ProgressStyle::with_template("{prefix:>14} [{wide_bar}] {msg}")
                 .expect("valid template")
                 .progress_chars("=> "),
         );

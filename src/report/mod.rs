@@ -14,6 +14,7 @@ pub mod outcome;
 pub mod placement;
 pub mod plot;
 pub mod plots;
+pub mod screen;
 pub use crate::sink;
 pub mod table;
 pub mod text;

@@ -115,7 +115,7 @@ fn contents(doc: &Document) -> String {
     format!("<nav class=\"toc\" id=\"contents\"><strong>Contents:</strong> {}</nav>\n", links.join(" · "))
 }
 
-/// The summary: the key figures (each experiment's first two headlines),
+/// The summary: the key figures ([`super::screen::key_figures`]),
 /// the advice with its evidence, what was not measured, the run's
 /// warnings, and every headline folded.
 fn summary(
@@ -128,11 +128,8 @@ fn summary(
     let mut h = String::from("<section id=\"summary\">\n<h2>Summary</h2>\n");
     h.push_str("<div class=\"grid\">\n");
     if !metrics.is_empty() {
-        // Each experiment's first two headlines.
-        let key = metrics.iter().enumerate().filter(|(i, m)| {
-            metrics[..*i].iter().filter(|x| x.id.split('.').next() == m.id.split('.').next()).count() < 2
-        });
-        h.push_str(&section::figures_table("data figures key", "key figure", key.map(|(_, m)| m)));
+        let key = super::screen::key_figures(metrics);
+        h.push_str(&section::figures_table("data figures key", "key figure", key));
     }
     if !advice.is_empty() {
         h.push_str("<div class=\"advice\"><h3>What to change</h3>\n<ul class=\"advice\">\n");

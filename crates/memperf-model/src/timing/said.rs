@@ -63,7 +63,7 @@ fn more(more: usize, n: usize) -> String {
     if more > 10 * n.max(10) {
         format!("more than {} more repetitions: the change lies too near the threshold to resolve", 10 * n.max(10))
     } else {
-        format!("about {more} more repetitions would likely resolve it")
+        format!("about {more} more repetition{} would likely resolve it", if more == 1 { "" } else { "s" })
     }
 }
 
