@@ -12,7 +12,7 @@
 # claims (lscpu, every instance), rounded up to a power of two: the suite
 # calls no read under twice that claim DRAM, and on a 16-CPU Intel guest
 # claiming 300 MiB, one thread reading 128 MiB was partly served by the L3
-# (17.4 GB/s there against 14.1-14.4 from 512 MiB to 2 GiB; BENCHMARKS.md).
+# (17.4 GB/s there against 14.1-14.4 from 512 MiB to 2 GiB; docs/validation.md).
 # The 2-vCPU guests met (32 MiB claimed by AMD's) keep 128 MiB. A run's
 # headline (`bandwidth.read`, simd, 4 KiB pages: likwid's malloc'd arrays
 # are on 4 KiB pages under THP's madvise mode) is divided by the mean of
@@ -34,7 +34,7 @@
 # the two sides' frames alike: after it likwid-bench got 9–34 pages a
 # block in most processes, 55–59 in some, and 178–246 (27–28 GB/s) after
 # another process's large allocation had used the scattered pages up
-# (BENCHMARKS.md); the suite maps its read arrays after its earlier
+# (docs/validation.md); the suite maps its read arrays after its earlier
 # experiments did just that, in the same process. So read each ratio with
 # the two sides' pages per block beside it, and beside the run's own read
 # over whole 2 MiB blocks in physical order (the table's second row per
@@ -222,7 +222,7 @@ for t, v in sorted(got.items()):
 masked = []
 for r in range(1, runs + 1):
     text = open(f"{out}/run{r}.out").read()
-    advice = text.split("\nverdicts", 1)[1].split("\nresults written", 1)[0] if "\nverdicts" in text else ""
+    advice = re.split(r"\n\n|\nwarnings|\nreport:|\nresults written", text.split("\nverdicts", 1)[1])[0] if "\nverdicts" in text else ""
     lines = [l.strip() for l in advice.splitlines()[1:] if l.strip()]
     masked.append([re.sub(r"[0-9]+(\.[0-9]+)?", "#", l) for l in lines])
 print("advice lines, numbers masked, in every run / not:")

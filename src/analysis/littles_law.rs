@@ -16,7 +16,7 @@ pub fn lines_in_flight(bytes_per_s: f64, latency_ns: f64, line_bytes: u64) -> f6
 
 /// The most lines one core keeps in flight: the outstanding misses of the
 /// largest L2 miss queue among the x86 cores memperf knows (their vendors'
-/// figures are in BENCHMARKS.md, "Figures behind constants"). A figure
+/// figures are in docs/validation.md, "Figures behind constants"). A figure
 /// above it is no concurrency: the latency or the bandwidth put into the
 /// law is not the one it needs.
 pub const CORE_LINES_MAX: f64 = 64.0;

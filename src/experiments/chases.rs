@@ -30,7 +30,7 @@ pub enum Warm {
 /// Loads of the warm-up before each sample. The cap, twice the lines of
 /// the data caches (one of each level, or the whole last-level cache
 /// where that is larger, at least 65,536), is what a steady-state chase
-/// leaves in the caches after that many loads (BENCHMARKS.md, "Figures
+/// leaves in the caches after that many loads (docs/validation.md, "Figures
 /// behind constants"); one traversal of a smaller cycle was not enough
 /// after a larger chase had filled the L3 (the same section).
 pub fn warm_loads(lines: usize, machine: &crate::machine::Fingerprint, warm: Warm) -> u64 {
@@ -44,7 +44,7 @@ pub fn warm_loads(lines: usize, machine: &crate::machine::Fingerprint, warm: War
 /// Traversals of a cycle the caches hold before each of `latency`'s
 /// samples: after a larger chase, two left the suite's 8 MiB point ×4 too
 /// slow in one round of five, eight (the cap there) none in thirteen
-/// (BENCHMARKS.md, "Figures behind constants").
+/// (docs/validation.md, "Figures behind constants").
 pub const CLEARING_TRAVERSALS: u64 = 8;
 
 /// Lines of the largest cycle the caches hold: below where the probe found

@@ -240,7 +240,7 @@ fn check_memory_available(policy: PagePolicy, len: usize) -> Result<()> {
 fn map_guarded(policy: PagePolicy, len: usize) -> Result<(*mut u8, Mapping)> {
     // Every region starts on a 2 MiB boundary, whatever its page size:
     // some L1 caches are sensitive to where in a 2 MiB frame a small working
-    // set lies (BENCHMARKS.md, "Figures behind constants"), so figures must
+    // set lies (docs/validation.md, "Figures behind constants"), so figures must
     // not depend on where mmap happened to put the region.
     let align = policy.page_size().0.max(2 << 20) as usize;
     let total = len + align + 2 * GUARD;

@@ -67,7 +67,7 @@ pub fn hot_wait(published: &AtomicU64, seen: u64, runs_started: &AtomicU64, limi
 /// nanoseconds of the last arrival, where a futex barrier wakes each
 /// sleeper in turn, microseconds apart, a skew that counts against a run's
 /// elapsed time (`cargo run --release --example start_skew` measures both;
-/// BENCHMARKS.md, "Figures behind constants").
+/// docs/validation.md, "Figures behind constants").
 pub struct SpinBarrier {
     arrived: AtomicUsize,
     parties: usize,

@@ -708,7 +708,7 @@ mod tests {
     }
 
     /// The 2002 sample application under `hugepages -n 6` in the Zen 4
-    /// recording (BENCHMARKS.md): the THP runs' wall times (14.3–18.5 s) are
+    /// recording (docs/validation.md): the THP runs' wall times (14.3–18.5 s) are
     /// closer than two modes need, and the A/B read "within the noise,
     /// ×0.945". Their system time is two groups: 0.2 s in the two runs
     /// after a THP run, 3.4–3.8 s in the four after a run without. That

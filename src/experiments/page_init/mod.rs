@@ -73,7 +73,7 @@ impl Params {
 /// Descriptors ahead for the prefetch variant (and the parallel one). The
 /// 2005 code used 4: an 8-deep prefetch queue and two lines per descriptor.
 /// Current x86 cores have 16 or more line-fill buffers and a far longer
-/// memory latency in cycles; on the machine of BENCHMARKS.md the sweep
+/// memory latency in cycles; on the machine of docs/validation.md the sweep
 /// peaks at 16.
 pub const DEFAULT_AHEAD: u64 = 16;
 

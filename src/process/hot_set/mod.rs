@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 pub const DEFAULT_INTERVAL_MS: u64 = 1000;
 /// What the program pays, per page it touches in an interval, to set the
 /// accessed bit again after it was cleared (a page walk and a locked
-/// update; the figure measured is in BENCHMARKS.md, "Figures behind
+/// update; the figure measured is in docs/validation.md, "Figures behind
 /// constants"). Without -I the interval grows so that this stays under
 /// [`MAX_OVERHEAD`] of it.
 pub const REFILL_NS_PER_PAGE: f64 = 200.0;
