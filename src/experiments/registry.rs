@@ -5,8 +5,8 @@
 //! title) is the model's [`About`].
 //!
 //! The consistency tests below check that every entry has an outcome, a
-//! subcommand whose help is its summary, a branch in the schema and a row
-//! in the README.
+//! subcommand whose help is its summary, a branch in the schema, a row in
+//! the README and a method page in docs/methods/.
 
 use super::experiment::{Asked, Experiment};
 use super::plan::Job;
@@ -184,11 +184,16 @@ mod tests {
     }
 
     /// The README's subcommand table has a row for each subcommand, and
-    /// says how a program writes regions.
+    /// says how a program writes regions; each experiment has its method
+    /// page.
     #[test]
     fn every_entry_is_in_the_readme() {
         let readme = read("README.md");
+        let methods = read("docs/methods/README.md");
         for e in EXPERIMENTS {
+            let page = format!("docs/methods/{}.md", e.name());
+            assert!(!read(&page).is_empty(), "no method page {page}");
+            assert!(methods.contains(&format!("]({}.md)", e.name())), "{page} is not in docs/methods/README.md");
             match e.runs {
                 Runs::FromProgram => assert!(readme.contains("MEMPERF_REGIONS"), "{}", e.name()),
                 _ => assert!(readme.contains(&format!("| `memperf {}", e.name())), "no README row for {}", e.name()),
