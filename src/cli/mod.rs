@@ -93,7 +93,7 @@ pub enum Command {
     Run(RunArgs),
     /// Rebuild the HTML report and plots from a results.json, a journal, or their folder.
     Report(ReportArgs),
-    /// Headline metrics of two result documents side by side, with ratios and a noise test.
+    /// Headline figures of two runs (or two sets of runs) side by side, each judged against the variation between runs.
     Compare(CompareArgs),
     /// Give back hugetlb pages that killed memperf runs left reserved.
     Cleanup,
