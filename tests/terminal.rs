@@ -41,8 +41,10 @@ fn run_in_a_terminal_prints_each_experiments_line_before_the_next_experiment() {
     for segment in plain.split(['\r', '\n']) {
         assert!(segment.chars().count() <= 80, "a frame or line wider than 80 columns: {segment:?}");
     }
-    let numa_line = raw.find("\nnuma ").expect("numa's line");
-    let c2c_bar = raw.find("c2c [").expect("a frame of c2c's bar");
+    // A finished experiment's line starts a line of its own, after a
+    // newline or after the bar's frame was cleared.
+    let numa_line = plain.find("\nnuma ").or_else(|| plain.find("\rnuma ")).expect("numa's line");
+    let c2c_bar = plain.find("c2c [").expect("a frame of c2c's bar");
     assert!(numa_line < c2c_bar, "numa's line came after c2c had started: {raw}");
     assert!(!raw.contains("one-way ns of a cache line"), "no tables without --verbose: {raw}");
     let report = out.join("report.html");
