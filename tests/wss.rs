@@ -409,12 +409,20 @@ fn pages_counts_the_spans_of_scattered_hot_pages() {
         .collect();
     assert!(samples.len() >= 3, "{out}");
     assert!(samples.iter().all(|m| m["resident_spans"] == 8192), "{samples:#?}");
+    // Exact where every resident page was referenced in every interval;
+    // where the accessed bits missed a few pages (translations the TLB
+    // kept), bounded between the resident spans less one per missed page
+    // and the resident spans: 8,192 lies within, and the fewest is near.
     let judged = out["phases"].as_array().unwrap().iter().find(|p| p["top_mapping"] == big).expect("a phase");
-    assert_eq!(judged["top_spans"][0], 8192, "{judged}");
-    assert!(judged["huge_pages_min"].as_u64().unwrap() >= 8192, "{judged}");
+    let fewest = judged["top_spans"][0].as_u64().expect("the hot spans, counted or bounded");
+    let most = judged["top_spans_max"].as_u64().unwrap_or(fewest);
+    assert!((8192 * 99 / 100..=8192).contains(&fewest) && most == 8192, "{judged}");
+    assert!(judged["huge_pages_min"].as_u64().unwrap() >= 8192 * 99 / 100, "{judged}");
     let verdict = out["verdict"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect::<Vec<_>>().join("\n");
-    assert!(verdict.contains("are scattered: 32MiB of hot data lie in 8,192 spans of 2 MiB"), "{verdict}");
-    assert!(verdict.contains("huge pages would map 16GiB"), "{verdict}");
+    let thousands = |n: u64| format!("{},{:03}", n / 1000, n % 1000);
+    let count = if most > fewest { format!("{}–{}", thousands(fewest), thousands(most)) } else { thousands(most) };
+    assert!(verdict.contains(&format!("hot data lie in {count} spans of 2 MiB")), "{verdict}");
+    assert!(verdict.contains("are scattered:") && verdict.contains("huge pages would map"), "{verdict}");
     // Without --pages: bounds from the bytes, nothing read page by page.
     let doc = run(&[]).expect("allowed a moment ago");
     let out = &doc["experiments"][0]["outcome"];

@@ -101,6 +101,7 @@ fn phases(intervals: &[Interval], mappings: &[Mapping]) -> Vec<Phase> {
             let coverable = per.iter().filter(|(i, _)| mappings[*i].kind.huge_pages_can_cover()).map(|x| x.1).sum();
             let bounds: Vec<(u64, u64, bool)> =
                 per.iter().map(|&(i, b)| spans[i].huge_pages(b, mappings[i].end - mappings[i].start)).collect();
+            let top_bounds = per.iter().zip(&bounds).find(|(x, _)| Some(**x) == top).map(|(&(_, b), &s)| (b, s));
             Phase {
                 from_s: if a == 0 { 0.0 } else { intervals[a - 1].t_s },
                 to_s: span.last().map_or(0.0, |i| i.t_s),
@@ -112,11 +113,8 @@ fn phases(intervals: &[Interval], mappings: &[Mapping]) -> Vec<Phase> {
                 huge_pages_min: bounds.iter().map(|b| b.0).sum(),
                 huge_pages_max: bounds.iter().map(|b| b.1).sum(),
                 huge_pages_counted: !bounds.is_empty() && bounds.iter().all(|b| b.2),
-                top_spans: per
-                    .iter()
-                    .zip(&bounds)
-                    .find(|(x, _)| Some(**x) == top)
-                    .and_then(|(&(_, b), &(lo, _, counted))| counted.then_some((lo, b))),
+                top_spans: top_bounds.and_then(|(b, (low, _, counted))| counted.then_some((low, b))),
+                top_spans_max: top_bounds.and_then(|(_, (low, high, counted))| (counted && high > low).then_some(high)),
             }
         })
         .collect()
@@ -126,7 +124,9 @@ fn phases(intervals: &[Interval], mappings: &[Mapping]) -> Vec<Phase> {
 #[derive(Clone, Default)]
 struct Spans {
     resident: Vec<f64>,
-    hot: Vec<f64>,
+    /// Each interval's fewest and most hot spans (equal where counted).
+    hot_low: Vec<f64>,
+    hot_high: Vec<f64>,
     /// Intervals whose pages were read but whose hot spans are not known.
     unknown: usize,
 }
@@ -137,22 +137,29 @@ impl Spans {
     fn add(&mut self, m: &MappingSample) {
         let Some(resident) = m.resident_spans else { return };
         self.resident.push(resident as f64);
-        match m.hot_spans {
-            Some(h) => self.hot.push(h as f64),
-            None => self.unknown += 1,
-        }
+        let (low, high) = match (m.hot_spans, m.hot_spans_min) {
+            (Some(h), _) => (h, h),
+            (None, Some(low)) => (low, resident),
+            (None, None) => {
+                self.unknown += 1;
+                return;
+            }
+        };
+        self.hot_low.push(low as f64);
+        self.hot_high.push(high as f64);
     }
 
     /// The fewest and most 2 MiB pages that map `hot` bytes of a mapping of
-    /// `size` bytes: counted where every interval's hot spans are known;
-    /// else from the bytes (rounded up to 2 MiB; one huge page per hot 4 KiB
-    /// page at most, no more than the mapping's spans, or than the spans
-    /// holding its resident pages).
+    /// `size` bytes: from the page-by-page counts where every interval's
+    /// hot spans are known or bounded (the medians of the intervals' fewest
+    /// and most); else from the bytes (rounded up to 2 MiB; one huge page
+    /// per hot 4 KiB page at most, no more than the mapping's spans, or
+    /// than the spans holding its resident pages).
     fn huge_pages(&self, hot: u64, size: u64) -> (u64, u64, bool) {
         let median = |v: &[f64]| crate::timing::stats::median(v).map(|m| m.round() as u64);
         if self.unknown == 0 {
-            if let Some(h) = median(&self.hot) {
-                return (h, h, true);
+            if let (Some(low), Some(high)) = (median(&self.hot_low), median(&self.hot_high)) {
+                return (low, high.max(low), true);
             }
         }
         let huge = 2u64 << 20;
@@ -254,12 +261,16 @@ fn scattered(p: &Phase, o: &Outcome) -> Option<String> {
     let (spans, hot) = p.top_spans?;
     let m = o.mappings.get(p.top_mapping?)?;
     let mapped = spans * (2 << 20);
+    let count = match p.top_spans_max {
+        Some(most) => format!("{}–{}", group_thousands(spans), group_thousands(most)),
+        None => group_thousands(spans),
+    };
+    let at_least = if p.top_spans_max.is_some() { "at least " } else { "" };
     (m.kind.huge_pages_can_cover() && mapped > 4 * hot).then(|| {
         format!(
-            "Its hot pages in the {} are scattered: {} of hot data lie in {} spans of 2 MiB (counted page by page), so huge pages would map {} to cover them ({:.0}×); gathering the hot data into fewer pages would cut its TLB misses without that memory.",
+            "Its hot pages in the {} are scattered: {} of hot data lie in {count} spans of 2 MiB (counted page by page), so huge pages would map {at_least}{} to cover them ({at_least}{:.0}×); gathering the hot data into fewer pages would cut its TLB misses without that memory.",
             mapping_name(m),
             Bytes(hot),
-            group_thousands(spans),
             Bytes(mapped),
             mapped as f64 / hot.max(1) as f64
         )
@@ -375,6 +386,7 @@ mod tests {
                     anon_huge_bytes: 0,
                     resident_spans: None,
                     hot_spans: None,
+                    hot_spans_min: None,
                     written_bytes: None,
                 }],
             })
@@ -425,6 +437,7 @@ mod tests {
             anon_huge_bytes: 0,
             resident_spans: resident,
             hot_spans: hot,
+            hot_spans_min: None,
             written_bytes: None,
         };
         let mib = 1u64 << 20;
@@ -442,6 +455,13 @@ mod tests {
         assert_eq!(s.huge_pages(8 * mib, 1 << 30), (10, 10, true));
         s.add(&sample(64 * mib, 8 * mib, Some(40), None));
         assert_eq!(s.huge_pages(8 * mib, 1 << 30), (4, 40, false));
+        // Accessed bits that missed a few pages bound an interval's hot
+        // spans: the phase takes the medians of the fewest and the most.
+        let mut s = Spans::default();
+        s.add(&sample(32 * mib, 32 * mib, Some(8192), Some(8192)));
+        s.add(&MappingSample { hot_spans_min: Some(8166), ..sample(32 * mib, 32 * mib - 26 * 4096, Some(8192), None) });
+        s.add(&MappingSample { hot_spans_min: Some(8190), ..sample(32 * mib, 32 * mib - 2 * 4096, Some(8192), None) });
+        assert_eq!(s.huge_pages(32 * mib, 16 << 30), (8190, 8192, true));
     }
 
     use crate::machine::reach;

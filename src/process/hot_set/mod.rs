@@ -168,6 +168,10 @@ impl Mappings {
                         let all_hot = exact && m.referenced >= m.rss;
                         c.0.hot_spans().or(all_hot.then(|| c.0.resident_spans()))
                     }),
+                    hot_spans_min: counts.as_ref().filter(|c| exact && c.0.hot_spans().is_none()).and_then(|c| {
+                        let unreferenced = m.rss.saturating_sub(m.referenced).div_ceil(4096);
+                        (unreferenced > 0).then(|| c.0.resident_spans().saturating_sub(unreferenced))
+                    }),
                     written_bytes: counts.filter(|c| c.1).map(|c| c.0.soft_dirty_pages * 4096),
                 });
             }
@@ -409,6 +413,12 @@ mod tests {
         assert_eq!((bits.mappings[0].resident_spans, bits.mappings[0].hot_spans), (Some(300), Some(300)));
         let damon = maps.sample(2.0, &uses, false, &mut reader);
         assert_eq!((damon.mappings[0].resident_spans, damon.mappings[0].hot_spans), (Some(300), None));
+        assert_eq!(damon.mappings[0].hot_spans_min, None, "DAMON's bytes are an estimate: no bound from them");
+        // Accessed bits with 5 resident pages unreferenced: at most 5 of
+        // the 300 resident spans hold no referenced page.
+        let uses = vec![(None, vec![SmapsEntry { referenced: (8 << 20) - 5 * 4096, ..uses[0].1[0].clone() }])];
+        let partly = maps.sample(3.0, &uses, true, &mut reader);
+        assert_eq!((partly.mappings[0].hot_spans, partly.mappings[0].hot_spans_min), (None, Some(295)));
     }
 
     /// Without -I the interval grows with the hot set: 2 GiB of 4 KiB

@@ -51,6 +51,12 @@ pub struct MappingSample {
     /// referenced (never from DAMON's region estimate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hot_spans: Option<u64>,
+    /// With `--pages` under the accessed bits, where some resident pages
+    /// went unreferenced (so `hot_spans` is not known): the fewest spans
+    /// the referenced pages can lie in, the resident spans less one per
+    /// unreferenced 4 KiB page. The most is the resident spans.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot_spans_min: Option<u64>,
     /// With `--pages` where the kernel keeps soft-dirty bits: the bytes
     /// written in the interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -99,14 +105,20 @@ pub struct Phase {
     /// hot spans were counted (`--pages`).
     pub huge_pages_min: u64,
     pub huge_pages_max: u64,
-    /// Min and max are the count of 2 MiB spans holding the hot pages,
-    /// read page by page in every interval of the phase.
+    /// Min and max come from the 2 MiB spans holding the hot pages, read
+    /// page by page in every interval of the phase (equal where each
+    /// interval's count was exact).
     #[serde(default)]
     pub huge_pages_counted: bool,
-    /// The top mapping's 2 MiB spans holding its hot pages and its hot
-    /// bytes, where counted page by page (`--pages`).
+    /// The top mapping's 2 MiB spans holding its hot pages (the fewest,
+    /// where bounded) and its hot bytes, where read page by page
+    /// (`--pages`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_spans: Option<(u64, u64)>,
+    /// The most spans the top mapping's hot pages can lie in, where that
+    /// is more than `top_spans`' count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_spans_max: Option<u64>,
 }
 
 /// The TLB reach the hot set is set beside.
