@@ -213,7 +213,9 @@ pub fn walk_costs(points: &[Point], control: &Control) -> Vec<WalkCost> {
 }
 
 /// The walk cost past the last 4 KiB reach (counts beyond twice it): the
-/// median of every paired difference there, with its interval.
+/// median of every paired difference there, with its interval. The
+/// differences keep their sign: a repetition where the control came out
+/// slower is evidence of a small walk cost, not a value to leave out.
 pub fn walk_beyond_reach(reaches: &[Reach], costs: &[WalkCost]) -> Option<Ratio> {
     let reach = reaches
         .iter()
@@ -222,7 +224,7 @@ pub fn walk_beyond_reach(reaches: &[Reach], costs: &[WalkCost]) -> Option<Ratio>
         .max()?;
     let beyond: Vec<f64> =
         costs.iter().filter(|c| c.page_count > 2 * reach).flat_map(|c| c.differences_ns.clone()).collect();
-    Ratio::of(&beyond)
+    Ratio::differences(&beyond)
 }
 
 /// Sentences drawn only from attributed reaches and a valid control.
@@ -340,6 +342,40 @@ mod tests {
             }
         }
         assert!(same_reach >= 4 && valid >= 1, "{same_reach} same-reach and {valid} valid recordings");
+    }
+
+    #[test]
+    fn the_walk_cost_keeps_differences_of_either_sign() {
+        let reach = Reach {
+            pages: PagePolicy::Small,
+            page_size_bytes: Some(Bytes(4096)),
+            measured_entries: 64,
+            measured_reach_bytes: Some(Bytes(64 * 4096)),
+            attribution: Attribution::Unattributed,
+            cpuid_l1_entries: None,
+            cpuid_l2_entries: None,
+            ns_within: 2.0,
+            ns_beyond: 9.0,
+            confounded_with_cache: false,
+            second_look: None,
+        };
+        let cost = |page_count: u64, differences_ns: Vec<f64>| WalkCost {
+            page_count,
+            control: PagePolicy::Thp,
+            ns_median: stats::median(&differences_ns).unwrap(),
+            differences_ns,
+        };
+        // Within twice the reach: left out. Beyond it, the differences
+        // lie evenly about zero, so the walk is 0 ns; dropping those at
+        // or below zero would have claimed 2 ns.
+        let costs = [
+            cost(128, vec![50.0; 10]),
+            cost(256, vec![-3.0, -2.0, -1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0]),
+        ];
+        let w = walk_beyond_reach(&[reach], &costs).unwrap();
+        assert_eq!(w.n, 10);
+        assert_eq!(w.estimate, 0.0);
+        assert!(w.low < 0.0 && w.high > 0.0, "{w:?}");
     }
 
     #[test]
