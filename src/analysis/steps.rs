@@ -45,7 +45,7 @@ pub fn step_up(curve: &[(u64, Vec<f64>)], reps: usize) -> StepUp {
         return StepUp::NotMeasured { reason: "too few repetitions to choose a split and confirm it".into() };
     }
     // A step is a derived claim, checked on the repetitions that did not
-    // place it, at its own confidence (the A/B engine's 98% would need
+    // place it, at its own confidence (the A/B engine's 99% would need
     // more held-out repetitions than a quick run has).
     let ratio = Ratio::at_level(&confirming, STEP_CONFIDENCE);
     let clear = ratio.as_ref().is_some_and(|r| r.low > 1.0 && r.estimate >= STEP_RATIO);

@@ -66,7 +66,7 @@ impl Params {
             return Err(Error::usage("--repetitions must be at least 2 (10 or more for an interval)"));
         }
         if !(self.min_cell_s > 0.0 && self.min_cell_s <= 600.0) {
-            return Err(Error::usage("--cell-seconds lies in (0, 600]"));
+            return Err(Error::usage("a cell's time lies in (0, 600] s: the preset or --quick sets it"));
         }
         Ok(())
     }

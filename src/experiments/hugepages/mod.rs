@@ -10,8 +10,9 @@
 //! run's /proc/PID/smaps_rollup is sampled while it runs, so the coverage it
 //! actually got is read back, not assumed, and /proc/vmstat says what the
 //! kernel did meanwhile. The i-th run of each arm makes round i; the
-//! speed-up is the median of the per-round ratios with its interval, looked
-//! at again on even and odd rounds apart. An arm whose runs fall into two
+//! speed-up is the Hodges–Lehmann estimate of the per-round ratios with
+//! its signed-rank interval (`timing::verdict`), looked at again on even
+//! and odd rounds apart. An arm whose runs fall into two
 //! groups is said to be bimodal, with what tells the groups apart (system
 //! time, compaction stalls, the run before), never called noise. A run
 //! that fails is reported and left out of every figure.

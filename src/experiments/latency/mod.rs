@@ -5,13 +5,14 @@
 //! Method: a dependent-load chase through one random cycle over every cache
 //! line of the working set (seed recorded, cycle verified by the kernel's
 //! end positions), so hardware prefetchers cannot help. Each point is timed
-//! in chunks of tens of microseconds, and p50/p90/p99 come from the chunks.
+//! in samples of about 10 ms, and its figure is the median of its samples.
 //! The page-local variant shuffles only inside windows of a few pages, so
 //! it pays cache misses but not TLB misses — unless the hardware
 //! prefetcher reaches its windows (one recorded machine read half of its
 //! DRAM latency this way at 2 GiB): the report checks it against a random
-//! chase on the cheapest page policy before the gap is read as translation. Page policies are measured alternately at each
-//! working set (A B A B …) and compared as ratios per round.
+//! chase on the cheapest page policy before the gap is read as translation.
+//! Page policies are measured alternately at each working set (A B A B …)
+//! and compared as ratios per round.
 
 pub mod options;
 
