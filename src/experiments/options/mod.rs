@@ -203,6 +203,16 @@ pub fn u64_arg(opt: &'static str) -> impl Fn(&str) -> std::result::Result<u64, S
     }
 }
 
+/// clap's parser of a sampling interval (`wss -I`, `stat -I`): whole
+/// milliseconds, at least `process::hot_set::MIN_INTERVAL_MS`.
+pub fn interval_arg(text: &str) -> std::result::Result<u64, String> {
+    use crate::process::hot_set::MIN_INTERVAL_MS;
+    match text.trim().parse::<u64>() {
+        Ok(ms) if ms >= MIN_INTERVAL_MS => Ok(ms),
+        _ => Err(format!("give the interval in whole milliseconds, at least {MIN_INTERVAL_MS}")),
+    }
+}
+
 /// clap's parser of a START:END:STEP range (clap names the option).
 pub fn sweep_arg(text: &str) -> std::result::Result<crate::units::Sweep, String> {
     crate::units::parse_sweep(text).map_err(|e| e.message)

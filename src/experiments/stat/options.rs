@@ -31,7 +31,7 @@ pub struct Options {
     /// Also sample the program's hot working set, as `memperf wss` does, every MS milliseconds,
     /// and set it beside the TLB's reach [default: 1000, growing so that sampling costs under 5%]
     #[arg(long, value_name = "MS", num_args = 0..=1, require_equals = true, allow_hyphen_values = true,
-          value_parser = crate::experiments::wss::options::interval_arg)]
+          value_parser = crate::experiments::options::interval_arg)]
     pub wss: Option<Option<u64>>,
     /// With --wss, set the hot set beside CPUID's TLB claim instead of measuring the reach first
     /// when no saved result has it.

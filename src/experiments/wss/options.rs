@@ -1,14 +1,14 @@
 //! Options of `memperf wss -- CMD`.
 
 use crate::error::{Error, Result};
-use crate::process::hot_set::{Params, DEFAULT_INTERVAL_MS, MIN_INTERVAL_MS};
+use crate::process::hot_set::{Params, DEFAULT_INTERVAL_MS};
 use clap::Args;
 use std::ffi::OsString;
 
 #[derive(Debug, Args)]
 pub struct Options {
     /// Sample the hot set every MS milliseconds (at least 10) [default: 1000, growing with the hot set so that sampling costs the program under 5%]
-    #[arg(short = 'I', long = "interval", value_name = "MS", allow_hyphen_values = true, value_parser = interval_arg)]
+    #[arg(short = 'I', long = "interval", value_name = "MS", allow_hyphen_values = true, value_parser = crate::experiments::options::interval_arg)]
     pub interval: Option<u64>,
     /// Watch a running process instead of starting one (until it ends or Ctrl-C).
     #[arg(long, value_name = "PID", allow_hyphen_values = true, value_parser = pid_arg)]
@@ -34,15 +34,6 @@ pub struct Options {
     /// The program and its arguments, after `--` (run without a shell).
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<OsString>,
-}
-
-/// clap's parser of a sampling interval: whole milliseconds, at least
-/// [`MIN_INTERVAL_MS`].
-pub fn interval_arg(t: &str) -> std::result::Result<u64, String> {
-    match t.trim().parse::<u64>() {
-        Ok(ms) if ms >= MIN_INTERVAL_MS => Ok(ms),
-        _ => Err(format!("give the interval in whole milliseconds, at least {MIN_INTERVAL_MS}")),
-    }
 }
 
 /// clap's parser of `--pid`: a running process.
