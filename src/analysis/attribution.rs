@@ -3,14 +3,14 @@
 //! level names at most one knee, the nearest. Anything else is
 //! "unattributed", with its position, rather than a name taken by order.
 
-pub use memperf_model::analysis::attribution::{Attribution, Known};
+pub use memperf_model::analysis::attribution::{Attribution, KnownLevel};
 
 /// How far apart a knee and a size may be, as a factor.
 pub const WITHIN: f64 = 2.0;
 
 /// Attributes each knee position (sorted ascending) to the nearest known
 /// level within [`WITHIN`] (in log distance), each level at most once.
-pub fn attribute(knees: &[f64], known: &[Known]) -> Vec<Attribution> {
+pub fn attribute(knees: &[f64], known: &[KnownLevel]) -> Vec<Attribution> {
     let mut pairs: Vec<(f64, usize, usize)> = Vec::new();
     for (k, &x) in knees.iter().enumerate() {
         for (l, level) in known.iter().enumerate() {
@@ -38,10 +38,10 @@ pub fn attribute(knees: &[f64], known: &[Known]) -> Vec<Attribution> {
 mod tests {
     use super::*;
 
-    fn known() -> Vec<Known> {
+    fn known() -> Vec<KnownLevel> {
         [("L1", 48.0 * 1024.0), ("L2", 1024.0 * 1024.0), ("L3", 32.0 * 1024.0 * 1024.0)]
             .iter()
-            .map(|(n, s)| Known { name: n.to_string(), size: *s })
+            .map(|(n, s)| KnownLevel { name: n.to_string(), size: *s })
             .collect()
     }
 

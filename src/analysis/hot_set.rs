@@ -4,7 +4,7 @@
 //! beside the TLB's reach and what the caches hold. `wss` and `stat --wss`
 //! conclude their samples here.
 
-use crate::process::hot_set::{method, Params, Sampled};
+use crate::process::hot_set::{method, Params, SamplingRecord};
 use crate::process::Exit;
 use crate::units::{group_thousands, Bytes};
 use memperf_model::outcome::wss::{Interval, Mapping, MappingSample, Outcome, Phase, Reach};
@@ -15,7 +15,7 @@ pub const PHASE_BAND: f64 = 0.25;
 /// The outcome of a sampled run: its phases, the method said from the
 /// kernel's config, and the verdict.
 pub fn conclude(
-    s: Sampled,
+    s: SamplingRecord,
     p: &Params,
     reach: Option<Reach>,
     exit: Option<Exit>,

@@ -13,7 +13,7 @@ pub mod tools;
 
 use crate::error::{Error, Result};
 use crate::experiments::observe::Observe;
-use crate::experiments::options::{self as opt, offers, Asked, List, Options, PresetArgs};
+use crate::experiments::options::{self as opt, offers, List, Options, PresetArgs, Request};
 use crate::experiments::plan::{Job, Plan};
 use crate::experiments::Preset;
 use crate::machine::Fingerprint;
@@ -367,7 +367,7 @@ pub struct Sub<O: Args> {
 impl<O: Options> Sub<O> {
     /// The plan of this one experiment, its options read against `machine`.
     fn plan(&self, machine: &Fingerprint) -> Result<Plan> {
-        let asked = Asked {
+        let asked = Request {
             preset: self.preset.preset(Preset::Default),
             machine,
             reserve_hugepages: self.common.reserve_hugepages,
@@ -497,7 +497,7 @@ impl RunArgs {
         let only = self.only.as_ref().map(|l| &l.0);
         let skip = List::or(&self.skip, Vec::new());
         let wanted = |n: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == n)) && !skip.iter().any(|x| x == n);
-        let asked = Asked { preset, machine, reserve_hugepages: self.common.reserve_hugepages };
+        let asked = Request { preset, machine, reserve_hugepages: self.common.reserve_hugepages };
         let (jobs, notes): (Vec<Job>, Vec<Option<crate::model::Warning>>) =
             crate::experiments::registry::suite_entries()
                 .filter(|e| wanted(e.name()))

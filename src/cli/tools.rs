@@ -70,19 +70,19 @@ pub fn man(dir: Option<&std::path::Path>) -> Result<u8> {
 
 /// `memperf cleanup`: what killed runs left reserved goes back to the pools.
 pub fn cleanup() -> Result<u8> {
-    use crate::memory::reserve::Reaped;
+    use crate::memory::reserve::CleanupAction;
     let given = crate::memory::reserve::cleanup()?;
     let mut text = String::new();
     for r in &given {
         text.push_str(&match r {
-            Reaped::GaveBack { pid, page, pages } => {
+            CleanupAction::GaveBack { pid, page, pages } => {
                 format!("gave back {pages} {page} page(s) reserved by pid {pid}, which is gone\n")
             }
-            Reaped::Unreadable { path, removed: true } => format!(
+            CleanupAction::Unreadable { path, removed: true } => format!(
                 "removed the unreadable record {} of a run that is gone: what it added cannot be known (check nr_hugepages)\n",
                 path.display()
             ),
-            Reaped::Unreadable { path, removed: false } => {
+            CleanupAction::Unreadable { path, removed: false } => {
                 format!("kept the unreadable record {}: its run may still be alive\n", path.display())
             }
         });

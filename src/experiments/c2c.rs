@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::kernels::c2c::{side, Handoff, Line};
 pub use crate::machine::sysfs::cpu_list;
 pub use crate::model::outcome::c2c::*;
-use crate::timing::schedule::{self, Ran, Step};
+use crate::timing::schedule::{self, StepReport, Step};
 use crate::timing::team::pin_current_thread;
 use crate::timing::Summary;
 use serde::{Deserialize, Serialize};
@@ -138,7 +138,7 @@ impl Experiment for C2c {
             .map(|&(a, b, h)| {
                 Box::new(move |step: Step| {
                     let (ok, ns) = ping_pong(a, b, h, step.iterations(1000));
-                    Ran::timed(ok, ns)
+                    StepReport::timed(ok, ns)
                 }) as schedule::Variant
             })
             .collect();
@@ -246,7 +246,7 @@ impl options::Options for Options {
         &["--cpus", "0", "--handoff", "cas,load-store", "--repetitions", "2"],
     ];
 
-    fn params(&self, asked: &options::Asked) -> Result<Params> {
+    fn params(&self, asked: &options::Request) -> Result<Params> {
         let mut p = Params::preset(asked.preset);
         p.cpus = options::List::or(&self.cpus, p.cpus);
         p.handoffs = options::List::or(&self.handoff, p.handoffs);

@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::kernels::calls::{self, ChainFn, Linkage, SharedChain};
 pub use crate::model::outcome::calls::*;
 use crate::model::Caution;
-use crate::timing::schedule::{self, Ran, Ratio, Step};
+use crate::timing::schedule::{self, StepReport, Ratio, Step};
 use crate::timing::usage::Usage;
 use crate::timing::{Summary, Team};
 use serde::{Deserialize, Serialize};
@@ -285,7 +285,7 @@ fn chain_variant<'a>(
             total.usage.set(run.results.iter().fold(total.usage.get(), |a, r| a + r.1));
             total.wall_s.set(total.wall_s.get() + run.elapsed_ns as f64 * 1e-9);
         }
-        Ran::timed(warm_ok.get() && returned(&run, reps), run.elapsed_ns)
+        StepReport::timed(warm_ok.get() && returned(&run, reps), run.elapsed_ns)
     })
 }
 
@@ -513,7 +513,7 @@ impl options::Options for Options {
         &["--variants", "direct", "--depths", "1,4:8:4", "--threads", "1", "--repetitions", "2"],
     ];
 
-    fn params(&self, asked: &options::Asked) -> Result<Params> {
+    fn params(&self, asked: &options::Request) -> Result<Params> {
         let mut p = Params::preset(asked.preset);
         p.linkages = options::List::or(&self.variants, p.linkages);
         p.depths = options::List::or(&self.depths, p.depths);

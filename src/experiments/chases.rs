@@ -9,7 +9,7 @@
 use super::Bench;
 use crate::error::Result;
 use crate::kernels::chase::{chase_kernel, Chase};
-use crate::timing::schedule::{self, Ran, Series, Step};
+use crate::timing::schedule::{self, Series, Step, StepReport};
 use std::cell::RefCell;
 
 /// How far each sample's warm-up goes.
@@ -82,7 +82,7 @@ pub fn measure(chases: &[RefCell<Chase>], plan: &schedule::Plan, ctx: &Bench, wa
                 chase.set_chains(1);
                 if step != Step::WarmUp || clear == 0 {
                     // SAFETY: the chase's memory outlives this call (the caller owns both).
-                    return Ran::valid(unsafe { chase.run(k1, step.iterations(traversal)) });
+                    return StepReport::valid(unsafe { chase.run(k1, step.iterations(traversal)) });
                 }
                 // Loads past one traversal only clear what other chases
                 // left in the last level: the warm-up reports the
@@ -92,7 +92,7 @@ pub fn measure(chases: &[RefCell<Chase>], plan: &schedule::Plan, ctx: &Bench, wa
                 let t0 = clock.now_ns();
                 // SAFETY: as above.
                 let ok = unsafe { chase.run(k1, traversal) };
-                Ran::timed(cleared && ok, clock.now_ns().saturating_sub(t0))
+                StepReport::timed(cleared && ok, clock.now_ns().saturating_sub(t0))
             }) as schedule::Variant
         })
         .collect();

@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::kernels::context::{self as k, Protection, SaveOp};
 pub use crate::model::outcome::context::*;
 use crate::model::Caution;
-use crate::timing::schedule::{self, Ran, Ratio, Step};
+use crate::timing::schedule::{self, StepReport, Ratio, Step};
 use crate::timing::usage::Usage;
 use crate::timing::{Summary, Team};
 use serde::{Deserialize, Serialize};
@@ -223,7 +223,7 @@ fn save_variant<'a>(
         if matches!(step, Step::Run(_)) {
             total.set(run.results.iter().fold(total.get(), |a, r| a + r.1));
         }
-        Ran::timed(run.results.iter().all(|r| r.0 == n as i64), run.elapsed_ns)
+        StepReport::timed(run.results.iter().all(|r| r.0 == n as i64), run.elapsed_ns)
     })
 }
 
@@ -247,7 +247,7 @@ fn interp_variant<'a>(
         if matches!(step, Step::Run(_)) {
             total.set(total.get() + used);
         }
-        Ran::timed(acc == reference(&expected, program, n), run.elapsed_ns)
+        StepReport::timed(acc == reference(&expected, program, n), run.elapsed_ns)
     })
 }
 
@@ -317,7 +317,7 @@ impl options::Options for Options {
         &["--ops", "setjmp,getcontext", "--threads", "1", "--repetitions", "2"],
     ];
 
-    fn params(&self, asked: &options::Asked) -> Result<Params> {
+    fn params(&self, asked: &options::Request) -> Result<Params> {
         let mut p = Params::preset(asked.preset);
         p.ops = options::List::or(&self.ops, p.ops);
         (p.threads, p.repetitions) = self.cells.apply(p.threads, p.repetitions)?;

@@ -30,7 +30,7 @@ pub use crate::interrupt::INTERRUPTED;
 
 /// What an experiment's parameters are chosen against: the preset, the
 /// machine, and whether the run reserves the hugetlb pages it needs.
-pub struct Asked<'a> {
+pub struct Request<'a> {
     pub preset: Preset,
     pub machine: &'a Fingerprint,
     pub reserve_hugepages: bool,
@@ -146,7 +146,7 @@ pub trait Experiment: 'static {
     fn preset(preset: Preset, machine: &Fingerprint) -> Self::Params;
     /// The suite's parameters: the preset's, with what the suite adds
     /// where the machine allows it (and a note where it does not).
-    fn suite(asked: &Asked) -> (Self::Params, Option<Warning>) {
+    fn suite(asked: &Request) -> (Self::Params, Option<Warning>) {
         (Self::preset(asked.preset, asked.machine), None)
     }
     /// Seconds `p` is expected to take on `m` (see [`super::estimate`]).

@@ -53,7 +53,7 @@ pub(crate) fn halve_sample(s: &mut f64, floor: f64) -> bool {
 
 /// What fitting did: the estimate before and after, and the jobs it shrank.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Fitted {
+pub struct FitReport {
     pub budget_s: f64,
     pub before_s: f64,
     pub after_s: f64,
@@ -62,13 +62,13 @@ pub struct Fitted {
 
 /// Shrinks the plan's jobs until the whole fits `budget_s` or none can
 /// shrink further.
-pub fn fit(plan: &mut Plan, m: &Fingerprint, budget_s: f64) -> Fitted {
+pub fn fit(plan: &mut Plan, m: &Fingerprint, budget_s: f64) -> FitReport {
     // Shrinking changes no job's kind: what the plan spends beside them holds.
     let overhead_s = plan.overhead_s(m);
     let total = |p: &Plan| p.estimates(m).iter().map(|e| e.1).sum::<f64>() + overhead_s;
     let before_s = total(plan);
     let shrunk = shrink_while(plan, m, 0, |p| total(p) > budget_s);
-    Fitted { budget_s, before_s, after_s: total(plan), shrunk }
+    FitReport { budget_s, before_s, after_s: total(plan), shrunk }
 }
 
 /// Shrinks the jobs from `first` on while `over` holds, the largest
@@ -169,7 +169,7 @@ pub fn refit_rest(
 }
 
 /// The suite's plan fitted to its preset's budget (none for `Default`).
-pub fn fit_suite(plan: &mut Plan, m: &Fingerprint, preset: Preset) -> Option<Fitted> {
+pub fn fit_suite(plan: &mut Plan, m: &Fingerprint, preset: Preset) -> Option<FitReport> {
     budget::suite_seconds(preset).map(|b| fit(plan, m, b))
 }
 

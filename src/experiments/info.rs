@@ -140,7 +140,7 @@ impl super::options::Options for Options {
         &["--from", "tests/data/machines/amd-epyc-zen5-kvm-2vcpu"],
     ];
 
-    fn params(&self, _: &super::Asked) -> Result<Params> {
+    fn params(&self, _: &super::Request) -> Result<Params> {
         Ok(Params {})
     }
 

@@ -16,7 +16,7 @@ use crate::memory::numa::{self, Node};
 use crate::memory::buffer::numa_node_of;
 use crate::memory::{PagePolicy, Buffer};
 pub use crate::model::outcome::numa::*;
-use crate::timing::schedule::{self, Ran, Step};
+use crate::timing::schedule::{self, StepReport, Step};
 use crate::timing::team::PinGuard;
 use crate::timing::{Summary, Team};
 use crate::units::{Bytes, MIB};
@@ -218,7 +218,7 @@ fn measure(
             let _pin = PinGuard::pin(cpu);
             let n = step.iterations(warm);
             // SAFETY: the chase's memory lives as long as `memory`.
-            Ran::valid(unsafe { mem.chase.borrow_mut().run(k1, n) })
+            StepReport::valid(unsafe { mem.chase.borrow_mut().run(k1, n) })
         }));
         let args = mem.array.slices(team.threads(), 0);
         let expected = pattern_sum(0, mem.array.len);
@@ -226,7 +226,7 @@ fn measure(
             let n = step.iterations(1);
             // SAFETY: every slice lies inside the array, alive for the call.
             let run = team.run(ctx.clock, |t| unsafe { read(n, &args[t]) });
-            Ran::timed(run.results.iter().sum::<f64>() == expected * n as f64, run.elapsed_ns)
+            StepReport::timed(run.results.iter().sum::<f64>() == expected * n as f64, run.elapsed_ns)
         }));
     }
     let plan = chases::plan(p.repetitions, p.min_sample_s, p.seed);
@@ -251,7 +251,7 @@ impl options::Options for Options {
         &["--size", "1MiB", "--repetitions", "2"],
     ];
 
-    fn params(&self, asked: &options::Asked) -> Result<Params> {
+    fn params(&self, asked: &options::Request) -> Result<Params> {
         let mut p = Params::preset(asked.preset, asked.machine);
         if let Some(s) = self.size {
             p.size_bytes = s;

@@ -8,7 +8,7 @@
 //! subcommand whose help is its summary, a branch in the schema, a row in
 //! the README and a method page in docs/methods/.
 
-use super::experiment::{Asked, Experiment};
+use super::experiment::{Experiment, Request};
 use super::plan::Job;
 use crate::model::about::About;
 use crate::model::outcome;
@@ -20,7 +20,7 @@ pub enum Runs {
     /// In the suite (at its place in [`EXPERIMENTS`]) with the parameters
     /// it asks for there (and a note of what the machine did not allow);
     /// also on its own as a subcommand.
-    Suite(fn(&Asked) -> (Job, Option<Warning>)),
+    Suite(fn(&Request) -> (Job, Option<Warning>)),
     /// Only as its own subcommand, around a program (`stat`, `hugepages`,
     /// `wss`).
     AroundProgram,
@@ -43,7 +43,7 @@ impl Entry {
 
     /// The suite's job for this experiment, if the suite runs it, and what
     /// the suite should say of its parameters.
-    pub fn suite_job(&self, asked: &Asked) -> Option<(Job, Option<Warning>)> {
+    pub fn suite_job(&self, asked: &Request) -> Option<(Job, Option<Warning>)> {
         match self.runs {
             Runs::Suite(job) => Some(job(asked)),
             Runs::AroundProgram | Runs::FromProgram => None,
@@ -52,7 +52,7 @@ impl Entry {
 }
 
 /// The suite's job of `E`.
-fn suite_job<E: Experiment>(asked: &Asked) -> (Job, Option<Warning>) {
+fn suite_job<E: Experiment>(asked: &Request) -> (Job, Option<Warning>) {
     let (params, note) = E::suite(asked);
     (Job::of::<E>(params), note)
 }
@@ -134,13 +134,13 @@ mod tests {
         let m = crate::machine::collect();
         for e in suite_entries() {
             for preset in [Preset::Quick, Preset::Default, Preset::Full] {
-                let asked = Asked { preset, machine: &m, reserve_hugepages: false };
+                let asked = Request { preset, machine: &m, reserve_hugepages: false };
                 let (job, _) = e.suite_job(&asked).unwrap();
                 assert_eq!(job.name(), e.name());
                 job.check().unwrap_or_else(|err| panic!("{} {preset:?}: {err}", e.name()));
             }
         }
-        let asked = Asked { preset: Preset::Quick, machine: &m, reserve_hugepages: false };
+        let asked = Request { preset: Preset::Quick, machine: &m, reserve_hugepages: false };
         assert!(find("stat").unwrap().suite_job(&asked).is_none());
     }
 

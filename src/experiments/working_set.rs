@@ -20,7 +20,7 @@ use crate::kernels::working_set as kernel;
 use crate::memory::{Backing, Buffer, PagePolicy};
 use crate::model::outcome::stat::EventCount;
 pub use crate::model::outcome::working_set::*;
-use crate::timing::schedule::{self, Ran, Ratio, Step};
+use crate::timing::schedule::{self, StepReport, Ratio, Step};
 use crate::timing::Summary;
 use crate::units::{Bytes, MIB};
 use serde::{Deserialize, Serialize};
@@ -337,13 +337,13 @@ fn measure_share(
             let cursor = &cursor;
             Box::new(move |step: Step| {
                 if step == Step::WarmUp {
-                    return Ran::valid(validate_window(a, checks, i, row));
+                    return StepReport::valid(validate_window(a, checks, i, row));
                 }
                 let n = step.iterations(0) as usize;
                 let ok = a.doit_from(&checks.index, cursor.get(), n, row).is_finite();
                 cursor.set(cursor.get().wrapping_add(n * 7919));
                 checks.valid[i].set(checks.valid[i].get() && ok);
-                Ran::valid(ok)
+                StepReport::valid(ok)
             }) as schedule::Variant
         })
         .collect();
@@ -620,7 +620,7 @@ impl options::Options for Options {
         &["--size", "1MiB", "--pages", "4k,thp", "--repetitions", "2", "--seed", "9", "--allocations", "2"],
     ];
 
-    fn params(&self, asked: &options::Asked) -> Result<Params> {
+    fn params(&self, asked: &options::Request) -> Result<Params> {
         let mut p = Params::preset(asked.preset, asked.machine);
         if let Some(s) = self.size {
             p.total_bytes = s;

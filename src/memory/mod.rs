@@ -253,9 +253,12 @@ mod tests {
         let after = nr_2m();
         // Put the pool back even when an assertion below fails.
         let _ = std::fs::write("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", before.to_string());
-        assert!(reaped.contains(&reserve::Reaped::GaveBack { pid, page: Bytes(2 * MIB), pages: 1 }), "{reaped:?}");
         assert!(
-            reaped.contains(&reserve::Reaped::Unreadable { path: torn.clone().into(), removed: true }),
+            reaped.contains(&reserve::CleanupAction::GaveBack { pid, page: Bytes(2 * MIB), pages: 1 }),
+            "{reaped:?}"
+        );
+        assert!(
+            reaped.contains(&reserve::CleanupAction::Unreadable { path: torn.clone().into(), removed: true }),
             "{reaped:?}"
         );
         assert_eq!(after, before, "one page given back, none for the pending intent");

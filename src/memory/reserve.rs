@@ -132,7 +132,7 @@ fn records() -> Vec<(PathBuf, Record)> {
 
 /// What `cleanup` (and every reserving run, first) did with a record.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Reaped {
+pub enum CleanupAction {
     /// A dead run's pages, given back.
     GaveBack { pid: u32, page: Bytes, pages: u64 },
     /// A record that cannot be read; removed when its run (named in the
@@ -147,13 +147,13 @@ fn alive(pid: u32) -> bool {
 
 /// Gives back what dead processes added; returns (pid, pool, pages) for
 /// each record cleared. Call with the pool lock held.
-fn reap(_lock: &PoolLock) -> Vec<Reaped> {
+fn reap(_lock: &PoolLock) -> Vec<CleanupAction> {
     let mut out = Vec::new();
     for (path, r) in records_all() {
         let Some(r) = r else {
             let pid = path.file_name().and_then(|n| n.to_str()?.split('-').next()?.parse::<u32>().ok());
             let removed = pid.is_some_and(|p| !alive(p)) && std::fs::remove_file(&path).is_ok();
-            out.push(Reaped::Unreadable { path, removed });
+            out.push(CleanupAction::Unreadable { path, removed });
             continue;
         };
         if alive(r.pid) {
@@ -166,13 +166,13 @@ fn reap(_lock: &PoolLock) -> Vec<Reaped> {
             let _ = std::fs::write(&nr, now.saturating_sub(pages).to_string());
         }
         let _ = std::fs::remove_file(&path);
-        out.push(Reaped::GaveBack { pid: r.pid, page: Bytes(r.page_kib * 1024), pages });
+        out.push(CleanupAction::GaveBack { pid: r.pid, page: Bytes(r.page_kib * 1024), pages });
     }
     out
 }
 
 /// `memperf cleanup`: gives back the pages of runs that died holding them.
-pub fn cleanup() -> Result<Vec<Reaped>> {
+pub fn cleanup() -> Result<Vec<CleanupAction>> {
     let lock = PoolLock::take()?;
     Ok(reap(&lock))
 }

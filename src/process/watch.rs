@@ -31,7 +31,7 @@ pub struct Watch<'a> {
 }
 
 /// What the run collected.
-pub struct Observed {
+pub struct Observation {
     pub exit: Exit,
     pub usage: ChildUsage,
     pub wall_s: f64,
@@ -40,7 +40,7 @@ pub struct Observed {
     /// Each event's total: measured, scaled, or why not.
     pub events: Vec<EventCount>,
     /// The hot set's intervals, when asked for.
-    pub wss: Option<super::hot_set::Sampled>,
+    pub wss: Option<super::hot_set::SamplingRecord>,
 }
 
 type Opened = std::result::Result<Box<dyn RunningCounter>, Unavailable>;
@@ -108,7 +108,7 @@ pub fn observe(
     watch: &Watch,
     backend: &dyn CounterBackend,
     on_interval: &mut dyn FnMut(&Interval),
-) -> Result<Observed> {
+) -> Result<Observation> {
     let held = crate::process::spawn_held(program, watch.env, watch.output)?;
     let mut counters: Vec<Opened> =
         watch.events.iter().map(|e| backend.open_event(e, Target::Child(held.pid))).collect();
@@ -155,7 +155,7 @@ pub fn observe(
         intervals.push(Interval { t_s: wall_s, counts: interval_counts(&last, &previous), memory: None });
     }
     let events = totals(watch.events, &last, &counters);
-    Ok(Observed { exit, usage, wall_s, intervals, memory_samples, events, wss: hot.map(|h| h.finish()) })
+    Ok(Observation { exit, usage, wall_s, intervals, memory_samples, events, wss: hot.map(|h| h.finish()) })
 }
 
 #[cfg(test)]

@@ -364,7 +364,7 @@ fn row(xs: &[Headline], ys: &[Headline], da: &[Document], db: &[Document], t: f6
 
 /// Every paired ratio both sides measured, compared as a ratio.
 fn paired(side_a: &[Document], side_b: &[Document], t: f64) -> Vec<PairedRow> {
-    let all = |docs: &[Document]| -> Vec<Vec<super::outcome::Paired>> {
+    let all = |docs: &[Document]| -> Vec<Vec<super::outcome::PairedRatio>> {
         docs.iter()
             .map(|d| super::outcome::outcomes(d).into_iter().flat_map(|o| super::outcome::of(o).paired(d)).collect())
             .collect()
@@ -374,7 +374,7 @@ fn paired(side_a: &[Document], side_b: &[Document], t: f64) -> Vec<PairedRow> {
     first
         .iter()
         .filter_map(|p| {
-            let find = |runs: &[Vec<super::outcome::Paired>]| -> Vec<crate::timing::Ratio> {
+            let find = |runs: &[Vec<super::outcome::PairedRatio>]| -> Vec<crate::timing::Ratio> {
                 runs.iter().filter_map(|r| r.iter().find(|q| q.key == p.key).map(|q| q.ratio.clone())).collect()
             };
             let (ra, rb) = (find(&pa), find(&pb));

@@ -15,13 +15,13 @@ use memperf_model::timing::drift::HOST_MOVED_LIMIT;
 /// How far every CPU reading at once moved, the larger of the two where
 /// either was measured, and the phases that showed it where they did.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Moved {
+pub struct HostMove {
     pub fraction: f64,
     pub inside: Option<Phases>,
 }
 
 /// The move of `doc`'s run, or `None` where neither was measured.
-pub fn every_cpu_moved(doc: &Document) -> Option<Moved> {
+pub fn every_cpu_moved(doc: &Document) -> Option<HostMove> {
     let points = doc.host_drift.as_ref().and_then(|d| d.all_read_moved());
     // The phases count only beyond the limit of a run's verdicts: two
     // medians of one experiment a few percent apart are its own noise.
@@ -30,8 +30,8 @@ pub fn every_cpu_moved(doc: &Document) -> Option<Moved> {
         .and_then(|b| b.phases().into_iter().max_by(|x, y| x.moved().total_cmp(&y.moved())))
         .filter(|i| i.moved() > HOST_MOVED_LIMIT);
     match (points, inside) {
-        (p, Some(i)) if p.is_none_or(|p| i.moved() > p) => Some(Moved { fraction: i.moved(), inside: Some(i) }),
-        (Some(p), _) => Some(Moved { fraction: p, inside: None }),
+        (p, Some(i)) if p.is_none_or(|p| i.moved() > p) => Some(HostMove { fraction: i.moved(), inside: Some(i) }),
+        (Some(p), _) => Some(HostMove { fraction: p, inside: None }),
         (None, _) => None,
     }
 }

@@ -11,7 +11,7 @@ use std::cell::{Cell, RefCell};
 
 thread_local! {
     static WIDTH: Cell<Option<usize>> = const { Cell::new(None) };
-    static CAPTURE: RefCell<Option<Vec<Captured>>> = const { RefCell::new(None) };
+    static CAPTURE: RefCell<Option<Vec<HtmlTable>>> = const { RefCell::new(None) };
 }
 
 /// What marks a captured table's place in the text: this character, then
@@ -21,7 +21,7 @@ pub const MARK: char = '\u{1e}';
 /// A table as the HTML report draws it: its header and rows, empty columns
 /// left out.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Captured {
+pub struct HtmlTable {
     pub header: Vec<String>,
     pub rows: Vec<Vec<String>>,
     /// Whether each column holds numbers (right-aligned).
@@ -30,7 +30,7 @@ pub struct Captured {
 
 /// What `f` renders, with each table kept whole: the text (a [`MARK`] line
 /// where each table stood) and the tables.
-pub fn captured(f: impl FnOnce() -> String) -> (String, Vec<Captured>) {
+pub fn captured(f: impl FnOnce() -> String) -> (String, Vec<HtmlTable>) {
     let before = CAPTURE.with(|c| c.replace(Some(Vec::new())));
     let text = f();
     let tables = CAPTURE.with(|c| c.replace(before)).unwrap_or_default();
@@ -109,7 +109,7 @@ impl Table {
             let mut cap = cap.borrow_mut();
             let list = cap.as_mut()?;
             let pick = |row: &Vec<String>| columns.iter().map(|&c| row.get(c).cloned().unwrap_or_default()).collect();
-            list.push(Captured {
+            list.push(HtmlTable {
                 header: pick(&self.header),
                 rows: self.rows.iter().map(pick).collect(),
                 numeric: columns.iter().map(|&c| self.numeric(c)).collect(),

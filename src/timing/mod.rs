@@ -18,6 +18,6 @@ pub mod wait;
 pub mod window;
 
 pub use clock::{Clock, FakeClock, MonotonicClock};
-pub use schedule::{Ran, Ratio, Step};
+pub use schedule::{Ratio, Step, StepReport};
 pub use stats::Summary;
 pub use team::{pin_current_thread, Team};

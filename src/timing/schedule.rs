@@ -55,7 +55,7 @@ impl Step {
 
 /// What a variant reports after a step.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Ran {
+pub struct StepReport {
     /// The result validated (checksum, end position …).
     pub ok: bool,
     /// The variant's own timing of the step, when it has a better one than
@@ -63,17 +63,17 @@ pub struct Ran {
     pub elapsed_ns: Option<u64>,
 }
 
-impl Ran {
-    pub fn valid(ok: bool) -> Ran {
-        Ran { ok, elapsed_ns: None }
+impl StepReport {
+    pub fn valid(ok: bool) -> StepReport {
+        StepReport { ok, elapsed_ns: None }
     }
-    pub fn timed(ok: bool, elapsed_ns: u64) -> Ran {
-        Ran { ok, elapsed_ns: Some(elapsed_ns) }
+    pub fn timed(ok: bool, elapsed_ns: u64) -> StepReport {
+        StepReport { ok, elapsed_ns: Some(elapsed_ns) }
     }
 }
 
 /// A variant to measure: called with each [`Step`].
-pub type Variant<'a> = Box<dyn FnMut(Step) -> Ran + 'a>;
+pub type Variant<'a> = Box<dyn FnMut(Step) -> StepReport + 'a>;
 
 /// How to measure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -325,13 +325,13 @@ pub fn measure(
 /// mapping (so per-iteration times are kept); the mapping of each
 /// repetition; the looks taken, in repetitions.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Mapped {
+pub struct SeriesByMapping {
     pub series: Vec<Series>,
     pub mapping_of: Vec<u32>,
     pub looks: Vec<usize>,
 }
 
-impl Mapped {
+impl SeriesByMapping {
     /// A question's evidence over every mapping, with the looks recorded.
     pub fn ratio(&self, q: Question) -> Option<Ratio> {
         q.ratio_in(&self.series, &self.mapping_of).map(|r| r.looked(self.looks.clone()))
@@ -353,7 +353,7 @@ pub fn in_mappings(
     per_mapping: usize,
     clock: &dyn Clock,
     one: &mut dyn FnMut(usize, usize) -> Result<Vec<Series>>,
-) -> Result<Mapped> {
+) -> Result<SeriesByMapping> {
     let per = per_mapping.max(1);
     let most = plan.max_repetitions.max(plan.repetitions).max(1);
     let mut next = plan.repetitions.max(1);
@@ -383,7 +383,7 @@ pub fn in_mappings(
     for s in &mut series {
         s.looks = if plan.questions.is_empty() { Vec::new() } else { looks.clone() };
     }
-    Ok(Mapped { series, mapping_of, looks })
+    Ok(SeriesByMapping { series, mapping_of, looks })
 }
 
 /// Each variant's series over every share, in share order: samples scaled
@@ -719,7 +719,7 @@ mod tests {
                     clock.now_ns();
                 }
             }
-            Ran::valid(true)
+            StepReport::valid(true)
         })
     }
 
@@ -776,15 +776,15 @@ mod tests {
             Box::new(|step| match step {
                 Step::Run(_) => {
                     calls.set(calls.get() + 1);
-                    Ran::timed(true, calls.get() * 1_000_000)
+                    StepReport::timed(true, calls.get() * 1_000_000)
                 }
                 Step::Calibrate(_) => {
                     lead_ins.set(lead_ins.get() + 1);
-                    Ran::timed(true, 1_000_000)
+                    StepReport::timed(true, 1_000_000)
                 }
-                Step::WarmUp => Ran::timed(true, 1_000_000),
+                Step::WarmUp => StepReport::timed(true, 1_000_000),
             }),
-            Box::new(|_| Ran::timed(true, 1_000_000)),
+            Box::new(|_| StepReport::timed(true, 1_000_000)),
         ];
         let mut plan = Plan::new(2, 0.0005);
         plan.reference_of = vec![None, Some(0)];
@@ -824,7 +824,7 @@ mod tests {
     #[test]
     fn an_invalid_step_marks_the_series() {
         let clock = FakeClock::stepping(vec![1_000_000]);
-        let mut bad: Vec<Variant> = vec![Box::new(|_| Ran::valid(false))];
+        let mut bad: Vec<Variant> = vec![Box::new(|_| StepReport::valid(false))];
         let (s, _) = measure(&Plan::new(2, 0.0), &clock, &mut bad, &mut || Ok(())).unwrap();
         assert!(!s[0].ok);
     }
@@ -832,7 +832,7 @@ mod tests {
     #[test]
     fn an_interrupt_stops_between_samples() {
         let clock = FakeClock::stepping(vec![1_000_000]);
-        let mut vs: Vec<Variant> = vec![Box::new(|_| Ran::valid(true))];
+        let mut vs: Vec<Variant> = vec![Box::new(|_| StepReport::valid(true))];
         let r = measure(&Plan::new(3, 0.0), &clock, &mut vs, &mut || Err(crate::error::Error::interrupted()));
         assert!(r.is_err());
     }

@@ -21,7 +21,7 @@
 //! mappings averaged out (their effects have mean one).
 
 use super::clock::Clock;
-use super::schedule::{self, Plan, Question, Ran, Series, Step, Variant};
+use super::schedule::{self, Plan, Question, Series, Step, StepReport, Variant};
 use crate::rng::SplitMix64;
 use std::sync::Mutex;
 
@@ -146,7 +146,7 @@ fn arms<'a>(host: &'a Host, ratio: f64) -> Vec<Variant<'a>> {
         .map(|j| {
             Box::new(move |step: Step| {
                 let iters = step.iterations(10_000);
-                Ran::timed(true, host.run(j, iters, ratio, matches!(step, Step::Run(_))))
+                StepReport::timed(true, host.run(j, iters, ratio, matches!(step, Step::Run(_))))
             }) as Variant
         })
         .collect()

@@ -89,9 +89,9 @@ pub const TRIES: usize = 3;
 /// absolute (from the team's release, every thread awake), so a thread the
 /// host (or a neighbour on its CPU) stalled past its whole window counts
 /// nothing: that run lost its sample, it did not fail, and is run again.
-/// Also returns how it went (a [`Tried`]), for a [`Tally`] the document
+/// Also returns how it went (a [`WindowAttempt`]), for a [`Tally`] the document
 /// reports.
-pub fn until_counted<T>(mut once: impl FnMut() -> T, counted: impl Fn(&T) -> bool) -> (T, Tried) {
+pub fn until_counted<T>(mut once: impl FnMut() -> T, counted: impl Fn(&T) -> bool) -> (T, WindowAttempt) {
     let mut run = once();
     let mut runs = 1;
     while runs < TRIES && !counted(&run) {
@@ -99,21 +99,21 @@ pub fn until_counted<T>(mut once: impl FnMut() -> T, counted: impl Fn(&T) -> boo
         runs += 1;
     }
     let counted = counted(&run);
-    (run, Tried { runs, counted })
+    (run, WindowAttempt { runs, counted })
 }
 
 /// How one window went: how many times it was run, and whether the run
 /// kept counted (after [`TRIES`] runs one that did not is kept, as it is).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Tried {
+pub struct WindowAttempt {
     pub runs: usize,
     pub counted: bool,
 }
 
-impl Default for Tried {
+impl Default for WindowAttempt {
     /// Run once, counted: what a window outside [`until_counted`] is.
-    fn default() -> Tried {
-        Tried { runs: 1, counted: true }
+    fn default() -> WindowAttempt {
+        WindowAttempt { runs: 1, counted: true }
     }
 }
 
@@ -128,7 +128,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn add(&self, t: Tried) {
+    pub fn add(&self, t: WindowAttempt) {
         self.windows.fetch_add(1, Ordering::Relaxed);
         self.rerun.fetch_add(usize::from(t.runs > 1), Ordering::Relaxed);
         self.never.fetch_add(usize::from(!t.counted), Ordering::Relaxed);
@@ -239,7 +239,7 @@ mod tests {
             |w| w.calls > 0,
         );
         tally.add(ran);
-        assert_eq!((tries, ran, w.calls > 0), (3, Tried { runs: 3, counted: true }, true));
+        assert_eq!((tries, ran, w.calls > 0), (3, WindowAttempt { runs: 3, counted: true }, true));
         let mut tries = 0;
         let (w, ran) = until_counted(
             || {
@@ -249,11 +249,11 @@ mod tests {
             |w| w.calls > 0,
         );
         tally.add(ran);
-        let never = Tried { runs: TRIES, counted: false };
+        let never = WindowAttempt { runs: TRIES, counted: false };
         assert_eq!((tries, ran, w.calls), (TRIES, never, 0), "never counted: the last run is kept, as it is");
         let (_, ran) = until_counted(|| Window { calls: 1, ..Window::default() }, |w| w.calls > 0);
         tally.add(ran);
-        assert_eq!(ran, Tried::default(), "counted at once: run once");
+        assert_eq!(ran, WindowAttempt::default(), "counted at once: run once");
         assert_eq!(tally.again(), (2, 1, 3), "windows run again, never counted, kept: tallied");
     }
 

@@ -93,7 +93,7 @@ pub(super) fn measure(p: &Params, ctx: &Bench, first: &Array, teams: &[(usize, T
 fn frame_sets(
     threads: usize,
     vs: &[(usize, usize)],
-    mapped: &schedule::Mapped,
+    mapped: &schedule::SeriesByMapping,
     len: usize,
     read: &Backing,
     fragmented: &[Backing],

@@ -36,7 +36,7 @@ use crate::kernels::{pattern_sum, stream_kernel, write, Hint, StreamArg, StreamK
 use crate::memory::{Backing, PagePolicy};
 pub use crate::model::outcome::bandwidth::*;
 use crate::model::Caution;
-use crate::timing::schedule::{self, Ran, Ratio, Step};
+use crate::timing::schedule::{self, StepReport, Ratio, Step};
 use crate::timing::{Clock, Summary, Team};
 use crate::units::{Bytes, Sweep, GIB};
 use serde::{Deserialize, Serialize};
@@ -371,7 +371,7 @@ fn read_sample<'a>(
             moved.set(moved.get() + 1);
         }
         let sum: f64 = run.results.iter().sum();
-        Ran::timed(sum == expected_pass * n as f64, run.elapsed_ns)
+        StepReport::timed(sum == expected_pass * n as f64, run.elapsed_ns)
     })
 }
 
@@ -402,7 +402,7 @@ fn write_sample<'a>(
         let total: usize = args.iter().map(|a| a.len).sum();
         let ok = stored == (n as usize * total) as f64 && stored_as_defined(op, &this, &spots, passes, n, &before);
         passes += n;
-        Ran::timed(ok, run.elapsed_ns)
+        StepReport::timed(ok, run.elapsed_ns)
     })
 }
 

@@ -3,7 +3,7 @@
 use super::{Bandwidth, Params};
 use crate::error::Result;
 use crate::experiments::options::{
-    self, list, list_or_all, offers, positive_arg, size_arg, sweep_arg, thread_arg, thread_counts, Asked, List,
+    self, list, list_or_all, offers, positive_arg, size_arg, sweep_arg, thread_arg, thread_counts, Request, List,
 };
 use crate::kernels::{Hint, StreamShape};
 use crate::machine::Fingerprint;
@@ -47,7 +47,7 @@ impl options::Options for Options {
         &["--distance", "0:64:32", "--hint", "all", "--repetitions", "2", "--frame-sets", "2"],
     ];
 
-    fn params(&self, asked: &Asked) -> Result<Params> {
+    fn params(&self, asked: &Request) -> Result<Params> {
         let mut p = Params::preset(asked.preset, asked.machine);
         p.kernels = List::or(&self.kernel, p.kernels);
         p.pages = List::or(&self.pages, p.pages);

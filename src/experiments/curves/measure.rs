@@ -16,7 +16,7 @@ use crate::error::Result;
 use crate::kernels::chase::chase_kernel;
 use crate::kernels::{stream_kernel, StreamShape};
 use crate::model::Caution;
-use crate::timing::schedule::{self, Plan, Ran, Step, Variant};
+use crate::timing::schedule::{self, Plan, StepReport, Step, Variant};
 use std::cell::RefCell;
 
 /// What the run holds while it measures.
@@ -110,13 +110,13 @@ fn scheduled(rig: &Rig, mix: Mix, pauses: &[Option<u64>], traffic: &[Traffic]) -
         .zip(&kept)
         .map(|(&pause, kept)| {
             Box::new(move |step: Step| match step {
-                Step::WarmUp => Ran::valid(run(pause).ok),
-                Step::Calibrate(_) => Ran::valid(true),
+                Step::WarmUp => StepReport::valid(run(pause).ok),
+                Step::Calibrate(_) => StepReport::valid(true),
                 Step::Run(_) => {
                     let f = run(pause);
                     kept.borrow_mut().push(f);
                     rig.ctx.progress.advance(1);
-                    Ran::timed(f.ok, window_ns)
+                    StepReport::timed(f.ok, window_ns)
                 }
             }) as Variant
         })

@@ -4,7 +4,7 @@
 use super::params::{check, Params};
 use super::Curves;
 use crate::error::Result;
-use crate::experiments::options::{self, list_free, millis_arg, one, positive_arg, size_arg, Asked, List};
+use crate::experiments::options::{self, list_free, millis_arg, one, positive_arg, size_arg, Request, List};
 use crate::experiments::options::offers;
 use crate::memory::PagePolicy;
 use crate::model::outcome::curves::Mix;
@@ -41,7 +41,7 @@ impl options::Options for Options {
         &["--pages", "4k", "--window", "10", "--repetitions", "2"],
     ];
 
-    fn params(&self, asked: &Asked) -> Result<Params> {
+    fn params(&self, asked: &Request) -> Result<Params> {
         let mut p = Params::preset(asked.preset, asked.machine);
         p.mixes = List::or(&self.mixes, p.mixes);
         if let Some(n) = self.points {

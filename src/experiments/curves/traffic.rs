@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::kernels::chase::{chase_kernel, Chase};
 use crate::kernels::{pattern_sum, stream_kernel, StreamArg, StreamKernel, StreamShape};
 use crate::model::outcome::curves::Mix;
-use crate::timing::window::{repeat_pausing, repeat_until, until_counted, Tried, Window};
+use crate::timing::window::{repeat_pausing, repeat_until, until_counted, WindowAttempt, Window};
 use crate::timing::{Clock, Team};
 use std::sync::Mutex;
 
@@ -123,7 +123,7 @@ pub struct Figures {
     pub counted_bytes_per_s: Option<f64>,
     pub ok: bool,
     /// How its window went (run again where it counted nothing).
-    pub tried: Tried,
+    pub tried: WindowAttempt,
 }
 
 /// One run of one point: the chaser chases and every traffic thread runs
@@ -178,7 +178,7 @@ fn figures(windows: &[Window]) -> Figures {
     let latency_ns = if loads > 0 { chase.span_ns as f64 / loads as f64 } else { f64::NAN };
     let blocks_per_s =
         windows[1..].iter().filter(|w| w.span_ns > 0).map(|w| w.calls as f64 / (w.span_ns as f64 * 1e-9)).sum();
-    Figures { latency_ns, blocks_per_s, counted_bytes_per_s: None, ok: windows.iter().all(|w| w.ok), tried: Tried::default() }
+    Figures { latency_ns, blocks_per_s, counted_bytes_per_s: None, ok: windows.iter().all(|w| w.ok), tried: WindowAttempt::default() }
 }
 
 #[cfg(test)]

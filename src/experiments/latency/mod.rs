@@ -20,7 +20,7 @@ pub use options::Options;
 
 use super::estimate::{Rates, CLOCK_SAMPLE_S};
 use super::{chases, Bench, Experiment, Preset};
-use crate::analysis::attribution::{attribute, Attribution, Known};
+use crate::analysis::attribution::{attribute, Attribution, KnownLevel};
 use crate::analysis::knees;
 use crate::error::{Error, Result};
 use crate::kernels::chase::{chase_kernel, visit_order, Chase, Cycle};
@@ -28,7 +28,7 @@ use crate::memory::{PagePolicy, Buffer};
 pub use crate::model::outcome::latency::*;
 use crate::model::Caution;
 use crate::timing::core_clock::{self, CoreClock};
-use crate::timing::schedule::{self, Ran, Step};
+use crate::timing::schedule::{self, StepReport, Step};
 use crate::timing::{stats, Summary};
 use crate::units::{Bytes, Nanos, GIB, KIB};
 use serde::{Deserialize, Serialize};
@@ -271,7 +271,7 @@ impl Experiment for Latency {
     }
     /// The suite's sweep takes 2 MiB hugetlb pages too when their pool has
     /// them free (or the run reserves them); else a note says how.
-    fn suite(asked: &crate::experiments::Asked) -> (Params, Option<crate::model::Warning>) {
+    fn suite(asked: &crate::experiments::Request) -> (Params, Option<crate::model::Warning>) {
         let mut p = Params::preset(asked.preset, asked.machine);
         let max = p.sizes_bytes.iter().max().copied().unwrap_or_default();
         let need = max.0.div_ceil(2 << 20);
@@ -532,7 +532,7 @@ fn mlp_sweep(p: &Params, ctx: &Bench, regions: &mut [(PagePolicy, Buffer)], size
                 let mut c = chase.borrow_mut();
                 c.set_chains(k);
                 // SAFETY: the chase's memory outlives this call.
-                Ran::valid(unsafe { c.run(kernel, n) })
+                StepReport::valid(unsafe { c.run(kernel, n) })
             }) as schedule::Variant
         })
         .collect();
@@ -572,8 +572,8 @@ pub fn latency_levels(
 ) -> Vec<LatencyLevel> {
     // Only plausible claims name a knee.
     let plausible = m.plausible_data_caches();
-    let caches: Vec<Known> =
-        plausible.iter().map(|(name, size)| Known { name: name.clone(), size: size.0 as f64 }).collect();
+    let caches: Vec<KnownLevel> =
+        plausible.iter().map(|(name, size)| KnownLevel { name: name.clone(), size: size.0 as f64 }).collect();
     let memory_from = Some(m.chase_in_memory_from());
     let far_ns = m.measured_levels.as_ref().and_then(|l| l.found.far_ns).map(|n| n.0);
     let mut pols: Vec<PagePolicy> = points.iter().map(|p| p.pages).collect();

@@ -2,7 +2,7 @@
 
 use super::{size_sweep, Latency, Params};
 use crate::error::{Error, Result};
-use crate::experiments::options::{self, list, offers, positive, positive_arg, u64_arg, Asked, List};
+use crate::experiments::options::{self, list, offers, positive, positive_arg, u64_arg, Request, List};
 use crate::memory::PagePolicy;
 use crate::units::{parse_list, parse_nonzero_size, parse_sweep, Bytes};
 use clap::Args;
@@ -93,7 +93,7 @@ impl options::Options for Options {
         &["--repetitions", "3", "--precision", "none", "--no-page-local", "--per-mapping", "1"],
     ];
 
-    fn params(&self, asked: &Asked) -> Result<Params> {
+    fn params(&self, asked: &Request) -> Result<Params> {
         let mut p = Params::preset(asked.preset, asked.machine);
         p.pages = List::or(&self.pages, p.pages);
         p.sizes_bytes = List::or(&self.sizes, p.sizes_bytes);

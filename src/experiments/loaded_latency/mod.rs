@@ -29,7 +29,7 @@ use crate::kernels::{pattern_sum, stream_kernel, StreamArg, StreamKernel, Stream
 use crate::memory::{PagePolicy, Buffer};
 pub use crate::model::outcome::loaded_latency::*;
 use crate::model::Caution;
-use crate::timing::schedule::{self, Plan, Ran, Step, Variant};
+use crate::timing::schedule::{self, Plan, StepReport, Step, Variant};
 use crate::timing::window::{repeat_until, until_counted, Tally, Window};
 use crate::timing::{Clock, Summary, Team};
 use crate::units::{Bytes, Nanos, MIB};
@@ -359,15 +359,15 @@ fn measure(
             Box::new(move |step: Step| match step {
                 Step::WarmUp => {
                     let (chase, loads) = one_run(team, ctx.clock, p, delay, (chaser, loaders), windows);
-                    Ran::valid(figures(&chase, &loads, block).2)
+                    StepReport::valid(figures(&chase, &loads, block).2)
                 }
-                Step::Calibrate(_) => Ran::valid(true),
+                Step::Calibrate(_) => StepReport::valid(true),
                 Step::Run(_) => {
                     let (chase, loads) = one_run(team, ctx.clock, p, delay, (chaser, loaders), windows);
                     let f = figures(&chase, &loads, block);
                     kept.borrow_mut().push(f);
                     ctx.progress.advance(1);
-                    Ran::timed(f.2, window_ns)
+                    StepReport::timed(f.2, window_ns)
                 }
             }) as Variant
         })

@@ -2,7 +2,7 @@
 
 use super::{loader_kernel_ok, LoadedLatency, Params};
 use crate::error::{Error, Result};
-use crate::experiments::options::{self, list_free, offers, one, positive_arg, size_arg, Asked, List};
+use crate::experiments::options::{self, list_free, offers, one, positive_arg, size_arg, Request, List};
 use crate::kernels::StreamShape;
 use crate::machine::Fingerprint;
 use crate::memory::PagePolicy;
@@ -70,7 +70,7 @@ impl options::Options for Options {
         &["--pages", "4k", "--window", "10ms", "--repetitions", "2"],
     ];
 
-    fn params(&self, asked: &Asked) -> Result<Params> {
+    fn params(&self, asked: &Request) -> Result<Params> {
         let mut p = Params::preset(asked.preset, asked.machine);
         if let Some(k) = self.loader {
             p.loader_kernel = k;

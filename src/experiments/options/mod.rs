@@ -22,7 +22,7 @@ pub trait Options: Args {
     /// the tests read into a plan.
     const EXAMPLES: &'static [&'static [&'static str]];
     /// The parameters: the preset's, with what was given put in.
-    fn params(&self, asked: &Asked) -> Result<<Self::Experiment as Experiment>::Params>;
+    fn params(&self, asked: &Request) -> Result<<Self::Experiment as Experiment>::Params>;
     /// What an option asks the subcommand to do instead of measuring
     /// (`info --record DIR`), done: the text to print, or `None` to measure.
     fn instead(&self) -> Option<Result<String>> {
@@ -36,7 +36,7 @@ pub trait Options: Args {
     }
 }
 
-pub use super::experiment::Asked;
+pub use super::experiment::Request;
 
 /// `--quick` / `--full`.
 #[derive(Debug, Clone, Args, Default)]

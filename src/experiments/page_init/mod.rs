@@ -30,7 +30,7 @@ use crate::memory::{PagePolicy, Buffer};
 use crate::model::outcome::page_init::StoreKernel as StoreKernelResult;
 pub use crate::model::outcome::page_init::*;
 use crate::model::Caution;
-use crate::timing::schedule::{self, Ran, Ratio, Step};
+use crate::timing::schedule::{self, StepReport, Ratio, Step};
 use crate::timing::{Summary, Team};
 use crate::units::{Bytes, Sweep, GIB, KIB, MIB, TIB};
 use serde::{Deserialize, Serialize};
@@ -302,7 +302,7 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
             let timed = Timed { team, clock: ctx.clock, descs: &descs, segs: &segs, ratio, words };
             Box::new(move |step: Step| {
                 let ns = (0..step.iterations(1)).map(|_| timed.once(work, step == Step::WarmUp, check)).sum();
-                Ran::timed(true, ns)
+                StepReport::timed(true, ns)
             }) as schedule::Variant
         })
         .collect();

@@ -2,7 +2,7 @@
 
 use super::{PageInit, Params};
 use crate::error::{Error, Result};
-use crate::experiments::options::{self, list_free, positive_arg, size_arg, sweep_arg, Asked, List};
+use crate::experiments::options::{self, list_free, positive_arg, size_arg, sweep_arg, Request, List};
 use crate::units::{Bytes, Sweep};
 use clap::Args;
 
@@ -39,7 +39,7 @@ impl options::Options for Options {
         &["--layout", "0:512MiB,4GiB:512MiB", "--threads", "1", "--repetitions", "2"],
     ];
 
-    fn params(&self, asked: &Asked) -> Result<Params> {
+    fn params(&self, asked: &Request) -> Result<Params> {
         let mut p = Params::preset(asked.preset);
         if let Some(m) = self.memory {
             p.memory_bytes = m;

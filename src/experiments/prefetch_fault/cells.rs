@@ -14,7 +14,7 @@ use crate::kernels::prefetch::{self as k, TargetArg};
 use crate::kernels::hint::*;
 use crate::kernels::Hint;
 use crate::model::Caution;
-use crate::timing::schedule::{self, Ran, Ratio, Step};
+use crate::timing::schedule::{self, StepReport, Ratio, Step};
 use crate::timing::usage::Usage;
 use crate::timing::Summary;
 use std::cell::Cell;
@@ -91,7 +91,7 @@ fn variant<'a>(
         if let Step::Run(_) = step {
             used.set(used.get() + Usage::now().since(u0));
         }
-        Ran::timed(kind == LoopKind::Throughput || cycle.contains(&r), ns)
+        StepReport::timed(kind == LoopKind::Throughput || cycle.contains(&r), ns)
     })
 }
 

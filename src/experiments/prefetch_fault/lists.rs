@@ -10,7 +10,7 @@ use crate::experiments::Bench;
 use crate::kernels::prefetch::{self as k, Guard, Node};
 use crate::kernels::hint::*;
 use crate::memory::{PagePolicy, Buffer};
-use crate::timing::schedule::{self, Ran, Ratio, Step};
+use crate::timing::schedule::{self, StepReport, Ratio, Step};
 use crate::timing::{stats, Summary};
 
 pub type ListKernel = unsafe fn(&[*const Node]) -> u64;
@@ -74,7 +74,7 @@ pub fn measure(p: &Params, ctx: &Bench) -> Result<Vec<ListCell>> {
                         // SAFETY: the heads start null-terminated lists built above.
                         ok &= unsafe { kernel(heads) } == expect;
                     }
-                    Ran::valid(ok)
+                    StepReport::valid(ok)
                 }) as schedule::Variant
             })
             .collect();

@@ -2,7 +2,7 @@
 
 use super::{Params, PrefetchFault, Target};
 use crate::error::Result;
-use crate::experiments::options::{self, list, list_free, list_or_all, offers, positive, positive_arg, Asked, List};
+use crate::experiments::options::{self, list, list_free, list_or_all, offers, positive, positive_arg, Request, List};
 use crate::kernels::Hint;
 use clap::Args;
 
@@ -35,7 +35,7 @@ impl options::Options for Options {
         &["--hint", "t0", "--targets", "null,mapped", "--lengths", "1,2", "--ahead", "1,4", "--repetitions", "2", "--allocations", "2"],
     ];
 
-    fn params(&self, asked: &Asked) -> Result<Params> {
+    fn params(&self, asked: &Request) -> Result<Params> {
         let mut p = Params::preset(asked.preset);
         p.instructions = List::or(&self.hint, p.instructions);
         p.targets = List::or(&self.targets, p.targets);

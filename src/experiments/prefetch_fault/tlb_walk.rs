@@ -15,7 +15,7 @@ use crate::kernels::prefetch as k;
 use crate::kernels::hint::*;
 use crate::kernels::Hint;
 use crate::memory::{PagePolicy, Buffer};
-use crate::timing::schedule::{self, Ran, Ratio, Step};
+use crate::timing::schedule::{self, StepReport, Ratio, Step};
 use crate::timing::stats;
 use memperf_model::timing::verdict::Scale;
 use crate::units::Bytes;
@@ -76,7 +76,7 @@ fn variant<'a>(
             let n = order.len() as u64;
             ok &= sum == 64 * n * (n - 1) / 2 + n * line as u64;
         }
-        Ran::valid(ok)
+        StepReport::valid(ok)
     })
 }
 

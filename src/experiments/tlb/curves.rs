@@ -1,7 +1,7 @@
 //! From the measured sweeps to claims: where to refine, whether the
 //! control holds, the reaches beside CPUID, the walk cost, and advice.
 
-use crate::analysis::attribution::{attribute, Attribution, Known};
+use crate::analysis::attribution::{attribute, Attribution, KnownLevel};
 use crate::analysis::knees;
 use crate::machine::Fingerprint;
 use crate::memory::{Backing, PagePolicy};
@@ -158,9 +158,9 @@ pub fn reaches(points: &[Point], backings: &[Backing], control: &Control, m: &Fi
         let page_size = backings.iter().find(|b| b.requested == pages).and_then(|b| b.page_size_bytes);
         let nominal = page_size.unwrap_or(pages.page_size());
         let (c1, c2) = (m.dtlb_entries(1, nominal), m.dtlb_entries(2, nominal));
-        let known: Vec<Known> = [("L1", c1), ("L2", c2)]
+        let known: Vec<KnownLevel> = [("L1", c1), ("L2", c2)]
             .iter()
-            .filter_map(|(n, e)| e.map(|e| Known { name: n.to_string(), size: e as f64 }))
+            .filter_map(|(n, e)| e.map(|e| KnownLevel { name: n.to_string(), size: e as f64 }))
             .collect();
         let separated = pages == PagePolicy::Small && matches!(control, Control::Valid { .. });
         let lv = knees::levels(&reach_curve(points, pages, control), 4, KNEE_RATIO);

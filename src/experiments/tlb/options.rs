@@ -2,7 +2,7 @@
 
 use super::{Params, Tlb};
 use crate::error::Result;
-use crate::experiments::options::{self, list, offers, positive_arg, size_arg, Asked, List};
+use crate::experiments::options::{self, list, offers, positive_arg, size_arg, Request, List};
 use crate::memory::PagePolicy;
 use crate::units::Bytes;
 use clap::Args;
@@ -27,7 +27,7 @@ impl options::Options for Options {
         &["--pages", "4k", "--max-pages", "64", "--max-bytes", "1MiB"],
     ];
 
-    fn params(&self, asked: &Asked) -> Result<Params> {
+    fn params(&self, asked: &Request) -> Result<Params> {
         let mut p = Params::preset(asked.preset);
         p.pages = List::or(&self.pages, p.pages);
         if let Some(n) = self.max_pages {

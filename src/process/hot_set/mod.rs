@@ -222,7 +222,7 @@ fn clear_refused(pid: i32, e: std::io::Error) -> Error {
 
 /// What sampling a process gave: its intervals, the mappings they index,
 /// and the largest resident set seen.
-pub struct Sampled {
+pub struct SamplingRecord {
     pub intervals: Vec<Interval>,
     pub mappings: Vec<Mapping>,
     pub peak_rss_bytes: u64,
@@ -347,8 +347,8 @@ impl Sampler {
         self.sampled.last()
     }
 
-    pub fn finish(self) -> Sampled {
-        Sampled {
+    pub fn finish(self) -> SamplingRecord {
+        SamplingRecord {
             intervals: self.sampled,
             mappings: self.maps.list,
             peak_rss_bytes: self.peak,
@@ -368,7 +368,7 @@ pub fn sample_until(
     t0: Instant,
     done: &mut dyn FnMut(Duration) -> bool,
     on_interval: &mut dyn FnMut(&Interval),
-) -> Result<Sampled> {
+) -> Result<SamplingRecord> {
     let mut s = Sampler::start(pid, p, t0)?;
     loop {
         let left = s.due().saturating_duration_since(Instant::now());

@@ -9,7 +9,7 @@ use super::parts::{describe, escape, figure_id, reproduce, strip_xml_decl, warni
 use crate::model::document::{Document, ExperimentRecord, Status};
 use crate::report::headlines::{Advice, Headline};
 use crate::report::plot::Plot;
-use crate::report::table::{Captured, MARK};
+use crate::report::table::{HtmlTable, MARK};
 
 /// An experiment's text as the page draws it: prose lines and tables, in
 /// order.
@@ -20,12 +20,12 @@ pub enum Block {
         text: String,
         indent: bool,
     },
-    Table(Captured),
+    Table(HtmlTable),
 }
 
 /// The experiment's text (rendered with its tables kept whole) as blocks.
-pub fn blocks(text: &str, tables: Vec<Captured>) -> Vec<Block> {
-    let mut tables: Vec<Option<Captured>> = tables.into_iter().map(Some).collect();
+pub fn blocks(text: &str, tables: Vec<HtmlTable>) -> Vec<Block> {
+    let mut tables: Vec<Option<HtmlTable>> = tables.into_iter().map(Some).collect();
     let mut out = Vec::new();
     for line in text.lines() {
         let trimmed = line.trim_start();
@@ -102,7 +102,7 @@ fn blocks_html(name: &str, blocks: &[Block], anchors: bool) -> String {
     s
 }
 
-fn num_class(t: &Captured, c: usize) -> &'static str {
+fn num_class(t: &HtmlTable, c: usize) -> &'static str {
     if t.numeric.get(c).copied().unwrap_or(false) {
         " class=\"num\""
     } else {
@@ -249,8 +249,8 @@ fn reproduce_html(p: &Parts) -> String {
 mod tests {
     use super::*;
 
-    fn table(rows: &[&[&str]]) -> Captured {
-        Captured {
+    fn table(rows: &[&[&str]]) -> HtmlTable {
+        HtmlTable {
             header: vec!["a".into(), "b".into()],
             rows: rows.iter().map(|r| r.iter().map(|c| c.to_string()).collect()).collect(),
             numeric: vec![false, true],

@@ -272,10 +272,10 @@ impl super::Render for Outcome {
         calls_advice(self)
     }
     /// Each change's saving at the deepest depth.
-    fn paired(&self, _doc: &Document) -> Vec<super::Paired> {
+    fn paired(&self, _doc: &Document) -> Vec<super::PairedRatio> {
         self.savings
             .iter()
-            .map(|s| super::Paired {
+            .map(|s| super::PairedRatio {
                 key: format!("calls.saving{{from={},to={},depth={}}}", s.from, s.to, s.depth),
                 name: format!("{} over {} calls at depth {}", s.from, s.to, s.depth),
                 ratio: s.speedup.clone(),

@@ -189,7 +189,7 @@ impl super::Render for Outcome {
         context_advice(self)
     }
     /// The Ruby lesson's two ratios.
-    fn paired(&self, _doc: &Document) -> Vec<super::Paired> {
+    fn paired(&self, _doc: &Document) -> Vec<super::PairedRatio> {
         let lesson = [
             ("context.removing_heavy_save", "heavy save / cheapest save, interpreter", &self.lesson.removing_heavy_save),
             ("context.cheap_save_cost", "cheapest save / no save, interpreter", &self.lesson.cheap_save_cost),
@@ -197,7 +197,7 @@ impl super::Render for Outcome {
         lesson
             .into_iter()
             .filter_map(|(key, name, r)| {
-                Some(super::Paired { key: key.into(), name: name.into(), ratio: r.as_ref()?.clone() })
+                Some(super::PairedRatio { key: key.into(), name: name.into(), ratio: r.as_ref()?.clone() })
             })
             .collect()
     }

@@ -321,10 +321,10 @@ impl super::Render for Outcome {
         latency_advice(doc)
     }
     /// Each policy's random chase against the first's, per working set.
-    fn paired(&self, _doc: &Document) -> Vec<super::Paired> {
+    fn paired(&self, _doc: &Document) -> Vec<super::PairedRatio> {
         self.ratios
             .iter()
-            .map(|r| super::Paired {
+            .map(|r| super::PairedRatio {
                 key: format!("latency.policies{{a={},b={},size_bytes={}}}", r.a, r.b, r.size_bytes.0),
                 name: format!("{} / {} random-access latency at {}", r.b, r.a, r.size_bytes),
                 ratio: r.ratio.clone(),

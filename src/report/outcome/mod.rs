@@ -40,7 +40,7 @@ pub trait Render {
     }
     /// Its paired comparisons (ratios measured within the run), for
     /// `compare`: each with its identity and name; none by default.
-    fn paired(&self, _doc: &Document) -> Vec<Paired> {
+    fn paired(&self, _doc: &Document) -> Vec<PairedRatio> {
         Vec::new()
     }
     /// Its outcome as the tidy CSV's raw tables read it (`v`, serialised),
@@ -56,7 +56,7 @@ pub trait Render {
 
 /// A paired comparison of one run as `compare` joins it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Paired {
+pub struct PairedRatio {
     /// `experiment.quantity{label=value,…}`: the same in every run.
     pub key: String,
     /// What is set against what, as a person reads it.

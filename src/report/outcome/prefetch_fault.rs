@@ -286,10 +286,10 @@ impl super::Render for Outcome {
     }
     /// The page walk with a prefetch ahead against none, per policy and
     /// distance.
-    fn paired(&self, _doc: &Document) -> Vec<super::Paired> {
+    fn paired(&self, _doc: &Document) -> Vec<super::PairedRatio> {
         self.stride
             .iter()
-            .map(|s| super::Paired {
+            .map(|s| super::PairedRatio {
                 key: format!("prefetch_fault.walk{{ahead_pages={},pages={}}}", s.ahead_pages, s.pages),
                 name: format!("page walk on {} pages, none / {} pages ahead", s.pages, s.ahead_pages),
                 ratio: s.speedup.clone(),

@@ -135,11 +135,11 @@ impl super::Render for Outcome {
         self.advice.clone()
     }
     /// Each huge policy against 4 KiB pages.
-    fn paired(&self, _doc: &Document) -> Vec<super::Paired> {
+    fn paired(&self, _doc: &Document) -> Vec<super::PairedRatio> {
         self.results
             .iter()
             .filter_map(|r| {
-                Some(super::Paired {
+                Some(super::PairedRatio {
                     key: format!("working_set.speedup{{pages={}}}", r.pages),
                     name: format!("sample application, 4k / {} time", r.pages),
                     ratio: r.speedup_vs_4k.clone()?,

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// A level a knee may belong to: its name and size (bytes, or entries).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Known {
+pub struct KnownLevel {
     pub name: String,
     pub size: f64,
 }

@@ -414,12 +414,12 @@ impl super::Render for Outcome {
         out
     }
     /// Fragmented memory against pages in order, per thread count.
-    fn paired(&self, _doc: &Document) -> Vec<super::Paired> {
+    fn paired(&self, _doc: &Document) -> Vec<super::PairedRatio> {
         self.frame_sets
             .iter()
             .filter_map(|f| {
                 let r = f.arrays.get(1)?.ratio_to_first.clone()?;
-                Some(super::Paired {
+                Some(super::PairedRatio {
                     key: format!("bandwidth.fragmented{{threads={}}}", f.threads),
                     name: format!("reads of fragmented / in-order 4 KiB memory, {} thread(s)", f.threads),
                     ratio: r,
