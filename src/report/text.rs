@@ -49,10 +49,40 @@ pub fn experiment(doc: &Document, rec: &crate::model::document::ExperimentRecord
         }
         _ => {}
     }
+    out.push_str(&moved_across(doc, rec));
     if !rec.valid {
         out.push_str(&format!("{}: INVALID — a result failed validation (see the warnings)\n", rec.name));
     }
     out
+}
+
+/// Where the suite's reference moved beyond the limit between the points
+/// taken before and after this experiment, a line that says so: its
+/// absolute figures were taken across that move.
+fn moved_across(doc: &Document, rec: &crate::model::document::ExperimentRecord) -> String {
+    let Some(index) = doc.experiments.iter().position(|r| std::ptr::eq(r, rec)) else { return String::new() };
+    let Some(around) = doc.host_drift.as_ref().and_then(|d| d.around(index)) else { return String::new() };
+    let Some(moved) = around.moved_most().filter(|_| around.host_moved()) else { return String::new() };
+    let [before, after] = around.points.as_slice() else { return String::new() };
+    let seen = [
+        before
+            .read_median()
+            .zip(after.read_median())
+            .map(|(a, b)| format!("read {:.1} → {:.1} GB/s", a / 1e9, b / 1e9)),
+        before.chase_median().zip(after.chase_median()).map(|(a, b)| format!("chase {a:.0} → {b:.0} ns")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(", ");
+    format!(
+        "host across this experiment: the reference moved {:.1}% between the points taken after {} and {} \
+         experiments ({seen}); its absolute figures were taken across that move, its verdicts pair their arms \
+         within each repetition\n",
+        moved * 100.0,
+        before.after_experiments,
+        after.after_experiments
+    )
 }
 
 /// The run's verdicts and advice, listed at the end of its terminal
@@ -158,6 +188,41 @@ pub fn ratio_text(r: &crate::timing::Ratio) -> String {
 mod tests {
     /// The clock line follows the sections that give cycles (tlb, calls),
     /// not numa, which measured nothing, nor bandwidth, whose clock held.
+    /// An experiment between two reference points that lie more than the
+    /// limit apart says so in its section; one between two that agree
+    /// does not, and neither does a document without a point after it.
+    #[test]
+    fn an_experiment_taken_across_a_move_says_so() {
+        use memperf_model::timing::drift::HostDrift;
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/machines/amd-epyc-zen4-kvm-2vcpu/run-quick.json");
+        let mut doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        assert!(doc.experiments.len() >= 6, "the recording holds a suite");
+        let point = |after: usize, gbps: f64| {
+            let mut p = crate::test_support::core_point(after, 5.0, 200.0);
+            p.read_bytes_per_s = vec![gbps * 1e9];
+            p
+        };
+        doc.host_drift = Some(HostDrift {
+            size_bytes: crate::units::Bytes(1 << 28),
+            all_threads: None,
+            points: vec![point(0, 40.0), point(3, 40.4), point(6, 32.0)],
+        });
+        let line = |i: usize| {
+            let text = super::experiment(&doc, &doc.experiments[i]);
+            text.lines().find(|l| l.starts_with("host across this experiment")).map(str::to_string)
+        };
+        assert_eq!(line(0), None, "40.0 and 40.4 GB/s: 1%, within the limit");
+        assert_eq!(line(2), None);
+        let moved = line(3).expect("experiment 3 lies between 40.4 and 32.0 GB/s");
+        assert!(
+            moved.contains("moved 26.2% between the points taken after 3 and 6 experiments (read 40.4 → 32.0 GB/s, chase 140 → 140 ns)"),
+            "{moved}"
+        );
+        assert_eq!(line(5), Some(moved));
+        assert_eq!(line(6), None, "no point after experiment 6");
+    }
+
     #[test]
     fn the_clock_is_said_where_cycles_are_given_or_it_moved() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

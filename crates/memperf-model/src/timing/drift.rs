@@ -1,13 +1,15 @@
 //! How far the host moved during a run: one reference measured at the
-//! start, the middle and the end of a suite; and, between two runs of the
-//! same reference, how far it moved from one to the other.
+//! start of a suite, after every third experiment and at its end; across
+//! each experiment, from the points before and after it; and, between two
+//! runs of the same reference, how far it moved from one to the other.
 
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 
-/// Movement of a reference beyond which the run's verdicts are withheld:
-/// a comparison whose two sides could have been taken this far apart in
-/// the host's state would not hold in the next run.
+/// Movement of a reference beyond which the host is said to have moved:
+/// an absolute figure taken across such a move may differ by as much in
+/// the next run. Paired verdicts, whose arms share each repetition, are
+/// not withheld for it.
 pub const HOST_MOVED_LIMIT: f64 = 0.10;
 
 /// The reference at several moments of one run.
@@ -164,6 +166,15 @@ impl HostDrift {
         self.moved().and_then(|(r, c)| r.into_iter().chain(c).reduce(f64::max))
     }
 
+    /// The reference around experiment `index` (0-based, in the order
+    /// run): the last point taken before it started and the first taken
+    /// after it ended. `None` where either is missing.
+    pub fn around(&self, index: usize) -> Option<HostDrift> {
+        let before = self.points.iter().rfind(|p| p.after_experiments <= index)?;
+        let after = self.points.iter().find(|p| p.after_experiments > index)?;
+        Some(HostDrift { points: vec![before.clone(), after.clone()], ..self.clone() })
+    }
+
     /// Each point's median of one quantity, where the point has it.
     fn medians(&self, of: fn(&DriftPoint) -> Option<f64>) -> Vec<f64> {
         self.points.iter().filter_map(of).collect()
@@ -302,6 +313,25 @@ mod tests {
         assert!(far.host_moved());
         assert!(far.describe().contains("40.0, 30.0 GB/s"), "{}", far.describe());
         assert_eq!(HostDrift { points: vec![point(0, 40.0, 140.0)], ..d }.moved(), None);
+    }
+
+    /// Each experiment lies between the last point before it and the first
+    /// after it: the suite takes points after 0, 3, 6 and 8 of 8 here.
+    #[test]
+    fn the_points_around_each_experiment() {
+        let d = HostDrift {
+            size_bytes: Bytes(1 << 28),
+            all_threads: None,
+            points: vec![point(0, 40.0, 140.0), point(3, 40.0, 140.0), point(6, 30.0, 140.0), point(8, 31.0, 140.0)],
+        };
+        let after = |i: usize| d.around(i).map(|a| a.points.iter().map(|p| p.after_experiments).collect::<Vec<_>>());
+        assert_eq!(
+            (after(0), after(2), after(3), after(5), after(7)),
+            (Some(vec![0, 3]), Some(vec![0, 3]), Some(vec![3, 6]), Some(vec![3, 6]), Some(vec![6, 8]))
+        );
+        assert_eq!(after(8), None, "no point after the last experiment's end");
+        assert!(!d.around(1).unwrap().host_moved() && d.around(4).unwrap().host_moved());
+        assert_eq!(HostDrift { points: vec![point(0, 40.0, 140.0)], ..d }.around(0), None);
     }
 
     /// The all-CPU read's movement is its own (the one-thread verdicts do
