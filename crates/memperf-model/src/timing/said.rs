@@ -96,11 +96,12 @@ fn basis(v: &Verdict) -> String {
 
 /// One line of A/B advice: "{subject}: {verdict}", then what to do
 /// (`then`) where the verdict is the call the sense acts on, by at least
-/// the threshold: a change that may be smaller is said, not acted on.
+/// the threshold: a change that may be smaller is said, not acted on. The
+/// line ends with one full stop, whether or not `then` brings its own.
 pub fn line(subject: &str, r: &Ratio, sense: Sense, then: Option<&str>) -> String {
     let v = r.verdict();
     let acted = v.call == sense.acts_on && v.beyond_threshold;
-    let then = then.filter(|_| acted).map_or(String::new(), |t| format!(": {t}"));
+    let then = then.filter(|_| acted).map_or(String::new(), |t| format!(": {}", t.trim_end_matches('.')));
     format!("{subject}: {}{then}.", said(&v, sense))
 }
 
@@ -126,6 +127,8 @@ mod tests {
         assert!(s.starts_with("Huge pages: faster ×1.020") && !s.contains("use them"), "{s}");
         let l = line("Huge pages", &fast, SPEED, Some("use them"));
         assert!(l.starts_with("Huge pages: faster") && l.ends_with(": use them."), "{l}");
+        let two = line("Huge pages", &fast, SPEED, Some("use them. Time the program."));
+        assert!(two.ends_with(": use them. Time the program."), "one full stop: {two}");
         let quiet = line("Huge pages", &Ratio::of(&same).unwrap(), SPEED, Some("use them"));
         assert!(!quiet.contains("use them"), "{quiet}");
         let worse = line("Huge pages", &fast, TIME, Some("use them"));
