@@ -92,9 +92,13 @@ pub fn end(doc: &Document, report: Option<&std::path::Path>, width: usize) -> St
     out
 }
 
-/// The verdicts, each in full but for its basis; those not resolved
-/// counted per experiment in one line (the report says how many more
-/// repetitions each needs).
+/// Lines a verdict takes on the screen at most: its subject, its call and
+/// what to do; a longer one ends in "…" and the report has it whole.
+pub const VERDICT_LINES: usize = 5;
+
+/// The verdicts, each but for its basis and in at most [`VERDICT_LINES`];
+/// those not resolved counted per experiment in one line (the report says
+/// how many more repetitions each needs).
 fn verdicts(doc: &Document, width: usize) -> String {
     let advice = headlines::advice_items(doc);
     if advice.is_empty() {
@@ -110,7 +114,8 @@ fn verdicts(doc: &Document, width: usize) -> String {
             }
             continue;
         }
-        out.push_str(&fitted(&format!("  [{}] {}", a.experiment, without_basis(&a.text)), width, 4));
+        let whole = fitted(&format!("  [{}] {}", a.experiment, without_basis(&a.text)), width, 4);
+        out.push_str(&at_most_lines(&whole, VERDICT_LINES, width));
     }
     if !open.is_empty() {
         let counts: Vec<String> = open.iter().map(|(e, n)| format!("{n} in {e}")).collect();
@@ -206,7 +211,16 @@ fn at_most_lines(text: &str, n: usize, width: usize) -> String {
         return text.to_string();
     }
     let mut out: String = lines[..n - 1].iter().map(|l| format!("{l}\n")).collect();
-    out.push_str(&shorten(&format!("{} …", lines[n - 1]), width));
+    // Cut at a word where " …" would not fit after the whole line.
+    let mut last = lines[n - 1].trim_end().to_string();
+    let indent = last.len() - last.trim_start().len();
+    while last.chars().count() + 2 > width {
+        match last.rfind(' ').filter(|&i| i > indent) {
+            Some(i) => last.truncate(i),
+            None => break,
+        }
+    }
+    out.push_str(&shorten(&format!("{last} …"), width));
     out.push('\n');
     out
 }
@@ -279,7 +293,32 @@ mod tests {
             let open = advice.iter().filter(|a| a.text.contains(": not resolved:")).count();
             assert_eq!(open > 0, text.contains("  not resolved: "), "{name}: {text}");
             assert!(text.lines().count() <= 70, "{name}: {} lines\n{text}", text.lines().count());
+            let verdict_lines = text.lines().skip_while(|l| !l.starts_with("verdicts (")).skip(1);
+            let mut longest = 0;
+            for l in verdict_lines.take_while(|l| l.starts_with("  ")) {
+                longest = if l.starts_with("    ") { longest + 1 } else { 1 };
+                assert!(longest <= VERDICT_LINES, "{name}: a verdict over {VERDICT_LINES} lines\n{text}");
+            }
         }
+    }
+
+    /// A verdict whose advice runs long (working-set's, with what a whole
+    /// program pays) keeps its subject, call and first advice on the screen
+    /// and ends in "…"; a short one is whole.
+    #[test]
+    fn a_long_verdict_takes_at_most_five_lines() {
+        let long = "  [working-set] Huge pages (thp) for the sample application (252MiB of arrays, 100% huge, against \
+            4 KiB arrays on 12 pages per 2 MiB block): faster ×1.179 [×1.125, ×1.289], by at least 5%: give large, \
+            randomly accessed arrays huge pages. That gain is the loop's: a whole program also pays for its pages at \
+            its start, and one started right after a run on 4 KiB pages can be slower on huge pages in every such \
+            round. Time the whole program with `memperf hugepages -- PROGRAM`.";
+        let cut = at_most_lines(&fitted(long, 80, 4), VERDICT_LINES, 80);
+        let lines: Vec<&str> = cut.lines().collect();
+        assert_eq!(lines.len(), VERDICT_LINES, "{cut}");
+        assert!(lines[0].starts_with("  [working-set] Huge pages (thp)") && lines[4].ends_with(" …"), "{cut}");
+        assert!(lines.iter().all(|l| l.chars().count() <= 80), "{cut}");
+        let short = fitted("  [calls] inline: faster ×7.158 [×6.882, ×8.000]", 80, 4);
+        assert_eq!(at_most_lines(&short, VERDICT_LINES, 80), short);
     }
 
     #[test]
