@@ -440,19 +440,22 @@ fn savings_of_points(points: &[Point]) -> Vec<Saving> {
     };
     CHANGES
         .iter()
-        .filter_map(|&(change, from, to)| {
-            let (pa, pb) = (per_call(from)?, per_call(to)?);
-            Some(Saving {
-                change: change.into(),
-                from,
-                to,
-                depth,
-                ns_per_call_from: crate::timing::stats::median(&pa)?,
-                ns_per_call_to: crate::timing::stats::median(&pb)?,
-                speedup: Ratio::paired(&pa, &pb)?,
-            })
-        })
+        .filter_map(|&(change, from, to)| saving((change, from, to), depth, &per_call(from)?, &per_call(to)?))
         .collect()
+}
+
+/// One change's saving from the paired per-call times of its two
+/// linkages (`None` where either side has no usable time).
+fn saving((change, from, to): (&str, Linkage, Linkage), depth: u64, pa: &[f64], pb: &[f64]) -> Option<Saving> {
+    Some(Saving {
+        change: change.into(),
+        from,
+        to,
+        depth,
+        ns_per_call_from: crate::timing::stats::median(pa)?,
+        ns_per_call_to: crate::timing::stats::median(pb)?,
+        speedup: Ratio::paired(pa, pb)?,
+    })
 }
 
 /// The changes whose savings the experiment resolves: what the change is,
@@ -479,16 +482,8 @@ fn savings(keys: &[CellKey], series: &[schedule::Series], p: &Params) -> Vec<Sav
         .iter()
         .filter_map(|&(change, from, to)| {
             let (a, b) = (cell(from)?, cell(to)?);
-            let (pa, pb) = (ns_per_call(a, depth), ns_per_call(b, depth));
-            Some(Saving {
-                change: change.into(),
-                from,
-                to,
-                depth,
-                ns_per_call_from: crate::timing::stats::median(&pa)?,
-                ns_per_call_to: crate::timing::stats::median(&pb)?,
-                speedup: Ratio::paired(&pa, &pb)?.looked(a.looks.clone()),
-            })
+            let s = saving((change, from, to), depth, &ns_per_call(a, depth), &ns_per_call(b, depth))?;
+            Some(Saving { speedup: s.speedup.looked(a.looks.clone()), ..s })
         })
         .collect()
 }

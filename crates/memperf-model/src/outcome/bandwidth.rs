@@ -298,20 +298,7 @@ impl FrameSets {
     /// counts as ×1), each with its interval: `(slowest, fastest)`.
     pub fn extremes(&self) -> Option<(Ratio, Ratio)> {
         // The first against itself: exact, from no pairs.
-        let first = Ratio {
-            n: 0,
-            estimate: 1.0,
-            low: 1.0,
-            high: 1.0,
-            confidence: 1.0,
-            scale: Default::default(),
-            mappings: 1,
-            reference_level: None,
-            values: Vec::new(),
-            mapping_of: Vec::new(),
-            looks: Vec::new(),
-            level: None,
-        };
+        let first = Ratio::stated(0, 1.0, 1.0, 1.0, 1.0);
         let all: Vec<Ratio> =
             std::iter::once(first).chain(self.arrays.iter().filter_map(|a| a.ratio_to_first.clone())).collect();
         if all.len() < 2 {
