@@ -122,9 +122,11 @@ pub fn gather(machine: &Fingerprint, from: Option<&Path>) -> crate::error::Resul
     Ok(f)
 }
 
-/// The walk cost a document measured, if its control was valid.
+/// The walk cost a document measured, if its control was valid and its
+/// interval lies above zero (a cost not told apart from none is no cost
+/// to predict with).
 pub fn walk_ns(doc: &Document) -> Option<f64> {
-    doc.outcome::<tlb::Outcome>()?.walk_ns.as_ref().map(|r| r.estimate)
+    doc.outcome::<tlb::Outcome>()?.walk_ns.as_ref().filter(|r| r.low > 0.0).map(|r| r.estimate)
 }
 
 /// Why no walk cost can be measured on the host of `doc`: its `tlb` found

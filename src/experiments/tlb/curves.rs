@@ -213,9 +213,11 @@ pub fn walk_costs(points: &[Point], control: &Control) -> Vec<WalkCost> {
 }
 
 /// The walk cost past the last 4 KiB reach (counts beyond twice it): the
-/// median of every paired difference there, with its interval. The
-/// differences keep their sign: a repetition where the control came out
-/// slower is evidence of a small walk cost, not a value to leave out.
+/// engine's estimate of every paired difference there, with its
+/// interval. The differences keep their sign: a repetition where the
+/// control came out slower is evidence of a small walk cost, not a value
+/// to leave out; a cost whose interval reaches zero is advised on by no
+/// one.
 pub fn walk_beyond_reach(reaches: &[Reach], costs: &[WalkCost]) -> Option<Ratio> {
     let reach = reaches
         .iter()
@@ -243,7 +245,7 @@ pub fn advice(reaches: &[Reach], walk: Option<&Ratio>, control: &Control) -> Vec
             .filter(|r| !r.second_look.as_ref().is_some_and(|s| s.is_unstable()))
             .max_by_key(|r| r.measured_entries)
     };
-    if let (Some(small), Some(w)) = (last(PagePolicy::Small), walk) {
+    if let (Some(small), Some(w)) = (last(PagePolicy::Small), walk.filter(|w| w.low > 0.0)) {
         let Some(bytes) = small.measured_reach_bytes else { return out };
         let mut s = format!(
             "random access over more than {bytes} on 4 KiB pages pays ~{:.0} ns per access in page walks ({:.0}..{:.0} ns)",
@@ -372,10 +374,17 @@ mod tests {
             cost(128, vec![50.0; 10]),
             cost(256, vec![-3.0, -2.0, -1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0]),
         ];
-        let w = walk_beyond_reach(&[reach], &costs).unwrap();
+        let w = walk_beyond_reach(std::slice::from_ref(&reach), &costs).unwrap();
         assert_eq!(w.n, 10);
         assert_eq!(w.estimate, 0.0);
         assert!(w.low < 0.0 && w.high > 0.0, "{w:?}");
+        // Advice names a walk cost only where its interval lies above zero.
+        let level = Reach { attribution: Attribution::Level { name: "L1".into(), size: 64.0 }, ..reach };
+        let control = Control::Valid { policy: PagePolicy::Thp, huge_fraction: 1.0 };
+        let said = |w: &Ratio| advice(std::slice::from_ref(&level), Some(w), &control).join("\n");
+        assert!(!said(&w).contains("page walks"), "{}", said(&w));
+        let clear = walk_beyond_reach(std::slice::from_ref(&level), &[cost(256, vec![20.0, 21.0, 22.0, 19.0, 20.5, 21.5, 20.0, 19.5, 22.5, 21.0])]).unwrap();
+        assert!(said(&clear).contains("pays ~21 ns per access in page walks"), "{}", said(&clear));
     }
 
     #[test]
