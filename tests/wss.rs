@@ -421,7 +421,8 @@ fn pages_counts_the_spans_of_scattered_hot_pages() {
     let verdict = out["verdict"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect::<Vec<_>>().join("\n");
     let thousands = |n: u64| format!("{},{:03}", n / 1000, n % 1000);
     let count = if most > fewest { format!("{}–{}", thousands(fewest), thousands(most)) } else { thousands(most) };
-    assert!(verdict.contains(&format!("hot data lie in {count} spans of 2 MiB")), "{verdict}");
+    let how = if most > fewest { "bounded" } else { "counted" };
+    assert!(verdict.contains(&format!("hot data lie in {count} spans of 2 MiB ({how} page by page)")), "{verdict}");
     assert!(verdict.contains("are scattered:") && verdict.contains("huge pages would map"), "{verdict}");
     // Without --pages: bounds from the bytes, nothing read page by page.
     let doc = run(&[]).expect("allowed a moment ago");

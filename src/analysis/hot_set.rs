@@ -265,10 +265,10 @@ fn scattered(p: &Phase, o: &Outcome) -> Option<String> {
         Some(most) => format!("{}–{}", group_thousands(spans), group_thousands(most)),
         None => group_thousands(spans),
     };
-    let at_least = if p.top_spans_max.is_some() { "at least " } else { "" };
+    let (at_least, how) = if p.top_spans_max.is_some() { ("at least ", "bounded") } else { ("", "counted") };
     (m.kind.huge_pages_can_cover() && mapped > 4 * hot).then(|| {
         format!(
-            "Its hot pages in the {} are scattered: {} of hot data lie in {count} spans of 2 MiB (counted page by page), so huge pages would map {at_least}{} to cover them ({at_least}{:.0}×); gathering the hot data into fewer pages would cut its TLB misses without that memory.",
+            "Its hot pages in the {} are scattered: {} of hot data lie in {count} spans of 2 MiB ({how} page by page), so huge pages would map {at_least}{} to cover them ({at_least}{:.0}×); gathering the hot data into fewer pages would cut its TLB misses without that memory.",
             mapping_name(m),
             Bytes(hot),
             Bytes(mapped),
@@ -327,11 +327,15 @@ fn caches_phrase(hot: u64, r: &Reach) -> String {
     }
 }
 
-/// "128–541 pages of 2 MiB" (bounds from the bytes), or "769 pages of
-/// 2 MiB (counted page by page)".
+/// "128–541 pages of 2 MiB" (bounds from the bytes), "769 pages of 2 MiB
+/// (counted page by page)", or "8,190–8,192 pages of 2 MiB (bounded page
+/// by page)".
 pub fn huge_pages_phrase(p: &Phase) -> String {
-    if p.huge_pages_counted {
-        format!("{} pages of 2 MiB (counted page by page)", group_thousands(p.huge_pages_min))
+    let (min, max) = (group_thousands(p.huge_pages_min), group_thousands(p.huge_pages_max));
+    if p.huge_pages_counted && p.huge_pages_min < p.huge_pages_max {
+        format!("{min}–{max} pages of 2 MiB (bounded page by page)")
+    } else if p.huge_pages_counted {
+        format!("{min} pages of 2 MiB (counted page by page)")
     } else if p.huge_pages_min == p.huge_pages_max {
         format!("{} pages of 2 MiB", group_thousands(p.huge_pages_min))
     } else {

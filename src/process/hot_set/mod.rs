@@ -169,8 +169,13 @@ impl Mappings {
                         c.0.hot_spans().or(all_hot.then(|| c.0.resident_spans()))
                     }),
                     hot_spans_min: counts.as_ref().filter(|c| exact && c.0.hot_spans().is_none()).and_then(|c| {
+                        // One span lost per unreferenced 4 KiB page at most
+                        // (a huge page's 512 count as many: loose there), and
+                        // never fewer spans than the referenced bytes fill.
                         let unreferenced = m.rss.saturating_sub(m.referenced).div_ceil(4096);
-                        (unreferenced > 0).then(|| c.0.resident_spans().saturating_sub(unreferenced))
+                        let filled = m.referenced.div_ceil(2 << 20);
+                        let resident = c.0.resident_spans();
+                        (unreferenced > 0).then(|| resident.saturating_sub(unreferenced).max(filled).min(resident))
                     }),
                     written_bytes: counts.filter(|c| c.1).map(|c| c.0.soft_dirty_pages * 4096),
                 });
@@ -419,6 +424,11 @@ mod tests {
         let uses = vec![(None, vec![SmapsEntry { referenced: (8 << 20) - 5 * 4096, ..uses[0].1[0].clone() }])];
         let partly = maps.sample(3.0, &uses, true, &mut reader);
         assert_eq!((partly.mappings[0].hot_spans, partly.mappings[0].hot_spans_min), (None, Some(295)));
+        // A huge page left untouched counts 512 unreferenced pages: the
+        // bound falls back to the spans the referenced bytes fill (3 here).
+        let uses = vec![(None, vec![SmapsEntry { referenced: (8 << 20) - (2 << 20), ..uses[0].1[0].clone() }])];
+        let thp = maps.sample(4.0, &uses, true, &mut reader);
+        assert_eq!(thp.mappings[0].hot_spans_min, Some(3));
     }
 
     /// Without -I the interval grows with the hot set: 2 GiB of 4 KiB

@@ -78,7 +78,9 @@ fn phases_table(o: &Outcome) -> String {
 
 /// 2 MiB pages to map a phase: counted, or the range its bytes allow.
 fn huge_pages_cell(p: &Phase) -> String {
-    if p.huge_pages_counted {
+    if p.huge_pages_counted && p.huge_pages_min < p.huge_pages_max {
+        format!("{}–{} (bounded)", p.huge_pages_min, p.huge_pages_max)
+    } else if p.huge_pages_counted {
         format!("{} (counted)", p.huge_pages_min)
     } else if p.huge_pages_min == p.huge_pages_max {
         p.huge_pages_min.to_string()
