@@ -1,25 +1,13 @@
-//! The suite's reference, taken at its start, after every third
-//! experiment and at its end, so that a move of the host is placed in
-//! time, between two points a few experiments apart: one thread
-//! on the first CPU reads a region sequentially (bandwidth's `simd`
-//! kernel), every CPU the process may use reads its share of the region
-//! at once (where the host places the vCPUs, and whom they share a core
-//! with, shows there and not in one thread), and one thread chases a
-//! random cycle through it. Every read pass is checked against the
-//! checksum pattern's closed form, every chase against its cycle's end.
-//! The chase is run again over a region of the same size on 4 KiB pages
-//! (where the first is on huge pages), whose every load also walks the
-//! page tables: the host moves those walks apart from memory. Last, that
-//! thread runs a call chain through the PLT (`memperf calls`'
-//! chain, 4096 deep): a core's own work, which a neighbour sharing the
-//! core moves while memory holds still; and it reads its signal mask
-//! through the kernel (`rt_sigprocmask`, the system call a `sigsetjmp(env,
-//! 1)` adds), whose entry and exit the host moves on their own. The region is the same every run on a machine (see
-//! [`size`]) and is mapped anew for each point (never held while an
-//! experiment runs, so the experiments keep the whole memory budget); what
-//! changes between the points is the host. The document
-//! keeps the samples ([`HostDrift`]); the advice reads how far it moved
-//! within the run, `compare` also how far it moved between two runs.
+//! The suite's host reference, taken at its start, after every third
+//! experiment and at its end, so a move of the host is placed in time:
+//! one thread's sequential read and random chase, every CPU reading at
+//! once, the chase again on 4 KiB pages (page walks), a call chain (a
+//! core's own work) and a system call (the kernel's entry and exit). Each
+//! read and chase is checked against its closed form or cycle. The region
+//! is the same every run on a machine ([`size`]) and mapped anew for each
+//! point, never held while an experiment runs. The document keeps the
+//! samples ([`HostDrift`]); reports say how far the host moved across the
+//! run and each experiment, `compare` how far between two runs.
 
 use crate::kernels::calls::{self, ChainFn, SharedChain};
 use crate::kernels::chase::{chase_kernel, visit_order, Chase, Cycle};

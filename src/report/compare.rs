@@ -1,24 +1,13 @@
 //! `memperf compare A B` (or `A1 A2 … --against B1 B2 …`): every headline
-//! figure of two sets of runs judged, for people (a table) and for CI
-//! (`--json`, and exit status 3 when a figure got worse by at least the
-//! threshold).
-//!
-//! An absolute figure differs between runs by chance as far as the host
-//! moves: its variation between runs is the runs' own spread where each
-//! side has several (run as a random effect, as RMIT has it), else what
-//! the runs show within themselves (their host reference's points, the
-//! figure's own samples). A verdict is the engine's, at 99%: worse or
-//! better, "by at least" the threshold where the whole interval lies
-//! beyond it (only that is a regression), no change, or not resolved with
-//! the smallest change these runs could resolve and how many runs per side
-//! would resolve the threshold. The host moving between the runs is part
-//! of what is compared: a neighbour that slows memory is a loss.
-//!
-//! A paired ratio measured within each run (huge pages against 4 KiB, a
-//! save against another) is compared as a ratio, against the intervals the
-//! runs gave it (and their spread, with several runs a side). A change of
-//! such a ratio is said, and does not count toward the exit status: it is
-//! how the machine's choices compare, not how fast its memory is.
+//! figure of two sets of runs judged by the verdict engine at 99%, for
+//! people and for CI (exit 3 where a figure got worse by at least the
+//! threshold). An absolute figure is judged against its variation between
+//! runs: the runs' spread with several a side (run as a random effect, as
+//! in RMIT), else what each run showed within itself. The host moving
+//! between runs is part of what is compared. A figure not resolved says
+//! the smallest change these runs resolve and the runs a side that would
+//! resolve the threshold. A paired ratio within each run is compared as a
+//! ratio, said, and counts toward no exit status.
 
 use super::headlines::Headline;
 use crate::model::document::Document;

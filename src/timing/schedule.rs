@@ -1,28 +1,13 @@
-//! The one measurement method every experiment uses.
-//!
-//! Variants that will be compared are measured interleaved, because a
-//! shared machine drifts by tens of percent in minutes:
-//! 1. warm-up: each variant runs once untimed (one full pass over its
-//!    working set), and — where the variant asks for it — again before each
-//!    of its samples, so A and B evicting each other's data does not show;
-//! 2. calibration: each variant's iteration count grows until one sample
-//!    lasts at least `min_sample_s` (google/benchmark's rule);
-//! 3. repetitions: every variant once per repetition, in an order shuffled
-//!    anew each repetition (seeded, recorded). Variants may name a
-//!    reference (plain `simd` for the prefetch variants of the same page
-//!    policy and thread count): variants sharing a reference run as a
-//!    group, groups in shuffled order, and the reference runs before every
-//!    block of `reference_every` of them and after the last, so each sample
-//!    is compared with the mean of the two reference samples around its
-//!    block; a group starts with one untimed run of its reference, so the
-//!    switch from another group (thread count, array) costs no member.
-//!
-//! Comparisons are paired per repetition ([`Ratio`]), with an exact
-//! distribution-free interval for the median ratio; a "best of many" is
-//! picked on half of the repetitions and confirmed on the other half
-//! ([`holdout_best`]), so the winner's curse does not inflate it.
-//!
-//! The scheduler knows no experiment: variants are closures.
+//! The one measurement method every experiment uses, for a host that
+//! drifts by tens of percent in minutes: each variant is warmed up (a full
+//! untimed pass, and before each sample where it asks), calibrated until a
+//! sample lasts `min_sample_s`, then run once per repetition in an order
+//! shuffled anew each time (seeded, recorded). Variants sharing a
+//! reference run as a group, the reference before and after every block
+//! of `reference_every`. Comparisons are paired per repetition and judged
+//! by `timing::verdict`; a best of many is chosen on half the repetitions
+//! and scored on the rest ([`holdout_best`]). The scheduler knows no
+//! experiment: variants are closures.
 
 use super::clock::Clock;
 use crate::error::Result;
