@@ -98,7 +98,8 @@ pub fn concurrency(doc: &Document) -> Vec<Concurrency> {
     let (Some(bw), Some(lat)) = (doc.outcome::<bandwidth::Outcome>(), doc.outcome::<latency::Outcome>()) else {
         return Vec::new();
     };
-    // In memory: where the probe verified it, else 4× the last-level cache.
+    // In memory: where the probe verified it, and at the latest from
+    // memory_by_size (eight times the last-level cache).
     let from = doc.machine.chase_in_memory_from().0;
     let Some((lat_pages, latency_ns)) = walk_free_dram(lat, from) else { return Vec::new() };
     let line = doc.machine.line_bytes();

@@ -13,14 +13,14 @@ pub(crate) fn id_part(text: &str) -> String {
     s.split('_').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("_")
 }
 
-/// What a figure measured at `size` is, by where this run verified
-/// memory (`verified`): "DRAM" at or past it; else the figure's name
-/// says that memory was not verified there.
-pub(crate) fn in_memory(size: crate::units::Bytes, verified: Option<crate::units::Bytes>) -> (&'static str, String) {
-    match verified {
-        Some(v) if size >= v => ("DRAM ", String::new()),
-        Some(v) => ("", format!("; below {v}, where this run verified memory, so caches answer part of it")),
-        None => ("", "; memory not verified in this run".into()),
+/// What a figure measured at `size` is, by where memory begins (`from`:
+/// where this run verified it, at the latest eight times the last-level
+/// cache): "DRAM" at or past it; else the name says caches answer part.
+pub(crate) fn in_memory(size: crate::units::Bytes, from: crate::units::Bytes) -> (&'static str, String) {
+    if size >= from {
+        ("DRAM ", String::new())
+    } else {
+        ("", format!("; below {from}, where memory begins here, so caches answer part of it"))
     }
 }
 

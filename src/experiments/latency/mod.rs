@@ -574,7 +574,7 @@ pub fn latency_levels(
     let plausible = m.plausible_data_caches();
     let caches: Vec<KnownLevel> =
         plausible.iter().map(|(name, size)| KnownLevel { name: name.clone(), size: size.0 as f64 }).collect();
-    let memory_from = Some(m.chase_in_memory_from());
+    let memory_from = m.chase_in_memory_from();
     let far_ns = m.measured_levels.as_ref().and_then(|l| l.found.far_ns).map(|n| n.0);
     let mut pols: Vec<PagePolicy> = points.iter().map(|p| p.pages).collect();
     pols.sort();
@@ -603,7 +603,7 @@ pub fn latency_levels(
         }
         for (i, l) in lv.iter().enumerate() {
             let after = names.get(i).cloned();
-            let in_memory = memory_from.is_some_and(|from| l.to_x >= from.0 as f64);
+            let in_memory = l.to_x >= memory_from.0 as f64;
             let name = match &after {
                 Some(Attribution::Level { name, .. }) if hits.contains(&i) => name.clone(),
                 None if in_memory => "DRAM".into(),

@@ -294,7 +294,7 @@ fn latency_metrics(lat: &Outcome, doc: &Document) -> Vec<Headline> {
                 &[("pages", pol.to_string()), ("size_bytes", p.size_bytes.0.to_string())],
                 {
                     let (dram, unverified) =
-                        crate::report::headlines::in_memory(p.size_bytes, Some(doc.machine.chase_in_memory_from()));
+                        crate::report::headlines::in_memory(p.size_bytes, doc.machine.chase_in_memory_from());
                     format!("{dram}latency, {}, {pol} pages, random chase{unverified}", p.size_bytes)
                 },
                 crate::report::headlines::Unit::Nanoseconds(None),

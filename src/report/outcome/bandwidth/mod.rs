@@ -338,7 +338,7 @@ fn bandwidth_plots(o: &bandwidth::Outcome) -> Result<Vec<Plot>> {
 fn bandwidth_metrics(bw: &Outcome, doc: &Document) -> Vec<Headline> {
     let label = |threads: usize| {
         let (dram, unverified) =
-            crate::report::headlines::in_memory(bw.size_bytes, Some(doc.machine.read_in_memory_from_on(threads)));
+            crate::report::headlines::in_memory(bw.size_bytes, doc.machine.read_in_memory_from_on(threads));
         // A figure in verified memory joins only with others in memory.
         (dram, unverified, if dram.is_empty() { "not-verified" } else { "dram" })
     };
