@@ -177,7 +177,7 @@ fn pair_result(a: usize, b: usize, handoff: Handoff, s: &schedule::Series) -> Pa
         handoff,
         relation: relation(root, a, b),
         round_trips_per_sample: s.iters,
-        one_way_ns: Summary::of(&samples_ns).expect("one finite sample per repetition"),
+        one_way_ns: Summary::steady_of(&samples_ns).expect("one finite sample per repetition"),
         samples_ns,
         valid: s.ok,
     }

@@ -351,7 +351,7 @@ fn points(keys: &[CellKey], m: &Measured) -> Vec<Point> {
         .zip(&m.series)
         .map(|(k, s)| {
             let per_call = ns_per_call(s, k.depth);
-            let summary = Summary::of(&per_call).expect("measured");
+            let summary = Summary::steady_of(&per_call).expect("measured");
             let per_thread = 1e9 / summary.median;
             Point {
                 linkage: k.linkage,

@@ -173,7 +173,7 @@ fn lesson_of(interpreter: &[InterpCell], looks: &[usize]) -> Lesson {
 /// A save's cell: ns per operation and whether it entered the kernel.
 fn save_cell(op: SaveOp, threads: usize, s: &schedule::Series, u: Usage) -> SaveCell {
     let per_op: Vec<f64> = s.per_iter_s().iter().map(|x| x * 1e9).collect();
-    let ns_per_op = Summary::of(&per_op).expect("measured");
+    let ns_per_op = Summary::steady_of(&per_op).expect("measured");
     SaveCell {
         op,
         threads,
@@ -195,7 +195,7 @@ fn interp_cell(protection: Protection, program_len: usize, s: &schedule::Series,
         protection,
         ops_per_sample: s.iters * program_len as u64,
         samples_s: s.samples_s.clone(),
-        ns_per_op: Summary::of(&per_op).expect("measured"),
+        ns_per_op: Summary::steady_of(&per_op).expect("measured"),
         user_s: u.user_s,
         system_s: u.system_s,
         valid: s.ok,

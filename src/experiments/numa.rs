@@ -154,8 +154,8 @@ pub fn run(p: &Params, ctx: &Bench, nodes: &[Node]) -> Result<Outcome> {
             Cell {
                 cpu_node: cpu_nodes[c],
                 memory_node: mem_nodes[m],
-                latency_ns: Summary::of(&ns).expect("samples"),
-                bytes_per_s: Summary::of(&per_s).expect("samples"),
+                latency_ns: Summary::steady_of(&ns).expect("samples"),
+                bytes_per_s: Summary::steady_of(&per_s).expect("samples"),
                 placement_ok: memory[m].placed,
                 valid: lat.ok && bw.ok,
             }

@@ -61,8 +61,11 @@ pub fn experiment_line(doc: &Document, rec: &ExperimentRecord, width: usize) -> 
 
 /// "14.4 GB/s  DRAM read, 1 thread, 4k pages": the value first, so the
 /// figures line up, then what it is.
-fn figure(m: &Headline) -> String {
-    format!("{}  {}", crate::units::readable(m.value, &m.unit.to_string()), m.name)
+pub(crate) fn figure(m: &Headline) -> String {
+    let steady = m
+        .steady
+        .map_or(String::new(), |s| format!(" (steady {}/{}, moved {:.0}%)", s.to - s.from, s.of, s.moved * 100.0));
+    format!("{}{steady}  {}", crate::units::readable(m.value, &m.unit.to_string()), m.name)
 }
 
 /// Everything after the experiments' lines: key figures, the host's move,

@@ -50,6 +50,9 @@ pub fn experiment(doc: &Document, rec: &crate::model::document::ExperimentRecord
         _ => {}
     }
     out.push_str(&moved_across(doc, rec));
+    if let Some(o) = &rec.outcome {
+        out.push_str(&steady_stretches(&super::outcome::of(o).metrics(doc)));
+    }
     if !rec.valid {
         out.push_str(&format!("{}: INVALID — a result failed validation (see the warnings)\n", rec.name));
     }
@@ -83,6 +86,23 @@ fn moved_across(doc: &Document, rec: &crate::model::document::ExperimentRecord) 
         before.after_experiments,
         after.after_experiments
     )
+}
+
+/// The headline figures taken from their samples' steady stretch, the
+/// host having moved across the rest, each with that move beside it.
+fn steady_stretches(metrics: &[crate::report::headlines::Headline]) -> String {
+    metrics
+        .iter()
+        .filter_map(|m| {
+            let s = m.steady?;
+            Some(format!(
+                "{}: {}, the median of its {}\n",
+                m.name,
+                crate::units::readable(m.value, &m.unit.to_string()),
+                s.phrase()
+            ))
+        })
+        .collect()
 }
 
 /// The run's verdicts and advice, listed at the end of its terminal
@@ -186,6 +206,29 @@ pub fn ratio_text(r: &crate::timing::Ratio) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// A headline taken from its steady stretch says so with the move
+    /// beside it, on the screen and in its section; one whose samples held
+    /// steady says nothing.
+    #[test]
+    fn a_figure_from_its_steady_stretch_says_so() {
+        use crate::report::headlines::{headline, Unit};
+        let mut samples = vec![10.0, 10.1, 9.9, 10.0, 10.05, 9.95, 10.02];
+        samples.extend([13.0, 13.1, 12.9]);
+        let h = headline("bandwidth.read", &[], "read, 128MiB".into(), Unit::GigabytesPerSecond, samples, 10.0, true);
+        assert_eq!(
+            super::steady_stretches(std::slice::from_ref(&h)),
+            "read, 128MiB: 10.0 GB/s, the median of its steady stretch of 7 of 10 samples; their level moved 30% \
+             across all 10\n"
+        );
+        assert!(crate::report::screen::figure(&h).starts_with("10.0 GB/s (steady 7/10, moved 30%)  read"));
+        let all = headline("bandwidth.read", &[], "read".into(), Unit::GigabytesPerSecond, vec![10.0; 8], 10.0, true);
+        assert_eq!(super::steady_stretches(std::slice::from_ref(&all)), "");
+        // A value that is not the stretch's median records no stretch.
+        let other =
+            headline("x", &[], "x".into(), Unit::Count, (0..10).map(|i| [1.0, 2.0][i / 5]).collect(), 1.5, true);
+        assert_eq!(other.steady, None);
+    }
+
     /// An experiment between two reference points that lie more than the
     /// limit apart says so in its section; one between two that agree
     /// does not, and neither does a document without a point after it.

@@ -45,6 +45,10 @@ pub struct Headline {
     /// it against the reference's chase on 4 KiB pages too.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub walks_4k: bool,
+    /// Where the host moved across its samples and its value is the
+    /// median of their steady stretch (`Summary::steady_of`): that stretch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<crate::timing::steady::Stretch>,
 }
 
 fn one_cpu() -> usize {
@@ -130,8 +134,10 @@ impl From<String> for Unit {
     }
 }
 
-/// A headline: its identity, its display name and unit, its samples and
-/// central value, and which way is better.
+/// A headline: its identity, its display name and unit, its samples (in
+/// the order they were taken) and central value, and which way is better.
+/// Where the value is the median of the samples' steady stretch, the
+/// headline records that stretch.
 pub fn headline(
     id: &str,
     labels: &[(&str, String)],
@@ -141,6 +147,9 @@ pub fn headline(
     value: f64,
     higher: bool,
 ) -> Headline {
+    let steady = crate::timing::steady::stretch(&samples).filter(|s| {
+        crate::timing::stats::median(&samples[s.from..s.to]).is_some_and(|m| (m - value).abs() <= 1e-9 * value.abs())
+    });
     Headline {
         id: id.into(),
         labels: labels.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
@@ -153,6 +162,7 @@ pub fn headline(
         core_bound: false,
         enters_kernel: false,
         walks_4k: false,
+        steady,
     }
 }
 

@@ -13,7 +13,7 @@ fn per_rep_bw(r: &VariantResult) -> Vec<f64> {
 
 /// Per policy and thread count: plain `simd` as the headline (the median
 /// of the read array's rounds beside fragmented memory where those were
-/// read, the later and longer stretch), and the
+/// read, the later and longer stretch, over their steady stretch), and the
 /// best variant chosen on even repetitions, reported on the odd ones.
 pub(super) fn headlines(results: &[VariantResult], frame_sets: &[FrameSets]) -> Vec<Headline> {
     let mut keys: Vec<(PagePolicy, usize)> = results.iter().map(|r| (r.variant.pages, r.variant.threads)).collect();
@@ -34,7 +34,8 @@ pub(super) fn headlines(results: &[VariantResult], frame_sets: &[FrameSets]) -> 
                 simd_bytes_per_s: frame_sets
                     .iter()
                     .find(|f| f.pages == pages && f.threads == threads)
-                    .and_then(|f| crate::timing::stats::median(&f.round_medians_bytes_per_s))
+                    .and_then(|f| Summary::steady_of(&f.round_medians_bytes_per_s))
+                    .map(|s| s.median)
                     .unwrap_or(simd.bytes_per_s.median),
                 best: best.as_ref().map_or_else(|| "not measured".into(), |b| results[b.chosen].variant.label()),
                 best_holdout_bytes_per_s: best

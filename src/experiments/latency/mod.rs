@@ -453,7 +453,7 @@ fn working_set(
             order: order.into(),
             size_bytes: Bytes((lines * LINE) as u64),
             loads_per_sample: s.iters,
-            latency_ns: Summary::of(&ns).expect("samples measured"),
+            latency_ns: Summary::steady_of(&ns).expect("samples measured"),
             sample_latency_ns: ns,
             huge_fraction: huge[i],
             valid: s.ok,
@@ -637,9 +637,16 @@ pub fn is_cache_hit(latency_ns: f64, far_ns: Option<f64>) -> bool {
     far_ns.is_none_or(|far| latency_ns * crate::analysis::levels::FAR_OVER_NEAR <= far)
 }
 
-/// The levels drawn again from the document's points by today's rules
+/// Each point's figure (its samples' steady stretch) and the levels drawn
+/// again from the document's points by today's rules
 /// (`memperf report --reanalyze`); `ghz` is a clock two chains agreed on.
 fn reanalyze(o: &mut Outcome, m: &crate::machine::Fingerprint, ghz: Option<f64>) {
+    for p in &mut o.points {
+        match Summary::steady_of(&p.sample_latency_ns) {
+            Some(s) if s.steady != p.latency_ns.steady => p.latency_ns = s,
+            _ => {}
+        }
+    }
     o.levels = latency_levels(&o.points, m, ghz);
 }
 
@@ -722,7 +729,7 @@ impl crate::model::Redraw for Outcome {
     fn reanalyse(&mut self, machine: &crate::machine::Fingerprint, ghz: Option<f64>) -> Vec<&'static str> {
         let own = ghz.and(crate::timing::core_clock::mean_ghz(&self.core_clock).or(ghz));
         reanalyze(self, machine, own);
-        vec!["levels"]
+        vec!["points", "levels"]
     }
 }
 

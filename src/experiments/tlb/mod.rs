@@ -337,7 +337,7 @@ fn measure_counts(p: &Params, ctx: &Bench, swept: &mut [Swept], counts: &[u64]) 
                 stride_bytes: stride,
                 page_count: count,
                 span_bytes: Bytes(count * stride.0),
-                ns_per_access: Summary::of(&ns).expect("measured"),
+                ns_per_access: Summary::steady_of(&ns).expect("measured"),
                 sample_ns: ns,
                 valid: s.ok,
             });

@@ -19,6 +19,10 @@ pub struct Summary {
     pub cv: f64,
     /// Samples whose modified Z-score exceeds 3.5.
     pub outliers: usize,
+    /// Where the host moved across the samples: the stretch these
+    /// statistics describe ([`Summary::steady_of`]); `None`: all samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<super::steady::Stretch>,
 }
 
 impl Summary {
@@ -40,7 +44,16 @@ impl Summary {
         let cv = if mean != 0.0 { variance.sqrt() / mean.abs() } else { 0.0 };
         let outliers =
             if mad > 0.0 { sorted.iter().filter(|x| (0.6745 * (*x - median) / mad).abs() > 3.5).count() } else { 0 };
-        Some(Summary { count: n, min: sorted[0], max: sorted[n - 1], mean, median, mad, cv, outliers })
+        Some(Summary { count: n, min: sorted[0], max: sorted[n - 1], mean, median, mad, cv, outliers, steady: None })
+    }
+
+    /// Summarises `samples` (in the order they were taken) over their
+    /// steady stretch where the host moved across them
+    /// ([`super::steady::stretch`]), which `steady` then records; else all.
+    pub fn steady_of(samples: &[f64]) -> Option<Summary> {
+        let Some(stretch) = super::steady::stretch(samples) else { return Summary::of(samples) };
+        let s = Summary::of(&samples[stretch.from..stretch.to])?;
+        Some(Summary { steady: Some(stretch), ..s })
     }
 }
 
@@ -108,6 +121,14 @@ mod tests {
         assert_eq!(quantile(&v, 0.9), Some(90.0));
         assert_eq!(quantile(&[1.0, 2.0], 0.5), Some(1.5));
         assert_eq!(quantile(&[], 0.5), None);
+    }
+
+    #[test]
+    fn a_steady_summary_describes_the_longest_stretch() {
+        let s = Summary::steady_of(&[200.0, 201.0, 199.0, 100.0, 101.0, 99.0, 100.5, 100.0]).unwrap();
+        assert_eq!((s.count, s.median), (5, 100.0));
+        assert_eq!(s.steady.as_ref().map(|t| (t.of, t.from, t.to)), Some((8, 3, 8)));
+        assert_eq!(Summary::steady_of(&[1.0, 2.0, 3.0]), Summary::of(&[1.0, 2.0, 3.0]));
     }
 
     #[test]
