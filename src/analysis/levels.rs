@@ -30,7 +30,7 @@ pub const MIN_KNEE: f64 = 1.3;
 /// over four doublings is still 11% each); page walks, which a guest whose
 /// host maps it with small pages pays in two dimensions, add 3–6% per
 /// doubling in memory.
-pub const MEMORY_FLAT: f64 = 0.07;
+pub const MEMORY_FLAT: f64 = memperf_model::machine::CHASE_FLAT;
 /// … and its own next doubling by less than this: a working set the size
 /// of the last cache still hits it now and then, one point's noise aside.
 pub const MEMORY_STEP: f64 = 0.10;

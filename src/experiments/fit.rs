@@ -210,6 +210,7 @@ mod tests {
             fault_bytes_per_s: Some((2e9, 2e9)),
             looks: vec![],
             read_rates: vec![],
+            doublings: None,
         });
         m
     }

@@ -167,11 +167,35 @@ pub fn measure_machine(machine: &mut Fingerprint, clock: &dyn Clock, levels: boo
             Ok(m) if !m.valid => {
                 notes.push(Caution::LevelsNotMeasured { reason: "a chase did not end where its cycle says".into() })
             }
-            Ok(m) => machine.measured_levels = Some(m),
+            Ok(m) => {
+                machine.measured_levels = Some(m);
+                notes.extend(measure_doublings(machine, clock, thp));
+            }
             Err(e) => notes.push(Caution::LevelsNotMeasured { reason: e.message }),
         }
     }
     notes
+}
+
+/// Seconds the doublings below memory by size may take at most.
+const DOUBLINGS_BOX_S: f64 = 3.0;
+
+/// Where memory begins below memory by size, by doublings measured in the
+/// same repetitions (`machine::doublings`), kept with the probe's levels.
+fn measure_doublings(machine: &mut Fingerprint, clock: &dyn Clock, thp: bool) -> Option<Caution> {
+    let far = machine.measured_levels.as_ref().and_then(|m| m.found.far_from);
+    let (by_size, reach) = (machine.memory_by_size(), probe_reach(machine));
+    let sizes = crate::machine::doublings::pairs(far, by_size, reach);
+    let pages = if thp { crate::memory::PagePolicy::Thp } else { crate::memory::PagePolicy::Small };
+    let memory = Bytes(by_size.0.min(reach.0));
+    let started = std::time::Instant::now();
+    let (doublings, ok) = crate::machine::doublings::measure(clock, &sizes, memory, pages, DOUBLINGS_BOX_S);
+    let levels = machine.measured_levels.as_mut()?;
+    // A pair that failed its check is no evidence: memory then begins by
+    // size alone. The probe's time, which the plan sets aside, holds them.
+    levels.doublings = Some(if ok { doublings } else { Vec::new() });
+    levels.duration_s += started.elapsed().as_secs_f64();
+    (!ok).then_some(Caution::Checksum { what: "the doublings where memory begins (memory then begins by size alone)" })
 }
 
 /// A new document for this machine and command line, with the clock's

@@ -18,7 +18,7 @@ use crate::kernels::{pattern_sum, pattern_value};
 use crate::memory::{Buffer, PagePolicy};
 use crate::timing::Clock;
 use crate::units::{Bytes, KIB, MIB};
-pub use memperf_model::machine::levels::{LevelPoint, MeasuredLevels, ReadRate};
+pub use memperf_model::machine::levels::{Doubling, DoublingKind, LevelPoint, MeasuredLevels, ReadRate};
 
 /// Loads of the untimed walk before a large working set's samples: 2^20
 /// lines (64 MiB) replace what a guest's share of a cache holds; a larger
@@ -111,6 +111,7 @@ pub fn measure(clock: &dyn Clock, reach: Bytes, must_pass: Bytes, thp: bool) -> 
         valid,
         looks,
         read_rates,
+        doublings: None,
     })
 }
 

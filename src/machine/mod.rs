@@ -13,6 +13,7 @@
 pub use memperf_model::machine::claims;
 pub mod arm;
 pub mod cpuid;
+pub mod doublings;
 pub mod elsewhere;
 pub mod kinds;
 pub mod levels;

@@ -204,6 +204,49 @@ fn measured_levels(m: &Fingerprint) -> String {
         )),
     }
     out.push_str(&memory_verified(l, m.memory_by_size()));
+    out.push_str(&doublings(l, m));
+    out
+}
+
+/// Where the doublings place memory: each pair measured, and where each
+/// kind's memory begins (at the first pair that agrees, else by size).
+fn doublings(l: &crate::machine::levels::MeasuredLevels, m: &crate::machine::Fingerprint) -> String {
+    use crate::machine::levels::DoublingKind;
+    let Some(pairs) = &l.doublings else { return String::new() };
+    let mut out = format!(
+        "  where memory begins, by each working set against twice it and memory by size, measured in the same \
+         repetitions ({} pages):\n",
+        l.pages
+    );
+    for kind in DoublingKind::ALL {
+        let of: Vec<String> = pairs
+            .iter()
+            .filter(|d| d.kind == kind)
+            .map(|d| {
+                let ratio = crate::report::text::ratio_text(&d.ratio);
+                let to = d.to_memory.as_ref().map_or(String::new(), |(at, r)| {
+                    format!(" and →{at} {}", crate::report::text::ratio_text(r))
+                });
+                format!("{}→{} {ratio}{to}", d.size_bytes, crate::units::Bytes(2 * d.size_bytes.0))
+            })
+            .collect();
+        let from = match kind {
+            DoublingKind::Chase => m.chase_in_memory_from(),
+            DoublingKind::Read => m.read_in_memory_from_on(1),
+        };
+        let why = match l.memory_by_doublings(kind) {
+            Some(at) => format!(
+                "memory from {at}, where the doubling agrees within {:.0}% and memory by size within that per doubling",
+                kind.flat() * 100.0
+            ),
+            None => format!(
+                "none agrees within {:.0}% a doubling: memory from {from}, eight times the last-level cache, by size",
+                kind.flat() * 100.0
+            ),
+        };
+        let measured = if of.is_empty() { "none below memory by size".to_string() } else { of.join("; ") };
+        out.push_str(&format!("    {kind}: {measured}: {why}\n", kind = kind.name()));
+    }
     out
 }
 
@@ -216,7 +259,8 @@ fn memory_verified(l: &crate::machine::levels::MeasuredLevels, by_size: crate::u
     let looks = 1 + l.looks.len();
     let mut out = match (l.found.memory_from, &l.found.memory_not_verified) {
         (Some(from), _) => format!(
-            "  memory verified from {from}: latency changes under {:.0}% at its doubling and under {:.0}% per doubling to {} ({looks} looks, each point their median)\n",
+            "  {} from {from}: latency changes under {:.0}% at its doubling and under {:.0}% per doubling to {} ({looks} looks, each point their median)\n",
+            if l.doublings.is_some() { "the probe's sweep (sizes one after another) flattens" } else { "memory verified" },
             crate::analysis::levels::MEMORY_STEP * 100.0,
             crate::analysis::levels::MEMORY_FLAT * 100.0,
             l.points.last().map_or(from, |p| p.size_bytes)

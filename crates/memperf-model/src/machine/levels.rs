@@ -22,6 +22,7 @@ pub struct MeasuredLevels {
     pub huge_fraction: Option<f64>,
     pub points: Vec<LevelPoint>,
     pub found: CacheLevelsFound,
+    /// Seconds the probe took, its doublings included.
     pub duration_s: f64,
     /// Every sample ended where the cycle says.
     pub valid: bool,
@@ -45,6 +46,64 @@ pub struct MeasuredLevels {
     /// far level's working sets, doubling: the best of three passes, B/s.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read_rates: Vec<ReadRate>,
+    /// Working sets against their doubling, each pair measured in the
+    /// same repetitions: what says where memory begins below memory by
+    /// size ([`MeasuredLevels::memory_by_doublings`]). `None` in a document
+    /// recorded before them; empty where no size below memory by size was
+    /// left to pair.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doublings: Option<Vec<Doubling>>,
+}
+
+crate::named_enum! {
+    /// What a doubling measures.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, schemars::JsonSchema)]
+    pub enum DoublingKind ("doubling kind") {
+        /// One dependent random chase (time per load).
+        Chase = "chase",
+        /// One thread reading sequentially (time per byte).
+        Read = "read",
+    }
+}
+
+impl DoublingKind {
+    /// How far the doubled size may differ and the pair still agree: the
+    /// flatness limit memory has.
+    pub fn flat(self) -> f64 {
+        match self {
+            DoublingKind::Chase => super::CHASE_FLAT,
+            DoublingKind::Read => super::READ_FLAT,
+        }
+    }
+}
+
+/// A working set against its doubling and against memory by size, the
+/// three measured once a repetition in shuffled order: each one's time
+/// per load (or per byte) over this set's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Doubling {
+    pub kind: DoublingKind,
+    pub size_bytes: Bytes,
+    /// Twice the set over the set.
+    pub ratio: crate::timing::Ratio,
+    /// Memory by size over the set, where that is past the doubling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_memory: Option<(Bytes, crate::timing::Ratio)>,
+}
+
+impl Doubling {
+    /// The set is memory's: its doubling agrees within the flatness limit,
+    /// and memory by size within that limit per doubling on average (a
+    /// cache's plateau is flat too, but far from memory), each at the
+    /// verdict engine's confidence.
+    pub fn agrees(&self) -> bool {
+        let flat = self.kind.flat();
+        let to_memory = self.to_memory.as_ref().is_none_or(|(at, r)| {
+            let doublings = (at.0 as f64 / self.size_bytes.0 as f64).log2();
+            r.inside((1.0 + flat).powf(doublings) - 1.0)
+        });
+        self.ratio.inside(flat) && to_memory
+    }
 }
 
 /// One size of the probe's sequential reads.
@@ -55,6 +114,13 @@ pub struct ReadRate {
 }
 
 impl MeasuredLevels {
+    /// Where memory begins for `kind` by the doublings: the first size
+    /// whose pair agrees within the flatness limit; `None` where none
+    /// did (or none was measured).
+    pub fn memory_by_doublings(&self, kind: DoublingKind) -> Option<Bytes> {
+        self.doublings.iter().flatten().find(|d| d.kind == kind && d.agrees()).map(|d| d.size_bytes)
+    }
+
     /// The first read size, at or past where latency's memory begins,
     /// whose doubling changes the rate by under `within` (a fraction), and
     /// whose doublings to the largest size do too, on average (one flat
@@ -106,7 +172,40 @@ mod tests {
                 .iter()
                 .map(|&(m, g)| ReadRate { size_bytes: Bytes(m * MIB), bytes_per_s: g * 1e9 })
                 .collect(),
+            doublings: None,
         }
+    }
+
+    /// The first pair that agrees within its kind's limit says where memory
+    /// begins: a chase ×1.06 [×1.04, ×1.08] does not agree within 7%, one
+    /// ×1.02 [×0.99, ×1.05] does; a read whose interval reaches ×1.06 does
+    /// not agree within 5%; and memory by size must agree too.
+    #[test]
+    fn memory_begins_at_the_first_doubling_that_agrees() {
+        let d = |kind, mib: u64, (e, lo, hi): (f64, f64, f64)| Doubling {
+            kind,
+            size_bytes: Bytes(mib * MIB),
+            ratio: crate::timing::Ratio::stated(10, e, lo, hi, 0.99),
+            to_memory: None,
+        };
+        let mut m = levels(&[]);
+        assert_eq!(m.memory_by_doublings(DoublingKind::Chase), None);
+        m.doublings = Some(vec![
+            d(DoublingKind::Chase, 32, (1.06, 1.04, 1.08)),
+            d(DoublingKind::Read, 32, (1.02, 0.99, 1.06)),
+            d(DoublingKind::Chase, 64, (1.02, 0.99, 1.05)),
+        ]);
+        assert_eq!(m.memory_by_doublings(DoublingKind::Chase), Some(Bytes(64 * MIB)));
+        assert_eq!(m.memory_by_doublings(DoublingKind::Read), None);
+        // A cache's plateau: flat at its doubling, ×3 from memory by size
+        // two doublings on; memory ×1.12 away, within 7% a doubling, agrees.
+        let plateau = |e: f64| Doubling {
+            to_memory: Some((Bytes(16 * MIB), crate::timing::Ratio::stated(10, e, e - 0.02, e + 0.02, 0.99))),
+            ..d(DoublingKind::Chase, 4, (1.0, 0.98, 1.02))
+        };
+        assert!(!plateau(3.0).agrees());
+        assert!(plateau(1.12).agrees());
+        assert!(!plateau(1.14).agrees(), "1.16 is past 1.07² = 1.145");
     }
 
     /// The Zen 5 guest's probes: a flat pair (64 → 128 MiB) before the

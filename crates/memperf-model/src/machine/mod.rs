@@ -131,6 +131,9 @@ pub enum LlcSource {
 /// Inside memory, doubling a sequential read changes its rate by less than
 /// this (at that doubling, and on average to the probe's largest size).
 pub const READ_FLAT: f64 = 0.05;
+/// Inside memory, doubling a random chase's working set changes its
+/// latency by less than this.
+pub const CHASE_FLAT: f64 = 0.07;
 
 /// When nothing is known: 32 MiB.
 pub const ASSUMED_LLC: Bytes = Bytes(32 * MIB);
@@ -195,10 +198,23 @@ impl Fingerprint {
         self.measured_levels.as_ref().and_then(|m| m.found.memory_from)
     }
 
-    /// Where a random chase is called memory's: where the probe verified
-    /// it, and at the latest from [`Self::memory_by_size`].
+    /// Where a random chase is called memory's: from the first size whose
+    /// doubling agreed within [`CHASE_FLAT`], the two measured in the same
+    /// repetitions, and at the latest from [`Self::memory_by_size`].
     pub fn chase_in_memory_from(&self) -> Bytes {
-        self.chase_memory_from().map_or(self.memory_by_size(), |p| p.min(self.memory_by_size()))
+        let by_size = self.memory_by_size();
+        self.memory_evidence(levels::DoublingKind::Chase, self.chase_memory_from()).map_or(by_size, |p| p.min(by_size))
+    }
+
+    /// Where this run's doublings say memory begins for `kind`; in a
+    /// document recorded before them, `before` (the probe's own finding).
+    fn memory_evidence(&self, kind: levels::DoublingKind, before: Option<Bytes>) -> Option<Bytes> {
+        let m = self.measured_levels.as_ref()?;
+        if m.doublings.is_some() {
+            m.memory_by_doublings(kind)
+        } else {
+            before
+        }
     }
 
     /// Where memory begins by size alone: eight times the larger of the
@@ -228,11 +244,16 @@ impl Fingerprint {
         Some(if threads > 1 { one.max(Bytes(2 * self.claimed_llc_or_assumed().0)) } else { one })
     }
 
-    /// Where a read by `threads` threads is called memory's: where this
-    /// run verified it ([`Self::read_memory_from_on`]), and at the latest
-    /// from [`Self::memory_by_size`].
+    /// Where a read by `threads` threads is called memory's: one thread's
+    /// from the first size whose doubling agreed within [`READ_FLAT`] in the
+    /// same repetitions (many threads' also past twice every instance of
+    /// the last-level cache, as [`Self::read_memory_from_on`] sizes them),
+    /// and at the latest from [`Self::memory_by_size`].
     pub fn read_in_memory_from_on(&self, threads: usize) -> Bytes {
-        self.read_memory_from_on(threads).map_or(self.memory_by_size(), |p| p.min(self.memory_by_size()))
+        let by_size = self.memory_by_size();
+        let one = self.memory_evidence(levels::DoublingKind::Read, self.read_memory_from());
+        let many = |one: Bytes| if threads > 1 { one.max(Bytes(2 * self.claimed_llc_or_assumed().0)) } else { one };
+        one.map(many).map_or(by_size, |p| p.min(by_size))
     }
 
     /// The data caches a working set's steady state fills, summed: the

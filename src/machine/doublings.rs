@@ -1,0 +1,241 @@
+//! Where memory begins below memory by size: a working set against its
+//! doubling and against a set that is memory's by size, the three
+//! measured in the same repetitions (each once a repetition, in shuffled
+//! order, each warmed before its sample) and judged by the verdict
+//! engine. A size is memory's where its doubling agrees within memory's
+//! flatness limit (7% for a random chase, 5% for one thread's sequential
+//! read), and memory by size within that limit per doubling on average:
+//! a cache's plateau is flat at its doubling too.
+//!
+//! - Pairs start at the probe's far level or the last-level cache (an
+//!   eighth of memory by size), whichever is larger, and double while the doubled set stays below memory by size
+//!   and within the probe's reach; each kind stops at its first pair that
+//!   agrees.
+//! - A chase is warmed by loads from a random subset of its lines, issued
+//!   independently (many in flight), so the caches hold what a random
+//!   chase leaves there at a tenth of a dependent walk's time. A
+//!   sequential pass does not: the small set then reads up to ×1.5 faster
+//!   than in its steady state.
+//!   Where it errs, near the cache's size, the smaller set gains, so the
+//!   pair disagrees and memory begins later, never earlier.
+//! - The pairs share a time box: no pair starts, and no look past a pair's
+//!   first, after it.
+
+use crate::kernels::chase::{chase_kernel, visit_order, Chase};
+use crate::kernels::{pattern_sum, StreamArg, StreamShape};
+use crate::machine::levels::{fill_pattern, Doubling, DoublingKind};
+use crate::memory::{Buffer, PagePolicy};
+use crate::timing::schedule::{self, Question, Step, StepReport, Variant};
+use crate::timing::Clock;
+use crate::units::{Bytes, MIB};
+use std::cell::RefCell;
+
+/// Repetitions at a pair's first look, and at most (sequential looks).
+const REPETITIONS: usize = 10;
+const MOST: usize = 40;
+/// One sample lasts at least this long.
+const SAMPLE_S: f64 = 0.002;
+/// The smallest set paired: below it every level is a cache's.
+const SMALLEST: Bytes = Bytes(MIB);
+/// Loads of a chase's warm-up: a random subset of its lines, apart from
+/// the chase's own path, read independently; 2^20 lines (64 MiB) replace
+/// what a guest's share of a cache holds.
+const WARM_LOADS: usize = 1 << 20;
+const LINE: usize = 64;
+
+/// The sizes paired with their doubling: from the far level `far` or the
+/// last-level cache (`by_size` / 8), whichever is larger, doubling while
+/// the doubled set is below `by_size` and within `reach`.
+pub fn pairs(far: Option<Bytes>, by_size: Bytes, reach: Bytes) -> Vec<Bytes> {
+    let first = far.unwrap_or_default().max(Bytes(by_size.0 / 8)).max(SMALLEST);
+    std::iter::successors(Some(first), |s| Some(Bytes(s.0 * 2)))
+        .take_while(|s| 2 * s.0 <= by_size.0 && 2 * s.0 <= reach.0)
+        .collect()
+}
+
+/// Measures each size of [`pairs`] against its doubling and `memory` (a
+/// size that is memory's by size) on `pages`, until each kind has one that
+/// agrees or `box_s` seconds are spent; the doublings and whether every
+/// chase ended where its cycle says and every read summed to its pattern.
+pub fn measure(
+    clock: &dyn Clock,
+    sizes: &[Bytes],
+    memory: Bytes,
+    pages: PagePolicy,
+    box_s: f64,
+) -> (Vec<Doubling>, bool) {
+    let deadline = clock.now_ns() + (box_s * 1e9) as u64;
+    let (mut out, mut ok) = (Vec::new(), true);
+    for &size in sizes {
+        let open: Vec<DoublingKind> = DoublingKind::ALL
+            .into_iter()
+            .filter(|&k| !out.iter().any(|d: &Doubling| d.kind == k && d.agrees()))
+            .collect();
+        if open.is_empty() || clock.now_ns() >= deadline {
+            break;
+        }
+        for kind in open {
+            match pair(clock, kind, [size, memory], pages, deadline) {
+                Some((d, fine)) => {
+                    ok &= fine;
+                    out.extend(d);
+                }
+                None => return (out, ok),
+            }
+        }
+    }
+    (out, ok)
+}
+
+/// One size against twice it and against `memory` where that is larger
+/// still; `None` where memory was refused.
+fn pair(
+    clock: &dyn Clock,
+    kind: DoublingKind,
+    [size, memory]: [Bytes; 2],
+    pages: PagePolicy,
+    deadline: u64,
+) -> Option<(Option<Doubling>, bool)> {
+    let mut sizes = vec![size, Bytes(2 * size.0)];
+    sizes.extend(Some(memory).filter(|m| m.0 > 2 * size.0));
+    let mut regions: Vec<Buffer> = sizes.iter().map(|&s| Buffer::new(pages, s).ok()).collect::<Option<_>>()?;
+    let questions: Vec<Question> = (1..sizes.len()).map(|a| Question::Pair { a, b: 0 }).collect();
+    let mut plan = schedule::Plan::new(REPETITIONS, SAMPLE_S).resolving(questions.clone(), MOST);
+    plan.warm_each_sample = true;
+    plan.stop_looking_at_ns = Some(deadline);
+    plan.seed ^= size.0;
+    let measured = match kind {
+        DoublingKind::Chase => chases(clock, &plan, &mut regions),
+        DoublingKind::Read => reads(clock, &plan, &mut regions),
+    };
+    let (series, _) = measured.ok()?;
+    let ok = series.iter().all(|s| s.ok);
+    let ratio = |q: &Question| q.ratio(&series).map(|r| r.looked(series[0].looks.clone()));
+    let to_memory = questions.get(1).and_then(ratio).map(|r| (memory, r));
+    Some((ratio(&questions[0]).map(|ratio| Doubling { kind, size_bytes: size, ratio, to_memory }), ok))
+}
+
+/// A random chase over each region, warmed by [`warm`].
+fn chases(
+    clock: &dyn Clock,
+    plan: &schedule::Plan,
+    regions: &mut [Buffer],
+) -> crate::error::Result<(Vec<schedule::Series>, schedule::Orders)> {
+    let k1 = chase_kernel(1).expect("one chain");
+    let arms: Vec<(RefCell<Chase>, *const u8, Vec<u32>)> = regions
+        .iter_mut()
+        .map(|r| {
+            let lines = r.len() / LINE;
+            let base = r.as_mut_slice::<u8>().as_mut_ptr();
+            // SAFETY: the cycle's lines × 64 bytes fit the region, which
+            // outlives the chase (both live until this function returns).
+            let chase =
+                unsafe { Chase::new(base, visit_order(lines, None, 0x646f_7562 ^ lines as u64), |s| s * LINE, 1) };
+            let warm_lines =
+                visit_order(lines, None, 0x7761_726d ^ lines as u64).into_iter().take(WARM_LOADS).map(|l| l as u32);
+            (RefCell::new(chase), base as *const u8, warm_lines.collect())
+        })
+        .collect();
+    let mut variants: Vec<Variant> = arms
+        .iter()
+        .map(|(chase, base, warm_lines)| {
+            Box::new(move |step: Step| match step {
+                // SAFETY: every line index lies inside the region, which
+                // is live; the chase is idle while it is read.
+                Step::WarmUp => StepReport::valid(unsafe { warm(*base, warm_lines) }),
+                // SAFETY: the chase's memory is live and linked.
+                Step::Calibrate(n) | Step::Run(n) => StepReport::valid(unsafe { chase.borrow_mut().run(k1, n) }),
+            }) as Variant
+        })
+        .collect();
+    schedule::measure(plan, clock, &mut variants, &mut || Ok(()))
+}
+
+/// One thread's `simd` read, checked against its pattern: an iteration of
+/// every arm reads as many bytes as the first arm holds (a larger arm its
+/// parts in turn), so that time per iteration is time per byte times that.
+fn reads(
+    clock: &dyn Clock,
+    plan: &schedule::Plan,
+    regions: &mut [Buffer],
+) -> crate::error::Result<(Vec<schedule::Series>, schedule::Orders)> {
+    let (simd, _) = crate::kernels::stream_kernel(StreamShape::Simd, None)?;
+    let size = regions[0].len() / 8;
+    let mut variants: Vec<Variant> = regions
+        .iter_mut()
+        .map(|r| {
+            fill_pattern(r, Bytes(r.len() as u64));
+            let words = &r.as_slice::<f64>()[..r.len() / 8 / size * size];
+            let chunks: Vec<(StreamArg, f64)> = words
+                .chunks(size)
+                .enumerate()
+                .map(|(i, c)| (StreamArg::read(c.as_ptr(), c.len(), 0), pattern_sum(i * size, c.len())))
+                .collect();
+            let mut next = 0;
+            Box::new(move |step: Step| {
+                let mut ok = true;
+                for _ in 0..step.iterations(chunks.len() as u64) {
+                    let (arg, want) = &chunks[next % chunks.len()];
+                    next += 1;
+                    // SAFETY: `arg` views the region, which outlives the
+                    // measurement.
+                    ok &= unsafe { simd(1, arg) } == *want;
+                }
+                StepReport::valid(ok)
+            }) as Variant
+        })
+        .collect();
+    schedule::measure(plan, clock, &mut variants, &mut || Ok(()))
+}
+
+/// One load from each of `lines` (line indices from `base`), independent
+/// of one another so that many are in flight; always valid.
+///
+/// # Safety
+/// Every line must lie inside live memory from `base`.
+unsafe fn warm(base: *const u8, lines: &[u32]) -> bool {
+    let sum = lines.iter().fold(0u64, |a, &l| {
+        // SAFETY: guaranteed by the caller.
+        a.wrapping_add(unsafe { std::ptr::read_volatile(base.add(l as usize * LINE) as *const u64) })
+    });
+    std::hint::black_box(sum);
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// From the far level or the last-level cache (an eighth of memory by
+    /// size), doubling, the doubled set below memory by size and within
+    /// reach.
+    #[test]
+    fn pairs_double_from_the_far_level_below_memory_by_size() {
+        let mib = |n: u64| Bytes(n * MIB);
+        assert_eq!(pairs(Some(mib(4)), mib(256), mib(512)), vec![mib(32), mib(64), mib(128)]);
+        assert_eq!(pairs(Some(mib(64)), mib(1024), mib(512)), vec![mib(128), mib(256)]);
+        assert_eq!(pairs(None, mib(256), mib(512)), vec![mib(32), mib(64), mib(128)]);
+        assert_eq!(pairs(Some(mib(256)), mib(256), mib(512)), Vec::<Bytes>::new());
+        assert_eq!(pairs(None, mib(8), mib(512)), vec![mib(1), mib(2), mib(4)]);
+    }
+
+    /// Small sets on the real clock: each kind's pairs are measured in
+    /// order, valid, each with its repetitions, and a kind stops at its
+    /// first pair that agrees.
+    #[test]
+    fn small_pairs_are_measured_valid_and_stop_where_they_agree() {
+        let sizes = [Bytes(MIB), Bytes(2 * MIB)];
+        let (d, ok) = measure(&crate::timing::MonotonicClock::new(), &sizes, Bytes(8 * MIB), PagePolicy::Small, 5.0);
+        assert!(ok);
+        for kind in DoublingKind::ALL {
+            let of: Vec<&Doubling> = d.iter().filter(|x| x.kind == kind).collect();
+            assert!(!of.is_empty() && of.len() <= 2, "{kind:?}: {d:?}");
+            assert!(of.iter().all(|x| x.ratio.n >= REPETITIONS), "{of:?}");
+            assert!(of
+                .iter()
+                .all(|x| x.to_memory.as_ref().is_some_and(|(m, r)| *m == Bytes(8 * MIB) && r.n == x.ratio.n)));
+            assert!(of.iter().rev().skip(1).all(|x| !x.agrees()), "measured past agreement: {of:?}");
+            assert_eq!(of[0].size_bytes, Bytes(MIB));
+        }
+    }
+}
