@@ -208,6 +208,17 @@ fn measured_levels(m: &Fingerprint) -> String {
     out
 }
 
+/// Why a chase past the far level still rises on huge pages.
+const WALKS: &str = "; past the far level no cache is left to fill, so a latency that keeps rising there is page walks \
+                     (on a guest, through the host's page tables too), which grow with the working set";
+
+/// Every chase doubling measured rose, on huge pages: page walks.
+fn rising_on_huge_pages(l: &crate::machine::levels::MeasuredLevels) -> bool {
+    let chases: Vec<_> =
+        l.doublings.iter().flatten().filter(|d| d.kind == crate::machine::levels::DoublingKind::Chase).collect();
+    l.pages != crate::memory::PagePolicy::Small && !chases.is_empty() && chases.iter().all(|d| d.ratio.estimate > 1.0)
+}
+
 /// Where the doublings place memory: each pair measured, and where each
 /// kind's memory begins (at the first pair that agrees, else by size).
 fn doublings(l: &crate::machine::levels::MeasuredLevels, m: &crate::machine::Fingerprint) -> String {
@@ -240,8 +251,9 @@ fn doublings(l: &crate::machine::levels::MeasuredLevels, m: &crate::machine::Fin
                 kind.flat() * 100.0
             ),
             None => format!(
-                "none agrees within {:.0}% a doubling: memory from {from}, eight times the last-level cache, by size",
-                kind.flat() * 100.0
+                "none agrees within {:.0}% a doubling: memory from {from}, eight times the last-level cache, by size{}",
+                kind.flat() * 100.0,
+                if kind == DoublingKind::Chase && rising_on_huge_pages(l) { WALKS } else { "" }
             ),
         };
         let measured = if of.is_empty() { "none below memory by size".to_string() } else { of.join("; ") };
@@ -328,5 +340,39 @@ impl super::Render for crate::model::outcome::info::Outcome {
     /// What the machine refused is said as warnings, each with its fix.
     fn advice(&self, _doc: &Document) -> Vec<String> {
         Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::machine::levels::{Doubling, DoublingKind};
+    use crate::timing::Ratio;
+    use crate::units::{Bytes, MIB};
+
+    /// The Zen 3 recording with doublings: a read that agrees with its
+    /// doubling and with memory by size begins memory there; a chase that
+    /// rises at every doubling on huge pages leaves memory by size, named
+    /// page walks.
+    #[test]
+    fn the_doublings_say_where_memory_begins_and_name_page_walks() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/machines/amd-epyc-zen3-kvm-2vcpu/run-quick.json");
+        let mut doc = crate::model::document_from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let by_size = doc.machine.memory_by_size();
+        let at = |mib: u64, kind, e: f64| Doubling {
+            kind,
+            size_bytes: Bytes(mib * MIB),
+            ratio: Ratio::stated(20, e, e - 0.02, e + 0.02, 0.99),
+            to_memory: Some((by_size, Ratio::stated(20, e, e - 0.02, e + 0.02, 0.99))),
+        };
+        let levels = doc.machine.measured_levels.as_mut().unwrap();
+        levels.doublings = Some(vec![at(32, DoublingKind::Chase, 1.09), at(32, DoublingKind::Read, 1.0)]);
+        assert_eq!(doc.machine.chase_in_memory_from(), by_size);
+        assert_eq!(doc.machine.read_in_memory_from_on(1), Bytes(32 * MIB));
+        let text = super::machine(&doc.machine, None);
+        assert!(text.contains("    chase: 32MiB→64MiB ×1.090 [×1.070, ×1.110] (n = 20) and →"), "{text}");
+        assert!(text.contains(&format!("memory from {by_size}, eight times the last-level cache, by size; past the far level")));
+        assert!(text.contains("    read: 32MiB→64MiB ×1.000 [×0.980, ×1.020] (n = 20) and →"), "{text}");
+        assert!(text.contains("memory from 32MiB, where the doubling agrees within 5% and memory by size within that"));
     }
 }
