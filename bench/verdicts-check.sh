@@ -35,9 +35,23 @@ python3 - "$out" "$runs" "$rounds" <<'PY'
 import json, re, statistics, sys
 out, runs, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 def verdicts(r):
+    # The lines under the verdicts' heading, each joined with the lines
+    # it wraps onto.
     text = open(f"{out}/run{r}.txt").read()
-    lines = text.split("verdicts and advice")[-1].splitlines()[1:]
-    return [l.strip() for l in lines if l.startswith("  [")]
+    found = []
+    for l in re.split(r"\nverdicts[ (]", text)[-1].splitlines()[1:]:
+        if l.startswith("  ["):
+            found.append(l.strip())
+        elif l.startswith("    ") and found:
+            found[-1] += " " + l.strip()
+        else:
+            break
+    return found
+def open_ones(r):
+    # The screen folds comparisons not resolved into one line.
+    text = open(f"{out}/run{r}.txt").read()
+    m = re.search(r"\n  not resolved: ([^(]*)\(", text)
+    return m.group(1).strip() if m else "none"
 words = ("faster ×", "slower ×", "no change:", "not resolved:", "invalid:", "costs more", "costs less")
 def masked(l):
     return re.sub(r"[-+]?\d+(\.\d+)?", "#", l)
@@ -47,15 +61,21 @@ def interval(l):
 all_v = [verdicts(r) for r in range(1, runs + 1)]
 for r, v in enumerate(all_v, 1):
     stated = [l for l in v if any(w in l for w in words[:3]) or "costs more" in l]
-    print(f"run {r}: {len(v)} lines, {len(stated)} stating a verdict (faster, slower, no change, costs more)")
+    print(f"run {r}: {len(v)} lines, {len(stated)} stating a verdict (faster, slower, no change, costs more); not resolved: {open_ones(r)}")
     for l in v:
         print("   ", l[:200])
 # The subject, its parameters masked: the best page-init variant or the
 # costliest bad address may differ from run to run, the verdict not.
-key = lambda l: re.sub(r"\([^()]*(\([^()]*\)[^()]*)*\)|\d+", "", l.split(":")[0]).strip()
+best = lambda l: re.sub(r"initialisation, .*? against", "initialisation, (the best) against", l)
+key = lambda l: re.sub(r"\([^()]*(\([^()]*\)[^()]*)*\)|\d+", "", best(l).split(":")[0]).strip()
 calls = lambda l: next((w for w in words if w in l), "")
 same = all([(key(l), calls(l)) for l in v] == [(key(l), calls(l)) for l in all_v[0]] for v in all_v)
 print(f"same verdicts in every run (subject and call): {same}")
+# Those resolved in every run: the same call each time?
+stated = lambda v: {key(l): calls(l) for l in v if calls(l) and calls(l) != "not resolved:"}
+common = set.intersection(*(set(stated(v)) for v in all_v))
+agree = all(len({stated(v)[k] for v in all_v}) == 1 for k in common)
+print(f"resolved in every run: {len(common)}, each with the same call in every run: {agree}")
 for l in all_v[0]:
     ivs = [interval(m) for v in all_v for m in v if key(m) == key(l)]
     ivs = [i for i in ivs if i]
