@@ -68,7 +68,7 @@ memperf_model::experiments!(redraws);
 /// it: its cache claims checked again (nothing is drawn or sized from
 /// an implausible one), each outcome's claims rechecked ([`Redraw::recheck`]),
 /// and a core clock measured by the old one-chain method (an `add` chain a
-/// renamer may fold, as one guest's 19 GHz showed) is no clock — its
+/// renamer may fold into 19 GHz) is no clock — its
 /// figures in cycles are dropped, its "clock moved" warnings replaced by
 /// "clock: not measured". The raw clock readings stay in the record.
 pub fn recheck(doc: &mut Document) {

@@ -19,8 +19,8 @@ pub use memperf_model::analysis::levels::CacheLevelsFound;
 /// cache ×3–×20): smaller steps past the last big one are merged into it.
 pub const FAR_OVER_NEAR: f64 = 2.0;
 /// No memory answers a dependent load this fast: a far level cheaper than
-/// this is a cache (the Intel guest's noisy probe once called a 42 ns level
-/// at 2 MiB "memory"), and the far level is not confirmed.
+/// this is a cache (a noisy probe can otherwise call a 42 ns level at 2 MiB
+/// "memory"), and the far level is not confirmed.
 pub const MEMORY_MIN_NS: f64 = 60.0;
 /// Jumps between consecutive points smaller than this are no knee.
 pub const MIN_KNEE: f64 = 1.3;
@@ -171,8 +171,8 @@ mod tests {
         assert!(f.far_not_reached.is_none());
     }
 
-    /// A far level under 60 ns is a cache, whatever its knee: the Intel
-    /// guest's run that called 42 ns "memory" from 2 MiB.
+    /// A far level under 60 ns is a cache, whatever its knee: a run once
+    /// called 42 ns "memory" from 2 MiB.
     #[test]
     fn no_level_under_sixty_ns_is_memory() {
         let cache_only: Vec<(f64, f64)> = zen4()
@@ -208,8 +208,8 @@ mod tests {
         assert!(find(&pts).far_not_reached.unwrap().contains("no knee"));
     }
 
-    /// The Zen 5 guest's probe of this session (THP; its host maps the
-    /// guest with small pages, so walks add a few per cent per doubling):
+    /// A probe on THP whose host maps the guest with small pages, so walks
+    /// add a few per cent per doubling:
     /// memory is verified from 64 MiB, not from 32 MiB, where the L3 still
     /// answered a tenth of the loads.
     fn zen5_probe() -> Vec<(f64, f64)> {

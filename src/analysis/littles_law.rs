@@ -123,7 +123,7 @@ mod tests {
         let why = beyond_a_core(66.3, amd).unwrap();
         assert!(why.contains("66.3 lines") && why.contains("64"), "{why}");
         assert!(beyond_a_core(f64::NAN, amd).is_some());
-        // The Intel guest's loaded-latency run: 53 lines per loader is
+        // 53 lines per loader (a loaded-latency run) is
         // more than a Golden Cove core's 48 L2 miss entries.
         assert!(beyond_a_core(53.0, core_lines_max("GenuineIntel")).unwrap().contains("at most 48"));
     }

@@ -97,7 +97,7 @@ mod tests {
         assert!(matches!(best(&points(&two), 0.01), Plateau::NoPlateau { longest_run: 2, .. }));
     }
 
-    /// The Zen 4 guest, 2026-11-27: nta's D = 512 read 3.0% below the
+    /// One run's nta at D = 512 read 3.0% below the
     /// best with each median's error near 1.2%, and fell off a plateau it
     /// was on in the run before. A point is compared with the best point's
     /// median, as noisy as its own: two medians 5% apart with errors of

@@ -111,8 +111,8 @@ pub const MISPREDICT_NS_WITHOUT_CLOCK: f64 = 2.0;
 /// Names the clear steps that are the return-stack predictor running out.
 /// A step is, on one thread count, when `direct` steps clearly and
 /// `inlined` (no call left) does not step by a misprediction's cost (a
-/// step of a fraction of a cycle there, 0.06 ns on a Zen 5 guest, is some
-/// other small effect and rules nothing out); when the step adds at least a
+/// step of a fraction of a cycle there is some other small effect and
+/// rules nothing out); when the step adds at least a
 /// misprediction's cost per call ([`MISPREDICT_CYCLES`] at `ghz`); and, for
 /// the other linkages, when it lies within ×2 of `direct`'s depth (one
 /// predictor runs out at one depth). Any other step is left unnamed: a
@@ -218,8 +218,8 @@ mod tests {
         s[2].step = clear(32, 40, (1.0, 5.0));
         attribute_return_stack(&mut s, Some(3.5));
         assert!(!named(&s[0]) && !named(&s[1]));
-        // The Zen 5 guest's inlined chain: 0.06 → 0.12 ns, a fraction of a
-        // cycle, is no step of the return stack's size.
+        // An inlined chain's 0.06 → 0.12 ns, a fraction of a cycle, is no
+        // step of the return stack's size.
         s[2].step = clear(48, 64, (0.06, 0.12));
         attribute_return_stack(&mut s, Some(4.2));
         assert!(named(&s[0]) && named(&s[1]), "a sub-cycle step in inlined rules nothing out");

@@ -95,9 +95,8 @@ pub fn size(m: &crate::machine::Fingerprint) -> Bytes {
 /// rates: it maps and fills its region, reads it on one thread and on
 /// every CPU, links and chases a cycle through it, maps a region of as
 /// many 4 KiB pages and chases it (where the first is on THP), and runs
-/// the call chain and the system call (the three took 1.3 s for 256 MiB
-/// on a 2-CPU Zen 4 guest before the chase on 4 KiB pages joined them;
-/// for 1 GiB on a 16-CPU guest, several seconds).
+/// the call chain and the system call (about a second for 256 MiB on two
+/// CPUs, several for 1 GiB on sixteen).
 pub fn point_estimate_s(m: &crate::machine::Fingerprint) -> f64 {
     let r = super::estimate::Rates::of(m);
     let size = size(m);

@@ -138,7 +138,7 @@ pub fn pacer() -> impl FnMut(&mut Plan, &crate::model::Document, Standing) -> Op
 /// the report, would end the run past its deadline, they are shrunk,
 /// largest first, as [`fit`] does, until it fits or none can shrink; what
 /// was done, if anything. Estimates miss what the probe's rates do not
-/// show (a 16-CPU guest's call chains ran ×2 theirs).
+/// show (call chains can run ×2 theirs).
 pub fn refit_rest(
     plan: &mut Plan,
     m: &Fingerprint,

@@ -457,7 +457,7 @@ impl Plan {
     /// host's reference, two core-clock readings per measuring job, the
     /// report.
     /// The probe counts what it took where it ran (it runs before the plan
-    /// is fitted: a 16-CPU guest's, to 2 GiB, took 7.7 s), and the
+    /// is fitted, and takes seconds where it reaches 2 GiB), and the
     /// reference what its region costs on `m`.
     pub fn overhead_s(&self, m: &Fingerprint) -> f64 {
         let probe = match &m.measured_levels {

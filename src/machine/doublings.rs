@@ -1,25 +1,12 @@
 //! Where memory begins below memory by size: a working set against its
-//! doubling and against a set that is memory's by size, the three
-//! measured in the same repetitions (each once a repetition, in shuffled
-//! order, each warmed before its sample) and judged by the verdict
-//! engine. A size is memory's where its doubling agrees within memory's
-//! flatness limit (7% for a random chase, 5% for one thread's sequential
-//! read), and memory by size within that limit per doubling on average:
-//! a cache's plateau is flat at its doubling too.
-//!
-//! - Pairs start at the probe's far level or the last-level cache (an
-//!   eighth of memory by size), whichever is larger, and double while the doubled set stays below memory by size
-//!   and within the probe's reach; each kind stops at its first pair that
-//!   agrees.
-//! - A chase is warmed by loads from a random subset of its lines, issued
-//!   independently (many in flight), so the caches hold what a random
-//!   chase leaves there at a tenth of a dependent walk's time. A
-//!   sequential pass does not: the small set then reads up to ×1.5 faster
-//!   than in its steady state.
-//!   Where it errs, near the cache's size, the smaller set gains, so the
-//!   pair disagrees and memory begins later, never earlier.
-//! - The pairs share a time box: no pair starts, and no look past a pair's
-//!   first, after it.
+//! doubling and against a set memory's by size, the three measured in the
+//! same repetitions (once each, shuffled, each warmed before its sample)
+//! and judged by the verdict engine. A set is memory's where its doubling
+//! agrees within memory's flatness (7% for a chase, 5% for a read) and
+//! memory by size within that per doubling: a cache's plateau is flat at
+//! its doubling too. Each kind stops at its first such set, and the pairs
+//! share a time box. A chase's warm-up ([`warm`]) errs, if at all, toward
+//! the smaller set, so memory begins later, never earlier.
 
 use crate::kernels::chase::{chase_kernel, visit_order, Chase};
 use crate::kernels::{pattern_sum, StreamArg, StreamShape};
@@ -189,7 +176,11 @@ fn reads(
 }
 
 /// One load from each of `lines` (line indices from `base`), independent
-/// of one another so that many are in flight; always valid.
+/// of one another so that many are in flight; always valid. A random
+/// subset of a chase's lines, apart from its path, leaves the caches as a
+/// random chase does, at a tenth of a dependent walk's time; a sequential
+/// pass does not (the smaller set then reads up to ×1.5 faster than in its
+/// steady state). Near the cache's size it still favours the smaller set.
 ///
 /// # Safety
 /// Every line must lie inside live memory from `base`.

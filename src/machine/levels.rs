@@ -29,8 +29,8 @@ pub const FIRST: Bytes = Bytes(16 * KIB);
 /// The sweep reaches at least this far (where the memory budget allows),
 /// and ×8 the largest plausible claimed cache: past every cache a core
 /// reaches, so the far level it ends in is memory (512 MiB verifies memory
-/// from 64 MiB on; the Zen 5 guest's began at 32–64 MiB, the Intel
-/// guest's at 16–32 MiB).
+/// from 64 MiB on; where it began on each machine: docs/validation.md,
+/// "Figures behind constants").
 pub const MIN_REACH: Bytes = Bytes(512 * MIB);
 /// Timed samples per working set, and their length.
 const SAMPLES: usize = 3;

@@ -596,7 +596,7 @@ mod tests {
     }
 
     /// An axis asked for log is log across under two decades (latency from
-    /// 1.9 to 152 ns, the 16-CPU Intel guest's), and one not asked stays
+    /// 1.9 to 152 ns), and one not asked stays
     /// linear there.
     #[test]
     fn an_axis_asked_for_log_is_log_across_under_two_decades() {

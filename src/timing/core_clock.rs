@@ -287,7 +287,7 @@ mod tests {
         assert!(why.contains("outside what any core runs at") || why.contains("disagree"), "{why}");
     }
 
-    /// The recorded Intel guest's case: an immediate-add chain folded at
+    /// The Intel recording's case: an immediate-add chain folded at
     /// rename read 19.4 GHz while a register chain read 3.6 GHz.
     #[test]
     fn disagreeing_chains_are_not_a_clock() {

@@ -139,9 +139,9 @@ impl Params {
 /// host reference's region ([`super::drift::size`]: ×8 the plausible
 /// last-level cache, 256 MiB to 1 GiB, from the claims alone). Past every
 /// plausible cache, a random chase reads memory however much of the cache
-/// the neighbours leave it (a Zen 4 guest's 64 MiB point, twice its L3,
-/// read 153 ns in one run and 169 ns in the next while the reference held
-/// at 155); and the same size every run, so `compare` finds the row, and
+/// the neighbours leave it (at twice the L3 it moves 10% from run to run
+/// while the reference holds); and the same size every run, so `compare`
+/// finds the row, and
 /// the reference's move is the move of the same kind of figure.
 pub fn dram_point(machine: &crate::machine::Fingerprint) -> Bytes {
     super::drift::size(machine)
@@ -628,8 +628,8 @@ pub fn latency_levels(
 /// [`FAR_OVER_NEAR`](crate::analysis::levels::FAR_OVER_NEAR) times faster
 /// than what lies beyond every cache, the probe's own rule for its far
 /// level: a level slower than that beside the far level the run's probe
-/// measured (a Zen 3 guest whose neighbours fill the shared L3 read 196 ns
-/// from 2 to 32 MiB beside a far level of 276 ns) is no cache hit, whatever
+/// measured (a shared L3 that neighbours fill can read two thirds of the
+/// far level) is no cache hit, whatever
 /// claim its knee lies near. The probe chases huge pages where it can, so
 /// a 4 KiB level, which adds page walks, meets this bound first. Without a
 /// measured far level, nothing contradicts the claim.
@@ -737,7 +737,7 @@ impl crate::model::Redraw for Outcome {
 mod tests {
     use super::*;
 
-    /// The Zen 3 guest's quick suite (2026-11-28): its 4 KiB level from 2 to
+    /// The Zen 3 recording's quick suite: its 4 KiB level from 2 to
     /// 32 MiB reads 196 ns, its knee at the 32 MiB L3's size, beside a far
     /// level the probe measured at 276 ns from 4 MiB: no L3 hit, so
     /// "unattributed"; without the probe's figure the claim names it. The

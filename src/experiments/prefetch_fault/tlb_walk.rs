@@ -136,8 +136,8 @@ fn least(x: Option<f64>, y: Option<f64>) -> Option<f64> {
 
 /// Every distance on both policies, the repetitions split among fresh
 /// mappings (`p.groups()`): where the pages and their page tables land
-/// moves the 4 KiB walk from run to run (170 or 212 ns an access on the
-/// Zen 5 guest), so the speed-up's interval spans mappings, not one.
+/// moves the 4 KiB walk from run to run (by a quarter: docs/validation.md, "Figures behind constants"),
+/// so the speed-up's interval spans mappings, not one.
 pub fn measure(p: &Params, ctx: &Bench) -> Result<(Vec<StrideResult>, bool)> {
     let mut aheads = vec![0usize];
     aheads.extend(&p.stride_ahead_pages);

@@ -142,7 +142,7 @@ mod tests {
         PrefetchCell { loop_kind: kind, ns_per_prefetch: Summary::of(&[ns]).unwrap(), ..cell(Target::Mapped, &[], 0) }
     }
 
-    /// The Intel guest's run 3: a mapped line at 5.93 ns in the throughput
+    /// A run whose mapped line read 5.93 ns in the throughput
     /// loop (3.15 ns in the dependent one; 0.28 and 1.21 in run 1) made
     /// "NULL is harmless" from noise. Such a reference judges nothing.
     #[test]

@@ -216,11 +216,11 @@ mod tests {
         assert!(!a.iter().any(|s| s.contains("huge pages over the run")), "a 1 MiB program gets no coverage advice");
     }
 
-    /// A host whose huge pages use small TLB entries (the recorded 2-vCPU
-    /// guests: their hosts back them with small pages): the advice says no
+    /// A host whose huge pages use small TLB entries (backed by small host
+    /// pages, as the 2-vCPU recordings are): the advice says no
     /// walk cost can be measured there, at the count its own tlb found,
     /// never "run memperf tlb". A host whose huge pages enlarge the reach
-    /// (the 16-CPU Intel guest) is not called unmeasurable: its quick
+    /// (the 16-CPU recording) is not called unmeasurable: its quick
     /// suite measured no walk cost, so the advice sends it to `memperf tlb`.
     #[test]
     fn a_host_without_a_walk_free_control_is_not_sent_to_memperf_tlb() {

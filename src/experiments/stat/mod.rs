@@ -244,9 +244,9 @@ mod tests {
     }
 
     /// Interval rows on the real clock. When they come is the scheduler's:
-    /// the host may stall the watcher for periods on end (on the 16-CPU
-    /// Intel guest, 5 rows in 0.353 s of `sleep 0.32` during the parallel
-    /// library tests: it woke after the program had ended). So the program
+    /// the host may stall the watcher for periods on end (5 rows in 0.353 s
+    /// of `sleep 0.32` while the library tests ran in parallel: it woke
+    /// after the program had ended). So the program
     /// runs until the watcher has shown six rows (or 20 s, then failing):
     /// a watcher that never wakes fails however the host schedules. What
     /// else holds on every machine: every row but the last is seen live;

@@ -87,8 +87,7 @@ pub fn control(swept: &[Swept], points: &[Point], m: &Fingerprint, missing: Opti
 ///
 /// The 4 KiB curve steps at its levels' knees or where it rises for good.
 /// Its few knees go to its largest jumps, so a curve that climbs in many
-/// steps can leave its first (the L1 DTLB's) out, as a Zen 3 guest's did;
-/// the lasting rise is that step whatever else the curve does. The
+/// steps can leave its first (the L1 DTLB's) out; the lasting rise is that step whatever else the curve does. The
 /// control must rise for good: one slow sample in L1 is not a reach. A
 /// 4 KiB curve with no step at all (too few points) leaves any lasting
 /// rise of the control near enough: 4 KiB pages never translate less.
@@ -289,7 +288,7 @@ mod tests {
             .collect()
     }
 
-    /// The Zen 3 guest's suite of s48t2 run 2: THP steps with 4 KiB pages
+    /// A Zen 3 suite: THP steps with 4 KiB pages
     /// from 40 pages on, where 40 lines fill 2.5 KiB of a 32 KiB L1. The
     /// 4 KiB curve climbs in so many steps that its four levels' knees all
     /// lie past twice that (the run called the control valid).

@@ -110,13 +110,13 @@ mod tests {
 
     #[test]
     fn the_480_mib_guest_l3_is_flagged_and_a_real_one_is_not() {
-        // A recorded guest (tests/data/machines/intel-xeon-m167-kvm-2vcpu):
-        // 491,520 sets × 16 ways × 64 B = 480 MiB, one instance for 2 vCPUs.
+        // tests/data/machines/intel-xeon-m167-kvm-2vcpu: 491,520 sets × 16
+        // ways × 64 B = 480 MiB, one instance for 2 vCPUs.
         // Its geometry is consistent; its share is not.
         let p = l3(480 * MIB, 2);
         assert_eq!(p.len(), 1, "{p:?}");
         assert!(p[0].contains("240MiB per CPU"), "{p:?}");
-        // The recorded AMD guests: 32 MiB for 2 vCPUs.
+        // The other 2-vCPU recordings: 32 MiB for 2 vCPUs.
         assert!(l3(32 * MIB, 2).is_empty());
     }
 

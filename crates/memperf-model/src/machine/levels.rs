@@ -208,7 +208,7 @@ mod tests {
         assert!(!plateau(1.14).agrees(), "1.16 is past 1.07² = 1.145");
     }
 
-    /// The Zen 5 guest's probes: a flat pair (64 → 128 MiB) before the
+    /// Two probes' reads: a flat pair (64 → 128 MiB) before the
     /// rate falls another 30% is no memory; two flat doublings at the end
     /// are.
     #[test]

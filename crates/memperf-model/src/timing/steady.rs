@@ -1,17 +1,12 @@
-//! The steady stretch of a figure's samples on a host that moves. Change
-//! points split the samples, in the order they were taken, where their
-//! level moved; the figure is the median of the longest stretch between
-//! two of them, and the move is stated beside it.
-//!
-//! - A split leaves [`MIN_STRETCH`] samples on each side, and moves the
-//!   two sides' medians (in logarithms) by more than [`MIN_MOVE`] and by
-//!   more than [`SEPARATION`] standard errors of their difference, the
-//!   spread taken as the root mean square about each side's own median
-//!   (an outlier widens it, so it splits less, never more).
-//! - Binary segmentation: the move that stands out most is split first,
-//!   then each side.
-//! - A split on a steady host costs precision, not bias: every stretch's
-//!   median estimates the same level. Ties of length go to the earlier.
+//! The steady stretch of a figure's samples on a host that moves: change
+//! points split the samples, in the order taken, where their level moved;
+//! the figure is the median of the longest stretch (ties: the earlier),
+//! with the move stated beside it. A split leaves [`MIN_STRETCH`] samples
+//! a side and moves the sides' log medians by over [`MIN_MOVE`] and over
+//! [`SEPARATION`] standard errors (spread: the root mean square about each
+//! side's median, which an outlier widens). Binary segmentation splits the
+//! move that stands out most first. On a steady host a split costs
+//! precision, not bias: every stretch's median estimates the same level.
 
 use serde::{Deserialize, Serialize};
 

@@ -251,8 +251,8 @@ mod tests {
     use super::super::tests::bandwidth_mut as bandwidth;
 
     /// A plain simd read 20% faster on its own than beside the prefetches
-    /// (the host moved between the two: Intel's run 1 of 2026-11-24 read
-    /// 24.8 against 22.0 GB/s) moves no verdict: each ratio is paired
+    /// (the host moved between the two: 24.8 against 22.0 GB/s) moves no
+    /// verdict: each ratio is paired
     /// with the reference measured beside it.
     #[test]
     fn a_plain_simd_read_elsewhere_in_the_run_moves_no_verdict() {

@@ -480,9 +480,9 @@ pub(crate) mod tests {
     }
 
     /// A verdict of too few repetitions names no difference, so no note
-    /// says what made it (the Zen 3 guest's quick suite, 2026-11-28: "too
-    /// few repetitions to say — but … the prefetch instruction in the loop
-    /// … made this difference"); a resolved one at D = 0 keeps its note.
+    /// says what made it (the Zen 3 recording once said "too few
+    /// repetitions to say — but … the prefetch instruction in the loop …
+    /// made this difference"); a resolved one at D = 0 keeps its note.
     #[test]
     fn an_unresolved_effect_is_not_explained() {
         use crate::model::outcome::bandwidth::{Effect, Outcome};
@@ -504,8 +504,8 @@ pub(crate) mod tests {
     }
 
     /// Where the sweep says a hint hurts at every distance, a chosen point
-    /// that hurts too adds no second line saying the same (the Intel
-    /// guest's run 1 said nta slows streams twice).
+    /// that hurts too adds no second line saying the same (nta was once
+    /// said to slow streams twice).
     #[test]
     fn a_hint_that_hurts_is_said_once() {
         use crate::model::outcome::bandwidth::Effect;
@@ -578,8 +578,8 @@ pub(crate) mod tests {
         let mut e = bw.prefetch_effects.iter().find(|e| e.threads == 1).unwrap().clone();
         e.second_look = None;
         let say = |e: &crate::model::outcome::bandwidth::PrefetchEffect| super::effect_advice(bw, e, false).unwrap_or_default();
-        // Two runs of one machine (2026-11-25): ×1.044 [1.032, 1.055] and
-        // ×1.060 [1.048, 1.070] gave two different sentences.
+        // Two runs of one machine, ×1.044 [1.032, 1.055] and ×1.060
+        // [1.048, 1.070], once gave two different sentences.
         for (verdict, median, low, high) in [(Effect::Helps, 1.044, 1.032, 1.055), (Effect::Helps, 1.060, 1.048, 1.070)] {
             (e.verdict, e.confirmed) = (verdict, crate::timing::Ratio::stated(12, median, low, high, 0.997));
             assert!(say(&e).contains(": faster ×") && say(&e).contains("no reason to add"), "{median}: {}", say(&e));
@@ -592,8 +592,8 @@ pub(crate) mod tests {
 
     /// A distance is advised only where prefetching ahead adds a gain
     /// beyond 5% over prefetching the line being read, paired repetition by
-    /// repetition (the Zen 4 guest, 2026-11-27: nta ×1.10 at D = 512 and
-    /// ×1.09 [×1.035, ×1.104] already at D = 0). Every line names the size
+    /// repetition (nta ×1.10 at D = 512 and ×1.09 [×1.035, ×1.104] already
+    /// at D = 0). Every line names the size
     /// it was measured at, and a plateau says where the sweep ended.
     #[test]
     fn a_distance_is_advised_only_for_what_it_adds_over_the_line_being_read() {
