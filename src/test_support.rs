@@ -51,6 +51,25 @@ pub fn assert_generated_file_is_current(rel: &str, made: &str) {
     );
 }
 
+/// The block of a checked-in document (`rel`) between `<!-- generated:
+/// WHAT -->` and `<!-- end: WHAT -->` is `made`; with
+/// MEMPERF_WRITE_SCHEMA=1 it is written anew first.
+pub fn assert_generated_block_is_current(rel: &str, what: &str, made: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (open, close) = (format!("<!-- generated: {what} -->\n"), format!("<!-- end: {what} -->"));
+    let start = text.find(&open).unwrap_or_else(|| panic!("{rel} has no {open}")) + open.len();
+    let end = start + text[start..].find(&close).unwrap_or_else(|| panic!("{rel} has no {close}"));
+    if std::env::var_os("MEMPERF_WRITE_SCHEMA").is_some() {
+        std::fs::write(&path, format!("{}{made}{}", &text[..start], &text[end..])).unwrap();
+    }
+    let held = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        held[start..].starts_with(made),
+        "{rel}'s {what} block is not what the code makes: run MEMPERF_WRITE_SCHEMA=1 cargo test --lib schema, and commit it"
+    );
+}
+
 /// A 2-CPU machine with nothing measured, `memory` of it, and one claimed
 /// L3 of `size` shared by both CPUs (`implausible`: why the claim cannot
 /// be; empty for a plausible one): what sizes come from claims alone.

@@ -311,6 +311,25 @@ mod tests {
         }
     }
 
+    /// Each kernel's loop, as this CPU runs it, holds the instructions its
+    /// row of the kernel facts names and none it rules out.
+    #[test]
+    fn every_kernel_holds_the_instructions_its_facts_name() {
+        use crate::kernels::{stream_kernel, StreamShape};
+        for f in &memperf_model::kernels::KERNEL_FACTS {
+            let hint = (f.shape == StreamShape::SimdPrefetch).then_some(Hint::T0);
+            let (k, _) = stream_kernel(f.shape, hint).unwrap();
+            let m = mnemonics(k as *const u8);
+            let has = |alts: &str| alts.split('|').any(|a| m.iter().any(|x| x.starts_with(a)));
+            for must in f.x86_must {
+                assert!(has(must), "{}: none of {must} in {m:?}", f.name);
+            }
+            for not in f.x86_must_not {
+                assert!(!has(not), "{}: {not} in {m:?}", f.name);
+            }
+        }
+    }
+
     #[test]
     fn simd_has_no_prefetch() {
         for isa in supported_isas() {

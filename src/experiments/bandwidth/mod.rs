@@ -584,6 +584,33 @@ impl crate::model::Redraw for Outcome {
 mod tests {
     use super::*;
 
+    /// The kernel table of docs/methods/bandwidth.md is made from the
+    /// kernel facts (bytes per element index).
+    #[test]
+    fn schema_of_the_docs_kernel_table_is_the_kernel_facts() {
+        use memperf_model::kernels::{Checksum, KERNEL_FACTS};
+        let mut t = String::from(
+            "| kernel | each element | read | written | write-allocate | flops | arrays | checksum |\n|---|---|---|---|---|---|---|---|\n",
+        );
+        for f in &KERNEL_FACTS {
+            let sum = match f.checksum {
+                Checksum::PatternSum => "the pattern's sum over the array",
+                Checksum::ElementsStored => "elements stored; A as the formula says",
+            };
+            t.push_str(&format!(
+                "| `{}` | {} | {} B | {} B | {} B | {} | {} | {sum} |\n",
+                f.name,
+                f.formula,
+                8 * f.reads,
+                8 * f.writes,
+                8 * f.write_allocate,
+                f.flops,
+                f.streams
+            ));
+        }
+        crate::test_support::assert_generated_block_is_current("docs/methods/bandwidth.md", "kernel facts", &t);
+    }
+
     #[test]
     fn variants_cover_the_sweep_in_order() {
         let p = Params {

@@ -8,4 +8,4 @@ pub mod context;
 pub mod prefetch;
 pub mod stream;
 
-pub use stream::{Hint, StreamKernelInfo, StreamShape, Traffic};
+pub use stream::{Checksum, Hint, KernelFacts, StreamKernelInfo, StreamShape, Traffic, KERNEL_FACTS};

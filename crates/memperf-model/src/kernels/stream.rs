@@ -55,19 +55,12 @@ impl StreamShape {
     }
 
     pub fn name(self) -> &'static str {
-        match self {
-            StreamShape::Sum1 => "sum1",
-            StreamShape::Sum4 => "sum4",
-            StreamShape::Simd => "simd",
-            StreamShape::SimdPrefetch => "simd-prefetch",
-            StreamShape::Store => "store",
-            StreamShape::StoreNt => "store-nt",
-            StreamShape::Copy => "copy",
-            StreamShape::CopyNt => "copy-nt",
-            StreamShape::Triad => "triad",
-            StreamShape::Update => "update",
-            StreamShape::Mix31 => "mix-3:1",
-        }
+        self.facts().name
+    }
+
+    /// Its row of [`KERNEL_FACTS`].
+    pub fn facts(self) -> &'static KernelFacts {
+        KERNEL_FACTS.iter().find(|f| f.shape == self).expect("every shape has its row")
     }
 
     /// A name, or a read:write mix (`mix-1:0`, `mix-1:1`, `mix-2:1`,
@@ -90,22 +83,17 @@ impl StreamShape {
 
     /// Whether the kernel stores.
     pub fn writes(self) -> bool {
-        !StreamShape::READ.contains(&self)
+        self.facts().writes > 0
     }
 
     /// Whether its stores are non-temporal.
     pub fn non_temporal(self) -> bool {
-        matches!(self, StreamShape::StoreNt | StreamShape::CopyNt)
+        self.facts().non_temporal
     }
 
     /// Arrays the kernel touches (A plus its sources).
     pub fn streams(self) -> usize {
-        match self {
-            StreamShape::Copy | StreamShape::CopyNt => 2,
-            StreamShape::Triad => 3,
-            StreamShape::Mix31 => 4,
-            _ => 1,
-        }
+        self.facts().streams
     }
 }
 
@@ -192,22 +180,119 @@ impl Traffic {
 impl StreamShape {
     /// The bytes and flops of one element index.
     pub fn traffic(self) -> (Traffic, u64) {
-        let f = 8u64;
-        let (reads, writes, allocate, flops) = match self {
-            StreamShape::Sum1 | StreamShape::Sum4 | StreamShape::Simd | StreamShape::SimdPrefetch => (1, 0, 0, 1),
-            StreamShape::Store => (0, 1, 1, 0),
-            StreamShape::StoreNt => (0, 1, 0, 0),
-            StreamShape::Copy => (1, 1, 1, 0),
-            StreamShape::CopyNt => (1, 1, 0, 0),
-            StreamShape::Triad => (2, 1, 1, 2),
-            StreamShape::Update => (1, 1, 0, 1),
-            StreamShape::Mix31 => (3, 1, 1, 2),
-        };
+        let f = self.facts();
         let t = Traffic {
-            bytes_read_per_element: reads * f,
-            bytes_written_per_element: writes * f,
-            write_allocate_bytes_per_element: allocate * f,
+            bytes_read_per_element: 8 * f.reads,
+            bytes_written_per_element: 8 * f.writes,
+            write_allocate_bytes_per_element: 8 * f.write_allocate,
         };
-        (t, flops)
+        (t, f.flops)
+    }
+}
+
+/// What a checksum of a kernel's pass comes to, in closed form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Checksum {
+    /// The sum of the checksum pattern over the array read (`pattern_sum`).
+    PatternSum,
+    /// The elements stored, passes × length; A then holds what the
+    /// element's formula gives for the last pass (update: the product of
+    /// every pass's scalar times A).
+    ElementsStored,
+}
+
+/// One loop shape's facts, kept as data beside the loops (as likwid keeps
+/// its kernels' in their .ptt files): the traffic the model counts, the
+/// docs' kernel table (docs/methods/bandwidth.md) and the disassembly
+/// tests all read this table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KernelFacts {
+    pub shape: StreamShape,
+    pub name: &'static str,
+    /// What one element index does.
+    pub formula: &'static str,
+    /// f64 read and written per element index, and read for ownership
+    /// before an ordinary store (write-allocate).
+    pub reads: u64,
+    pub writes: u64,
+    pub write_allocate: u64,
+    pub flops: u64,
+    /// Arrays it touches: A plus its sources.
+    pub streams: usize,
+    pub non_temporal: bool,
+    /// x86-64 mnemonics its loop must hold: each entry one of its
+    /// `|`-separated prefixes.
+    pub x86_must: &'static [&'static str],
+    /// x86-64 mnemonic prefixes its loop must not hold.
+    pub x86_must_not: &'static [&'static str],
+    pub checksum: Checksum,
+}
+
+const ADD: &str = "vaddpd|addpd|vaddsd|addsd";
+const PREFETCH: &str = "prefetcht0|prefetcht1|prefetcht2|prefetchnta|prefetchw";
+const NT: &str = "vmovnt|movnt";
+
+/// A row with no instructions to check: what [`KERNEL_FACTS`] builds on.
+const fn row(
+    shape: StreamShape,
+    name: &'static str,
+    formula: &'static str,
+    [reads, writes, write_allocate, flops]: [u64; 4],
+    streams: usize,
+    non_temporal: bool,
+) -> KernelFacts {
+    KernelFacts {
+        shape,
+        name,
+        formula,
+        reads,
+        writes,
+        write_allocate,
+        flops,
+        streams,
+        non_temporal,
+        x86_must: &[],
+        x86_must_not: &[],
+        checksum: if writes > 0 { Checksum::ElementsStored } else { Checksum::PatternSum },
+    }
+}
+
+/// Every loop shape, in the order of [`StreamShape::all`].
+#[rustfmt::skip]
+pub const KERNEL_FACTS: [KernelFacts; 11] = {
+    use StreamShape as S;
+    [
+        KernelFacts { x86_must: &[ADD], x86_must_not: &[PREFETCH], ..row(S::Sum1, "sum1", "s += a[i], one accumulator", [1, 0, 0, 1], 1, false) },
+        KernelFacts { x86_must: &[ADD], x86_must_not: &[PREFETCH], ..row(S::Sum4, "sum4", "s_j += a[i], four accumulators", [1, 0, 0, 1], 1, false) },
+        KernelFacts { x86_must: &[ADD], x86_must_not: &[PREFETCH, "call"], ..row(S::Simd, "simd", "s_j += a[i], eight vector accumulators", [1, 0, 0, 1], 1, false) },
+        KernelFacts { x86_must: &[ADD, PREFETCH], ..row(S::SimdPrefetch, "simd-prefetch", "simd, one prefetch a line D ahead", [1, 0, 0, 1], 1, false) },
+        KernelFacts { x86_must_not: &[NT, "call"], ..row(S::Store, "store", "a[i] = s", [0, 1, 1, 0], 1, false) },
+        KernelFacts { x86_must: &[NT, "sfence"], x86_must_not: &["call"], ..row(S::StoreNt, "store-nt", "a[i] = s, streaming", [0, 1, 0, 0], 1, true) },
+        KernelFacts { x86_must_not: &[NT, "call"], ..row(S::Copy, "copy", "a[i] = b[i]", [1, 1, 1, 0], 2, false) },
+        KernelFacts { x86_must: &[NT, "sfence"], x86_must_not: &["call"], ..row(S::CopyNt, "copy-nt", "a[i] = b[i], streaming", [1, 1, 0, 0], 2, true) },
+        KernelFacts { x86_must_not: &[NT, "call"], ..row(S::Triad, "triad", "a[i] = b[i] + s·c[i]", [2, 1, 1, 2], 3, false) },
+        KernelFacts { x86_must_not: &[NT, "call"], ..row(S::Update, "update", "a[i] = s·a[i]", [1, 1, 0, 1], 1, false) },
+        KernelFacts { x86_must_not: &[NT, "call"], ..row(S::Mix31, "mix-3:1", "a[i] = b[i] + c[i]·d[i]", [3, 1, 1, 2], 4, false) },
+    ]
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One row a shape, in order; what it counts follows from its kind:
+    /// a read kernel writes nothing, a streaming store reads no line for
+    /// ownership, update reads the line it writes.
+    #[test]
+    fn every_shape_has_its_row_and_its_traffic_follows_from_it() {
+        assert_eq!(KERNEL_FACTS.iter().map(|f| f.shape).collect::<Vec<_>>(), StreamShape::all());
+        for f in &KERNEL_FACTS {
+            assert_eq!(StreamShape::parse(f.name).unwrap(), f.shape);
+            let reads_a = f.shape == StreamShape::Update;
+            let allocate = f.writes > 0 && !f.non_temporal && !reads_a;
+            assert_eq!(f.write_allocate, u64::from(allocate), "{}", f.name);
+            assert_eq!(f.writes > 0, StreamShape::WRITE.contains(&f.shape), "{}", f.name);
+            assert_eq!(f.streams as u64, 1 + f.reads - u64::from(reads_a) - u64::from(f.writes == 0), "{}", f.name);
+        }
     }
 }
