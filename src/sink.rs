@@ -1,21 +1,10 @@
-//! Where results go, without harming anything on the way.
-//!
-//! Every output of a command is planned together before anything is
-//! measured ([`check_all`]) and written by [`write`]; no writer opens a
-//! result file any other way. A result file is written atomically (a
-//! temporary file of a fixed-length name in the same folder, synced,
-//! renamed over the target) only where a rename is safe: a new name or an
-//! existing regular file. Any legal name is taken; only a name over the
-//! folder's NAME_MAX or a path over PATH_MAX is refused. A FIFO or a
-//! character device (a terminal, /dev/null) is written by streaming into
-//! it, never replaced; a FIFO is opened when it is planned, so one that
-//! nobody reads is refused at once, and its reader, once there, stays
-//! connected until the result is written.
-//! Anything else — a directory, a block device, a socket, a symlink (whose
-//! rename would replace the link, not its target) — is refused with exit
-//! status 2 before anything is measured. stdout that was closed by its
-//! reader (`memperf info | head`) ends the program quietly; a full disk is
-//! an error naming the path.
+//! Where results go, without harming anything on the way: every output of
+//! a command is planned together before anything is measured
+//! ([`check_all`]) and written by [`write`], no writer opening a result file
+//! any other way. A result file is written atomically where a rename is
+//! safe; a FIFO or a character device is streamed into; anything else is
+//! refused with exit status 2 before anything is measured ([`check_all`]
+//! says which is which).
 
 use crate::error::{Error, ErrorKind, Result};
 pub use crate::terminal::{one_line, shorten, terminal_safe};
@@ -80,6 +69,19 @@ fn streamable_device(rdev: u64) -> bool {
 /// the same file (or both stdout),
 /// and none of them a file the command reads (`inputs`; a folder stands for
 /// the results.json and journal.jsonl in it).
+///
+/// Atomically: a temporary file of a fixed-length name in the same folder,
+/// synced, renamed over the target, where the target is a new name or an
+/// existing regular file. Any legal name is taken; only a name over the
+/// folder's NAME_MAX or a path over PATH_MAX is refused. A FIFO or a
+/// character device (a terminal, /dev/null) is written by streaming into
+/// it, never replaced; a FIFO is opened when it is planned, so one that
+/// nobody reads is refused at once, and its reader, once there, stays
+/// connected until the result is written. Anything else — a directory, a
+/// block device, a socket, a symlink (whose rename would replace the link,
+/// not its target) — is refused. stdout closed by its reader (`memperf info
+/// | head`) ends the program quietly; a full disk is an error naming the
+/// path.
 pub fn check_all(outputs: &[(&str, &Path)], inputs: &[&Path]) -> Result<()> {
     let read: Vec<std::path::PathBuf> = inputs
         .iter()

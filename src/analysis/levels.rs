@@ -1,14 +1,11 @@
-//! Where the caches of a machine end, from a latency curve alone.
-//!
-//! The curve (random dependent chase, ns per load against working set) is
-//! split into levels at its knees ([`super::knees`]). The last level is the
-//! "far" level — memory, or whatever a working set larger than every cache
-//! costs here (page walks included) — once it is confirmed: at least two
-//! points spanning a factor of four, each at least [`FAR_OVER_NEAR`] times
-//! the level before it. The knee before it is where the last cache level
-//! ends, as this machine behaves for this process: on a guest that shares
-//! a host's L3 with other tenants that can be well below any size CPUID
-//! claims. Sizes meant to reach memory are taken from here.
+//! Where the caches of a machine end, from a latency curve alone. The curve
+//! (a random chase, ns per load against working set) is split into levels
+//! at its knees ([`super::knees`]). The last level is the "far" level —
+//! memory, or whatever a set larger than every cache costs here, page walks
+//! included — once confirmed: two points or more spanning ×4, each at least
+//! [`FAR_OVER_NEAR`] times the level before it. The knee before it is where
+//! the last cache ends for this process, which on a guest sharing its
+//! host's L3 can be well below any size CPUID claims.
 
 use super::knees::{self, Level};
 use crate::units::Bytes;

@@ -1,14 +1,11 @@
 //! The best plateau of a curve (bandwidth against prefetch distance): the
 //! longest contiguous run of at least [`MIN_POINTS`] points whose medians
-//! all lie within the measured noise of the curve's maximum.
-//!
-//! "Within the noise" is measured, not fixed: each point's median has a
-//! standard error (robust: 1.4826 × MAD × 1.2533 / √n, relative to the
-//! median). A point is set against the best point, whose median is as
-//! noisy as its own: their difference has √2 times that error, and the
-//! tolerance is twice that (2√2 × the median of the errors over the
-//! curve), never below `floor`. A curve whose top is one spike, or two
-//! points, has no plateau, and the result says so.
+//! all lie within the measured noise of the curve's maximum. Each median's
+//! standard error is robust (1.4826 × MAD × 1.2533 / √n, relative); a point
+//! is set against the best point, as noisy as itself, so the tolerance is
+//! 2√2 × the median of the errors over the curve, never below `floor`. A
+//! curve whose top is one spike, or two points, has no plateau, and the
+//! result says so.
 
 pub use memperf_model::analysis::plateau::Plateau;
 

@@ -1,14 +1,11 @@
 //! A run of a plan of experiments (the suite, or one experiment's
 //! subcommand), in three steps: [`Measurement::prepare`] reads the command
 //! against the machine (bad input and unwritable outputs refused before
-//! anything is measured), measures the clock and the cache levels and
-//! sizes the plan from them; [`Measurement::execute`] runs each experiment
-//! into the document, its table (or, for the suite, its one line)
-//! printed as it finishes and the journal appended;
-//! [`Measurement::finish`] writes every output and says the exit status.
-//! The suite's screen ends with its key figures, verdicts, warnings folded
-//! and the report's path ([`crate::report::screen`]); `run --verbose` and
-//! every experiment's own subcommand print the full tables instead.
+//! anything is measured), measures the clock and the cache levels and sizes
+//! the plan; [`Measurement::execute`] runs each experiment into the
+//! document, printing its table (the suite: its one line) and appending the
+//! journal; [`Measurement::finish`] writes every output and says the exit
+//! status. The suite's screen ends as [`crate::report::screen`] says.
 
 use super::export::{self, Output};
 use super::progress::TerminalProgress;

@@ -1,15 +1,11 @@
 //! Derived metrics, defined as data: a name, formulas over event names and
 //! machine figures, a unit and a description. The built-in set is
 //! `metrics.json`; a user file of the same shape (`--metrics FILE`, or
-//! `~/.config/memperf/metrics.json`) adds metrics or replaces one of the
-//! same name, without recompiling.
-//!
-//! A formula is arithmetic (`+ - * /`, parentheses, numbers) over names:
-//! event names (`dTLB-load-misses`; a `-` between two names needs spaces
-//! around it to be a minus) and machine figures (`seconds`, `walk_ns`,
-//! `line_bytes`). A metric lists formulas in order of preference; the first
-//! whose inputs were all measured is used. A metric with an unmeasured input
-//! is "not measured" with the inputs it lacks, never a number.
+//! `~/.config/memperf/metrics.json`) adds or replaces metrics without
+//! recompiling. A formula is arithmetic over event names (`dTLB-load-misses`;
+//! a minus between two names needs spaces) and machine figures (`seconds`,
+//! `walk_ns`, `line_bytes`); the first formula whose inputs were all
+//! measured is used, else the metric is "not measured", with what it lacks.
 
 use serde::{Deserialize, Serialize};
 

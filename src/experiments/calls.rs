@@ -1,19 +1,12 @@
 //! `memperf calls`: what a call and its return cost as a call chain
 //! deepens, per linkage (direct, PLT, GOT, all registers saved, inlined),
-//! on one thread and on all of them.
-//!
-//! After the 2009 article on SPARC register windows: two mutually recursive
-//! functions in two shared libraries reached 3 million spill/fill traps per
-//! second on one UltraSPARC T1 thread (~300 ns each), and inlining was the
-//! cure. x86 and Arm have no register windows, but a deep chain still meets
-//! the return-stack predictor's depth, the PLT's extra jump and the
-//! callee-saved registers' spills. Every (linkage, depth, threads) cell is
-//! measured interleaved through the scheduler; the marginal cost of one
-//! more call, per repetition, shows where the cost steps up (chosen on half
-//! of the repetitions, confirmed on the other half). A PLT or GOT cell's
-//! samples take the loaded copies of its libraries in turn, since where a
-//! copy lands moves its figure: one load would give one placement's figure
-//! and an interval that does not hold from one process to the next.
+//! on one thread and on all of them (after the 2009 article on SPARC
+//! register windows, where inlining cured 3 million spill/fill traps a
+//! second). Every cell is measured interleaved; the marginal cost of one
+//! more call shows where the cost steps up (chosen on half the repetitions,
+//! confirmed on the other). A PLT or GOT cell's samples take the loaded
+//! copies of its libraries in turn, since where a copy lands moves its
+//! figure. The method, step by step: docs/methods/calls.md.
 
 use super::options;
 use super::{Bench, Experiment, Preset};

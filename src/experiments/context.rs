@@ -1,17 +1,12 @@
 //! `memperf context`: what saving and restoring execution context costs —
 //! the setjmp family, `getcontext`, `swapcontext` — on one thread and on
-//! all, which of them enter the kernel (measured: the system time of the
-//! measuring threads), and the Ruby lesson.
-//!
-//! Ruby 1.8 flushed all SPARC register windows in EXEC_TAG on every
-//! protected call, needlessly; removing the flush gave more than 10%, some
-//! benchmarks nearly 2×. The x86/Arm analogue of a needless heavy save is
-//! `sigsetjmp(env, 1)` (a system call for the signal mask) where
-//! `__builtin_setjmp` would do: a small interpreter whose every operation
-//! goes through a protected call shows the difference.
-//!
-//! Every cell runs interleaved through the scheduler; a cell's samples add
-//! up to at least `min_cell_s` so that clock ticks resolve its system time.
+//! all, which of them enter the kernel (the measuring threads' system
+//! time), and the Ruby lesson: Ruby 1.8 flushed every SPARC register window
+//! on each protected call, needlessly. The analogue here is `sigsetjmp(env,
+//! 1)` where `__builtin_setjmp` would do, shown by a small interpreter whose
+//! every operation goes through a protected call. Every cell runs
+//! interleaved; a cell's samples add up to at least `min_cell_s`, so that
+//! clock ticks resolve its system time.
 
 use super::options;
 use super::{Bench, Experiment, Preset};

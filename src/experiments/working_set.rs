@@ -1,15 +1,11 @@
-//! `memperf working-set`: the 2002 sample application on every page policy.
-//!
-//! In 2002 a program working on random rows of three large float arrays
-//! spent 31 of its 85 s in TLB misses on an UltraSPARC III (8 KiB pages,
-//! 4 MiB of TLB reach); on 4 MiB ISM pages it ran in 15 s. Here the same
-//! loop runs over three arrays of together ≥ 8× the last-level cache, one
-//! region per page policy (the arrays are its thirds), all policies
-//! measured interleaved through the scheduler with 4k as each one's
-//! reference; the repetitions are split among fresh arrays (`allocations`),
-//! so a figure spans where the pages land. The sum is validated against an
-//! f64 recomputation, every policy must compute the same sum bit for bit,
-//! and every share of the repetitions the same sum as the first.
+//! `memperf working-set`: the 2002 sample application on every page policy
+//! (random rows of three large float arrays spent 31 of 85 s in TLB misses
+//! on an UltraSPARC III, and ran in 15 s on 4 MiB pages). Here the arrays
+//! total at least 8× the last-level cache, one region per page policy, all
+//! policies measured interleaved with 4k as each one's reference, the
+//! repetitions split among fresh arrays so a figure spans where the pages
+//! land. The sum is validated against an f64 recomputation and must agree
+//! bit for bit across policies and shares.
 
 use super::estimate::Rates;
 use super::options;

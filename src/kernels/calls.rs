@@ -1,22 +1,13 @@
-//! The call chains of `memperf calls` (C, src/kernels/c/calls/): `first(n)` and
-//! `second(n)` call each other until n reaches 1; `first(n)` makes n calls
-//! and returns n. Five builds of the same two functions differ only in how
-//! a call gets from one to the other:
-//!
-//! - `direct`: two objects linked into memperf (call/ret, nothing else);
-//! - `plt`: two shared libraries, each call through the other's PLT stub;
-//! - `got`: the same libraries built with `-fno-plt` (an indirect call
-//!   through the GOT, no stub);
-//! - `saves`: as `direct`, with every callee-saved register live in both
-//!   functions, so each call spills and fills all of them;
-//! - `inlined`: one object, inlining allowed; the compiler leaves no call.
-//!
-//! The shared libraries are built by build.rs, [`COPIES`] times under
-//! sonames of their own, and embedded in the binary;
-//! [`SharedChain::load_copy`] writes one copy into a private temporary directory,
-//! loads them with `dlopen` and removes the files at once (the mappings
-//! stay), so the binary works wherever it is copied and leaves nothing
-//! behind.
+//! The call chains of `memperf calls` (C, src/kernels/c/calls/): `first(n)`
+//! and `second(n)` call each other until n reaches 1, so `first(n)` makes n
+//! calls and returns n. Five builds of the same two functions differ only in
+//! how a call gets from one to the other: `direct` (two objects linked into
+//! memperf), `plt` (two shared libraries, through each other's PLT stub),
+//! `got` (the same built with `-fno-plt`), `saves` (every callee-saved
+//! register live, so each call spills and fills them) and `inlined` (no call
+//! left). The shared libraries are embedded in the binary and loaded from a
+//! private copy ([`SharedChain::load_copy`]), so it works wherever it is
+//! copied and leaves nothing behind.
 
 use crate::error::{Error, Result};
 pub use memperf_model::kernels::calls::Linkage;
@@ -99,6 +90,11 @@ impl SharedChain {
     }
 
     /// Copy `copy` (< [`COPIES`]), through a directory made inside `base`.
+    ///
+    /// build.rs builds the shared libraries [`COPIES`] times under sonames of
+    /// their own and embeds them; a copy is written into a private temporary
+    /// directory, loaded with `dlopen`, and its files removed at once (the
+    /// mappings stay).
     pub fn load_copy(l: Linkage, copy: usize, base: &std::path::Path) -> Result<SharedChain> {
         let pair = match l {
             Linkage::Plt => PLT[copy],

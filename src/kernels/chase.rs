@@ -1,15 +1,11 @@
-//! Dependent-load pointer chase: the latency kernel.
-//!
-//! Each slot (one cache line, or one line per page for the TLB sweep) holds
-//! the address of the next slot. The visiting order is one random cycle
-//! through every slot, built from a recorded seed, so hardware prefetchers
-//! cannot predict it and the chase is verifiably a single cycle. A windowed
-//! order shuffles slots only inside windows of a few pages (like multichase
-//! `-T`), so TLB misses vanish while cache misses stay.
-//!
-//! `K` chains run interleaved from evenly spaced points of the cycle; their
-//! speed-up over one chain is the memory-level parallelism the core reaches.
-//! The checksum is where each chain ends, which the order gives in closed form.
+//! Dependent-load pointer chase: the latency kernel. Each slot (a cache
+//! line, or one line per page for the TLB sweep) holds the address of the
+//! next; the visiting order is one random cycle through every slot from a
+//! recorded seed, so prefetchers cannot predict it and it is verifiably one
+//! cycle. A windowed order shuffles only inside windows of a few pages
+//! (multichase's `-T`): TLB misses vanish, cache misses stay. `K` chains
+//! run interleaved from evenly spaced points of the cycle (the memory-level
+//! parallelism); the checksum is where each chain ends, in closed form.
 
 pub use crate::rng::SplitMix64;
 

@@ -1,21 +1,12 @@
-//! Software prefetch instructions as types, on every architecture with
-//! one: the one place where a runtime [`Hint`] becomes a type (every kernel
-//! family picks its instantiation through [`for_hint`]).
-//!
-//! A hint is named the x86 way (`t0`, `t1`, `t2`, `nta`, `w`) in options
-//! and documents; each architecture maps it to its own instruction, which
-//! [`instruction`] names as the ISA does:
-//!
-//! | hint | x86-64        | aarch64          |
-//! |------|---------------|------------------|
-//! | t0   | `prefetcht0`  | `prfm pldl1keep` |
-//! | t1   | `prefetcht1`  | `prfm pldl2keep` |
-//! | t2   | `prefetcht2`  | `prfm pldl3keep` |
-//! | nta  | `prefetchnta` | `prfm pldl1strm` |
-//! | w    | `prefetchw`   | `prfm pstl1keep` |
-//!
-//! No prefetch instruction of either ISA faults architecturally, so every
-//! kernel may prefetch past its array, of null or of unmapped memory.
+//! Software prefetch instructions as types, on every architecture with one:
+//! the one place where a runtime [`Hint`] becomes a type (every kernel
+//! family picks its instantiation through [`for_hint`]). A hint is named the
+//! x86 way (`t0`, `t1`, `t2`, `nta`, `w`) in options and documents; each
+//! architecture maps it to its own instruction, which [`instruction`] names
+//! (`prefetcht0` … `prefetchw`; `prfm pldl1keep`, `pldl2keep`, `pldl3keep`,
+//! `pldl1strm`, `pstl1keep`). No prefetch instruction of either ISA faults
+//! architecturally, so every kernel may prefetch past its array, of null or
+//! of unmapped memory.
 
 pub use memperf_model::kernels::stream::Hint;
 

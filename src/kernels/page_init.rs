@@ -1,18 +1,12 @@
 //! The page-descriptor initialisation of a kernel's boot path (Solaris
-//! `add_physmem`), in user space.
-//!
-//! One 128-byte descriptor per base page in one array. For each segment of
-//! physical memory, every descriptor is initialised; base pages that start
-//! an aligned run of `large / base` pages which fits in the segment become
-//! constituents of a large page (linked to its root, the root put on the
-//! large-page free list when the run is complete); the rest go on the
-//! base-page free list. Variants: a lock around every free-list operation
-//! (the original), no lock, software prefetch of the descriptor k ahead,
-//! and segments split among threads with their own lists, spliced at the end.
-//! The streaming variant builds each descriptor in registers and writes both
-//! of its lines whole with non-temporal stores: no line is read for
-//! ownership, and no descriptor is written twice (a list head's `prev` is
-//! held back until the next page on that list is known).
+//! `add_physmem`), in user space: one 128-byte descriptor per base page in
+//! one array; for each segment, every descriptor initialised, aligned runs
+//! that fit becoming large pages, the rest going on the base-page free
+//! list. Variants: locked (the original), lock-free, prefetching k ahead,
+//! parallel (segments split among threads, lists spliced at the end), and
+//! streaming (each descriptor built in registers and written whole with
+//! non-temporal stores, so no line is read for ownership and none written
+//! twice).
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 

@@ -5,7 +5,7 @@
 //! agrees within memory's flatness (7% for a chase, 5% for a read) and
 //! memory by size within that per doubling: a cache's plateau is flat at
 //! its doubling too. Each kind stops at its first such set, and the pairs
-//! share a time box. A chase's warm-up ([`warm`]) errs, if at all, toward
+//! share a time box. A chase's warm-up (`warm`) errs, if at all, toward
 //! the smaller set, so memory begins later, never earlier.
 
 use crate::kernels::chase::{chase_kernel, visit_order, Chase};

@@ -1,15 +1,11 @@
-//! The cache levels as this machine behaves, measured in about a second:
-//! a random dependent chase over working sets doubling from 16 KiB, on
-//! transparent huge pages where the kernel offers them (so page walks stay
-//! out of the near levels), pinned to one CPU. Each working set is one
-//! random cycle over all its lines (prefetchers cannot follow it), walked
-//! once untimed to warm the caches — the whole cycle while it is small,
-//! [`WARM_CAP_LOADS`] loads past that — then timed in three short samples;
-//! the end of every sample is checked against the cycle.
-//!
-//! The analysis ([`crate::analysis::levels::find`]) names where the last
-//! cache ends and where memory begins; sizes that must reach memory are
-//! taken from it, not from what CPUID claims.
+//! The cache levels as this machine behaves, measured in about a second: a
+//! random dependent chase over working sets doubling from 16 KiB, on THP
+//! where the kernel offers it, pinned to one CPU. Each set is one random
+//! cycle over all its lines, walked once untimed (the whole cycle while it
+//! is small, [`WARM_CAP_LOADS`] loads past that), then timed in three short
+//! samples whose ends are checked against the cycle. The analysis
+//! ([`crate::analysis::levels::find`]) names where the last cache ends; the
+//! arrays meant to reach memory are sized from it, not from CPUID's claims.
 
 use crate::analysis::levels::{self, CacheLevelsFound};
 use crate::error::Result;

@@ -2,13 +2,11 @@
 //! pools, THP mode, PMU availability, prefetch instructions, kernel, host —
 //! what the machine claims, each claim checked for plausibility
 //! ([`claims`]), and beside it what memperf measured: the core clock
-//! ([`crate::timing::core_clock`]) and where the cache levels really end
-//! ([`levels`]). Sizes are taken from the measured levels where there are
-//! some, from plausible claims otherwise, never from an implausible one.
-//!
-//! The fingerprint is read through a [`source::Source`]: the running
-//! machine, or a recording of another (a CPUID dump and a `sys`/`proc`
-//! tree), by the same code.
+//! ([`crate::timing::core_clock`]), where the cache levels end ([`levels`])
+//! and where memory begins ([`doublings`]). Sizes come from the measured
+//! levels, else from plausible claims, never from an implausible one. It is
+//! read through a [`source::Source`]: this machine or a recording, by the
+//! same code.
 
 pub use memperf_model::machine::claims;
 pub mod arm;

@@ -1,17 +1,11 @@
 //! A saved machine's `/proc` and `/sys`, read with bounds: a folder (a
-//! memperf recording, or the tree hwloc-gather-topology and util-linux's
-//! lscpu dumps save), or such a tree in a tarball (gzip, bzip2 or xz, with
-//! or without one top folder).
-//!
-//! A tarball is unpacked into a private temporary folder (mode 0700,
-//! removed when the tree is dropped), and only its regular files and
-//! folders: no member may climb out (`..`, an absolute path) and links,
-//! devices and FIFOs are left out. The unpacked bytes, the members and each
-//! file are bounded, so a decompression bomb stops with one line. A file
-//! of the tree is read only when it is a regular file inside the tree
-//! (a link is followed only where it stays inside), opened without
-//! blocking and read up to a bound: a FIFO, a device, a link to /dev/zero
-//! or a link loop reads as absent.
+//! memperf recording, or the tree hwloc-gather-topology and lscpu dump), or
+//! such a tree in a tarball (gzip, bzip2 or xz). A tarball is unpacked into
+//! a private folder removed with the tree, regular files and folders only,
+//! nothing climbing out, every size bounded, so a decompression bomb stops
+//! with one line ([`Tree::open`]). A file is read only when it is a regular
+//! file inside the tree, without blocking and up to a bound ([`Tree::read`]):
+//! a FIFO, a device or a link loop reads as absent.
 
 use crate::error::{Error, Result};
 use std::io::Read;

@@ -1,20 +1,12 @@
 //! Where a region's 4 KiB pages lie in physical memory, and a first touch
-//! that decides it.
-//!
-//! A stream over 4 KiB pages reads faster where each page's frame follows
-//! the previous one's than where the frames are scattered: the same
-//! program on the same machine reads at one rate or the other depending on
-//! how fragmented free memory was when it touched its pages (a process
-//! that touches its pages in order gets frames in order after a large
-//! free, and in reverse or scattered order after many small ones). So a
-//! region's layout is read back and recorded ([`in_order_fraction`]), and
-//! a region on 4 KiB pages whose figure must not depend on that luck is
-//! first touched in a shuffled page order ([`touch_shuffled`]): its frames
-//! are then scattered whatever the free lists held, on every run.
-//!
-//! Frame numbers come from `/proc/self/pagemap`, which shows them only to
-//! a process with CAP_SYS_ADMIN (zeros otherwise): without it the layout
-//! is not measured (`None`), never guessed.
+//! that decides it. A stream over 4 KiB pages reads faster where frames
+//! follow each other than where they are scattered, and which it gets
+//! depends on how fragmented free memory was. So a region's layout is read
+//! back and recorded ([`in_order_fraction`]), and a region whose figure must
+//! not depend on that luck is first touched in a shuffled page order
+//! ([`touch_shuffled`]). Frame numbers come from `/proc/self/pagemap`, shown
+//! only to CAP_SYS_ADMIN: without it the layout is not measured (`None`),
+//! never guessed.
 
 use crate::process::pagemap;
 use std::sync::OnceLock;

@@ -1,16 +1,11 @@
 //! Reserving hugetlb pages for a run and giving them back afterwards,
-//! without ever leaving the machine changed.
-//!
-//! A [`Reservation`] is relative: it adds to a pool's `nr_hugepages` only
-//! what this run needs beyond the pages that are free and not claimed by
-//! another live run, and gives back exactly what it added — so two runs
-//! at once never restore each other's values. Every change is made under
-//! an exclusive lock on a file (`flock`, so it is released when a process
-//! dies), held only for the read-modify-write, and recorded in a file
-//! named after the pid. When a run is killed (even with SIGKILL) its record
-//! outlives it: the next reserving run, or `memperf cleanup`, gives back
-//! what a dead pid added. The records live under /run, which a reboot
-//! clears together with the pools themselves.
+//! without ever leaving the machine changed. A [`Reservation`] adds to a
+//! pool only what this run needs beyond the free, unclaimed pages and gives
+//! back exactly what it added, so two runs at once never restore each
+//! other's values. Every change is made under a `flock` (released when a
+//! process dies) and recorded in a file named after the pid under /run: the
+//! next reserving run, or `memperf cleanup`, gives back what a dead pid
+//! added, even after SIGKILL; a reboot clears records and pools together.
 
 use crate::error::{Error, Result};
 use crate::units::Bytes;

@@ -1,22 +1,13 @@
 //! Where in a mapping a process's pages lie, page by page (`wss --pages`):
-//! /proc/PID/pagemap gives, per 4 KiB virtual page, whether it is present
-//! and (to root) its physical frame; /proc/kpageflags says whether a frame
-//! is part of a transparent huge page; and where the kernel has idle-page
-//! tracking (`CONFIG_IDLE_PAGE_TRACKING`), /sys/kernel/mm/page_idle/bitmap
-//! marks frames idle and says which were accessed since.
-//!
+//! /proc/PID/pagemap gives each 4 KiB page's presence and (to root) frame,
+//! /proc/kpageflags whether a frame is part of a THP, and idle-page tracking
+//! (/sys/kernel/mm/page_idle/bitmap) which were accessed since marked idle.
 //! From these, per mapping per interval: the 2 MiB spans holding a resident
-//! page (those a huge page would have to map), and, with idle tracking,
-//! those holding a page accessed in the interval; where the kernel keeps
-//! soft-dirty bits (`CONFIG_MEM_SOFT_DIRTY`, bit 55 of an entry, cleared by
-//! writing 4 to /proc/PID/clear_refs), the pages written in it. The kernel tracks a huge
-//! page's access on its head frame only (a tail frame always reads "not
-//! idle"), so a huge page is accessed as a whole: its tails take the head's
-//! answer.
-//!
-//! The three files are named in [`Files`] so that tests can stand fakes in
-//! their place; the bitmap is read and written in aligned 8-byte words, as
-//! the kernel requires.
+//! page, those holding an accessed one, and (soft-dirty bits, bit 55) the
+//! pages written. A huge page's access is kept on its head frame only, so
+//! its tails take the head's answer. The files are named in [`Files`] so
+//! tests stand fakes in their place; the bitmap is read and written in
+//! aligned 8-byte words, as the kernel requires.
 
 use std::collections::BTreeMap;
 use std::fs::File;

@@ -1,16 +1,12 @@
 //! Counters around named regions of a program's own code, the way libcpc's
 //! `cpc_take_sample` was used around `doit()`: [`Region::start`] /
 //! [`Region::stop`] in Rust, `mp_region_begin("name")` /
-//! `mp_region_end("name")` in C (capi/, include/memperf.h).
-//!
-//! Each thread opens its own counters on first use (perf counters observe
-//! one thread) and keeps them running; a region is the difference of two
-//! reads, with rdpmc where the machine allows it. Regions nest (an inner
-//! region counts in its outer one too) and repeat (counts accumulate per
-//! name, over entries and threads). At exit (or on [`write_document`]) the
-//! totals become a result document that `memperf report` and `compare` read:
-//! `$MEMPERF_REGIONS`, else `memperf-regions.json` in the working directory.
-//! Events: `$MEMPERF_EVENTS` (as `stat -e`), else a default set.
+//! `mp_region_end("name")` in C (capi/, include/memperf.h). Each thread
+//! keeps its own counters running; a region is the difference of two reads.
+//! Regions nest and repeat (counts accumulate per name, over entries and
+//! threads). At exit (or [`write_document`]) the totals become a document
+//! `memperf report` and `compare` read: `$MEMPERF_REGIONS`, else
+//! `memperf-regions.json`; events: `$MEMPERF_EVENTS`, else a default set.
 
 use crate::counters::metrics::{self, Definition};
 use crate::counters::{

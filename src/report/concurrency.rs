@@ -1,18 +1,11 @@
 //! Little's law across two experiments of one document: the lines in
 //! flight that one thread's streaming bandwidth implies, with the DRAM
-//! latency measured on huge pages (a stream pays one walk per page, a
-//! random chase on 4 KiB pages one per load, so the 4 KiB figure would
-//! inflate the result), and the K-chain sweep's saturation beside it as a
-//! cross-check on demand misses alone.
-//!
-//! Before it is said, the figure is checked against the document's other
-//! findings and against physics: a huge-page latency is walk-free only
-//! where `tlb` found huge pages enlarging the reach (a valid control; not
-//! where it found them using small TLB entries, nor before it ran), the point
-//! taken is the DRAM-sized one nearest the caches (the fewest walks), and
-//! no core keeps more than
-//! [`core_lines_max`](crate::analysis::littles_law::core_lines_max) lines in flight. A failed
-//! check leaves the figure "not claimed", with the check named.
+//! latency measured on huge pages (a 4 KiB chase pays a walk per load, a
+//! stream one per page), and the K-chain sweep's saturation beside it. The
+//! figure is said only where it passes its checks (a walk-free huge-page
+//! latency, the DRAM point nearest the caches, no more lines in flight than
+//! a core keeps: [`core_lines_max`](crate::analysis::littles_law::core_lines_max));
+//! otherwise it is "not claimed", with the check named.
 
 use crate::analysis::littles_law::{beyond_a_core, core_lines_max, lines_in_flight, saturation};
 use crate::memory::PagePolicy;

@@ -1,21 +1,12 @@
 //! The clock the core really runs at, measured two independent ways and
-//! believed only when they agree.
-//!
-//! A chain of dependent instructions of known latency is timed on the
-//! monotonic clock: cycles per ns = instructions × latency / ns. Which
-//! chain matters. A chain of `add reg, imm` reads 15–20 GHz on Golden Cove
-//! cores, whose renamer executes immediate adds at rename, so no
-//! chain here has an immediate operand:
-//! - x86-64: `add reg, reg` (1 cycle) and `imul reg, reg` (3 cycles on
-//!   every x86-64 core memperf meets, Intel and AMD);
-//! - aarch64: `add reg, reg` and `eor reg, reg` (1 cycle each).
-//!
-//! [`judge`] accepts a figure only when both chains agree within
-//! [`AGREE`], it lies within physical bounds ([`MIN_GHZ`]..[`MAX_GHZ`]),
-//! and, where the machine states a nominal clock (the TSC's measured rate,
-//! CPUID leaf 0x16, the brand string), within [`NOMINAL_RATIO`] of it.
-//! Otherwise the clock is "not measured", with the reason, and nothing is
-//! given in cycles.
+//! believed only when they agree: chains of dependent instructions of known
+//! latency, none with an immediate operand (a renamer executes `add reg,
+//! imm` at rename and reads 15–20 GHz): `add reg, reg` and `imul reg, reg`
+//! on x86-64, `add` and `eor` on aarch64. [`judge`] accepts a figure only
+//! when both chains agree within [`AGREE`], within physical bounds
+//! ([`MIN_GHZ`]..[`MAX_GHZ`]), and within [`NOMINAL_RATIO`] of any nominal
+//! clock the machine states; otherwise the clock is "not measured", with
+//! the reason, and nothing is given in cycles.
 
 use super::Clock;
 pub use memperf_model::timing::core_clock::*;

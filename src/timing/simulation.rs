@@ -1,24 +1,12 @@
 //! A simulated drifting host that drives the scheduler and the verdict
-//! engine a live run uses, on a simulated clock, seeded and exact: the
-//! proof that paired verdicts hold where the host moves tens of percent.
-//!
-//! The host (each figure per comparison, all drawn from its seed):
-//! - a common speed that walks in log space, 15% standard deviation over
-//!   a 60 s run (±30% at two deviations), and bursts (0.2 a second, 0.2 to
-//!   1 s long, ×1.3 to ×2 slower) that slow both arms alike;
-//! - an arm-specific part: where the arms differ (a true effect), B
-//!   follows the common walk with a gain of 1.2 to A's 1, so the arms
-//!   drift apart as a 4 KiB and a THP chase did on a guest (A/A arms are
-//!   identical and follow it alike);
-//! - per sample, 3% log-normal noise, and one sample in fifty ×1.2 to ×2
-//!   slower (an interrupt);
-//! - per mapping, an effect of each arm's own, 3% log-normal (where its
-//!   memory landed), in the design that maps anew every repetition.
-//!
-//! Each comparison starts at a random moment of its run. Its true ratio
-//! is B's base time over A's, times the arm-specific drift averaged over
-//! the repetitions it measured: what the same host gave at those moments,
-//! mappings averaged out (their effects have mean one).
+//! engine a live run uses, on a simulated clock, seeded and exact: the proof
+//! that paired verdicts hold where the host moves tens of percent. Its speed
+//! walks 15% (one deviation) over a 60 s run with bursts slowing both arms;
+//! where the arms differ, B follows that walk with a gain of 1.2; each
+//! sample has 3% noise and one in fifty an interrupt; each mapping adds 3%
+//! an arm. A comparison's true ratio is B's base time over A's times the
+//! arm-specific drift over the repetitions it measured. The figures are in
+//! [`Host`] and docs/validation.md.
 
 use super::clock::Clock;
 use super::schedule::{self, Plan, Question, Series, Step, StepReport, Variant};
@@ -37,6 +25,21 @@ const MAPPING_SD: f64 = 0.03;
 const BASE_NS: f64 = 100.0;
 
 /// The simulated host: its time, its walks, the arms' mapping effects.
+///
+/// The host, each figure per comparison, all drawn from its seed:
+/// - a common speed that walks in log space, 15% standard deviation over a
+///   60 s run (±30% at two deviations), and bursts (0.2 a second, 0.2 to 1 s
+///   long, ×1.3 to ×2 slower) that slow both arms alike;
+/// - an arm-specific part: where the arms differ (a true effect), B follows
+///   the common walk with a gain of 1.2 to A's 1, so the arms drift apart as
+///   a 4 KiB and a THP chase do (A/A arms are identical and follow it alike);
+/// - per sample, 3% log-normal noise, and one sample in fifty ×1.2 to ×2
+///   slower (an interrupt);
+/// - per mapping, an effect of each arm's own, 3% log-normal (where its
+///   memory landed), in the design that maps anew every repetition.
+///
+/// Each comparison starts at a random moment of its run; its true ratio is
+/// what the same host gave at those moments, mappings averaged out.
 struct Host(Mutex<State>);
 
 struct State {

@@ -1,14 +1,10 @@
-//! A team of pinned threads that start one kernel together.
-//!
-//! The threads are made and pinned once, when the team is, and wait for
-//! work between runs (a thread made anew for every sample would start each
-//! one on a cold stack, with its first pages faulted in and a fresh
-//! migration to its CPU); they stay awake for a moment after each run, for
-//! the next sample (see [`super::wait`]). For each run every thread waits
-//! on a spinning barrier and records its start and end on the shared
-//! clock. The elapsed time of a run is from the earliest start to the
-//! latest end, so a straggler counts against the aggregate bandwidth, as it
-//! should.
+//! A team of pinned threads that start one kernel together. The threads
+//! are made and pinned once and wait for work between runs (a thread made
+//! for every sample would start on a cold stack and a fresh migration),
+//! staying awake for the next sample ([`super::wait`]). Each run's threads
+//! wait on a spinning barrier and record their start and end on the shared
+//! clock; a run lasts from the earliest start to the latest end, so a
+//! straggler counts against the aggregate bandwidth, as it should.
 
 use super::wait::{self, SpinBarrier, HOT_WAIT};
 use super::Clock;

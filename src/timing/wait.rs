@@ -1,17 +1,10 @@
 //! How a team's threads wait: awake between the runs of one measurement,
-//! and all leaving the start line at once.
-//!
-//! The samples of a measurement follow each other within milliseconds. A
-//! thread that slept between them would leave its CPU idle, and an idle CPU
-//! is clocked down, parked in a deep C-state or, in a guest, has its vCPU
-//! descheduled and woken by the host beside the waker's cache: the next
-//! sample would start on a different machine than the last one ran on. So
-//! a worker stays awake ([`hot_wait`]) for [`HOT_WAIT`] after each run,
-//! unless another team starts one meanwhile, and the threads of a run meet
-//! at a spinning [`SpinBarrier`] (likwid-bench's barrier, and OpenMP's
-//! active wait, do the same). A worker that finishes first spins while its
-//! teammates still run; its loop is `pause` (`spin_loop`) and `sched_yield`,
-//! which leave an SMT sibling the core's execution resources.
+//! and all leaving the start line at once. An idle CPU is clocked down,
+//! parked in a deep C-state or, in a guest, descheduled, so a worker stays
+//! awake ([`hot_wait`]) for [`HOT_WAIT`] after each run, and a run's threads
+//! meet at a spinning [`SpinBarrier`] (as likwid-bench's barrier and
+//! OpenMP's active wait do). A spinning worker's loop is `pause` and
+//! `sched_yield`, which leave an SMT sibling the core.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};

@@ -1,21 +1,12 @@
 //! `memperf bandwidth`: read and write bandwidth of one core and of all
-//! cores, for each loop shape, and how much software prefetch at distance
-//! D helps (after J. McCalpin, "Optimizing AMD Opteron Memory Bandwidth",
-//! 2010).
-//!
-//! Method: one f64 array per page policy, at least 4× the last-level cache,
-//! every page touched before timing; the write kernels get four more of the
-//! same size (A, which they write, and the sources B, C, D), so they never
-//! disturb the array the read kernels checksum. Each thread streams its own slice,
-//! pinned, started behind a barrier. All variants (policy × threads ×
-//! kernel × hint × distance) are measured interleaved, repetition by
-//! repetition, so drift of the shared machine hits them alike; the effect
-//! of prefetch is the ratio to `simd` within each repetition. Every sample's
-//! checksum is compared with the closed-form sum of the array; after every
-//! write sample, what the last pass stored is read back (one element per
-//! 16 KiB and the last of each thread's slice) and compared with what the
-//! kernel's definition says it stores; the lines that check read are
-//! evicted before the next timed sample, so it leaves no trace in one.
+//! cores, for each loop shape, and how much software prefetch at distance D
+//! helps (after J. McCalpin, "Optimizing AMD Opteron Memory Bandwidth",
+//! 2010). Every variant (policy × threads × kernel × hint × distance) is
+//! measured interleaved, repetition by repetition, each thread pinned on
+//! its own slice; the effect of prefetch is the ratio to `simd` within each
+//! repetition. Every sample is validated: a read's checksum against its
+//! closed form, a write's stored elements read back. The method, step by
+//! step: docs/methods/bandwidth.md.
 
 pub mod options;
 

@@ -1,20 +1,12 @@
 //! `memperf curves`: one bandwidth–latency curve per read:write mix, from
 //! idle to saturation (the family Mess draws, in minutes). One CPU chases a
-//! random cycle of lines beyond the last cache level (the `latency`
-//! kernel, huge pages); every other CPU runs traffic: read and write blocks
-//! of the existing kernels in the mix's ratio, with a calibrated pause
-//! after each block setting the rate.
-//!
-//! The pauses are found per mix ([`search`]): idle, saturation, the pauses
-//! the traffic model predicts for evenly spaced bandwidths, then bisection
-//! until no two neighbours lie further apart than the allowed gap. The
-//! chosen points are then measured through `timing::schedule`: each once
-//! untimed, then once per repetition in an order shuffled anew each time.
-//! Bandwidth is bus traffic: the kernels' reads and writes, the read of
-//! each line an ordinary store writes (write-allocate), and the chaser's
-//! lines. Two second looks are made in the same run: the chase alone,
-//! timed plainly, against the all-reads mix's idle point, and the traffic
-//! threads reading at full speed, timed plainly, against its saturation.
+//! random cycle beyond the last cache level on huge pages; every other CPU
+//! runs traffic in the mix's ratio, a calibrated pause after each block
+//! setting the rate. The pauses are found per mix ([`search`]); the chosen
+//! points are measured through `timing::schedule`. Bandwidth is bus traffic
+//! (write-allocate and the chaser's lines counted), and two second looks
+//! check the idle and saturated ends in the same run. The method, step by
+//! step: docs/methods/curves.md.
 
 pub mod analysis;
 pub mod measure;

@@ -1,21 +1,12 @@
 //! `memperf hugepages -- CMD`: does this unmodified program get faster on
-//! huge pages, and did it really get them?
-//!
-//! The program runs alternately without and with glibc's
-//! `glibc.malloc.hugetlb` tunable (1: malloc asks for THP; 2: malloc takes
-//! hugetlb pages), N runs each, in a random order in which every arm
-//! follows every arm equally often: a run meets what the run before it
-//! left behind (4 KiB pages freed in pieces that the kernel must compact
-//! into 2 MiB blocks), and no arm meets that more often than another. Every
-//! run's /proc/PID/smaps_rollup is sampled while it runs, so the coverage it
-//! actually got is read back, not assumed, and /proc/vmstat says what the
-//! kernel did meanwhile. The i-th run of each arm makes round i; the
-//! speed-up is the Hodges–Lehmann estimate of the per-round ratios with
-//! its signed-rank interval (`timing::verdict`), looked at again on even
-//! and odd rounds apart. An arm whose runs fall into two
-//! groups is said to be bimodal, with what tells the groups apart (system
-//! time, compaction stalls, the run before), never called noise. A run
-//! that fails is reported and left out of every figure.
+//! huge pages, and did it really get them? It runs alternately without and
+//! with glibc's `glibc.malloc.hugetlb` tunable, N runs each, in an order in
+//! which every arm follows every arm equally often; each run's smaps is
+//! sampled while it runs, so its coverage is read back, not assumed. The
+//! speed-up is the verdict engine's over the rounds; an arm whose runs fall
+//! into two groups is called bimodal, with what tells them apart, never
+//! noise; a failed run is reported and left out. The method, step by step:
+//! docs/methods/hugepages.md.
 
 pub mod options;
 

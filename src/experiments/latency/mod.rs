@@ -1,18 +1,12 @@
 //! `memperf latency`: load-to-use latency from L1 to DRAM for each page
 //! policy, the knees of the curve, and the memory-level parallelism the
-//! core reaches (K interleaved chases).
-//!
-//! Method: a dependent-load chase through one random cycle over every cache
-//! line of the working set (seed recorded, cycle verified by the kernel's
-//! end positions), so hardware prefetchers cannot help. Each point is timed
-//! in samples of about 10 ms, and its figure is the median of its samples.
-//! The page-local variant shuffles only inside windows of a few pages, so
-//! it pays cache misses but not TLB misses — unless the hardware
-//! prefetcher reaches its windows (one recorded machine read half of its
-//! DRAM latency this way at 2 GiB): the report checks it against a random
-//! chase on the cheapest page policy before the gap is read as translation.
-//! Page policies are measured alternately at each working set (A B A B …)
-//! and compared as ratios per round.
+//! core reaches (K interleaved chases). A dependent chase through one random
+//! cycle over every line of the working set (seed recorded, end positions
+//! verified); a point's figure is the median of its samples' steady stretch.
+//! The page-local variant pays cache misses but not TLB misses, unless the
+//! prefetcher reaches its windows, which the report checks. Page policies
+//! are measured alternately and compared as ratios per repetition. The
+//! method, step by step: docs/methods/latency.md.
 
 pub mod options;
 

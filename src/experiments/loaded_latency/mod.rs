@@ -1,19 +1,12 @@
 //! `memperf loaded-latency`: the latency of memory as the memory system
-//! fills (the curve Intel MLC's `--loaded_latency` draws). One CPU chases
-//! a random cycle of lines (huge pages, so page walks do not pollute it)
-//! while every other CPU runs a bandwidth kernel that waits an injected
-//! delay after each block it moves; the delay is swept from none (full
-//! speed) to long (nearly idle), and an idle point runs no loader at all.
-//!
-//! Each point is one team run: every thread starts behind a barrier, works
-//! through a warm-up, and counts only what it does inside the window that
-//! follows; the chaser's loads give the latency, the loaders' blocks the
-//! bandwidth. The points are measured through `timing::schedule` like
-//! every experiment: each point once untimed, then every point once per
-//! repetition in an order shuffled anew each repetition, so drift of the
-//! shared machine spreads over the curve instead of bending it. The report
-//! turns each point into one loader core's lines in flight (Little's law,
-//! as `curves` does), claimed only within what one core tracks.
+//! fills (the curve Intel MLC's `--loaded_latency` draws). One CPU chases a
+//! random cycle on huge pages while every other CPU runs a bandwidth kernel
+//! that waits an injected delay after each block, the delay swept from none
+//! to nearly idle, plus an idle point with no loader. Each point is one team
+//! run counted inside a window after a warm-up, measured through
+//! `timing::schedule` in shuffled order, so drift spreads over the curve
+//! instead of bending it. The method, step by step:
+//! docs/methods/loaded-latency.md.
 
 pub mod options;
 

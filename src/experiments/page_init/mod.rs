@@ -1,20 +1,12 @@
 //! `memperf page-init`: initialising page descriptors at the speed of
 //! memory (after Solaris 10's `add_physmem`: 1.785 µs → 0.388 µs per page,
 //! 4.6×, with no locking, large-page coalescing and software prefetch four
-//! descriptors ahead; Linux later initialised in parallel).
-//!
-//! The model: a boot-like memory layout (holes, misaligned start and end),
-//! one 128-byte descriptor per base page in one array, and `add_physmem` as
-//! in the original (see `kernels::page_init`). Variants are measured
-//! interleaved through the scheduler, together with the store kernels that
-//! set the limit; the speed-up over `locked` is the per-repetition ratio.
-//! The limit is descriptor bytes divided by the best store bandwidth on the
-//! same array — full-line non-temporal stores, `rep stosb`, the widest
-//! vector stores — per thread count; a variant above it says the limit is
-//! broken, loudly. The parallel variant uses the distance the single-thread
-//! sweep chose on its even repetitions. Each variant's untimed warm-up run
-//! is validated in full and the digests compared: all variants must
-//! produce the same lists.
+//! descriptors ahead; Linux later initialised in parallel). A boot-like
+//! layout, one 128-byte descriptor per base page; the variants run
+//! interleaved beside the store kernels that set the limit (descriptor bytes
+//! over the best store bandwidth), and one above it says so, loudly. Every
+//! variant must produce the same lists. The method, step by step:
+//! docs/methods/page-init.md.
 
 pub mod options;
 

@@ -1,22 +1,12 @@
 //! `memperf prefetch-fault`: what a software prefetch of a bad address
 //! costs, and whether a prefetch that misses the TLB walks the page table.
-//!
-//! Part 1 ([`cells`]): every prefetch instruction against mapped lines,
-//! NULL, unmapped holes, PROT_NONE pages, kernel and non-canonical
-//! addresses — 256 distinct pages of each, rotated, each verified to be
-//! what it claims ([`targets`]) — in a throughput loop and in a latency-
-//! bound loop. Each bad target is measured next to the same instruction on
-//! mapped lines, through the scheduler (warm-up, ≥ 10 ms samples, shuffled,
-//! ≥ 10 repetitions); page faults and CPU time are counted over the timed
-//! samples only. (UltraSPARC IV+'s "strong" prefetch of address 0 trapped:
-//! 1.34 s of system time per 10^6.)
-//! Part 2 ([`lists`]): many short linked lists whose walk prefetches the
-//! node k ahead, which is NULL near each end: no prefetch, unguarded, guarded.
-//! Part 3 ([`tlb_walk`]): a dependent walk touching one line per 4 KiB over
-//! far more memory than the last-level cache, prefetching D pages ahead,
-//! on 4 KiB and on huge pages: if prefetches were dropped on a TLB miss,
-//! the speed-up on 4 KiB pages would vanish.
-//! [`verdict`] turns the figures into one finding per instruction and loop.
+//! [`cells`]: every prefetch instruction against mapped lines, NULL, holes,
+//! PROT_NONE, kernel and non-canonical addresses (each verified by
+//! [`targets`]), beside the same instruction on mapped lines, in a throughput
+//! and a latency-bound loop. [`lists`]: short NULL-ended lists prefetching k
+//! ahead. [`tlb_walk`]: a 4 KiB walk prefetching D pages ahead, against huge
+//! pages. [`verdict`] turns them into one finding per instruction and loop.
+//! The method, step by step: docs/methods/prefetch-fault.md.
 
 mod cells;
 mod lists;

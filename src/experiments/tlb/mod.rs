@@ -1,22 +1,12 @@
-//! `memperf tlb`: TLB reach per page size and the cost of a page walk.
-//!
-//! Method: one cache line per page, over P pages visited in one random
-//! cycle, P doubling from 8 to well past the last TLB level, for each page
-//! policy; then the interval around each knee is measured again at ×1.25,
-//! ×1.5 and ×1.75, so a reach is known to better than a factor of two. The
-//! line inside each page comes from a hash of the page number, so the
-//! lines spread over cache sets.
-//!
-//! Past a few hundred pages the lines themselves outgrow L1, and such a
-//! knee is not a TLB's. So there is always a control: a huge-page region
-//! swept with the 4 KiB layout (one line every 4 KiB) — the same lines,
-//! the same cache sets, the same prefetcher behaviour, fewer translations.
-//! The 4 KiB sweep minus the control, paired per repetition, is the page
-//! walk alone. The control's own assumption is checked: if it steps where
-//! the 4 KiB sweep does at a page count whose lines fit in L1, its pages
-//! use small TLB entries (a VM whose host backs it with small pages) and
-//! no walk cost is derived. Knees are set beside CPUID's entry counts and
-//! named only within ×2 of one; CPUID's figures are shown either way.
+//! `memperf tlb`: TLB reach per page size and the cost of a page walk. One
+//! cache line per page over P pages in one random cycle, P doubling past the
+//! last TLB level, each knee measured again at ×1.25, ×1.5 and ×1.75. A
+//! huge-page region swept with the 4 KiB layout is the control (the same
+//! lines and cache sets, fewer translations): the 4 KiB sweep minus the
+//! control, paired per repetition, is the walk alone, unless the control
+//! steps where the 4 KiB sweep does (small TLB entries for huge pages), and
+//! then no walk cost is derived. Knees are named only within ×2 of CPUID's
+//! entry counts. The method, step by step: docs/methods/tlb.md.
 
 mod curves;
 pub mod options;

@@ -1,18 +1,12 @@
-//! Hand-written stream kernels for aarch64: NEON (Advanced SIMD, in every
-//! aarch64 CPU) through the generic loops of [`crate::kernels::vector`],
-//! and SVE, vector-length agnostic, in inline assembly ([`sve`]).
-//!
-//! SVE is written in `asm!` rather than C with ACLE: Rust has no stable SVE
-//! types, and assembly fixes the loop a disassembly test then checks
-//! (`ld1d`, `prfm` with its operation, `stnt1d`), whatever compiler builds
-//! it; the C parts stay for what needs a C compiler's ABI (calls, context).
-//!
-//! `--kernel simd` picks SVE where the CPU (and kernel) has it, NEON
-//! otherwise; the document names which and the vector length
-//! (`sve-256`). Prefetches are PRFM with the operation of the hint (see
-//! [`crate::kernels::hint`]). Non-temporal stores are STNP of two q
-//! registers (NEON) or STNT1D (SVE). DC ZVA zeroes whole blocks where
-//! DCZID_EL0 allows it, and DC CIVAC evicts a line.
+//! Hand-written stream kernels for aarch64: NEON through the generic loops
+//! of [`crate::kernels::vector`], and SVE, vector-length agnostic, in
+//! inline assembly ([`sve`]): Rust has no stable SVE types, and assembly
+//! fixes the loop a disassembly test checks (`ld1d`, `prfm`, `stnt1d`).
+//! `--kernel simd` picks SVE where the CPU and kernel have it, NEON
+//! otherwise, and the document names which (`sve-256`). Prefetches are PRFM
+//! with the hint's operation; non-temporal stores are STNP (NEON) or STNT1D
+//! (SVE); DC ZVA zeroes whole blocks where DCZID_EL0 allows, and DC CIVAC
+//! evicts a line.
 
 pub mod sve;
 pub mod zero;

@@ -1,16 +1,11 @@
 //! SVE stream kernels, vector-length agnostic: the same code runs at every
-//! vector length from 128 to 2048 bits (`cntd`, `addvl`, `incd`, and
-//! `whilelo` predicates for the tail), checked under emulation at 128,
-//! 256, 512 and 2048 bits.
-//!
-//! The read loop sums four vectors per iteration into four accumulators
-//! (`ld1d` + `fadd`), then the tail under a `whilelo` predicate; the
-//! prefetch variants issue one PRFM per 64-byte line, `distance` elements
-//! ahead. The write loops store two vectors per iteration under two
-//! `whilelo` predicates (`st1d`, or `stnt1d` for non-temporal stores).
-//!
-//! Registers: z0–z7 (declared as clobbers through v0–v7, which they
-//! contain; all are caller-saved) and p0–p2.
+//! vector length from 128 to 2048 bits (`cntd`, `addvl`, `incd`, `whilelo`
+//! predicates for the tail), checked under emulation at 128, 256, 512 and
+//! 2048 bits. The read loop sums four vectors an iteration into four
+//! accumulators (`ld1d` + `fadd`); the prefetch variants issue one PRFM per
+//! line, `distance` elements ahead; the write loops store two vectors an
+//! iteration (`st1d`, or `stnt1d`). Registers: z0–z7 (clobbered through
+//! v0–v7, which they contain; all caller-saved) and p0–p2.
 
 use crate::kernels::abi::{Hint, StreamArg, StreamKernel};
 use crate::kernels::write::{scalar, Op, COPY, MIX31, STORE, TRIAD, UPDATE};

@@ -1,17 +1,12 @@
 //! DAMON's virtual-address monitoring as the source of the hot set, where
-//! the kernel has it (`CONFIG_DAMON_VADDR` and the sysfs interface) and no
-//! other monitor holds DAMON: memperf creates one kdamond watching the
-//! program with a `stat` scheme (it acts on nothing) and each interval asks
-//! the kernel to fill the scheme's tried regions, reads them back, and
-//! removes its kdamond at the end. A region counts as hot when DAMON saw it
-//! accessed in the last aggregation interval (the interval memperf samples
-//! at); its bytes are spread over the mappings it overlaps. DAMON's regions
-//! adapt between 10 and 1,000 per process, so the hot set is DAMON's
-//! estimate at that resolution, said so in the document. No accessed bits
-//! are cleared: the program's TLB is not flushed.
-//!
-//! The sysfs root is a parameter so that tests can stand a fake tree in
-//! its place (no kernel here has `DAMON_VADDR`).
+//! the kernel has it (`CONFIG_DAMON_VADDR`, the sysfs interface) and no
+//! other monitor holds DAMON: one kdamond watches the program with a `stat`
+//! scheme (it acts on nothing), its tried regions read back each interval,
+//! removed at the end. A region is hot when DAMON saw it accessed in the
+//! last aggregation interval; its bytes spread over the mappings it
+//! overlaps. DAMON keeps 10 to 1,000 regions a process, so the hot set is
+//! its estimate at that resolution, said so. No accessed bits are cleared.
+//! The sysfs root is a parameter, so tests stand a fake tree in its place.
 
 use crate::process::pages::SmapsEntry;
 use std::fs;

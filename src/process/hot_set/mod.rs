@@ -1,16 +1,11 @@
-//! A process's hot working set over time, sampled: where the kernel lets
-//! memperf drive DAMON's virtual-address monitoring ([`damon`]), DAMON's
-//! accessed regions give each interval's hot bytes per mapping; elsewhere,
-//! right after the program is released and again at the end of every
-//! interval its accessed bits are cleared (/proc/PID/clear_refs), and at
-//! the end of each interval /proc/PID/smaps says per mapping how many bytes
-//! were referenced since: the interval's hot set. With `--pages` each
-//! mapping is also read page by page ([`page_scan`]): where its resident
-//! (and, with idle-page tracking, its accessed) pages lie in 2 MiB spans,
-//! and where the kernel keeps soft-dirty bits the bytes written. `wss`
-//! drives a [`Sampler`] alone; `stat --wss` wakes for it between its own
-//! samples. What the samples mean (phases, the verdict) is
-//! `analysis::hot_set`'s.
+//! A process's hot working set over time, sampled: DAMON's accessed regions
+//! where the kernel lets memperf drive it ([`damon`]); elsewhere the
+//! accessed bits, cleared at each interval's start (/proc/PID/clear_refs)
+//! and read per mapping from /proc/PID/smaps at its end. With `--pages`
+//! each mapping is also read page by page ([`page_scan`]): its resident and
+//! accessed pages in 2 MiB spans, and the bytes written where soft-dirty
+//! bits are kept. `wss` drives a [`Sampler`] alone; `stat --wss` wakes for
+//! it between its own samples. What the samples mean is `analysis::hot_set`'s.
 
 pub mod damon;
 pub mod page_scan;

@@ -1,18 +1,11 @@
-//! The one statistics engine behind every A/B claim: the estimate and
-//! interval of a paired comparison, and the verdict it supports.
-//!
-//! The unit of evidence is a repetition (each arm once, in shuffled
-//! order), so slow drift of the host cancels within it. A repetition's
-//! evidence is a ratio of the two arms (or a difference, where a ratio
-//! cannot be taken), worked on in logs. The estimate is the
-//! Hodges–Lehmann one (the median of the Walsh averages); its interval is
-//! the exact Wilcoxon signed-rank one. Where memory lands is a level of
-//! its own: repetitions that share a mapping are not independent, so the
-//! unit of evidence is then the mapping (the mean of its repetitions'
-//! values), and a design that maps anew every repetition loses nothing.
-//! Every interval is taken at [`LOOK_CONFIDENCE`], so
-//! that a schedule looking up to [`MAX_LOOKS`] times and stopping at the
-//! first resolved look still covers at [`CONFIDENCE`] (Bonferroni).
+//! The one statistics engine behind every A/B claim. The unit of evidence
+//! is a repetition (each arm once, shuffled), its evidence a ratio of the
+//! arms (or a difference, where a ratio cannot be taken), worked in logs.
+//! The estimate is Hodges–Lehmann's, its interval the exact Wilcoxon
+//! signed-rank one. Repetitions that share a mapping are not independent,
+//! so the unit is then the mapping (the mean of its repetitions). Every
+//! interval is taken at [`LOOK_CONFIDENCE`], so that a schedule looking up
+//! to [`MAX_LOOKS`] times still covers at [`CONFIDENCE`] (Bonferroni).
 
 use serde::{Deserialize, Serialize};
 
