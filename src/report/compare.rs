@@ -34,6 +34,10 @@ pub const FEW_SAMPLES: usize = 5;
 
 /// The normal quantile of a two-sided 99% interval.
 const Z99: f64 = 2.576;
+/// The normal quantile of a two-sided interval at the engine's per-look
+/// confidence ([`memperf_model::timing::verdict::LOOK_CONFIDENCE`], 1 −
+/// 0.01/3): Φ⁻¹(1 − 0.01/6).
+const Z_PER_LOOK: f64 = 2.935;
 
 /// One run of a side.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -237,6 +241,19 @@ pub fn t99(df: usize) -> f64 {
     }
 }
 
+/// The difference of two sides' mean logs (B's less A's), and, with two
+/// runs a side or more, their pooled standard deviation and Student's 99%
+/// quantile at its degrees of freedom.
+fn log_difference(la: &[f64], lb: &[f64]) -> (f64, Option<(f64, f64)>) {
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let spread = (la.len() >= 2 && lb.len() >= 2).then(|| {
+        let ss = |v: &[f64]| v.iter().map(|x| (x - mean(v)).powi(2)).sum::<f64>();
+        let df = la.len() + lb.len() - 2;
+        (((ss(la) + ss(lb)) / df as f64).sqrt(), t99(df))
+    });
+    (mean(lb) - mean(la), spread)
+}
+
 /// Judges the log difference `d` with half-width `hw` at `threshold`.
 fn judge(d: f64, hw: f64, threshold: f64, n: usize) -> Verdict {
     let e = Estimate { center: d.exp(), low: (d - hw).exp(), high: (d + hw).exp(), confidence: CONFIDENCE, units: n };
@@ -313,12 +330,10 @@ fn row(xs: &[Headline], ys: &[Headline], da: &[Document], db: &[Document], t: f6
     let logs = |ms: &[Headline]| -> Vec<f64> { ms.iter().map(|m| central(m).ln()).collect() };
     let (la, lb) = (logs(xs), logs(ys));
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    let d = mean(&lb) - mean(&la);
+    let (d, spread) = log_difference(&la, &lb);
     let (na, nb) = (la.len(), lb.len());
-    let (sigma, q, between) = if na >= 2 && nb >= 2 {
-        let ss = |v: &[f64]| v.iter().map(|x| (x - mean(v)).powi(2)).sum::<f64>();
-        let pooled = ((ss(&la) + ss(&lb)) / (na + nb - 2) as f64).sqrt();
-        (pooled.max(LEAST_BETWEEN_RUNS), t99(na + nb - 2), Between::Runs)
+    let (sigma, q, between) = if let Some((pooled, q)) = spread {
+        (pooled.max(LEAST_BETWEEN_RUNS), q, Between::Runs)
     } else {
         let refs = da.iter().chain(db).filter_map(|doc| doc.host_drift.as_ref()).filter_map(|h| reference_sd(h, x));
         let own = xs.iter().chain(ys).filter_map(own_sd);
@@ -385,17 +400,14 @@ fn ratio_change(ra: &[crate::timing::Ratio], rb: &[crate::timing::Ratio], t: f64
     }
     let logs = |v: &[crate::timing::Ratio]| -> Vec<f64> { v.iter().map(|r| r.estimate.ln()).collect() };
     let (la, lb) = (logs(ra), logs(rb));
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    let d = mean(&lb) - mean(&la);
-    let hw = if la.len() >= 2 && lb.len() >= 2 {
-        let ss = |v: &[f64]| v.iter().map(|x| (x - mean(v)).powi(2)).sum::<f64>();
-        let pooled = ((ss(&la) + ss(&lb)) / (la.len() + lb.len() - 2) as f64).sqrt();
-        t99(la.len() + lb.len() - 2) * pooled * (1.0 / la.len() as f64 + 1.0 / lb.len() as f64).sqrt()
+    let (d, spread) = log_difference(&la, &lb);
+    let hw = if let Some((pooled, q)) = spread {
+        q * pooled * (1.0 / la.len() as f64 + 1.0 / lb.len() as f64).sqrt()
     } else {
-        // Each run's interval is the engine's per-look one (about 2.94
-        // standard errors a side); a run without one resolves nothing.
+        // Each run's interval is the engine's per-look one, Z_PER_LOOK
+        // standard errors a side; a run without one resolves nothing.
         let se = |r: &crate::timing::Ratio| {
-            (r.low > 0.0 && r.high.is_finite()).then(|| (r.high.ln() - r.low.ln()) / 2.0 / 2.94)
+            (r.low > 0.0 && r.high.is_finite()).then(|| (r.high.ln() - r.low.ln()) / 2.0 / Z_PER_LOOK)
         };
         match (se(&ra[0]), se(&rb[0])) {
             (Some(sa), Some(sb)) => Z99 * (sa * sa + sb * sb).sqrt(),
@@ -551,6 +563,23 @@ pub fn summary(c: &Comparison) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// Z_PER_LOOK is the two-sided normal quantile of the engine's per-look
+    /// confidence: the tails beyond it hold 1 − LOOK_CONFIDENCE (erfc by
+    /// Abramowitz and Stegun 7.1.26, good to 1.5e-7).
+    #[test]
+    fn the_per_look_quantile_is_the_engines_confidence() {
+        let erfc = |x: f64| {
+            let t = 1.0 / (1.0 + 0.327_591_1 * x);
+            let poly = t
+                * (0.254_829_592
+                    + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+            poly * (-x * x).exp()
+        };
+        let tails = erfc(super::Z_PER_LOOK / std::f64::consts::SQRT_2);
+        let want = 1.0 - memperf_model::timing::verdict::LOOK_CONFIDENCE;
+        assert!((tails / want - 1.0).abs() < 0.01, "{tails} against {want}");
+    }
+
     use super::*;
 
     /// The recorded bandwidth result, its samples scaled (the time per

@@ -142,14 +142,10 @@ fn host_moved(doc: &Document) -> Option<String> {
     let d = doc.host_drift.as_ref()?;
     let moved = d.moved_most()?;
     let all = super::placement::every_cpu_moved(doc).map(|m| ("every CPU's read", Some(m.fraction)));
-    let others = [
-        all.unwrap_or(("every CPU's read", None)),
-        ("the call chain", d.calls_moved()),
-        ("the system call", d.kernel_moved()),
-        ("the chase on 4 KiB pages", d.walks_4k_moved()),
-    ];
-    let others: String =
-        others.iter().filter_map(|(what, m)| m.map(|m| format!(", {what} {:.1}%", m * 100.0))).collect();
+    let others: String = std::iter::once(all.unwrap_or(("every CPU's read", None)))
+        .chain(d.side_moves())
+        .filter_map(|(what, m)| m.map(|m| format!(", {what} {:.1}%", m * 100.0)))
+        .collect();
     Some(format!(
         "host during the run: one thread's read moved {:.1}%{others}. Absolute figures carry the move; the verdicts, \
          paired within each repetition, do not.",

@@ -135,14 +135,11 @@ pub fn host_drift(doc: &Document) -> String {
             m.inside.map_or(String::new(), |p| format!(", between the points: {}", super::placement::phases_text(&p)));
         format!("; every CPU reading at once moved {:.1}%{inside}", m.fraction * 100.0)
     });
-    let side = [
-        ("the call chain", d.calls_moved()),
-        ("the system call", d.kernel_moved()),
-        ("the chase on 4 KiB pages", d.walks_4k_moved()),
-    ]
-    .into_iter()
-    .filter_map(|(what, m)| m.map(|m| format!("; {what} moved {:.1}%", m * 100.0)))
-    .collect::<String>();
+    let side = d
+        .side_moves()
+        .into_iter()
+        .filter_map(|(what, m)| m.map(|m| format!("; {what} moved {:.1}%", m * 100.0)))
+        .collect::<String>();
     format!(
         "\nhost during the run: {}: one thread moved {:.1}%{all}{side}. Absolute figures measured across a move carry \
          it; the verdicts pair their arms within each repetition and their intervals carry what is left.\n",

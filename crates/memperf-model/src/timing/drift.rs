@@ -139,6 +139,16 @@ impl HostDrift {
         spread(&self.medians(DriftPoint::all_read_median))
     }
 
+    /// The side references' moves, each named as the run's summaries name
+    /// it: the call chain, the system call, the chase on 4 KiB pages.
+    pub fn side_moves(&self) -> [(&'static str, Option<f64>); 3] {
+        [
+            ("the call chain", self.calls_moved()),
+            ("the system call", self.kernel_moved()),
+            ("the chase on 4 KiB pages", self.walks_4k_moved()),
+        ]
+    }
+
     /// How far the call chain's medians lie apart over the run: what
     /// figures of a core's own work (calls, context saves) carry.
     pub fn calls_moved(&self) -> Option<f64> {
