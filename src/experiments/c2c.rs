@@ -108,8 +108,11 @@ impl Experiment for C2c {
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
-    fn pages_matter(_: &Params) -> bool {
-        false
+    fn needs(_: &Params) -> Result<crate::experiments::Needs> {
+        Ok(crate::experiments::Needs {
+            pages_matter: false,
+            ..Default::default()
+        })
     }
     fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
         use super::fit::{fewer, halve_sample, step};

@@ -94,11 +94,12 @@ impl Experiment for Calls {
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
-    fn check(p: &Params) -> Result<()> {
-        p.check()
-    }
-    fn pages_matter(_: &Params) -> bool {
-        false
+    fn needs(p: &Params) -> Result<crate::experiments::Needs> {
+        p.check()?;
+        Ok(crate::experiments::Needs {
+            pages_matter: false,
+            ..Default::default()
+        })
     }
     /// Keeps 1 and all threads; thins the ladder between them.
     fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {

@@ -151,24 +151,11 @@ pub trait Experiment: 'static {
     }
     /// Seconds `p` is expected to take on `m` (see [`super::estimate`]).
     fn estimate_s(p: &Self::Params, m: &Fingerprint, r: &super::estimate::Rates) -> f64;
-    /// Every parameter within range, checked before the machine is probed
-    /// or the plan printed, so bad input is one line and nothing else.
-    fn check(_p: &Self::Params) -> Result<()> {
-        Ok(())
-    }
-    /// Whether the page size of its memory matters (a warning about the
-    /// pools or THP concerns it).
-    fn pages_matter(_p: &Self::Params) -> bool {
-        true
-    }
-    /// Whether it sizes its working sets from the measured cache levels.
-    fn needs_levels(_p: &Self::Params) -> bool {
-        false
-    }
-    /// Each page policy it maps and the bytes it maps with it; the plan
-    /// reserves the hugetlb ones.
-    fn mapped(_p: &Self::Params) -> Vec<(crate::memory::PagePolicy, u64)> {
-        Vec::new()
+    /// What it needs before it runs, its parameters checked first: every
+    /// one within range (an error here is one line and nothing else,
+    /// before the machine is probed or the plan printed).
+    fn needs(_p: &Self::Params) -> Result<Needs> {
+        Ok(Needs::default())
     }
     /// One step down towards the suite's time budget; `false` at its
     /// floor (see [`super::fit`]).
@@ -183,16 +170,33 @@ pub trait Experiment: 'static {
     }
 }
 
+/// What an experiment needs of the machine before it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Needs {
+    /// It sizes its working sets from the measured cache levels.
+    pub levels: bool,
+    /// The page size of its memory matters (a warning about the pools or
+    /// THP concerns it).
+    pub pages_matter: bool,
+    /// Each page policy it maps and the bytes it maps with it; the plan
+    /// reserves the hugetlb ones.
+    pub mapped: Vec<(crate::memory::PagePolicy, u64)>,
+}
+
+impl Default for Needs {
+    /// No levels, pages that matter, nothing mapped to reserve.
+    fn default() -> Needs {
+        Needs { levels: false, pages_matter: true, mapped: Vec::new() }
+    }
+}
+
 /// An experiment with its parameters, as a plan holds it: the object-safe
 /// face of [`Experiment`].
 pub trait Planned: Send + Sync + std::fmt::Debug {
     fn name(&self) -> &'static str;
     fn measures(&self) -> bool;
-    fn check(&self) -> Result<()>;
+    fn needs(&self) -> Result<Needs>;
     fn estimate_s(&self, m: &Fingerprint, r: &super::estimate::Rates) -> f64;
-    fn pages_matter(&self) -> bool;
-    fn needs_levels(&self) -> bool;
-    fn mapped(&self) -> Vec<(crate::memory::PagePolicy, u64)>;
     fn shrink(&mut self, m: &Fingerprint) -> bool;
     fn shrink_last(&mut self, m: &Fingerprint) -> bool;
     fn record(&self, ctx: &Bench, strict: bool) -> Result<ExperimentRecord>;
@@ -216,20 +220,11 @@ impl<E: Experiment> Planned for With<E> {
     fn measures(&self) -> bool {
         E::MEASURES
     }
-    fn check(&self) -> Result<()> {
-        E::check(&self.0)
+    fn needs(&self) -> Result<Needs> {
+        E::needs(&self.0)
     }
     fn estimate_s(&self, m: &Fingerprint, r: &super::estimate::Rates) -> f64 {
         E::estimate_s(&self.0, m, r)
-    }
-    fn pages_matter(&self) -> bool {
-        E::pages_matter(&self.0)
-    }
-    fn needs_levels(&self) -> bool {
-        E::needs_levels(&self.0)
-    }
-    fn mapped(&self) -> Vec<(crate::memory::PagePolicy, u64)> {
-        E::mapped(&self.0)
     }
     fn shrink(&mut self, m: &Fingerprint) -> bool {
         E::shrink(&mut self.0, m)

@@ -30,8 +30,11 @@ impl Experiment for Info {
     fn estimate_s(_: &Params, _: &crate::machine::Fingerprint, _: &super::estimate::Rates) -> f64 {
         0.0
     }
-    fn needs_levels(_: &Params) -> bool {
-        true
+    fn needs(_: &Params) -> Result<crate::experiments::Needs> {
+        Ok(crate::experiments::Needs {
+            levels: true,
+            ..Default::default()
+        })
     }
 
     // No PMU warning here: `info` counts nothing, and its table already

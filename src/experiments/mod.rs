@@ -18,7 +18,7 @@ pub mod schema;
 pub mod stream_arrays;
 
 pub use experiment::{
-    record, steal_ticks, steal_warning, Bench, Experiment, NoProgress, Planned, Preset, Progress, Request, With,
+    record, steal_ticks, steal_warning, Bench, Experiment, Needs, NoProgress, Planned, Preset, Progress, Request, With,
     INTERRUPTED,
 };
 

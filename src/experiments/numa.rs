@@ -73,14 +73,13 @@ impl Experiment for Numa {
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
-    fn check(p: &Params) -> Result<()> {
-        check(p)
-    }
-    fn needs_levels(_: &Params) -> bool {
-        true
-    }
-    fn pages_matter(_: &Params) -> bool {
-        false
+    fn needs(p: &Params) -> Result<crate::experiments::Needs> {
+        check(p)?;
+        Ok(crate::experiments::Needs {
+            levels: true,
+            pages_matter: false,
+            ..Default::default()
+        })
     }
 
     fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {

@@ -33,7 +33,13 @@ impl Job {
     /// Every parameter within range, checked before the machine is probed
     /// or the plan printed, so bad input is one line and nothing else.
     pub fn check(&self) -> Result<()> {
-        self.0.check()
+        self.0.needs().map(|_| ())
+    }
+
+    /// What it needs of the machine (its parameters checked: see
+    /// [`Job::check`]; a job that fails it needs nothing).
+    fn needs(&self) -> super::Needs {
+        self.0.needs().unwrap_or_default()
     }
 
     /// Seconds this job is expected to take on `m` (see [`super::estimate`]).
@@ -91,13 +97,13 @@ impl Plan {
     /// Some experiment of the plan works on memory whose page size matters
     /// (or is `info`, which reports the pools).
     pub fn pages_matter(&self) -> bool {
-        self.jobs.iter().any(|j| j.0.pages_matter())
+        self.jobs.iter().any(|j| j.needs().pages_matter)
     }
 
     /// Some experiment of the plan sizes its working sets from the cache
     /// levels (or is `info`, which shows them).
     pub fn needs_levels(&self) -> bool {
-        self.jobs.iter().any(|j| j.0.needs_levels())
+        self.jobs.iter().any(|j| j.needs().levels)
     }
 
     /// Huge pages each pool must have free for the plan: (page size, pages).
@@ -114,7 +120,7 @@ impl Plan {
             }
         };
         for job in &self.jobs {
-            let mapped = job.0.mapped();
+            let mapped = job.needs().mapped;
             for &(pol, bytes) in mapped.iter().filter(|m| m.0.uses_hugetlb_pool()) {
                 // Policies sharing a pool (2m and shm) hold their regions at once.
                 let sharing =

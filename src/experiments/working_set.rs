@@ -226,14 +226,13 @@ impl Experiment for WorkingSet {
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
-    fn check(p: &Params) -> Result<()> {
-        check(p)
-    }
-    fn needs_levels(_: &Params) -> bool {
-        true
-    }
-    fn mapped(p: &Params) -> Vec<(crate::memory::PagePolicy, u64)> {
-        p.pages.iter().map(|&pol| (pol, p.total_bytes.round_up(pol.page_size().0).0)).collect()
+    fn needs(p: &Params) -> Result<crate::experiments::Needs> {
+        check(p)?;
+        Ok(crate::experiments::Needs {
+            levels: true,
+            mapped: p.pages.iter().map(|&pol| (pol, p.total_bytes.round_up(pol.page_size().0).0)).collect(),
+            ..Default::default()
+        })
     }
     fn shrink(p: &mut Params, m: &crate::machine::Fingerprint) -> bool {
         use super::fit::{fewer, halve_sample, step};

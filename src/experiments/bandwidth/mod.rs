@@ -134,19 +134,15 @@ impl Experiment for Bandwidth {
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
-    fn check(p: &Params) -> Result<()> {
-        check(p)
-    }
-    fn needs_levels(_: &Params) -> bool {
-        true
-    }
-    fn mapped(p: &Params) -> Vec<(crate::memory::PagePolicy, u64)> {
-        let mut m: Vec<_> = p.pages.iter().map(|&pol| (pol, p.size_bytes.round_up(pol.page_size().0).0)).collect();
+    fn needs(p: &Params) -> Result<crate::experiments::Needs> {
+        check(p)?;
+        let mut mapped: Vec<_> =
+            p.pages.iter().map(|&pol| (pol, p.size_bytes.round_up(pol.page_size().0).0)).collect();
         if frames::measures_frames(p) {
-            m.push((PagePolicy::Small, p.size_bytes.round_up(4096).0 * frames::extra_small_arrays(p)));
-            m.push((PagePolicy::Thp, p.size_bytes.round_up(PagePolicy::Thp.page_size().0).0));
+            mapped.push((PagePolicy::Small, p.size_bytes.round_up(4096).0 * frames::extra_small_arrays(p)));
+            mapped.push((PagePolicy::Thp, p.size_bytes.round_up(PagePolicy::Thp.page_size().0).0));
         }
-        m
+        Ok(crate::experiments::Needs { levels: true, mapped, ..Default::default() })
     }
     fn shrink(p: &mut Params, m: &crate::machine::Fingerprint) -> bool {
         let (four, one) = super::fit::memory_floors(m, in_memory_floor(m));

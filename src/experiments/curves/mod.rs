@@ -67,17 +67,13 @@ impl Experiment for Curves {
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &Rates) -> f64 {
         estimate_s(p, m, r)
     }
-    fn check(p: &Params) -> Result<()> {
-        params::check(p)
-    }
-    fn needs_levels(_: &Params) -> bool {
-        true
-    }
-    fn pages_matter(p: &Params) -> bool {
-        p.pages.uses_hugetlb_pool()
-    }
-    fn mapped(p: &Params) -> Vec<(PagePolicy, u64)> {
-        vec![(p.pages, p.chase_bytes.round_up(p.pages.page_size().0).0)]
+    fn needs(p: &Params) -> Result<crate::experiments::Needs> {
+        params::check(p)?;
+        Ok(crate::experiments::Needs {
+            levels: true,
+            pages_matter: p.pages.uses_hugetlb_pool(),
+            mapped: vec![(p.pages, p.chase_bytes.round_up(p.pages.page_size().0).0)],
+        })
     }
     /// Down to two repetitions, then shorter windows (never fewer points
     /// or mixes: a curve needs its points).

@@ -282,15 +282,11 @@ impl Experiment for Latency {
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
-    fn check(p: &Params) -> Result<()> {
-        check(p)
-    }
-    fn needs_levels(_: &Params) -> bool {
-        true
-    }
-    fn mapped(p: &Params) -> Vec<(crate::memory::PagePolicy, u64)> {
+    fn needs(p: &Params) -> Result<crate::experiments::Needs> {
+        check(p)?;
         let max = p.sizes_bytes.iter().max().copied().unwrap_or_default();
-        p.pages.iter().map(|&pol| (pol, max.round_up(pol.page_size().0).0)).collect()
+        let mapped = p.pages.iter().map(|&pol| (pol, max.round_up(pol.page_size().0).0)).collect();
+        Ok(crate::experiments::Needs { levels: true, mapped, ..Default::default() })
     }
     fn shrink(p: &mut Params, m: &crate::machine::Fingerprint) -> bool {
         let (four, one) = super::fit::memory_floors(m, m.chase_memory_from());

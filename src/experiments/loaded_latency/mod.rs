@@ -108,17 +108,13 @@ impl Experiment for LoadedLatency {
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
-    fn check(p: &Params) -> Result<()> {
-        check(p)
-    }
-    fn needs_levels(_: &Params) -> bool {
-        true
-    }
-    fn pages_matter(p: &Params) -> bool {
-        p.pages.uses_hugetlb_pool()
-    }
-    fn mapped(p: &Params) -> Vec<(crate::memory::PagePolicy, u64)> {
-        vec![(p.pages, p.chase_bytes.round_up(p.pages.page_size().0).0)]
+    fn needs(p: &Params) -> Result<crate::experiments::Needs> {
+        check(p)?;
+        Ok(crate::experiments::Needs {
+            levels: true,
+            pages_matter: p.pages.uses_hugetlb_pool(),
+            mapped: vec![(p.pages, p.chase_bytes.round_up(p.pages.page_size().0).0)],
+        })
     }
     fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
         use super::fit::{fewer, step};

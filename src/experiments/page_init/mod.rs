@@ -137,8 +137,9 @@ impl Experiment for PageInit {
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
-    fn check(p: &Params) -> Result<()> {
-        check(p)
+    fn needs(p: &Params) -> Result<crate::experiments::Needs> {
+        check(p)?;
+        Ok(Default::default())
     }
     fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
         use super::fit::{fewer, step};

@@ -105,8 +105,9 @@ impl Experiment for PrefetchFault {
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
-    fn check(p: &Params) -> Result<()> {
-        p.check()
+    fn needs(p: &Params) -> Result<crate::experiments::Needs> {
+        p.check()?;
+        Ok(Default::default())
     }
     fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
         use super::fit::{fewer, halve_sample, step};

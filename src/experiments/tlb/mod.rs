@@ -141,24 +141,23 @@ impl Experiment for Tlb {
     fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
         estimate_s(p, m, r)
     }
-    fn check(p: &Params) -> Result<()> {
-        check(p)
-    }
-    fn needs_levels(_: &Params) -> bool {
-        true
-    }
-    /// Its own sweep per policy, and the 4 KiB-stride control in the
-    /// control's policy (a region of its own).
-    fn mapped(p: &Params) -> Vec<(crate::memory::PagePolicy, u64)> {
-        p.pages
-            .iter()
-            .map(|&pol| {
-                let page = pol.page_size().0;
-                let own = (p.counts(pol.page_size()).last().copied().unwrap_or(0) * page).next_multiple_of(page);
-                let control = p.counts(Bytes(4096)).last().copied().unwrap_or(0) * 4096;
-                (pol, own + if pol == p.control_policy() { control.next_multiple_of(page) } else { 0 })
-            })
-            .collect()
+    fn needs(p: &Params) -> Result<crate::experiments::Needs> {
+        check(p)?;
+        Ok(crate::experiments::Needs {
+            levels: true,
+            // Its own sweep per policy, and the 4 KiB-stride control in
+            // the control's policy (a region of its own).
+            mapped: p.pages
+                .iter()
+                .map(|&pol| {
+                    let page = pol.page_size().0;
+                    let own = (p.counts(pol.page_size()).last().copied().unwrap_or(0) * page).next_multiple_of(page);
+                    let control = p.counts(Bytes(4096)).last().copied().unwrap_or(0) * 4096;
+                    (pol, own + if pol == p.control_policy() { control.next_multiple_of(page) } else { 0 })
+                })
+                .collect(),
+            ..Default::default()
+        })
     }
     fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
         use super::fit::{fewer, halve_sample, step};
