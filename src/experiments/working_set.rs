@@ -401,7 +401,7 @@ fn policy_result(
     figures: &crate::model::outcome::stat::MachineFigures,
 ) -> PolicyResult {
     let rows = ns_per_row(timed.series);
-    let ns = Summary::steady_of(&rows).expect("the scheduler returns one finite sample per repetition");
+    let ns = Summary::steady_in(&rows, &mapping_of(p)).expect("the scheduler returns one finite sample per repetition");
     let flops = p.row_floats as f64 * kernel::FLOPS_PER_ELEMENT as f64 / (ns.median * 1e-9);
     let inputs = crate::counters::metrics::inputs(&timed.counters, timed.counted_s, figures);
     let metrics = crate::counters::metrics::builtin()

@@ -443,7 +443,7 @@ fn working_set(
             order: order.into(),
             size_bytes: Bytes((lines * LINE) as u64),
             loads_per_sample: s.iters,
-            latency_ns: Summary::steady_of(&ns).expect("samples measured"),
+            latency_ns: Summary::steady_in(&ns, &mapped.mapping_of).expect("samples measured"),
             sample_latency_ns: ns,
             huge_fraction: huge[i],
             valid: s.ok,
@@ -631,8 +631,13 @@ pub fn is_cache_hit(latency_ns: f64, far_ns: Option<f64>) -> bool {
 /// again from the document's points by today's rules
 /// (`memperf report --reanalyze`); `ghz` is a clock two chains agreed on.
 fn reanalyze(o: &mut Outcome, m: &crate::machine::Fingerprint, ghz: Option<f64>) {
+    // Where the mappings are known (a comparison at the point's size
+    // records them); elsewhere the recorded figure stands.
     for p in &mut o.points {
-        match Summary::steady_of(&p.sample_latency_ns) {
+        let Some(r) = o.ratios.iter().find(|r| r.size_bytes == p.size_bytes && r.ratio.values.len() == p.sample_latency_ns.len()) else {
+            continue;
+        };
+        match Summary::steady_in(&p.sample_latency_ns, &r.ratio.mapping_of) {
             Some(s) if s.steady != p.latency_ns.steady => p.latency_ns = s,
             _ => {}
         }

@@ -55,6 +55,22 @@ impl Summary {
         let s = Summary::of(&samples[stretch.from..stretch.to])?;
         Some(Summary { steady: Some(stretch), ..s })
     }
+
+    /// As [`Summary::steady_of`], sample `i` taken on mapping
+    /// `mapping_of[i]`: a level that changes between blocks of samples on
+    /// different mappings may be where memory landed, not the host, so a
+    /// stretch is sought only where every sample has a mapping of its own
+    /// or all share one (else all samples are summarised).
+    pub fn steady_in(samples: &[f64], mapping_of: &[u32]) -> Option<Summary> {
+        let mut distinct = mapping_of.to_vec();
+        distinct.sort_unstable();
+        distinct.dedup();
+        if distinct.len() <= 1 || distinct.len() == mapping_of.len() {
+            Summary::steady_of(samples)
+        } else {
+            Summary::of(samples)
+        }
+    }
 }
 
 fn median_sorted(sorted: &[f64]) -> f64 {
@@ -129,6 +145,11 @@ mod tests {
         assert_eq!((s.count, s.median), (5, 100.0));
         assert_eq!(s.steady.as_ref().map(|t| (t.of, t.from, t.to)), Some((8, 3, 8)));
         assert_eq!(Summary::steady_of(&[1.0, 2.0, 3.0]), Summary::of(&[1.0, 2.0, 3.0]));
+        // Blocks of samples on two mappings: the step may be placement.
+        let step = [200.0, 201.0, 199.0, 200.5, 100.0, 101.0, 99.0, 100.5];
+        assert_eq!(Summary::steady_in(&step, &[0, 0, 0, 0, 1, 1, 1, 1]), Summary::of(&step));
+        assert!(Summary::steady_in(&step, &[0, 1, 2, 3, 4, 5, 6, 7]).unwrap().steady.is_some());
+        assert!(Summary::steady_in(&step, &[]).unwrap().steady.is_some());
     }
 
     #[test]
