@@ -64,8 +64,9 @@ pub fn assert_generated_block_is_current(rel: &str, what: &str, made: &str) {
         std::fs::write(&path, format!("{}{made}{}", &text[..start], &text[end..])).unwrap();
     }
     let held = std::fs::read_to_string(&path).unwrap();
+    let block = held.get(start..).and_then(|rest| rest.find(&close).map(|e| &rest[..e])).unwrap_or_default();
     assert!(
-        held[start..].starts_with(made),
+        block == made,
         "{rel}'s {what} block is not what the code makes: run MEMPERF_WRITE_SCHEMA=1 cargo test --lib schema, and commit it"
     );
 }

@@ -183,7 +183,7 @@ pub fn measure_machine(machine: &mut Fingerprint, clock: &dyn Clock, levels: boo
     notes
 }
 
-/// Seconds the doublings below memory by size may take at most.
+/// Seconds after which no doubling pair, and no later look, starts.
 const DOUBLINGS_BOX_S: f64 = 3.0;
 
 /// Where memory begins below memory by size, by doublings measured in the
@@ -191,11 +191,12 @@ const DOUBLINGS_BOX_S: f64 = 3.0;
 fn measure_doublings(machine: &mut Fingerprint, clock: &dyn Clock, thp: bool) -> Option<Caution> {
     let far = machine.measured_levels.as_ref().and_then(|m| m.found.far_from);
     let (by_size, reach) = (machine.memory_by_size(), probe_reach(machine));
-    let sizes = crate::machine::doublings::pairs(far, by_size, reach);
+    // Without memory by size within reach there is no arm that is memory's
+    // to hold a set against: memory then begins by size alone.
+    let sizes = if reach >= by_size { crate::machine::doublings::pairs(far, by_size, reach) } else { Vec::new() };
     let pages = if thp { crate::memory::PagePolicy::Thp } else { crate::memory::PagePolicy::Small };
-    let memory = Bytes(by_size.0.min(reach.0));
     let started = std::time::Instant::now();
-    let (doublings, ok) = crate::machine::doublings::measure(clock, &sizes, memory, pages, DOUBLINGS_BOX_S);
+    let (doublings, ok) = crate::machine::doublings::measure(clock, &sizes, by_size, pages, DOUBLINGS_BOX_S);
     let levels = machine.measured_levels.as_mut()?;
     // A pair that failed its check is no evidence: memory then begins by
     // size alone. The probe's time, which the plan sets aside, holds them.

@@ -95,6 +95,11 @@ pub struct Plan {
     /// stops once every comparison it is in is resolved.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub questions: Vec<Question>,
+    /// Where set, a question is settled once its interval lies inside ±
+    /// this fraction (a test of flatness), or once it excludes no change
+    /// (a direction), whichever comes first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle_within: Option<f64>,
     /// No look past the first starts after this reading of the clock (the
     /// experiment's share of the time box); `None`: no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -194,6 +199,7 @@ impl Plan {
             precision: None,
             max_repetitions: repetitions,
             questions: Vec::new(),
+            settle_within: None,
             stop_looking_at_ns: None,
             iters: Vec::new(),
         }
@@ -427,7 +433,11 @@ fn sequential(
             orders.push(order);
         }
         looks.push(point);
-        let open: Vec<&Question> = plan.questions.iter().filter(|q| !q.resolved(series)).collect();
+        let settled = |q: &Question| match plan.settle_within {
+            Some(t) => q.ratio(series).is_some_and(|r| r.inside(t) || r.verdict().resolved_direction()),
+            None => q.resolved(series),
+        };
+        let open: Vec<&Question> = plan.questions.iter().filter(|q| !settled(q)).collect();
         active = vec![false; n];
         for q in open {
             for v in q.variants(reference_of) {

@@ -482,8 +482,8 @@ fn warn_preconditions(p: &Params, ctx: &Bench) {
     if p.size_bytes.0 >= 4 * llc.0 || p.size_bytes >= ctx.machine.read_in_memory_from_on(widest) {
         return;
     }
-    // The warning says "verified in this run": only the probe's own evidence.
-    let one_in_memory = ctx.machine.read_memory_from_on(1).filter(|&from| p.size_bytes >= from);
+    // The warning says "verified in this run": only the run's own evidence.
+    let one_in_memory = ctx.machine.read_verified_from().filter(|&from| p.size_bytes >= from);
     ctx.warn(Caution::WorkingSetInCache { size: p.size_bytes, llc, threads: widest, one_in_memory });
 }
 

@@ -212,11 +212,13 @@ fn measured_levels(m: &Fingerprint) -> String {
 const WALKS: &str = "; past the far level no cache is left to fill, so a latency that keeps rising there is page walks \
                      (on a guest, through the host's page tables too), which grow with the working set";
 
-/// Every chase doubling measured rose, on huge pages: page walks.
+/// Every chase doubling measured rose (its whole interval above no
+/// change), on a probe that got huge pages (90% or more): page walks.
 fn rising_on_huge_pages(l: &crate::machine::levels::MeasuredLevels) -> bool {
     let chases: Vec<_> =
         l.doublings.iter().flatten().filter(|d| d.kind == crate::machine::levels::DoublingKind::Chase).collect();
-    l.pages != crate::memory::PagePolicy::Small && !chases.is_empty() && chases.iter().all(|d| d.ratio.estimate > 1.0)
+    let huge = l.pages != crate::memory::PagePolicy::Small && l.huge_fraction.is_some_and(|f| f >= 0.9);
+    huge && !chases.is_empty() && chases.iter().all(|d| d.ratio.verdict().call == crate::timing::schedule::Call::Above)
 }
 
 /// Where the doublings place memory: each pair measured, and where each
@@ -251,12 +253,12 @@ fn doublings(l: &crate::machine::levels::MeasuredLevels, m: &crate::machine::Fin
                 kind.flat() * 100.0
             ),
             None => format!(
-                "none agrees within {:.0}% a doubling: memory from {from}, eight times the last-level cache, by size{}",
+                "none agrees within {:.0}% a doubling: memory from {from}, by size{}",
                 kind.flat() * 100.0,
                 if kind == DoublingKind::Chase && rising_on_huge_pages(l) { WALKS } else { "" }
             ),
         };
-        let measured = if of.is_empty() { "none below memory by size".to_string() } else { of.join("; ") };
+        let measured = if of.is_empty() { "no pair measured".to_string() } else { of.join("; ") };
         out.push_str(&format!("    {kind}: {measured}: {why}\n", kind = kind.name()));
     }
     out
@@ -371,7 +373,7 @@ mod tests {
         assert_eq!(doc.machine.read_in_memory_from_on(1), Bytes(32 * MIB));
         let text = super::machine(&doc.machine, None);
         assert!(text.contains("    chase: 32MiB→64MiB ×1.090 [×1.070, ×1.110] (n = 20) and →"), "{text}");
-        assert!(text.contains(&format!("memory from {by_size}, eight times the last-level cache, by size; past the far level")));
+        assert!(text.contains(&format!("memory from {by_size}, by size; past the far level")));
         assert!(text.contains("    read: 32MiB→64MiB ×1.000 [×0.980, ×1.020] (n = 20) and →"), "{text}");
         assert!(text.contains("memory from 32MiB, where the doubling agrees within 5% and memory by size within that"));
     }

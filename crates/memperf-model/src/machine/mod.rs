@@ -206,6 +206,12 @@ impl Fingerprint {
         self.memory_evidence(levels::DoublingKind::Chase, self.chase_memory_from()).map_or(by_size, |p| p.min(by_size))
     }
 
+    /// Where this run verified one thread's read in memory: by its
+    /// doublings, or, in a document recorded before them, by the sweep.
+    pub fn read_verified_from(&self) -> Option<Bytes> {
+        self.memory_evidence(levels::DoublingKind::Read, self.read_memory_from())
+    }
+
     /// Where this run's doublings say memory begins for `kind`; in a
     /// document recorded before them, `before` (the probe's own finding).
     fn memory_evidence(&self, kind: levels::DoublingKind, before: Option<Bytes>) -> Option<Bytes> {
@@ -251,7 +257,7 @@ impl Fingerprint {
     /// and at the latest from [`Self::memory_by_size`].
     pub fn read_in_memory_from_on(&self, threads: usize) -> Bytes {
         let by_size = self.memory_by_size();
-        let one = self.memory_evidence(levels::DoublingKind::Read, self.read_memory_from());
+        let one = self.read_verified_from();
         let many = |one: Bytes| if threads > 1 { one.max(Bytes(2 * self.claimed_llc_or_assumed().0)) } else { one };
         one.map(many).map_or(by_size, |p| p.min(by_size))
     }
