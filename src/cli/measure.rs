@@ -12,6 +12,7 @@ use super::progress::TerminalProgress;
 use super::Command;
 use crate::error::{Error, Result};
 use crate::experiments::plan::{self, Plan};
+use crate::experiments::timebox::TimeBox;
 use crate::experiments::{NoProgress, Preset};
 use crate::model::journal::Journal;
 use crate::model::Document;
@@ -42,20 +43,18 @@ impl Measurement {
         // The clock and the cache levels, then the plan sized from them.
         let clock = MonotonicClock::new();
         let since_ns = crate::timing::Clock::now_ns(&clock);
-        let mut notes = plan::measure_machine(&mut machine, &clock, unmeasured.needs_levels());
+        let notes = plan::measure_machine(&mut machine, &clock, unmeasured.needs_levels());
         let mut plan = command.plan(&machine)?;
         if let Command::Run(r) = command {
-            let preset = r.preset.preset(Preset::Quick);
-            notes.extend(fit_suite(&mut plan, &machine, preset));
-            plan.deadline = crate::experiments::budget::suite_deadline(preset)
-                .map(|budget_s| plan::Deadline { budget_s, since_ns });
+            plan.time_box = crate::experiments::budget::suite_box_s(r.preset.preset(Preset::Quick))
+                .map(|box_s| TimeBox { box_s, since_ns });
         }
         plan.notes.extend(notes.into_iter().map(|c| c.render(plan.command)));
         // The plan line, where there is something to measure, fitted to the
         // terminal like every other line.
         let quiet = command.common().quiet;
         if !quiet && plan.jobs.iter().any(|j| j.measures()) {
-            eprintln!("{}", crate::terminal::fit(&plan.summary(&machine), crate::terminal::terminal_width(2)));
+            eprintln!("{}", crate::terminal::fit(&plan.summary(), crate::terminal::terminal_width(2)));
         }
         let doc = plan::new_document(machine, &clock, &plan);
         // Under a launcher every rank writes into -o DIR: each into a folder
@@ -86,33 +85,29 @@ impl Measurement {
         let live_tables = self.output.table;
         let screen = self.screen;
         let quiet = self.quiet;
-        plan::execute(
-            &mut self.plan,
-            &mut self.doc,
-            &self.clock,
-            progress,
-            |doc, rec| {
-                if let Some(j) = journal.as_mut() {
-                    j.append(rec)?;
+        plan::execute(&mut self.plan, &mut self.doc, &self.clock, progress, |doc, rec| {
+            if let Some(j) = journal.as_mut() {
+                j.append(rec)?;
+            }
+            if live_tables && !(screen && quiet) {
+                let text = if screen {
+                    crate::report::screen::experiment_line(doc, rec, screen_width())
+                } else {
+                    crate::report::table::for_terminal(1, || format!("{}\n", crate::report::text::experiment(doc, rec)))
+                };
+                let print = || crate::report::sink::stdout(crate::report::sink::terminal_safe(&text).as_bytes());
+                match &bar {
+                    Some(b) => b.suspend(print)?,
+                    None => print()?,
                 }
-                if live_tables && !(screen && quiet) {
-                    let text = if screen {
-                        crate::report::screen::experiment_line(doc, rec, screen_width())
-                    } else {
-                        crate::report::table::for_terminal(1, || {
-                            format!("{}\n", crate::report::text::experiment(doc, rec))
-                        })
-                    };
-                    let print = || crate::report::sink::stdout(crate::report::sink::terminal_safe(&text).as_bytes());
-                    match &bar {
-                        Some(b) => b.suspend(print)?,
-                        None => print()?,
-                    }
-                }
-                Ok(())
-            },
-            crate::experiments::fit::pacer(),
-        )
+            }
+            Ok(())
+        })?;
+        let now = crate::timing::Clock::now_ns(&self.clock);
+        if let Some(c) = self.plan.time_box.and_then(|b| b.overrun(now)) {
+            self.doc.warnings.push(c.render(self.plan.command));
+        }
+        Ok(())
     }
 
     /// Every output written: what follows the live tables, the document,
@@ -153,16 +148,4 @@ impl Measurement {
 /// gets the same screen a terminal of 80 would).
 fn screen_width() -> usize {
     crate::terminal::terminal_width(1).unwrap_or(80)
-}
-
-/// The suite fitted to its preset's time budget, and the note saying what
-/// it gave up, if anything.
-fn fit_suite(plan: &mut Plan, machine: &crate::machine::Fingerprint, preset: Preset) -> Option<crate::model::Caution> {
-    let fitted = crate::experiments::fit::fit_suite(plan, machine, preset)?;
-    (!fitted.shrunk.is_empty()).then_some(crate::model::Caution::SuiteFitted {
-        budget_s: fitted.budget_s,
-        before_s: fitted.before_s,
-        after_s: fitted.after_s,
-        shrunk: fitted.shrunk,
-    })
 }

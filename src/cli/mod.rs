@@ -529,7 +529,7 @@ fn plan_of(jobs: Vec<Job>, c: &CommonArgs, subcommand: Option<&'static str>) -> 
         journal: false,
         jobs,
         reserve_hugepages: c.reserve_hugepages,
-        deadline: None,
+        time_box: None,
     }
 }
 

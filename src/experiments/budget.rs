@@ -3,9 +3,8 @@
 //! Memory: all regions an experiment holds at once, summed, stay within
 //! [`MEMORY_SHARE_OF_TOTAL`] of MemTotal and [`MEMORY_SHARE_OF_AVAILABLE`]
 //! of MemAvailable, whatever the machine claims of its caches. Time: the
-//! plan estimates each experiment before it starts ([`super::estimate`])
-//! and the suite scales sizes and repetitions until the whole fits its
-//! preset's budget ([`SUITE_SECONDS`]).
+//! suite runs within its preset's box ([`suite_box_s`], shared out by
+//! [`super::timebox`]).
 
 use super::Preset;
 use crate::machine::Fingerprint;
@@ -18,31 +17,14 @@ pub const MEMORY_SHARE_OF_AVAILABLE: f64 = 0.5;
 /// Share of MemAvailable sizes given on the command line may take.
 pub const EXPLICIT_SHARE_OF_AVAILABLE: f64 = 0.8;
 
-/// Wall time of the whole suite per preset, in seconds (the subcommands'
-/// own defaults are not bounded: they measure what they are asked for).
-pub fn suite_seconds(preset: Preset) -> Option<f64> {
+/// The suite's time box per preset, in seconds from the run's start (the
+/// probe counts in it): within the minute and the quarter hour, less a
+/// margin for writing the results and for a last look that starts just
+/// before its share ends. The subcommands have none: they measure what
+/// they are asked for.
+pub fn suite_box_s(preset: Preset) -> Option<f64> {
     match preset {
-        Preset::Quick => Some(SUITE_SECONDS.0),
-        Preset::Full => Some(SUITE_SECONDS.1),
-        Preset::Default => None,
-    }
-}
-
-/// (quick, full) suite budgets: a minute and a quarter of an hour, less a
-/// margin for what no estimate covers (page faults of other programs,
-/// writing the report).
-pub const SUITE_SECONDS: (f64, f64) = (52.0, 840.0);
-
-/// The wall time a suite is held to as it runs, from its start (before the
-/// probe): the jobs still to come are shrunk when the run falls behind it
-/// ([`super::fit::refit_rest`]). Closer to the minute and the quarter hour
-/// than [`SUITE_SECONDS`], since it counts the time actually taken (the
-/// projection counts the reference points and the report still to come);
-/// the margin is for what runs past its projection after the last refit
-/// (the last experiments over their estimates).
-pub fn suite_deadline(preset: Preset) -> Option<f64> {
-    match preset {
-        Preset::Quick => Some(56.0),
+        Preset::Quick => Some(58.0),
         Preset::Full => Some(870.0),
         Preset::Default => None,
     }

@@ -43,16 +43,6 @@ impl Params {
     }
 }
 
-/// Seconds the experiment takes: every pair and handoff through the
-/// scheduler; a round trip costs two line transfers (~100 ns each).
-pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, _: &super::estimate::Rates) -> f64 {
-    let n = p.cpus.len();
-    let pairs = p.handoffs.len() * n * n.saturating_sub(1) / 2;
-    let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
-    plan.max_iters = 1 << 28;
-    schedule::estimate_s(&plan, &vec![200e-9; pairs], &vec![200e-6; pairs])
-}
-
 /// How CPUs `a` and `b` relate, from sysfs under `root`
 /// (`/sys/devices/system/cpu`).
 pub fn relation(root: &std::path::Path, a: usize, b: usize) -> Relation {
@@ -98,6 +88,7 @@ pub struct C2c;
 
 impl Experiment for C2c {
     const NAME: &'static str = "c2c";
+    const SHARE: f64 = 0.1;
     type Params = Params;
     type Outcome = Outcome;
 
@@ -105,21 +96,11 @@ impl Experiment for C2c {
         Params::preset(preset)
     }
 
-    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
-        estimate_s(p, m, r)
-    }
     fn needs(_: &Params) -> Result<crate::experiments::Needs> {
         Ok(crate::experiments::Needs {
             pages_matter: false,
             ..Default::default()
         })
-    }
-    fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
-        use super::fit::{fewer, halve_sample, step};
-        let keep = p.cpus.len() * 3 / 4;
-        step(p.cpus.len() > 4, || p.cpus.truncate(keep))
-            || fewer(&mut p.repetitions, 3, 1)
-            || halve_sample(&mut p.min_sample_s, 0.001)
     }
 
     fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {

@@ -40,9 +40,9 @@ impl Params {
     pub fn preset(preset: Preset) -> Params {
         let threads = crate::timing::team::thread_ladder();
         let (depths, reps, min_sample_s): (Vec<u64>, usize, f64) = match preset {
-            // 2 ms samples: ~10⁵ clock steps each; enough for the suite.
+            // 1 ms samples: ~5·10⁴ clock steps each; enough for the suite.
             Preset::Quick => {
-                (vec![1, 2, 4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 64, 96, 128, 256, 1024, 4096], 10, 0.002)
+                (vec![1, 2, 4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 64, 96, 128, 256, 1024, 4096], 10, 0.001)
             }
             Preset::Default => {
                 (dense(&[(1, 16, 1), (20, 128, 4), (160, 256, 32)], &[384, 512, 1024, 2048, 4096]), 10, 0.01)
@@ -84,6 +84,7 @@ pub struct Calls;
 
 impl Experiment for Calls {
     const NAME: &'static str = "calls";
+    const SHARE: f64 = 2.5;
     type Params = Params;
     type Outcome = Outcome;
 
@@ -91,22 +92,12 @@ impl Experiment for Calls {
         Params::preset(preset)
     }
 
-    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
-        estimate_s(p, m, r)
-    }
     fn needs(p: &Params) -> Result<crate::experiments::Needs> {
         p.check()?;
         Ok(crate::experiments::Needs {
             pages_matter: false,
             ..Default::default()
         })
-    }
-    /// Keeps 1 and all threads; thins the ladder between them.
-    fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
-        use super::fit::{fewer, halve_sample, thin};
-        thin(&mut p.threads)
-            || fewer(&mut p.repetitions, crate::timing::schedule::MIN_PAIRS_FOR_VERDICT, 2)
-            || halve_sample(&mut p.min_sample_s, 0.0005)
     }
     fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         run(p, ctx)
@@ -147,19 +138,6 @@ fn entries(p: &Params, ctx: &Bench) -> (Vec<(Linkage, Vec<ChainFn>)>, Vec<Shared
     (out, loaded)
 }
 
-/// Seconds the experiment takes: every (linkage, depth, threads) cell
-/// through the scheduler; 64 chains of a call and a return cost a few ns
-/// per level, far below a sample, so the samples are the cost.
-pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, _: &super::estimate::Rates) -> f64 {
-    let unit: Vec<f64> = p
-        .linkages
-        .iter()
-        .flat_map(|_| p.threads.iter().flat_map(|_| p.depths.iter().map(|&d| d as f64 * 2e-9)))
-        .collect();
-    let warm: Vec<f64> = unit.iter().map(|u| 64.0 * u).collect();
-    schedule::estimate_s(&schedule::Plan::new(p.repetitions, p.min_sample_s), &unit, &warm)
-}
-
 fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     p.check()?;
     let teams: Vec<(usize, Team)> =
@@ -168,15 +146,26 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     if chains.is_empty() {
         return Err(Error::unsatisfiable("no call variant could be set up", "use --variants direct,saves,inlined"));
     }
-    let keys: Vec<CellKey> = chains
-        .iter()
-        .flat_map(|&(linkage, _)| {
-            teams.iter().flat_map(move |(threads, _)| {
-                p.depths.iter().map(move |&depth| CellKey { linkage, depth, threads: *threads })
-            })
-        })
-        .collect();
-    let measured = measure(p, ctx, &keys, &chains, &teams)?;
+    // Each thread count on its own, one thread and all first (the savings
+    // are judged on one thread, which may look until half the share).
+    let counts = super::timebox::ends_first(&teams.iter().map(|t| t.0).collect::<Vec<_>>());
+    let weighted: Vec<(usize, f64)> = counts.iter().map(|&t| (t, if t == 1 { 2.0 } else { 1.0 })).collect();
+    let mut keys: Vec<CellKey> = Vec::new();
+    let mut measured = Measured { series: Vec::new(), cpu_time: Vec::new(), migrated: 0 };
+    ctx.sweep("calls' thread counts", weighted, |threads| {
+        let team = teams.iter().filter(|t| t.0 == threads);
+        let these: Vec<CellKey> = chains
+            .iter()
+            .flat_map(|&(linkage, _)| p.depths.iter().map(move |&depth| CellKey { linkage, depth, threads }))
+            .collect();
+        let team: Vec<&(usize, Team)> = team.collect();
+        let m = measure(p, ctx, &these, &chains, &team)?;
+        keys.extend(these);
+        measured.series.extend(m.series);
+        measured.cpu_time.extend(m.cpu_time);
+        measured.migrated += m.migrated;
+        Ok(())
+    })?;
     let points = points(&keys, &measured);
     let valid = points.iter().all(|pt| pt.valid);
     if !valid {
@@ -190,7 +179,7 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     Ok(Outcome {
         linkages: chains.iter().map(|c| c.0).collect(),
         depths: p.depths.clone(),
-        threads: p.threads.clone(),
+        threads: p.threads.iter().copied().filter(|t| keys.iter().any(|k| k.threads == *t)).collect(),
         order_seed: p.seed,
         points,
         cpu_time: measured.cpu_time,
@@ -288,7 +277,7 @@ fn measure(
     ctx: &Bench,
     keys: &[CellKey],
     chains: &[(Linkage, Vec<ChainFn>)],
-    teams: &[(usize, Team)],
+    teams: &[&(usize, Team)],
 ) -> Result<Measured> {
     // Per (linkage, threads): user, system, wall seconds of the timed samples.
     let usage: Vec<CpuTotal> = chains
@@ -596,11 +585,11 @@ mod tests {
             min_sample_s: 0.0005,
             seed: 1,
         };
-        let teams = vec![(1, Team::new(1).unwrap())];
+        let teams = [(1, Team::new(1).unwrap())];
         let chains: Vec<(Linkage, Vec<ChainFn>)> =
             vec![(Linkage::Direct, vec![off_by_one]), (Linkage::Saves, vec![calls::linked(Linkage::Saves).unwrap()])];
         let keys: Vec<CellKey> = chains.iter().map(|c| CellKey { linkage: c.0, depth: 4, threads: 1 }).collect();
-        let m = measure(&p, &ctx, &keys, &chains, &teams).unwrap();
+        let m = measure(&p, &ctx, &keys, &chains, &[&teams[0]]).unwrap();
         let pts = points(&keys, &m);
         assert!(!pts[0].valid, "the off-by-one chain is caught");
         assert!(pts[1].valid, "the real one passes");

@@ -37,9 +37,9 @@ impl Params {
     pub fn preset(preset: Preset) -> Params {
         let threads = crate::timing::team::thread_ladder();
         let (reps, min_cell_s) = match preset {
-            // 0.2 s is 50 ticks at 250 Hz: enough to tell a system call
+            // 0.1 s is 25 ticks at 250 Hz: enough to tell a system call
             // (microseconds of system time per op) from none.
-            Preset::Quick => (10, 0.2),
+            Preset::Quick => (10, 0.1),
             Preset::Default => (10, 1.0),
             Preset::Full => (14, 2.0),
         };
@@ -67,19 +67,11 @@ impl Params {
     }
 }
 
-/// Seconds the experiment takes: each save operation per thread count and
-/// each interpreter, through the scheduler; a cell's samples add up to
-/// `min_cell_s`, and a save costs at most a few hundred ns.
-pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, _: &super::estimate::Rates) -> f64 {
-    let cells = p.ops.len() * p.threads.len() + Protection::ALL.len();
-    let plan = schedule::Plan::new(p.repetitions, p.min_cell_s / p.repetitions as f64);
-    schedule::estimate_s(&plan, &vec![400e-9; cells], &vec![4e-6; cells])
-}
-
 pub struct Context;
 
 impl Experiment for Context {
     const NAME: &'static str = "context";
+    const SHARE: f64 = 2.2;
     type Params = Params;
     type Outcome = Outcome;
 
@@ -87,21 +79,12 @@ impl Experiment for Context {
         Params::preset(preset)
     }
 
-    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
-        estimate_s(p, m, r)
-    }
     fn needs(p: &Params) -> Result<crate::experiments::Needs> {
         p.check()?;
         Ok(crate::experiments::Needs {
             pages_matter: false,
             ..Default::default()
         })
-    }
-    fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
-        use super::fit::{fewer, step, thin};
-        thin(&mut p.threads)
-            || fewer(&mut p.repetitions, crate::timing::schedule::MIN_PAIRS_FOR_VERDICT, 2)
-            || step(p.min_cell_s > 0.1, || p.min_cell_s /= 2.0)
     }
     fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         run(p, ctx)
@@ -119,11 +102,24 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     p.check()?;
     let teams: Vec<(usize, Team)> =
         p.threads.iter().map(|&t| Team::new(t).map(|team| (t, team))).collect::<Result<_>>()?;
-    let mut keys: Vec<Key> = p.ops.iter().flat_map(|&op| p.threads.iter().map(move |&t| Key::Save(op, t))).collect();
-    keys.extend(Protection::ALL.map(Key::Interp));
     let program = k::program(p.program_len);
-    let usage: Vec<Cell<Usage>> = keys.iter().map(|_| Cell::new(Usage::default())).collect();
-    let series = measure(p, ctx, &keys, &teams, &program, &usage)?;
+    // Each thread count on its own, one thread and all first; the
+    // interpreter's lesson is judged beside one thread (and may look until
+    // half the share).
+    let counts = super::timebox::ends_first(&p.threads);
+    let weighted: Vec<(usize, f64)> = counts.iter().map(|&t| (t, if t == counts[0] { 2.0 } else { 1.0 })).collect();
+    let (mut keys, mut usage, mut series) = (Vec::new(), Vec::new(), Vec::new());
+    ctx.sweep("context's thread counts", weighted, |threads| {
+        let mut these: Vec<Key> = p.ops.iter().map(|&op| Key::Save(op, threads)).collect();
+        if threads == counts[0] {
+            these.extend(Protection::ALL.map(Key::Interp));
+        }
+        let used: Vec<Cell<Usage>> = these.iter().map(|_| Cell::new(Usage::default())).collect();
+        series.extend(measure(p, ctx, &these, &teams, &program, &used)?);
+        keys.extend(these);
+        usage.extend(used);
+        Ok(())
+    })?;
     let mut saves = Vec::new();
     let mut interpreter = Vec::new();
     for ((key, s), u) in keys.iter().zip(&series).zip(&usage) {
@@ -139,7 +135,7 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         ctx.warn(Caution::Checksum { what: "context" });
     }
     Ok(Outcome {
-        threads: p.threads.clone(),
+        threads: p.threads.iter().copied().filter(|t| keys.contains(&Key::Save(p.ops[0], *t))).collect(),
         order_seed: p.seed,
         saves,
         interpreter,

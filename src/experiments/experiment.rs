@@ -14,7 +14,7 @@ use crate::model::warnings::{Caution, Command};
 use crate::model::{ExperimentRecord, Status, Warning};
 use crate::timing::Clock;
 use serde::{de::DeserializeOwned, Serialize};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// Parameter sets every experiment offers: `--quick` (the suite's
@@ -42,7 +42,8 @@ pub trait Progress: Sync {
     fn start(&self, label: &str, total: u64);
     fn advance(&self, n: u64);
     fn finish(&self);
-    /// The plan: each job's name and estimated seconds, once, first.
+    /// The plan: each job's name and its share of the time box in
+    /// seconds (its weight, where there is no box), once, first.
     fn plan(&self, _jobs: &[(&'static str, f64)]) {}
     /// Job `index` of the plan begins.
     fn job(&self, _index: usize) {}
@@ -62,21 +63,33 @@ pub struct Bench<'a> {
     pub progress: &'a dyn Progress,
     /// The command running, so warnings name fixes it accepts.
     pub command: Command,
-    /// Where the experiment's share of the time box ends on `clock`: a
-    /// sequential comparison starts no further look past it (`None`: no
-    /// time box, as for a subcommand).
-    pub deadline_ns: Option<u64>,
+    /// Where the experiment's share of the time box ends on `clock`
+    /// (`u64::MAX`: no time box, as for a subcommand); a sweep narrows it
+    /// to each of its points in turn ([`Bench::sweep`]).
+    deadline: AtomicU64,
     warnings: Mutex<Vec<Warning>>,
 }
 
 impl<'a> Bench<'a> {
     pub fn new(machine: &'a Fingerprint, clock: &'a dyn Clock, progress: &'a dyn Progress) -> Self {
-        Bench { machine, clock, progress, command: Command::Run, deadline_ns: None, warnings: Mutex::new(Vec::new()) }
+        let deadline = AtomicU64::new(u64::MAX);
+        Bench { machine, clock, progress, command: Command::Run, deadline, warnings: Mutex::new(Vec::new()) }
     }
 
-    /// The same context, its looks ending at `deadline_ns`.
+    /// The same context, its share of the time box ending at `deadline_ns`.
     pub fn until(self, deadline_ns: Option<u64>) -> Self {
-        Bench { deadline_ns, ..self }
+        self.deadline.store(deadline_ns.unwrap_or(u64::MAX), Ordering::Relaxed);
+        self
+    }
+
+    /// Where the share (or the sweep's point) ends: no look past the first,
+    /// and no repetition past a comparison's first look, starts after it.
+    pub fn deadline_ns(&self) -> Option<u64> {
+        Some(self.deadline.load(Ordering::Relaxed)).filter(|&d| d != u64::MAX)
+    }
+
+    pub(crate) fn set_deadline_ns(&self, deadline_ns: Option<u64>) {
+        self.deadline.store(deadline_ns.unwrap_or(u64::MAX), Ordering::Relaxed);
     }
 
     /// The same context, for warnings rendered for `command`.
@@ -110,7 +123,7 @@ impl<'a> Bench<'a> {
         let total = plan.repetitions * schedule::samples_per_repetition(plan, variants.len());
         self.progress.start(label, total as u64);
         let mut plan = plan.clone();
-        plan.stop_looking_at_ns = plan.stop_looking_at_ns.or(self.deadline_ns);
+        plan.stop_looking_at_ns = plan.stop_looking_at_ns.or(self.deadline_ns());
         let (series, _) = schedule::measure(&plan, self.clock, variants, &mut || {
             self.check_interrupt()?;
             self.progress.advance(1);
@@ -131,13 +144,17 @@ impl<'a> Bench<'a> {
 
 /// An experiment: parameters in, outcome out. An outcome whose results can
 /// fail validation carries a `valid` field; the record copies it. What a
-/// plan needs of it (checking, costing, huge pages, shrinking to a budget)
-/// is here too, so the plan never matches on experiments.
+/// plan needs of it (its parameters checked, levels, huge pages, its share
+/// of the suite's time box) is here too, so the plan never matches on
+/// experiments.
 pub trait Experiment: 'static {
     const NAME: &'static str;
     /// Whether it measures anything (`info` only reads the machine): a
     /// plan of nothing but such jobs prints no plan line.
     const MEASURES: bool = true;
+    /// Its weight in the suite's time box: a job's share is the time left
+    /// split by the weights of the jobs still to come ([`super::timebox`]).
+    const SHARE: f64 = 1.0;
     type Params: Serialize + DeserializeOwned + Clone + std::fmt::Debug + Send + Sync + 'static;
     type Outcome: Into<crate::model::Outcome>;
     fn run(params: &Self::Params, ctx: &Bench) -> Result<Self::Outcome>;
@@ -149,24 +166,11 @@ pub trait Experiment: 'static {
     fn suite(asked: &Request) -> (Self::Params, Option<Warning>) {
         (Self::preset(asked.preset, asked.machine), None)
     }
-    /// Seconds `p` is expected to take on `m` (see [`super::estimate`]).
-    fn estimate_s(p: &Self::Params, m: &Fingerprint, r: &super::estimate::Rates) -> f64;
     /// What it needs before it runs, its parameters checked first: every
     /// one within range (an error here is one line and nothing else,
     /// before the machine is probed or the plan printed).
     fn needs(_p: &Self::Params) -> Result<Needs> {
         Ok(Needs::default())
-    }
-    /// One step down towards the suite's time budget; `false` at its
-    /// floor (see [`super::fit`]).
-    fn shrink(_p: &mut Self::Params, _m: &Fingerprint) -> bool {
-        false
-    }
-    /// One step of what it gives up only once no job of the plan can
-    /// [`Experiment::shrink`] further (a comparison the advice rests on);
-    /// `false` when there is none left.
-    fn shrink_last(_p: &mut Self::Params, _m: &Fingerprint) -> bool {
-        false
     }
 }
 
@@ -196,9 +200,7 @@ pub trait Planned: Send + Sync + std::fmt::Debug {
     fn name(&self) -> &'static str;
     fn measures(&self) -> bool;
     fn needs(&self) -> Result<Needs>;
-    fn estimate_s(&self, m: &Fingerprint, r: &super::estimate::Rates) -> f64;
-    fn shrink(&mut self, m: &Fingerprint) -> bool;
-    fn shrink_last(&mut self, m: &Fingerprint) -> bool;
+    fn share(&self) -> f64;
     fn record(&self, ctx: &Bench, strict: bool) -> Result<ExperimentRecord>;
     fn params_any(&mut self) -> &mut dyn std::any::Any;
     fn clone_box(&self) -> Box<dyn Planned>;
@@ -223,14 +225,8 @@ impl<E: Experiment> Planned for With<E> {
     fn needs(&self) -> Result<Needs> {
         E::needs(&self.0)
     }
-    fn estimate_s(&self, m: &Fingerprint, r: &super::estimate::Rates) -> f64 {
-        E::estimate_s(&self.0, m, r)
-    }
-    fn shrink(&mut self, m: &Fingerprint) -> bool {
-        E::shrink(&mut self.0, m)
-    }
-    fn shrink_last(&mut self, m: &Fingerprint) -> bool {
-        E::shrink_last(&mut self.0, m)
+    fn share(&self) -> f64 {
+        E::SHARE
     }
     fn record(&self, ctx: &Bench, strict: bool) -> Result<ExperimentRecord> {
         record::<E>(&self.0, ctx, strict)
@@ -262,6 +258,7 @@ pub fn record<E: Experiment>(params: &E::Params, ctx: &Bench, strict: bool) -> R
         duration_s: start.elapsed().as_secs_f64(),
         core_clock: Vec::new(),
         estimated_s: None,
+        share_s: None,
     };
     match result {
         Ok(outcome) => {
@@ -311,9 +308,6 @@ mod tests {
         type Params = ();
         type Outcome = crate::model::outcome::latency::Outcome;
         fn preset(_: Preset, _: &Fingerprint) {}
-        fn estimate_s(_: &(), _: &Fingerprint, _: &super::super::estimate::Rates) -> f64 {
-            0.0
-        }
         fn run(_: &(), ctx: &Bench) -> Result<Self::Outcome> {
             ctx.warn(Caution::Checksum { what: "broken" });
             Ok(crate::model::outcome::latency::Outcome {
@@ -335,9 +329,6 @@ mod tests {
         type Params = ();
         type Outcome = crate::model::outcome::info::Outcome;
         fn preset(_: Preset, _: &Fingerprint) {}
-        fn estimate_s(_: &(), _: &Fingerprint, _: &super::super::estimate::Rates) -> f64 {
-            0.0
-        }
         fn run(_: &(), _: &Bench) -> Result<Self::Outcome> {
             Err(Error::unsatisfiable("no 2 MiB pages reserved", "echo 512 > /proc/sys/vm/nr_hugepages"))
         }

@@ -19,6 +19,7 @@ pub struct Info;
 
 impl Experiment for Info {
     const NAME: &'static str = "info";
+    const SHARE: f64 = 0.0;
     const MEASURES: bool = false;
     type Params = Params;
     type Outcome = Outcome;
@@ -27,9 +28,6 @@ impl Experiment for Info {
         Params {}
     }
 
-    fn estimate_s(_: &Params, _: &crate::machine::Fingerprint, _: &super::estimate::Rates) -> f64 {
-        0.0
-    }
     fn needs(_: &Params) -> Result<crate::experiments::Needs> {
         Ok(crate::experiments::Needs {
             levels: true,

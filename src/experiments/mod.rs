@@ -6,9 +6,7 @@
 pub mod budget;
 pub mod chases;
 pub mod drift;
-pub mod estimate;
 pub mod experiment;
-pub mod fit;
 pub mod observe;
 pub mod options;
 pub mod plan;
@@ -16,6 +14,7 @@ pub mod reanalyze;
 pub mod registry;
 pub mod schema;
 pub mod stream_arrays;
+pub mod timebox;
 
 pub use experiment::{
     record, steal_ticks, steal_warning, Bench, Experiment, Needs, NoProgress, Planned, Preset, Progress, Request, With,

@@ -5,7 +5,6 @@
 //! node read back. All pairs are measured interleaved through the
 //! scheduler. With one node there is no matrix, and the outcome says so.
 
-use super::estimate::Rates;
 use super::options;
 use super::stream_arrays::Array;
 use super::{chases, Bench, Experiment, Preset};
@@ -40,29 +39,11 @@ impl Params {
     }
 }
 
-/// Seconds the experiment takes: nothing on one node; else, per CPU node
-/// and memory node, a latency chase and a read pass through the scheduler.
-pub fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &Rates) -> f64 {
-    let nodes = numa::nodes(std::path::Path::new("/sys/devices/system/node"));
-    let (_, cpu_nodes, mem_nodes) = usable(&nodes);
-    if no_matrix_reason(cpu_nodes.len(), mem_nodes.len()).is_some() {
-        return 0.0;
-    }
-    let pairs = cpu_nodes.len() * mem_nodes.len();
-    let lines = p.size_bytes.0 / 64;
-    let lat = r.ns_per_load(p.size_bytes, PagePolicy::Thp) * 1e-9;
-    let unit: Vec<f64> =
-        (0..pairs).flat_map(|_| [lat, p.size_bytes.0 as f64 / r.read_bps(m.cpu.logical_cpus)]).collect();
-    let warm: Vec<f64> = unit.iter().map(|u| u * chases::warm_loads(lines as usize, m, chases::Warm::Cycle) as f64).collect();
-    let plan = chases::plan(p.repetitions, p.min_sample_s, p.seed);
-    schedule::estimate_s(&plan, &unit, &warm)
-        + mem_nodes.len() as f64 * (2.0 * r.fault_s(p.size_bytes, PagePolicy::Thp) + r.link_s(lines))
-}
-
 pub struct Numa;
 
 impl Experiment for Numa {
     const NAME: &'static str = "numa";
+    const SHARE: f64 = 0.1;
     type Params = Params;
     type Outcome = Outcome;
 
@@ -70,9 +51,6 @@ impl Experiment for Numa {
         Params::preset(preset, machine)
     }
 
-    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
-        estimate_s(p, m, r)
-    }
     fn needs(p: &Params) -> Result<crate::experiments::Needs> {
         check(p)?;
         Ok(crate::experiments::Needs {

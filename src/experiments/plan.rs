@@ -1,6 +1,7 @@
 //! A plan: the experiments a command asks for, run one after another into
 //! one result document.
 
+use super::timebox::{Owed, TimeBox};
 use super::{info, Bench, Experiment, Planned, Progress, With};
 use crate::error::Result;
 use crate::machine::{levels, Fingerprint};
@@ -42,19 +43,9 @@ impl Job {
         self.0.needs().unwrap_or_default()
     }
 
-    /// Seconds this job is expected to take on `m` (see [`super::estimate`]).
-    pub fn estimate_s(&self, m: &Fingerprint, r: &super::estimate::Rates) -> f64 {
-        self.0.estimate_s(m, r)
-    }
-
-    /// One step down towards a time budget; `false` at its floor.
-    pub fn shrink(&mut self, m: &Fingerprint) -> bool {
-        self.0.shrink(m)
-    }
-
-    /// One step of what it gives up last (see [`Experiment::shrink_last`]).
-    pub fn shrink_last(&mut self, m: &Fingerprint) -> bool {
-        self.0.shrink_last(m)
+    /// Its weight in the time box (see [`super::Experiment::SHARE`]).
+    pub fn share(&self) -> f64 {
+        self.0.share()
     }
 
     /// Its parameters, when they are `P`'s.
@@ -81,16 +72,9 @@ pub struct Plan {
     pub journal: bool,
     /// The command that made the plan (fixes in warnings are written for it).
     pub command: Command,
-    /// The suite's time budget, where it has one: the jobs still to come
-    /// are shrunk when the run falls behind it.
-    pub deadline: Option<Deadline>,
-}
-
-/// A time budget and when it began (before the machine probe).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Deadline {
-    pub budget_s: f64,
-    pub since_ns: u64,
+    /// The suite's time box, where it has one: each job runs within its
+    /// share of it ([`super::timebox`]).
+    pub time_box: Option<TimeBox>,
 }
 
 impl Plan {
@@ -131,12 +115,6 @@ impl Plan {
         needs
     }
 }
-
-/// What the machine probe takes (clock, levels with a 1 GiB point and a
-/// second look, rates), about: faulting the 1 GiB in is most of it.
-pub const PROBE_S: f64 = 4.0;
-/// Writing the document, plots and report, about.
-pub const REPORT_S: f64 = 0.5;
 
 /// How far the cache-level probe sweeps: past eight times the largest
 /// plausible claimed cache (so a real one is seen to end, and memory past
@@ -267,6 +245,7 @@ pub fn observation_document(
         duration_s,
         core_clock: Vec::new(),
         estimated_s: None,
+        share_s: None,
     });
     doc
 }
@@ -297,41 +276,29 @@ fn observation_of(machine: Fingerprint, clock: &dyn Clock, name: &'static str) -
         notes: Vec::new(),
         journal: false,
         command: crate::model::warnings::Command::Sub(name),
-        deadline: None,
+        time_box: None,
     };
     let mut doc = new_document(machine, clock, &plan);
     doc.planned = vec![name.to_string()];
     doc
 }
 
-/// Where a run stands after a job.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Standing {
-    /// Jobs done.
-    pub done: usize,
-    /// Points of the host reference still to take.
-    pub references_left: usize,
-    pub now_ns: u64,
-}
-
 /// Runs every job of the plan; `on_record` sees each record as it is made
-/// and may stop the run with an error
-/// (the suite journals them); `pace`, after each job, may change the jobs
-/// still to come (the suite holds its deadline: [`super::fit::pacer`])
-/// and say how.
+/// and may stop the run with an error (the suite journals them). A suite
+/// with a time box gives each job its share as it starts
+/// ([`super::timebox`]).
 pub fn execute(
     plan: &mut Plan,
     doc: &mut Document,
     clock: &dyn Clock,
     progress: &dyn Progress,
     mut on_record: impl FnMut(&Document, &ExperimentRecord) -> Result<()>,
-    mut pace: impl FnMut(&mut Plan, &Document, Standing) -> Option<Caution>,
 ) -> Result<()> {
     doc.warnings.extend(plan.notes.iter().cloned());
     let _reservations = reserve(plan, doc)?;
     let machine = doc.machine.clone();
-    let rates = super::estimate::Rates::of(&machine);
-    progress.plan(&plan.estimates(&machine));
+    progress.plan(&plan.shares());
+    let mut owed = Owed::default();
     let mut reference = drift_reference(plan, &machine);
     if let Some(r) = reference.as_mut() {
         if let Some(e) = r.calls_unavailable() {
@@ -340,51 +307,45 @@ pub fn execute(
             doc.warnings
                 .push(Caution::VariantUnavailable { experiment: "run", variant, message, fix }.render(plan.command));
         }
+        let t0 = clock.now_ns();
         reference_point(r, clock, 0, doc, plan.command);
+        owed.reference_point_s = clock.now_ns().saturating_sub(t0) as f64 * 1e-9;
     }
-    for index in 0..plan.jobs.len() {
-        let job = &plan.jobs[index];
+    let jobs = plan.jobs.len();
+    let mut per_weight_s = None;
+    // The jobs run so far: seconds taken, and their nominal parts.
+    let mut pace = (0.0f64, 0.0f64);
+    for index in 0..jobs {
         progress.job(index);
-        // A suite job's share of the time box: its estimate (which counts
-        // the first look of each comparison) and half again for the looks
-        // after it.
-        let share = plan.deadline.map(|_| clock.now_ns() + (job.estimate_s(&machine, &rates) * 1.5e9) as u64);
-        let ctx = Bench::new(&machine, clock, progress).for_command(plan.command).until(share);
-        let before = super::steal_ticks();
-        let measures = job.measures() && !super::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed);
-        let nominal = machine.nominal_clocks();
-        let clock_before = if measures { crate::timing::core_clock::sample(clock, nominal).clock } else { None };
-        let mut rec = if super::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
-            interrupted_record(job)
-        } else {
-            job.0.record(&ctx, plan.strict)?
+        let share_end = plan.time_box.map(|b| {
+            let weights_left: f64 = plan.jobs[index..].iter().map(Job::share).sum();
+            let references_left = reference.as_ref().map_or(0, |_| references_after(index, jobs));
+            let measuring_left = plan.jobs[index + 1..].iter().filter(|j| j.measures()).count();
+            let owed_s = owed.seconds(references_left, measuring_left);
+            let now = clock.now_ns();
+            let per = *per_weight_s.get_or_insert(b.left_s(now, owed_s) / weights_left.max(f64::MIN_POSITIVE));
+            let weight = plan.jobs[index].share();
+            let slower = if pace.1 > 0.0 { (pace.0 / pace.1).clamp(1.0, 3.0) } else { 1.0 };
+            b.share_end(now, weight, weights_left, owed_s, weight * per * slower)
+        });
+        let started = clock.now_ns();
+        let mut rec = match share_end {
+            Some(None) => spent_record(&plan.jobs[index], plan.command),
+            _ => run_job(plan, index, &machine, clock, progress, share_end.flatten(), &mut owed)?,
         };
-        rec.estimated_s = Some(job.estimate_s(&machine, &rates));
-        if let Some(c) = super::steal_warning(before, super::steal_ticks()) {
-            rec.warnings.push(c.render(plan.command));
-        }
-        let clock_after = if measures { crate::timing::core_clock::sample(clock, nominal).clock } else { None };
-        let moved = clock_moved(clock_before.as_ref(), clock_after.as_ref(), machine.system.governor.is_some());
-        rec.core_clock = [clock_before, clock_after].into_iter().flatten().collect();
-        if let Some(c) = moved {
-            rec.warnings.push(c.render(plan.command));
+        rec.share_s = share_end.flatten().map(|e| e.saturating_sub(started) as f64 * 1e-9);
+        if let (Some(Some(_)), Some(per)) = (share_end, per_weight_s) {
+            pace = (
+                pace.0 + clock.now_ns().saturating_sub(started) as f64 * 1e-9,
+                pace.1 + plan.jobs[index].share() * per,
+            );
         }
         doc.experiments.push(rec);
         if let Some(rec) = doc.experiments.last() {
             on_record(doc, rec)?;
         }
-        let jobs = plan.jobs.len();
         if let Some(r) = reference.as_mut().filter(|_| super::drift::point_after(index + 1, jobs)) {
             reference_point(r, clock, index + 1, doc, plan.command);
-        }
-        let references_left = reference
-            .as_ref()
-            .map_or(0, |_| 1 + (index + 2..jobs).filter(|&d| super::drift::point_after(d, jobs)).count());
-        if let Some(c) = pace(plan, doc, Standing { done: index + 1, references_left, now_ns: clock.now_ns() }) {
-            // The latest pacing warning says where the run stands.
-            doc.warnings.retain(|w| w.code != c.code());
-            doc.warnings.push(c.render(plan.command));
-            progress.plan(&plan.estimates(&machine));
         }
     }
     if let Some(mut r) = reference {
@@ -398,6 +359,49 @@ pub fn execute(
         doc.host_drift = Some(drift);
     }
     Ok(())
+}
+
+/// Points of the host reference still to take once job `index` has begun:
+/// those after it and the last.
+fn references_after(index: usize, jobs: usize) -> usize {
+    1 + (index + 1..jobs).filter(|&d| super::drift::point_after(d, jobs)).count()
+}
+
+/// Job `index` run within its share (ending at `share_end`), between two
+/// readings of the core clock (their time recorded in `owed`), into its
+/// record.
+fn run_job(
+    plan: &Plan,
+    index: usize,
+    machine: &Fingerprint,
+    clock: &dyn Clock,
+    progress: &dyn Progress,
+    share_end: Option<u64>,
+    owed: &mut Owed,
+) -> Result<ExperimentRecord> {
+    let job = &plan.jobs[index];
+    let ctx = Bench::new(machine, clock, progress).for_command(plan.command).until(share_end);
+    let before = super::steal_ticks();
+    let interrupted = || super::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed);
+    let measures = job.measures() && !interrupted();
+    let nominal = machine.nominal_clocks();
+    let t0 = clock.now_ns();
+    let clock_before = if measures { crate::timing::core_clock::sample(clock, nominal).clock } else { None };
+    let reading_ns = clock.now_ns().saturating_sub(t0);
+    let mut rec = if interrupted() { interrupted_record(job) } else { job.0.record(&ctx, plan.strict)? };
+    if let Some(c) = super::steal_warning(before, super::steal_ticks()) {
+        rec.warnings.push(c.render(plan.command));
+    }
+    let clock_after = if measures { crate::timing::core_clock::sample(clock, nominal).clock } else { None };
+    if measures && owed.clock_readings_s == 0.0 {
+        owed.clock_readings_s = 2.0 * reading_ns as f64 * 1e-9;
+    }
+    let moved = clock_moved(clock_before.as_ref(), clock_after.as_ref(), machine.system.governor.is_some());
+    rec.core_clock = [clock_before, clock_after].into_iter().flatten().collect();
+    if let Some(c) = moved {
+        rec.warnings.push(c.render(plan.command));
+    }
+    Ok(rec)
 }
 
 /// One point of the reference; one whose checksum failed is left out of
@@ -449,7 +453,7 @@ impl Plan {
             notes: Vec::new(),
             journal: false,
             command: Command::Run,
-            deadline: None,
+            time_box: None,
         }
     }
 
@@ -460,55 +464,43 @@ impl Plan {
         !self.strict && self.jobs.iter().filter(|j| j.measures()).count() > 1
     }
 
-    /// What every plan spends beside its jobs: the machine probe, the
-    /// host's reference, two core-clock readings per measuring job, the
-    /// report.
-    /// The probe counts what it took where it ran (it runs before the plan
-    /// is fitted, and takes seconds where it reaches 2 GiB), and the
-    /// reference what its region costs on `m`.
-    pub fn overhead_s(&self, m: &Fingerprint) -> f64 {
-        let probe = match &m.measured_levels {
-            _ if !self.needs_levels() => 0.1,
-            Some(levels) => levels.duration_s,
-            // Under emulation the probe does not run.
-            None if m.emulation.is_some() => 0.1,
-            None => PROBE_S,
+    /// One line for the terminal: "plan: 11 experiments in a 56 s box
+    /// (bandwidth 14%, latency 25%, …)", or without a box, their names.
+    pub fn summary(&self) -> String {
+        let total: f64 = self.jobs.iter().map(Job::share).sum();
+        let named: Vec<String> = match self.time_box {
+            Some(_) if total > 0.0 => self
+                .jobs
+                .iter()
+                .filter(|j| j.share() > 0.0)
+                .map(|j| format!("{} {:.0}%", j.name(), 100.0 * j.share() / total))
+                .collect(),
+            _ => self.jobs.iter().filter(|j| j.measures()).map(|j| j.name().to_string()).collect(),
         };
-        let drift = if self.has_reference() {
-            super::drift::points(self.jobs.len()) as f64 * super::drift::point_estimate_s(m)
-        } else {
-            0.0
+        let within = self.time_box.map_or(String::new(), |b| format!(" in a {} box", crate::units::seconds(b.box_s)));
+        format!("plan: {} experiment(s){within} ({})", self.jobs.len(), named.join(", "))
+    }
+
+    /// Each job's name and its share of the box at the start (its weight,
+    /// where there is no box): what the progress bar is drawn against.
+    pub fn shares(&self) -> Vec<(&'static str, f64)> {
+        let total: f64 = self.jobs.iter().map(Job::share).sum();
+        let scale = match self.time_box {
+            Some(b) if total > 0.0 => b.box_s / total,
+            _ => 1.0,
         };
-        probe + drift + self.closing_s(0)
+        self.jobs.iter().map(|j| (j.name(), j.share() * scale)).collect()
     }
+}
 
-    /// What the jobs from `first` on spend beside their own time (two
-    /// core-clock readings each that measures), and the report.
-    pub fn closing_s(&self, first: usize) -> f64 {
-        let measuring = self.jobs.iter().skip(first).filter(|j| j.measures()).count() as f64;
-        2.0 * measuring * super::estimate::CLOCK_SAMPLE_S + REPORT_S
-    }
-
-    /// One line for the terminal: "plan: 11 experiments, about 41 s
-    /// (bandwidth 6.9 s, latency 4.2 s, …)".
-    pub fn summary(&self, m: &Fingerprint) -> String {
-        let est = self.estimates(m);
-        let total: f64 = est.iter().map(|e| e.1).sum::<f64>() + self.overhead_s(m);
-        let parts: Vec<String> =
-            est.iter().filter(|e| e.1 > 0.05).map(|(n, s)| format!("{n} {}", crate::units::seconds(*s))).collect();
-        format!(
-            "plan: {} experiment(s), about {} ({})",
-            self.jobs.len(),
-            crate::units::seconds(total),
-            if parts.is_empty() { "nothing to measure".into() } else { parts.join(", ") }
-        )
-    }
-
-    /// Each job's estimated seconds, in plan order.
-    pub fn estimates(&self, m: &Fingerprint) -> Vec<(&'static str, f64)> {
-        let r = super::estimate::Rates::of(m);
-        self.jobs.iter().map(|j| (j.name(), j.estimate_s(m, &r))).collect()
-    }
+/// The record of a job not started: the suite's box had nothing left.
+fn spent_record(job: &Job, command: Command) -> ExperimentRecord {
+    let message = "what was left of the suite's time box would not hold its share".to_string();
+    let fix = Some(format!("memperf run --full, or memperf {} on its own", job.name()));
+    let mut rec = ExperimentRecord::interrupted(job.name().into(), &format!("skipped: {message}"));
+    rec.status = document::Status::Skipped;
+    rec.warnings.push(Caution::Skipped { experiment: job.name(), message, fix }.render(command));
+    rec
 }
 
 fn interrupted_record(job: &Job) -> ExperimentRecord {
@@ -545,6 +537,96 @@ mod tests {
     use super::*;
     use crate::experiments::{bandwidth, latency, tlb};
 
+    /// A simulated experiment: a sweep of points, each taking its
+    /// milliseconds on a fake clock of 1 ms per reading, in its order.
+    struct Sim;
+    thread_local!(static TAKEN: std::cell::RefCell<Vec<(usize, u64)>> = const { std::cell::RefCell::new(Vec::new()) });
+    #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+    struct SimParams {
+        job: usize,
+        points_ms: Vec<u64>,
+    }
+    impl Experiment for Sim {
+        const NAME: &'static str = "sim";
+        const MEASURES: bool = false;
+        type Params = SimParams;
+        type Outcome = crate::model::outcome::info::Outcome;
+        fn preset(_: super::super::Preset, _: &Fingerprint) -> SimParams {
+            SimParams { job: 0, points_ms: vec![] }
+        }
+        fn run(p: &SimParams, ctx: &Bench) -> Result<Self::Outcome> {
+            ctx.sweep_even("points", p.points_ms.clone(), |ms| {
+                (1..ms).for_each(|_| {
+                    ctx.clock.now_ns();
+                });
+                TAKEN.with(|t| t.borrow_mut().push((p.job, ms)));
+                Ok(())
+            })?;
+            Ok(crate::model::outcome::info::Outcome { tlb_reach: vec![] })
+        }
+    }
+
+    /// The suite of a machine with a 1 GiB cache and 256 CPUs, simulated:
+    /// its twelve jobs' ladders (9 thread counts of 2 s, 22 working sets
+    /// that double in cost every four, stages of 3 s) would take 138 s.
+    /// In a 56 s box each job takes its first point and then what its
+    /// share holds; the points dropped are the last of each ladder, and a
+    /// job that dropped some says so; the run ends within its box.
+    #[test]
+    fn a_1_gib_cache_and_256_cpus_fit_the_quick_box() {
+        let ladders: Vec<Vec<u64>> = (0..12)
+            .map(|i| match i % 3 {
+                0 => vec![2_000; 9],
+                1 => (0..22).map(|k| 40 << (k / 4)).collect(),
+                _ => vec![3_000, 3_000, 3_000],
+            })
+            .collect();
+        let total_s: u64 = ladders.iter().flatten().sum::<u64>() / 1000;
+        assert_eq!(total_s, 138, "more than two boxes");
+        let jobs = ladders
+            .iter()
+            .enumerate()
+            .map(|(job, l)| Job::of::<Sim>(SimParams { job, points_ms: l.clone() }))
+            .collect();
+        let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
+        let mut p = Plan { strict: true, reserve_hugepages: false, ..plan(jobs) };
+        let m = crate::test_support::claiming_l3(Bytes(1 << 40), crate::units::GIB, Vec::new());
+        let mut doc = new_document(m, &clock, &p);
+        let since_ns = clock.now_ns();
+        p.time_box = Some(TimeBox { box_s: 56.0, since_ns });
+        TAKEN.with(|t| t.borrow_mut().clear());
+        execute(&mut p, &mut doc, &clock, &super::super::NoProgress, |_, _| Ok(())).unwrap();
+        let end_s = (clock.now_ns() - since_ns) as f64 * 1e-9;
+        assert!(end_s <= 56.0, "ended at {end_s} s");
+        let taken = TAKEN.with(|t| t.borrow().clone());
+        for (job, ladder) in ladders.iter().enumerate() {
+            let ran: Vec<u64> = taken.iter().filter(|t| t.0 == job).map(|t| t.1).collect();
+            assert!(!ran.is_empty() && ladder.starts_with(&ran), "job {job}: {ran:?}");
+            let said = doc.experiments[job].warnings.iter().any(|w| w.code == "sweep-cut");
+            assert_eq!(said, ran.len() < ladder.len(), "job {job}");
+        }
+        assert!(taken.len() < ladders.iter().map(Vec::len).sum::<usize>(), "{}", taken.len());
+    }
+
+    /// Once the box is spent, the jobs still to come are not started, and
+    /// each says why: here the first job's single point takes the box.
+    #[test]
+    fn jobs_after_a_spent_box_are_skipped_and_say_so() {
+        let jobs = (0..3).map(|job| Job::of::<Sim>(SimParams { job, points_ms: vec![9_000] })).collect();
+        let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
+        let mut p = Plan { strict: true, reserve_hugepages: false, ..plan(jobs) };
+        let mut doc = new_document(crate::machine::collect(), &clock, &p);
+        p.time_box = Some(TimeBox { box_s: 8.0, since_ns: clock.now_ns() });
+        execute(&mut p, &mut doc, &clock, &super::super::NoProgress, |_, _| Ok(())).unwrap();
+        let status: Vec<document::Status> = doc.experiments.iter().map(|r| r.status).collect();
+        assert_eq!(status, [document::Status::Completed, document::Status::Skipped, document::Status::Skipped]);
+        assert!(
+            doc.experiments[1].warnings[0].message.contains("would not hold its share"),
+            "{:?}",
+            doc.experiments[1]
+        );
+    }
+
     fn plan(jobs: Vec<Job>) -> Plan {
         Plan {
             jobs,
@@ -553,7 +635,7 @@ mod tests {
             notes: vec![],
             journal: false,
             command: Command::Run,
-            deadline: None,
+            time_box: None,
         }
     }
 

@@ -7,7 +7,6 @@
 //! land. The sum is validated against an f64 recomputation and must agree
 //! bit for bit across policies and shares.
 
-use super::estimate::Rates;
 use super::options;
 use super::{Bench, Experiment};
 use crate::counters::{self, events};
@@ -51,17 +50,19 @@ fn one() -> usize {
 const CHECK_ROWS: usize = 4096;
 
 impl Params {
-    /// 8× the last-level cache (at least 256 MiB), 2 KiB rows, 4k and thp,
-    /// plus 2m and 1g where their pools have the pages free now.
+    /// 8× the last-level cache (at least 256 MiB; quick: 4×, at least 128
+    /// MiB), 2 KiB rows, 4k and thp, plus 2m and 1g where their pools have
+    /// the pages free now.
     pub fn preset(preset: super::Preset, machine: &crate::machine::Fingerprint) -> Params {
         use super::Preset;
         // Up to five policies' arrays live at once.
-        let total = super::budget::memory_size(machine, 8, Bytes(256 * MIB), 5).0 / (6 * MIB) * (6 * MIB);
+        let (factor, floor) = if preset == Preset::Quick { (4, 128 * MIB) } else { (8, 256 * MIB) };
+        let total = super::budget::memory_size(machine, factor, Bytes(floor), 5).0 / (6 * MIB) * (6 * MIB);
         // A fresh placement every repetition: where the arrays land is a
         // level of its own, and repetitions sharing a placement count as
         // one unit of evidence; twelve give the verdict a 99% interval.
         let (repetitions, min_sample_s) = match preset {
-            Preset::Quick => (12, 0.02),
+            Preset::Quick => (12, 0.01),
             Preset::Default => (12, 0.05),
             Preset::Full => (15, 0.1),
         };
@@ -178,29 +179,6 @@ fn count_sample(
     (specs.iter().zip(statuses).map(|(s, st)| crate::counters::event_count(s, st)).collect(), seconds)
 }
 
-/// Seconds the experiment takes on a machine of rates `r`: the arrays
-/// mapped and filled (every element computed), every policy through the scheduler (a row costs
-/// three random reads of a 2 KiB span), and one counted run per policy.
-pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64 {
-    let row_bytes = 3 * 4 * p.row_floats;
-    let unit: Vec<f64> = p
-        .pages
-        .iter()
-        .map(|&pol| 3.0 * r.ns_per_load(p.total_bytes, pol) * 1e-9 + row_bytes as f64 / r.read_bps(1))
-        .collect();
-    let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
-    plan.reference_of = vec![None; p.pages.len()];
-    // Filling computes every element (about 1.5 ns each).
-    let filled = p.total_bytes.0 as f64 / 4.0 * 1.5e-9;
-    let mapped: f64 = p.pages.iter().map(|&pol| r.fault_s(p.total_bytes, pol) + filled).sum();
-    let shares = schedule::shares(p.repetitions, p.allocations);
-    let measured: f64 = shares
-        .iter()
-        .map(|&reps| schedule::estimate_s(&schedule::Plan { repetitions: reps, ..plan.clone() }, &unit, &unit))
-        .sum();
-    measured + shares.len() as f64 * mapped + p.pages.len() as f64 * p.min_sample_s
-}
-
 pub struct WorkingSet;
 
 /// Every parameter checked before anything is measured.
@@ -216,6 +194,7 @@ pub(crate) fn check(p: &Params) -> Result<()> {
 
 impl Experiment for WorkingSet {
     const NAME: &'static str = "working-set";
+    const SHARE: f64 = 3.5;
     type Params = Params;
     type Outcome = Outcome;
 
@@ -223,9 +202,6 @@ impl Experiment for WorkingSet {
         Params::preset(preset, machine)
     }
 
-    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
-        estimate_s(p, m, r)
-    }
     fn needs(p: &Params) -> Result<crate::experiments::Needs> {
         check(p)?;
         Ok(crate::experiments::Needs {
@@ -233,15 +209,6 @@ impl Experiment for WorkingSet {
             mapped: p.pages.iter().map(|&pol| (pol, p.total_bytes.round_up(pol.page_size().0).0)).collect(),
             ..Default::default()
         })
-    }
-    fn shrink(p: &mut Params, m: &crate::machine::Fingerprint) -> bool {
-        use super::fit::{fewer, halve_sample, step};
-        let (four, _) = super::fit::memory_floors(m, None);
-        let six = 6 * crate::units::MIB;
-        step(p.total_bytes.0 / 2 >= four.0.max(48 * crate::units::MIB), || {
-            p.total_bytes = Bytes(p.total_bytes.0 / 2 / six * six)
-        }) || fewer(&mut p.repetitions, crate::timing::schedule::MIN_PAIRS_FOR_VERDICT, 1)
-            || halve_sample(&mut p.min_sample_s, 0.005)
     }
 
     fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {

@@ -247,8 +247,8 @@ pub fn weight(code: &str) -> u8 {
         | "thp-off"
         | "reserve-hugepages"
         | "skipped"
-        | "suite-fitted"
-        | "suite-refitted"
+        | "sweep-cut"
+        | "box-overrun"
         | "variant-unavailable"
         | "levels-not-measured"
         | "clock-not-measured" => 2,

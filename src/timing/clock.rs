@@ -138,6 +138,11 @@ impl FakeClock {
         assert!(!steps.is_empty());
         Self { now: 0.into(), steps, index: 0.into() }
     }
+
+    /// Moves time on by `ns` without a read (a step of simulated work).
+    pub fn advance_ns(&self, ns: u64) {
+        self.now.fetch_add(ns, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl Clock for FakeClock {

@@ -84,7 +84,8 @@ pub struct Plan {
     #[serde(default)]
     pub sample_over_warm: f64,
     /// Past `repetitions`, repetitions go on until every variant's median
-    /// is known to ± this fraction (95% interval), up to `max_repetitions`.
+    /// is known to ± this fraction (95% interval), up to `max_repetitions`
+    /// or `stop_looking_at_ns`: what "resolved" means for an absolute figure.
     #[serde(default)]
     pub precision: Option<f64>,
     #[serde(default)]
@@ -100,8 +101,9 @@ pub struct Plan {
     /// (a direction), whichever comes first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle_within: Option<f64>,
-    /// No look past the first starts after this reading of the clock (the
-    /// experiment's share of the time box); `None`: no limit.
+    /// No look past the first, and no repetition past `repetitions`,
+    /// starts after this reading of the clock (the experiment's share of
+    /// the time box); `None`: no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_looking_at_ns: Option<u64>,
     /// Each variant's iterations per sample, where a earlier measurement of
@@ -301,8 +303,9 @@ pub fn measure(
         sequential(plan, clock, variants, &mut series, &mut orders, &is_reference, &reference_of, &mut rng, between)?;
         return Ok((series, orders));
     }
+    let late = || plan.stop_looking_at_ns.is_some_and(|t| clock.now_ns() >= t);
     while orders.len() < plan.repetitions
-        || (orders.len() < plan.max_repetitions && !precise_enough(plan.precision, &series))
+        || (orders.len() < plan.max_repetitions && !precise_enough(plan.precision, &series) && !late())
     {
         let order = repetition_order(n, &is_reference, &reference_of, plan.reference_every.max(1), &mut rng, None);
         repetition(plan, clock, variants, &mut series, &order, &is_reference, &reference_of, between)?;
@@ -643,29 +646,6 @@ pub fn holdout_best(score: &[Vec<f64>], candidates: &[usize]) -> Option<Holdout>
     (!confirming.is_empty()).then_some(Holdout { chosen, confirming })
 }
 
-/// The seconds [`measure`] will take for variants whose one iteration
-/// lasts `unit_s[i]` and whose warm-up lasts `warm_s[i]`: one warm-up each,
-/// calibration (iterations grow ×10 at most per run until a run lasts
-/// the sample's target: about 1.3 samples), then every repetition's
-/// samples in its order — references included, a warm-up before each when
-/// the plan warms every sample — and one untimed reference run per group.
-/// Repetitions past the least that a precision target adds are not
-/// counted: how many it takes depends on the noise of the moment.
-pub fn estimate_s(plan: &Plan, unit_s: &[f64], warm_s: &[f64]) -> f64 {
-    let n = unit_s.len();
-    let warm = |i: usize| warm_s.get(i).copied().unwrap_or(0.0);
-    let target = |i: usize| plan.min_sample_s.max(plan.sample_over_warm * warm(i));
-    let sample = |i: usize| (target(i) * 1.05).max(unit_s[i]) + unit_s[i] / 2.0;
-    let setup: f64 = (0..n).map(|i| warm(i) + 1.3 * target(i).max(unit_s[i]) + unit_s[i]).sum();
-    let mut rng = crate::rng::SplitMix64(0);
-    let reference_of = |i: usize| plan.reference_of.get(i).copied().flatten();
-    let is_reference: Vec<bool> = (0..n).map(|i| (0..n).any(|j| reference_of(j) == Some(i))).collect();
-    let order = repetition_order(n, &is_reference, &reference_of, plan.reference_every.max(1), &mut rng, None);
-    let per_rep: f64 = order.iter().map(|&i| sample(i) + if plan.warm_each_sample { warm(i) } else { 0.0 }).sum();
-    let lead_ins: f64 = (0..n).filter(|&r| is_reference[r]).map(sample).sum();
-    plan.repetitions as f64 * (per_rep + lead_ins) + setup
-}
-
 /// Samples one repetition takes (references included), for progress.
 pub fn samples_per_repetition(plan: &Plan, n: usize) -> usize {
     let mut rng = crate::rng::SplitMix64(0);
@@ -795,25 +775,24 @@ mod tests {
         assert_eq!(lead_ins.get(), 1 + 2);
     }
 
-    /// The estimate counts what `measure` does: on the fake clock of the
-    /// test above (1 ms per read) its figure matches the clock's total.
+    /// A figure short of its precision takes repetitions up to its most
+    /// while its share lasts, and none past `repetitions` once the share
+    /// has ended: samples of 1 and 3 ms in turn are never known to ±1%.
     #[test]
-    fn the_estimate_counts_samples_warm_ups_and_references() {
-        let mut plan = Plan::new(4, 0.010);
-        plan.reference_of = vec![None, Some(0), Some(0)];
-        plan.reference_every = 1;
-        // No warm-ups, units far below the sample: 5 samples per repetition
-        // (the reference thrice) + 1 lead-in, each 10.5 ms; setup 3 × 13 ms.
-        let e = estimate_s(&plan, &[0.0; 3], &[0.0; 3]);
-        assert!((e - (4.0 * 6.0 * 0.0105 + 3.0 * 0.013)).abs() < 1e-12, "{e}");
-        // Warming each sample adds a warm-up to each of the 5 samples.
-        plan.warm_each_sample = true;
-        let w = estimate_s(&plan, &[0.0; 3], &[0.002; 3]);
-        assert!((w - e - (4.0 * 5.0 * 0.002 + 3.0 * 0.002)).abs() < 1e-12, "{w} {e}");
-        // A unit longer than the minimum sets the sample (and half a unit
-        // of rounding up).
-        let long = estimate_s(&Plan::new(2, 0.001), &[0.1], &[0.0]);
-        assert!((long - (2.0 * 0.15 + 0.13 + 0.1)).abs() < 1e-12, "{long}");
+    fn repetitions_past_the_first_stop_where_the_share_ends() {
+        let run = |stop: Option<u64>| {
+            let clock = FakeClock::stepping(vec![1]);
+            let mut k = 0u64;
+            let mut vs: Vec<Variant> = vec![Box::new(move |_| {
+                k += 1;
+                StepReport::timed(true, if k.is_multiple_of(2) { 1_000_000 } else { 3_000_000 })
+            })];
+            let mut plan = Plan::new(4, 0.0);
+            (plan.precision, plan.max_repetitions, plan.stop_looking_at_ns) = (Some(0.01), 12, stop);
+            measure(&plan, &clock, &mut vs, &mut || Ok(())).unwrap().1.len()
+        };
+        assert_eq!(run(None), 12);
+        assert_eq!(run(Some(0)), 4);
     }
 
     #[test]

@@ -64,10 +64,15 @@ pub struct ExperimentRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 2))]
     pub core_clock: Vec<crate::timing::core_clock::CoreClock>,
-    /// What the plan expected this experiment to take, in seconds.
+    /// What the plan expected this experiment to take, in seconds
+    /// (documents from before the suite's time box).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0))]
     pub estimated_s: Option<f64>,
+    /// The share of the suite's time box it was given, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0))]
+    pub share_s: Option<f64>,
 }
 
 impl ExperimentRecord {
@@ -84,6 +89,7 @@ impl ExperimentRecord {
             duration_s: 0.0,
             core_clock: Vec::new(),
             estimated_s: None,
+            share_s: None,
         }
     }
 }

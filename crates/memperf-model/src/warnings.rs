@@ -87,28 +87,17 @@ pub enum Caution {
         moved: f64,
         evidence: String,
     },
-    /// The suite was shrunk to fit its time budget.
-    SuiteFitted {
-        budget_s: f64,
-        before_s: f64,
-        after_s: f64,
-        shrunk: Vec<&'static str>,
+    /// A sweep's share of the time box ended before its last points: `ran`
+    /// of its `of` points (in its order of value) were measured.
+    SweepCut {
+        what: String,
+        ran: usize,
+        of: usize,
     },
-    /// The suite ran slower than planned, and the experiments still to come
-    /// were shrunk to keep its time budget (`shrunk`: every one so far in
-    /// the run; the figures are those of the latest refit).
-    SuiteRefitted {
-        /// Experiments done when it was refitted, and seconds since the run began.
-        after: usize,
-        elapsed_s: f64,
-        /// Their time over their estimates (the rest are projected at
-        /// this pace, never faster than planned and at most ×3).
-        slower: f64,
-        budget_s: f64,
-        /// Where the run would have ended, and where it now should.
-        before_s: f64,
-        after_s: f64,
-        shrunk: Vec<&'static str>,
+    /// The suite ended past its time box.
+    BoxOverrun {
+        box_s: f64,
+        took_s: f64,
     },
     /// The cache levels could not be measured: sizes come from plausible
     /// claims, or a default.
@@ -255,8 +244,8 @@ impl Caution {
             Caution::ClockNotMeasured { .. } => "clock-not-measured",
             Caution::LevelsNotMeasured { .. } => "levels-not-measured",
             Caution::HostMoved { .. } => "host-moved",
-            Caution::SuiteFitted { .. } => "suite-fitted",
-            Caution::SuiteRefitted { .. } => "suite-refitted",
+            Caution::SweepCut { .. } => "sweep-cut",
+            Caution::BoxOverrun { .. } => "box-overrun",
             Caution::CacheClaimImplausible { .. } => "cache-claim-implausible",
             Caution::CacheClaimNotSeen { .. } => "cache-claim-not-seen",
             Caution::ReserveFailed { .. } => "reserve-hugepages",
@@ -316,17 +305,13 @@ impl Caution {
                  the verdicts pair their arms within each repetition, and their intervals carry what is left",
                 moved * 100.0
             ),
-            Caution::SuiteFitted { budget_s, before_s, after_s, shrunk } => format!(
-                "the suite's presets would take about {before_s:.0} s on this machine, over its {budget_s:.0} s budget: \
-                 {} ran lighter (fewer repetitions, points or bytes; see each one's parameters), about {after_s:.0} s in all",
-                shrunk.join(", ")
+            Caution::SweepCut { what, ran, of } => format!(
+                "{what}: {ran} of {of} measured within the experiment's share of the time box; \
+                 the rest, last in its order of value, were left out"
             ),
-            Caution::SuiteRefitted { after, elapsed_s, slower, budget_s, before_s, after_s, shrunk } => format!(
-                "after {after} experiment(s), {elapsed_s:.0} s in (they took ×{slower:.2} their estimates), the run would have \
-                 ended at about {before_s:.0} s, over its {budget_s:.0} s budget: {} ran lighter than planned, about {after_s:.0} s in all{}",
-                shrunk.join(", "),
-                if after_s > budget_s { " (nothing more could be given up)" } else { "" }
-            ),
+            Caution::BoxOverrun { box_s, took_s } => {
+                format!("the suite took {took_s:.0} s, past its {box_s:.0} s time box")
+            }
             Caution::LevelsNotMeasured { reason } => format!(
                 "cache levels not measured — {reason}: working sets are sized from plausible CPUID/sysfs claims"
             ),
@@ -457,7 +442,7 @@ impl Caution {
             Caution::HostMoved { .. } => {
                 Some("compare absolute figures with `memperf compare` over several runs a side, or rerun on dedicated cores".into())
             }
-            Caution::SuiteFitted { .. } | Caution::SuiteRefitted { .. } => {
+            Caution::SweepCut { .. } | Caution::BoxOverrun { .. } => {
                 Some("memperf run --full, or each experiment on its own with its options".into())
             }
             Caution::ClockNotMeasured { .. } => Some(

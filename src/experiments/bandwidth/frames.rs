@@ -51,7 +51,7 @@ pub(super) fn measure(p: &Params, ctx: &Bench, first: &Array, teams: &[(usize, T
     let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s).resolving(questions.clone(), 2 * p.repetitions);
     plan.reference_of = refs.clone();
     plan.seed = p.seed ^ 0x6672_616d_6573;
-    plan.stop_looking_at_ns = ctx.deadline_ns;
+    plan.stop_looking_at_ns = ctx.deadline_ns();
     let widest = teams.iter().max_by_key(|t| t.0).map(|t| &t.1).expect("checked non-empty");
     let mut backings: Vec<Backing> = Vec::new();
     let mut iters: Vec<u64> = Vec::new();
@@ -123,20 +123,6 @@ fn frame_sets(
         round_medians_bytes_per_s: rate(at(0)),
         blocks_in_order: None,
     }
-}
-
-/// Seconds the comparison adds on a machine of rates `r`: both arrays read
-/// at every thread count each round, and a fragmented array mapped and
-/// touched every round.
-pub(super) fn estimate_s(p: &Params, r: &Rates) -> f64 {
-    if !measures_frames(p) {
-        return 0.0;
-    }
-    let vs = variants(p);
-    let unit: Vec<f64> = vs.iter().map(|&(t, _)| p.size_bytes.0 as f64 / r.read_bps(t)).collect();
-    let mut plan = schedule::Plan::new(1, p.min_sample_s);
-    plan.reference_of = references(&vs);
-    p.repetitions as f64 * (schedule::estimate_s(&plan, &unit, &unit) + r.fault_s(p.size_bytes, PagePolicy::Small))
 }
 
 #[cfg(test)]

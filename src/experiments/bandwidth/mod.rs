@@ -20,7 +20,6 @@ use validate::{evict_spots, read_a, spots, stored_as_defined};
 
 use crate::analysis::plateau;
 use crate::error::{Error, Result};
-use crate::experiments::estimate::Rates;
 use crate::experiments::stream_arrays::Array;
 use crate::experiments::{Bench, Experiment, Preset};
 use crate::kernels::{pattern_sum, stream_kernel, write, Hint, StreamArg, StreamKernel, StreamKernelInfo, StreamShape};
@@ -73,10 +72,9 @@ impl Params {
         let (size, distances, hints, reps) = match preset {
             // A prefetch distance is chosen on the even repetitions and
             // judged on the odd: twenty give its verdict the ten pairs a
-            // verdict needs.
-            Preset::Quick => {
-                (at_least(4, 64 << 20), Sweep { start: 0, end: 1024, step: 256 }, vec![Hint::T0, Hint::Nta], 20)
-            }
+            // verdict needs. Three distances (a plateau's least) of one
+            // hint are what the quick minute holds beside the kernels.
+            Preset::Quick => (at_least(4, 64 << 20), Sweep { start: 0, end: 1024, step: 512 }, vec![Hint::T0], 20),
             Preset::Default => {
                 (at_least(8, GIB), Sweep { start: 0, end: 1024, step: 64 }, vec![Hint::T0, Hint::Nta], 20)
             }
@@ -90,7 +88,7 @@ impl Params {
             distance_elements: distances,
             hints,
             repetitions: reps,
-            min_sample_s: 0.01,
+            min_sample_s: if preset == Preset::Quick { 0.005 } else { 0.01 },
             noise_cv: 0.05,
             seed: 0x6261_6e64,
             frame_sets: 2,
@@ -98,32 +96,11 @@ impl Params {
     }
 }
 
-/// Seconds [`run`] takes on a machine of rates `r`: one pass of a variant
-/// moves the bytes its kernel's traffic says (bus bytes, write-allocate
-/// included) at the streaming rate of its threads; every variant through
-/// the scheduler (a warm-up pass, `simd` beside the prefetch blocks); and
-/// the arrays mapped and touched.
-pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64 {
-    let vs = variants(p);
-    let elements = p.size_bytes.0 as f64 / 8.0;
-    let unit: Vec<f64> = vs
-        .iter()
-        .map(|v| {
-            let bus = stream_kernel(v.kernel, v.hint).map_or(8, |k| k.1.traffic.bus_bytes()) as f64;
-            elements * bus / r.read_bps(v.threads)
-        })
-        .collect();
-    let mut plan = schedule::Plan::new(p.repetitions, p.min_sample_s);
-    plan.reference_of = references(&vs);
-    let arrays = if p.kernels.iter().any(|k| k.writes()) { 5 } else { 1 };
-    let mapped: f64 = p.pages.iter().map(|&pol| r.fault_s(Bytes(p.size_bytes.0 * arrays), pol)).sum();
-    schedule::estimate_s(&plan, &unit, &unit) + mapped + frames::estimate_s(p, r)
-}
-
 pub struct Bandwidth;
 
 impl Experiment for Bandwidth {
     const NAME: &'static str = "bandwidth";
+    const SHARE: f64 = 5.0;
     type Params = Params;
     type Outcome = Outcome;
 
@@ -131,9 +108,6 @@ impl Experiment for Bandwidth {
         Params::preset(preset, machine)
     }
 
-    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
-        estimate_s(p, m, r)
-    }
     fn needs(p: &Params) -> Result<crate::experiments::Needs> {
         check(p)?;
         let mut mapped: Vec<_> =
@@ -144,22 +118,6 @@ impl Experiment for Bandwidth {
         }
         Ok(crate::experiments::Needs { levels: true, mapped, ..Default::default() })
     }
-    fn shrink(p: &mut Params, m: &crate::machine::Fingerprint) -> bool {
-        let (four, one) = super::fit::memory_floors(m, in_memory_floor(m));
-        shrink_towards(p, four, one)
-    }
-    /// Last, the prefetch sweep goes, then repetitions below what a
-    /// verdict needs (its frames' comparison is then not resolved).
-    fn shrink_last(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
-        use crate::kernels::StreamShape as S;
-        if p.kernels.contains(&S::SimdPrefetch) {
-            p.kernels.retain(|k| *k != S::SimdPrefetch);
-            true
-        } else {
-            super::fit::fewer(&mut p.repetitions, 4, 2)
-        }
-    }
-
     fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         run(p, ctx)
     }
@@ -243,6 +201,28 @@ pub fn variants(p: &Params) -> Vec<Variant> {
     v
 }
 
+/// What bandwidth measures, in its order of value within its share: the
+/// headline read and its prefetch comparison, fragmented memory, then
+/// the other kernels.
+enum Stage {
+    Variants(Vec<Variant>),
+    FrameSets,
+}
+
+impl Stage {
+    fn asked(&self, p: &Params) -> bool {
+        match self {
+            Stage::Variants(vs) => !vs.is_empty(),
+            Stage::FrameSets => frames::measures_frames(p),
+        }
+    }
+}
+
+/// `simd` and its prefetch: the headline and the prefetch verdict.
+fn in_core(v: &Variant) -> bool {
+    matches!(v.kernel, StreamShape::Simd | StreamShape::SimdPrefetch)
+}
+
 /// For each variant, the index of plain `simd` of its policy and threads
 /// (prefetch variants only): the sample measured next to it.
 fn references(variants: &[Variant]) -> Vec<Option<usize>> {
@@ -291,16 +271,32 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     let widest = teams.iter().max_by_key(|t| t.0).map(|t| &t.1).expect("checked non-empty");
     let mut arrays = Arrays::new(p, widest, ctx.clock)?;
     let len = arrays.read[0].1.len;
-    let variants = variants(p);
-    let kernels: Vec<(StreamKernel, StreamKernelInfo)> =
-        variants.iter().map(|v| stream_kernel(v.kernel, v.hint)).collect::<Result<_>>()?;
-    let (series, migrated) = measure(p, ctx, &variants, &kernels, &arrays, &teams)?;
+    let (core, rest): (Vec<Variant>, Vec<Variant>) = variants(p).into_iter().partition(in_core);
+    let mut measured: Vec<(Variant, (StreamKernel, StreamKernelInfo), schedule::Series)> = Vec::new();
+    let mut migrated: Migrations = Vec::new();
+    let mut frame_sets = Vec::new();
+    let stages = [Stage::Variants(core), Stage::FrameSets, Stage::Variants(rest)];
+    let stages: Vec<Stage> = stages.into_iter().filter(|s| s.asked(p)).collect();
+    ctx.sweep_even("bandwidth's stages (simd and its prefetch, fragmented memory, the other kernels)", stages, |stage| {
+        match stage {
+            Stage::Variants(vs) => {
+                let kernels: Vec<_> = vs.iter().map(|v| stream_kernel(v.kernel, v.hint)).collect::<Result<_>>()?;
+                let (series, moved) = measure(p, ctx, &vs, &kernels, &arrays, &teams)?;
+                migrated.extend(moved);
+                measured.extend(vs.into_iter().zip(kernels).zip(series).map(|((v, k), s)| (v, k, s)));
+            }
+            Stage::FrameSets => frame_sets = measure_frame_sets(p, ctx, &arrays, &teams)?,
+        }
+        Ok(())
+    })?;
+    let variants: Vec<Variant> = measured.iter().map(|m| m.0.clone()).collect();
+    let kernels: Vec<(StreamKernel, StreamKernelInfo)> = measured.iter().map(|m| m.1.clone()).collect();
+    let series: Vec<schedule::Series> = measured.into_iter().map(|m| m.2).collect();
     let results = results(&variants, &kernels, &series, len);
     for a in arrays.all_mut() {
         a.region.read_back();
         warn_coverage(a.region.backing(), ctx);
     }
-    let frame_sets = measure_frame_sets(p, ctx, &arrays, &teams)?;
     warn_results(&results, p, ctx);
     if migrated.iter().any(|m| m.1 > 0) {
         ctx.warn(Caution::Migrated { samples: migrated.iter().map(|m| m.1).sum() });
@@ -523,41 +519,6 @@ fn reanalyze(o: &mut Outcome) {
     o.headlines = headlines(&o.results, &o.frame_sets);
     o.plateaus = plateaus(&o.results);
     o.prefetch_effects = prefetch_effects(&o.results, &o.plateaus);
-}
-
-/// Bandwidth gives up, in order: size down to 4× where memory begins
-/// (STREAM's rule), prefetch distances down to three (a plateau's least),
-/// the kernels least asked about, repetitions down to twice the pairs
-/// a verdict needs (half choose a distance, half judge it),
-/// the second hint, then size down to where memory begins (never below
-/// where the probe saw the read in memory), then fragmented memory, then,
-/// without the prefetch sweep (its verdict is judged on half the
-/// repetitions), repetitions down to the pairs one verdict needs. `simd`
-/// and its prefetch stay: `shrink_last` drops the sweep.
-fn shrink_towards(p: &mut Params, four: Bytes, one: Bytes) -> bool {
-    use crate::kernels::StreamShape as S;
-    const DROP: [S; 9] = [S::Sum1, S::Mix31, S::CopyNt, S::Sum4, S::Update, S::Copy, S::StoreNt, S::Triad, S::Store];
-    if p.size_bytes.0 > four.0 {
-        p.size_bytes = Bytes((p.size_bytes.0 / 2).max(four.0));
-    } else if p.distance_elements.count() > 3 {
-        let span = p.distance_elements.end - p.distance_elements.start;
-        p.distance_elements.step = (p.distance_elements.step * 2).min(span / 2).max(1);
-    } else if let Some(k) = DROP.iter().find(|k| p.kernels.contains(k)) {
-        p.kernels.retain(|x| x != k);
-    } else if p.repetitions > 2 * crate::timing::schedule::MIN_PAIRS_FOR_VERDICT {
-        p.repetitions -= 2;
-    } else if p.hints.len() > 1 {
-        p.hints.truncate(1);
-    } else if p.size_bytes.0 > one.0 {
-        p.size_bytes = Bytes((p.size_bytes.0 / 2).max(one.0));
-    } else if p.frame_sets > 1 {
-        p.frame_sets = 1;
-    } else if p.repetitions > crate::timing::schedule::MIN_PAIRS_FOR_VERDICT && !p.kernels.contains(&S::SimdPrefetch) {
-        p.repetitions -= 2;
-    } else {
-        return super::fit::halve_sample(&mut p.min_sample_s, 0.002);
-    }
-    true
 }
 
 impl crate::model::Redraw for Outcome {

@@ -18,7 +18,6 @@ pub mod traffic;
 pub use options::Options;
 pub use params::{preset_mixes, Params};
 
-use super::estimate::Rates;
 use super::stream_arrays::Array;
 use super::{Bench, Experiment, Preset};
 use crate::counters::memory_traffic::MemoryTraffic;
@@ -28,44 +27,19 @@ use crate::memory::{Buffer, PagePolicy};
 pub use crate::model::outcome::curves::*;
 use crate::model::Caution;
 use crate::timing::Team;
-use crate::units::Bytes;
 use std::sync::Mutex;
 use traffic::{Chaser, LINE};
-
-/// Seconds the experiment takes: the chase and the traffic array mapped
-/// and filled, the cycle built, the second looks; then per mix its probes
-/// and every point once untimed and once per repetition.
-pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64 {
-    if crate::timing::team::allowed_cpus().len() < 2 {
-        return r.fault_s(p.chase_bytes, p.pages) + r.link_s(p.chase_bytes.0 / LINE);
-    }
-    let setup = r.fault_s(p.chase_bytes, p.pages)
-        + r.link_s(p.chase_bytes.0 / LINE)
-        + r.fault_s(Bytes(2 * p.traffic_bytes.0), PagePolicy::Small)
-        + 2.0 * p.traffic_bytes.0 as f64 / r.read_bps(1)
-        + SECOND_LOOK_S;
-    // Probes: about one and a half times the points; points: a few more
-    // than asked where gaps are split.
-    let probes = 1.5 * p.points as f64 * (p.warm_s + p.probe_s);
-    let points = (p.points + 2) as f64 * (1 + p.repetitions) as f64 * (p.warm_s + p.window_s);
-    setup + p.mixes.len() as f64 * (probes + points)
-}
-
-/// Seconds of the two second looks and the pause calibration.
-const SECOND_LOOK_S: f64 = 0.3;
 
 pub struct Curves;
 
 impl Experiment for Curves {
     const NAME: &'static str = "curves";
+    const SHARE: f64 = 2.6;
     type Params = Params;
     type Outcome = Outcome;
 
     fn preset(preset: Preset, machine: &crate::machine::Fingerprint) -> Params {
         Params::preset(preset, machine)
-    }
-    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &Rates) -> f64 {
-        estimate_s(p, m, r)
     }
     fn needs(p: &Params) -> Result<crate::experiments::Needs> {
         params::check(p)?;
@@ -74,17 +48,6 @@ impl Experiment for Curves {
             pages_matter: p.pages.uses_hugetlb_pool(),
             mapped: vec![(p.pages, p.chase_bytes.round_up(p.pages.page_size().0).0)],
         })
-    }
-    /// Down to two repetitions, then shorter windows (never fewer points
-    /// or mixes: a curve needs its points).
-    fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
-        use super::fit::{fewer, step};
-        fewer(&mut p.repetitions, 2, 1)
-            || step(p.window_s > 0.008, || {
-                p.window_s /= 2.0;
-                p.warm_s = p.window_s / 4.0;
-                p.probe_s = p.window_s / 2.0;
-            })
     }
     fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         run(p, ctx)
@@ -218,7 +181,7 @@ mod tests {
         let writes = vec![point(None, 100.0, 1.0), point(Some(0), 150.0, 12.0)];
         let backing = crate::memory::Backing {
             requested: PagePolicy::Thp,
-            size_bytes: Bytes(64 << 20),
+            size_bytes: crate::units::Bytes(64 << 20),
             page_size_bytes: None,
             huge_bytes: None,
             huge_fraction: None,

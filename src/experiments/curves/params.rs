@@ -49,7 +49,7 @@ pub fn preset_mixes(preset: Preset) -> Vec<Mix> {
 impl Params {
     pub fn preset(preset: Preset, machine: &crate::machine::Fingerprint) -> Params {
         let (points, repetitions, window_s) = match preset {
-            Preset::Quick => (8, 3, 0.02),
+            Preset::Quick => (8, 2, 0.01),
             Preset::Default => (12, 5, 0.04),
             Preset::Full => (16, 5, 0.05),
         };

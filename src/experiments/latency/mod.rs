@@ -12,7 +12,6 @@ pub mod options;
 
 pub use options::Options;
 
-use super::estimate::{Rates, CLOCK_SAMPLE_S};
 use super::{chases, Bench, Experiment, Preset};
 use crate::analysis::attribution::{attribute, Attribution, KnownLevel};
 use crate::analysis::knees;
@@ -98,16 +97,18 @@ impl Params {
         // Every preset looks at the policies' comparison after ten
         // repetitions (the fewest that give a 99% interval) and doubles
         // until it is resolved; outside the quick suite each median is also
-        // known to ±3% (±2%).
+        // known to ±3% (±2%). The quick suite leaves the parallelism sweep
+        // to `memperf latency`.
         let (max, per_octave, chains, reps, precision, max_reps, points) = match preset {
-            Preset::Quick => (quick_max, 1, vec![1, 4, 8], 10, None, 40, 3),
+            Preset::Quick => (quick_max, 1, vec![1], 10, None, 40, 3),
             Preset::Default => (full_max, 1, vec![1, 2, 4, 8, 16], 10, Some(0.03), 40, 6),
             Preset::Full => (full_max, 2, (1..=16).collect(), 10, Some(0.02), 40, 8),
         };
         let mut sizes_bytes = size_sweep(Bytes(4 * KIB), Bytes(max), per_octave);
         if preset == Preset::Quick {
-            // Whatever the probe found, the sweep ends there.
-            sizes_bytes.retain(|s| *s < dram);
+            // The curve reaches twice where memory begins; whatever the
+            // probe found, the sweep ends at the DRAM point.
+            sizes_bytes.retain(|s| *s < dram && 2 * s.0 <= quick_max);
             sizes_bytes.push(dram);
         }
         Params {
@@ -121,7 +122,7 @@ impl Params {
             repetitions: reps,
             precision,
             max_repetitions: max_reps,
-            min_sample_s: 0.01,
+            min_sample_s: if preset == Preset::Quick { 0.0025 } else { 0.01 },
             seed: 0x006d_656d_7065_7266,
             per_mapping: 1,
             point_repetitions: Some(points),
@@ -139,49 +140,6 @@ impl Params {
 /// the reference's move is the move of the same kind of figure.
 pub fn dram_point(machine: &crate::machine::Fingerprint) -> Bytes {
     super::drift::size(machine)
-}
-
-/// Seconds [`run`] takes on a machine of rates `r`: per working set, each
-/// order's chases through the scheduler (a warm-up before every sample),
-/// their regions and cycles; then the K-chain sweep at the largest.
-pub fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &Rates) -> f64 {
-    let plan = p.plan();
-    let orders = if p.page_local { 2.0 } else { 1.0 };
-    let policies = p.pages.len() as f64;
-    let mut s = 2.0 * CLOCK_SAMPLE_S;
-    for &size in &p.sizes_bytes {
-        let lines = size.0 / LINE as u64;
-        let unit: Vec<f64> = p.pages.iter().map(|&pol| r.ns_per_load(size, pol) * 1e-9).collect();
-        let loads = |w| chases::warm_loads(lines as usize, m, w) as f64;
-        let traversal: Vec<f64> = unit.iter().map(|u| loads(chases::Warm::Cycle) * u).collect();
-        // Past one traversal a warm-up clears the last level, before each
-        // sample and the first warm-up; samples follow the traversal.
-        let clear: f64 = unit.iter().map(|u| (loads(chases::Warm::Caches) - loads(chases::Warm::Cycle)) * u).sum();
-        // Each mapping of the first look maps, links and calibrates anew.
-        let (plan, per) = p.plan_at(size, None);
-        for _ in 0..plan.repetitions.div_ceil(per).max(1) {
-            let clearing = clear * (per + 1) as f64;
-            s += orders
-                * (schedule::estimate_s(&p.group_plan(per), &unit, &traversal) + clearing + policies * r.link_s(lines));
-            s += p.pages.iter().map(|&pol| r.fault_s(size, pol)).sum::<f64>();
-        }
-    }
-    let Some(&max) = p.sizes_bytes.iter().max() else { return s };
-    let lines = max.0 / LINE as u64;
-    let chains = p.mlp_chains();
-    if chains.is_empty() {
-        return s;
-    }
-    let keys: Vec<(PagePolicy, usize)> =
-        p.pages.iter().flat_map(|&pol| chains.iter().map(move |&k| (pol, k))).collect();
-    let unit: Vec<f64> = keys.iter().map(|&(pol, _)| r.ns_per_load(max, pol) * 1e-9).collect();
-    let warm: Vec<f64> = keys
-        .iter()
-        .zip(&unit)
-        .map(|(&(_, k), u)| (chases::warm_loads(lines as usize, m, chases::Warm::Caches) / k as u64) as f64 * u)
-        .collect();
-    // The sweep reuses the largest working set's regions; its chases are new.
-    s + schedule::estimate_s(&plan, &unit, &warm) + policies * r.link_s(lines)
 }
 
 impl Params {
@@ -257,6 +215,7 @@ pub struct Latency;
 
 impl Experiment for Latency {
     const NAME: &'static str = "latency";
+    const SHARE: f64 = 12.0;
     type Params = Params;
     type Outcome = Outcome;
 
@@ -279,23 +238,11 @@ impl Experiment for Latency {
         }
     }
 
-    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
-        estimate_s(p, m, r)
-    }
     fn needs(p: &Params) -> Result<crate::experiments::Needs> {
         check(p)?;
         let max = p.sizes_bytes.iter().max().copied().unwrap_or_default();
         let mapped = p.pages.iter().map(|&pol| (pol, max.round_up(pol.page_size().0).0)).collect();
         Ok(crate::experiments::Needs { levels: true, mapped, ..Default::default() })
-    }
-    fn shrink(p: &mut Params, m: &crate::machine::Fingerprint) -> bool {
-        let (four, one) = super::fit::memory_floors(m, m.chase_memory_from());
-        // Below a DRAM point the sweep need only reach the last-level cache.
-        let cache = m.sizing_llc().0.max(m.chase_memory_from().unwrap_or_default());
-        shrink_towards(p, (four, one, cache), dram_point(m))
-    }
-    fn shrink_last(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
-        shrink_last(p)
     }
     fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         run(p, ctx)
@@ -340,20 +287,45 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     let mut sizes = p.sizes_bytes.clone();
     sizes.sort();
     sizes.dedup();
-    let mut largest = None;
-    for size in sizes {
-        let (pts, rs, regions) = working_set(p, ctx, size, &orders)?;
-        ratios.extend(rs);
-        points.extend(pts);
-        ctx.progress.advance(1);
-        // The largest set's last regions serve the parallelism sweep too.
-        largest = (size == max).then_some(regions);
+    // In order of value: the curve up to where memory begins, the
+    // policies' comparison at the largest (whose looks may take half the
+    // share), the curve past it, then the parallelism sweep.
+    let others = sizes.len().saturating_sub(1).max(1) as f64;
+    let llc = ctx.machine.sizing_llc().0;
+    sizes.sort_by_key(|s| (p.compared_at(*s) || *s > llc, !p.compared_at(*s), *s));
+    let mut stages: Vec<(Stage, f64)> =
+        sizes.into_iter().map(|s| (Stage::Size(s), if p.compared_at(s) { others } else { 1.0 })).collect();
+    if !p.mlp_chains().is_empty() {
+        stages.push((Stage::Mlp, 1.0));
     }
-    let mut regions = match largest {
-        Some(r) => r,
-        None => regions_of(p, max)?,
-    };
-    let mlp = if p.mlp_chains().is_empty() { Vec::new() } else { mlp_sweep(p, ctx, &mut regions, max)? };
+    let mut largest: Option<Regions> = None;
+    let mut mlp = Vec::new();
+    ctx.sweep("latency's working sets and parallelism sweep", stages, |stage| {
+        match stage {
+            Stage::Size(size) => {
+                let (pts, rs, regions) = working_set(p, ctx, size, &orders)?;
+                ratios.extend(rs);
+                points.extend(pts);
+                // The largest set's last regions serve the parallelism sweep too.
+                if size == max {
+                    largest = Some(regions);
+                }
+            }
+            Stage::Mlp => {
+                let regions = match largest.take() {
+                    Some(r) => r,
+                    None => regions_of(p, max)?,
+                };
+                mlp = mlp_sweep(p, ctx, largest.insert(regions), max)?;
+            }
+        }
+        ctx.progress.advance(1);
+        Ok(())
+    })?;
+    // The curve's points in size order, as a sweep from the smallest
+    // would have them (the policies in order within a size).
+    points.sort_by_key(|pt| pt.size_bytes);
+    let mut regions = largest.unwrap_or_default();
     ctx.progress.advance(1);
     for (_, r) in regions.iter_mut() {
         r.read_back();
@@ -375,6 +347,12 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         mlp,
         valid,
     })
+}
+
+/// A point of latency's sweep.
+enum Stage {
+    Size(Bytes),
+    Mlp,
 }
 
 /// A region for each page policy.
@@ -408,7 +386,7 @@ fn working_set(
         .iter()
         .map(|&(_, window)| Cycle::of(visit_order(lines, window, p.seed)).expect("a visit order is a permutation"))
         .collect();
-    let (plan, per_mapping) = p.plan_at(size, ctx.deadline_ns);
+    let (plan, per_mapping) = p.plan_at(size, ctx.deadline_ns());
     // The first mapping calibrates each chase's sample; the others reuse it.
     let mut iters: Vec<u64> = Vec::new();
     let mut one = |_k: usize, reps: usize| -> Result<Vec<schedule::Series>> {
@@ -663,59 +641,6 @@ fn warn(ctx: &Bench, regions: &[(PagePolicy, Buffer)], points: &[Point], max: By
     }
 }
 
-/// Latency gives up, in order: working sets past 4× where memory begins,
-/// chain counts down to two, repetitions down to 5 (fewer pairs give the
-/// huge-page ratios no interval of 90%, so the verdict would come and go
-/// with the fit from run to run), working sets down to where memory begins
-/// (measured, and never below where the probe verified it: the DRAM figure
-/// stays; the run warns that it may include cache hits), shorter samples,
-/// the parallelism sweep; then, once no other job can shrink, what
-/// [`shrink_last`] gives up. The `dram` point ([`dram_point`]), where it
-/// tops the sweep, is kept: the cuts of working sets take the sweep's
-/// largest below it, down to the last-level cache (`floors.2`; the DRAM
-/// figure is the point's) rather than to where memory begins (`floors.1`).
-fn shrink_towards(p: &mut Params, floors: (Bytes, Bytes, Bytes), dram: Bytes) -> bool {
-    let max = p.sizes_bytes.iter().max().copied().unwrap_or_default();
-    let kept = usize::from(max == dram && p.sizes_bytes.len() > 1);
-    let top = p.sizes_bytes.iter().copied().filter(|s| kept == 0 || *s != dram).max().unwrap_or_default();
-    let (four, one) = (floors.0, if kept == 1 { floors.2 } else { floors.1 });
-    if top.0 / 2 >= four.0 {
-        p.sizes_bytes.retain(|s| *s != top);
-    } else if p.chains.len() > 2 {
-        p.chains.remove(1);
-    } else if p.repetitions > crate::timing::schedule::MIN_PAIRS_FOR_VERDICT {
-        p.repetitions -= 1;
-    } else if top.0 / 2 >= one.0 && p.sizes_bytes.len() > 1 + kept {
-        p.sizes_bytes.retain(|s| *s != top);
-    } else if super::fit::halve_sample(&mut p.min_sample_s, 0.002) {
-        return true;
-    } else if p.chains.len() > 1 {
-        // The parallelism sweep goes (its table, and the cross-check of
-        // the effective concurrency).
-        p.chains = vec![1];
-    } else {
-        return false;
-    }
-    true
-}
-
-/// Last, page policies down to one (THP where asked: fewest walks; the
-/// huge-page verdict goes with it), then working sets down to 64 MiB (the
-/// far level is then not reached, and the run says so).
-fn shrink_last(p: &mut Params) -> bool {
-    let max = p.sizes_bytes.iter().max().copied().unwrap_or_default();
-    if p.pages.len() > 1 {
-        let keep =
-            if p.pages.contains(&crate::memory::PagePolicy::Thp) { crate::memory::PagePolicy::Thp } else { p.pages[0] };
-        p.pages = vec![keep];
-    } else if max.0 / 2 >= 64 * crate::units::MIB && p.sizes_bytes.len() > 1 {
-        p.sizes_bytes.retain(|s| s.0 < max.0);
-    } else {
-        return false;
-    }
-    true
-}
-
 impl crate::model::Redraw for Outcome {
     fn without_cycles(&mut self) {
         self.levels.iter_mut().for_each(|l| l.cycles = None);
@@ -771,39 +696,17 @@ mod tests {
     }
 
     /// On every recorded machine the quick sweep ends at the host
-    /// reference's region, whatever the probe will find; shrinking takes
-    /// the sweep below it down to the last-level cache first, and the
-    /// point itself only once the page policies are down to one.
+    /// reference's region, whatever the probe will find, and compares the
+    /// policies there.
     #[test]
-    fn the_quick_dram_point_is_the_reference_s_region_and_shrinking_keeps_it() {
+    fn the_quick_dram_point_is_the_reference_s_region() {
         for dir in crate::test_support::recording_dirs() {
             let m = crate::machine::read(&crate::machine::source::Source::recorded(&dir).unwrap());
-            let name = dir.display();
             let dram = dram_point(&m);
-            let mut p = Params::preset(Preset::Quick, &m);
-            assert_eq!(p.sizes_bytes.last(), Some(&dram), "{name}: {:?}", p.sizes_bytes);
-            let cache = Bytes(32 * crate::units::MIB);
-            let floors = (Bytes(4 * cache.0), Bytes(64 * crate::units::MIB), cache);
-            while shrink_towards(&mut p, floors, dram) {}
-            assert_eq!(p.sizes_bytes.last(), Some(&dram), "{name}");
-            let below = p.sizes_bytes[p.sizes_bytes.len() - 2];
-            assert_eq!(below, cache, "{name}: the sweep below comes down to the cache, not past it");
-            assert_eq!((p.chains.as_slice(), p.pages.len()), ([1].as_slice(), 2), "{name}: both policies kept");
-            assert!(shrink_last(&mut p) && p.pages == [PagePolicy::Thp], "{name}");
-            assert!(shrink_last(&mut p) && p.sizes_bytes.last() == Some(&cache), "{name}: last, the point goes");
+            let p = Params::preset(Preset::Quick, &m);
+            assert_eq!(p.sizes_bytes.last(), Some(&dram), "{}: {:?}", dir.display(), p.sizes_bytes);
+            assert!(p.compared_at(dram), "{}", dir.display());
         }
-    }
-
-    /// Where no DRAM point tops the sweep (a subcommand's own sizes), its
-    /// cuts reach only down to where memory begins.
-    #[test]
-    fn without_a_dram_point_the_sweep_keeps_where_memory_begins() {
-        let mib = crate::units::MIB;
-        let mut p = Params::preset(Preset::Quick, &crate::machine::collect());
-        p.sizes_bytes = size_sweep(Bytes(4 * KIB), Bytes(256 * mib), 1);
-        let floors = (Bytes(128 * mib), Bytes(64 * mib), Bytes(32 * mib));
-        while shrink_towards(&mut p, floors, Bytes(GIB)) {}
-        assert_eq!(p.sizes_bytes.last(), Some(&Bytes(64 * mib)));
     }
 
     #[test]

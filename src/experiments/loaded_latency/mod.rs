@@ -12,7 +12,6 @@ pub mod options;
 
 pub use options::Options;
 
-use super::estimate::Rates;
 use super::stream_arrays::Array;
 use super::{Bench, Experiment, Preset};
 pub use crate::analysis::bend::bend;
@@ -79,25 +78,11 @@ impl Params {
     }
 }
 
-/// Seconds the experiment takes: the chase and the loaders' array mapped,
-/// the cycle built and the array filled; then one untimed run and every
-/// point's repetitions, each a warm-up and a window.
-pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64 {
-    let loaders = crate::timing::team::allowed_cpus().len() > 1;
-    let points = 1 + if loaders { p.delays_ns.len() } else { 0 };
-    // Each point warmed once, then measured once per repetition.
-    let runs = ((1 + p.repetitions) * points) as f64;
-    let setup = r.fault_s(p.chase_bytes, p.pages)
-        + r.link_s(p.chase_bytes.0 / LINE)
-        + r.fault_s(p.loader_bytes, PagePolicy::Small)
-        + p.loader_bytes.0 as f64 / r.read_bps(1);
-    setup + runs * (p.warm_s + p.window_s)
-}
-
 pub struct LoadedLatency;
 
 impl Experiment for LoadedLatency {
     const NAME: &'static str = "loaded-latency";
+    const SHARE: f64 = 1.3;
     type Params = Params;
     type Outcome = Outcome;
 
@@ -105,9 +90,6 @@ impl Experiment for LoadedLatency {
         Params::preset(preset, machine)
     }
 
-    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
-        estimate_s(p, m, r)
-    }
     fn needs(p: &Params) -> Result<crate::experiments::Needs> {
         check(p)?;
         Ok(crate::experiments::Needs {
@@ -115,14 +97,6 @@ impl Experiment for LoadedLatency {
             pages_matter: p.pages.uses_hugetlb_pool(),
             mapped: vec![(p.pages, p.chase_bytes.round_up(p.pages.page_size().0).0)],
         })
-    }
-    fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
-        use super::fit::{fewer, step};
-        fewer(&mut p.repetitions, 2, 1)
-            || step(p.window_s > 0.01, || {
-                p.window_s /= 2.0;
-                p.warm_s = p.window_s / 4.0;
-            })
     }
 
     fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {

@@ -14,7 +14,6 @@ pub use options::Options;
 mod summary;
 
 use crate::error::{Error, Result};
-use crate::experiments::estimate::Rates;
 use crate::experiments::{Bench, Experiment};
 use crate::kernels::page_init::{add_physmem, validate, FreeLists, Mode, PageDesc, Segment};
 use crate::kernels::{stream_kernel, StreamArg, StreamKernel, StreamShape};
@@ -46,7 +45,7 @@ impl Params {
         // Ten repetitions: the fewest whose comparison against the locked
         // reference has a 99% interval.
         let (mem, reps) = match preset {
-            Preset::Quick => (4 * GIB, 10),
+            Preset::Quick => (GIB, 10),
             Preset::Default => (16 * GIB, 10),
             Preset::Full => (64 * GIB, 12),
         };
@@ -127,6 +126,7 @@ pub struct PageInit;
 
 impl Experiment for PageInit {
     const NAME: &'static str = "page-init";
+    const SHARE: f64 = 3.7;
     type Params = Params;
     type Outcome = Outcome;
 
@@ -134,17 +134,9 @@ impl Experiment for PageInit {
         Params::preset(preset)
     }
 
-    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
-        estimate_s(p, m, r)
-    }
     fn needs(p: &Params) -> Result<crate::experiments::Needs> {
         check(p)?;
         Ok(Default::default())
-    }
-    fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
-        use super::fit::{fewer, step};
-        step(p.memory_bytes.0 / 2 >= 1 << 30, || p.memory_bytes = Bytes(p.memory_bytes.0 / 2))
-            || fewer(&mut p.repetitions, crate::timing::schedule::MIN_PAIRS_FOR_VERDICT, 1)
     }
     fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         run(p, ctx)
@@ -198,32 +190,6 @@ pub(crate) fn check(p: &Params) -> Result<()> {
         return Err(Error::usage("--ahead is out of range: use 0 to 4096 descriptors"));
     }
     Ok(())
-}
-
-/// Seconds the experiment takes: the descriptor array mapped; then every
-/// variant through the scheduler — a store kernel streams the array at the
-/// machine's rate, an initialisation takes about 1.4 times as long (it
-/// reaches 50–100% of the store limit) and its warm-up run is validated
-/// (as long again).
-pub fn estimate_s(p: &Params, _: &crate::machine::Fingerprint, r: &Rates) -> f64 {
-    let layout = if p.layout.is_empty() { generated_layout(p.memory_bytes) } else { p.layout.clone() };
-    let pages: u64 = layout.iter().map(|(_, size)| size.0 / p.base_page_bytes.0.max(1)).sum();
-    let bytes = (pages * 128) as f64;
-    let all = p.threads.max(1);
-    let teams = if all > 1 { 2 } else { 1 };
-    let aheads = p.ahead.values().into_iter().filter(|&k| k > 0).count();
-    let stores = store_kernels().len();
-    let mut unit: Vec<f64> = Vec::new();
-    for t in [1, all].iter().take(teams) {
-        unit.extend(std::iter::repeat_n(bytes / r.read_bps(*t), stores));
-    }
-    let init = |t: usize| 1.4 * bytes / r.read_bps(t);
-    unit.extend([init(1), init(1), init(1)]);
-    unit.extend(std::iter::repeat_n(init(1), aheads));
-    unit.extend(std::iter::repeat_n(init(all), aheads.max(1) + usize::from(all > 1)));
-    let warm: Vec<f64> = unit.iter().enumerate().map(|(i, u)| if i < stores * teams { *u } else { 2.0 * u }).collect();
-    let plan = schedule::Plan::new(p.repetitions, 0.01);
-    schedule::estimate_s(&plan, &unit, &warm) + r.fault_s(Bytes(bytes as u64), PagePolicy::Small)
 }
 
 /// What one sample of a variant runs: a store kernel, or add_physmem.

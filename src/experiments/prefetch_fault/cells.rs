@@ -119,7 +119,7 @@ pub fn measure(p: &Params, ctx: &Bench, targets: &Targets) -> Result<(Vec<Prefet
         .map(|variant| schedule::Question::DifferenceOverReference { variant })
         .collect();
     let mut plan = plan.resolving(questions, 4 * p.repetitions);
-    plan.stop_looking_at_ns = ctx.deadline_ns;
+    plan.stop_looking_at_ns = ctx.deadline_ns();
     let (series, _) = schedule::measure(&plan, ctx.clock, &mut variants, &mut || ctx.check_interrupt())?;
     drop(variants);
     let ns: Vec<Vec<f64>> = series

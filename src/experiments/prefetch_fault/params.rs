@@ -44,7 +44,7 @@ impl Params {
         // tables land is a level of its own, and repetitions sharing a
         // mapping count as one unit of evidence.
         let (sample, reps, nodes, region, pages) = match preset {
-            Preset::Quick => (0.006, 10, 1 << 16, 64 * MIB, 1 << 16),
+            Preset::Quick => (0.003, 10, 1 << 16, 64 * MIB, 1 << 14),
             Preset::Default => (0.01, 10, 1 << 18, 256 * MIB, 1 << 16),
             Preset::Full => (0.1, 10, 1 << 20, 1024 * MIB, 1 << 17),
         };

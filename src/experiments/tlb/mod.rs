@@ -13,7 +13,6 @@ pub mod options;
 
 pub use options::Options;
 
-use super::estimate::{Rates, CLOCK_SAMPLE_S};
 use super::{chases, Bench, Experiment, Preset};
 use curves::Swept;
 use crate::error::{Error, Result};
@@ -22,7 +21,6 @@ use crate::memory::{PagePolicy, Buffer};
 pub use crate::model::outcome::tlb::*;
 use crate::model::Caution;
 use crate::timing::core_clock::{self, CoreClock};
-use crate::timing::schedule;
 use crate::timing::Summary;
 use crate::units::{Bytes, GIB};
 use serde::{Deserialize, Serialize};
@@ -49,7 +47,7 @@ impl Params {
         let (max_bytes, reps) = match preset {
             // 256 huge pages: past every L1 DTLB's 2 MiB entries; each is
             // a page faulted in (and compacted) for one line.
-            Preset::Quick => (Bytes(GIB / 2), 5),
+            Preset::Quick => (Bytes(GIB / 2), 3),
             Preset::Default => (Bytes(2 * GIB), 7),
             Preset::Full => (Bytes(8 * GIB), 11),
         };
@@ -80,57 +78,11 @@ impl Params {
     }
 }
 
-/// Seconds [`run`] takes on a machine of rates `r`: every count of every
-/// curve (each policy at its own stride, and the control) through the
-/// scheduler, then the refinements — three counts around each of up to
-/// three knees per curve, the control following the 4 KiB curve — and the
-/// regions. An access costs the latency of its lines (one per page) and,
-/// past a few thousand pages, a page walk: about the far level's latency
-/// on huge pages, half as much again on 4 KiB pages (a guest's walks are
-/// two-dimensional).
-pub fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &Rates) -> f64 {
-    let plan = chases::plan(p.repetitions, p.min_sample_s, p.seed);
-    let mut curves: Vec<(PagePolicy, Bytes, Vec<u64>)> =
-        p.pages.iter().map(|&pol| (pol, pol.page_size(), p.counts(pol.page_size()))).collect();
-    curves.push((p.control_policy(), Bytes(4096), p.counts(Bytes(4096))));
-    let far = r.ns_per_load(Bytes(GIB), PagePolicy::Thp);
-    let access_s = |count: u64, pol: PagePolicy| {
-        let walk = match (count > 2048, pol) {
-            (false, _) => 0.0,
-            (true, PagePolicy::Small) => 1.5 * far,
-            (true, _) => far,
-        };
-        (r.ns_per_load(Bytes(count * 64), pol) + walk) * 1e-9
-    };
-    let cost = |count: u64, on: &[PagePolicy]| {
-        let unit: Vec<f64> = on.iter().map(|&pol| access_s(count, pol)).collect();
-        let warm: Vec<f64> = unit.iter().map(|u| chases::warm_loads(count as usize, m, chases::Warm::Cycle) as f64 * u).collect();
-        schedule::estimate_s(&plan, &unit, &warm) + on.len() as f64 * r.link_s(count)
-    };
-    let mut all: Vec<u64> = curves.iter().flat_map(|c| c.2.clone()).collect();
-    all.sort();
-    all.dedup();
-    let mut s = 2.0 * CLOCK_SAMPLE_S;
-    for &count in &all {
-        let on: Vec<PagePolicy> = curves.iter().filter(|c| c.2.contains(&count)).map(|c| c.0).collect();
-        s += cost(count, &on);
-    }
-    if p.refine {
-        for (pol, _, counts) in &curves {
-            let knees = if counts.len() >= 12 { 3 } else { 2 };
-            for k in 1..=knees {
-                let at = counts.get(counts.len() * k / (knees + 1)).copied().unwrap_or(p.min_pages);
-                s += 3.0 * cost(at, &[*pol]);
-            }
-        }
-    }
-    s + curves.iter().map(|c| r.fault_s(Bytes(c.2.last().copied().unwrap_or(2) * c.1 .0), c.0)).sum::<f64>()
-}
-
 pub struct Tlb;
 
 impl Experiment for Tlb {
     const NAME: &'static str = "tlb";
+    const SHARE: f64 = 3.5;
     type Params = Params;
     type Outcome = Outcome;
 
@@ -138,9 +90,6 @@ impl Experiment for Tlb {
         Params::preset(preset)
     }
 
-    fn estimate_s(p: &Params, m: &crate::machine::Fingerprint, r: &super::estimate::Rates) -> f64 {
-        estimate_s(p, m, r)
-    }
     fn needs(p: &Params) -> Result<crate::experiments::Needs> {
         check(p)?;
         Ok(crate::experiments::Needs {
@@ -158,13 +107,6 @@ impl Experiment for Tlb {
                 .collect(),
             ..Default::default()
         })
-    }
-    fn shrink(p: &mut Params, _: &crate::machine::Fingerprint) -> bool {
-        use super::fit::{fewer, halve_sample, step};
-        step(p.refine, || p.refine = false)
-            || fewer(&mut p.repetitions, 3, 1)
-            || step(p.max_pages > 4096, || p.max_pages /= 2)
-            || halve_sample(&mut p.min_sample_s, 0.001)
     }
     fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         run(p, ctx)
@@ -256,9 +198,9 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     counts.dedup();
     ctx.progress.start("tlb", counts.len() as u64);
     let mut points = measure_counts(p, ctx, &mut swept, &counts)?;
-    if p.refine {
-        refine(p, ctx, &mut swept, &mut points)?;
-    }
+    // Refining the knees comes after the sweep, while the share lasts.
+    let refining = if p.refine { vec![()] } else { vec![] };
+    ctx.sweep_even("tlb's refinement around its knees", refining, |()| refine(p, ctx, &mut swept, &mut points))?;
     for s in swept.iter_mut() {
         s.region.read_back();
     }
