@@ -1,11 +1,12 @@
 //! SVE stream kernels, vector-length agnostic: the same code runs at every
 //! vector length from 128 to 2048 bits (`cntd`, `addvl`, `incd`, `whilelo`
-//! predicates for the tail), checked under emulation at 128, 256, 512 and
-//! 2048 bits. The read loop sums four vectors an iteration into four
-//! accumulators (`ld1d` + `fadd`); the prefetch variants issue one PRFM per
-//! line, `distance` elements ahead; the write loops store two vectors an
-//! iteration (`st1d`, or `stnt1d`). Registers: z0–z7 (clobbered through
-//! v0–v7, which they contain; all caller-saved) and p0–p2.
+//! predicates for the tail), checked under emulation at the smallest and
+//! the largest, 128 and 2048 bits. The read loop sums four vectors an
+//! iteration into four accumulators (`ld1d` + `fadd`); the prefetch
+//! variants issue one PRFM per line, `distance` elements ahead; the write
+//! loops store two vectors an iteration (`st1d`, or `stnt1d`). Registers:
+//! z0–z7 (clobbered through v0–v7, which they contain; all caller-saved)
+//! and p0–p2.
 
 use crate::kernels::abi::{Hint, StreamArg, StreamKernel};
 use crate::kernels::write::{scalar, Op, COPY, MIX31, STORE, TRIAD, UPDATE};
