@@ -1,9 +1,9 @@
 //! A progress bar on stderr (indicatif), shown only when stderr is a
-//! terminal. Its length and time left come from the plan's estimates
-//! ([`crate::experiments::estimate`]) from the first frame: the bar counts
-//! estimated milliseconds of the whole run — the jobs done, and the share
-//! of the running job's samples measured — so it never shows "0/0" and
-//! its ETA is the plan's, not a guess from the first sample. The bar
+//! terminal. Its length comes from the plan's shares from the first frame:
+//! the bar counts the jobs done and the part of the running job's samples
+//! measured, each job weighing its share, so it never shows "0/0". In the
+//! suite's time box the shares are seconds, and the bar says about how
+//! many are left; elsewhere it says which job of how many runs. The bar
 //! takes what the terminal's width leaves beside the name and the time
 //! left, so the line never runs past the terminal.
 
@@ -14,8 +14,9 @@ use std::sync::Mutex;
 
 #[derive(Default)]
 struct State {
-    /// (name, estimated seconds) per job.
+    /// (name, share) per job: seconds of the time box where `boxed`.
     jobs: Vec<(&'static str, f64)>,
+    boxed: bool,
     job: usize,
     /// Steps of the running measurement: done, total.
     done: u64,
@@ -51,7 +52,7 @@ impl TerminalProgress {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Position, length (estimated ms) and the message, from the state.
+    /// Position, length (thousandths of a share) and the message, from the state.
     fn redraw(&self, s: &State) {
         let (pos, len, msg) = frame(s);
         if len == 0 {
@@ -63,8 +64,8 @@ impl TerminalProgress {
     }
 }
 
-/// The bar's position and length in estimated ms, and its message:
-/// "3/12, about 25 s left".
+/// The bar's position and length in thousandths of a share, and its
+/// message: "3/12, about 25 s left" in the time box, else "3/12".
 fn frame(s: &State) -> (u64, u64, String) {
     let total: f64 = s.jobs.iter().map(|j| j.1).sum();
     let before: f64 = s.jobs.iter().take(s.job).map(|j| j.1).sum();
@@ -72,7 +73,8 @@ fn frame(s: &State) -> (u64, u64, String) {
     let share = if s.total > 0 { (s.done as f64 / s.total as f64).min(1.0) } else { 0.0 };
     let pos = before + current * share;
     let left = (total - pos).max(0.0);
-    let msg = format!("{}/{}, about {} left", (s.job + 1).min(s.jobs.len()), s.jobs.len(), duration(left));
+    let which = format!("{}/{}", (s.job + 1).min(s.jobs.len()), s.jobs.len());
+    let msg = if s.boxed { format!("{which}, about {} left", duration(left)) } else { which };
     ((pos * 1000.0) as u64, (total * 1000.0).ceil().max(1.0) as u64, msg)
 }
 
@@ -82,9 +84,10 @@ pub fn duration(s: f64) -> String {
 }
 
 impl Progress for TerminalProgress {
-    fn plan(&self, jobs: &[(&'static str, f64)]) {
+    fn plan(&self, jobs: &[(&'static str, f64)], boxed: bool) {
         let mut s = self.state();
         s.jobs = jobs.to_vec();
+        s.boxed = boxed;
         if s.jobs.iter().any(|j| j.1 > 0.0) {
             self.bar.set_draw_target(ProgressDrawTarget::stderr());
         }
@@ -135,8 +138,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_frame_counts_estimated_time_from_the_start() {
-        let mut s = State { jobs: vec![("bandwidth", 10.0), ("latency", 30.0)], ..State::default() };
+    fn the_frame_counts_the_shares_from_the_start() {
+        let mut s = State { jobs: vec![("bandwidth", 10.0), ("latency", 30.0)], boxed: true, ..State::default() };
         let (pos, len, msg) = frame(&s);
         assert_eq!((pos, len), (0, 40_000), "the whole plan from the first frame");
         assert_eq!(msg, "1/2, about 40 s left");
@@ -146,6 +149,9 @@ mod tests {
         let (pos, _, msg) = frame(&s);
         assert_eq!(pos, 17_500);
         assert_eq!(msg, "2/2, about 23 s left");
+        // Without a time box the shares are weights: no time is claimed.
+        s.boxed = false;
+        assert_eq!(frame(&s).2, "2/2");
         assert_eq!(duration(200.4), "3 min 20 s");
     }
 }

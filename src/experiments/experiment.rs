@@ -42,9 +42,9 @@ pub trait Progress: Sync {
     fn start(&self, label: &str, total: u64);
     fn advance(&self, n: u64);
     fn finish(&self);
-    /// The plan: each job's name and its share of the time box in
-    /// seconds (its weight, where there is no box), once, first.
-    fn plan(&self, _jobs: &[(&'static str, f64)]) {}
+    /// The plan: each job's name and its share of the time box in seconds
+    /// (`boxed`), or its weight where there is no box, once, first.
+    fn plan(&self, _jobs: &[(&'static str, f64)], _boxed: bool) {}
     /// Job `index` of the plan begins.
     fn job(&self, _index: usize) {}
 }

@@ -297,7 +297,7 @@ pub fn execute(
     doc.warnings.extend(plan.notes.iter().cloned());
     let _reservations = reserve(plan, doc)?;
     let machine = doc.machine.clone();
-    progress.plan(&plan.shares());
+    progress.plan(&plan.shares(), plan.time_box.is_some());
     let mut owed = Owed::default();
     let mut reference = drift_reference(plan, &machine);
     if let Some(r) = reference.as_mut() {
