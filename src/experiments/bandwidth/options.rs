@@ -25,10 +25,10 @@ pub struct Options {
     /// Size of each array (write kernels use four: A, B, C, D) [default: max(1GiB, 8 × last-level cache)]
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = size_arg)]
     pub size: Option<Bytes>,
-    /// Prefetch distances in 8-byte elements, START:END:STEP [default: 0:1024:64; quick 0:1024:256, full 0:1024:32]
+    /// Prefetch distances in 8-byte elements, START:END:STEP [default: 0:1024:64; quick 0:1024:512, full 0:1024:32]
     #[arg(long, value_name = "RANGE", allow_hyphen_values = true, value_parser = sweep_arg)]
     pub distance: Option<crate::units::Sweep>,
-    /// Prefetch hints, comma-separated, or all [default: t0,nta]
+    /// Prefetch hints, comma-separated, or all [default: t0,nta; quick t0]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = list_or_all(Hint::parse, offers::hints_or_all, || Hint::ALL.to_vec()))]
     pub hint: Option<List<Hint>>,
     /// Samples per variant.

@@ -25,10 +25,10 @@ pub struct Options {
     /// Pages of the chase (4k adds page walks to every load) [default: thp]
     #[arg(long, value_name = "POLICY", allow_hyphen_values = true, value_parser = one(PagePolicy::parse, offers::pages))]
     pub pages: Option<PagePolicy>,
-    /// Counted window of each point in ms, after a warm-up of a quarter of it [default: quick 20, full 50]
+    /// Counted window of each point in ms, after a warm-up of a quarter of it [default: quick 10, full 50]
     #[arg(long, value_name = "MS", allow_hyphen_values = true, value_parser = millis_arg(1, 10_000))]
     pub window: Option<u64>,
-    /// Times each point is measured (every point once per repetition, in a new shuffled order each) [default: quick 3, full 5]
+    /// Times each point is measured (every point once per repetition, in a new shuffled order each) [default: quick 2, full 5]
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--repetitions"))]
     pub repetitions: Option<usize>,
 }

@@ -8,7 +8,7 @@ use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct Options {
-    /// Physical memory to model [default: 16GiB; quick 4GiB, full 64GiB]
+    /// Physical memory to model [default: 16GiB; quick 1GiB, full 64GiB]
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = size_arg)]
     pub memory: Option<Bytes>,
     /// Base page size: 4KiB or 8KiB [default: 4KiB]
