@@ -147,7 +147,7 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         return Err(Error::unsatisfiable("no call variant could be set up", "use --variants direct,saves,inlined"));
     }
     // Each thread count on its own, one thread and all first (the savings
-    // are judged on one thread, which may look until half the share).
+    // are judged on one thread, whose looks weigh twice another count's).
     let counts = super::timebox::ends_first(&teams.iter().map(|t| t.0).collect::<Vec<_>>());
     let weighted: Vec<(usize, f64)> = counts.iter().map(|&t| (t, if t == 1 { 2.0 } else { 1.0 })).collect();
     let mut keys: Vec<CellKey> = Vec::new();
@@ -372,7 +372,8 @@ fn steps(keys: &[CellKey], series: &[schedule::Series], p: &Params, ghz: Option<
     let mut out: Vec<CurveStep> = Vec::new();
     let linkages: Vec<Linkage> = p.linkages.iter().copied().filter(|l| keys.iter().any(|k| k.linkage == *l)).collect();
     for &l in &linkages {
-        for &t in &p.threads {
+        // The thread counts measured (the time box may leave some out).
+        for t in p.threads.iter().copied().filter(|t| keys.iter().any(|k| k.threads == *t)) {
             out.push(CurveStep { linkage: l, threads: t, step: step_up(&curve(keys, series, l, t), p.repetitions) });
         }
     }

@@ -104,8 +104,8 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         p.threads.iter().map(|&t| Team::new(t).map(|team| (t, team))).collect::<Result<_>>()?;
     let program = k::program(p.program_len);
     // Each thread count on its own, one thread and all first; the
-    // interpreter's lesson is judged beside one thread (and may look until
-    // half the share).
+    // interpreter's lesson is judged beside one thread (whose looks weigh
+    // twice another count's).
     let counts = super::timebox::ends_first(&p.threads);
     let weighted: Vec<(usize, f64)> = counts.iter().map(|&t| (t, if t == counts[0] { 2.0 } else { 1.0 })).collect();
     let (mut keys, mut usage, mut series) = (Vec::new(), Vec::new(), Vec::new());
@@ -128,6 +128,8 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
             Key::Interp(protection) => interpreter.push(interp_cell(protection, p.program_len, s, u.get())),
         }
     }
+    // Op by op, each op's thread counts in order, as the report lists them.
+    saves.sort_by_key(|c| (p.ops.iter().position(|o| *o == c.op), p.threads.iter().position(|t| *t == c.threads)));
     let looks = series.iter().map(|s| s.looks.clone()).max_by_key(Vec::len).unwrap_or_default();
     let lesson = lesson_of(&interpreter, &looks);
     let valid = saves.iter().all(|c| c.valid) && interpreter.iter().all(|c| c.valid);

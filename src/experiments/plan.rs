@@ -320,10 +320,15 @@ pub fn execute(
         let share_end = plan.time_box.map(|b| {
             let weights_left: f64 = plan.jobs[index..].iter().map(Job::share).sum();
             let references_left = reference.as_ref().map_or(0, |_| references_after(index, jobs));
-            let measuring_left = plan.jobs[index + 1..].iter().filter(|j| j.measures()).count();
+            // Its own clock readings count, and every later job's.
+            let measuring_left = plan.jobs[index..].iter().filter(|j| j.measures()).count();
             let owed_s = owed.seconds(references_left, measuring_left);
             let now = clock.now_ns();
-            let per = *per_weight_s.get_or_insert(b.left_s(now, owed_s) / weights_left.max(f64::MIN_POSITIVE));
+            let per = *per_weight_s.get_or_insert(if weights_left > 0.0 {
+                b.left_s(now, owed_s) / weights_left
+            } else {
+                0.0
+            });
             let weight = plan.jobs[index].share();
             let slower = if pace.1 > 0.0 { (pace.0 / pace.1).clamp(1.0, 3.0) } else { 1.0 };
             b.share_end(now, weight, weights_left, owed_s, weight * per * slower)
@@ -606,6 +611,30 @@ mod tests {
             assert_eq!(said, ran.len() < ladder.len(), "job {job}");
         }
         assert!(taken.len() < ladders.iter().map(Vec::len).sum::<usize>(), "{}", taken.len());
+    }
+
+    /// A job of no weight (`info`) alone in a box runs: its nominal part is
+    /// nothing, and nothing is divided by its weight.
+    #[test]
+    fn a_weightless_job_alone_in_a_box_runs() {
+        struct Weightless;
+        impl Experiment for Weightless {
+            const NAME: &'static str = "weightless";
+            const MEASURES: bool = false;
+            const SHARE: f64 = 0.0;
+            type Params = ();
+            type Outcome = crate::model::outcome::info::Outcome;
+            fn preset(_: super::super::Preset, _: &Fingerprint) {}
+            fn run(_: &(), _: &Bench) -> Result<Self::Outcome> {
+                Ok(crate::model::outcome::info::Outcome { tlb_reach: vec![] })
+            }
+        }
+        let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
+        let mut p = Plan { strict: true, reserve_hugepages: false, ..plan(vec![Job::of::<Weightless>(())]) };
+        let mut doc = new_document(crate::machine::collect(), &clock, &p);
+        p.time_box = Some(TimeBox { box_s: 56.0, since_ns: clock.now_ns() });
+        execute(&mut p, &mut doc, &clock, &super::super::NoProgress, |_, _| Ok(())).unwrap();
+        assert_eq!(doc.experiments[0].status, document::Status::Completed, "{:?}", doc.experiments[0]);
     }
 
     /// Once the box is spent, the jobs still to come are not started, and

@@ -6,8 +6,9 @@
 //! part no longer fits, at the pace kept so far, is not started. Inside its
 //! share, repetitions past a first look stop where it ends
 //! ([`crate::timing::schedule`]), and a sweep takes its points in order of
-//! value while what is left holds the longest of its kind ([`Bench::sweep`]). Nothing is
-//! estimated; what was left out is said (docs/ARCHITECTURE.md, "The time box").
+//! value while what is left holds the longest of its kind ([`Bench::sweep`]).
+//! Nothing is estimated; what was left out is said (docs/ARCHITECTURE.md,
+//! "The time box").
 
 use super::Bench;
 use crate::error::Result;
@@ -56,7 +57,8 @@ impl TimeBox {
     /// `weights_left` (its own included). `None` where what is left does
     /// not hold `nominal_s` (its part of the box as it stood when the first
     /// job began) or nothing is left: the job is not started, so that a run
-    /// that fell behind leaves out its last jobs rather than overrun.
+    /// that fell behind leaves out the jobs it no longer holds rather than
+    /// overrun.
     pub fn share_end(&self, now_ns: u64, weight: f64, weights_left: f64, owed_s: f64, nominal_s: f64) -> Option<u64> {
         let left_s = self.left_s(now_ns, owed_s);
         let part = if weights_left > 0.0 { (weight / weights_left).clamp(0.0, 1.0) } else { 1.0 };

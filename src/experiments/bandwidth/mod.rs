@@ -311,7 +311,7 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
             .map(|(n, t)| Placement {
                 threads: *n,
                 cpus: t.cpus().to_vec(),
-                migrated_samples: migrated.iter().find(|m| m.0 == *n).map_or(0, |m| m.1),
+                migrated_samples: migrated.iter().filter(|m| m.0 == *n).map(|m| m.1).sum(),
                 slice_nodes: arrays.read[0].1.slice_nodes(*n),
             })
             .collect(),
@@ -326,7 +326,8 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
 }
 
 /// The 4 KiB read array against fragmented memory ([`frames`]), measured
-/// after the kernels, so their measurement is as it was without it.
+/// after `simd` and its prefetch and before the other kernels (its own
+/// stage of the sweep).
 fn measure_frame_sets(p: &Params, ctx: &Bench, arrays: &Arrays, teams: &[(usize, Team)]) -> Result<Vec<FrameSets>> {
     let Some((_, first)) = arrays.read.iter().find(|(pol, _)| *pol == PagePolicy::Small) else {
         return Ok(Vec::new());

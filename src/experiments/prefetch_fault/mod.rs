@@ -58,23 +58,26 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         )));
     }
     ctx.progress.start("prefetch-fault", 3);
-    let (cells, cells_ok) = cells::measure(p, ctx, &targets)?;
-    let moved = targets.recheck();
-    if !moved.is_empty() {
-        return Err(Error::validation(format!(
-            "targets {} changed while they were measured (a new mapping landed on them); rerun",
-            moved.join(", ")
-        )));
-    }
-    ctx.progress.advance(1);
-    // After the cells, while the share lasts: the walk past the TLB (its
-    // verdict), then the lists.
+    // In order of value, while the share lasts: the cells (the bad-address
+    // verdicts), the walk past the TLB (its verdict), the lists. Each is a
+    // kind of its own: one starts while any of the share is left.
+    let (mut cells, mut cells_ok) = (Vec::new(), true);
     let (mut lists, mut stride, mut stride_ok) = (Vec::new(), Vec::new(), true);
-    ctx.sweep_even("prefetch-fault's TLB walk and lists", vec![true, false], |walk| {
-        if walk {
-            (stride, stride_ok) = tlb_walk::measure(p, ctx)?;
-        } else {
-            lists = lists::measure(p, ctx)?;
+    let parts = vec![(Part::Cells, 2.0), (Part::Walk, 1.0), (Part::Lists, 0.5)];
+    ctx.sweep("prefetch-fault's cells, TLB walk and lists", parts, |part| {
+        match part {
+            Part::Cells => {
+                (cells, cells_ok) = cells::measure(p, ctx, &targets)?;
+                let moved = targets.recheck();
+                if !moved.is_empty() {
+                    return Err(Error::validation(format!(
+                        "targets {} changed while they were measured (a new mapping landed on them); rerun",
+                        moved.join(", ")
+                    )));
+                }
+            }
+            Part::Walk => (stride, stride_ok) = tlb_walk::measure(p, ctx)?,
+            Part::Lists => lists = lists::measure(p, ctx)?,
         }
         ctx.progress.advance(1);
         Ok(())
@@ -88,6 +91,13 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         lists,
         stride,
     })
+}
+
+/// A part of prefetch-fault's sweep.
+enum Part {
+    Cells,
+    Walk,
+    Lists,
 }
 
 /// `report --reanalyze` draws none of its stored claims again.

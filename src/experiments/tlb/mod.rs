@@ -197,10 +197,18 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     counts.sort();
     counts.dedup();
     ctx.progress.start("tlb", counts.len() as u64);
-    let mut points = measure_counts(p, ctx, &mut swept, &counts)?;
-    // Refining the knees comes after the sweep, while the share lasts.
-    let refining = if p.refine { vec![()] } else { vec![] };
-    ctx.sweep_even("tlb's refinement around its knees", refining, |()| refine(p, ctx, &mut swept, &mut points))?;
+    // The sweep, then the refinement of its knees while the share holds
+    // another sweep's time.
+    let mut points = Vec::new();
+    let stages = if p.refine { vec![true, false] } else { vec![true] };
+    ctx.sweep_even("tlb's sweep and the refinement of its knees", stages, |sweep| {
+        if sweep {
+            points = measure_counts(p, ctx, &mut swept, &counts)?;
+            Ok(())
+        } else {
+            refine(p, ctx, &mut swept, &mut points)
+        }
+    })?;
     for s in swept.iter_mut() {
         s.region.read_back();
     }
