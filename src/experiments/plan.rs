@@ -502,7 +502,8 @@ impl Plan {
 fn spent_record(job: &Job, command: Command) -> ExperimentRecord {
     let message = "what was left of the suite's time box would not hold its share".to_string();
     let fix = Some(format!("memperf run --full, or memperf {} on its own", job.name()));
-    let mut rec = ExperimentRecord::interrupted(job.name().into(), &format!("skipped: {message}"));
+    // The reason as a refusal's: the screen and the text put "skipped:" before it.
+    let mut rec = ExperimentRecord::interrupted(job.name().into(), &message);
     rec.status = document::Status::Skipped;
     rec.warnings.push(Caution::Skipped { experiment: job.name(), message, fix }.render(command));
     rec
