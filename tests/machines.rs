@@ -49,7 +49,7 @@ fn check_presets(f: &Fingerprint, name: &str) {
         let max = lat.sizes_bytes.iter().max().unwrap().0;
         assert!(3 * max <= budget, "{name} {preset:?}: latency {}", Bytes(max));
         let ll = loaded_latency::Params::preset(preset, f);
-        assert!(ll.chase_bytes.0 + ll.loader_bytes.0 <= budget, "{name} {preset:?}");
+        assert!(ll.load.chase_bytes.0 + ll.loader_bytes.0 <= budget, "{name} {preset:?}");
         let ws = working_set::Params::preset(preset, f);
         assert!(5 * ws.total_bytes.0 <= budget, "{name} {preset:?}: working set {}", ws.total_bytes);
         let nu = numa::Params::preset(preset, f);

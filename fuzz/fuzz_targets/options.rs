@@ -24,7 +24,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(depths) = memperf::experiments::calls::depths(text) {
         assert!(depths.windows(2).all(|w| w[0] < w[1]), "{depths:?}");
     }
-    if let Ok(ns) = memperf::experiments::loaded_latency::options::parse_ns("--delays", text) {
+    if let Ok(ns) = memperf::experiments::options::duration_ns("--delays", text) {
         assert!(ns < 1_000_000_000_000, "{ns}");
     }
     let _ = memperf::experiments::page_init::parse_layout(text);

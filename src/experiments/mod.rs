@@ -4,6 +4,7 @@
 //! list in the model (`memperf_model::experiments!`).
 
 pub mod budget;
+pub mod chase_under_load;
 pub mod chases;
 pub mod drift;
 pub mod experiment;

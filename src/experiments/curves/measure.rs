@@ -1,56 +1,28 @@
 //! The measuring of `curves`: each mix's pauses found by probes, its
 //! points measured through the scheduler, and the two second looks.
 
-use super::traffic::{bus_bytes_per_block, one_run, Figures, Traffic, LINE};
 use super::params::Params;
-use super::traffic::Chaser;
 use super::{analysis, search};
-use crate::experiments::stream_arrays::Array;
-use crate::experiments::Bench;
-use crate::model::outcome::curves::{Consistency, Curve, Mix, Point};
-use crate::timing::window::Tally;
-use crate::timing::{Summary, Team};
-use std::sync::Mutex;
-use crate::counters::memory_traffic::MemoryTraffic;
 use crate::error::Result;
+use crate::experiments::chase_under_load::{self, bus_bytes_per_block, Figures, Traffic, LINE};
+use crate::experiments::stream_arrays::Array;
 use crate::kernels::chase::chase_kernel;
 use crate::kernels::{stream_kernel, StreamShape};
+use crate::model::outcome::curves::{Consistency, Curve, Mix, Point};
 use crate::model::Caution;
-use crate::timing::schedule::{self, Plan, StepReport, Step, Variant};
-use std::cell::RefCell;
+use crate::timing::Summary;
 
-/// What the run holds while it measures.
+/// What the run holds while it measures: the engine, the traffic array
+/// (half read, half written) and what was asked.
 pub struct Rig<'a> {
-    pub team: Team,
-    pub chaser: Mutex<Chaser>,
+    pub load: chase_under_load::Rig<'a>,
     pub array: Array,
-    pub pause_ns_per_iteration: f64,
-    /// The memory controllers' counters, where they could be opened.
-    pub memory: Mutex<Option<MemoryTraffic>>,
-    pub ctx: &'a Bench<'a>,
     pub p: &'a Params,
-    /// Windows kept, and how many were run again.
-    pub windows: Tally,
-}
-
-impl Rig<'_> {
-    /// One run of one point (see [`one_run`]): `(warm_s, window_s)`, the
-    /// traffic threads pausing `pause` iterations, its tries tallied.
-    fn run(&self, window: (f64, f64), pause: Option<u64>, traffic: &[Traffic]) -> Figures {
-        let f = one_run(&self.team, self.ctx.clock, window, pause, &self.chaser, traffic, &self.memory);
-        self.windows.add(f.tried);
-        f
-    }
 }
 
 /// Every mix's curve, in the order given.
 pub fn all(rig: &Rig) -> Result<Vec<Curve>> {
     rig.p.mixes.iter().map(|&mix| one_mix(rig, mix)).collect()
-}
-
-/// Pause iterations for a pause of `ns`.
-fn iterations(rig: &Rig, ns: Option<u64>) -> Option<u64> {
-    ns.map(|ns| (ns as f64 / rig.pause_ns_per_iteration).round() as u64)
 }
 
 /// Bus bytes per second of one run: the traffic's blocks and the chaser's lines.
@@ -60,25 +32,25 @@ fn bus_bytes_per_s(f: &Figures, block_bus: f64) -> f64 {
 
 fn one_mix(rig: &Rig, mix: Mix) -> Result<Curve> {
     let p = rig.p;
-    let threads = rig.team.threads() - 1;
-    let traffic = Traffic::for_mix(&rig.array, mix, threads, p.block_bytes.0)?;
-    let block_bus = bus_bytes_per_block(mix, p.block_bytes.0);
+    let threads = rig.load.team.threads() - 1;
+    let traffic = Traffic::of_mix(&rig.array, mix, threads, p.load.block_bytes.0)?;
+    let block_bus = bus_bytes_per_block(mix, p.load.block_bytes.0);
     let aim = search::Aim {
         points: p.points,
         max_gap: p.max_gap,
         max_probes: p.max_probes(),
         block_bus_bytes: block_bus * threads as f64,
     };
-    rig.ctx.progress.start(&format!("curves {mix} (finding rates)"), aim.max_probes as u64);
+    rig.load.ctx.progress.start(&format!("curves {mix} (finding rates)"), aim.max_probes as u64);
     let probes = search::pauses(aim, |pause| {
-        rig.ctx.check_interrupt()?;
-        rig.ctx.progress.advance(1);
-        let f = rig.run((p.warm_s, p.probe_s), iterations(rig, pause), &traffic);
+        rig.load.ctx.check_interrupt()?;
+        rig.load.ctx.progress.advance(1);
+        let f = rig.load.run((p.load.warm_s, p.probe_s), pause, &traffic);
         Ok(bus_bytes_per_s(&f, block_bus))
     })?;
-    rig.ctx.progress.finish();
+    rig.load.ctx.progress.finish();
     let pauses: Vec<Option<u64>> = probes.iter().map(|q| q.pause_ns).collect();
-    let lines_max = crate::analysis::littles_law::core_lines_max(&rig.ctx.machine.cpu.identity.vendor);
+    let lines_max = crate::analysis::littles_law::core_lines_max(&rig.load.ctx.machine.cpu.identity.vendor);
     let samples = scheduled(rig, mix, &pauses, &traffic)?;
     let mut points: Vec<_> = pauses.iter().zip(&samples).map(|(&d, s)| point(p, mix, (threads, lines_max), d, s)).collect();
     // The probes were short: where the measured medians still leave a gap,
@@ -96,39 +68,11 @@ fn one_mix(rig: &Rig, mix: Mix) -> Result<Curve> {
     Ok(analysis::curve(mix, points))
 }
 
-/// Every pause through the scheduler: once untimed, then once per
-/// repetition, in an order shuffled anew each repetition.
+/// Every pause through the scheduler (see [`chase_under_load::Rig::scheduled`]).
 fn scheduled(rig: &Rig, mix: Mix, pauses: &[Option<u64>], traffic: &[Traffic]) -> Result<Vec<Vec<Figures>>> {
     let p = rig.p;
-    let window_ns = ((p.warm_s + p.window_s) * 1e9) as u64;
-    let kept: Vec<RefCell<Vec<Figures>>> = pauses.iter().map(|_| RefCell::new(Vec::new())).collect();
-    let run = |pause: Option<u64>| {
-        rig.run((p.warm_s, p.window_s), iterations(rig, pause), traffic)
-    };
-    let mut variants: Vec<Variant> = pauses
-        .iter()
-        .zip(&kept)
-        .map(|(&pause, kept)| {
-            Box::new(move |step: Step| match step {
-                Step::WarmUp => StepReport::valid(run(pause).ok),
-                Step::Calibrate(_) => StepReport::valid(true),
-                Step::Run(_) => {
-                    let f = run(pause);
-                    kept.borrow_mut().push(f);
-                    rig.ctx.progress.advance(1);
-                    StepReport::timed(f.ok, window_ns)
-                }
-            }) as Variant
-        })
-        .collect();
-    let mut plan = Plan::new(p.repetitions, p.window_s);
-    plan.seed = p.seed ^ mix.reads as u64;
-    plan.max_iters = 1;
-    rig.ctx.progress.start(&format!("curves {mix}"), (p.repetitions * pauses.len()) as u64);
-    schedule::measure(&plan, rig.ctx.clock, &mut variants, &mut || rig.ctx.check_interrupt())?;
-    rig.ctx.progress.finish();
-    drop(variants);
-    Ok(kept.into_iter().map(RefCell::into_inner).collect())
+    let seed = p.load.seed ^ mix.reads as u64;
+    rig.load.scheduled(&format!("curves {mix}"), (p.load.repetitions, seed), p.load.window(), pauses, traffic)
 }
 
 /// Within this of its second look, a figure holds.
@@ -182,13 +126,13 @@ pub fn second_looks(rig: &Rig, curves: &[Curve]) -> Result<SecondLooks> {
 /// medians of each.
 fn saturated_against_read(rig: &Rig, mix: Mix) -> Result<(f64, f64)> {
     let p = rig.p;
-    let threads = rig.team.threads() - 1;
-    let traffic = Traffic::for_mix(&rig.array, mix, threads, p.block_bytes.0)?;
-    let block_bus = bus_bytes_per_block(mix, p.block_bytes.0);
+    let threads = rig.load.team.threads() - 1;
+    let traffic = Traffic::of_mix(&rig.array, mix, threads, p.load.block_bytes.0)?;
+    let block_bus = bus_bytes_per_block(mix, p.load.block_bytes.0);
     let (mut blocks, mut reads) = (Vec::new(), Vec::new());
     for _ in 0..5 {
-        rig.ctx.check_interrupt()?;
-        let f = rig.run((p.warm_s, p.window_s), Some(0), &traffic);
+        rig.load.ctx.check_interrupt()?;
+        let f = rig.load.run(p.load.window(), Some(0), &traffic);
         blocks.push(f.blocks_per_s * block_bus);
         reads.push(read_beside_chase(rig)?);
     }
@@ -199,7 +143,7 @@ fn compare(rig: &Rig, what: String, unit: &str, curves: f64, reference: f64) -> 
     let ratio = curves / reference;
     let holds = (ratio - 1.0).abs() <= TOLERANCE;
     if !holds {
-        rig.ctx.warn(Caution::SecondLookDisagrees {
+        rig.load.ctx.warn(Caution::SecondLookDisagrees {
             experiment: "curves",
             what: what.clone(),
             ratio,
@@ -214,12 +158,12 @@ fn compare(rig: &Rig, what: String, unit: &str, curves: f64, reference: f64) -> 
 fn chase_alone(rig: &Rig, idle_ns: f64) -> f64 {
     let k1 = chase_kernel(1).expect("one chain");
     let loads = ((10e6 / idle_ns.max(1.0)) as u64).clamp(1_000, 50_000_000);
-    let clock = rig.ctx.clock;
-    let run = rig.team.run(clock, |t| {
+    let clock = rig.load.ctx.clock;
+    let run = rig.load.team.run(clock, |t| {
         if t != 0 {
             return Vec::new();
         }
-        let mut c = rig.chaser.lock().unwrap_or_else(|e| e.into_inner());
+        let mut c = rig.load.chaser.lock().unwrap_or_else(|e| e.into_inner());
         (0..5)
             .map(|_| {
                 let t0 = clock.now_ns();
@@ -242,12 +186,12 @@ fn chase_alone(rig: &Rig, idle_ns: f64) -> f64 {
 /// chaser chases until they are done.
 fn read_beside_chase(rig: &Rig) -> Result<f64> {
     let (kernel, _) = stream_kernel(StreamShape::Simd, None)?;
-    let slices = rig.array.part_slices(0, rig.team.threads() - 1);
+    let slices = rig.array.part_slices(0, rig.load.team.threads() - 1);
     let k1 = chase_kernel(1).expect("one chain");
     let left = std::sync::atomic::AtomicUsize::new(slices.len());
-    let run = rig.team.run(rig.ctx.clock, |t| {
+    let run = rig.load.team.run(rig.load.ctx.clock, |t| {
         if t == 0 {
-            let mut c = rig.chaser.lock().unwrap_or_else(|e| e.into_inner());
+            let mut c = rig.load.chaser.lock().unwrap_or_else(|e| e.into_inner());
             while left.load(std::sync::atomic::Ordering::Relaxed) > 0 {
                 // SAFETY: the chase's buffer outlives the run.
                 unsafe { c.0.run(k1, 512) };
@@ -272,7 +216,7 @@ fn median(v: Vec<f64>) -> f64 {
 /// A point's figures from its repetitions of (latency, traffic blocks/s, ok).
 /// `cores`: the traffic cores, and the most lines one of them tracks.
 fn point(p: &Params, mix: Mix, (cores, lines_max): (usize, f64), pause_ns: Option<u64>, samples: &[Figures]) -> Point {
-    let block_bus = bus_bytes_per_block(mix, p.block_bytes.0);
+    let block_bus = bus_bytes_per_block(mix, p.load.block_bytes.0);
     let lat: Vec<f64> = samples.iter().map(|s| s.latency_ns).filter(|x| x.is_finite() && *x > 0.0).collect();
     let bw: Vec<f64> = samples.iter().map(|s| bus_bytes_per_s(s, block_bus)).collect();
     let latency_ns = Summary::of(&lat).unwrap_or_else(|| Summary::of(&[f64::NAN]).expect("one value"));
@@ -285,7 +229,7 @@ fn point(p: &Params, mix: Mix, (cores, lines_max): (usize, f64), pause_ns: Optio
         samples_bytes_per_s: bw,
         samples_latency_ns: lat,
         latency_ns,
-        traffic_program_bytes_per_s: blocks.median * p.block_bytes.0 as f64,
+        traffic_program_bytes_per_s: blocks.median * p.load.block_bytes.0 as f64,
         counted_bytes_per_s: Summary::of(&counted).map(|c| c.median),
         lines_in_flight_per_core: lines,
         not_claimed: why,

@@ -13,22 +13,18 @@ pub mod measure;
 pub mod options;
 pub mod params;
 pub mod search;
-pub mod traffic;
 
 pub use options::Options;
 pub use params::{preset_mixes, Params};
 
+use super::chase_under_load::{self, Chaser};
 use super::stream_arrays::Array;
 use super::{Bench, Experiment, Preset};
 use crate::counters::memory_traffic::MemoryTraffic;
 use crate::error::Result;
-use crate::kernels::chase::{visit_order, Chase};
 use crate::memory::{Buffer, PagePolicy};
 pub use crate::model::outcome::curves::*;
-use crate::model::Caution;
 use crate::timing::Team;
-use std::sync::Mutex;
-use traffic::{Chaser, LINE};
 
 pub struct Curves;
 
@@ -43,11 +39,7 @@ impl Experiment for Curves {
     }
     fn needs(p: &Params) -> Result<crate::experiments::Needs> {
         params::check(p)?;
-        Ok(crate::experiments::Needs {
-            levels: true,
-            pages_matter: p.pages.uses_hugetlb_pool(),
-            mapped: vec![(p.pages, p.chase_bytes.round_up(p.pages.page_size().0).0)],
-        })
+        Ok(p.load.needs())
     }
     fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         run(p, ctx)
@@ -57,47 +49,30 @@ impl Experiment for Curves {
 fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     params::check(p)?;
     let cpus = crate::timing::team::allowed_cpus().len();
-    let mut buffer = Buffer::new(p.pages, p.chase_bytes)?;
+    let mut buffer = Buffer::new(p.load.pages, p.load.chase_bytes)?;
     if cpus < 2 {
-        ctx.warn(Caution::VariantUnavailable {
-            experiment: "curves",
-            variant: "every curve".into(),
-            message: "not measured — curves need 2 CPUs: this process may use one, so no CPU is left for traffic"
-                .into(),
-            fix: Some("run where the process may use two CPUs or more (taskset, cgroup cpuset)".into()),
-        });
+        chase_under_load::warn_one_cpu(ctx, "curves", "every curve", "not measured — curves need 2 CPUs");
         return Ok(not_measured(p, &buffer, cpus));
     }
     let team = Team::new(cpus)?;
-    let lines = buffer.len() / LINE as usize;
-    // SAFETY: slot s is the line at s × 64 inside the buffer, which outlives the chase.
-    let chase = unsafe { Chase::new(buffer.as_ptr() as *mut u8, visit_order(lines, None, p.seed), |s| s * 64, 1) };
     let array = Array::new(PagePolicy::Small, p.traffic_bytes, 2, &team, 1, ctx.clock)?;
-    let pause_ns_per_iteration = crate::timing::window::pause_ns_per_iteration(ctx.clock, 20_000_000);
+    // SAFETY: the buffer outlives the rig and its chaser.
+    let chaser = unsafe { Chaser::over(&buffer, p.load.seed) };
+    let load = chase_under_load::Rig::new("curves", ctx, team, chaser);
     let devices = std::path::Path::new("/sys/bus/event_source/devices");
-    let (memory, counted) = match MemoryTraffic::open(devices) {
+    let counted = match MemoryTraffic::open(devices) {
         Ok(m) => {
             let said = format!("counted by {} (cas_count_read + cas_count_write), beside each point", m.pmus.join(", "));
-            (Some(m), said)
+            *load.memory.lock().unwrap_or_else(|e| e.into_inner()) = Some(m);
+            said
         }
-        Err(why) => (None, why),
+        Err(why) => why,
     };
-    let rig = measure::Rig {
-        team,
-        chaser: Mutex::new(Chaser(chase)),
-        array,
-        pause_ns_per_iteration,
-        memory: Mutex::new(memory),
-        ctx,
-        p,
-        windows: Default::default(),
-    };
+    let rig = measure::Rig { load, array, p };
     let curves = measure::all(&rig)?;
     let looks = measure::second_looks(&rig, &curves)?;
     buffer.read_back();
-    if let (rerun @ 1.., never, windows) = rig.windows.again() {
-        ctx.warn(crate::model::Caution::WindowsRunAgain { experiment: "curves".into(), rerun, never, windows });
-    }
+    rig.load.finish(buffer.backing());
     Ok(outcome(&rig, buffer.backing().clone(), counted, curves, looks))
 }
 
@@ -108,10 +83,10 @@ fn not_measured(p: &Params, buffer: &Buffer, cpus: usize) -> Outcome {
         chaser_cpu: crate::timing::team::allowed_cpus().first().copied().unwrap_or(0),
         traffic_cpus: Vec::new(),
         not_measured: Some(format!("not measured — curves need 2 CPUs, and this process may use {cpus}")),
-        chase_bytes: p.chase_bytes.0,
+        chase_bytes: p.load.chase_bytes.0,
         chase_backing: buffer.backing().clone(),
         traffic_bytes: p.traffic_bytes.0,
-        block_bytes: p.block_bytes.0,
+        block_bytes: p.load.block_bytes.0,
         traffic_isa: String::new(),
         pause_ns_per_iteration: 0.0,
         counted_traffic: COUNTED.into(),
@@ -119,7 +94,7 @@ fn not_measured(p: &Params, buffer: &Buffer, cpus: usize) -> Outcome {
         writes_cost: Vec::new(),
         consistency: Vec::new(),
         host_read_bytes_per_s: None,
-        seed: p.seed,
+        seed: p.load.seed,
         valid: true,
     }
 }
@@ -136,22 +111,22 @@ fn outcome(
 ) -> Outcome {
     let isa = crate::kernels::stream_kernel(crate::kernels::StreamShape::Simd, None).map(|k| k.1.isa).unwrap_or_default();
     Outcome {
-        chaser_cpu: rig.team.cpus()[0],
-        traffic_cpus: rig.team.cpus()[1..].to_vec(),
+        chaser_cpu: rig.load.team.cpus()[0],
+        traffic_cpus: rig.load.team.cpus()[1..].to_vec(),
         not_measured: None,
-        chase_bytes: rig.p.chase_bytes.0,
+        chase_bytes: rig.p.load.chase_bytes.0,
         chase_backing,
         traffic_bytes: rig.p.traffic_bytes.0,
-        block_bytes: rig.p.block_bytes.0,
+        block_bytes: rig.p.load.block_bytes.0,
         traffic_isa: isa,
-        pause_ns_per_iteration: rig.pause_ns_per_iteration,
+        pause_ns_per_iteration: rig.load.pause_ns_per_iteration,
         counted_traffic,
         writes_cost: analysis::writes_cost(&curves),
         valid: curves.iter().all(|c| c.valid),
         curves,
         consistency: looks.checks,
         host_read_bytes_per_s: looks.host_read_bytes_per_s,
-        seed: rig.p.seed,
+        seed: rig.p.load.seed,
     }
 }
 

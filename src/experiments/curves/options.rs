@@ -4,6 +4,7 @@
 use super::params::{check, Params};
 use super::Curves;
 use crate::error::Result;
+use crate::experiments::chase_under_load::check_memory;
 use crate::experiments::options::{self, list_free, millis_arg, one, positive_arg, size_arg, Request, List};
 use crate::experiments::options::offers;
 use crate::memory::PagePolicy;
@@ -47,37 +48,17 @@ impl options::Options for Options {
         if let Some(n) = self.points {
             p.points = n;
         }
-        if let Some(s) = self.size {
-            p.chase_bytes = s;
-            p.traffic_bytes = s;
-        }
-        if let Some(pol) = self.pages {
-            p.pages = pol;
-        }
+        let l = &mut p.load;
+        (l.chase_bytes, p.traffic_bytes) = self.size.map_or((l.chase_bytes, p.traffic_bytes), |s| (s, s));
+        l.pages = self.pages.unwrap_or(l.pages);
         if let Some(ms) = self.window {
-            p.window_s = ms as f64 * 1e-3;
-            p.warm_s = p.window_s / 4.0;
-            p.probe_s = p.window_s / 2.0;
+            (l.window_s, l.warm_s, p.probe_s) = (ms as f64 * 1e-3, ms as f64 * 0.25e-3, ms as f64 * 0.5e-3);
         }
-        if let Some(r) = self.repetitions {
-            p.repetitions = r;
-        }
+        l.repetitions = self.repetitions.unwrap_or(l.repetitions);
         check(&p)?;
-        check_memory(&p, asked.machine)?;
+        check_memory(p.load.chase_bytes, 2, asked.machine, "the chase and the two halves of the traffic array")?;
         Ok(p)
     }
-}
-
-/// The chase and the two halves of the traffic array must fit in memory.
-fn check_memory(p: &Params, machine: &crate::machine::Fingerprint) -> Result<()> {
-    let need = Bytes(p.chase_bytes.0.saturating_add(p.traffic_bytes.0.saturating_mul(2)));
-    let avail = machine.memory_available_bytes;
-    crate::memory::check_fits(
-        need,
-        avail,
-        &format!("--size {} (the chase and the two halves of the traffic array)", p.chase_bytes),
-        format!("use --size {} or less", Bytes(avail.map_or(0, |a| a.0) / 3 / 2)),
-    )
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::experiments::Preset;
-use crate::memory::PagePolicy;
+use crate::experiments::chase_under_load::Load;
 use crate::model::outcome::curves::Mix;
 use crate::units::{Bytes, MIB};
 use serde::{Deserialize, Serialize};
@@ -17,19 +17,12 @@ pub struct Params {
     /// widest gap allowed between neighbours (fraction of saturation).
     pub points: usize,
     pub max_gap: f64,
-    /// The chase's cycle, and the traffic array (half read, half written).
-    pub chase_bytes: Bytes,
+    /// Each half of the traffic array (read, written).
     pub traffic_bytes: Bytes,
-    /// Pages of the chase.
-    pub pages: PagePolicy,
-    /// Bytes a traffic thread moves between two pauses.
-    pub block_bytes: Bytes,
-    pub repetitions: usize,
-    /// Each point: a warm-up, then the counted window; probes are shorter.
-    pub warm_s: f64,
-    pub window_s: f64,
+    /// The probes' window, shorter than the points'.
     pub probe_s: f64,
-    pub seed: u64,
+    #[serde(flatten)]
+    pub load: Load,
 }
 
 /// The mixes of each preset: quick's four; full's every 10% from all reads
@@ -59,15 +52,9 @@ impl Params {
             mixes: preset_mixes(preset),
             points,
             max_gap: 0.15,
-            chase_bytes: size,
             traffic_bytes: size,
-            pages: PagePolicy::Thp,
-            block_bytes: Bytes(65536),
-            repetitions,
-            warm_s: window_s / 4.0,
-            window_s,
             probe_s: window_s / 2.0,
-            seed: 0x6375_7276,
+            load: Load::new(size, Bytes(65536), repetitions, window_s, 0x6375_7276),
         }
     }
 
@@ -98,12 +85,6 @@ pub fn check(p: &Params) -> Result<()> {
             POINTS.end()
         )));
     }
-    if p.repetitions == 0 {
-        return Err(Error::usage("--repetitions must be at least 1"));
-    }
-    if p.chase_bytes.0 < 64 * 1024 || p.traffic_bytes.0 < 64 * p.block_bytes.0 {
-        return Err(Error::usage("--size must be at least 256KiB: use e.g. --size 256MiB"));
-    }
-    Ok(())
+    p.load.check(p.traffic_bytes)
 }
 

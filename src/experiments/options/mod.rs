@@ -226,6 +226,25 @@ pub fn millis_arg(lo: u64, hi: u64) -> impl Fn(&str) -> std::result::Result<u64,
     }
 }
 
+/// `250`, `250ns`, `1.5us`, `20µs`, `100ms`, `1s` in nanoseconds; `name`
+/// is the option's, for the error.
+pub fn duration_ns(name: &str, text: &str) -> Result<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let scale = match unit.trim() {
+        "" | "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => f64::NAN,
+    };
+    match num.parse::<f64>() {
+        Ok(v) if scale.is_finite() && v >= 0.0 && v * scale < 1e12 => Ok((v * scale).round() as u64),
+        _ => Err(Error::usage(format!("{name} '{text}': give a duration such as 500ns, 20us or 100ms"))),
+    }
+}
+
 /// Parses a positive integer option value.
 pub fn positive(name: &str, text: &str) -> Result<usize> {
     match text.trim().parse::<usize>() {
@@ -250,5 +269,23 @@ impl CellArgs {
     pub fn apply(&self, threads: Vec<usize>, repetitions: usize) -> Result<(Vec<usize>, usize)> {
         let reps = self.repetitions.unwrap_or(repetitions);
         Ok((thread_counts(&self.threads, threads)?, reps))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_their_units() {
+        assert_eq!(duration_ns("--delays", "250").unwrap(), 250);
+        assert_eq!(duration_ns("--delays", "1.5us").unwrap(), 1500);
+        assert_eq!(duration_ns("--delays", "20µs").unwrap(), 20_000);
+        assert_eq!(duration_ns("--window", "100ms").unwrap(), 100_000_000);
+        assert_eq!(duration_ns("--window", "2s").unwrap(), 2_000_000_000);
+        for bad in ["", "-1", "5 parsecs", "1e3", "ms"] {
+            let e = duration_ns("--delays", bad).unwrap_err();
+            assert!(e.message.contains("500ns, 20us or 100ms"), "{bad}: {}", e.message);
+        }
     }
 }
