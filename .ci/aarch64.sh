@@ -8,9 +8,8 @@
 # do not), and a Cortex-A72 without SVE (NEON) (QEMU_CPU picks qemu's -cpu).
 # Left out: what qemu-user does not emulate (mbind, perf_event_open,
 # hugetlb mappings and SysV huge-page segments fail there with ENOSYS or
-# EINVAL), which the x86-64 run tests; and the one library test that needs real speed (a
-# loader's delay calibrated against its own memory rate). tests/emulated.rs
-# runs memperf itself on each CPU.
+# EINVAL), which the x86-64 run tests. tests/emulated.rs runs memperf
+# itself on each CPU.
 
 AARCH64=aarch64-unknown-linux-gnu
 
@@ -36,7 +35,6 @@ aarch64_check() {
   export CARGO_PROFILE_TEST_DEBUG=0 CARGO_PROFILE_DEV_DEBUG=0
   cargo clippy --workspace --all-targets --target "$AARCH64" -- -D warnings
   local skips=(--skip memory::numa --skip experiments::numa --skip memory::tests::hugetlb --skip memory::tests::shm
-    --skip experiments::loaded_latency::tests::a_real_loader_moves_less_with_a_longer_delay
     --skip counters::tests::page_faults_of_a_known_touch_pattern
     --skip experiments::stat::tests::page_faults_of_a_child_that_touches_known_pages
     --skip region::tests::regions_nest_repeat_and_count_across_threads)
