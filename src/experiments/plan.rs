@@ -313,8 +313,10 @@ pub fn execute(
     }
     let jobs = plan.jobs.len();
     let mut per_weight_s = None;
-    // The jobs run so far: seconds taken, and their nominal parts.
+    // The jobs run so far: seconds taken, and their nominal parts; and the
+    // most one ran past its nominal part at the pace kept before it.
     let mut pace = (0.0f64, 0.0f64);
+    let mut excess_s = 0.0f64;
     for index in 0..jobs {
         progress.job(index);
         let share_end = plan.time_box.map(|b| {
@@ -331,8 +333,9 @@ pub fn execute(
             });
             let weight = plan.jobs[index].share();
             let slower = if pace.1 > 0.0 { (pace.0 / pace.1).clamp(1.0, 3.0) } else { 1.0 };
-            b.share_end(now, weight, weights_left, owed_s, weight * per * slower)
+            (b.share_end(now, weight, weights_left, owed_s, weight * per * slower + excess_s), weight * per * slower)
         });
+        let (share_end, nominal_s) = (share_end.map(|s| s.0), share_end.map_or(0.0, |s| s.1));
         let started = clock.now_ns();
         let mut rec = match share_end {
             Some(None) => spent_record(&plan.jobs[index], plan.command),
@@ -340,10 +343,9 @@ pub fn execute(
         };
         rec.share_s = share_end.flatten().map(|e| e.saturating_sub(started) as f64 * 1e-9);
         if let (Some(Some(_)), Some(per)) = (share_end, per_weight_s) {
-            pace = (
-                pace.0 + clock.now_ns().saturating_sub(started) as f64 * 1e-9,
-                pace.1 + plan.jobs[index].share() * per,
-            );
+            let taken_s = clock.now_ns().saturating_sub(started) as f64 * 1e-9;
+            pace = (pace.0 + taken_s, pace.1 + plan.jobs[index].share() * per);
+            excess_s = excess_s.max(taken_s - nominal_s);
         }
         doc.experiments.push(rec);
         if let Some(rec) = doc.experiments.last() {
@@ -655,6 +657,27 @@ mod tests {
             "{:?}",
             doc.experiments[1]
         );
+    }
+
+    /// A job that ran past its nominal part shows how far a first look may
+    /// overrun on this host: a later job starts only where what is left
+    /// holds its nominal part and that much more. Here the second job's
+    /// point takes 11 s of a nominal 6.5; the third's would end 2.3 s past
+    /// the box, and is skipped instead.
+    #[test]
+    fn a_job_is_not_started_where_an_overrun_like_an_earlier_one_would_pass_the_box() {
+        let points = [1_500, 11_000, 9_800];
+        let jobs = points.iter().enumerate().map(|(job, &ms)| Job::of::<Sim>(SimParams { job, points_ms: vec![ms] }));
+        let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
+        let mut p = Plan { strict: true, reserve_hugepages: false, ..plan(jobs.collect()) };
+        let mut doc = new_document(crate::machine::collect(), &clock, &p);
+        let since_ns = clock.now_ns();
+        p.time_box = Some(TimeBox { box_s: 20.0, since_ns });
+        execute(&mut p, &mut doc, &clock, &super::super::NoProgress, |_, _| Ok(())).unwrap();
+        let status: Vec<document::Status> = doc.experiments.iter().map(|r| r.status).collect();
+        assert_eq!(status, [document::Status::Completed, document::Status::Completed, document::Status::Skipped]);
+        let end_s = (clock.now_ns() - since_ns) as f64 * 1e-9;
+        assert!(end_s <= 20.0, "ended at {end_s} s");
     }
 
     fn plan(jobs: Vec<Job>) -> Plan {

@@ -3,7 +3,8 @@
 //! Each job gets, as it starts, what is left of the box (less what is owed
 //! after the jobs, timed where each first ran) split by the weights of the
 //! jobs still to come ([`super::Experiment::SHARE`]); a job whose nominal
-//! part no longer fits, at the pace kept so far, is not started. Inside its
+//! part no longer fits, at the pace kept so far and with room for the
+//! largest overrun of a job so far, is not started. Inside its
 //! share, repetitions past a first look stop where it ends
 //! ([`crate::timing::schedule`]), and a sweep takes its points in order of
 //! value while what is left holds the longest of its kind ([`Bench::sweep`]).
