@@ -83,6 +83,15 @@ impl Load {
         if traffic_bytes.0 < self.block_bytes.0 * 4 || self.chase_bytes.0 < 64 * 1024 {
             return Err(Error::usage("--size must be at least 4 blocks and 64KiB: use e.g. --size 256MiB"));
         }
+        let threads = crate::timing::team::allowed_cpus().len().saturating_sub(1).max(1) as u64;
+        if traffic_bytes.0 / threads < self.block_bytes.0 {
+            return Err(Error::usage(format!(
+                "--size {traffic_bytes} leaves each of {threads} traffic threads less than one block of {}: use \
+                 --size {} or more",
+                self.block_bytes,
+                Bytes(self.block_bytes.0 * threads * 4)
+            )));
+        }
         if !(self.window_s >= 0.001 && self.window_s <= 60.0 && self.warm_s >= 0.0) {
             return Err(Error::usage("--window must be between 1ms and 60s: use e.g. --window 100ms"));
         }
@@ -107,6 +116,8 @@ impl Load {
 pub struct Figures {
     pub latency_ns: f64,
     pub blocks_per_s: f64,
+    /// Whether every traffic thread counted a block inside the window.
+    pub all_counted: bool,
     /// Bytes per second the memory controllers counted over the run.
     pub counted_bytes_per_s: Option<f64>,
     pub ok: bool,
@@ -281,7 +292,7 @@ pub fn one_run(
         let counted = counters.as_mut().zip(before).map(|(m, b)| (m.bytes() - b) / elapsed_s);
         Figures { counted_bytes_per_s: counted, ..figures(&run.results) }
     };
-    let (f, tried) = until_counted(once, |f| f.latency_ns.is_finite() && (pause.is_none() || f.blocks_per_s > 0.0));
+    let (f, tried) = until_counted(once, |f| f.latency_ns.is_finite() && (pause.is_none() || f.all_counted));
     Figures { tried, ..f }
 }
 
@@ -295,6 +306,7 @@ fn figures(windows: &[Window]) -> Figures {
     Figures {
         latency_ns,
         blocks_per_s,
+        all_counted: windows[1..].iter().all(|w| w.calls > 0),
         counted_bytes_per_s: None,
         ok: windows.iter().all(|w| w.ok),
         tried: WindowAttempt::default(),

@@ -65,13 +65,13 @@ pub fn kernel_parts(shape: StreamShape) -> usize {
     }
 }
 
-/// Every thread's slice holds a block at least.
-fn whole_blocks(slices: &[StreamArg], block_bytes: u64) -> Result<()> {
-    let shortest = slices.iter().map(|s| s.len as u64 * 8).min().unwrap_or(u64::MAX);
-    if shortest < block_bytes {
-        let (n, size) = (slices.len() as u64, Bytes(shortest * slices.len() as u64));
+/// Every thread's slice of an array of `len` elements holds a block at least.
+fn whole_blocks(slices: &[StreamArg], len: usize, block_bytes: u64) -> Result<()> {
+    if slices.iter().any(|s| (s.len as u64) * 8 < block_bytes) {
+        let n = slices.len() as u64;
         return Err(Error::usage(format!(
-            "--size {size} leaves each of {n} traffic threads less than one block of {}: use --size {} or more",
+            "--size {} leaves each of {n} traffic threads less than one block of {}: use --size {} or more",
+            Bytes(len as u64 * 8),
             Bytes(block_bytes),
             Bytes(block_bytes * n * 4)
         )));
@@ -90,7 +90,7 @@ impl Traffic {
         let order: Vec<usize> = pattern(mix).into_iter().map(|r| usize::from(!r)).collect();
         let reads = array.part_slices(0, threads);
         let writes = array.part_slices(1, threads);
-        whole_blocks(&reads, block_bytes)?;
+        whole_blocks(&reads, array.len, block_bytes)?;
         Ok(reads
             .into_iter()
             .zip(writes)
@@ -112,7 +112,7 @@ impl Traffic {
     pub fn of_kernel(array: &Array, shape: StreamShape, threads: usize, block_bytes: u64) -> Result<Vec<Traffic>> {
         let (kernel, info) = stream_kernel(shape, None)?;
         let slices = if shape.writes() { array.write_slices(threads) } else { array.slices(threads, 0) };
-        whole_blocks(&slices, block_bytes)?;
+        whole_blocks(&slices, array.len, block_bytes)?;
         let base = array.region.as_ptr() as usize;
         let elements = (block_bytes / 8) as f64;
         let bytes = (elements * info.traffic.program_bytes() as f64, elements * info.traffic.bus_bytes() as f64);
@@ -211,9 +211,15 @@ mod tests {
     /// block counts the bytes of every array the kernel touches.
     #[test]
     fn real_blocks_of_a_kernel_validate_and_count_every_array() {
-        for (name, program, bus) in
-            [("simd", 1.0, 1.0), ("store-nt", 1.0, 1.0), ("copy", 2.0, 3.0), ("triad", 3.0, 4.0), ("update", 2.0, 2.0)]
-        {
+        for (name, program, bus) in [
+            ("simd", 1.0, 1.0),
+            ("store-nt", 1.0, 1.0),
+            ("copy", 2.0, 3.0),
+            ("copy-nt", 2.0, 2.0),
+            ("triad", 3.0, 4.0),
+            ("update", 2.0, 2.0),
+            ("mix-3:1", 4.0, 5.0),
+        ] {
             let shape = StreamShape::parse(name).unwrap();
             let array = array(kernel_parts(shape));
             for block in [4096, 8192 + 512] {

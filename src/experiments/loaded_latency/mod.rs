@@ -108,7 +108,7 @@ fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
     let bytes = traffic.first().map_or((0.0, 0.0), |t| (t.program_bytes_per_block, t.bus_bytes_per_block));
     let points: Vec<Point> = delays.iter().zip(samples).map(|(&d, s)| point(d, &s, bytes)).collect::<Result<_>>()?;
     let isa = stream_kernel(p.loader_kernel, None)?.1.isa;
-    Ok(summarise(p, &rig.team, isa, buffer.backing().clone(), points))
+    Ok(summarise(p, &rig, isa, buffer.backing().clone(), points))
 }
 
 /// The delays measured: the idle point first, then the sweep (none when
@@ -146,14 +146,15 @@ fn point(delay_ns: Option<u64>, samples: &[Figures], (program, bus): (f64, f64))
     })
 }
 
-fn summarise(p: &Params, team: &Team, isa: String, chase_backing: crate::memory::Backing, points: Vec<Point>) -> Outcome {
+fn summarise(p: &Params, rig: &Rig, isa: String, chase_backing: crate::memory::Backing, points: Vec<Point>) -> Outcome {
     let saturated = points.iter().find(|q| q.delay_ns == Some(0));
     Outcome {
-        chaser_cpu: team.cpus()[0],
-        loader_cpus: team.cpus()[1..].to_vec(),
+        chaser_cpu: rig.team.cpus()[0],
+        loader_cpus: rig.team.cpus()[1..].to_vec(),
         loader_kernel: p.loader_kernel,
         loader_isa: isa,
         block_bytes: p.load.block_bytes.0,
+        pause_ns_per_iteration: Some(rig.pause_ns_per_iteration),
         chase_bytes: p.load.chase_bytes.0,
         chase_backing,
         idle_latency_ns: Nanos(points[0].latency_ns.median),

@@ -72,8 +72,13 @@ pub struct Outcome {
     /// What the loaders run.
     pub loader_kernel: StreamShape,
     pub loader_isa: String,
-    /// Bytes each loader moves between two delays.
+    /// Bytes of each loader array a block covers, between two delays
+    /// (a kernel reading or writing several arrays moves that of each).
     pub block_bytes: u64,
+    /// What one turn of the pause loop took, in ns: a delay is run as
+    /// that many turns (absent from documents before the pause).
+    #[serde(default)]
+    pub pause_ns_per_iteration: Option<f64>,
     /// The chase: one random cycle of lines over this many bytes …
     pub chase_bytes: u64,
     /// … on these pages (read back after the run).
