@@ -42,7 +42,7 @@ pub fn experiment_line(doc: &Document, rec: &ExperimentRecord, width: usize) -> 
     let what = match (&rec.outcome, rec.status) {
         (Some(o), Status::Completed) => {
             let r = super::outcome::of(o);
-            let first = r.metrics(doc).into_iter().next().map(|m| figure(&m));
+            let first = r.metrics(doc).into_iter().next().map(|m| figure(&m)).or_else(|| r.nothing_measured());
             let verdicts = match r.advice(doc).len() {
                 0 => String::new(),
                 1 => "1 verdict".into(),
@@ -299,6 +299,23 @@ mod tests {
                 assert!(longest <= VERDICT_LINES, "{name}: a verdict over {VERDICT_LINES} lines\n{text}");
             }
         }
+    }
+
+    /// A record that measured nothing (numa on one node in the recordings)
+    /// says why on its line, where a figure would be.
+    #[test]
+    fn a_line_without_a_figure_says_why() {
+        let mut seen = 0;
+        for (name, doc) in crate::test_support::recorded_suites() {
+            let Some(rec) = doc.experiments.iter().find(|r| r.name == "numa") else { continue };
+            let line = experiment_line(&doc, rec, 200);
+            let numa = rec.outcome.as_ref().and_then(|o| <&crate::model::outcome::numa::Outcome>::try_from(o).ok());
+            if let Some(why) = numa.and_then(|o| o.no_matrix.as_deref()) {
+                assert!(line.contains(why), "{name}: {line}");
+                seen += 1;
+            }
+        }
+        assert!(seen > 0, "no recording of one node");
     }
 
     /// A verdict whose advice runs long (working-set's, with what a whole

@@ -28,6 +28,11 @@ pub trait Render {
     fn in_cycles(&self) -> bool {
         false
     }
+    /// Why it measured nothing, where it did not (one node, no GPU): the
+    /// suite's line for it says so in place of a figure.
+    fn nothing_measured(&self) -> Option<String> {
+        None
+    }
     /// HTML its section shows beside its charts that no chart draws (a
     /// matrix as a shaded table).
     fn html_extra(&self) -> Option<String> {

@@ -83,6 +83,9 @@ impl super::Render for Outcome {
     fn metrics(&self, _doc: &Document) -> Vec<Headline> {
         numa_metrics(self)
     }
+    fn nothing_measured(&self) -> Option<String> {
+        self.no_matrix.clone()
+    }
     /// Where memory on another node costs more, the matrices say by how
     /// much; what to bind where is the program's to decide.
     fn advice(&self, _doc: &Document) -> Vec<String> {
