@@ -15,6 +15,7 @@ pub mod counters;
 pub use memperf_model::error;
 pub mod experiments;
 pub mod fleet;
+pub mod gpu;
 pub mod input;
 pub mod interrupt;
 pub mod kernels;

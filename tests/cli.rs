@@ -629,3 +629,34 @@ fn info_does_not_warn_about_the_pmu() {
     assert!(!stderr(&o).contains("hardware counters unavailable"), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("counters"), "the table still says it");
 }
+
+/// `memperf gpu` where there is no GPU (no NVIDIA driver, or no device):
+/// one line naming what is missing, exit 2, within 5 s, and no file; where
+/// there is one, a valid document with each device's copies. In `run`, its
+/// record says why nothing was measured and the suite goes on (exit 0).
+#[test]
+fn gpu_refuses_in_one_line_without_a_gpu_and_the_suite_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("gpu.json");
+    let started = std::time::Instant::now();
+    let o = memperf(&["gpu", "--quick", "--quiet", "--size", "64MiB", "--json", out.to_str().unwrap()]);
+    let err = stderr(&o);
+    if o.status.code() == Some(0) {
+        let doc = json(&out);
+        let g = &doc["experiments"][0]["outcome"];
+        assert!(!g["devices"].as_array().unwrap().is_empty() && g["copies"].as_array().unwrap().len() >= 5, "{g}");
+    } else {
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.starts_with("memperf: error: no GPU to measure: "), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(started.elapsed().as_secs_f64() < 5.0, "{:?}", started.elapsed());
+        assert!(!out.exists(), "a refused run left a file");
+        let suite = dir.path().join("suite.json");
+        let o = memperf(&["run", "--only", "gpu", "--quiet", "--json", suite.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let doc = json(&suite);
+        let rec = doc["experiments"].as_array().unwrap().iter().find(|e| e["name"] == "gpu").expect("a gpu record");
+        let why = rec["outcome"]["not_measured"].as_str().unwrap();
+        assert!(why.starts_with("not measured — no GPU: "), "{why}");
+    }
+}

@@ -2,7 +2,8 @@
 //!
 //! 0. the `memperf-model` crate (its own build: it cannot import memperf),
 //!    and the leaves `rng`, `interrupt`, `input`, `sink`, `terminal`;
-//! 1. measuring: `memory`, `kernels`, `timing`, `counters`, `process`;
+//! 1. measuring: `memory`, `kernels`, `timing`, `counters`, `process`,
+//!    `gpu`;
 //! 2. `analysis`;
 //! 3. `model` (the model crate re-exported, and documents read back
 //!    through today's analysis);
@@ -34,6 +35,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("timing", 1),
     ("counters", 1),
     ("process", 1),
+    ("gpu", 1),
     ("analysis", 2),
     ("model", 3),
     ("machine", 4),

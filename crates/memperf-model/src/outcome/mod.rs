@@ -34,6 +34,7 @@ macro_rules! experiments {
                 calls: Calls = "calls",
                 context: Context = "context",
                 c2c: C2c = "c2c",
+                gpu: Gpu = "gpu",
             }
             around {
                 stat: Stat = "stat",

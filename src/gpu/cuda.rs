@@ -1,0 +1,321 @@
+//! NVIDIA's driver API, loaded at run time from `libcuda.so.1` with
+//! `dlopen`: hand-written bindings for the calls [`Driver`] makes, every
+//! symbol resolved when the library is opened, so a missing one is one
+//! error naming it, never a panic in the middle of a run. Nothing of CUDA
+//! is needed to build memperf.
+
+use super::{Attribute, CopyOp, DevicePtr, Driver, Event, GpuError};
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+
+type CuResult = c_int;
+type Handle = *mut c_void;
+
+/// Every entry point memperf calls, resolved once.
+#[allow(non_snake_case)]
+struct Api {
+    cuInit: unsafe extern "C" fn(c_uint) -> CuResult,
+    cuDriverGetVersion: unsafe extern "C" fn(*mut c_int) -> CuResult,
+    cuDeviceGetCount: unsafe extern "C" fn(*mut c_int) -> CuResult,
+    cuDeviceGet: unsafe extern "C" fn(*mut c_int, c_int) -> CuResult,
+    cuDeviceGetName: unsafe extern "C" fn(*mut c_char, c_int, c_int) -> CuResult,
+    cuDeviceGetAttribute: unsafe extern "C" fn(*mut c_int, c_int, c_int) -> CuResult,
+    cuDeviceTotalMem_v2: unsafe extern "C" fn(*mut usize, c_int) -> CuResult,
+    cuDevicePrimaryCtxRetain: unsafe extern "C" fn(*mut Handle, c_int) -> CuResult,
+    cuDevicePrimaryCtxRelease_v2: unsafe extern "C" fn(c_int) -> CuResult,
+    cuCtxSetCurrent: unsafe extern "C" fn(Handle) -> CuResult,
+    cuStreamCreate: unsafe extern "C" fn(*mut Handle, c_uint) -> CuResult,
+    cuStreamDestroy_v2: unsafe extern "C" fn(Handle) -> CuResult,
+    cuStreamSynchronize: unsafe extern "C" fn(Handle) -> CuResult,
+    cuMemAlloc_v2: unsafe extern "C" fn(*mut DevicePtr, usize) -> CuResult,
+    cuMemFree_v2: unsafe extern "C" fn(DevicePtr) -> CuResult,
+    cuMemAllocHost_v2: unsafe extern "C" fn(*mut *mut c_void, usize) -> CuResult,
+    cuMemFreeHost: unsafe extern "C" fn(*mut c_void) -> CuResult,
+    cuMemcpyHtoDAsync_v2: unsafe extern "C" fn(DevicePtr, *const c_void, usize, Handle) -> CuResult,
+    cuMemcpyDtoHAsync_v2: unsafe extern "C" fn(*mut c_void, DevicePtr, usize, Handle) -> CuResult,
+    cuMemcpyDtoDAsync_v2: unsafe extern "C" fn(DevicePtr, DevicePtr, usize, Handle) -> CuResult,
+    cuEventCreate: unsafe extern "C" fn(*mut Handle, c_uint) -> CuResult,
+    cuEventRecord: unsafe extern "C" fn(Handle, Handle) -> CuResult,
+    cuEventSynchronize: unsafe extern "C" fn(Handle) -> CuResult,
+    cuEventElapsedTime: unsafe extern "C" fn(*mut f32, Handle, Handle) -> CuResult,
+    cuEventDestroy_v2: unsafe extern "C" fn(Handle) -> CuResult,
+    cuGetErrorName: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
+}
+
+/// The library this process loads NVIDIA's driver from.
+pub const LIBRARY: &str = "libcuda.so.1";
+
+/// Resolves `name` in `lib`, as a function pointer of type `T`.
+///
+/// # Safety
+/// `T` must be the C signature the library gives `name`.
+unsafe fn symbol<T: Copy>(lib: Handle, name: &str) -> Result<T, String> {
+    let c = std::ffi::CString::new(name).expect("no NUL in a symbol name");
+    // SAFETY: lib is a handle dlopen returned; c is NUL-terminated.
+    let p = unsafe { libc::dlsym(lib, c.as_ptr()) };
+    if p.is_null() {
+        return Err(format!("{LIBRARY} lacks {name}: its driver is older than CUDA 12.0"));
+    }
+    assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<*mut c_void>(), "a function pointer");
+    // SAFETY: a non-null symbol of the signature T (the caller's promise).
+    Ok(unsafe { std::mem::transmute_copy::<*mut c_void, T>(&p) })
+}
+
+impl Api {
+    /// # Safety
+    /// `lib` is a handle of NVIDIA's driver library.
+    unsafe fn resolve(lib: Handle) -> Result<Api, String> {
+        macro_rules! api {
+            ($($f:ident),*) => {
+                Api {
+                    $($f: {
+                        // SAFETY: each field's type is the C signature cuda.h gives its name.
+                        unsafe { symbol(lib, stringify!($f))? }
+                    },)*
+                }
+            };
+        }
+        let mut api = api!(
+            cuInit,
+            cuDriverGetVersion,
+            cuDeviceGetCount,
+            cuDeviceGet,
+            cuDeviceGetName,
+            cuDeviceGetAttribute,
+            cuDeviceTotalMem_v2,
+            cuDevicePrimaryCtxRetain,
+            cuDevicePrimaryCtxRelease_v2,
+            cuCtxSetCurrent,
+            cuStreamCreate,
+            cuStreamDestroy_v2,
+            cuStreamSynchronize,
+            cuMemAlloc_v2,
+            cuMemFree_v2,
+            cuMemAllocHost_v2,
+            cuMemFreeHost,
+            cuMemcpyHtoDAsync_v2,
+            cuMemcpyDtoHAsync_v2,
+            cuMemcpyDtoDAsync_v2,
+            cuEventCreate,
+            cuEventRecord,
+            cuEventSynchronize,
+            cuEventElapsedTime,
+            cuEventDestroy_v2,
+            cuGetErrorName
+        );
+        // CUDA 12.8 gave the elapsed time a second version; both take the
+        // same arguments, and the newer is preferred where it exists.
+        // SAFETY: the same C signature as cuEventElapsedTime.
+        if let Ok(v2) = unsafe { symbol(lib, "cuEventElapsedTime_v2") } {
+            api.cuEventElapsedTime = v2;
+        }
+        Ok(api)
+    }
+}
+
+/// The device in use: its ordinal and handle, its primary context and its stream.
+struct Current {
+    dev: c_int,
+    stream: Handle,
+}
+
+/// NVIDIA's driver, opened and initialised.
+pub struct Cuda {
+    api: Api,
+    current: RefCell<Option<Current>>,
+}
+
+impl Cuda {
+    /// Opens `libcuda.so.1` and initialises the driver; why not, in one
+    /// line, where there is no driver or it will not start.
+    pub fn open() -> Result<Cuda, String> {
+        let name = std::ffi::CString::new(LIBRARY).expect("no NUL");
+        // SAFETY: a NUL-terminated name; the handle is never closed, so
+        // the resolved symbols stay valid for the process.
+        let lib = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        if lib.is_null() {
+            return Err(format!("{LIBRARY} was not found: NVIDIA's driver is not installed here"));
+        }
+        // SAFETY: lib is NVIDIA's driver library, whose signatures Api states.
+        let cuda = Cuda { api: unsafe { Api::resolve(lib)? }, current: RefCell::new(None) };
+        // SAFETY: cuInit takes flags, which must be 0.
+        cuda.check("cuInit", unsafe { (cuda.api.cuInit)(0) }).map_err(|e| format!("the driver did not start: {e}"))?;
+        Ok(cuda)
+    }
+
+    /// `Ok` for CUDA_SUCCESS, else the call's error with its code's name.
+    fn check(&self, call: &'static str, r: CuResult) -> Result<(), GpuError> {
+        if r == 0 {
+            return Ok(());
+        }
+        let mut s: *const c_char = std::ptr::null();
+        // SAFETY: cuGetErrorName writes a pointer to a static string, or fails.
+        let name = if unsafe { (self.api.cuGetErrorName)(r, &mut s) } == 0 && !s.is_null() {
+            // SAFETY: a NUL-terminated static string of the driver.
+            unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
+        } else {
+            "an unknown error".into()
+        };
+        Err(GpuError { call, code: r, name })
+    }
+
+    fn handle(&self, dev: usize) -> Result<c_int, GpuError> {
+        let mut h = 0;
+        // SAFETY: h is a valid out-pointer.
+        self.check("cuDeviceGet", unsafe { (self.api.cuDeviceGet)(&mut h, dev as c_int) })?;
+        Ok(h)
+    }
+
+    fn stream(&self) -> Handle {
+        self.current.borrow().as_ref().map_or(std::ptr::null_mut(), |c| c.stream)
+    }
+}
+
+impl Driver for Cuda {
+    fn version(&self) -> Result<u32, GpuError> {
+        let mut v = 0;
+        // SAFETY: v is a valid out-pointer.
+        self.check("cuDriverGetVersion", unsafe { (self.api.cuDriverGetVersion)(&mut v) })?;
+        Ok(v.max(0) as u32)
+    }
+
+    fn count(&self) -> Result<usize, GpuError> {
+        let mut n = 0;
+        // SAFETY: n is a valid out-pointer.
+        self.check("cuDeviceGetCount", unsafe { (self.api.cuDeviceGetCount)(&mut n) })?;
+        Ok(n.max(0) as usize)
+    }
+
+    fn name(&self, dev: usize) -> Result<String, GpuError> {
+        let h = self.handle(dev)?;
+        let mut buf = [0 as c_char; 256];
+        // SAFETY: the buffer holds 256 bytes, its length passed.
+        self.check("cuDeviceGetName", unsafe { (self.api.cuDeviceGetName)(buf.as_mut_ptr(), 256, h) })?;
+        buf[255] = 0;
+        // SAFETY: NUL-terminated within the buffer (its last byte at least).
+        Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned())
+    }
+
+    fn attribute(&self, dev: usize, a: Attribute) -> Result<i64, GpuError> {
+        let h = self.handle(dev)?;
+        let mut v = 0;
+        // SAFETY: v is a valid out-pointer; a is a CUdevice_attribute.
+        self.check("cuDeviceGetAttribute", unsafe { (self.api.cuDeviceGetAttribute)(&mut v, a as c_int, h) })?;
+        Ok(v as i64)
+    }
+
+    fn total_memory(&self, dev: usize) -> Result<u64, GpuError> {
+        let h = self.handle(dev)?;
+        let mut v = 0usize;
+        // SAFETY: v is a valid out-pointer.
+        self.check("cuDeviceTotalMem_v2", unsafe { (self.api.cuDeviceTotalMem_v2)(&mut v, h) })?;
+        Ok(v as u64)
+    }
+
+    fn use_device(&self, dev: usize) -> Result<(), GpuError> {
+        self.release();
+        let h = self.handle(dev)?;
+        let mut ctx = std::ptr::null_mut();
+        // SAFETY: valid out-pointers; the context is released in `release`.
+        unsafe {
+            self.check("cuDevicePrimaryCtxRetain", (self.api.cuDevicePrimaryCtxRetain)(&mut ctx, h))?;
+            self.check("cuCtxSetCurrent", (self.api.cuCtxSetCurrent)(ctx))?;
+        }
+        let mut stream = std::ptr::null_mut();
+        // SAFETY: flag 1 is CU_STREAM_NON_BLOCKING; the stream is destroyed in `release`.
+        self.check("cuStreamCreate", unsafe { (self.api.cuStreamCreate)(&mut stream, 1) })?;
+        *self.current.borrow_mut() = Some(Current { dev: h, stream });
+        Ok(())
+    }
+
+    fn release(&self) {
+        if let Some(c) = self.current.borrow_mut().take() {
+            // SAFETY: the stream and the primary context this object made current.
+            unsafe {
+                (self.api.cuStreamDestroy_v2)(c.stream);
+                (self.api.cuDevicePrimaryCtxRelease_v2)(c.dev);
+            }
+        }
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<DevicePtr, GpuError> {
+        let mut p = 0;
+        // SAFETY: p is a valid out-pointer.
+        self.check("cuMemAlloc_v2", unsafe { (self.api.cuMemAlloc_v2)(&mut p, bytes) })?;
+        Ok(p)
+    }
+
+    fn free(&self, p: DevicePtr) {
+        // SAFETY: p came from cuMemAlloc_v2 in this context.
+        unsafe { (self.api.cuMemFree_v2)(p) };
+    }
+
+    fn alloc_pinned(&self, bytes: usize) -> Result<*mut u8, GpuError> {
+        let mut p = std::ptr::null_mut();
+        // SAFETY: p is a valid out-pointer.
+        self.check("cuMemAllocHost_v2", unsafe { (self.api.cuMemAllocHost_v2)(&mut p, bytes) })?;
+        Ok(p as *mut u8)
+    }
+
+    fn free_pinned(&self, p: *mut u8) {
+        // SAFETY: p came from cuMemAllocHost_v2.
+        unsafe { (self.api.cuMemFreeHost)(p as *mut c_void) };
+    }
+
+    unsafe fn copy(&self, op: CopyOp) -> Result<(), GpuError> {
+        let s = self.stream();
+        // SAFETY: the caller keeps the host memory alive until the stream
+        // has passed the copy; device pointers came from cuMemAlloc_v2.
+        unsafe {
+            match op {
+                CopyOp::HostToDevice { dst, src, bytes } => self.check(
+                    "cuMemcpyHtoDAsync_v2",
+                    (self.api.cuMemcpyHtoDAsync_v2)(dst, src as *const c_void, bytes, s),
+                ),
+                CopyOp::DeviceToHost { dst, src, bytes } => self
+                    .check("cuMemcpyDtoHAsync_v2", (self.api.cuMemcpyDtoHAsync_v2)(dst as *mut c_void, src, bytes, s)),
+                CopyOp::DeviceToDevice { dst, src, bytes } => {
+                    self.check("cuMemcpyDtoDAsync_v2", (self.api.cuMemcpyDtoDAsync_v2)(dst, src, bytes, s))
+                }
+            }
+        }
+    }
+
+    fn record(&self) -> Result<Event, GpuError> {
+        let mut e = std::ptr::null_mut();
+        // SAFETY: flag 0 is CU_EVENT_DEFAULT (timed); e is destroyed in elapsed_ms.
+        unsafe {
+            self.check("cuEventCreate", (self.api.cuEventCreate)(&mut e, 0))?;
+            self.check("cuEventRecord", (self.api.cuEventRecord)(e, self.stream()))?;
+        }
+        Ok(Event(e as usize))
+    }
+
+    fn elapsed_ms(&self, from: Event, to: Event) -> Result<f64, GpuError> {
+        let (a, b) = (from.0 as Handle, to.0 as Handle);
+        let mut ms = 0f32;
+        // SAFETY: both events were created and recorded by `record`; each
+        // is destroyed once, here.
+        let r = unsafe {
+            self.check("cuEventSynchronize", (self.api.cuEventSynchronize)(b))
+                .and_then(|_| self.check("cuEventElapsedTime", (self.api.cuEventElapsedTime)(&mut ms, a, b)))
+        };
+        // SAFETY: as above.
+        unsafe {
+            (self.api.cuEventDestroy_v2)(a);
+            (self.api.cuEventDestroy_v2)(b);
+        }
+        r.map(|_| ms as f64)
+    }
+
+    fn synchronize(&self) -> Result<(), GpuError> {
+        // SAFETY: the stream this object made (or the null stream).
+        self.check("cuStreamSynchronize", unsafe { (self.api.cuStreamSynchronize)(self.stream()) })
+    }
+}
+
+impl Drop for Cuda {
+    fn drop(&mut self) {
+        self.release();
+    }
+}

@@ -1,0 +1,172 @@
+//! The GPU through its driver: the calls memperf makes behind one trait
+//! ([`Driver`]), NVIDIA's driver loaded at run time ([`cuda`]: nothing is
+//! needed to build memperf, and a machine without a GPU says what is
+//! missing), a device described from its attributes and sysfs
+//! ([`inventory`]), and the driver's copies timed by its events
+//! ([`copies`]). Every call returns an error instead of panicking; tests
+//! run the same code on a fake driver with exact numbers.
+
+pub mod copies;
+pub mod cuda;
+#[cfg(test)]
+pub mod fake;
+
+use memperf_model::outcome::gpu::{memory_peak_bytes_per_s, Device, Link};
+use std::path::Path;
+
+/// A device address.
+pub type DevicePtr = u64;
+
+/// A driver call that failed: the call, its result code and the code's name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuError {
+    pub call: &'static str,
+    pub code: i32,
+    pub name: String,
+}
+
+impl std::fmt::Display for GpuError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} failed: {} ({})", self.call, self.name, self.code)
+    }
+}
+
+/// The device attributes memperf reads, by the driver's numbers
+/// (`CUdevice_attribute` in cuda.h).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Attribute {
+    SmClockKhz = 13,
+    Sms = 16,
+    EccEnabled = 32,
+    PciBus = 33,
+    PciDevice = 34,
+    MemoryClockKhz = 36,
+    MemoryBusBits = 37,
+    L2Bytes = 38,
+    PciDomain = 50,
+    CapabilityMajor = 75,
+    CapabilityMinor = 76,
+}
+
+/// One copy, queued on the device's stream.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CopyOp {
+    HostToDevice { dst: DevicePtr, src: *const u8, bytes: usize },
+    DeviceToHost { dst: *mut u8, src: DevicePtr, bytes: usize },
+    DeviceToDevice { dst: DevicePtr, src: DevicePtr, bytes: usize },
+}
+
+/// A point on the device's stream, recorded after what was queued before it.
+#[derive(Debug)]
+pub struct Event(pub usize);
+
+/// What memperf asks of a GPU's driver.
+pub trait Driver {
+    /// The driver's version (13000 for CUDA 13.0).
+    fn version(&self) -> Result<u32, GpuError>;
+    fn count(&self) -> Result<usize, GpuError>;
+    fn name(&self, dev: usize) -> Result<String, GpuError>;
+    fn attribute(&self, dev: usize, a: Attribute) -> Result<i64, GpuError>;
+    fn total_memory(&self, dev: usize) -> Result<u64, GpuError>;
+    /// Makes `dev` current on this thread, with a stream of its own; until
+    /// [`Driver::release`], every call below is on that device.
+    fn use_device(&self, dev: usize) -> Result<(), GpuError>;
+    fn release(&self);
+    fn alloc(&self, bytes: usize) -> Result<DevicePtr, GpuError>;
+    fn free(&self, p: DevicePtr);
+    /// Page-locked host memory, which the copy engines read directly.
+    fn alloc_pinned(&self, bytes: usize) -> Result<*mut u8, GpuError>;
+    fn free_pinned(&self, p: *mut u8);
+    /// Queues `op` on the stream.
+    ///
+    /// # Safety
+    /// The host memory `op` names must hold its bytes until the stream
+    /// has passed it ([`Driver::elapsed_ms`] or [`Driver::synchronize`]).
+    unsafe fn copy(&self, op: CopyOp) -> Result<(), GpuError>;
+    /// Records an event on the stream.
+    fn record(&self) -> Result<Event, GpuError>;
+    /// Milliseconds between two recorded events, once the stream has
+    /// passed the second; both are released.
+    fn elapsed_ms(&self, from: Event, to: Event) -> Result<f64, GpuError>;
+    fn synchronize(&self) -> Result<(), GpuError>;
+}
+
+/// Device `dev` described: its driver's attributes, and its PCIe link
+/// read under `pci_devices` (`/sys/bus/pci/devices`). An attribute the
+/// driver no longer reports is left out, not guessed.
+pub fn inventory(d: &dyn Driver, dev: usize, pci_devices: &Path) -> Result<Device, GpuError> {
+    let a = |x: Attribute| d.attribute(dev, x).ok();
+    let u = |x: Attribute| a(x).and_then(|v| u64::try_from(v).ok());
+    let (clock, bus) =
+        (u(Attribute::MemoryClockKhz).filter(|&c| c > 0), u(Attribute::MemoryBusBits).filter(|&b| b > 0));
+    let address = match (u(Attribute::PciDomain), u(Attribute::PciBus), u(Attribute::PciDevice)) {
+        (Some(dom), Some(bus), Some(device)) => Some(format!("{dom:04x}:{bus:02x}:{device:02x}.0")),
+        _ => None,
+    };
+    Ok(Device {
+        index: dev,
+        name: d.name(dev)?,
+        compute_capability: (
+            d.attribute(dev, Attribute::CapabilityMajor)? as u32,
+            d.attribute(dev, Attribute::CapabilityMinor)? as u32,
+        ),
+        sms: d.attribute(dev, Attribute::Sms)? as u32,
+        l2_bytes: d.attribute(dev, Attribute::L2Bytes)?.max(0) as u64,
+        memory_bytes: d.total_memory(dev)?,
+        memory_clock_khz: clock,
+        memory_bus_bits: bus.map(|b| b as u32),
+        memory_peak_bytes_per_s: clock.zip(bus).map(|(c, b)| memory_peak_bytes_per_s(c, b as u32)),
+        sm_clock_khz: u(Attribute::SmClockKhz).filter(|&c| c > 0),
+        ecc: a(Attribute::EccEnabled).map(|e| e != 0),
+        link: address.map(|addr| link(&pci_devices.join(&addr), addr)),
+    })
+}
+
+/// The PCIe link at `dir` (a device's sysfs folder).
+fn link(dir: &Path, address: String) -> Link {
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok().map(|s| s.trim().to_string());
+    let number = |f: &str| read(f).and_then(|s| s.parse().ok());
+    Link {
+        address,
+        speed: read("current_link_speed"),
+        max_speed: read("max_link_speed"),
+        width: number("current_link_width"),
+        max_width: number("max_link_width"),
+        numa_node: read("numa_node").and_then(|s| s.parse().ok()).filter(|&n: &i32| n >= 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An H200's attributes and its sysfs folder give its inventory; the
+    /// SM clock the driver no longer reports is left out.
+    #[test]
+    fn a_device_is_described_from_its_attributes_and_sysfs() {
+        let gpu = fake::FakeGpu::h200();
+        let sys = tempfile::tempdir().unwrap();
+        let dir = sys.path().join("0000:41:00.0");
+        std::fs::create_dir(&dir).unwrap();
+        for (f, v) in [
+            ("current_link_speed", "32.0 GT/s PCIe\n"),
+            ("max_link_speed", "32.0 GT/s PCIe\n"),
+            ("current_link_width", "16\n"),
+            ("max_link_width", "16\n"),
+            ("numa_node", "1\n"),
+        ] {
+            std::fs::write(dir.join(f), v).unwrap();
+        }
+        let d = inventory(&gpu, 0, sys.path()).unwrap();
+        assert_eq!(d.name, "NVIDIA H200");
+        assert_eq!((d.compute_capability, d.sms, d.l2_bytes), ((9, 0), 132, 50 << 20));
+        assert_eq!(d.memory_peak_bytes_per_s, Some(memory_peak_bytes_per_s(3_201_000, 6144)));
+        assert_eq!((d.sm_clock_khz, d.ecc), (None, Some(true)));
+        let link = d.link.unwrap();
+        assert_eq!(link.address, "0000:41:00.0");
+        assert_eq!((link.speed.as_deref(), link.width, link.numa_node), (Some("32.0 GT/s PCIe"), Some(16), Some(1)));
+        // No sysfs folder: the address stays, the rest is unknown.
+        let bare = inventory(&gpu, 0, Path::new("/nonexistent")).unwrap().link.unwrap();
+        assert_eq!((bare.speed, bare.numa_node), (None, None));
+    }
+}
