@@ -27,6 +27,8 @@ pub struct Params {
     /// Whether a machine without a GPU is an error (the subcommand) or a
     /// line of the record (the suite).
     pub required: bool,
+    /// The order of the paths' turns, and the checks' bytes.
+    pub seed: u64,
 }
 
 impl Params {
@@ -36,7 +38,7 @@ impl Params {
             Preset::Default => (512, 4, 7),
             Preset::Full => (512, 8, 15),
         };
-        Params { bytes: Bytes(mib * MIB), copies_per_sample, rounds, required: false }
+        Params { bytes: Bytes(mib * MIB), copies_per_sample, rounds, required: false, seed: 0x6770_7531 }
     }
 }
 
@@ -90,6 +92,15 @@ fn check(p: &Params) -> Result<()> {
     if p.bytes.0 < MIB || p.copies_per_sample == 0 || p.rounds == 0 {
         return Err(Error::usage("gpu needs --size ≥ 1MiB, --copies ≥ 1 and --rounds ≥ 1"));
     }
+    let least = copies::MIN_SAMPLE_BYTES as u64;
+    if p.bytes.0.saturating_mul(p.copies_per_sample as u64) < least {
+        return Err(Error::usage(format!(
+            "--size {} × --copies {} is under {} a sample, too short for the driver's events to time: use more",
+            p.bytes,
+            p.copies_per_sample,
+            Bytes(least)
+        )));
+    }
     Ok(())
 }
 
@@ -107,14 +118,14 @@ pub fn measure(d: &dyn Driver, p: &Params, ctx: &Bench, pci_devices: &Path) -> R
     ctx.progress.start("gpu", (count * p.rounds) as u64);
     for dev in 0..count {
         ctx.check_interrupt()?;
-        let device = inventory(d, dev, pci_devices).map_err(failed)?;
-        let bytes = p.bytes.0.min(device.memory_bytes / 4) as usize;
-        let plan = copies::Plan { bytes, copies_per_sample: p.copies_per_sample, rounds: p.rounds };
+        let bytes = p.bytes.0.min(d.total_memory(dev).map_err(failed)? / 4) as usize;
+        let plan = copies::Plan { bytes, copies_per_sample: p.copies_per_sample, rounds: p.rounds, seed: p.seed };
         d.use_device(dev).map_err(failed)?;
         let measured = copies::measure(d, dev, &plan);
         d.release();
         transfers.extend(measured.map_err(failed)?);
-        devices.push(device);
+        // After the copies: an idle GPU drops its link to a lower speed.
+        devices.push(inventory(d, dev, pci_devices).map_err(failed)?);
         ctx.progress.advance(p.rounds as u64);
     }
     ctx.progress.finish();
@@ -164,18 +175,22 @@ mod tests {
     fn a_fake_h200_is_described_and_its_copies_measured() {
         let (m, clock) = (crate::machine::collect(), crate::timing::MonotonicClock::new());
         let ctx = Bench::new(&m, &clock, &super::super::NoProgress);
-        let p = Params { bytes: Bytes(MIB), copies_per_sample: 2, rounds: 2, required: true };
+        let p = Params { bytes: Bytes(MIB), copies_per_sample: 2, rounds: 2, required: true, seed: 1 };
         let o = measure(&FakeGpu::h200(), &p, &ctx, Path::new("/nonexistent")).unwrap();
         assert_eq!((o.driver_version, o.devices.len(), o.copies.len()), (Some(13000), 1, 5));
         assert!(o.valid && o.not_measured.is_none(), "{o:?}");
         assert!(o.copies.iter().all(|t| t.bytes == MIB && t.samples_bytes_per_s.len() == 2));
     }
 
-    /// Out of range, refused before anything runs.
+    /// Out of range, refused before anything runs; samples too small for
+    /// the events' resolution too.
     #[test]
     fn parameters_out_of_range_are_refused() {
         let mut p = Params::preset(Preset::Quick);
         p.rounds = 0;
         assert!(Gpu::needs(&p).unwrap_err().message.contains("--rounds ≥ 1"));
+        let p = Params { bytes: Bytes(16 * MIB), copies_per_sample: 2, ..Params::preset(Preset::Quick) };
+        assert!(Gpu::needs(&p).unwrap_err().message.contains("is under 64MiB a sample"), "{:?}", Gpu::needs(&p));
+        Gpu::needs(&Params { copies_per_sample: 4, ..p }).unwrap();
     }
 }

@@ -54,7 +54,7 @@ unsafe fn symbol<T: Copy>(lib: Handle, name: &str) -> Result<T, String> {
     // SAFETY: lib is a handle dlopen returned; c is NUL-terminated.
     let p = unsafe { libc::dlsym(lib, c.as_ptr()) };
     if p.is_null() {
-        return Err(format!("{LIBRARY} lacks {name}: its driver is older than CUDA 12.0"));
+        return Err(format!("{LIBRARY} lacks {name}: update NVIDIA's driver"));
     }
     assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<*mut c_void>(), "a function pointer");
     // SAFETY: a non-null symbol of the signature T (the caller's promise).
@@ -103,8 +103,8 @@ impl Api {
             cuEventDestroy_v2,
             cuGetErrorName
         );
-        // CUDA 12.8 gave the elapsed time a second version; both take the
-        // same arguments, and the newer is preferred where it exists.
+        // CUDA 12.8 gave the elapsed time a second version with the same
+        // arguments, which CUDA 13's header names: it is preferred.
         // SAFETY: the same C signature as cuEventElapsedTime.
         if let Ok(v2) = unsafe { symbol(lib, "cuEventElapsedTime_v2") } {
             api.cuEventElapsedTime = v2;
@@ -216,14 +216,20 @@ impl Driver for Cuda {
         self.release();
         let h = self.handle(dev)?;
         let mut ctx = std::ptr::null_mut();
-        // SAFETY: valid out-pointers; the context is released in `release`.
-        unsafe {
-            self.check("cuDevicePrimaryCtxRetain", (self.api.cuDevicePrimaryCtxRetain)(&mut ctx, h))?;
-            self.check("cuCtxSetCurrent", (self.api.cuCtxSetCurrent)(ctx))?;
-        }
+        // SAFETY: a valid out-pointer; the context is released in `release`.
+        self.check("cuDevicePrimaryCtxRetain", unsafe { (self.api.cuDevicePrimaryCtxRetain)(&mut ctx, h) })?;
         let mut stream = std::ptr::null_mut();
-        // SAFETY: flag 1 is CU_STREAM_NON_BLOCKING; the stream is destroyed in `release`.
-        self.check("cuStreamCreate", unsafe { (self.api.cuStreamCreate)(&mut stream, 1) })?;
+        // SAFETY: the context just retained; flag 1 is CU_STREAM_NON_BLOCKING,
+        // and the stream is destroyed in `release`.
+        let made = unsafe {
+            self.check("cuCtxSetCurrent", (self.api.cuCtxSetCurrent)(ctx))
+                .and_then(|_| self.check("cuStreamCreate", (self.api.cuStreamCreate)(&mut stream, 1)))
+        };
+        if let Err(e) = made {
+            // SAFETY: the retain above succeeded and is given back once.
+            unsafe { (self.api.cuDevicePrimaryCtxRelease_v2)(h) };
+            return Err(e);
+        }
         *self.current.borrow_mut() = Some(Current { dev: h, stream });
         Ok(())
     }
@@ -283,10 +289,14 @@ impl Driver for Cuda {
 
     fn record(&self) -> Result<Event, GpuError> {
         let mut e = std::ptr::null_mut();
-        // SAFETY: flag 0 is CU_EVENT_DEFAULT (timed); e is destroyed in elapsed_ms.
+        // SAFETY: flag 0 is CU_EVENT_DEFAULT (timed); e is destroyed in
+        // elapsed_ms or discard, or here where it could not be recorded.
         unsafe {
             self.check("cuEventCreate", (self.api.cuEventCreate)(&mut e, 0))?;
-            self.check("cuEventRecord", (self.api.cuEventRecord)(e, self.stream()))?;
+            if let Err(err) = self.check("cuEventRecord", (self.api.cuEventRecord)(e, self.stream())) {
+                (self.api.cuEventDestroy_v2)(e);
+                return Err(err);
+            }
         }
         Ok(Event(e as usize))
     }
@@ -306,6 +316,11 @@ impl Driver for Cuda {
             (self.api.cuEventDestroy_v2)(b);
         }
         r.map(|_| ms as f64)
+    }
+
+    fn discard(&self, e: Event) {
+        // SAFETY: an event `record` made, destroyed once (Event is not Clone).
+        unsafe { (self.api.cuEventDestroy_v2)(e.0 as Handle) };
     }
 
     fn synchronize(&self) -> Result<(), GpuError> {

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 /// link, and each of a device copy's read and write.
 const PINNED: f64 = 50e9;
 const PAGEABLE: f64 = 20e9;
-const DEVICE: f64 = 3e12;
+const DEVICE: f64 = 2e12;
 
 pub struct FakeGpu {
     attributes: HashMap<Attribute, i64>,
@@ -24,15 +24,17 @@ pub struct FakeGpu {
     events: RefCell<Vec<f64>>,
     current: Cell<bool>,
     corrupt_pageable: Cell<bool>,
+    drop_device: Cell<bool>,
 }
 
 impl FakeGpu {
-    /// One H200: 132 SMs, 50 MiB of L2, 141 GB of HBM3e at 3.2 GHz over
-    /// 6,144 bits, ECC on, at PCI 0000:41:00.0, no SM clock reported.
+    /// One H200: 132 SMs at 1.98 GHz, 50 MiB of L2, 141 GB of HBM3e at
+    /// 3.2 GHz over 6,144 bits, ECC on, at PCI 0000:41:00.0.
     pub fn h200() -> FakeGpu {
         use Attribute::*;
         let attributes = [
             (Sms, 132),
+            (SmClockKhz, 1_980_000),
             (EccEnabled, 1),
             (PciDomain, 0),
             (PciBus, 0x41),
@@ -53,12 +55,18 @@ impl FakeGpu {
             events: RefCell::default(),
             current: Cell::new(false),
             corrupt_pageable: Cell::new(false),
+            drop_device: Cell::new(false),
         }
     }
 
     /// Every copy from pageable memory to the device flips its first byte.
     pub fn corrupt_pageable_reads(&self) {
         self.corrupt_pageable.set(true);
+    }
+
+    /// Every copy within the device moves nothing.
+    pub fn drop_device_copies(&self) {
+        self.drop_device.set(true);
     }
 
     /// Allocations not yet freed, device and pinned.
@@ -154,7 +162,9 @@ impl Driver for FakeGpu {
             }
             CopyOp::DeviceToDevice { dst, src, bytes } => {
                 let from = dev.get(&src).ok_or_else(missing)?[..bytes].to_vec();
-                dev.get_mut(&dst).ok_or_else(missing)?[..bytes].copy_from_slice(&from);
+                if !self.drop_device.get() {
+                    dev.get_mut(&dst).ok_or_else(missing)?[..bytes].copy_from_slice(&from);
+                }
                 self.advance(2 * bytes, 2.0 * DEVICE);
             }
         }
@@ -169,6 +179,7 @@ impl Driver for FakeGpu {
         let e = self.events.borrow();
         Ok((e[to.0] - e[from.0]) * 1e3)
     }
+    fn discard(&self, _: Event) {}
     fn synchronize(&self) -> Result<(), GpuError> {
         Ok(())
     }

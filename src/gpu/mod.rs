@@ -56,9 +56,10 @@ pub enum CopyOp {
     DeviceToDevice { dst: DevicePtr, src: DevicePtr, bytes: usize },
 }
 
-/// A point on the device's stream, recorded after what was queued before it.
+/// A point on the device's stream, recorded after what was queued before
+/// it; only a driver makes one.
 #[derive(Debug)]
-pub struct Event(pub usize);
+pub struct Event(pub(in crate::gpu) usize);
 
 /// What memperf asks of a GPU's driver.
 pub trait Driver {
@@ -88,12 +89,14 @@ pub trait Driver {
     /// Milliseconds between two recorded events, once the stream has
     /// passed the second; both are released.
     fn elapsed_ms(&self, from: Event, to: Event) -> Result<f64, GpuError>;
+    /// Releases an event that will not be timed.
+    fn discard(&self, e: Event);
     fn synchronize(&self) -> Result<(), GpuError>;
 }
 
 /// Device `dev` described: its driver's attributes, and its PCIe link
 /// read under `pci_devices` (`/sys/bus/pci/devices`). An attribute the
-/// driver no longer reports is left out, not guessed.
+/// driver does not report is left out, not guessed.
 pub fn inventory(d: &dyn Driver, dev: usize, pci_devices: &Path) -> Result<Device, GpuError> {
     let a = |x: Attribute| d.attribute(dev, x).ok();
     let u = |x: Attribute| a(x).and_then(|v| u64::try_from(v).ok());
@@ -140,8 +143,7 @@ fn link(dir: &Path, address: String) -> Link {
 mod tests {
     use super::*;
 
-    /// An H200's attributes and its sysfs folder give its inventory; the
-    /// SM clock the driver no longer reports is left out.
+    /// An H200's attributes and its sysfs folder give its inventory.
     #[test]
     fn a_device_is_described_from_its_attributes_and_sysfs() {
         let gpu = fake::FakeGpu::h200();
@@ -161,7 +163,7 @@ mod tests {
         assert_eq!(d.name, "NVIDIA H200");
         assert_eq!((d.compute_capability, d.sms, d.l2_bytes), ((9, 0), 132, 50 << 20));
         assert_eq!(d.memory_peak_bytes_per_s, Some(memory_peak_bytes_per_s(3_201_000, 6144)));
-        assert_eq!((d.sm_clock_khz, d.ecc), (None, Some(true)));
+        assert_eq!((d.sm_clock_khz, d.ecc), (Some(1_980_000), Some(true)));
         let link = d.link.unwrap();
         assert_eq!(link.address, "0000:41:00.0");
         assert_eq!((link.speed.as_deref(), link.width, link.numa_node), (Some("32.0 GT/s PCIe"), Some(16), Some(1)));
