@@ -333,7 +333,11 @@ pub fn execute(
             });
             let weight = plan.jobs[index].share();
             let slower = if pace.1 > 0.0 { (pace.0 / pace.1).clamp(1.0, 3.0) } else { 1.0 };
-            (b.share_end(now, weight, weights_left, owed_s, weight * per * slower + excess_s), weight * per * slower)
+            // A weightless job has no part to hold; room for an overrun
+            // is kept for those that have one.
+            let nominal_s = weight * per * slower;
+            let holds = if weight > 0.0 { nominal_s + excess_s } else { 0.0 };
+            (b.share_end(now, weight, weights_left, owed_s, holds), nominal_s)
         });
         let (share_end, nominal_s) = (share_end.map(|s| s.0), share_end.map_or(0.0, |s| s.1));
         let started = clock.now_ns();
@@ -342,7 +346,8 @@ pub fn execute(
             _ => run_job(plan, index, &machine, clock, progress, share_end.flatten(), &mut owed)?,
         };
         rec.share_s = share_end.flatten().map(|e| e.saturating_sub(started) as f64 * 1e-9);
-        if let (Some(Some(_)), Some(per)) = (share_end, per_weight_s) {
+        let weighed = plan.jobs[index].share() > 0.0;
+        if let (Some(Some(_)), Some(per), true) = (share_end, per_weight_s, weighed) {
             let taken_s = clock.now_ns().saturating_sub(started) as f64 * 1e-9;
             pace = (pace.0 + taken_s, pace.1 + plan.jobs[index].share() * per);
             excess_s = excess_s.max(taken_s - nominal_s);
@@ -663,19 +668,34 @@ mod tests {
     /// overrun on this host: a later job starts only where what is left
     /// holds its nominal part and that much more. Here the second job's
     /// point takes 11 s of a nominal 6.5; the third's would end 2.3 s past
-    /// the box, and is skipped instead.
+    /// the box, and is skipped instead; a weightless job after them runs.
     #[test]
     fn a_job_is_not_started_where_an_overrun_like_an_earlier_one_would_pass_the_box() {
+        struct Weightless;
+        impl Experiment for Weightless {
+            const NAME: &'static str = "weightless";
+            const MEASURES: bool = false;
+            const SHARE: f64 = 0.0;
+            type Params = ();
+            type Outcome = crate::model::outcome::info::Outcome;
+            fn preset(_: super::super::Preset, _: &Fingerprint) {}
+            fn run(_: &(), _: &Bench) -> Result<Self::Outcome> {
+                Ok(crate::model::outcome::info::Outcome { tlb_reach: vec![] })
+            }
+        }
         let points = [1_500, 11_000, 9_800];
         let jobs = points.iter().enumerate().map(|(job, &ms)| Job::of::<Sim>(SimParams { job, points_ms: vec![ms] }));
         let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
-        let mut p = Plan { strict: true, reserve_hugepages: false, ..plan(jobs.collect()) };
+        let jobs: Vec<Job> = jobs.chain([Job::of::<Weightless>(())]).collect();
+        let mut p = Plan { strict: true, reserve_hugepages: false, ..plan(jobs) };
         let mut doc = new_document(crate::machine::collect(), &clock, &p);
         let since_ns = clock.now_ns();
         p.time_box = Some(TimeBox { box_s: 20.0, since_ns });
         execute(&mut p, &mut doc, &clock, &super::super::NoProgress, |_, _| Ok(())).unwrap();
         let status: Vec<document::Status> = doc.experiments.iter().map(|r| r.status).collect();
-        assert_eq!(status, [document::Status::Completed, document::Status::Completed, document::Status::Skipped]);
+        use document::Status::{Completed, Skipped};
+        // A weightless job after them has no part to hold: it runs.
+        assert_eq!(status, [Completed, Completed, Skipped, Completed]);
         let end_s = (clock.now_ns() - since_ns) as f64 * 1e-9;
         assert!(end_s <= 20.0, "ended at {end_s} s");
     }

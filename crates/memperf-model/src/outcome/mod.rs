@@ -22,6 +22,7 @@ macro_rules! experiments {
         $then! {
             suite {
                 info: Info = "info",
+                gpu: Gpu = "gpu",
                 bandwidth: Bandwidth = "bandwidth",
                 latency: Latency = "latency",
                 loaded_latency: LoadedLatency = "loaded-latency",
@@ -34,7 +35,6 @@ macro_rules! experiments {
                 calls: Calls = "calls",
                 context: Context = "context",
                 c2c: C2c = "c2c",
-                gpu: Gpu = "gpu",
             }
             around {
                 stat: Stat = "stat",
