@@ -178,7 +178,12 @@ fn a_signalled_suite_keeps_every_finished_experiment() {
         .iter()
         .map(|e| (e["name"].as_str().unwrap(), e["status"].as_str().unwrap()))
         .collect();
-    assert_eq!(status, [("info", "completed"), ("bandwidth", "completed"), ("tlb", "interrupted")]);
+    // The signal comes after bandwidth's line: tlb was either measuring
+    // (interrupted) or not yet begun (skipped); it never completes.
+    assert!(
+        matches!(status[..], [("info", "completed"), ("bandwidth", "completed"), ("tlb", "interrupted" | "skipped")]),
+        "{status:?}"
+    );
     assert!(out.join("report.html").exists());
 }
 
