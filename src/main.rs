@@ -2,10 +2,7 @@
 //! one result document → export it (table, JSON, results folder).
 
 use clap::Parser;
-use memperf::cli::export;
-use memperf::cli::measure::Measurement;
-use memperf::cli::{tools, Cli, Command};
-use memperf::error::Result;
+use memperf::cli::Cli;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -16,7 +13,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
-    match run(cli) {
+    match memperf::cli::run(cli) {
         // Interrupted: what it gathered was written, and the status says so.
         Ok(_) if memperf::interrupt::requested() => ExitCode::from(130),
         Ok(code) => ExitCode::from(code),
@@ -59,31 +56,4 @@ fn usage_error(e: clap::Error) -> ExitCode {
         memperf::report::sink::one_line(problem.trim_start_matches("error: "))
     );
     ExitCode::from(2)
-}
-
-fn run(cli: Cli) -> Result<u8> {
-    match &cli.command {
-        Command::Report(a) => return export::rebuild(&a.path, a.output.as_deref(), a.reanalyze).map(|_| 0),
-        Command::Compare(a) => {
-            let fail = (a.fail_on_regression, a.fail_on_unjudged);
-            let (side_a, side_b) = a.sides()?;
-            return export::compare(&side_a, &side_b, a.json.as_deref(), a.html.as_deref(), fail);
-        }
-        Command::Cleanup => return tools::cleanup(),
-        Command::Completions(a) => {
-            return memperf::report::sink::stdout(&memperf::cli::completions(&a.shell)?).map(|_| 0);
-        }
-        Command::Man(a) => return tools::man(a.output.as_deref()),
-        Command::Merge(a) => return tools::merge(a),
-        // A command around a program, or an option in place of measuring.
-        Command::Measure(m) => {
-            if let Some(done) = m.instead() {
-                return done;
-            }
-        }
-        Command::Run(_) => {}
-    }
-    let mut measurement = Measurement::prepare(&cli.command)?;
-    measurement.execute()?;
-    measurement.finish()
 }

@@ -6,6 +6,8 @@
 //! the option and the fix, and exit status 2.
 
 pub mod around;
+#[cfg(all(test, target_arch = "aarch64"))]
+mod emulated;
 pub mod export;
 pub mod measure;
 pub mod progress;
@@ -547,6 +549,33 @@ pub fn default_results_dir(machine: &Fingerprint) -> PathBuf {
 
 pub use crate::experiments::options::{positive_arg, size_arg};
 
+/// One command, parsed: what it does, to its end. The exit status: 0, or
+/// what the validation or an interrupt says (`main` maps errors to theirs).
+pub fn run(cli: Cli) -> Result<u8> {
+    match &cli.command {
+        Command::Report(a) => return export::rebuild(&a.path, a.output.as_deref(), a.reanalyze).map(|_| 0),
+        Command::Compare(a) => {
+            let fail = (a.fail_on_regression, a.fail_on_unjudged);
+            let (side_a, side_b) = a.sides()?;
+            return export::compare(&side_a, &side_b, a.json.as_deref(), a.html.as_deref(), fail);
+        }
+        Command::Cleanup => return tools::cleanup(),
+        Command::Completions(a) => return crate::report::sink::stdout(&completions(&a.shell)?).map(|_| 0),
+        Command::Man(a) => return tools::man(a.output.as_deref()),
+        Command::Merge(a) => return tools::merge(a),
+        // A command around a program, or an option in place of measuring.
+        Command::Measure(m) => {
+            if let Some(done) = m.instead() {
+                return done;
+            }
+        }
+        Command::Run(_) => {}
+    }
+    let mut measurement = measure::Measurement::prepare(&cli.command)?;
+    measurement.execute()?;
+    measurement.finish()
+}
+
 /// First Ctrl-C, SIGTERM or SIGHUP: finish the current sample, then write
 /// what completed and give the pages back. A second one: give back
 /// reserved huge pages and leave at once.
@@ -646,8 +675,9 @@ mod tests {
         for dir in ["src", "crates/memperf-model/src", "capi/src"] {
             rust_files(&root.join(dir), &mut files);
         }
-        // test_support.rs is built for the unit tests alone.
-        for f in files.into_iter().filter(|f| !f.ends_with("test_support.rs")) {
+        // test_support.rs and cli/emulated.rs are built for the unit tests alone.
+        let tests_alone = |f: &std::path::Path| f.ends_with("test_support.rs") || f.ends_with("cli/emulated.rs");
+        for f in files.into_iter().filter(|f| !tests_alone(f)) {
             let text = std::fs::read_to_string(&f).unwrap();
             let code = text.find("#[cfg(test)]").map_or(text.as_str(), |i| &text[..i]);
             for (i, _) in code.match_indices('"') {
