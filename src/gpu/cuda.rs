@@ -4,7 +4,7 @@
 //! error naming it, never a panic in the middle of a run. Nothing of CUDA
 //! is needed to build memperf.
 
-use super::{Attribute, CopyOp, DevicePtr, Driver, Event, GpuError};
+use super::{Arg, Attribute, CopyOp, DevicePtr, Driver, Event, GpuError, Kernel};
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
@@ -40,21 +40,39 @@ struct Api {
     cuEventElapsedTime: unsafe extern "C" fn(*mut f32, Handle, Handle) -> CuResult,
     cuEventDestroy_v2: unsafe extern "C" fn(Handle) -> CuResult,
     cuGetErrorName: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
+    cuModuleLoadData: unsafe extern "C" fn(*mut Handle, *const c_void) -> CuResult,
+    cuModuleUnload: unsafe extern "C" fn(Handle) -> CuResult,
+    cuModuleGetFunction: unsafe extern "C" fn(*mut Handle, Handle, *const c_char) -> CuResult,
+    #[allow(clippy::type_complexity)]
+    cuLaunchKernel: unsafe extern "C" fn(
+        Handle,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        Handle,
+        *mut *mut c_void,
+        *mut *mut c_void,
+    ) -> CuResult,
 }
 
 /// The library this process loads NVIDIA's driver from.
 pub const LIBRARY: &str = "libcuda.so.1";
 
-/// Resolves `name` in `lib`, as a function pointer of type `T`.
+/// Resolves `name` in `lib` (the library `library`), as a function
+/// pointer of type `T`.
 ///
 /// # Safety
 /// `T` must be the C signature the library gives `name`.
-unsafe fn symbol<T: Copy>(lib: Handle, name: &str) -> Result<T, String> {
+pub(super) unsafe fn symbol<T: Copy>(lib: Handle, library: &str, name: &str) -> Result<T, String> {
     let c = std::ffi::CString::new(name).expect("no NUL in a symbol name");
     // SAFETY: lib is a handle dlopen returned; c is NUL-terminated.
     let p = unsafe { libc::dlsym(lib, c.as_ptr()) };
     if p.is_null() {
-        return Err(format!("{LIBRARY} lacks {name}: update NVIDIA's driver"));
+        return Err(format!("{library} lacks {name}: update it"));
     }
     assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<*mut c_void>(), "a function pointer");
     // SAFETY: a non-null symbol of the signature T (the caller's promise).
@@ -70,7 +88,7 @@ impl Api {
                 Api {
                     $($f: {
                         // SAFETY: each field's type is the C signature cuda.h gives its name.
-                        unsafe { symbol(lib, stringify!($f))? }
+                        unsafe { symbol(lib, LIBRARY, stringify!($f))? }
                     },)*
                 }
             };
@@ -101,22 +119,30 @@ impl Api {
             cuEventSynchronize,
             cuEventElapsedTime,
             cuEventDestroy_v2,
-            cuGetErrorName
+            cuGetErrorName,
+            cuModuleLoadData,
+            cuModuleUnload,
+            cuModuleGetFunction,
+            cuLaunchKernel
         );
         // CUDA 12.8 gave the elapsed time a second version with the same
         // arguments, which CUDA 13's header names: it is preferred.
         // SAFETY: the same C signature as cuEventElapsedTime.
-        if let Ok(v2) = unsafe { symbol(lib, "cuEventElapsedTime_v2") } {
+        if let Ok(v2) = unsafe { symbol(lib, LIBRARY, "cuEventElapsedTime_v2") } {
             api.cuEventElapsedTime = v2;
         }
         Ok(api)
     }
 }
 
-/// The device in use: its ordinal and handle, its primary context and its stream.
+/// The device in use: its ordinal and handle, its primary context, its
+/// stream, and memperf's kernels where loaded (the module and each
+/// kernel's function).
 struct Current {
     dev: c_int,
     stream: Handle,
+    module: Handle,
+    functions: Vec<(Kernel, Handle)>,
 }
 
 /// NVIDIA's driver, opened and initialised.
@@ -230,14 +256,18 @@ impl Driver for Cuda {
             unsafe { (self.api.cuDevicePrimaryCtxRelease_v2)(h) };
             return Err(e);
         }
-        *self.current.borrow_mut() = Some(Current { dev: h, stream });
+        *self.current.borrow_mut() = Some(Current { dev: h, stream, module: std::ptr::null_mut(), functions: vec![] });
         Ok(())
     }
 
     fn release(&self) {
         if let Some(c) = self.current.borrow_mut().take() {
-            // SAFETY: the stream and the primary context this object made current.
+            // SAFETY: the stream, module and primary context this object
+            // made current, each given back once.
             unsafe {
+                if !c.module.is_null() {
+                    (self.api.cuModuleUnload)(c.module);
+                }
                 (self.api.cuStreamDestroy_v2)(c.stream);
                 (self.api.cuDevicePrimaryCtxRelease_v2)(c.dev);
             }
@@ -326,6 +356,68 @@ impl Driver for Cuda {
     fn synchronize(&self) -> Result<(), GpuError> {
         // SAFETY: the stream this object made (or the null stream).
         self.check("cuStreamSynchronize", unsafe { (self.api.cuStreamSynchronize)(self.stream()) })
+    }
+
+    fn load_kernels(&self, major: u32, minor: u32) -> Result<(), GpuError> {
+        let ptx = super::nvrtc::compile(major, minor).map_err(|why| GpuError { call: "NVRTC", code: 0, name: why })?;
+        let mut current = self.current.borrow_mut();
+        let Some(c) = current.as_mut() else {
+            return Err(GpuError { call: "cuModuleLoadData", code: 0, name: "no device in use".into() });
+        };
+        if c.module.is_null() {
+            let mut module = std::ptr::null_mut();
+            // SAFETY: NUL-terminated PTX; the module is unloaded in `release`.
+            self.check("cuModuleLoadData", unsafe { (self.api.cuModuleLoadData)(&mut module, ptx.as_ptr().cast()) })?;
+            c.module = module;
+        }
+        c.functions.clear();
+        for k in Kernel::ALL {
+            let name = std::ffi::CString::new(k.function()).expect("no NUL");
+            let mut f = std::ptr::null_mut();
+            // SAFETY: a loaded module and a NUL-terminated name.
+            self.check("cuModuleGetFunction", unsafe {
+                (self.api.cuModuleGetFunction)(&mut f, c.module, name.as_ptr())
+            })?;
+            c.functions.push((k, f));
+        }
+        Ok(())
+    }
+
+    unsafe fn launch(&self, k: Kernel, grid: u32, block: u32, args: &[Arg]) -> Result<(), GpuError> {
+        let current = self.current.borrow();
+        let f = current.as_ref().and_then(|c| c.functions.iter().find(|(x, _)| *x == k)).map(|&(_, f)| f);
+        let Some(f) = f else {
+            return Err(GpuError { call: "cuLaunchKernel", code: 0, name: "the kernels are not loaded".into() });
+        };
+        // The driver takes a pointer to each argument's value.
+        let mut values: Vec<u64> = args
+            .iter()
+            .map(|a| match *a {
+                Arg::Ptr(p) => p,
+                Arg::F64(x) => x.to_bits(),
+                Arg::U64(n) => n,
+            })
+            .collect();
+        let mut params: Vec<*mut c_void> = values.iter_mut().map(|v| (v as *mut u64).cast()).collect();
+        // SAFETY: a function of the loaded module; every argument is eight
+        // bytes (a pointer, a double or an unsigned long long), as
+        // kernels.cu declares them, and `values` outlives the call (the
+        // driver copies the arguments when it queues the launch).
+        self.check("cuLaunchKernel", unsafe {
+            (self.api.cuLaunchKernel)(
+                f,
+                grid,
+                1,
+                1,
+                block,
+                1,
+                1,
+                0,
+                self.stream(),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        })
     }
 }
 

@@ -1,8 +1,9 @@
 //! A fake GPU driver for tests: an H200's attributes, memory that copies
-//! really move, and a stream clock that each copy advances by its bytes
-//! over its path's rate, so timed figures are exact.
+//! and kernels really change (each kernel replayed on the host), and a
+//! stream clock that each copy or launch advances by its bytes over its
+//! rate, so timed figures are exact.
 
-use super::{Attribute, CopyOp, DevicePtr, Driver, Event, GpuError};
+use super::{Arg, Attribute, CopyOp, DevicePtr, Driver, Event, GpuError, Kernel};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
@@ -11,6 +12,12 @@ use std::collections::HashMap;
 const PINNED: f64 = 50e9;
 const PAGEABLE: f64 = 20e9;
 const DEVICE: f64 = 2e12;
+/// Kernels' rates, bytes per second: from memory, and where all a launch
+/// touches fits the L2; each once 1,024 threads an SM run (fewer threads,
+/// a proportional share).
+const KERNEL_MEMORY: f64 = 4e12;
+const KERNEL_L2: f64 = 8e12;
+const THREADS_PER_SM: f64 = 1024.0;
 
 pub struct FakeGpu {
     attributes: HashMap<Attribute, i64>,
@@ -25,6 +32,9 @@ pub struct FakeGpu {
     current: Cell<bool>,
     corrupt_pageable: Cell<bool>,
     drop_device: Cell<bool>,
+    kernels_loaded: Cell<bool>,
+    no_compiler: Cell<bool>,
+    broken: Cell<Option<Kernel>>,
 }
 
 impl FakeGpu {
@@ -56,7 +66,28 @@ impl FakeGpu {
             current: Cell::new(false),
             corrupt_pageable: Cell::new(false),
             drop_device: Cell::new(false),
+            kernels_loaded: Cell::new(false),
+            no_compiler: Cell::new(false),
+            broken: Cell::new(None),
         }
+    }
+
+    /// An H200 with `sms` SMs and an L2 of `l2` bytes.
+    pub fn small(sms: i64, l2: i64) -> FakeGpu {
+        let mut g = FakeGpu::h200();
+        g.attributes.insert(Attribute::Sms, sms);
+        g.attributes.insert(Attribute::L2Bytes, l2);
+        g
+    }
+
+    /// No run-time compiler: loading the kernels fails.
+    pub fn without_compiler(&self) {
+        self.no_compiler.set(true);
+    }
+
+    /// Kernel `k` runs, takes its time and stores nothing.
+    pub fn break_kernel(&self, k: Kernel) {
+        self.broken.set(Some(k));
     }
 
     /// Every copy from pageable memory to the device flips its first byte.
@@ -183,4 +214,83 @@ impl Driver for FakeGpu {
     fn synchronize(&self) -> Result<(), GpuError> {
         Ok(())
     }
+    fn load_kernels(&self, _: u32, _: u32) -> Result<(), GpuError> {
+        if self.no_compiler.get() {
+            return Err(Self::error("NVRTC", 0, "NVRTC was not found: install CUDA's run-time compiler"));
+        }
+        self.kernels_loaded.set(self.current.get());
+        Ok(())
+    }
+    unsafe fn launch(&self, k: Kernel, grid: u32, block: u32, args: &[Arg]) -> Result<(), GpuError> {
+        let invalid = || Self::error("cuLaunchKernel", 1, "CUDA_ERROR_INVALID_VALUE");
+        if !self.kernels_loaded.get() {
+            return Err(Self::error("cuLaunchKernel", 400, "CUDA_ERROR_INVALID_HANDLE"));
+        }
+        let Some(&Arg::U64(n)) = args.last() else { return Err(invalid()) };
+        let n = n as usize;
+        let ptr = |i: usize| match args.get(i) {
+            Some(&Arg::Ptr(p)) => Ok(p),
+            _ => Err(invalid()),
+        };
+        let num = |i: usize| match args.get(i) {
+            Some(&Arg::F64(x)) => Ok(x),
+            _ => Err(invalid()),
+        };
+        let stores = replay(k, n, grid as usize, &ptr, &num, &self.device.borrow())?;
+        if self.broken.get() != Some(k) {
+            let mut dev = self.device.borrow_mut();
+            for (p, values) in stores {
+                let to = dev.get_mut(&p).ok_or_else(invalid)?;
+                for (i, v) in values.iter().enumerate() {
+                    to[i * 8..i * 8 + 8].copy_from_slice(&v.to_ne_bytes());
+                }
+            }
+        }
+        let bytes = n * 8 * super::stream::doubles_moved(k) as usize;
+        let rate = if bytes as i64 <= self.attributes[&Attribute::L2Bytes] { KERNEL_L2 } else { KERNEL_MEMORY };
+        let share = (grid as f64 * block as f64 / (self.attributes[&Attribute::Sms] as f64 * THREADS_PER_SM)).min(1.0);
+        self.advance(bytes, rate * share);
+        Ok(())
+    }
+}
+
+type Stores = Vec<(DevicePtr, Vec<f64>)>;
+
+/// What kernel `k` stores over `n` elements, replayed on the host: each
+/// device pointer written and its new values (a reduction's whole sum in
+/// its first partial, the other `grid - 1` zero).
+fn replay(
+    k: Kernel,
+    n: usize,
+    grid: usize,
+    ptr: &dyn Fn(usize) -> Result<DevicePtr, GpuError>,
+    num: &dyn Fn(usize) -> Result<f64, GpuError>,
+    dev: &HashMap<DevicePtr, Vec<u8>>,
+) -> Result<Stores, GpuError> {
+    let load = |i: usize| -> Result<Vec<f64>, GpuError> {
+        let bytes =
+            dev.get(&ptr(i)?).ok_or_else(|| FakeGpu::error("cuLaunchKernel", 700, "CUDA_ERROR_ILLEGAL_ADDRESS"))?;
+        bytes
+            .get(..n * 8)
+            .map(|b| b.chunks_exact(8).map(|c| f64::from_ne_bytes(c.try_into().unwrap())).collect())
+            .ok_or_else(|| FakeGpu::error("cuLaunchKernel", 700, "CUDA_ERROR_ILLEGAL_ADDRESS"))
+    };
+    let zip =
+        |x: &[f64], y: &[f64], f: &dyn Fn(f64, f64) -> f64| x.iter().zip(y).map(|(&a, &b)| f(a, b)).collect::<Vec<_>>();
+    let partials = |sum: f64| std::iter::once(sum).chain(std::iter::repeat(0.0)).take(grid.max(1)).collect();
+    Ok(match k {
+        Kernel::Init => (0..3).map(|i| Ok((ptr(i)?, vec![num(3 + i)?; n]))).collect::<Result<_, GpuError>>()?,
+        Kernel::Copy => vec![(ptr(1)?, load(0)?)],
+        Kernel::Mul => vec![(ptr(0)?, load(1)?.iter().map(|c| num(2).map(|s| s * c)).collect::<Result<_, _>>()?)],
+        Kernel::Add => vec![(ptr(2)?, zip(&load(0)?, &load(1)?, &|a, b| a + b))],
+        Kernel::Triad | Kernel::Nstream => {
+            let s = num(3)?;
+            let (a, bc) = (load(0)?, zip(&load(1)?, &load(2)?, &|b, c| s.mul_add(c, b)));
+            let new = if k == Kernel::Triad { bc } else { zip(&a, &bc, &|a, x| a + x) };
+            vec![(ptr(0)?, new)]
+        }
+        Kernel::Dot => vec![(ptr(2)?, partials(zip(&load(0)?, &load(1)?, &|a, b| a * b).iter().sum()))],
+        Kernel::Read => vec![(ptr(1)?, partials(load(0)?.iter().sum()))],
+        Kernel::Write => vec![(ptr(0)?, vec![num(1)?; n])],
+    })
 }

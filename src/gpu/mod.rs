@@ -2,14 +2,17 @@
 //! ([`Driver`]), NVIDIA's driver loaded at run time ([`cuda`]: nothing is
 //! needed to build memperf, and a machine without a GPU says what is
 //! missing), a device described from its attributes and sysfs
-//! ([`inventory`]), and the driver's copies timed by its events
-//! ([`copies`]). Every call returns an error instead of panicking; tests
-//! run the same code on a fake driver with exact numbers.
+//! ([`inventory`]), the driver's copies timed by its events ([`copies`]),
+//! and memperf's own kernels over device memory ([`stream`], compiled at
+//! run time by [`nvrtc`]). Every call returns an error instead of
+//! panicking; tests run the same code on a fake driver with exact numbers.
 
 pub mod copies;
 pub mod cuda;
 #[cfg(test)]
 pub mod fake;
+pub mod nvrtc;
+pub mod stream;
 
 use memperf_model::outcome::gpu::{memory_peak_bytes_per_s, Device, Link};
 use std::path::Path;
@@ -56,6 +59,67 @@ pub enum CopyOp {
     DeviceToDevice { dst: DevicePtr, src: DevicePtr, bytes: usize },
 }
 
+/// memperf's kernels (`kernels.cu`), each over `n` doubles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    /// a, b, c ← va, vb, vc.
+    Init,
+    /// c ← a.
+    Copy,
+    /// b ← scalar·c.
+    Mul,
+    /// c ← a + b.
+    Add,
+    /// a ← b + scalar·c.
+    Triad,
+    /// a ← a + b + scalar·c.
+    Nstream,
+    /// One partial sum of a·b per block.
+    Dot,
+    /// One partial sum of a per block.
+    Read,
+    /// a ← v.
+    Write,
+}
+
+impl Kernel {
+    pub const ALL: [Kernel; 9] = [
+        Kernel::Init,
+        Kernel::Copy,
+        Kernel::Mul,
+        Kernel::Add,
+        Kernel::Triad,
+        Kernel::Nstream,
+        Kernel::Dot,
+        Kernel::Read,
+        Kernel::Write,
+    ];
+
+    /// Its function's name in `kernels.cu`.
+    pub fn function(self) -> &'static str {
+        match self {
+            Kernel::Init => "memperf_init",
+            Kernel::Copy => "memperf_copy",
+            Kernel::Mul => "memperf_mul",
+            Kernel::Add => "memperf_add",
+            Kernel::Triad => "memperf_triad",
+            Kernel::Nstream => "memperf_nstream",
+            Kernel::Dot => "memperf_dot",
+            Kernel::Read => "memperf_read",
+            Kernel::Write => "memperf_write",
+        }
+    }
+}
+
+/// One argument of a launch, in the kernel's order: a device pointer, a
+/// double, or the element count.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Arg {
+    Ptr(DevicePtr),
+    F64(f64),
+    U64(u64),
+}
+
 /// A point on the device's stream, recorded after what was queued before
 /// it; only a driver makes one.
 #[derive(Debug)]
@@ -92,6 +156,16 @@ pub trait Driver {
     /// Releases an event that will not be timed.
     fn discard(&self, e: Event);
     fn synchronize(&self) -> Result<(), GpuError>;
+    /// Compiles and loads memperf's kernels on the current device, whose
+    /// compute capability is `major.minor`; why not where the compiler or
+    /// the device refuses.
+    fn load_kernels(&self, major: u32, minor: u32) -> Result<(), GpuError>;
+    /// Queues kernel `k` on the stream: `grid` blocks of `block` threads.
+    ///
+    /// # Safety
+    /// `args` are the kernel's (`kernels.cu`), each pointer a device
+    /// allocation of at least the `n` doubles the last argument gives.
+    unsafe fn launch(&self, k: Kernel, grid: u32, block: u32, args: &[Arg]) -> Result<(), GpuError>;
 }
 
 /// Device `dev` described: its driver's attributes, and its PCIe link

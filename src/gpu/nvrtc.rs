@@ -1,0 +1,140 @@
+//! NVRTC, CUDA's run-time compiler, loaded with `dlopen` like the driver:
+//! it turns `kernels.cu` into PTX for the device's compute capability,
+//! which the driver then loads. Where NVRTC is not installed the kernels
+//! are not measured, and the outcome says which library was missing.
+
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+
+type Handle = *mut c_void;
+
+/// The names NVRTC's library goes by, newest first: CUDA 13's and 12's
+/// sonames, then the development link.
+pub const LIBRARIES: [&str; 3] = ["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"];
+
+/// memperf's kernels, as source.
+pub const SOURCE: &str = include_str!("kernels.cu");
+
+#[allow(non_snake_case)]
+struct Api {
+    nvrtcCreateProgram: unsafe extern "C" fn(
+        *mut Handle,
+        *const c_char,
+        *const c_char,
+        c_int,
+        *const *const c_char,
+        *const *const c_char,
+    ) -> c_int,
+    nvrtcCompileProgram: unsafe extern "C" fn(Handle, c_int, *const *const c_char) -> c_int,
+    nvrtcGetPTXSize: unsafe extern "C" fn(Handle, *mut usize) -> c_int,
+    nvrtcGetPTX: unsafe extern "C" fn(Handle, *mut c_char) -> c_int,
+    nvrtcGetProgramLogSize: unsafe extern "C" fn(Handle, *mut usize) -> c_int,
+    nvrtcGetProgramLog: unsafe extern "C" fn(Handle, *mut c_char) -> c_int,
+    nvrtcDestroyProgram: unsafe extern "C" fn(*mut Handle) -> c_int,
+}
+
+fn open() -> Result<Api, String> {
+    let lib = LIBRARIES
+        .iter()
+        .map(|name| {
+            let c = CString::new(*name).expect("no NUL");
+            // SAFETY: a NUL-terminated name; the handle is never closed.
+            unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) }
+        })
+        .find(|h| !h.is_null())
+        .ok_or_else(|| format!("NVRTC was not found ({}): install CUDA's run-time compiler", LIBRARIES.join(", ")))?;
+    macro_rules! api {
+        ($($f:ident),*) => {
+            Api {
+                $($f: {
+                    // SAFETY: each field's type is the C signature nvrtc.h gives its name.
+                    unsafe { super::cuda::symbol(lib, "NVRTC", stringify!($f))? }
+                },)*
+            }
+        };
+    }
+    Ok(api!(
+        nvrtcCreateProgram,
+        nvrtcCompileProgram,
+        nvrtcGetPTXSize,
+        nvrtcGetPTX,
+        nvrtcGetProgramLogSize,
+        nvrtcGetProgramLog,
+        nvrtcDestroyProgram
+    ))
+}
+
+/// `kernels.cu` compiled to PTX for compute capability `major.minor`,
+/// NUL-terminated as the driver takes it; why not, in one line.
+pub fn compile(major: u32, minor: u32) -> Result<Vec<u8>, String> {
+    let api = open()?;
+    let source = CString::new(SOURCE).expect("no NUL in the kernels' source");
+    let name = CString::new("memperf_kernels.cu").expect("no NUL");
+    let mut prog: Handle = std::ptr::null_mut();
+    // SAFETY: valid out-pointer and NUL-terminated strings; no headers.
+    let r = unsafe {
+        (api.nvrtcCreateProgram)(&mut prog, source.as_ptr(), name.as_ptr(), 0, std::ptr::null(), std::ptr::null())
+    };
+    if r != 0 {
+        return Err(format!("nvrtcCreateProgram failed ({r})"));
+    }
+    let options = [format!("--gpu-architecture=compute_{major}{minor}"), "--std=c++17".into()];
+    let options: Vec<CString> = options.into_iter().map(|o| CString::new(o).expect("no NUL")).collect();
+    let pointers: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
+    // SAFETY: prog was created above; the options outlive the call.
+    let compiled = unsafe { (api.nvrtcCompileProgram)(prog, pointers.len() as c_int, pointers.as_ptr()) };
+    let out = if compiled == 0 {
+        ptx(&api, prog)
+    } else {
+        Err(format!("NVRTC could not compile the kernels: {}", log(&api, prog)))
+    };
+    // SAFETY: prog was created above and is destroyed once.
+    unsafe { (api.nvrtcDestroyProgram)(&mut prog) };
+    out
+}
+
+fn ptx(api: &Api, prog: Handle) -> Result<Vec<u8>, String> {
+    let mut size = 0usize;
+    // SAFETY: a compiled program and a valid out-pointer.
+    if unsafe { (api.nvrtcGetPTXSize)(prog, &mut size) } != 0 || size == 0 {
+        return Err("nvrtcGetPTXSize failed".into());
+    }
+    let mut buf = vec![0u8; size];
+    // SAFETY: buf holds the size NVRTC gave, its terminating NUL included.
+    if unsafe { (api.nvrtcGetPTX)(prog, buf.as_mut_ptr() as *mut c_char) } != 0 {
+        return Err("nvrtcGetPTX failed".into());
+    }
+    Ok(buf)
+}
+
+/// The compiler's log, its first line.
+fn log(api: &Api, prog: Handle) -> String {
+    let mut size = 0usize;
+    // SAFETY: a program and a valid out-pointer.
+    if unsafe { (api.nvrtcGetProgramLogSize)(prog, &mut size) } != 0 || size == 0 {
+        return "no log".into();
+    }
+    let mut buf = vec![0 as c_char; size];
+    // SAFETY: buf holds the size NVRTC gave, its NUL included.
+    if unsafe { (api.nvrtcGetProgramLog)(prog, buf.as_mut_ptr()) } != 0 {
+        return "no log".into();
+    }
+    buf[size - 1] = 0;
+    // SAFETY: NUL-terminated within buf.
+    let text = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned();
+    text.lines().find(|l| !l.trim().is_empty()).unwrap_or("no log").trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kernel the driver looks up is defined in the source, with C
+    /// linkage (the names the launches use).
+    #[test]
+    fn every_kernel_is_in_the_source_with_c_linkage() {
+        for k in crate::gpu::Kernel::ALL {
+            let decl = format!("extern \"C\" __global__ void {}(", k.function());
+            assert!(SOURCE.contains(&decl), "{decl}");
+        }
+    }
+}
