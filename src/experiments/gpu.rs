@@ -1,5 +1,6 @@
-//! `memperf gpu`: each GPU as its driver describes it, and the driver's
-//! own copies over the host link and within the device (`gpu::copies`).
+//! `memperf gpu`: each GPU as its driver describes it, the driver's own
+//! copies over the host link and within the device (`gpu::copies`), and
+//! memperf's kernels over device memory (`gpu::stream`).
 //! NVIDIA's driver is loaded at run time: without one, or without a
 //! device, `memperf gpu` refuses in one line before anything runs, and
 //! the suite's record says "not measured — no GPU" and the suite goes on.
@@ -9,7 +10,7 @@ use super::options::{self, positive_arg, size_arg, Request};
 use super::{Bench, Experiment, Preset};
 use crate::error::{Error, Result};
 use crate::gpu::cuda::Cuda;
-use crate::gpu::{copies, inventory, Driver};
+use crate::gpu::{copies, inventory, stream, Attribute, Driver, GpuError};
 pub use crate::model::outcome::gpu::*;
 use crate::units::{Bytes, MIB};
 use clap::Args;
@@ -22,8 +23,14 @@ pub struct Params {
     pub bytes: Bytes,
     /// Copies queued back to back between the two events of a sample.
     pub copies_per_sample: usize,
-    /// Samples of each path, the paths taking turns.
+    /// Samples of each path, the paths taking turns, and of each kernel's
+    /// configuration and working set.
     pub rounds: usize,
+    /// Bytes of each of the kernels' three arrays; `None`: four times the
+    /// L2, at least 64 MiB.
+    pub array_bytes: Option<Bytes>,
+    /// The least time a kernel's sample spans.
+    pub min_sample_s: f64,
     /// Whether a machine without a GPU is an error (the subcommand) or a
     /// line of the record (the suite).
     pub required: bool,
@@ -38,7 +45,15 @@ impl Params {
             Preset::Default => (512, 4, 7),
             Preset::Full => (512, 8, 15),
         };
-        Params { bytes: Bytes(mib * MIB), copies_per_sample, rounds, required: false, seed: 0x6770_7531 }
+        Params {
+            bytes: Bytes(mib * MIB),
+            copies_per_sample,
+            rounds,
+            array_bytes: None,
+            min_sample_s: stream::MIN_SAMPLE_S,
+            required: false,
+            seed: 0x6770_7531,
+        }
     }
 }
 
@@ -92,8 +107,8 @@ fn open() -> std::result::Result<Cuda, String> {
 }
 
 fn check(p: &Params) -> Result<()> {
-    if p.bytes.0 < MIB || p.copies_per_sample == 0 || p.rounds == 0 {
-        return Err(Error::usage("gpu needs --size ≥ 1MiB, --copies ≥ 1 and --rounds ≥ 1"));
+    if p.bytes.0 < MIB || p.copies_per_sample == 0 || p.rounds == 0 || p.array_bytes.is_some_and(|b| b.0 < 64 * 1024) {
+        return Err(Error::usage("gpu needs --size ≥ 1MiB, --copies ≥ 1, --rounds ≥ 1 and --array-size ≥ 64KiB"));
     }
     let least = copies::MIN_SAMPLE_BYTES as u64;
     if p.bytes.0.saturating_mul(p.copies_per_sample as u64) < least {
@@ -108,7 +123,29 @@ fn check(p: &Params) -> Result<()> {
 }
 
 fn not_measured(why: String) -> Outcome {
-    Outcome { driver_version: None, devices: vec![], copies: vec![], not_measured: Some(why), valid: true }
+    Outcome {
+        driver_version: None,
+        devices: vec![],
+        copies: vec![],
+        kernels: vec![],
+        configs: vec![],
+        working_set: vec![],
+        kernels_not_measured: None,
+        not_measured: Some(why),
+        valid: true,
+    }
+}
+
+/// memperf's kernels on device `dev` (current): compiled for it, then
+/// each over arrays of `p.array_bytes` (four times the L2 by default, at
+/// most an eighth of the device's memory each).
+fn kernels(d: &dyn Driver, dev: usize, p: &Params) -> std::result::Result<stream::Measured, GpuError> {
+    let attr = |a| d.attribute(dev, a);
+    let (sms, l2) = (attr(Attribute::Sms)?.max(1) as u32, attr(Attribute::L2Bytes)?.max(0) as u64);
+    d.load_kernels(attr(Attribute::CapabilityMajor)? as u32, attr(Attribute::CapabilityMinor)? as u32)?;
+    let array = p.array_bytes.map_or((4 * l2).max(64 * MIB), |b| b.0).min(d.total_memory(dev)? / 8);
+    let plan = stream::Plan { elements: (array / 8) as usize, rounds: p.rounds, min_sample_s: p.min_sample_s, seed: p.seed };
+    stream::measure(d, dev, sms, l2, &plan)
 }
 
 /// Every device of `d`: described, then its copies measured, each device
@@ -116,24 +153,39 @@ fn not_measured(why: String) -> Outcome {
 pub fn measure(d: &dyn Driver, p: &Params, ctx: &Bench, pci_devices: &Path) -> Result<Outcome> {
     let failed = |e: crate::gpu::GpuError| Error::unsatisfiable(format!("the GPU driver refused: {e}"), FIX);
     let count = d.count().map_err(failed)?;
-    let mut devices = Vec::new();
-    let mut transfers = Vec::new();
-    ctx.progress.start("gpu", (count * p.rounds) as u64);
+    let mut o = not_measured(String::new());
+    o.not_measured = None;
+    let mut not_run = Vec::new();
+    ctx.progress.start("gpu", (count * 2) as u64);
     for dev in 0..count {
         ctx.check_interrupt()?;
         let bytes = p.bytes.0.min(d.total_memory(dev).map_err(failed)? / 4) as usize;
         let plan = copies::Plan { bytes, copies_per_sample: p.copies_per_sample, rounds: p.rounds, seed: p.seed };
         d.use_device(dev).map_err(failed)?;
         let measured = copies::measure(d, dev, &plan);
+        ctx.progress.advance(1);
+        // The copies failing is the run's error; the kernels', a line of the outcome.
+        let ran = measured.is_ok().then(|| kernels(d, dev, p));
         d.release();
-        transfers.extend(measured.map_err(failed)?);
+        o.copies.extend(measured.map_err(failed)?);
+        match ran {
+            Some(Ok(k)) => {
+                o.kernels.extend(k.kernels);
+                o.configs.extend(k.configs);
+                o.working_set.extend(k.working_set);
+            }
+            Some(Err(e)) => not_run.push(format!("GPU {dev}: {e}")),
+            None => {}
+        }
         // After the copies: an idle GPU drops its link to a lower speed.
-        devices.push(inventory(d, dev, pci_devices).map_err(failed)?);
-        ctx.progress.advance(p.rounds as u64);
+        o.devices.push(inventory(d, dev, pci_devices).map_err(failed)?);
+        ctx.progress.advance(1);
     }
     ctx.progress.finish();
-    let valid = transfers.iter().all(|t| t.valid);
-    Ok(Outcome { driver_version: d.version().ok(), devices, copies: transfers, not_measured: None, valid })
+    o.kernels_not_measured = (!not_run.is_empty()).then(|| not_run.join("; "));
+    o.valid = o.copies.iter().all(|t| t.valid) && o.kernels.iter().all(|k| k.valid);
+    o.driver_version = d.version().ok();
+    Ok(o)
 }
 
 #[derive(Debug, Args)]
@@ -144,21 +196,26 @@ pub struct Options {
     /// Copies queued back to back in one timed sample [default: 4; quick 2, full 8]
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--copies"))]
     pub copies: Option<usize>,
-    /// Samples of each path, the paths taking turns [default: 7; quick 3, full 15]
+    /// Samples of each path, kernel configuration and working set, taking turns [default: 7; quick 3, full 15]
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = positive_arg("--rounds"))]
     pub rounds: Option<usize>,
+    /// Bytes of each of the kernels' three arrays [default: four times the L2, at least 64MiB]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = size_arg)]
+    pub array_size: Option<Bytes>,
 }
 
 impl options::Options for Options {
     type Experiment = Gpu;
     /// A good value of every option, as the man page shows them.
-    const EXAMPLES: &'static [&'static [&'static str]] = &[&["--size", "64MiB", "--copies", "2", "--rounds", "3"]];
+    const EXAMPLES: &'static [&'static [&'static str]] =
+        &[&["--size", "64MiB", "--copies", "2", "--rounds", "3", "--array-size", "256MiB"]];
 
     fn params(&self, asked: &Request) -> Result<Params> {
         let mut p = Params::preset(asked.preset);
         p.bytes = self.size.unwrap_or(p.bytes);
         p.copies_per_sample = self.copies.unwrap_or(p.copies_per_sample);
         p.rounds = self.rounds.unwrap_or(p.rounds);
+        p.array_bytes = self.array_size.or(p.array_bytes);
         p.required = true;
         check(&p)?;
         Ok(p)
@@ -172,17 +229,44 @@ mod tests {
     use super::*;
     use crate::gpu::fake::FakeGpu;
 
+    fn small() -> Params {
+        Params {
+            bytes: Bytes(MIB),
+            copies_per_sample: 2,
+            rounds: 2,
+            array_bytes: Some(Bytes(64 * 1024)),
+            min_sample_s: 0.0,
+            required: true,
+            seed: 1,
+        }
+    }
+
     /// On a fake H200: one device described, its five paths measured and
-    /// valid, the copies a quarter of its memory at most.
+    /// valid, the copies a quarter of its memory at most, and its eight
+    /// kernels measured and checked.
     #[test]
-    fn a_fake_h200_is_described_and_its_copies_measured() {
+    fn a_fake_h200_is_described_and_its_copies_and_kernels_measured() {
         let (m, clock) = (crate::machine::collect(), crate::timing::MonotonicClock::new());
         let ctx = Bench::new(&m, &clock, &super::super::NoProgress);
-        let p = Params { bytes: Bytes(MIB), copies_per_sample: 2, rounds: 2, required: true, seed: 1 };
-        let o = measure(&FakeGpu::h200(), &p, &ctx, Path::new("/nonexistent")).unwrap();
-        assert_eq!((o.driver_version, o.devices.len(), o.copies.len()), (Some(13000), 1, 5));
-        assert!(o.valid && o.not_measured.is_none(), "{o:?}");
+        let o = measure(&FakeGpu::h200(), &small(), &ctx, Path::new("/nonexistent")).unwrap();
+        assert_eq!((o.driver_version, o.devices.len(), o.copies.len(), o.kernels.len()), (Some(13000), 1, 5, 8));
+        assert!(o.valid && o.not_measured.is_none() && o.kernels_not_measured.is_none(), "{o:?}");
         assert!(o.copies.iter().all(|t| t.bytes == MIB && t.samples_bytes_per_s.len() == 2));
+        assert!(o.kernels.iter().all(|k| k.elements == 8 * 1024 && k.samples_bytes_per_s.len() == 2), "{o:?}");
+    }
+
+    /// Without a run-time compiler the copies are measured and the kernels
+    /// say why they are not.
+    #[test]
+    fn without_nvrtc_the_copies_stand_and_the_kernels_say_why() {
+        let (m, clock) = (crate::machine::collect(), crate::timing::MonotonicClock::new());
+        let ctx = Bench::new(&m, &clock, &super::super::NoProgress);
+        let gpu = FakeGpu::h200();
+        gpu.without_compiler();
+        let o = measure(&gpu, &small(), &ctx, Path::new("/nonexistent")).unwrap();
+        assert_eq!((o.copies.len(), o.kernels.len()), (5, 0));
+        assert!(o.valid, "{o:?}");
+        assert!(o.kernels_not_measured.as_deref().is_some_and(|w| w.starts_with("GPU 0: NVRTC failed: NVRTC was not found")));
     }
 
     /// Out of range, refused before anything runs; samples too small for

@@ -1,9 +1,10 @@
-//! `gpu` as text: each device in a line or two, its copies as a table,
-//! or the one line saying why nothing was measured; what pinning host
-//! memory and the link's width are worth, as advice.
+//! `gpu` as text: each device in a line or two, its copies and kernels as
+//! tables, triad against its working set, or the one line saying why
+//! nothing was measured; what pinning host memory, the link's width and
+//! the kernels' launch shape are worth, as advice.
 
 use crate::model::document::Document;
-use crate::model::outcome::gpu::{Device, Direction, HostMemory, Outcome, Transfer};
+use crate::model::outcome::gpu::{l2_plateau, Device, Direction, HostMemory, Outcome, Transfer};
 use crate::report::headlines::{headline, Headline, Unit};
 use crate::report::table::{gbps, Table};
 use crate::units::Bytes;
@@ -11,7 +12,8 @@ use crate::units::Bytes;
 /// Below this share of pinned memory's rate, pageable copies are worth pinning.
 const PIN_WORTH: f64 = 0.8;
 
-fn device_lines(d: &Device, version: Option<u32>) -> String {
+/// A device in a line, and its PCIe link in a second.
+pub(super) fn device_lines(d: &Device, version: Option<u32>) -> String {
     let (major, minor) = d.compute_capability;
     let mut out = format!(
         "GPU {}: {} (compute {major}.{minor}), {} SMs, L2 {}, memory {}",
@@ -61,6 +63,65 @@ fn gpu_text(o: &Outcome) -> String {
     }
     out += "the driver's copies, timed by its events (device-to-device: bytes read and written):\n";
     out += &t.render();
+    out += &kernels_text(o);
+    out
+}
+
+/// The driver's own device-to-device copy of `device`, bytes per second.
+fn device_copy(o: &Outcome, device: usize) -> Option<f64> {
+    find(o, device, Direction::DeviceToDevice, HostMemory::None).map(|c| c.bytes_per_s.median)
+}
+
+/// The kernels' table (each beside the driver's copy and the vendor's
+/// peak), triad against its working set, or why the kernels did not run.
+fn kernels_text(o: &Outcome) -> String {
+    let mut out = String::new();
+    if let Some(why) = &o.kernels_not_measured {
+        out += &format!("kernels: not measured — {why}\n");
+    }
+    if o.kernels.is_empty() {
+        return out;
+    }
+    let mut t = Table::new(["GPU", "kernel", "array", "threads × blocks", "GB/s", "min", "max", "× copy", "of peak", "check"]);
+    for k in &o.kernels {
+        let peak = o.devices.iter().find(|d| d.index == k.device).and_then(|d| d.memory_peak_bytes_per_s);
+        let ratio = |of: Option<f64>, f: &dyn Fn(f64) -> String| of.map_or("-".into(), |x| f(k.bytes_per_s.median / x));
+        t.row([
+            k.device.to_string(),
+            k.kernel.clone(),
+            Bytes(k.elements * 8).to_string(),
+            format!("{} × {}", k.block, k.grid),
+            gbps(k.bytes_per_s.median),
+            gbps(k.bytes_per_s.min),
+            gbps(k.bytes_per_s.max),
+            ratio(device_copy(o, k.device), &|r| format!("×{r:.2}")),
+            ratio(peak, &|r| format!("{:.0}%", 100.0 * r)),
+            if k.valid { "ok" } else { "FAILED" }.into(),
+        ]);
+    }
+    out += "memperf's kernels over device memory, each in its best of the block and grid sizes tried \
+            (BabelStream's bytes; × copy: over the driver's device-to-device copy):\n";
+    out += &t.render();
+    if o.working_set.is_empty() {
+        return out;
+    }
+    let mut w = Table::new(["GPU", "working set", "GB/s", "min", "max"]);
+    for p in &o.working_set {
+        w.row([
+            p.device.to_string(),
+            Bytes(p.bytes).to_string(),
+            gbps(p.bytes_per_s.median),
+            gbps(p.bytes_per_s.min),
+            gbps(p.bytes_per_s.max),
+        ]);
+    }
+    out += "triad against its working set (its three arrays' bytes):\n";
+    out += &w.render();
+    for d in &o.devices {
+        if let Some((bytes, rate)) = l2_plateau(&o.working_set, d.index) {
+            out += &format!("  GPU {}: L2-resident up to {} ({} GB/s); the L2 holds {}\n", d.index, Bytes(bytes), gbps(rate), Bytes(d.l2_bytes));
+        }
+    }
     out
 }
 
@@ -92,6 +153,7 @@ fn gpu_advice(o: &Outcome) -> Vec<String> {
                 ));
             }
         }
+        out.extend(kernel_advice(o, d));
         if let Some(l) = d.link.as_ref().filter(|l| l.width.zip(l.max_width).is_some_and(|(w, m)| w < m)) {
             out.push(format!(
                 "GPU {}: its PCIe link runs at x{} of the x{} it can: seat it in a full-width slot, or check the \
@@ -105,17 +167,63 @@ fn gpu_advice(o: &Outcome) -> Vec<String> {
     out
 }
 
-/// Each copy path's bytes per second, one headline each.
+/// Device memory's measured ceiling (the fastest kernel or the driver's
+/// copy) and the launch shape that reaches it; where the working-set
+/// curve shows the L2, the size to tile under.
+fn kernel_advice(o: &Outcome, d: &Device) -> Vec<String> {
+    let mut out = Vec::new();
+    let kernels: Vec<_> = o.kernels.iter().filter(|k| k.device == d.index && k.valid).collect();
+    let Some(triad) = kernels.iter().find(|k| k.kernel == "triad") else {
+        return out;
+    };
+    let best_kernel = kernels.iter().max_by(|a, b| a.bytes_per_s.median.total_cmp(&b.bytes_per_s.median));
+    let copy = device_copy(o, d.index).unwrap_or(0.0);
+    let (ceiling, by) = match best_kernel {
+        Some(k) if k.bytes_per_s.median >= copy => (k.bytes_per_s.median, format!("{} in {} × {}", k.kernel, k.block, k.grid)),
+        _ => (copy, "the driver's device-to-device copy".to_string()),
+    };
+    let peak = d.memory_peak_bytes_per_s.map_or(String::new(), |p| format!(", {:.0}% of the vendor's peak", 100.0 * ceiling / p));
+    out.push(format!(
+        "GPU {}: device memory's measured ceiling is {} GB/s ({by}{peak}); triad reaches {:.0}% of it with {} threads \
+         × {} blocks ({:.1} blocks an SM): launch streaming kernels in that shape",
+        d.index,
+        gbps(ceiling),
+        100.0 * triad.bytes_per_s.median / ceiling,
+        triad.block,
+        triad.grid,
+        triad.grid as f64 / d.sms.max(1) as f64
+    ));
+    if let Some((bytes, rate)) = l2_plateau(&o.working_set, d.index) {
+        let memory = o.working_set.iter().filter(|w| w.device == d.index).max_by_key(|w| w.bytes).map_or(rate, |w| w.bytes_per_s.median);
+        out.push(format!(
+            "GPU {}: working sets up to {} stay in the L2 at ×{:.1} memory's rate ({} against {} GB/s): \
+             tile what a kernel sweeps repeatedly to under {}",
+            d.index,
+            Bytes(bytes),
+            rate / memory,
+            gbps(rate),
+            gbps(memory),
+            Bytes(bytes)
+        ));
+    }
+    out
+}
+
+/// Each copy path's and each kernel's bytes per second, one headline each.
 fn gpu_metrics(o: &Outcome) -> Vec<Headline> {
-    o.copies
-        .iter()
-        .map(|c| {
-            let labels = [("device", c.device.to_string()), ("direction", c.direction.name().into()), ("host", c.host.name().into())];
-            let samples: Vec<f64> = c.samples_bytes_per_s.iter().map(|x| x / 1e9).collect();
-            let name = format!("gpu {} copy {}, {} host memory", c.device, c.direction.name(), c.host.name());
-            headline("gpu.copy", &labels, name, Unit::GigabytesPerSecond, samples, c.bytes_per_s.median / 1e9, true)
-        })
-        .collect()
+    let copies = o.copies.iter().map(|c| {
+        let labels = [("device", c.device.to_string()), ("direction", c.direction.name().into()), ("host", c.host.name().into())];
+        let samples: Vec<f64> = c.samples_bytes_per_s.iter().map(|x| x / 1e9).collect();
+        let name = format!("gpu {} copy {}, {} host memory", c.device, c.direction.name(), c.host.name());
+        headline("gpu.copy", &labels, name, Unit::GigabytesPerSecond, samples, c.bytes_per_s.median / 1e9, true)
+    });
+    let kernels = o.kernels.iter().map(|k| {
+        let labels = [("device", k.device.to_string()), ("kernel", k.kernel.clone())];
+        let samples: Vec<f64> = k.samples_bytes_per_s.iter().map(|x| x / 1e9).collect();
+        let name = format!("gpu {} kernel {}", k.device, k.kernel);
+        headline("gpu.kernel", &labels, name, Unit::GigabytesPerSecond, samples, k.bytes_per_s.median / 1e9, true)
+    });
+    copies.chain(kernels).collect()
 }
 
 impl super::Render for Outcome {
@@ -136,14 +244,20 @@ impl super::Render for Outcome {
         self.not_measured.clone()
     }
     fn advice_row(&self, advice: &str) -> Option<String> {
-        advice.contains("pageable").then(|| "pageable".into())
+        if advice.contains("pageable") {
+            Some("pageable".into())
+        } else if advice.contains("triad reaches") {
+            Some("triad".into())
+        } else {
+            None
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::outcome::gpu::Link;
+    use crate::model::outcome::gpu::{KernelRate, Link, WorkingSetRate};
     use crate::timing::Summary;
 
     fn transfer(direction: Direction, host: HostMemory, gbs: f64) -> Transfer {
@@ -190,6 +304,10 @@ mod tests {
                 transfer(Direction::HostToDevice, HostMemory::Pageable, pageable_gbs),
                 transfer(Direction::DeviceToDevice, HostMemory::None, 4000.0),
             ],
+            kernels: vec![],
+            configs: vec![],
+            working_set: vec![],
+            kernels_not_measured: None,
             not_measured: None,
             valid: true,
         }
@@ -214,6 +332,63 @@ mod tests {
         assert!(text.contains("device-to-device"), "{text}");
         let none = Outcome { not_measured: Some("not measured — no GPU: x".into()), ..outcome(1.0, 16) };
         assert_eq!(gpu_text(&none), "gpu: not measured — no GPU: x\n");
+    }
+
+    fn kernel(name: &str, gbs: f64, block: u32, grid: u32) -> KernelRate {
+        KernelRate {
+            device: 0,
+            kernel: name.into(),
+            doubles_per_element: 3,
+            elements: 25 << 20,
+            block,
+            grid,
+            launches_per_sample: 8,
+            samples_bytes_per_s: vec![gbs * 1e9],
+            bytes_per_s: Summary::of(&[gbs * 1e9]).unwrap(),
+            valid: true,
+        }
+    }
+
+    fn with_kernels() -> Outcome {
+        let point = |bytes: u64, gbs: f64| WorkingSetRate {
+            device: 0,
+            bytes,
+            block: 512,
+            grid: 1056,
+            launches_per_sample: 4,
+            samples_bytes_per_s: vec![gbs * 1e9],
+            bytes_per_s: Summary::of(&[gbs * 1e9]).unwrap(),
+        };
+        Outcome {
+            kernels: vec![kernel("copy", 3900.0, 1024, 264), kernel("triad", 3600.0, 512, 1056), kernel("write", 4100.0, 256, 528)],
+            working_set: vec![point(3 << 20, 9000.0), point(24 << 20, 8500.0), point(96 << 20, 4000.0), point(600 << 20, 3600.0)],
+            ..outcome(45.0, 16)
+        }
+    }
+
+    /// The ceiling is the fastest of the kernels and the driver's copy;
+    /// triad's share of it and its launch shape, and the L2's reach from
+    /// the working-set curve, are advised with their figures.
+    #[test]
+    fn the_ceiling_triads_shape_and_the_l2s_reach_are_advised() {
+        let advice = gpu_advice(&with_kernels());
+        assert_eq!(advice.len(), 2, "{advice:?}");
+        assert!(advice[0].contains("ceiling is 4100.00 GB/s (write in 256 × 528, 83% of the vendor's peak)"), "{}", advice[0]);
+        assert!(advice[0].contains("triad reaches 88% of it with 512 threads × 1056 blocks (8.0 blocks an SM)"), "{}", advice[0]);
+        assert!(advice[1].contains("working sets up to 24MiB stay in the L2 at ×2.4 memory's rate"), "{}", advice[1]);
+        // Below the driver's copy, the copy is the ceiling.
+        let slow = Outcome { kernels: vec![kernel("triad", 3000.0, 512, 1056)], ..with_kernels() };
+        assert!(gpu_advice(&slow)[0].contains("the driver's device-to-device copy"), "{:?}", gpu_advice(&slow));
+    }
+
+    #[test]
+    fn the_kernels_table_sets_each_beside_the_copy_and_the_peak() {
+        let text = gpu_text(&with_kernels());
+        assert!(text.contains("memperf's kernels over device memory"), "{text}");
+        assert!(text.contains("×0.90"), "triad over the 4,000 GB/s copy: {text}");
+        assert!(text.contains("GPU 0: L2-resident up to 24MiB"), "{text}");
+        let without = Outcome { kernels_not_measured: Some("GPU 0: NVRTC failed: x".into()), ..outcome(45.0, 16) };
+        assert!(gpu_text(&without).contains("kernels: not measured — GPU 0: NVRTC failed: x"));
     }
 
     #[test]

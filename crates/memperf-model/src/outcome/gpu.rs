@@ -98,6 +98,56 @@ pub struct Transfer {
     pub valid: bool,
 }
 
+/// One of memperf's kernels over device memory, in its best block and
+/// grid size (BabelStream's kernels, and read-only and write-only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct KernelRate {
+    pub device: usize,
+    /// `copy`, `mul`, `add`, `triad`, `nstream`, `dot`, `read`, `write`.
+    pub kernel: String,
+    /// Doubles read and written per element (BabelStream's count: triad 3).
+    pub doubles_per_element: u32,
+    /// Doubles in each array.
+    pub elements: u64,
+    /// The best configuration: threads per block, and blocks.
+    pub block: u32,
+    pub grid: u32,
+    /// Launches queued back to back between the two events of a sample.
+    pub launches_per_sample: usize,
+    /// Bytes per second of each sample (elements × doubles per element × 8
+    /// over the time), in the best configuration …
+    #[schemars(length(min = 1))]
+    pub samples_bytes_per_s: Vec<f64>,
+    pub bytes_per_s: Summary,
+    /// … and the arrays held, after the kernel's last launch, what the
+    /// same arithmetic replayed on the host gives.
+    pub valid: bool,
+}
+
+/// One configuration of a kernel: its median over the samples.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct KernelConfig {
+    pub device: usize,
+    pub kernel: String,
+    pub block: u32,
+    pub grid: u32,
+    pub bytes_per_s: f64,
+}
+
+/// Triad over a working set (its three arrays' bytes), in triad's best
+/// block size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct WorkingSetRate {
+    pub device: usize,
+    pub bytes: u64,
+    pub block: u32,
+    pub grid: u32,
+    pub launches_per_sample: usize,
+    #[schemars(length(min = 1))]
+    pub samples_bytes_per_s: Vec<f64>,
+    pub bytes_per_s: Summary,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[schemars(rename = "GpuOutcome")]
 pub struct Outcome {
@@ -105,6 +155,19 @@ pub struct Outcome {
     pub driver_version: Option<u32>,
     pub devices: Vec<Device>,
     pub copies: Vec<Transfer>,
+    /// memperf's kernels over device memory, each in its best configuration …
+    #[serde(default)]
+    pub kernels: Vec<KernelRate>,
+    /// … every configuration tried …
+    #[serde(default)]
+    pub configs: Vec<KernelConfig>,
+    /// … and triad against its working set.
+    #[serde(default)]
+    pub working_set: Vec<WorkingSetRate>,
+    /// Why the kernels did not run where the copies did (no run-time
+    /// compiler, or the driver refused them).
+    #[serde(default)]
+    pub kernels_not_measured: Option<String>,
     /// Why nothing was measured, when nothing was: no driver, no device.
     pub not_measured: Option<String>,
     pub valid: bool,
@@ -136,6 +199,23 @@ impl HostMemory {
     }
 }
 
+/// How much faster than the largest working set a point must run to be
+/// called L2-resident.
+pub const L2_OVER_MEMORY: f64 = 1.3;
+
+/// The L2's plateau in triad's working-set curve of `device`: the largest
+/// working set running at least [`L2_OVER_MEMORY`] times the largest
+/// set's rate, and its rate; `None` where no set runs that much faster.
+pub fn l2_plateau(working_set: &[WorkingSetRate], device: usize) -> Option<(u64, f64)> {
+    let points: Vec<&WorkingSetRate> = working_set.iter().filter(|w| w.device == device).collect();
+    let memory = points.iter().max_by_key(|w| w.bytes)?.bytes_per_s.median;
+    points
+        .iter()
+        .filter(|w| w.bytes_per_s.median >= L2_OVER_MEMORY * memory)
+        .max_by_key(|w| w.bytes)
+        .map(|w| (w.bytes, w.bytes_per_s.median))
+}
+
 /// The peak bandwidth a memory's clock and bus width imply: two transfers
 /// a clock, `bus_bits / 8` bytes each.
 pub fn memory_peak_bytes_per_s(clock_khz: u64, bus_bits: u32) -> f64 {
@@ -145,6 +225,28 @@ pub fn memory_peak_bytes_per_s(clock_khz: u64, bus_bits: u32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn point(bytes: u64, gbs: f64) -> WorkingSetRate {
+        WorkingSetRate {
+            device: 0,
+            bytes,
+            block: 256,
+            grid: 528,
+            launches_per_sample: 2,
+            samples_bytes_per_s: vec![gbs * 1e9],
+            bytes_per_s: Summary::of(&[gbs * 1e9]).unwrap(),
+        }
+    }
+
+    /// The plateau ends at the last set 1.3× faster than the largest; a
+    /// curve with no such set has none.
+    #[test]
+    fn the_l2_plateau_ends_at_the_last_set_well_above_memory() {
+        let curve = [point(1 << 20, 9000.0), point(32 << 20, 8000.0), point(64 << 20, 4000.0), point(1 << 30, 3500.0)];
+        assert_eq!(l2_plateau(&curve, 0), Some((32 << 20, 8000e9)));
+        assert_eq!(l2_plateau(&curve[2..], 0), None);
+        assert_eq!(l2_plateau(&curve, 1), None);
+    }
 
     /// H100 SXM's HBM3: 2,619 MHz, 5,120 bits: 3.35 TB/s, its data sheet's.
     #[test]
