@@ -1,6 +1,7 @@
-//! `memperf info`: the machine fingerprint, and the warnings it implies
-//! for every measurement (no PMU, no huge pages reserved, THP off, caches
-//! that CPUID and the OS disagree on).
+//! `memperf info`: the machine fingerprint, the GPUs NVIDIA's driver
+//! finds, and the warnings the fingerprint implies for every measurement
+//! (no PMU, no huge pages reserved, THP off, caches that CPUID and the OS
+//! disagree on).
 
 use super::{Bench, Experiment};
 use crate::error::Result;
@@ -38,7 +39,24 @@ impl Experiment for Info {
     // No PMU warning here: `info` counts nothing, and its table already
     // says whether counters open; the warning belongs to what counts.
     fn run(_: &Params, ctx: &Bench) -> Result<Outcome> {
-        Ok(Outcome { tlb_reach: tlb_reach(ctx.machine) })
+        let (gpus, no_gpu) = match gpus(crate::gpu::cuda::Cuda::open().as_ref().map(|c| c as &dyn crate::gpu::Driver)) {
+            Ok(g) => (g, None),
+            Err(why) => (vec![], Some(why)),
+        };
+        Ok(Outcome { tlb_reach: tlb_reach(ctx.machine), gpus, no_gpu })
+    }
+}
+
+/// Each device of the driver `opened`, described; why none.
+fn gpus(
+    opened: std::result::Result<&dyn crate::gpu::Driver, &String>,
+) -> std::result::Result<Vec<crate::model::outcome::gpu::Device>, String> {
+    let d = opened.map_err(|why| why.clone())?;
+    let pci = std::path::Path::new("/sys/bus/pci/devices");
+    match d.count() {
+        Ok(0) => Err("the driver finds no device".into()),
+        Ok(n) => (0..n).map(|dev| crate::gpu::inventory(d, dev, pci).map_err(|e| e.to_string())).collect(),
+        Err(e) => Err(format!("the driver cannot count its devices ({e})")),
     }
 }
 

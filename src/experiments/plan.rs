@@ -575,7 +575,7 @@ mod tests {
                 TAKEN.with(|t| t.borrow_mut().push((p.job, ms)));
                 Ok(())
             })?;
-            Ok(crate::model::outcome::info::Outcome { tlb_reach: vec![] })
+            Ok(crate::model::outcome::info::Outcome { tlb_reach: vec![], gpus: vec![], no_gpu: None })
         }
     }
 
@@ -634,7 +634,7 @@ mod tests {
             type Outcome = crate::model::outcome::info::Outcome;
             fn preset(_: super::super::Preset, _: &Fingerprint) {}
             fn run(_: &(), _: &Bench) -> Result<Self::Outcome> {
-                Ok(crate::model::outcome::info::Outcome { tlb_reach: vec![] })
+                Ok(crate::model::outcome::info::Outcome { tlb_reach: vec![], gpus: vec![], no_gpu: None })
             }
         }
         let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
@@ -680,7 +680,7 @@ mod tests {
             type Outcome = crate::model::outcome::info::Outcome;
             fn preset(_: super::super::Preset, _: &Fingerprint) {}
             fn run(_: &(), _: &Bench) -> Result<Self::Outcome> {
-                Ok(crate::model::outcome::info::Outcome { tlb_reach: vec![] })
+                Ok(crate::model::outcome::info::Outcome { tlb_reach: vec![], gpus: vec![], no_gpu: None })
             }
         }
         let points = [1_500, 11_000, 9_800];

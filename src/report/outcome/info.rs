@@ -328,7 +328,12 @@ pub fn coverage(b: &crate::memory::Backing) -> String {
 
 impl super::Render for crate::model::outcome::info::Outcome {
     fn text(&self, doc: &Document) -> String {
-        machine(&doc.machine, Some(self))
+        let mut out = machine(&doc.machine, Some(self));
+        out += &self.gpus.iter().map(|d| super::gpu::device_lines(d, None)).collect::<String>();
+        if let Some(why) = &self.no_gpu {
+            out += &format!("GPU: none ({why})\n");
+        }
+        out
     }
     /// The machine's levels are drawn on the latency chart, where they are
     /// measured.

@@ -1,4 +1,5 @@
-//! What `memperf info` derives from the fingerprint: TLB reach per level.
+//! What `memperf info` derives from the fingerprint: TLB reach per level,
+//! and the GPUs NVIDIA's driver finds.
 
 use crate::about::About;
 use crate::units::Bytes;
@@ -31,6 +32,13 @@ pub struct Outcome {
     /// For L1 and L2 and each of 4 KiB, 2 MiB and 1 GiB pages; entries
     /// `None` where the CPU does not say.
     pub tlb_reach: Vec<TlbReach>,
+    /// Each GPU as `gpu` describes it (the part, SMs, L2, memory, clocks,
+    /// ECC and PCIe link); empty where there is none …
+    #[serde(default)]
+    pub gpus: Vec<super::gpu::Device>,
+    /// … and then why: no driver, or no device.
+    #[serde(default)]
+    pub no_gpu: Option<String>,
 }
 
 impl super::Valid for Outcome {
