@@ -13,7 +13,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
-    match memperf::cli::run(cli) {
+    match memperf::cli::dispatch::run(cli) {
         // Interrupted: what it gathered was written, and the status says so.
         Ok(_) if memperf::interrupt::requested() => ExitCode::from(130),
         Ok(code) => ExitCode::from(code),

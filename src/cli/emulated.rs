@@ -6,7 +6,8 @@
 //! here is `main`'s path less its exit-code mapping, which the x86-64
 //! tests run. Under emulation nothing here judges a figure.
 
-use super::{run, Cli};
+use super::dispatch::run;
+use super::Cli;
 use crate::model::document::Document;
 use clap::Parser;
 

@@ -6,6 +6,7 @@
 //! the option and the fix, and exit status 2.
 
 pub mod around;
+pub mod dispatch;
 #[cfg(all(test, target_arch = "aarch64"))]
 mod emulated;
 pub mod export;
@@ -548,33 +549,6 @@ pub fn default_results_dir(machine: &Fingerprint) -> PathBuf {
 }
 
 pub use crate::experiments::options::{positive_arg, size_arg};
-
-/// One command, parsed: what it does, to its end. The exit status: 0, or
-/// what the validation or an interrupt says (`main` maps errors to theirs).
-pub fn run(cli: Cli) -> Result<u8> {
-    match &cli.command {
-        Command::Report(a) => return export::rebuild(&a.path, a.output.as_deref(), a.reanalyze).map(|_| 0),
-        Command::Compare(a) => {
-            let fail = (a.fail_on_regression, a.fail_on_unjudged);
-            let (side_a, side_b) = a.sides()?;
-            return export::compare(&side_a, &side_b, a.json.as_deref(), a.html.as_deref(), fail);
-        }
-        Command::Cleanup => return tools::cleanup(),
-        Command::Completions(a) => return crate::report::sink::stdout(&completions(&a.shell)?).map(|_| 0),
-        Command::Man(a) => return tools::man(a.output.as_deref()),
-        Command::Merge(a) => return tools::merge(a),
-        // A command around a program, or an option in place of measuring.
-        Command::Measure(m) => {
-            if let Some(done) = m.instead() {
-                return done;
-            }
-        }
-        Command::Run(_) => {}
-    }
-    let mut measurement = measure::Measurement::prepare(&cli.command)?;
-    measurement.execute()?;
-    measurement.finish()
-}
 
 /// First Ctrl-C, SIGTERM or SIGHUP: finish the current sample, then write
 /// what completed and give the pages back. A second one: give back
