@@ -62,23 +62,6 @@ struct Api {
 /// The library this process loads NVIDIA's driver from.
 pub const LIBRARY: &str = "libcuda.so.1";
 
-/// Resolves `name` in `lib` (the library `library`), as a function
-/// pointer of type `T`.
-///
-/// # Safety
-/// `T` must be the C signature the library gives `name`.
-pub(super) unsafe fn symbol<T: Copy>(lib: Handle, library: &str, name: &str) -> Result<T, String> {
-    let c = std::ffi::CString::new(name).expect("no NUL in a symbol name");
-    // SAFETY: lib is a handle dlopen returned; c is NUL-terminated.
-    let p = unsafe { libc::dlsym(lib, c.as_ptr()) };
-    if p.is_null() {
-        return Err(format!("{library} lacks {name}: update it"));
-    }
-    assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<*mut c_void>(), "a function pointer");
-    // SAFETY: a non-null symbol of the signature T (the caller's promise).
-    Ok(unsafe { std::mem::transmute_copy::<*mut c_void, T>(&p) })
-}
-
 impl Api {
     /// # Safety
     /// `lib` is a handle of NVIDIA's driver library.
@@ -88,7 +71,7 @@ impl Api {
                 Api {
                     $($f: {
                         // SAFETY: each field's type is the C signature cuda.h gives its name.
-                        unsafe { symbol(lib, LIBRARY, stringify!($f))? }
+                        unsafe { super::dl::symbol(lib, LIBRARY, stringify!($f))? }
                     },)*
                 }
             };
@@ -128,7 +111,7 @@ impl Api {
         // CUDA 12.8 gave the elapsed time a second version with the same
         // arguments, which CUDA 13's header names: it is preferred.
         // SAFETY: the same C signature as cuEventElapsedTime.
-        if let Ok(v2) = unsafe { symbol(lib, LIBRARY, "cuEventElapsedTime_v2") } {
+        if let Ok(v2) = unsafe { super::dl::symbol(lib, LIBRARY, "cuEventElapsedTime_v2") } {
             api.cuEventElapsedTime = v2;
         }
         Ok(api)
@@ -252,8 +235,12 @@ impl Driver for Cuda {
                 .and_then(|_| self.check("cuStreamCreate", (self.api.cuStreamCreate)(&mut stream, 1)))
         };
         if let Err(e) = made {
-            // SAFETY: the retain above succeeded and is given back once.
-            unsafe { (self.api.cuDevicePrimaryCtxRelease_v2)(h) };
+            // SAFETY: the retain above succeeded and is given back once,
+            // the context no longer current.
+            unsafe {
+                (self.api.cuCtxSetCurrent)(std::ptr::null_mut());
+                (self.api.cuDevicePrimaryCtxRelease_v2)(h);
+            }
             return Err(e);
         }
         *self.current.borrow_mut() = Some(Current { dev: h, stream, module: std::ptr::null_mut(), functions: vec![] });
@@ -269,6 +256,7 @@ impl Driver for Cuda {
                     (self.api.cuModuleUnload)(c.module);
                 }
                 (self.api.cuStreamDestroy_v2)(c.stream);
+                (self.api.cuCtxSetCurrent)(std::ptr::null_mut());
                 (self.api.cuDevicePrimaryCtxRelease_v2)(c.dev);
             }
         }
@@ -359,15 +347,16 @@ impl Driver for Cuda {
     }
 
     fn load_kernels(&self, major: u32, minor: u32) -> Result<(), GpuError> {
-        let ptx = super::nvrtc::compile(major, minor).map_err(|why| GpuError { call: "NVRTC", code: 0, name: why })?;
         let mut current = self.current.borrow_mut();
         let Some(c) = current.as_mut() else {
             return Err(GpuError { call: "cuModuleLoadData", code: 0, name: "no device in use".into() });
         };
         if c.module.is_null() {
+            let image =
+                super::nvrtc::compile(major, minor).map_err(|why| GpuError { call: "NVRTC", code: 0, name: why })?;
             let mut module = std::ptr::null_mut();
-            // SAFETY: NUL-terminated PTX; the module is unloaded in `release`.
-            self.check("cuModuleLoadData", unsafe { (self.api.cuModuleLoadData)(&mut module, ptx.as_ptr().cast()) })?;
+            // SAFETY: a cubin or NUL-terminated PTX; the module is unloaded in `release`.
+            self.check("cuModuleLoadData", unsafe { (self.api.cuModuleLoadData)(&mut module, image.as_ptr().cast()) })?;
             c.module = module;
         }
         c.functions.clear();

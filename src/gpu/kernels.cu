@@ -5,8 +5,8 @@
 // grid and block size covers the arrays. The reductions (dot, read) leave
 // one partial sum per block, which the host adds up.
 //
-// The argument lists are fixed: src/gpu/mod.rs's Kernel::args states them
-// for the launch, and src/gpu/fake.rs replays each one on the host.
+// The argument lists are fixed: src/gpu/stream.rs's Arrays::args passes
+// them, and src/gpu/fake.rs replays each kernel on the host in tests.
 
 #define GRID_STRIDE(i, n) \
     for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \

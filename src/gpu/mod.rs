@@ -9,6 +9,7 @@
 
 pub mod copies;
 pub mod cuda;
+mod dl;
 #[cfg(test)]
 pub mod fake;
 pub mod nvrtc;
@@ -163,8 +164,9 @@ pub trait Driver {
     /// Queues kernel `k` on the stream: `grid` blocks of `block` threads.
     ///
     /// # Safety
-    /// `args` are the kernel's (`kernels.cu`), each pointer a device
-    /// allocation of at least the `n` doubles the last argument gives.
+    /// `args` are the kernel's (`kernels.cu`): each array a device
+    /// allocation of at least the `n` doubles the last argument gives, a
+    /// reduction's partial sums of at least `grid`.
     unsafe fn launch(&self, k: Kernel, grid: u32, block: u32, args: &[Arg]) -> Result<(), GpuError>;
 }
 

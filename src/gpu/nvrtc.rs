@@ -1,7 +1,9 @@
 //! NVRTC, CUDA's run-time compiler, loaded with `dlopen` like the driver:
-//! it turns `kernels.cu` into PTX for the device's compute capability,
-//! which the driver then loads. Where NVRTC is not installed the kernels
-//! are not measured, and the outcome says which library was missing.
+//! it turns `kernels.cu` into machine code for the device's compute
+//! capability (a cubin, which no driver-side compiler need accept), or,
+//! where it cannot, into PTX, which the driver compiles when it loads it.
+//! Where NVRTC is not installed the kernels are not measured, and the
+//! outcome says which library was missing.
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 
@@ -30,7 +32,12 @@ struct Api {
     nvrtcGetProgramLogSize: unsafe extern "C" fn(Handle, *mut usize) -> c_int,
     nvrtcGetProgramLog: unsafe extern "C" fn(Handle, *mut c_char) -> c_int,
     nvrtcDestroyProgram: unsafe extern "C" fn(*mut Handle) -> c_int,
+    /// Machine code (NVRTC 11.1 on); `None` where the library lacks them.
+    cubin: Option<(Take, Get)>,
 }
+
+type Take = unsafe extern "C" fn(Handle, *mut usize) -> c_int;
+type Get = unsafe extern "C" fn(Handle, *mut c_char) -> c_int;
 
 fn open() -> Result<Api, String> {
     let lib = LIBRARIES
@@ -42,12 +49,18 @@ fn open() -> Result<Api, String> {
         })
         .find(|h| !h.is_null())
         .ok_or_else(|| format!("NVRTC was not found ({}): install CUDA's run-time compiler", LIBRARIES.join(", ")))?;
+    // SAFETY: the signature nvrtc.h gives nvrtcGetCUBINSize.
+    let size = unsafe { super::dl::symbol::<Take>(lib, "NVRTC", "nvrtcGetCUBINSize") };
+    // SAFETY: the signature nvrtc.h gives nvrtcGetCUBIN.
+    let get = unsafe { super::dl::symbol::<Get>(lib, "NVRTC", "nvrtcGetCUBIN") };
+    let cubin = size.ok().zip(get.ok());
     macro_rules! api {
         ($($f:ident),*) => {
             Api {
+                cubin,
                 $($f: {
                     // SAFETY: each field's type is the C signature nvrtc.h gives its name.
-                    unsafe { super::cuda::symbol(lib, "NVRTC", stringify!($f))? }
+                    unsafe { super::dl::symbol(lib, "NVRTC", stringify!($f))? }
                 },)*
             }
         };
@@ -63,10 +76,22 @@ fn open() -> Result<Api, String> {
     ))
 }
 
-/// `kernels.cu` compiled to PTX for compute capability `major.minor`,
-/// NUL-terminated as the driver takes it; why not, in one line.
+/// `kernels.cu` compiled for compute capability `major.minor`: a cubin
+/// where NVRTC makes one, else PTX (NUL-terminated, as the driver takes
+/// it); why not, in one line.
 pub fn compile(major: u32, minor: u32) -> Result<Vec<u8>, String> {
     let api = open()?;
+    if let Some((size, get)) = api.cubin {
+        if let Ok(image) = build(&api, &format!("sm_{major}{minor}"), &|prog| take(prog, size, get, "CUBIN")) {
+            return Ok(image);
+        }
+    }
+    let (size, get) = (api.nvrtcGetPTXSize, api.nvrtcGetPTX);
+    build(&api, &format!("compute_{major}{minor}"), &|prog| take(prog, size, get, "PTX"))
+}
+
+/// The source compiled for `arch`, and what `take` makes of the program.
+fn build(api: &Api, arch: &str, take: &dyn Fn(Handle) -> Result<Vec<u8>, String>) -> Result<Vec<u8>, String> {
     let source = CString::new(SOURCE).expect("no NUL in the kernels' source");
     let name = CString::new("memperf_kernels.cu").expect("no NUL");
     let mut prog: Handle = std::ptr::null_mut();
@@ -77,31 +102,32 @@ pub fn compile(major: u32, minor: u32) -> Result<Vec<u8>, String> {
     if r != 0 {
         return Err(format!("nvrtcCreateProgram failed ({r})"));
     }
-    let options = [format!("--gpu-architecture=compute_{major}{minor}"), "--std=c++17".into()];
+    let options = [format!("--gpu-architecture={arch}"), "--std=c++17".into()];
     let options: Vec<CString> = options.into_iter().map(|o| CString::new(o).expect("no NUL")).collect();
     let pointers: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
     // SAFETY: prog was created above; the options outlive the call.
     let compiled = unsafe { (api.nvrtcCompileProgram)(prog, pointers.len() as c_int, pointers.as_ptr()) };
     let out = if compiled == 0 {
-        ptx(&api, prog)
+        take(prog)
     } else {
-        Err(format!("NVRTC could not compile the kernels: {}", log(&api, prog)))
+        Err(format!("NVRTC could not compile the kernels for {arch}: {}", log(api, prog)))
     };
     // SAFETY: prog was created above and is destroyed once.
     unsafe { (api.nvrtcDestroyProgram)(&mut prog) };
     out
 }
 
-fn ptx(api: &Api, prog: Handle) -> Result<Vec<u8>, String> {
+/// The compiled image, through its size and getter (`what` names it).
+fn take(prog: Handle, size_of: Take, get: Get, what: &str) -> Result<Vec<u8>, String> {
     let mut size = 0usize;
     // SAFETY: a compiled program and a valid out-pointer.
-    if unsafe { (api.nvrtcGetPTXSize)(prog, &mut size) } != 0 || size == 0 {
-        return Err("nvrtcGetPTXSize failed".into());
+    if unsafe { size_of(prog, &mut size) } != 0 || size == 0 {
+        return Err(format!("nvrtcGet{what}Size failed"));
     }
     let mut buf = vec![0u8; size];
-    // SAFETY: buf holds the size NVRTC gave, its terminating NUL included.
-    if unsafe { (api.nvrtcGetPTX)(prog, buf.as_mut_ptr() as *mut c_char) } != 0 {
-        return Err("nvrtcGetPTX failed".into());
+    // SAFETY: buf holds the size NVRTC gave (PTX's NUL included).
+    if unsafe { get(prog, buf.as_mut_ptr() as *mut c_char) } != 0 {
+        return Err(format!("nvrtcGet{what} failed"));
     }
     Ok(buf)
 }
