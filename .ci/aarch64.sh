@@ -51,8 +51,8 @@ aarch64_check() {
   # same options, or it would build again. Only memperf's tests: the
   # model's hold no code of an architecture, and the x86-64 run has them.
   # Sixteen codegen units, not Cargo.toml's one: here the harness is the
-  # only build of memperf, and one unit would leave a core idle (228 s
-  # against 104 s on the Intel guest).
+  # only build of memperf, and one unit would leave a core idle
+  # (docs/validation.md).
   local level=(--config 'profile.test.opt-level=1' --config 'profile.test.package.memperf.opt-level=3'
     --config 'profile.test.package.memperf.codegen-units=16' -p memperf)
   # One build: the library's test harness, which also runs whole commands
