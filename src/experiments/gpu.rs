@@ -9,7 +9,6 @@
 use super::options::{self, positive_arg, size_arg, Request};
 use super::{Bench, Experiment, Preset};
 use crate::error::{Error, Result};
-use crate::gpu::cuda::Cuda;
 use crate::gpu::{copies, inventory, stream, Attribute, Driver, GpuError};
 pub use crate::model::outcome::gpu::*;
 use crate::units::{Bytes, MIB};
@@ -77,14 +76,14 @@ impl Experiment for Gpu {
     fn needs(p: &Params) -> Result<super::Needs> {
         check(p)?;
         if p.required {
-            open().map_err(|why| Error::unsatisfiable(format!("no GPU to measure: {why}"), FIX))?;
+            crate::gpu::open_with_device().map_err(|why| Error::unsatisfiable(format!("no GPU to measure: {why}"), FIX))?;
         }
         Ok(super::Needs { levels: false, pages_matter: false, ..Default::default() })
     }
 
     fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         check(p)?;
-        let cuda = match open() {
+        let cuda = match crate::gpu::open_with_device() {
             Ok(c) => c,
             Err(why) if p.required => return Err(Error::unsatisfiable(format!("no GPU to measure: {why}"), FIX)),
             Err(why) => return Ok(not_measured(format!("not measured — no GPU: {why}"))),
@@ -95,16 +94,6 @@ impl Experiment for Gpu {
 
 /// What to do where there is no GPU.
 const FIX: &str = "run where an NVIDIA GPU and its driver are (nvidia-smi lists them)";
-
-/// The driver, with a device at least; why not.
-fn open() -> std::result::Result<Cuda, String> {
-    let cuda = Cuda::open()?;
-    match cuda.count() {
-        Ok(0) => Err("the driver finds no device".into()),
-        Ok(_) => Ok(cuda),
-        Err(e) => Err(format!("the driver cannot count its devices ({e})")),
-    }
-}
 
 fn check(p: &Params) -> Result<()> {
     if p.bytes.0 < MIB || p.copies_per_sample == 0 || p.rounds == 0 || p.array_bytes.is_some_and(|b| b.0 < 64 * 1024) {
@@ -123,17 +112,7 @@ fn check(p: &Params) -> Result<()> {
 }
 
 fn not_measured(why: String) -> Outcome {
-    Outcome {
-        driver_version: None,
-        devices: vec![],
-        copies: vec![],
-        kernels: vec![],
-        configs: vec![],
-        working_set: vec![],
-        kernels_not_measured: None,
-        not_measured: Some(why),
-        valid: true,
-    }
+    Outcome { not_measured: Some(why), ..Outcome::empty() }
 }
 
 /// memperf's kernels on device `dev` (current): compiled for it, then
@@ -153,8 +132,7 @@ fn kernels(d: &dyn Driver, dev: usize, p: &Params) -> std::result::Result<stream
 pub fn measure(d: &dyn Driver, p: &Params, ctx: &Bench, pci_devices: &Path) -> Result<Outcome> {
     let failed = |e: crate::gpu::GpuError| Error::unsatisfiable(format!("the GPU driver refused: {e}"), FIX);
     let count = d.count().map_err(failed)?;
-    let mut o = not_measured(String::new());
-    o.not_measured = None;
+    let mut o = Outcome::empty();
     let mut not_run = Vec::new();
     ctx.progress.start("gpu", (count * 2) as u64);
     for dev in 0..count {

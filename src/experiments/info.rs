@@ -39,7 +39,7 @@ impl Experiment for Info {
     // No PMU warning here: `info` counts nothing, and its table already
     // says whether counters open; the warning belongs to what counts.
     fn run(_: &Params, ctx: &Bench) -> Result<Outcome> {
-        let (gpus, no_gpu) = match gpus(crate::gpu::cuda::Cuda::open().as_ref().map(|c| c as &dyn crate::gpu::Driver)) {
+        let (gpus, no_gpu) = match crate::gpu::open_with_device().and_then(|c| gpus(&c)) {
             Ok(g) => (g, None),
             Err(why) => (vec![], Some(why)),
         };
@@ -47,17 +47,11 @@ impl Experiment for Info {
     }
 }
 
-/// Each device of the driver `opened`, described; why none.
-fn gpus(
-    opened: std::result::Result<&dyn crate::gpu::Driver, &String>,
-) -> std::result::Result<Vec<crate::model::outcome::gpu::Device>, String> {
-    let d = opened.map_err(|why| why.clone())?;
+/// Each device of the driver `d`, described.
+fn gpus(d: &dyn crate::gpu::Driver) -> std::result::Result<Vec<crate::model::outcome::gpu::Device>, String> {
     let pci = std::path::Path::new("/sys/bus/pci/devices");
-    match d.count() {
-        Ok(0) => Err("the driver finds no device".into()),
-        Ok(n) => (0..n).map(|dev| crate::gpu::inventory(d, dev, pci).map_err(|e| e.to_string())).collect(),
-        Err(e) => Err(format!("the driver cannot count its devices ({e})")),
-    }
+    let count = d.count().map_err(|e| e.to_string())?;
+    (0..count).map(|dev| crate::gpu::inventory(d, dev, pci).map_err(|e| e.to_string())).collect()
 }
 
 /// Data-TLB reach for L1 and L2 and each common page size.

@@ -575,7 +575,7 @@ mod tests {
                 TAKEN.with(|t| t.borrow_mut().push((p.job, ms)));
                 Ok(())
             })?;
-            Ok(crate::model::outcome::info::Outcome { tlb_reach: vec![], gpus: vec![], no_gpu: None })
+            Ok(crate::model::outcome::info::Outcome::default())
         }
     }
 
@@ -621,22 +621,24 @@ mod tests {
         assert!(taken.len() < ladders.iter().map(Vec::len).sum::<usize>(), "{}", taken.len());
     }
 
+    /// A job of no weight and no measuring, as `info` is.
+    struct Weightless;
+    impl Experiment for Weightless {
+        const NAME: &'static str = "weightless";
+        const MEASURES: bool = false;
+        const SHARE: f64 = 0.0;
+        type Params = ();
+        type Outcome = crate::model::outcome::info::Outcome;
+        fn preset(_: super::super::Preset, _: &Fingerprint) {}
+        fn run(_: &(), _: &Bench) -> Result<Self::Outcome> {
+            Ok(crate::model::outcome::info::Outcome::default())
+        }
+    }
+
     /// A job of no weight (`info`) alone in a box runs: its nominal part is
     /// nothing, and nothing is divided by its weight.
     #[test]
     fn a_weightless_job_alone_in_a_box_runs() {
-        struct Weightless;
-        impl Experiment for Weightless {
-            const NAME: &'static str = "weightless";
-            const MEASURES: bool = false;
-            const SHARE: f64 = 0.0;
-            type Params = ();
-            type Outcome = crate::model::outcome::info::Outcome;
-            fn preset(_: super::super::Preset, _: &Fingerprint) {}
-            fn run(_: &(), _: &Bench) -> Result<Self::Outcome> {
-                Ok(crate::model::outcome::info::Outcome { tlb_reach: vec![], gpus: vec![], no_gpu: None })
-            }
-        }
         let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
         let mut p = Plan { strict: true, reserve_hugepages: false, ..plan(vec![Job::of::<Weightless>(())]) };
         let mut doc = new_document(crate::machine::collect(), &clock, &p);
@@ -671,18 +673,6 @@ mod tests {
     /// the box, and is skipped instead; a weightless job after them runs.
     #[test]
     fn a_job_is_not_started_where_an_overrun_like_an_earlier_one_would_pass_the_box() {
-        struct Weightless;
-        impl Experiment for Weightless {
-            const NAME: &'static str = "weightless";
-            const MEASURES: bool = false;
-            const SHARE: f64 = 0.0;
-            type Params = ();
-            type Outcome = crate::model::outcome::info::Outcome;
-            fn preset(_: super::super::Preset, _: &Fingerprint) {}
-            fn run(_: &(), _: &Bench) -> Result<Self::Outcome> {
-                Ok(crate::model::outcome::info::Outcome { tlb_reach: vec![], gpus: vec![], no_gpu: None })
-            }
-        }
         let points = [1_500, 11_000, 9_800];
         let jobs = points.iter().enumerate().map(|(job, &ms)| Job::of::<Sim>(SimParams { job, points_ms: vec![ms] }));
         let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);

@@ -170,6 +170,17 @@ pub trait Driver {
     unsafe fn launch(&self, k: Kernel, grid: u32, block: u32, args: &[Arg]) -> Result<(), GpuError>;
 }
 
+/// NVIDIA's driver with one device at least; why not, in one line (no
+/// driver, a driver that will not start, or no device).
+pub fn open_with_device() -> Result<cuda::Cuda, String> {
+    let cuda = cuda::Cuda::open()?;
+    match cuda.count() {
+        Ok(0) => Err("the driver finds no device".into()),
+        Ok(_) => Ok(cuda),
+        Err(e) => Err(format!("the driver cannot count its devices ({e})")),
+    }
+}
+
 /// Device `dev` described: its driver's attributes, and its PCIe link
 /// read under `pci_devices` (`/sys/bus/pci/devices`). An attribute the
 /// driver does not report is left out, not guessed.

@@ -304,12 +304,7 @@ mod tests {
                 transfer(Direction::HostToDevice, HostMemory::Pageable, pageable_gbs),
                 transfer(Direction::DeviceToDevice, HostMemory::None, 4000.0),
             ],
-            kernels: vec![],
-            configs: vec![],
-            working_set: vec![],
-            kernels_not_measured: None,
-            not_measured: None,
-            valid: true,
+            ..Outcome::empty()
         }
     }
 

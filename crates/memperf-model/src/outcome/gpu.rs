@@ -173,6 +173,23 @@ pub struct Outcome {
     pub valid: bool,
 }
 
+impl Outcome {
+    /// An outcome with nothing measured in it yet, and nothing failed.
+    pub fn empty() -> Outcome {
+        Outcome {
+            driver_version: None,
+            devices: vec![],
+            copies: vec![],
+            kernels: vec![],
+            configs: vec![],
+            working_set: vec![],
+            kernels_not_measured: None,
+            not_measured: None,
+            valid: true,
+        }
+    }
+}
+
 impl super::Valid for Outcome {
     fn valid(&self) -> bool {
         self.valid

@@ -26,7 +26,7 @@ pub struct TlbReach {
 
 /// The fingerprint itself is the document's `machine`; the outcome is what
 /// follows from it. The machine's warnings are the document's own.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[schemars(rename = "InfoOutcome")]
 pub struct Outcome {
     /// For L1 and L2 and each of 4 KiB, 2 MiB and 1 GiB pages; entries
