@@ -9,7 +9,8 @@
 #   grep -qx '/dist/' .git/info/exclude || echo /dist/ >> .git/info/exclude
 # There, from the repository root, with dist carried:
 #   OUT=/some/folder bash bench/gpu-device.sh
-# It writes into $OUT: nvidia-smi.txt, info.txt, gpu.txt and gpu.json (the
+# It writes into $OUT: nvidia-smi.txt, nvcc.txt (the kernels compiled by
+# nvcc), info.txt, gpu.txt and gpu.json (the
 # default parameters), run.json (the quick suite, gpu in it), and
 # recording.tar.gz (`memperf info --record`, for tests/data/machines).
 set -u
@@ -23,6 +24,10 @@ step "the machine"
 "$bin" info >"$OUT/info.txt" 2>&1
 rec=$(mktemp -d)/h200
 "$bin" info --record "$rec" && tar -C "$(dirname "$rec")" -czf "$OUT/recording.tar.gz" "$(basename "$rec")"
+
+step "the kernels through nvcc, as a second compiler beside NVRTC"
+nvcc -arch=native -cubin -o "$OUT/kernels.cubin" src/gpu/kernels.cu >"$OUT/nvcc.txt" 2>&1
+echo "nvcc exit $?"; head -n 40 "$OUT/nvcc.txt"
 
 step "memperf gpu (default parameters)"
 timeout 300 "$bin" gpu --json "$OUT/gpu.json" >"$OUT/gpu.txt" 2>&1

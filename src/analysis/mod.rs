@@ -7,6 +7,7 @@
 
 pub mod attribution;
 pub mod bend;
+pub mod gpu_latency;
 pub mod hot_set;
 pub mod knees;
 pub mod levels;

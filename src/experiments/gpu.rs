@@ -9,7 +9,7 @@
 use super::options::{self, positive_arg, size_arg, Request};
 use super::{Bench, Experiment, Preset};
 use crate::error::{Error, Result};
-use crate::gpu::{copies, inventory, stream, Attribute, Driver, GpuError};
+use crate::gpu::{copies, inventory, ladder, loaded, stream, Attribute, Driver, GpuError};
 pub use crate::model::outcome::gpu::*;
 use crate::units::{Bytes, MIB};
 use clap::Args;
@@ -30,6 +30,9 @@ pub struct Params {
     pub array_bytes: Option<Bytes>,
     /// The least time a kernel's sample spans.
     pub min_sample_s: f64,
+    /// The latency ladder's largest chain (at most an eighth of the
+    /// device's memory); the TLB chase covers as many bytes.
+    pub chase_bytes: Bytes,
     /// Whether a machine without a GPU is an error (the subcommand) or a
     /// line of the record (the suite).
     pub required: bool,
@@ -39,10 +42,10 @@ pub struct Params {
 
 impl Params {
     pub fn preset(preset: Preset) -> Params {
-        let (mib, copies_per_sample, rounds) = match preset {
-            Preset::Quick => (256, 2, 3),
-            Preset::Default => (512, 4, 7),
-            Preset::Full => (512, 8, 15),
+        let (mib, copies_per_sample, rounds, chase_gib) = match preset {
+            Preset::Quick => (256, 2, 3, 1),
+            Preset::Default => (512, 4, 7, 4),
+            Preset::Full => (512, 8, 15, 8),
         };
         Params {
             bytes: Bytes(mib * MIB),
@@ -50,6 +53,7 @@ impl Params {
             rounds,
             array_bytes: None,
             min_sample_s: stream::MIN_SAMPLE_S,
+            chase_bytes: Bytes(chase_gib << 30),
             required: false,
             seed: 0x6770_7531,
         }
@@ -76,14 +80,14 @@ impl Experiment for Gpu {
     fn needs(p: &Params) -> Result<super::Needs> {
         check(p)?;
         if p.required {
-            crate::gpu::open_with_device().map_err(|why| Error::unsatisfiable(format!("no GPU to measure: {why}"), FIX))?;
+            crate::gpu::cuda::open_with_device().map_err(|why| Error::unsatisfiable(format!("no GPU to measure: {why}"), FIX))?;
         }
         Ok(super::Needs { levels: false, pages_matter: false, ..Default::default() })
     }
 
     fn run(p: &Params, ctx: &Bench) -> Result<Outcome> {
         check(p)?;
-        let cuda = match crate::gpu::open_with_device() {
+        let cuda = match crate::gpu::cuda::open_with_device() {
             Ok(c) => c,
             Err(why) if p.required => return Err(Error::unsatisfiable(format!("no GPU to measure: {why}"), FIX)),
             Err(why) => return Ok(not_measured(format!("not measured — no GPU: {why}"))),
@@ -96,8 +100,15 @@ impl Experiment for Gpu {
 const FIX: &str = "run where an NVIDIA GPU and its driver are (nvidia-smi lists them)";
 
 fn check(p: &Params) -> Result<()> {
-    if p.bytes.0 < MIB || p.copies_per_sample == 0 || p.rounds == 0 || p.array_bytes.is_some_and(|b| b.0 < 64 * 1024) {
-        return Err(Error::usage("gpu needs --size ≥ 1MiB, --copies ≥ 1, --rounds ≥ 1 and --array-size ≥ 64KiB"));
+    if p.bytes.0 < MIB
+        || p.copies_per_sample == 0
+        || p.rounds == 0
+        || p.array_bytes.is_some_and(|b| b.0 < 64 * 1024)
+        || p.chase_bytes.0 < 64 * 1024
+    {
+        return Err(Error::usage(
+            "gpu needs --size ≥ 1MiB, --copies ≥ 1, --rounds ≥ 1, --array-size ≥ 64KiB and --chase-size ≥ 64KiB",
+        ));
     }
     let least = copies::MIN_SAMPLE_BYTES as u64;
     if p.bytes.0.saturating_mul(p.copies_per_sample as u64) < least {
@@ -115,16 +126,46 @@ fn not_measured(why: String) -> Outcome {
     Outcome { not_measured: Some(why), ..Outcome::empty() }
 }
 
+/// What memperf's kernels measured on one device.
+struct Kernels {
+    stream: stream::Measured,
+    latency: Latency,
+    loaded: LoadedCurve,
+}
+
 /// memperf's kernels on device `dev` (current): compiled for it, then
 /// each over arrays of `p.array_bytes` (four times the L2 by default, at
-/// most an eighth of the device's memory each).
-fn kernels(d: &dyn Driver, dev: usize, p: &Params) -> std::result::Result<stream::Measured, GpuError> {
+/// most an eighth of the device's memory each); then its chases, idle and
+/// under load.
+fn kernels(d: &dyn Driver, dev: usize, p: &Params) -> std::result::Result<Kernels, GpuError> {
     let attr = |a| d.attribute(dev, a);
     let (sms, l2) = (attr(Attribute::Sms)?.max(1) as u32, attr(Attribute::L2Bytes)?.max(0) as u64);
     d.load_kernels(attr(Attribute::CapabilityMajor)? as u32, attr(Attribute::CapabilityMinor)? as u32)?;
-    let array = p.array_bytes.map_or((4 * l2).max(64 * MIB), |b| b.0).min(d.total_memory(dev)? / 8);
+    let memory = d.total_memory(dev)?;
+    let array = p.array_bytes.map_or((4 * l2).max(64 * MIB), |b| b.0).min(memory / 8);
     let plan = stream::Plan { elements: (array / 8) as usize, rounds: p.rounds, min_sample_s: p.min_sample_s, seed: p.seed };
-    stream::measure(d, dev, sms, l2, &plan)
+    let measured = stream::measure(d, dev, sms, l2, &plan)?;
+    let page_bytes = d.page_bytes(dev)?.max(ladder::LINE);
+    let chase = p.chase_bytes.0.min(memory / 8);
+    let plan = ladder::Plan {
+        ladder: ladder::doublings(ladder::LADDER_MIN, chase),
+        page_bytes,
+        tlb_pages: ladder::doublings(1, (chase / page_bytes).max(1)),
+        // Four samples at least: each knee's second look needs two a half.
+        rounds: p.rounds.max(4),
+        seed: p.seed,
+    };
+    let latency = crate::analysis::gpu_latency::analyse(dev, ladder::measure(d, sms, l2, &plan)?, page_bytes, l2);
+    // The SMs' clock as the chases saw it, else the driver's figure.
+    let ghz = latency.clock_ghz.or(attr(Attribute::SmClockKhz).ok().map(|k| k as f64 / 1e6)).unwrap_or(1.0);
+    let plan = loaded::Plan {
+        chain_bytes: (4 * l2).max(256 * MIB).min(chase),
+        array_bytes: array,
+        rounds: p.rounds.max(3),
+        seed: p.seed,
+    };
+    let loaded = crate::analysis::gpu_latency::curve(dev, loaded::measure(d, sms, ghz, &plan)?);
+    Ok(Kernels { stream: measured, latency, loaded })
 }
 
 /// Every device of `d`: described, then its copies measured, each device
@@ -148,9 +189,11 @@ pub fn measure(d: &dyn Driver, p: &Params, ctx: &Bench, pci_devices: &Path) -> R
         o.copies.extend(measured.map_err(failed)?);
         match ran {
             Some(Ok(k)) => {
-                o.kernels.extend(k.kernels);
-                o.configs.extend(k.configs);
-                o.working_set.extend(k.working_set);
+                o.kernels.extend(k.stream.kernels);
+                o.configs.extend(k.stream.configs);
+                o.working_set.extend(k.stream.working_set);
+                o.latency.push(k.latency);
+                o.loaded.push(k.loaded);
             }
             Some(Err(e)) => not_run.push(format!("GPU {dev}: {e}")),
             None => {}
@@ -161,9 +204,15 @@ pub fn measure(d: &dyn Driver, p: &Params, ctx: &Bench, pci_devices: &Path) -> R
     }
     ctx.progress.finish();
     o.kernels_not_measured = (!not_run.is_empty()).then(|| not_run.join("; "));
-    o.valid = o.copies.iter().all(|t| t.valid) && o.kernels.iter().all(|k| k.valid);
+    o.valid = o.copies.iter().all(|t| t.valid) && o.kernels.iter().all(|k| k.valid) && o.latency.iter().all(chases_valid)
+        && o.loaded.iter().all(|c| c.points.iter().all(|p| p.valid));
     o.driver_version = d.version().ok();
     Ok(o)
+}
+
+/// Whether every chase of `l` ended where the host's walk says.
+fn chases_valid(l: &Latency) -> bool {
+    l.ladder.iter().chain(&l.tlb).all(|c| c.valid) && l.l2_spread.as_ref().is_none_or(|s| s.valid)
 }
 
 #[derive(Debug, Args)]
@@ -180,13 +229,16 @@ pub struct Options {
     /// Bytes of each of the kernels' three arrays [default: four times the L2, at least 64MiB]
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = size_arg)]
     pub array_size: Option<Bytes>,
+    /// The latency ladder's largest chain, and the bytes the TLB chase covers [default: 4GiB; quick 1GiB, full 8GiB]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = size_arg)]
+    pub chase_size: Option<Bytes>,
 }
 
 impl options::Options for Options {
     type Experiment = Gpu;
     /// A good value of every option, as the man page shows them.
     const EXAMPLES: &'static [&'static [&'static str]] =
-        &[&["--size", "64MiB", "--copies", "2", "--rounds", "3", "--array-size", "256MiB"]];
+        &[&["--size", "64MiB", "--copies", "2", "--rounds", "3", "--array-size", "256MiB", "--chase-size", "1GiB"]];
 
     fn params(&self, asked: &Request) -> Result<Params> {
         let mut p = Params::preset(asked.preset);
@@ -194,6 +246,7 @@ impl options::Options for Options {
         p.copies_per_sample = self.copies.unwrap_or(p.copies_per_sample);
         p.rounds = self.rounds.unwrap_or(p.rounds);
         p.array_bytes = self.array_size.or(p.array_bytes);
+        p.chase_bytes = self.chase_size.unwrap_or(p.chase_bytes);
         p.required = true;
         check(&p)?;
         Ok(p)
@@ -214,6 +267,7 @@ mod tests {
             rounds: 2,
             array_bytes: Some(Bytes(64 * 1024)),
             min_sample_s: 0.0,
+            chase_bytes: Bytes(MIB),
             required: true,
             seed: 1,
         }
@@ -231,6 +285,10 @@ mod tests {
         assert!(o.valid && o.not_measured.is_none() && o.kernels_not_measured.is_none(), "{o:?}");
         assert!(o.copies.iter().all(|t| t.bytes == MIB && t.samples_bytes_per_s.len() == 2));
         assert!(o.kernels.iter().all(|k| k.elements == 8 * 1024 && k.samples_bytes_per_s.len() == 2), "{o:?}");
+        // The ladder to --chase-size, four rounds at least, and the curve.
+        assert_eq!((o.latency.len(), o.loaded.len()), (1, 1));
+        assert_eq!(o.latency[0].ladder.last().map(|p| (p.bytes, p.samples_cycles.len())), Some((MIB, 4)));
+        assert_eq!(o.loaded[0].points.len(), 11);
     }
 
     /// Without a run-time compiler the copies are measured and the kernels

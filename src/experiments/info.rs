@@ -39,7 +39,7 @@ impl Experiment for Info {
     // No PMU warning here: `info` counts nothing, and its table already
     // says whether counters open; the warning belongs to what counts.
     fn run(_: &Params, ctx: &Bench) -> Result<Outcome> {
-        let (gpus, no_gpu) = match crate::gpu::open_with_device().and_then(|c| gpus(&c)) {
+        let (gpus, no_gpu) = match crate::gpu::cuda::open_with_device().and_then(|c| gpus(&c)) {
             Ok(g) => (g, None),
             Err(why) => (vec![], Some(why)),
         };

@@ -40,6 +40,7 @@ struct Api {
     cuEventElapsedTime: unsafe extern "C" fn(*mut f32, Handle, Handle) -> CuResult,
     cuEventDestroy_v2: unsafe extern "C" fn(Handle) -> CuResult,
     cuGetErrorName: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
+    cuMemGetAllocationGranularity: unsafe extern "C" fn(*mut usize, *const AllocationProp, c_int) -> CuResult,
     cuModuleLoadData: unsafe extern "C" fn(*mut Handle, *const c_void) -> CuResult,
     cuModuleUnload: unsafe extern "C" fn(Handle) -> CuResult,
     cuModuleGetFunction: unsafe extern "C" fn(*mut Handle, Handle, *const c_char) -> CuResult,
@@ -57,6 +58,32 @@ struct Api {
         *mut *mut c_void,
         *mut *mut c_void,
     ) -> CuResult,
+}
+
+/// `CUmemAllocationProp` (cuda.h): pinned device memory on one device,
+/// no handle to share, no flags.
+#[repr(C)]
+struct AllocationProp {
+    kind: c_int,
+    requested_handle_types: c_int,
+    location_kind: c_int,
+    location_id: c_int,
+    win32_handle_meta_data: *mut c_void,
+    compression: u8,
+    gpu_direct_rdma: u8,
+    usage: u16,
+    reserved: [u8; 4],
+}
+
+/// NVIDIA's driver with one device at least; why not, in one line (no
+/// driver, a driver that will not start, or no device).
+pub fn open_with_device() -> Result<Cuda, String> {
+    let cuda = Cuda::open()?;
+    match cuda.count() {
+        Ok(0) => Err("the driver finds no device".into()),
+        Ok(_) => Ok(cuda),
+        Err(e) => Err(format!("the driver cannot count its devices ({e})")),
+    }
 }
 
 /// The library this process loads NVIDIA's driver from.
@@ -103,6 +130,7 @@ impl Api {
             cuEventElapsedTime,
             cuEventDestroy_v2,
             cuGetErrorName,
+            cuMemGetAllocationGranularity,
             cuModuleLoadData,
             cuModuleUnload,
             cuModuleGetFunction,
@@ -218,6 +246,27 @@ impl Driver for Cuda {
         let mut v = 0usize;
         // SAFETY: v is a valid out-pointer.
         self.check("cuDeviceTotalMem_v2", unsafe { (self.api.cuDeviceTotalMem_v2)(&mut v, h) })?;
+        Ok(v as u64)
+    }
+
+    fn page_bytes(&self, dev: usize) -> Result<u64, GpuError> {
+        let prop = AllocationProp {
+            kind: 1,
+            requested_handle_types: 0,
+            location_kind: 1,
+            location_id: self.handle(dev)?,
+            win32_handle_meta_data: std::ptr::null_mut(),
+            compression: 0,
+            gpu_direct_rdma: 0,
+            usage: 0,
+            reserved: [0; 4],
+        };
+        let mut v = 0usize;
+        // SAFETY: a valid out-pointer and a CUmemAllocationProp laid out as
+        // cuda.h declares it; 0 asks for the minimum granularity.
+        self.check("cuMemGetAllocationGranularity", unsafe {
+            (self.api.cuMemGetAllocationGranularity)(&mut v, &prop, 0)
+        })?;
         Ok(v as u64)
     }
 

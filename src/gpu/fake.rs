@@ -18,6 +18,19 @@ const DEVICE: f64 = 2e12;
 const KERNEL_MEMORY: f64 = 4e12;
 const KERNEL_L2: f64 = 8e12;
 const THREADS_PER_SM: f64 = 1024.0;
+/// A dependent load's cycles: from the L1, the L2 (its near and far
+/// partitions, by the line's parity, in the spread's single loads) and
+/// memory, and a page walk's past the TLB's reach.
+const L1_CYCLES: u64 = 34;
+const L2_CYCLES: u64 = 265;
+const L2_NEAR_FAR: [u64; 2] = [200, 330];
+const MEMORY_CYCLES: u64 = 650;
+const WALK_CYCLES: u64 = 120;
+/// Under load: a reading thread's cycles between reads besides its spin,
+/// and how far latency rises with the share u of memory's rate readers
+/// take (650 · (1 + 1.5 u⁴) cycles).
+const READ_CYCLES: f64 = 400.0;
+const LOADED_RISE: f64 = 1.5;
 
 pub struct FakeGpu {
     attributes: HashMap<Attribute, i64>,
@@ -35,6 +48,14 @@ pub struct FakeGpu {
     kernels_loaded: Cell<bool>,
     no_compiler: Cell<bool>,
     broken: Cell<Option<Kernel>>,
+    /// The L1's bytes, the driver's page and the pages the TLB reaches.
+    l1_bytes: u64,
+    page_bytes: u64,
+    tlb_pages: u64,
+    /// Each chain built: its slots and stride in words, by address.
+    chains: RefCell<HashMap<DevicePtr, (u64, u64)>>,
+    /// The threads of a block of the last launch.
+    last_block: Cell<u32>,
 }
 
 impl FakeGpu {
@@ -69,14 +90,21 @@ impl FakeGpu {
             kernels_loaded: Cell::new(false),
             no_compiler: Cell::new(false),
             broken: Cell::new(None),
+            l1_bytes: 256 << 10,
+            page_bytes: 2 << 20,
+            tlb_pages: 16,
+            chains: RefCell::default(),
+            last_block: Cell::new(0),
         }
     }
 
-    /// An H200 with `sms` SMs and an L2 of `l2` bytes.
+    /// An H200 with `sms` SMs and an L2 of `l2` bytes, an L1 of an eighth
+    /// of it, and pages of 64 KiB, eight of which its TLB reaches.
     pub fn small(sms: i64, l2: i64) -> FakeGpu {
         let mut g = FakeGpu::h200();
         g.attributes.insert(Attribute::Sms, sms);
         g.attributes.insert(Attribute::L2Bytes, l2);
+        (g.l1_bytes, g.page_bytes, g.tlb_pages) = (l2 as u64 / 8, 64 << 10, 8);
         g
     }
 
@@ -138,6 +166,9 @@ impl Driver for FakeGpu {
     }
     fn total_memory(&self, _: usize) -> Result<u64, GpuError> {
         Ok(self.memory_bytes)
+    }
+    fn page_bytes(&self, _: usize) -> Result<u64, GpuError> {
+        Ok(self.page_bytes)
     }
     fn use_device(&self, dev: usize) -> Result<(), GpuError> {
         self.name(dev)?;
@@ -226,6 +257,17 @@ impl Driver for FakeGpu {
         if !self.kernels_loaded.get() {
             return Err(Self::error("cuLaunchKernel", 400, "CUDA_ERROR_INVALID_HANDLE"));
         }
+        if matches!(k, Kernel::Chain | Kernel::Chase | Kernel::Spread | Kernel::Loaded) {
+            let words: Vec<u64> = args
+                .iter()
+                .map(|a| match *a {
+                    Arg::Ptr(p) | Arg::U64(p) => p,
+                    Arg::F64(x) => x.to_bits(),
+                })
+                .collect();
+            self.last_block.set(block);
+            return self.chase_kernel(k, grid, &words);
+        }
         let Some(&Arg::U64(n)) = args.last() else { return Err(invalid()) };
         let n = n as usize;
         let ptr = |i: usize| match args.get(i) {
@@ -252,6 +294,117 @@ impl Driver for FakeGpu {
         self.advance(bytes, rate * share);
         Ok(())
     }
+}
+
+impl FakeGpu {
+    /// The device word at byte address `at`, or an illegal address.
+    fn word(&self, at: u64) -> Result<u64, GpuError> {
+        let dev = self.device.borrow();
+        let (start, bytes) = dev.iter().find(|(&p, b)| (p..p + b.len() as u64).contains(&at)).ok_or_else(illegal)?;
+        let i = (at - start) as usize;
+        bytes.get(i..i + 8).map(|b| u64::from_ne_bytes(b.try_into().unwrap())).ok_or_else(illegal)
+    }
+
+    fn set_word(&self, at: u64, v: u64) -> Result<(), GpuError> {
+        let mut dev = self.device.borrow_mut();
+        let (start, bytes) =
+            dev.iter_mut().find(|(&p, b)| (p..p + b.len() as u64).contains(&at)).ok_or_else(illegal)?;
+        let i = (at - *start) as usize;
+        bytes.get_mut(i..i + 8).ok_or_else(illegal)?.copy_from_slice(&v.to_ne_bytes());
+        Ok(())
+    }
+
+    /// The word a chase from word `j` of chain `a` reaches after `loads`.
+    fn walk(&self, a: u64, mut j: u64, loads: u64) -> Result<u64, GpuError> {
+        for _ in 0..loads {
+            j = self.word(a + 8 * j)?;
+        }
+        Ok(j)
+    }
+
+    /// A dependent load's cycles on chain `a` as last built: by the lines
+    /// its slots touch (a slot a line) and the whole pages they span.
+    fn load_cycles(&self, a: u64, l2_only: bool) -> u64 {
+        let (slots, stride) = self.chains.borrow().get(&a).copied().unwrap_or((1, 1));
+        let (lines, span) = (slots * 128, slots * stride * 8);
+        let l2 = self.attributes[&Attribute::L2Bytes] as u64;
+        let hit = match lines {
+            _ if l2_only => L2_CYCLES,
+            x if x <= self.l1_bytes => L1_CYCLES,
+            x if x <= l2 => L2_CYCLES,
+            _ => MEMORY_CYCLES,
+        };
+        hit + if span / self.page_bytes > self.tlb_pages { WALK_CYCLES } else { 0 }
+    }
+
+    /// kernels.cu's chain, chase and spread, replayed: the chain's words
+    /// written, a chase's end and cycles stored, and the stream's clock
+    /// advanced by the loads' cycles at the SM clock.
+    fn chase_kernel(&self, k: Kernel, grid: u32, w: &[u64]) -> Result<(), GpuError> {
+        let arg =
+            |i: usize| w.get(i).copied().ok_or_else(|| Self::error("cuLaunchKernel", 1, "CUDA_ERROR_INVALID_VALUE"));
+        let ghz = self.attributes[&Attribute::SmClockKhz] as f64 / 1e6;
+        match k {
+            Kernel::Chain => {
+                let (a, slots, stride, key) = (arg(0)?, arg(1)?, arg(2)?, arg(3)?);
+                for p in 0..slots {
+                    let at = super::ladder::slot(p, slots, key) * stride;
+                    self.set_word(a + 8 * at, super::ladder::slot((p + 1) % slots, slots, key) * stride)?;
+                }
+                self.chains.borrow_mut().insert(a, (slots, stride));
+                self.advance((slots * 8) as usize, KERNEL_MEMORY);
+            }
+            Kernel::Chase => {
+                let (a, start, warm, steps, l2_only, out) = (arg(0)?, arg(1)?, arg(2)?, arg(3)?, arg(4)? != 0, arg(5)?);
+                let end = self.walk(a, start, warm + steps)?;
+                let cycles = self.load_cycles(a, l2_only);
+                self.set_word(out, end)?;
+                self.set_word(out + 8, steps * cycles)?;
+                self.now_s.set(self.now_s.get() + ((warm + steps) * cycles) as f64 / ghz * 1e-9);
+            }
+            Kernel::Loaded => {
+                let (a, start, steps, delay, out) = (arg(0)?, arg(1)?, arg(2)?, arg(5)?, arg(7)?);
+                let threads = (grid as f64 - 1.0) * self.last_block.get() as f64;
+                let rate = (threads * 8.0 * ghz * 1e9 / (delay as f64 + READ_CYCLES)).min(KERNEL_MEMORY);
+                let cycles = MEMORY_CYCLES as f64 * (1.0 + LOADED_RISE * (rate / KERNEL_MEMORY).powi(4));
+                let s = steps as f64 * cycles / ghz * 1e-9;
+                self.set_word(out + 8, self.walk(a, start, steps)?)?;
+                self.set_word(out + 16, (steps as f64 * cycles).round() as u64)?;
+                self.set_word(out + 24, (rate * s).round() as u64)?;
+                self.set_word(out + 32, (s * 1e9).round() as u64)?;
+                self.now_s.set(self.now_s.get() + s);
+            }
+            _ => {
+                let (a, start, steps, each, out) = (arg(0)?, arg(1)?, arg(2)?, arg(3)?, arg(4)?);
+                let sms = self.attributes[&Attribute::Sms] as u64;
+                let each = each.min(steps);
+                let j = self.walk(a, start, steps)?;
+                let cost = |j: u64, sm: u64| L2_NEAR_FAR[(j * 8 / 128 % 2) as usize] + sm % 4;
+                for b in 0..grid as u64 {
+                    let (sm, mine) = (b % sms, out + 8 * b * (3 + each));
+                    let mut x = j;
+                    for s in 0..each {
+                        x = self.word(a + 8 * x)?;
+                        self.set_word(mine + 8 * (3 + s), cost(x, sm))?;
+                    }
+                    let mut total = 0;
+                    for _ in 0..steps {
+                        x = self.word(a + 8 * x)?;
+                        total += cost(x, sm);
+                    }
+                    self.set_word(mine, sm)?;
+                    self.set_word(mine + 8, x)?;
+                    self.set_word(mine + 16, total)?;
+                }
+                self.now_s.set(self.now_s.get() + ((2 * steps + each) * L2_CYCLES) as f64 / ghz * 1e-9);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn illegal() -> GpuError {
+    FakeGpu::error("cuLaunchKernel", 700, "CUDA_ERROR_ILLEGAL_ADDRESS")
 }
 
 type Stores = Vec<(DevicePtr, Vec<f64>)>;
@@ -292,5 +445,7 @@ fn replay(
         Kernel::Dot => vec![(ptr(2)?, partials(zip(&load(0)?, &load(1)?, &|a, b| a * b).iter().sum()))],
         Kernel::Read => vec![(ptr(1)?, partials(load(0)?.iter().sum()))],
         Kernel::Write => vec![(ptr(0)?, vec![num(1)?; n])],
+        // Replayed by FakeGpu::chase_kernel.
+        Kernel::Chain | Kernel::Chase | Kernel::Spread | Kernel::Loaded => vec![],
     })
 }

@@ -1,5 +1,6 @@
 // memperf's device-memory kernels, compiled at run time by NVRTC (see
-// src/gpu/nvrtc.rs) for the device's compute capability. BabelStream's
+// src/gpu/nvrtc.rs) for the device's compute capability; the latency
+// kernels (chain, chase, spread, loaded) follow the streaming ones. BabelStream's
 // five (copy, mul, add, triad, nstream) and its dot, with a read-only and
 // a write-only kernel, each over n doubles in a grid-stride loop, so any
 // grid and block size covers the arrays. The reductions (dot, read) leave
@@ -69,4 +70,151 @@ extern "C" __global__ void memperf_read(const double *a, double *partial, unsign
     double sum = 0.0;
     GRID_STRIDE(i, n) sum += a[i];
     block_sum(sum, partial);
+}
+
+// The latency kernels (src/gpu/ladder.rs): a chain of `slots` loads,
+// `stride` eight-byte words apart, in a random cyclic order the host
+// replays (ladder.rs's `slot`): slot(p) is a bijection of [0, slots),
+// built by cycle-walking a bijection of the next power of two (an odd
+// multiply, a key and a xor-shift, three rounds, all modulo 2^bits). Each
+// slot holds the word index of the next.
+__device__ unsigned long long memperf_mix(unsigned long long x, unsigned int bits, unsigned long long key) {
+    unsigned long long mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+    unsigned int shift = (bits + 1) / 2;
+    for (int r = 0; r < 3; r++) {
+        x = (x * 0x9E3779B97F4A7C15ull + key) & mask;
+        if (shift > 0) x ^= x >> shift;
+    }
+    return x;
+}
+
+__device__ unsigned long long memperf_slot(unsigned long long p, unsigned long long slots, unsigned long long key) {
+    unsigned int bits = 0;
+    while ((1ull << bits) < slots) bits++;
+    unsigned long long x = memperf_mix(p, bits, key);
+    while (x >= slots) x = memperf_mix(x, bits, key);
+    return x;
+}
+
+extern "C" __global__ void memperf_chain(unsigned long long *a, unsigned long long slots, unsigned long long stride,
+                                         unsigned long long key) {
+    GRID_STRIDE(p, slots) {
+        unsigned long long next = p + 1 == slots ? 0 : p + 1;
+        a[memperf_slot(p, slots, key) * stride] = memperf_slot(next, slots, key) * stride;
+    }
+}
+
+// Where a chase is: the loaded index stored before the clock is read, so
+// the clock cannot be read before the load has returned.
+__shared__ volatile unsigned long long memperf_sink;
+
+// One thread's dependent chase from word `start`: `warm` loads,
+// then `steps` timed by clock64. cached_l2_only: the loads bypass the L1
+// (ld.global.cg). out[0]: the index reached; out[1]: the timed loads' cycles.
+extern "C" __global__ void memperf_chase(const unsigned long long *a, unsigned long long start,
+                                         unsigned long long warm, unsigned long long steps,
+                                         unsigned long long cached_l2_only, unsigned long long *out) {
+    unsigned long long j = start;
+    if (cached_l2_only) {
+        for (unsigned long long s = 0; s < warm; s++) j = __ldcg(a + j);
+    } else {
+        for (unsigned long long s = 0; s < warm; s++) j = a[j];
+    }
+    memperf_sink = j;
+    long long t0 = clock64();
+    if (cached_l2_only) {
+        for (unsigned long long s = 0; s < steps; s++) j = __ldcg(a + j);
+    } else {
+        for (unsigned long long s = 0; s < steps; s++) j = a[j];
+    }
+    memperf_sink = j;
+    long long t1 = clock64();
+    out[0] = j;
+    out[1] = (unsigned long long)(t1 - t0);
+}
+
+// The L2's latency from every SM at once: thread 0 of each block chases
+// the chain from word `start` through the L2 only, `steps` loads to warm, then `steps`
+// timed, each of the first `each` of them alone. Block b writes, at
+// out + b * (3 + each): its SM, the index reached, the timed loads'
+// cycles, then each single load's cycles.
+extern "C" __global__ void memperf_spread(const unsigned long long *a, unsigned long long start,
+                                          unsigned long long steps, unsigned long long each,
+                                          unsigned long long *out) {
+    if (threadIdx.x != 0) return;
+    unsigned long long *mine = out + (unsigned long long)blockIdx.x * (3 + each);
+    unsigned int sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    unsigned long long j = start;
+    for (unsigned long long s = 0; s < steps; s++) j = __ldcg(a + j);
+    for (unsigned long long s = 0; s < each && s < steps; s++) {
+        memperf_sink = j;
+        long long t = clock64();
+        j = __ldcg(a + j);
+        memperf_sink = j;
+        mine[3 + s] = (unsigned long long)(clock64() - t);
+    }
+    memperf_sink = j;
+    long long t0 = clock64();
+    for (unsigned long long s = 0; s < steps; s++) j = __ldcg(a + j);
+    memperf_sink = j;
+    long long t1 = clock64();
+    mine[0] = sm;
+    mine[1] = j;
+    mine[2] = (unsigned long long)(t1 - t0);
+}
+
+// Latency under load (src/gpu/loaded.rs): block 0's first thread chases
+// the chain from word `start`, `steps` loads timed by the SM's clock and
+// the GPU's nanosecond timer, then raises out[0]; every other block's
+// threads read b (n doubles, n at least their number) in a grid-stride
+// loop, each read followed by `delay` cycles of spinning, until the flag
+// rises or `limit_ns` pass (both looked at every 32 reads). out[1]: the
+// chase's end; out[2]: its cycles; out[3]: bytes the readers read;
+// out[4]: its nanoseconds; out[5]: set only if a sum came out negative
+// (never: it keeps the reads).
+extern "C" __global__ void memperf_loaded(const unsigned long long *a, unsigned long long start,
+                                          unsigned long long steps, const double *b, unsigned long long n,
+                                          unsigned long long delay, unsigned long long limit_ns,
+                                          unsigned long long *out) {
+    volatile unsigned long long *flag = out;
+    unsigned long long ns0, ns1;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns0));
+    if (blockIdx.x == 0) {
+        if (threadIdx.x != 0) return;
+        unsigned long long j = start;
+        long long t0 = clock64();
+        for (unsigned long long s = 0; s < steps; s++) j = a[j];
+        memperf_sink = j;
+        long long t1 = clock64();
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns1));
+        out[1] = j;
+        out[2] = (unsigned long long)(t1 - t0);
+        out[4] = ns1 - ns0;
+        __threadfence();
+        *flag = 1;
+        return;
+    }
+    unsigned long long i = (unsigned long long)(blockIdx.x - 1) * blockDim.x + threadIdx.x;
+    unsigned long long stride = (unsigned long long)(gridDim.x - 1) * blockDim.x;
+    unsigned long long reads = 0;
+    double sum = 0.0;
+    for (;;) {
+        sum += b[i];
+        i += stride;
+        if (i >= n) i -= n;
+        reads++;
+        if (delay > 0) {
+            long long t = clock64();
+            while ((unsigned long long)(clock64() - t) < delay) {
+            }
+        }
+        if ((reads & 31) == 0) {
+            if (*flag) break;
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns1));
+            if (ns1 - ns0 > limit_ns) break;
+        }
+    }
+    atomicAdd(out + 3, reads * 8);
+    if (sum < 0.0) out[5] = 1;
 }

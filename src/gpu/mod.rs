@@ -3,8 +3,9 @@
 //! needed to build memperf, and a machine without a GPU says what is
 //! missing), a device described from its attributes and sysfs
 //! ([`inventory`]), the driver's copies timed by its events ([`copies`]),
-//! and memperf's own kernels over device memory ([`stream`], compiled at
-//! run time by [`nvrtc`]). Every call returns an error instead of
+//! memperf's own kernels over device memory ([`stream`], compiled at
+//! run time by [`nvrtc`]), its chases for latency ([`ladder`]) and
+//! latency under load ([`loaded`]), read by `analysis::gpu_latency`. Every call returns an error instead of
 //! panicking; tests run the same code on a fake driver with exact numbers.
 
 pub mod copies;
@@ -12,6 +13,8 @@ pub mod cuda;
 mod dl;
 #[cfg(test)]
 pub mod fake;
+pub mod ladder;
+pub mod loaded;
 pub mod nvrtc;
 pub mod stream;
 
@@ -81,10 +84,18 @@ pub enum Kernel {
     Read,
     /// a ← v.
     Write,
+    /// A chain of slots in random cyclic order (`ladder`).
+    Chain,
+    /// One thread's dependent chase along a chain, timed by its clock.
+    Chase,
+    /// A chase through the L2 from every SM at once.
+    Spread,
+    /// A chase while the other SMs read at a paced rate.
+    Loaded,
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 9] = [
+    pub const ALL: [Kernel; 13] = [
         Kernel::Init,
         Kernel::Copy,
         Kernel::Mul,
@@ -94,6 +105,10 @@ impl Kernel {
         Kernel::Dot,
         Kernel::Read,
         Kernel::Write,
+        Kernel::Chain,
+        Kernel::Chase,
+        Kernel::Spread,
+        Kernel::Loaded,
     ];
 
     /// Its function's name in `kernels.cu`.
@@ -108,6 +123,10 @@ impl Kernel {
             Kernel::Dot => "memperf_dot",
             Kernel::Read => "memperf_read",
             Kernel::Write => "memperf_write",
+            Kernel::Chain => "memperf_chain",
+            Kernel::Chase => "memperf_chase",
+            Kernel::Spread => "memperf_spread",
+            Kernel::Loaded => "memperf_loaded",
         }
     }
 }
@@ -134,6 +153,10 @@ pub trait Driver {
     fn name(&self, dev: usize) -> Result<String, GpuError>;
     fn attribute(&self, dev: usize, a: Attribute) -> Result<i64, GpuError>;
     fn total_memory(&self, dev: usize) -> Result<u64, GpuError>;
+    /// The granularity the driver maps device memory in: its page
+    /// (`cuMemGetAllocationGranularity`'s minimum; 2 MiB on NVIDIA's
+    /// current parts).
+    fn page_bytes(&self, dev: usize) -> Result<u64, GpuError>;
     /// Makes `dev` current on this thread, with a stream of its own; until
     /// [`Driver::release`], every call below is on that device.
     fn use_device(&self, dev: usize) -> Result<(), GpuError>;
@@ -168,17 +191,6 @@ pub trait Driver {
     /// allocation of at least the `n` doubles the last argument gives, a
     /// reduction's partial sums of at least `grid`.
     unsafe fn launch(&self, k: Kernel, grid: u32, block: u32, args: &[Arg]) -> Result<(), GpuError>;
-}
-
-/// NVIDIA's driver with one device at least; why not, in one line (no
-/// driver, a driver that will not start, or no device).
-pub fn open_with_device() -> Result<cuda::Cuda, String> {
-    let cuda = cuda::Cuda::open()?;
-    match cuda.count() {
-        Ok(0) => Err("the driver finds no device".into()),
-        Ok(_) => Ok(cuda),
-        Err(e) => Err(format!("the driver cannot count its devices ({e})")),
-    }
 }
 
 /// Device `dev` described: its driver's attributes, and its PCIe link

@@ -163,4 +163,31 @@ mod tests {
             assert!(SOURCE.contains(&decl), "{decl}");
         }
     }
+
+    /// CUDA's names, declared for a C compiler: enough to check the
+    /// kernels' syntax and types where no CUDA compiler is.
+    const HOST_PRELUDE: &str = "#define __global__\n#define __device__\n#define __shared__ static\n\
+        struct memperf_dim3 { unsigned int x, y, z; };\n\
+        static struct memperf_dim3 blockIdx, blockDim, threadIdx, gridDim;\n\
+        void __syncthreads(void);\nlong long clock64(void);\n\
+        unsigned long long __ldcg(const unsigned long long *);\nvoid __threadfence(void);\n\
+        unsigned long long atomicAdd(unsigned long long *, unsigned long long);\n#line 1 \"kernels.cu\"\n";
+
+    /// The kernels parse and type-check as C (their `extern "C"` aside)
+    /// with the system's compiler: a slip in them fails here, not first
+    /// on a machine with a GPU.
+    #[test]
+    fn the_kernels_parse_as_c() {
+        use std::io::Write;
+        let src = format!("{HOST_PRELUDE}{}", SOURCE.replace("extern \"C\" ", ""));
+        let mut cc = std::process::Command::new("cc")
+            .args(["-fsyntax-only", "-std=gnu11", "-Wall", "-Werror", "-Wno-unused-function", "-x", "c", "-"])
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("cc runs");
+        cc.stdin.take().unwrap().write_all(src.as_bytes()).unwrap();
+        let out = cc.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
 }

@@ -62,6 +62,8 @@ pub fn doubles_moved(k: Kernel) -> u32 {
         Kernel::Add | Kernel::Triad => 3,
         Kernel::Nstream => 4,
         Kernel::Read | Kernel::Write => 1,
+        // The latency kernels chase chains, not arrays of doubles.
+        Kernel::Chain | Kernel::Chase | Kernel::Spread | Kernel::Loaded => 0,
     }
 }
 
@@ -124,6 +126,8 @@ impl<'a> Arrays<'a> {
             Kernel::Dot => vec![a, b, p, n],
             Kernel::Read => vec![a, p, n],
             Kernel::Write => vec![a, Arg::F64(WRITTEN), n],
+            // Not over these arrays: ladder.rs and loaded.rs launch them.
+            Kernel::Chain | Kernel::Chase | Kernel::Spread | Kernel::Loaded => vec![],
         }
     }
 
@@ -173,7 +177,7 @@ impl Replay {
             Kernel::Triad => *a = SCALAR.mul_add(*c, *b),
             Kernel::Nstream => *a += SCALAR.mul_add(*c, *b),
             Kernel::Write => *a = WRITTEN,
-            Kernel::Dot | Kernel::Read => {}
+            Kernel::Dot | Kernel::Read | Kernel::Chain | Kernel::Chase | Kernel::Spread | Kernel::Loaded => {}
         }
     }
 

@@ -1,8 +1,9 @@
 //! What `memperf gpu` found: each GPU as its driver describes it (the
-//! part, its SMs, L2, memory, clocks, ECC and PCIe link), and the copies
-//! its driver makes — between host and device by the copy engines, from
-//! pinned and from pageable host memory, and within the device — or why
-//! there was no GPU to measure.
+//! part, its SMs, L2, memory, clocks, ECC and PCIe link), the copies its
+//! driver makes (host and device, pinned and pageable, within the
+//! device), memperf's kernels over device memory, the latency ladder, TLB
+//! reach, the L2 from every SM and latency under load — or why there was
+//! no GPU to measure.
 
 use crate::about::About;
 use crate::timing::Summary;
@@ -11,10 +12,10 @@ use serde::{Deserialize, Serialize};
 /// What this experiment is: its name, `--help` line, question and title.
 pub const ABOUT: About = About {
     name: "gpu",
-    summary: "The GPU's memory system beside the CPU's: the part, its memory and link, and the driver's copies over them",
+    summary: "The GPU's memory system beside the CPU's: its link and memory's bandwidth, the latency ladder, TLB reach and latency under load",
     title: "GPU memory",
-    question: "What GPU is here, how fast do its driver's copies cross the host link and move within its memory, and does pinning host memory pay?",
-    classic: "nvbandwidth's copy-engine copies and BabelStream's device bandwidth; the GPU as part of the machine's memory system.",
+    question: "What GPU is here, how fast do copies and kernels move bytes over its link and memory, what does a dependent load cost from each level and under load, and does pinning host memory pay?",
+    classic: "nvbandwidth's copy-engine copies, BabelStream's device bandwidth and the pointer chases of Mei & Chu; the GPU as part of the machine's memory system.",
 };
 
 /// The PCIe link of a device, as sysfs reads it.
@@ -148,6 +149,113 @@ pub struct WorkingSetRate {
     pub bytes_per_s: Summary,
 }
 
+/// One chain of the latency ladder or of the TLB chase, and one thread's
+/// dependent loads along it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ChasePoint {
+    /// Bytes the chain spans: its slots times their stride.
+    pub bytes: u64,
+    pub slots: u64,
+    /// Bytes between neighbouring slots in memory (the chase visits them
+    /// in a random cyclic order).
+    pub stride: u64,
+    /// Cycles per load of each sample, by the SM's clock (`clock64`) …
+    #[schemars(length(min = 1))]
+    pub samples_cycles: Vec<f64>,
+    pub cycles: Summary,
+    /// … and nanoseconds per load by the driver's events: a launch of
+    /// twice the loads less one of the loads, over the loads between them
+    /// (the median over the samples).
+    pub ns: Option<f64>,
+    /// Every chase ended where the host's walk of the same cycle ends.
+    pub valid: bool,
+}
+
+/// A level of the latency ladder: where working sets cost about the same
+/// per load.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LatencyLevel {
+    /// `L1`, `L2`, `memory`, or `level N` where more levels show.
+    pub name: String,
+    /// The first and the last working set of the level.
+    pub from_bytes: u64,
+    pub to_bytes: u64,
+    pub cycles: f64,
+    pub ns: Option<f64>,
+    /// The knee that ends the level, found again on the even and the odd
+    /// samples' curves (the last level has no knee).
+    pub knee_look: Option<crate::analysis::second_look::SecondLook>,
+}
+
+/// Where a page-strided chase steps up: the pages it covers there.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TlbStep {
+    /// The most pages chased before the step, and the bytes they cover.
+    pub pages: u64,
+    pub reach_bytes: u64,
+    /// Cycles per load before and after the step.
+    pub cycles_before: f64,
+    pub cycles_after: f64,
+    pub knee_look: crate::analysis::second_look::SecondLook,
+}
+
+/// The L2's latency seen from each SM at once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct L2Spread {
+    /// Bytes of the chain each SM chases (well inside the L2).
+    pub bytes: u64,
+    /// Each SM's cycles per load (by `%smid`; an SM that ran two blocks,
+    /// their mean).
+    pub sm_cycles: Vec<(u32, f64)>,
+    /// The fastest, median and slowest SM.
+    pub cycles: Summary,
+    /// Single loads timed alone, all SMs together: the near and the far
+    /// partition's cycles where they fall into two groups.
+    pub near_cycles: Option<f64>,
+    pub far_cycles: Option<f64>,
+    pub valid: bool,
+}
+
+/// One device's latency: the ladder, its levels, the TLB chase and the
+/// L2's spread across SMs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Latency {
+    pub device: usize,
+    /// Chains with a slot per 128-byte line, from a few KiB to GiBs.
+    pub ladder: Vec<ChasePoint>,
+    pub levels: Vec<LatencyLevel>,
+    /// The driver's page (`cuMemGetAllocationGranularity`), the chase of a
+    /// slot per page through the L2 only, and where it steps up.
+    pub page_bytes: u64,
+    pub tlb: Vec<ChasePoint>,
+    pub tlb_steps: Vec<TlbStep>,
+    pub l2_spread: Option<L2Spread>,
+    /// The SM clock the two timings imply: cycles over nanoseconds, the
+    /// median over the ladder's points.
+    pub clock_ghz: Option<f64>,
+}
+
+/// One device's latency under load: a chase while the other SMs read at
+/// paced rates (loaded-latency's points and bend, on device memory).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LoadedCurve {
+    pub device: usize,
+    /// Bytes of the chased chain (a slot per 128-byte line) and of the
+    /// array the readers read.
+    pub chain_bytes: u64,
+    pub array_bytes: u64,
+    /// Reading blocks (one an SM, the chaser's aside) and their threads.
+    pub blocks: u32,
+    pub threads: u32,
+    /// The idle point (no readers) and one a delay between reads; a
+    /// point's delay is the spin's cycles at the SMs' clock, in ns.
+    pub points: Vec<crate::outcome::loaded_latency::Point>,
+    pub bend: crate::outcome::loaded_latency::Bend,
+    /// Little's law at the curve's highest bandwidth: 128-byte lines in
+    /// flight per reading SM, what the SMs sustained.
+    pub lines_per_sm: Option<f64>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[schemars(rename = "GpuOutcome")]
 pub struct Outcome {
@@ -164,6 +272,12 @@ pub struct Outcome {
     /// … and triad against its working set.
     #[serde(default)]
     pub working_set: Vec<WorkingSetRate>,
+    /// Each device's latency ladder, TLB chase and L2 spread …
+    #[serde(default)]
+    pub latency: Vec<Latency>,
+    /// … and its latency under load.
+    #[serde(default)]
+    pub loaded: Vec<LoadedCurve>,
     /// Why the kernels did not run where the copies did (no run-time
     /// compiler, or the driver refused them).
     #[serde(default)]
@@ -183,6 +297,8 @@ impl Outcome {
             kernels: vec![],
             configs: vec![],
             working_set: vec![],
+            latency: vec![],
+            loaded: vec![],
             kernels_not_measured: None,
             not_measured: None,
             valid: true,

@@ -1,7 +1,10 @@
 //! `gpu` as text: each device in a line or two, its copies and kernels as
 //! tables, triad against its working set, or the one line saying why
 //! nothing was measured; what pinning host memory, the link's width and
-//! the kernels' launch shape are worth, as advice.
+//! the kernels' launch shape are worth, as advice. The latency ladder,
+//! the TLB chase and the L2's spread: [`latency`].
+
+mod latency;
 
 use crate::model::document::Document;
 use crate::model::outcome::gpu::{l2_plateau, Device, Direction, HostMemory, Outcome, Transfer};
@@ -64,6 +67,8 @@ fn gpu_text(o: &Outcome) -> String {
     out += "the driver's copies, timed by its events (device-to-device: bytes read and written):\n";
     out += &t.render();
     out += &kernels_text(o);
+    out.extend(o.latency.iter().map(latency::text));
+    out.extend(o.loaded.iter().map(latency::curve_text));
     out
 }
 
@@ -223,7 +228,7 @@ fn gpu_metrics(o: &Outcome) -> Vec<Headline> {
         let name = format!("gpu {} kernel {}", k.device, k.kernel);
         headline("gpu.kernel", &labels, name, Unit::GigabytesPerSecond, samples, k.bytes_per_s.median / 1e9, true)
     });
-    copies.chain(kernels).collect()
+    copies.chain(kernels).chain(latency::metrics(o)).collect()
 }
 
 impl super::Render for Outcome {
@@ -238,7 +243,9 @@ impl super::Render for Outcome {
         gpu_metrics(self)
     }
     fn advice(&self, _doc: &Document) -> Vec<String> {
-        gpu_advice(self)
+        let mut out = gpu_advice(self);
+        out.extend(latency::advice(self));
+        out
     }
     fn nothing_measured(&self) -> Option<String> {
         self.not_measured.clone()
@@ -248,6 +255,10 @@ impl super::Render for Outcome {
             Some("pageable".into())
         } else if advice.contains("triad reaches") {
             Some("triad".into())
+        } else if let Some(i) = advice.find(" pages of ").filter(|_| advice.contains("miss the GPU's TLB")) {
+            advice[..i].rsplit('(').next().map(|pages| format!("past {pages} pages"))
+        } else if advice.contains("stays near idle") {
+            Some("latency stays within".into())
         } else {
             None
         }
