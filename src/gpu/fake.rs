@@ -375,14 +375,15 @@ impl FakeGpu {
                 self.now_s.set(self.now_s.get() + s);
             }
             _ => {
-                let (a, start, steps, each, out) = (arg(0)?, arg(1)?, arg(2)?, arg(3)?, arg(4)?);
+                let (a, slots, stride, key) = (arg(0)?, arg(1)?, arg(2)?, arg(3)?);
+                let (spacing, steps, each, out) = (arg(4)?, arg(5)?, arg(6)?, arg(7)?);
                 let sms = self.attributes[&Attribute::Sms] as u64;
                 let each = each.min(steps);
-                let j = self.walk(a, start, steps)?;
                 let cost = |j: u64, sm: u64| L2_NEAR_FAR[(j * 8 / 128 % 2) as usize] + sm % 4;
                 for b in 0..grid as u64 {
                     let (sm, mine) = (b % sms, out + 8 * b * (3 + each));
-                    let mut x = j;
+                    let start = super::ladder::slot(b * spacing % slots, slots, key) * stride;
+                    let mut x = self.walk(a, start, steps)?;
                     for s in 0..each {
                         x = self.word(a + 8 * x)?;
                         self.set_word(mine + 8 * (3 + s), cost(x, sm))?;

@@ -108,6 +108,14 @@ extern "C" __global__ void memperf_chain(unsigned long long *a, unsigned long lo
 // the clock cannot be read before the load has returned.
 __shared__ volatile unsigned long long memperf_sink;
 
+// The SM's clock, read where the code reads it: the memory clobber keeps
+// the compiler from moving it across the sink's store.
+__device__ long long memperf_clock(void) {
+    long long t;
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
+    return t;
+}
+
 // One thread's dependent chase from word `start`: `warm` loads,
 // then `steps` timed by clock64. cached_l2_only: the loads bypass the L1
 // (ld.global.cg). out[0]: the index reached; out[1]: the timed loads' cycles.
@@ -121,44 +129,47 @@ extern "C" __global__ void memperf_chase(const unsigned long long *a, unsigned l
         for (unsigned long long s = 0; s < warm; s++) j = a[j];
     }
     memperf_sink = j;
-    long long t0 = clock64();
+    long long t0 = memperf_clock();
     if (cached_l2_only) {
         for (unsigned long long s = 0; s < steps; s++) j = __ldcg(a + j);
     } else {
         for (unsigned long long s = 0; s < steps; s++) j = a[j];
     }
     memperf_sink = j;
-    long long t1 = clock64();
+    long long t1 = memperf_clock();
     out[0] = j;
     out[1] = (unsigned long long)(t1 - t0);
 }
 
 // The L2's latency from every SM at once: thread 0 of each block chases
-// the chain from word `start` through the L2 only, `steps` loads to warm, then `steps`
-// timed, each of the first `each` of them alone. Block b writes, at
-// out + b * (3 + each): its SM, the index reached, the timed loads'
-// cycles, then each single load's cycles.
-extern "C" __global__ void memperf_spread(const unsigned long long *a, unsigned long long start,
-                                          unsigned long long steps, unsigned long long each,
-                                          unsigned long long *out) {
+// the chain (`slots` slots `stride` words apart, in `key`'s order; block b
+// from position b * spacing, so no two SMs load the same line together)
+// through the L2 only, `steps` loads to warm, then the first `each` of
+// `steps` loads timed one by one and all of them together. Block b
+// writes, at out + b * (3 + each): its SM, the index reached, the timed
+// loads' cycles, then each single load's cycles.
+extern "C" __global__ void memperf_spread(const unsigned long long *a, unsigned long long slots,
+                                          unsigned long long stride, unsigned long long key,
+                                          unsigned long long spacing, unsigned long long steps,
+                                          unsigned long long each, unsigned long long *out) {
     if (threadIdx.x != 0) return;
     unsigned long long *mine = out + (unsigned long long)blockIdx.x * (3 + each);
     unsigned int sm;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-    unsigned long long j = start;
+    unsigned long long j = memperf_slot(blockIdx.x * spacing % slots, slots, key) * stride;
     for (unsigned long long s = 0; s < steps; s++) j = __ldcg(a + j);
     for (unsigned long long s = 0; s < each && s < steps; s++) {
         memperf_sink = j;
-        long long t = clock64();
+        long long t = memperf_clock();
         j = __ldcg(a + j);
         memperf_sink = j;
-        mine[3 + s] = (unsigned long long)(clock64() - t);
+        mine[3 + s] = (unsigned long long)(memperf_clock() - t);
     }
     memperf_sink = j;
-    long long t0 = clock64();
+    long long t0 = memperf_clock();
     for (unsigned long long s = 0; s < steps; s++) j = __ldcg(a + j);
     memperf_sink = j;
-    long long t1 = clock64();
+    long long t1 = memperf_clock();
     mine[0] = sm;
     mine[1] = j;
     mine[2] = (unsigned long long)(t1 - t0);
@@ -183,10 +194,10 @@ extern "C" __global__ void memperf_loaded(const unsigned long long *a, unsigned 
     if (blockIdx.x == 0) {
         if (threadIdx.x != 0) return;
         unsigned long long j = start;
-        long long t0 = clock64();
+        long long t0 = memperf_clock();
         for (unsigned long long s = 0; s < steps; s++) j = a[j];
         memperf_sink = j;
-        long long t1 = clock64();
+        long long t1 = memperf_clock();
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns1));
         out[1] = j;
         out[2] = (unsigned long long)(t1 - t0);
@@ -205,8 +216,8 @@ extern "C" __global__ void memperf_loaded(const unsigned long long *a, unsigned 
         if (i >= n) i -= n;
         reads++;
         if (delay > 0) {
-            long long t = clock64();
-            while ((unsigned long long)(clock64() - t) < delay) {
+            long long t = memperf_clock();
+            while ((unsigned long long)(memperf_clock() - t) < delay) {
             }
         }
         if ((reads & 31) == 0) {

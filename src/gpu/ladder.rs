@@ -89,11 +89,8 @@ impl Chain {
     pub fn new(slots: u64, stride_words: u64, key: u64) -> Chain {
         Chain { slots: slots.max(1), stride_words: stride_words.max(1), key }
     }
-    /// The word a chase starts at: the cycle's first slot.
-    pub fn start(&self) -> u64 {
-        slot(0, self.slots, self.key) * self.stride_words
-    }
-    /// The word a chase from [`Chain::start`] reaches after `loads` loads.
+    /// The word at position `loads` of the cycle: where a chase from its
+    /// first slot is after that many loads.
     pub fn after(&self, loads: u64) -> u64 {
         slot(loads % self.slots, self.slots, self.key) * self.stride_words
     }
@@ -161,12 +158,13 @@ impl<'a> Buffers<'a> {
         Ok(bytes.chunks_exact(8).map(|c| u64::from_ne_bytes(c.try_into().expect("8 bytes"))).collect())
     }
 
-    /// One launch of the chase, `warm` and `steps` loads, writing at word
-    /// `at` of the output; its time by the events, milliseconds.
-    fn chase(&self, c: &Chain, warm: u64, steps: u64, l2_only: bool, at: u64) -> Result<f64, GpuError> {
+    /// One launch of the chase from position `from` of the cycle, `warm`
+    /// and `steps` loads, writing at word `at` of the output; its time by
+    /// the events, milliseconds.
+    fn chase(&self, c: &Chain, from: u64, warm: u64, steps: u64, l2_only: bool, at: u64) -> Result<f64, GpuError> {
         let args = [
             Arg::Ptr(self.chain),
-            Arg::U64(c.start()),
+            Arg::U64(c.after(from)),
             Arg::U64(warm),
             Arg::U64(steps),
             Arg::U64(l2_only as u64),
@@ -204,18 +202,22 @@ fn touch_grid(sms: u32) -> u32 {
 }
 
 /// One sample of chain `c`: (cycles per load by the clock, ns per load by
-/// the events, both chases ended where the host says).
+/// the events, both chases ended where the host says). The second launch
+/// goes on from where the first ended, so neither re-reads a line the
+/// other brought in: a chain too large for the caches misses in both.
 fn sample(b: &Buffers, c: &Chain, l2_only: bool, touch: bool) -> Result<(f64, f64, bool), GpuError> {
     let warm = c.slots.min(WARM_MAX);
     let mut ms = [0.0; 2];
+    let mut from = 0;
     for (i, steps) in [STEPS, 2 * STEPS].into_iter().enumerate() {
         if touch {
             b.touch(c)?;
         }
-        ms[i] = b.chase(c, warm, steps, l2_only, 2 * i as u64)?;
+        ms[i] = b.chase(c, from, warm, steps, l2_only, 2 * i as u64)?;
+        from += warm + steps;
     }
     let out = b.read_out(4)?;
-    let ended = out[0] == c.after(warm + STEPS) && out[2] == c.after(warm + 2 * STEPS);
+    let ended = out[0] == c.after(warm + STEPS) && out[2] == c.after(from);
     let cycles = out[3] as f64 / (2 * STEPS) as f64;
     Ok((cycles, (ms[1] - ms[0]) * 1e6 / STEPS as f64, ended))
 }
@@ -300,26 +302,41 @@ pub fn measure(d: &dyn Driver, sms: u32, l2_bytes: u64, plan: &Plan) -> Result<M
     Ok(Measured { ladder, tlb, l2_spread, single_loads })
 }
 
-/// Every SM chases `c` through the L2 at once: each SM's cycles a load,
-/// and the single loads timed alone.
+/// Threads of a spread block: only the first chases; a full block keeps
+/// the scheduler from putting two chasers on one SM.
+const SPREAD_THREADS: u32 = 1024;
+
+/// Every SM chases `c` through the L2 at once, each from its own place in
+/// the cycle: each SM's cycles a load, and the single loads timed alone.
 fn spread(b: &Buffers, c: &Chain) -> Result<(L2Spread, Vec<f64>), GpuError> {
     b.build(c)?;
     b.touch(c)?;
     let steps = c.slots.min(WARM_MAX);
-    let args = [Arg::Ptr(b.chain), Arg::U64(c.start()), Arg::U64(steps), Arg::U64(SPREAD_EACH), Arg::Ptr(b.out)];
+    let grid = b.sms.max(1);
+    let spacing = (c.slots / grid as u64).max(1);
+    let args = [
+        Arg::Ptr(b.chain),
+        Arg::U64(c.slots),
+        Arg::U64(c.stride_words),
+        Arg::U64(c.key),
+        Arg::U64(spacing),
+        Arg::U64(steps),
+        Arg::U64(SPREAD_EACH),
+        Arg::Ptr(b.out),
+    ];
     // SAFETY: the chain lies in the allocation; the output holds
     // 3 + SPREAD_EACH words for each of the `sms` blocks.
-    unsafe { b.d.launch(Kernel::Spread, b.sms.max(1), 32, &args)? };
+    unsafe { b.d.launch(Kernel::Spread, grid, SPREAD_THREADS, &args)? };
     let words = 3 + SPREAD_EACH as usize;
-    let out = b.read_out(b.sms.max(1) as usize * words)?;
-    let end = c.after(2 * steps + SPREAD_EACH.min(steps));
+    let out = b.read_out(grid as usize * words)?;
+    let each = SPREAD_EACH.min(steps);
     let mut valid = true;
     let mut by_sm: std::collections::BTreeMap<u32, Vec<f64>> = Default::default();
     let mut single = Vec::new();
-    for block in out.chunks_exact(words) {
-        valid &= block[1] == end;
+    for (i, block) in out.chunks_exact(words).enumerate() {
+        valid &= block[1] == c.after(i as u64 * spacing + 2 * steps + each);
         by_sm.entry(block[0] as u32).or_default().push(block[2] as f64 / steps as f64);
-        single.extend(block[3..3 + SPREAD_EACH.min(steps) as usize].iter().map(|&x| x as f64));
+        single.extend(block[3..3 + each as usize].iter().map(|&x| x as f64));
     }
     let sm_cycles: Vec<(u32, f64)> =
         by_sm.into_iter().map(|(sm, v)| (sm, v.iter().sum::<f64>() / v.len() as f64)).collect();

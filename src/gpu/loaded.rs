@@ -45,19 +45,28 @@ struct Buffers<'a> {
 }
 
 impl<'a> Buffers<'a> {
-    fn new(d: &'a dyn Driver, plan: &Plan) -> Result<Buffers<'a>, GpuError> {
+    /// Room for `chain`, an array of `n` doubles and the output.
+    fn new(d: &'a dyn Driver, chain: &Chain, n: u64) -> Result<Buffers<'a>, GpuError> {
         // Each is freed by Drop, the ones made before a failure included.
         let mut b = Buffers { d, ptrs: [0; 3], host: std::ptr::null_mut() };
-        for (i, bytes) in [plan.chain_bytes, plan.array_bytes, (OUT_WORDS * 8) as u64].into_iter().enumerate() {
+        for (i, bytes) in [chain.bytes(), n * 8, (OUT_WORDS * 8) as u64].into_iter().enumerate() {
             b.ptrs[i] = d.alloc(bytes as usize)?;
         }
         b.host = d.alloc_pinned(OUT_WORDS * 8)?;
         Ok(b)
     }
 
-    /// One launch: `blocks` reading blocks (none: the idle point) spinning
-    /// `delay` cycles; the output's words and the launch's milliseconds.
-    fn run(&self, chain: &Chain, n: u64, blocks: u32, delay: u64) -> Result<([u64; OUT_WORDS], f64), GpuError> {
+    /// One launch: the chase from position `from` of the cycle, beside
+    /// `blocks` reading blocks (none: the idle point) spinning `delay`
+    /// cycles; the output's words and the launch's milliseconds.
+    fn run(
+        &self,
+        chain: &Chain,
+        from: u64,
+        n: u64,
+        blocks: u32,
+        delay: u64,
+    ) -> Result<([u64; OUT_WORDS], f64), GpuError> {
         let [a, b, out] = self.ptrs;
         // SAFETY: the pinned buffer holds OUT_WORDS words; the stream
         // passes the copy before the synchronize below returns.
@@ -67,7 +76,7 @@ impl<'a> Buffers<'a> {
         }
         let args = [
             Arg::Ptr(a),
-            Arg::U64(chain.start()),
+            Arg::U64(chain.after(from)),
             Arg::U64(STEPS),
             Arg::Ptr(b),
             Arg::U64(n),
@@ -144,20 +153,28 @@ pub struct Measured {
 pub fn measure(d: &dyn Driver, sms: u32, ghz: f64, plan: &Plan) -> Result<Measured, GpuError> {
     let blocks = sms.saturating_sub(1).max(1);
     let n = (plan.array_bytes / 8).max(blocks as u64 * THREADS as u64);
-    let bufs = Buffers::new(d, &Plan { array_bytes: n * 8, ..*plan })?;
     let mut rng = SplitMix64(plan.seed);
     let chain = Chain::new(plan.chain_bytes / LINE, LINE / 8, rng.next_u64());
+    let bufs = Buffers::new(d, &chain, n)?;
     chain.build(d, bufs.ptrs[0], sms)?;
+    // The readers' array holds ones, so every sum they keep is positive.
+    let fill = [Arg::Ptr(bufs.ptrs[1]), Arg::F64(1.0), Arg::U64(n)];
+    // SAFETY: memperf_write over the n doubles the array holds.
+    unsafe { d.launch(Kernel::Write, 4 * sms.max(1), 256, &fill)? };
     let delays: Vec<Option<u64>> = std::iter::once(None).chain(DELAYS.iter().map(|&x| Some(x))).collect();
     let mut samples: Vec<Samples> = delays.iter().map(|_| Samples { valid: true, ..Default::default() }).collect();
     let mut order: Vec<usize> = (0..delays.len()).collect();
+    // Each launch chases lines no launch before it loaded: from where the
+    // last one ended.
+    let mut from = 0;
     for _ in 0..plan.rounds {
         rng.shuffle(&mut order);
         for &at in &order {
-            let (words, ms) = bufs.run(&chain, n, delays[at].map_or(0, |_| blocks), delays[at].unwrap_or(0))?;
+            let (words, ms) = bufs.run(&chain, from, n, delays[at].map_or(0, |_| blocks), delays[at].unwrap_or(0))?;
+            from += STEPS;
             let s = &mut samples[at];
             let chase_s = words[4] as f64 * 1e-9;
-            s.valid &= words[1] == chain.after(STEPS) && words[5] == 0 && chase_s > 0.0 && ms > 0.0;
+            s.valid &= words[1] == chain.after(from) && words[5] == 0 && chase_s > 0.0 && ms > 0.0;
             s.ns.push(words[4] as f64 / STEPS as f64);
             s.read.push(words[3] as f64 / (ms * 1e-3));
             s.chased.push(if chase_s > 0.0 { (STEPS * LINE) as f64 / chase_s } else { 0.0 });
