@@ -116,25 +116,28 @@ __device__ long long memperf_clock(void) {
     return t;
 }
 
-// One thread's dependent chase from word `start`: `warm` loads,
-// then `steps` timed by clock64. cached_l2_only: the loads bypass the L1
-// (ld.global.cg). out[0]: the index reached; out[1]: the timed loads' cycles.
+// `n` dependent loads from word j: through the L1, or the L2 only
+// (ld.global.cg); the word reached.
+__device__ unsigned long long memperf_walk(const unsigned long long *a, unsigned long long j, unsigned long long n,
+                                           unsigned long long l2_only) {
+    if (l2_only) {
+        for (unsigned long long s = 0; s < n; s++) j = __ldcg(a + j);
+    } else {
+        for (unsigned long long s = 0; s < n; s++) j = a[j];
+    }
+    return j;
+}
+
+// One thread's dependent chase from word `start`: `warm` loads, then
+// `steps` timed by the SM's clock, through the L1 or the L2 only.
+// out[0]: the index reached; out[1]: the timed loads' cycles.
 extern "C" __global__ void memperf_chase(const unsigned long long *a, unsigned long long start,
                                          unsigned long long warm, unsigned long long steps,
                                          unsigned long long cached_l2_only, unsigned long long *out) {
-    unsigned long long j = start;
-    if (cached_l2_only) {
-        for (unsigned long long s = 0; s < warm; s++) j = __ldcg(a + j);
-    } else {
-        for (unsigned long long s = 0; s < warm; s++) j = a[j];
-    }
+    unsigned long long j = memperf_walk(a, start, warm, cached_l2_only);
     memperf_sink = j;
     long long t0 = memperf_clock();
-    if (cached_l2_only) {
-        for (unsigned long long s = 0; s < steps; s++) j = __ldcg(a + j);
-    } else {
-        for (unsigned long long s = 0; s < steps; s++) j = a[j];
-    }
+    j = memperf_walk(a, j, steps, cached_l2_only);
     memperf_sink = j;
     long long t1 = memperf_clock();
     out[0] = j;
@@ -156,8 +159,7 @@ extern "C" __global__ void memperf_spread(const unsigned long long *a, unsigned 
     unsigned long long *mine = out + (unsigned long long)blockIdx.x * (3 + each);
     unsigned int sm;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-    unsigned long long j = memperf_slot(blockIdx.x * spacing % slots, slots, key) * stride;
-    for (unsigned long long s = 0; s < steps; s++) j = __ldcg(a + j);
+    unsigned long long j = memperf_walk(a, memperf_slot(blockIdx.x * spacing % slots, slots, key) * stride, steps, 1);
     for (unsigned long long s = 0; s < each && s < steps; s++) {
         memperf_sink = j;
         long long t = memperf_clock();
@@ -167,7 +169,7 @@ extern "C" __global__ void memperf_spread(const unsigned long long *a, unsigned 
     }
     memperf_sink = j;
     long long t0 = memperf_clock();
-    for (unsigned long long s = 0; s < steps; s++) j = __ldcg(a + j);
+    j = memperf_walk(a, j, steps, 1);
     memperf_sink = j;
     long long t1 = memperf_clock();
     mine[0] = sm;
@@ -193,9 +195,8 @@ extern "C" __global__ void memperf_loaded(const unsigned long long *a, unsigned 
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns0));
     if (blockIdx.x == 0) {
         if (threadIdx.x != 0) return;
-        unsigned long long j = start;
         long long t0 = memperf_clock();
-        for (unsigned long long s = 0; s < steps; s++) j = a[j];
+        unsigned long long j = memperf_walk(a, start, steps, 0);
         memperf_sink = j;
         long long t1 = memperf_clock();
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns1));
