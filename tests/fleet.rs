@@ -196,7 +196,7 @@ fn the_reframe_check_runs_memperf_and_reads_its_figures() {
 }
 
 /// The first file named `name` under `dir`, depth first.
-fn find_file(dir: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
+fn find_file(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
     for e in std::fs::read_dir(dir).ok()?.flatten() {
         let p = e.path();
         if p.is_dir() {

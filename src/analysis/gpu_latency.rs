@@ -40,9 +40,11 @@ pub fn analyse(device: usize, m: ladder::Measured, page_bytes: u64, l2_bytes: u6
 }
 
 /// One device's curve under load: its bend, and Little's law at its
-/// highest bandwidth (lines of [`ladder::LINE`] bytes per reading SM).
+/// highest bandwidth (lines of [`ladder::LINE`] bytes per reading SM),
+/// both from the points whose every chase ended on its cycle.
 pub fn curve(device: usize, m: loaded::Measured) -> LoadedCurve {
-    let top = m.points.iter().max_by(|a, b| a.total_bytes_per_s.total_cmp(&b.total_bytes_per_s));
+    let good: Vec<_> = m.points.iter().filter(|p| p.valid).cloned().collect();
+    let top = good.iter().max_by(|a, b| a.total_bytes_per_s.total_cmp(&b.total_bytes_per_s));
     let lines_per_sm = top.filter(|p| p.delay_ns.is_some()).map(|p| {
         super::littles_law::lines_in_flight(p.total_bytes_per_s, p.latency_ns.median, ladder::LINE)
             / m.blocks.max(1) as f64
@@ -53,7 +55,7 @@ pub fn curve(device: usize, m: loaded::Measured) -> LoadedCurve {
         array_bytes: m.array_bytes,
         blocks: m.blocks,
         threads: m.threads,
-        bend: super::bend::bend(&m.points),
+        bend: super::bend::bend(&good),
         points: m.points,
         lines_per_sm,
     }
@@ -62,13 +64,16 @@ pub fn curve(device: usize, m: loaded::Measured) -> LoadedCurve {
 /// The SM clock the two timings imply: cycles over nanoseconds per load,
 /// the median over the points both timed.
 pub fn clock_ghz(points: &[ChasePoint]) -> Option<f64> {
-    let ratios: Vec<f64> = points.iter().filter_map(|p| p.ns.map(|ns| p.cycles.median / ns)).collect();
+    let ratios: Vec<f64> =
+        points.iter().filter(|p| p.valid).filter_map(|p| p.ns.map(|ns| p.cycles.median / ns)).collect();
     median(&ratios)
 }
 
 /// The curve of `points` by `x` (each point's x), and its two half
-/// curves where every point has four samples or more.
+/// curves where every point has four samples or more; a point whose
+/// chase ended off its cycle is left out.
 fn curves(points: &[ChasePoint], x: impl Fn(&ChasePoint) -> f64) -> (Curve, Option<(Curve, Curve)>) {
+    let points: Vec<&ChasePoint> = points.iter().filter(|p| p.valid).collect();
     let whole = points.iter().map(|p| (x(p), p.cycles.median)).collect();
     let samples: Vec<(f64, &[f64])> = points.iter().map(|p| (x(p), p.samples_cycles.as_slice())).collect();
     (whole, knees::half_curves(&samples))

@@ -130,7 +130,8 @@ fn not_measured(why: String) -> Outcome {
 struct Kernels {
     stream: stream::Measured,
     latency: Latency,
-    loaded: LoadedCurve,
+    /// `None` where no SM clock is known to turn the readers' spins into time.
+    loaded: Option<LoadedCurve>,
 }
 
 /// memperf's kernels on device `dev` (current): compiled for it, then
@@ -156,15 +157,20 @@ fn kernels(d: &dyn Driver, dev: usize, p: &Params) -> std::result::Result<Kernel
         seed: p.seed,
     };
     let latency = crate::analysis::gpu_latency::analyse(dev, ladder::measure(d, sms, l2, &plan)?, page_bytes, l2);
-    // The SMs' clock as the chases saw it, else the driver's figure.
-    let ghz = latency.clock_ghz.or(attr(Attribute::SmClockKhz).ok().map(|k| k as f64 / 1e6)).unwrap_or(1.0);
+    // The SMs' clock as the chases saw it, else the driver's figure;
+    // without either the curve is not drawn, rather than its spins
+    // labelled at a guessed clock.
+    let ghz = latency.clock_ghz.or(attr(Attribute::SmClockKhz).ok().filter(|&k| k > 0).map(|k| k as f64 / 1e6));
     let plan = loaded::Plan {
         chain_bytes: (4 * l2).max(256 * MIB).min(chase),
         array_bytes: array,
         rounds: p.rounds.max(3),
         seed: p.seed,
     };
-    let loaded = crate::analysis::gpu_latency::curve(dev, loaded::measure(d, sms, ghz, &plan)?);
+    let loaded = match ghz {
+        Some(ghz) => Some(crate::analysis::gpu_latency::curve(dev, loaded::measure(d, sms, ghz, &plan)?)),
+        None => None,
+    };
     Ok(Kernels { stream: measured, latency, loaded })
 }
 
@@ -193,7 +199,13 @@ pub fn measure(d: &dyn Driver, p: &Params, ctx: &Bench, pci_devices: &Path) -> R
                 o.configs.extend(k.stream.configs);
                 o.working_set.extend(k.stream.working_set);
                 o.latency.push(k.latency);
-                o.loaded.push(k.loaded);
+                match k.loaded {
+                    Some(c) => o.loaded.push(c),
+                    None => not_run.push(format!(
+                        "GPU {dev}: latency under load not measured: no SM clock, from the chases or the driver, \
+                         to turn its readers' spins into time"
+                    )),
+                }
             }
             Some(Err(e)) => not_run.push(format!("GPU {dev}: {e}")),
             None => {}

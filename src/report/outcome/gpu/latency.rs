@@ -15,7 +15,7 @@ fn ns(x: Option<f64>) -> String {
     x.map_or("-".into(), |n| format!("{n:.1}"))
 }
 
-fn look(l: &Option<SecondLook>) -> String {
+fn look(l: Option<&SecondLook>) -> String {
     match l {
         Some(SecondLook::Stable { .. }) => "stable".into(),
         Some(SecondLook::Unstable { second, .. }) => format!("unstable ({second})"),
@@ -54,7 +54,7 @@ pub(super) fn text(l: &Latency) -> String {
             Bytes(v.to_bytes).to_string(),
             format!("{:.0}", v.cycles),
             ns(v.ns),
-            look(&v.knee_look),
+            look(v.knee_look.as_ref()),
         ]);
     }
     out += &t.render();
@@ -70,7 +70,7 @@ pub(super) fn text(l: &Latency) -> String {
             Bytes(s.reach_bytes),
             s.cycles_before,
             s.cycles_after,
-            look(&Some(s.knee_look.clone()))
+            look(Some(&s.knee_look))
         );
     }
     if let Some(s) = &l.l2_spread {
@@ -104,13 +104,19 @@ pub(super) fn curve_text(c: &LoadedCurve) -> String {
     );
     let mut t = Table::new(["spin", "read GB/s", "latency ns", "min", "max", "check"]);
     for p in &c.points {
+        let spin = p.delay_ns.map_or("idle".into(), |d| format!("{d} ns"));
+        if !p.valid {
+            // A chase that ended off its cycle timed nothing worth a figure.
+            t.row([spin, "-".into(), "-".into(), "-".into(), "-".into(), "FAILED".into()]);
+            continue;
+        }
         t.row([
-            p.delay_ns.map_or("idle".into(), |d| format!("{d} ns")),
+            spin,
             gbps(p.loader_bytes_per_s.median),
             format!("{:.1}", p.latency_ns.median),
             format!("{:.1}", p.latency_ns.min),
             format!("{:.1}", p.latency_ns.max),
-            if p.valid { "ok" } else { "FAILED" }.into(),
+            "ok".into(),
         ]);
     }
     out += &t.render();
@@ -132,7 +138,7 @@ pub(super) fn curve_text(c: &LoadedCurve) -> String {
 
 /// The curve's idle and top points.
 fn ends(c: &LoadedCurve) -> Option<(&memperf_model::outcome::loaded_latency::Point, &memperf_model::outcome::loaded_latency::Point)> {
-    let idle = c.points.iter().find(|p| p.delay_ns.is_none())?;
+    let idle = c.points.iter().find(|p| p.delay_ns.is_none() && p.valid)?;
     let top = c.points.iter().filter(|p| p.valid).max_by(|a, b| a.total_bytes_per_s.total_cmp(&b.total_bytes_per_s))?;
     Some((idle, top))
 }
@@ -314,5 +320,28 @@ mod tests {
         assert!(t.contains("latency stays within 10% of idle up to 2000.40 GB/s (50% of the curve's top)"), "{t}");
         let m = metrics(&o);
         assert_eq!(m.iter().map(|h| (h.id.as_str(), h.value)).collect::<Vec<_>>(), [("gpu.loaded_latency", 330.0), ("gpu.loaded_latency", 800.0)]);
+    }
+
+    /// A point whose chase ended off its cycle shows no figure, and the
+    /// curve's bend and Little's law are drawn from the others.
+    #[test]
+    fn a_failed_point_shows_no_figure_and_bends_nothing() {
+        let mut broken = loaded_point(Some(100), 9000.0, f64::MIN_POSITIVE);
+        broken.valid = false;
+        let points = vec![
+            loaded_point(None, 0.0, 330.0),
+            loaded_point(Some(1000), 1000.0, 335.0),
+            loaded_point(Some(500), 2000.0, 340.0),
+            loaded_point(Some(250), 3000.0, 500.0),
+            loaded_point(Some(0), 4000.0, 800.0),
+            broken,
+        ];
+        let m = crate::gpu::loaded::Measured { points, chain_bytes: 256 << 20, array_bytes: 200 << 20, blocks: 131, threads: 1024 };
+        let c = crate::analysis::gpu_latency::curve(0, m);
+        assert!(matches!(c.bend, Bend::Found { bytes_per_s, .. } if (bytes_per_s - 2000.4e9).abs() < 1.0), "{:?}", c.bend);
+        let want = 4000.4e9 * 800e-9 / 128.0 / 131.0;
+        assert!(c.lines_per_sm.is_some_and(|l| (l / want - 1.0).abs() < 1e-9), "{:?}", c.lines_per_sm);
+        let t = curve_text(&c);
+        assert!(t.lines().any(|l| l.contains("100 ns") && l.contains("FAILED") && !l.contains("9000")), "{t}");
     }
 }
