@@ -4,7 +4,7 @@
 //! error naming it, never a panic in the middle of a run. Nothing of CUDA
 //! is needed to build memperf.
 
-use super::{Arg, Attribute, CopyOp, DevicePtr, Driver, Event, GpuError, Kernel};
+use super::{Arg, Attribute, CopyOp, DevicePtr, Driver, Event, GpuError, Kernel, Stream};
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
@@ -27,10 +27,12 @@ struct Api {
     cuStreamCreate: unsafe extern "C" fn(*mut Handle, c_uint) -> CuResult,
     cuStreamDestroy_v2: unsafe extern "C" fn(Handle) -> CuResult,
     cuStreamSynchronize: unsafe extern "C" fn(Handle) -> CuResult,
+    cuStreamWaitEvent: unsafe extern "C" fn(Handle, Handle, c_uint) -> CuResult,
     cuMemAlloc_v2: unsafe extern "C" fn(*mut DevicePtr, usize) -> CuResult,
     cuMemFree_v2: unsafe extern "C" fn(DevicePtr) -> CuResult,
     cuMemAllocHost_v2: unsafe extern "C" fn(*mut *mut c_void, usize) -> CuResult,
     cuMemFreeHost: unsafe extern "C" fn(*mut c_void) -> CuResult,
+    cuMemHostGetDevicePointer_v2: unsafe extern "C" fn(*mut DevicePtr, *mut c_void, c_uint) -> CuResult,
     cuMemcpyHtoDAsync_v2: unsafe extern "C" fn(DevicePtr, *const c_void, usize, Handle) -> CuResult,
     cuMemcpyDtoHAsync_v2: unsafe extern "C" fn(*mut c_void, DevicePtr, usize, Handle) -> CuResult,
     cuMemcpyDtoDAsync_v2: unsafe extern "C" fn(DevicePtr, DevicePtr, usize, Handle) -> CuResult,
@@ -117,10 +119,12 @@ impl Api {
             cuStreamCreate,
             cuStreamDestroy_v2,
             cuStreamSynchronize,
+            cuStreamWaitEvent,
             cuMemAlloc_v2,
             cuMemFree_v2,
             cuMemAllocHost_v2,
             cuMemFreeHost,
+            cuMemHostGetDevicePointer_v2,
             cuMemcpyHtoDAsync_v2,
             cuMemcpyDtoHAsync_v2,
             cuMemcpyDtoDAsync_v2,
@@ -147,11 +151,12 @@ impl Api {
 }
 
 /// The device in use: its ordinal and handle, its primary context, its
-/// stream, and memperf's kernels where loaded (the module and each
+/// two streams, and memperf's kernels where loaded (the module and each
 /// kernel's function).
 struct Current {
     dev: c_int,
     stream: Handle,
+    side: Handle,
     module: Handle,
     functions: Vec<(Kernel, Handle)>,
 }
@@ -203,8 +208,12 @@ impl Cuda {
         Ok(h)
     }
 
-    fn stream(&self) -> Handle {
-        self.current.borrow().as_ref().map_or(std::ptr::null_mut(), |c| c.stream)
+    /// Stream `s` of the device in use (the null stream where none is).
+    fn stream(&self, s: Stream) -> Handle {
+        self.current.borrow().as_ref().map_or(std::ptr::null_mut(), |c| match s {
+            Stream::Main => c.stream,
+            Stream::Side => c.side,
+        })
     }
 }
 
@@ -276,23 +285,28 @@ impl Driver for Cuda {
         let mut ctx = std::ptr::null_mut();
         // SAFETY: a valid out-pointer; the context is released in `release`.
         self.check("cuDevicePrimaryCtxRetain", unsafe { (self.api.cuDevicePrimaryCtxRetain)(&mut ctx, h) })?;
-        let mut stream = std::ptr::null_mut();
+        let (mut stream, mut side) = (std::ptr::null_mut(), std::ptr::null_mut());
         // SAFETY: the context just retained; flag 1 is CU_STREAM_NON_BLOCKING,
-        // and the stream is destroyed in `release`.
+        // and the streams are destroyed in `release`.
         let made = unsafe {
             self.check("cuCtxSetCurrent", (self.api.cuCtxSetCurrent)(ctx))
                 .and_then(|_| self.check("cuStreamCreate", (self.api.cuStreamCreate)(&mut stream, 1)))
+                .and_then(|_| self.check("cuStreamCreate", (self.api.cuStreamCreate)(&mut side, 1)))
         };
         if let Err(e) = made {
             // SAFETY: the retain above succeeded and is given back once,
-            // the context no longer current.
+            // the context no longer current; a stream made is destroyed.
             unsafe {
+                if !stream.is_null() {
+                    (self.api.cuStreamDestroy_v2)(stream);
+                }
                 (self.api.cuCtxSetCurrent)(std::ptr::null_mut());
                 (self.api.cuDevicePrimaryCtxRelease_v2)(h);
             }
             return Err(e);
         }
-        *self.current.borrow_mut() = Some(Current { dev: h, stream, module: std::ptr::null_mut(), functions: vec![] });
+        *self.current.borrow_mut() =
+            Some(Current { dev: h, stream, side, module: std::ptr::null_mut(), functions: vec![] });
         Ok(())
     }
 
@@ -305,6 +319,7 @@ impl Driver for Cuda {
                     (self.api.cuModuleUnload)(c.module);
                 }
                 (self.api.cuStreamDestroy_v2)(c.stream);
+                (self.api.cuStreamDestroy_v2)(c.side);
                 (self.api.cuCtxSetCurrent)(std::ptr::null_mut());
                 (self.api.cuDevicePrimaryCtxRelease_v2)(c.dev);
             }
@@ -335,8 +350,36 @@ impl Driver for Cuda {
         unsafe { (self.api.cuMemFreeHost)(p as *mut c_void) };
     }
 
-    unsafe fn copy(&self, op: CopyOp) -> Result<(), GpuError> {
-        let s = self.stream();
+    /// The driver's mapping of `p`; where it refuses (memory allocated
+    /// without `CU_MEMHOSTALLOC_DEVICEMAP`, as `cuMemAllocHost`'s is) on a
+    /// device with unified addressing, `p` itself, which such a device
+    /// reaches at the host's address (cuda.h, "Unified Addressing").
+    fn mapped(&self, p: *mut u8) -> Result<DevicePtr, GpuError> {
+        let mut d = 0;
+        // SAFETY: a valid out-pointer; p is pinned memory of this driver
+        // (flags must be 0).
+        let r = self.check("cuMemHostGetDevicePointer_v2", unsafe {
+            (self.api.cuMemHostGetDevicePointer_v2)(&mut d, p as *mut c_void, 0)
+        });
+        let dev = self.current.borrow().as_ref().map(|c| c.dev);
+        match (r, dev) {
+            (Ok(()), _) => Ok(d),
+            (Err(e), Some(dev)) => {
+                let mut unified = 0;
+                // SAFETY: a valid out-pointer; 41 is CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING.
+                let asked = unsafe { (self.api.cuDeviceGetAttribute)(&mut unified, 41, dev) };
+                if asked == 0 && unified != 0 {
+                    Ok(p as DevicePtr)
+                } else {
+                    Err(e)
+                }
+            }
+            (Err(e), None) => Err(e),
+        }
+    }
+
+    unsafe fn copy_on(&self, s: Stream, op: CopyOp) -> Result<(), GpuError> {
+        let s = self.stream(s);
         // SAFETY: the caller keeps the host memory alive until the stream
         // has passed the copy; device pointers came from cuMemAlloc_v2.
         unsafe {
@@ -354,13 +397,13 @@ impl Driver for Cuda {
         }
     }
 
-    fn record(&self) -> Result<Event, GpuError> {
+    fn record_on(&self, s: Stream) -> Result<Event, GpuError> {
         let mut e = std::ptr::null_mut();
         // SAFETY: flag 0 is CU_EVENT_DEFAULT (timed); e is destroyed in
         // elapsed_ms or discard, or here where it could not be recorded.
         unsafe {
             self.check("cuEventCreate", (self.api.cuEventCreate)(&mut e, 0))?;
-            if let Err(err) = self.check("cuEventRecord", (self.api.cuEventRecord)(e, self.stream())) {
+            if let Err(err) = self.check("cuEventRecord", (self.api.cuEventRecord)(e, self.stream(s))) {
                 (self.api.cuEventDestroy_v2)(e);
                 return Err(err);
             }
@@ -390,9 +433,17 @@ impl Driver for Cuda {
         unsafe { (self.api.cuEventDestroy_v2)(e.0 as Handle) };
     }
 
+    fn wait_for(&self, s: Stream, e: &Event) -> Result<(), GpuError> {
+        // SAFETY: a stream this object made and an event `record` made
+        // and recorded (flags must be 0).
+        self.check("cuStreamWaitEvent", unsafe { (self.api.cuStreamWaitEvent)(self.stream(s), e.0 as Handle, 0) })
+    }
+
     fn synchronize(&self) -> Result<(), GpuError> {
-        // SAFETY: the stream this object made (or the null stream).
-        self.check("cuStreamSynchronize", unsafe { (self.api.cuStreamSynchronize)(self.stream()) })
+        [Stream::Main, Stream::Side].into_iter().try_for_each(|s| {
+            // SAFETY: a stream this object made (or the null stream).
+            self.check("cuStreamSynchronize", unsafe { (self.api.cuStreamSynchronize)(self.stream(s)) })
+        })
     }
 
     fn load_kernels(&self, major: u32, minor: u32) -> Result<(), GpuError> {
@@ -421,7 +472,8 @@ impl Driver for Cuda {
         Ok(())
     }
 
-    unsafe fn launch(&self, k: Kernel, grid: u32, block: u32, args: &[Arg]) -> Result<(), GpuError> {
+    unsafe fn launch_on(&self, s: Stream, k: Kernel, grid: u32, block: u32, args: &[Arg]) -> Result<(), GpuError> {
+        let stream = self.stream(s);
         let current = self.current.borrow();
         let f = current.as_ref().and_then(|c| c.functions.iter().find(|(x, _)| *x == k)).map(|&(_, f)| f);
         let Some(f) = f else {
@@ -442,19 +494,7 @@ impl Driver for Cuda {
         // kernels.cu declares them, and `values` outlives the call (the
         // driver copies the arguments when it queues the launch).
         self.check("cuLaunchKernel", unsafe {
-            (self.api.cuLaunchKernel)(
-                f,
-                grid,
-                1,
-                1,
-                block,
-                1,
-                1,
-                0,
-                self.stream(),
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
+            (self.api.cuLaunchKernel)(f, grid, 1, 1, block, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut())
         })
     }
 }

@@ -1,9 +1,12 @@
 //! A fake GPU driver for tests: an H200's attributes, memory that copies
 //! and kernels really change (each kernel replayed on the host), and a
-//! stream clock that each copy or launch advances by its bytes over its
-//! rate, so timed figures are exact.
+//! clock for each of its two streams that each copy or launch advances by
+//! its bytes over its rate, so timed figures are exact. Where a host gap
+//! is set, each call also idles its stream that long first, unless the
+//! stream is held behind a gate (a kernel spinning until the host raises
+//! a flag), which counts the host's time against its limit instead.
 
-use super::{Arg, Attribute, CopyOp, DevicePtr, Driver, Event, GpuError, Kernel};
+use super::{Arg, Attribute, CopyOp, DevicePtr, Driver, Event, GpuError, Kernel, Stream};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
@@ -12,6 +15,8 @@ use std::collections::HashMap;
 const PINNED: f64 = 50e9;
 const PAGEABLE: f64 = 20e9;
 const DEVICE: f64 = 2e12;
+/// The SMs' copies over the link, to or from pinned memory.
+const SM_LINK: f64 = 51e9;
 /// Kernels' rates, bytes per second: from memory, and where all a launch
 /// touches fits the L2; each once 1,024 threads an SM run (fewer threads,
 /// a proportional share).
@@ -39,14 +44,25 @@ pub struct FakeGpu {
     device: RefCell<HashMap<DevicePtr, Vec<u8>>>,
     pinned: RefCell<HashMap<usize, Box<[u8]>>>,
     next: Cell<DevicePtr>,
-    /// The stream's clock (seconds), and recorded events.
+    /// The main stream's clock (seconds), the side stream's, and recorded
+    /// events: each its time and whether its stream was held by a gate.
     now_s: Cell<f64>,
-    events: RefCell<Vec<f64>>,
+    side_s: Cell<f64>,
+    events: RefCell<Vec<(f64, bool)>>,
+    /// The host's time between calls that queue work, and which streams
+    /// a gate holds: the gate's flag and limit, and the host's time since.
+    host_gap_s: Cell<f64>,
+    /// What a copy engine's copy takes besides its bytes.
+    copy_latency_s: Cell<f64>,
+    held: Cell<[bool; 2]>,
+    gate: Cell<Option<(u64, u64)>>,
+    held_host_s: Cell<f64>,
     current: Cell<bool>,
     corrupt_pageable: Cell<bool>,
     drop_device: Cell<bool>,
     kernels_loaded: Cell<bool>,
     no_compiler: Cell<bool>,
+    no_mapping: Cell<bool>,
     broken: Cell<Option<Kernel>>,
     /// The L1's bytes, the driver's page and the pages the TLB reaches.
     l1_bytes: u64,
@@ -83,12 +99,19 @@ impl FakeGpu {
             pinned: RefCell::default(),
             next: Cell::new(1 << 40),
             now_s: Cell::new(0.0),
+            side_s: Cell::new(0.0),
             events: RefCell::default(),
+            host_gap_s: Cell::new(0.0),
+            copy_latency_s: Cell::new(0.0),
+            held: Cell::new([false; 2]),
+            gate: Cell::new(None),
+            held_host_s: Cell::new(0.0),
             current: Cell::new(false),
             corrupt_pageable: Cell::new(false),
             drop_device: Cell::new(false),
             kernels_loaded: Cell::new(false),
             no_compiler: Cell::new(false),
+            no_mapping: Cell::new(false),
             broken: Cell::new(None),
             l1_bytes: 256 << 10,
             page_bytes: 2 << 20,
@@ -113,6 +136,11 @@ impl FakeGpu {
         self.no_compiler.set(true);
     }
 
+    /// Pinned memory is never mapped for the device.
+    pub fn without_mapping(&self) {
+        self.no_mapping.set(true);
+    }
+
     /// Kernel `k` runs, takes its time and stores nothing.
     pub fn break_kernel(&self, k: Kernel) {
         self.broken.set(Some(k));
@@ -126,6 +154,16 @@ impl FakeGpu {
     /// Every copy within the device moves nothing.
     pub fn drop_device_copies(&self) {
         self.drop_device.set(true);
+    }
+
+    /// The host takes `s` seconds between calls that queue work.
+    pub fn host_gap(&self, s: f64) {
+        self.host_gap_s.set(s);
+    }
+
+    /// Each copy engine's copy takes `s` seconds besides its bytes.
+    pub fn copy_latency(&self, s: f64) {
+        self.copy_latency_s.set(s);
     }
 
     /// Allocations not yet freed, device and pinned.
@@ -144,6 +182,107 @@ impl FakeGpu {
 
     fn advance(&self, bytes: usize, rate: f64) {
         self.now_s.set(self.now_s.get() + bytes as f64 / rate);
+    }
+
+    /// `f` with stream `s`'s clock as the one work advances, after the
+    /// host's gap to queue it (counted against a gate's limit instead,
+    /// where one holds the stream).
+    fn on<T>(&self, s: Stream, f: impl FnOnce() -> T) -> T {
+        let gap = self.host_gap_s.get();
+        if self.held.get()[s as usize] {
+            self.held_host_s.set(self.held_host_s.get() + gap);
+        } else {
+            let clock = if s == Stream::Main { &self.now_s } else { &self.side_s };
+            clock.set(clock.get() + gap);
+        }
+        if s == Stream::Side {
+            self.now_s.swap(&self.side_s);
+        }
+        let out = f();
+        if s == Stream::Side {
+            self.now_s.swap(&self.side_s);
+        }
+        out
+    }
+
+    /// The streams run on: a gate pending ends, its second flag word
+    /// saying whether the host raised the first within its limit.
+    fn settle(&self) -> Result<(), GpuError> {
+        if let Some((flag, limit_ns)) = self.gate.take() {
+            let raised = self.host_word(flag)? != 0 && self.held_host_s.get() * 1e9 <= limit_ns as f64;
+            self.set_host_word(flag + 8, u64::from(!raised))?;
+        }
+        self.held.set([false; 2]);
+        self.held_host_s.set(0.0);
+        Ok(())
+    }
+
+    /// The pinned allocation holding `n` bytes at address `at`, and the
+    /// offset of `at` in it.
+    fn pinned_at(&self, at: u64, n: usize) -> Result<(usize, usize), GpuError> {
+        let pinned = self.pinned.borrow();
+        let (&start, _) = pinned
+            .iter()
+            .find(|(&p, b)| (p as u64..(p + b.len()) as u64).contains(&at) && at as usize + n <= p + b.len())
+            .ok_or_else(illegal)?;
+        Ok((start, at as usize - start))
+    }
+
+    fn host_word(&self, at: u64) -> Result<u64, GpuError> {
+        let (start, i) = self.pinned_at(at, 8)?;
+        Ok(u64::from_ne_bytes(self.pinned.borrow()[&start][i..i + 8].try_into().unwrap()))
+    }
+
+    fn set_host_word(&self, at: u64, v: u64) -> Result<(), GpuError> {
+        let (start, i) = self.pinned_at(at, 8)?;
+        self.pinned.borrow_mut().get_mut(&start).unwrap()[i..i + 8].copy_from_slice(&v.to_ne_bytes());
+        Ok(())
+    }
+
+    /// `n` bytes at `at`, in device or mapped pinned memory.
+    fn read(&self, at: u64, n: usize) -> Result<Vec<u8>, GpuError> {
+        if let Ok((start, i)) = self.pinned_at(at, n) {
+            return Ok(self.pinned.borrow()[&start][i..i + n].to_vec());
+        }
+        let dev = self.device.borrow();
+        let (p, b) = dev.iter().find(|(&p, b)| (p..p + b.len() as u64).contains(&at)).ok_or_else(illegal)?;
+        b.get((at - p) as usize..(at - p) as usize + n).map(<[u8]>::to_vec).ok_or_else(illegal)
+    }
+
+    fn write(&self, at: u64, bytes: &[u8]) -> Result<(), GpuError> {
+        let n = bytes.len();
+        if let Ok((start, i)) = self.pinned_at(at, n) {
+            self.pinned.borrow_mut().get_mut(&start).unwrap()[i..i + n].copy_from_slice(bytes);
+            return Ok(());
+        }
+        let mut dev = self.device.borrow_mut();
+        let (p, b) = dev.iter_mut().find(|(&p, b)| (p..p + b.len() as u64).contains(&at)).ok_or_else(illegal)?;
+        let i = (at - *p) as usize;
+        b.get_mut(i..i + n).ok_or_else(illegal)?.copy_from_slice(bytes);
+        Ok(())
+    }
+
+    /// kernels.cu's gate and SM copy, replayed: the gate holds stream
+    /// `s` until the streams next settle; the copy moves its bytes at the
+    /// link's rate for SMs (a device's, where neither end is the host).
+    fn link_kernel(&self, s: Stream, k: Kernel, args: &[Arg]) -> Result<(), GpuError> {
+        let invalid = || Self::error("cuLaunchKernel", 1, "CUDA_ERROR_INVALID_VALUE");
+        match (k, args) {
+            (Kernel::Gate, &[Arg::Ptr(flag), Arg::U64(limit_ns)]) => {
+                self.gate.set(Some((flag, limit_ns)));
+                let mut held = self.held.get();
+                held[s as usize] = true;
+                self.held.set(held);
+            }
+            (Kernel::SmCopy, &[Arg::Ptr(src), Arg::Ptr(dst), Arg::U64(n)]) => {
+                let bytes = self.read(src, 16 * n as usize)?;
+                self.write(dst, &bytes)?;
+                let host = self.pinned_at(src, 1).is_ok() || self.pinned_at(dst, 1).is_ok();
+                self.advance(bytes.len(), if host { SM_LINK } else { DEVICE });
+            }
+            _ => return Err(invalid()),
+        }
+        Ok(())
     }
 }
 
@@ -200,7 +339,68 @@ impl Driver for FakeGpu {
     fn free_pinned(&self, p: *mut u8) {
         self.pinned.borrow_mut().remove(&(p as usize));
     }
-    unsafe fn copy(&self, op: CopyOp) -> Result<(), GpuError> {
+    fn mapped(&self, p: *mut u8) -> Result<DevicePtr, GpuError> {
+        let refused = || Self::error("cuMemHostGetDevicePointer_v2", 1, "CUDA_ERROR_INVALID_VALUE");
+        if self.no_mapping.get() {
+            return Err(refused());
+        }
+        // Unified addressing: pinned memory has one address for both.
+        self.pinned_at(p as u64, 1).map(|_| p as u64).map_err(|_| refused())
+    }
+    unsafe fn copy_on(&self, s: Stream, op: CopyOp) -> Result<(), GpuError> {
+        // SAFETY: the caller's promise, passed on.
+        self.on(s, || unsafe { self.copy_now(op) })
+    }
+    fn record_on(&self, s: Stream) -> Result<Event, GpuError> {
+        self.on(s, || {
+            let mut e = self.events.borrow_mut();
+            e.push((self.now_s.get(), self.held.get()[s as usize]));
+            Ok(Event(e.len() - 1))
+        })
+    }
+    fn wait_for(&self, s: Stream, e: &Event) -> Result<(), GpuError> {
+        let (at, held) = self.events.borrow()[e.0];
+        let clock = if s == Stream::Main { &self.now_s } else { &self.side_s };
+        clock.set(clock.get().max(at));
+        let mut h = self.held.get();
+        h[s as usize] |= held;
+        self.held.set(h);
+        Ok(())
+    }
+    fn elapsed_ms(&self, from: Event, to: Event) -> Result<f64, GpuError> {
+        self.settle()?;
+        let e = self.events.borrow();
+        Ok((e[to.0].0 - e[from.0].0) * 1e3)
+    }
+    fn discard(&self, _: Event) {}
+    fn synchronize(&self) -> Result<(), GpuError> {
+        self.settle()
+    }
+    fn load_kernels(&self, _: u32, _: u32) -> Result<(), GpuError> {
+        if self.no_compiler.get() {
+            return Err(Self::error("NVRTC", 0, "NVRTC was not found: install CUDA's run-time compiler"));
+        }
+        self.kernels_loaded.set(self.current.get());
+        Ok(())
+    }
+    unsafe fn launch_on(&self, s: Stream, k: Kernel, grid: u32, block: u32, args: &[Arg]) -> Result<(), GpuError> {
+        if !self.kernels_loaded.get() {
+            return Err(Self::error("cuLaunchKernel", 400, "CUDA_ERROR_INVALID_HANDLE"));
+        }
+        self.on(s, || match k {
+            Kernel::Gate | Kernel::SmCopy => self.link_kernel(s, k, args),
+            _ => self.launch_now(k, grid, block, args),
+        })
+    }
+}
+
+impl FakeGpu {
+    /// A copy done, its time on the current clock.
+    ///
+    /// # Safety
+    /// As [`Driver::copy_on`].
+    unsafe fn copy_now(&self, op: CopyOp) -> Result<(), GpuError> {
+        self.now_s.set(self.now_s.get() + self.copy_latency_s.get());
         let mut dev = self.device.borrow_mut();
         let missing = || Self::error("cuMemcpy", 1, "CUDA_ERROR_INVALID_VALUE");
         match op {
@@ -232,31 +432,9 @@ impl Driver for FakeGpu {
         }
         Ok(())
     }
-    fn record(&self) -> Result<Event, GpuError> {
-        let mut e = self.events.borrow_mut();
-        e.push(self.now_s.get());
-        Ok(Event(e.len() - 1))
-    }
-    fn elapsed_ms(&self, from: Event, to: Event) -> Result<f64, GpuError> {
-        let e = self.events.borrow();
-        Ok((e[to.0] - e[from.0]) * 1e3)
-    }
-    fn discard(&self, _: Event) {}
-    fn synchronize(&self) -> Result<(), GpuError> {
-        Ok(())
-    }
-    fn load_kernels(&self, _: u32, _: u32) -> Result<(), GpuError> {
-        if self.no_compiler.get() {
-            return Err(Self::error("NVRTC", 0, "NVRTC was not found: install CUDA's run-time compiler"));
-        }
-        self.kernels_loaded.set(self.current.get());
-        Ok(())
-    }
-    unsafe fn launch(&self, k: Kernel, grid: u32, block: u32, args: &[Arg]) -> Result<(), GpuError> {
+    /// A launch of one of the streaming or latency kernels, replayed.
+    fn launch_now(&self, k: Kernel, grid: u32, block: u32, args: &[Arg]) -> Result<(), GpuError> {
         let invalid = || Self::error("cuLaunchKernel", 1, "CUDA_ERROR_INVALID_VALUE");
-        if !self.kernels_loaded.get() {
-            return Err(Self::error("cuLaunchKernel", 400, "CUDA_ERROR_INVALID_HANDLE"));
-        }
         if matches!(k, Kernel::Chain | Kernel::Chase | Kernel::Spread | Kernel::Loaded) {
             let words: Vec<u64> = args
                 .iter()
@@ -446,7 +624,7 @@ fn replay(
         Kernel::Dot => vec![(ptr(2)?, partials(zip(&load(0)?, &load(1)?, &|a, b| a * b).iter().sum()))],
         Kernel::Read => vec![(ptr(1)?, partials(load(0)?.iter().sum()))],
         Kernel::Write => vec![(ptr(0)?, vec![num(1)?; n])],
-        // Replayed by FakeGpu::chase_kernel.
-        Kernel::Chain | Kernel::Chase | Kernel::Spread | Kernel::Loaded => vec![],
+        // Replayed by FakeGpu::chase_kernel and FakeGpu::link_kernel.
+        Kernel::Chain | Kernel::Chase | Kernel::Spread | Kernel::Loaded | Kernel::Gate | Kernel::SmCopy => vec![],
     })
 }

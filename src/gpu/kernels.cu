@@ -1,6 +1,7 @@
 // memperf's device-memory kernels, compiled at run time by NVRTC (see
 // src/gpu/nvrtc.rs) for the device's compute capability; the latency
-// kernels (chain, chase, spread, loaded) follow the streaming ones. BabelStream's
+// kernels (chain, chase, spread, loaded) follow the streaming ones, and
+// the host link's (gate, SM copy) come last. BabelStream's
 // five (copy, mul, add, triad, nstream) and its dot, with a read-only and
 // a write-only kernel, each over n doubles in a grid-stride loop, so any
 // grid and block size covers the arrays. The reductions (dot, read) leave
@@ -229,4 +230,32 @@ extern "C" __global__ void memperf_loaded(const unsigned long long *a, unsigned 
     }
     atomicAdd(out + 3, reads * 8);
     if (sum < 0.0) out[5] = 1;
+}
+
+// The host link (src/gpu/copies.rs). The gate: one thread spins until the
+// host raises flag[0] (pinned host memory the device maps) or `limit_ns`
+// pass, then writes flag[1]: 0 where the host raised the flag, 1 where the
+// limit ended the spin. What is queued behind it starts once the host has
+// queued all of it, so no gap of the host's between copies is timed
+// (nvbandwidth's way).
+extern "C" __global__ void memperf_gate(volatile unsigned long long *flag, unsigned long long limit_ns) {
+    unsigned long long ns0, ns;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns0));
+    for (;;) {
+        if (flag[0] != 0) {
+            flag[1] = 0;
+            return;
+        }
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+        if (ns - ns0 > limit_ns) {
+            flag[1] = 1;
+            return;
+        }
+    }
+}
+
+// A copy by the SMs: n 16-byte words from src to dst, either of them
+// pinned host memory the device maps, in a grid-stride loop.
+extern "C" __global__ void memperf_sm_copy(const ulonglong2 *src, ulonglong2 *dst, unsigned long long n) {
+    GRID_STRIDE(i, n) dst[i] = src[i];
 }

@@ -13,6 +13,7 @@ pub mod cuda;
 mod dl;
 #[cfg(test)]
 pub mod fake;
+pub mod gate;
 pub mod ladder;
 pub mod loaded;
 pub mod nvrtc;
@@ -92,10 +93,14 @@ pub enum Kernel {
     Spread,
     /// A chase while the other SMs read at a paced rate.
     Loaded,
+    /// A spin until the host raises a flag, which copies queue behind.
+    Gate,
+    /// A copy by the SMs, either end host memory the device maps.
+    SmCopy,
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 13] = [
+    pub const ALL: [Kernel; 15] = [
         Kernel::Init,
         Kernel::Copy,
         Kernel::Mul,
@@ -109,6 +114,8 @@ impl Kernel {
         Kernel::Chase,
         Kernel::Spread,
         Kernel::Loaded,
+        Kernel::Gate,
+        Kernel::SmCopy,
     ];
 
     /// Its function's name in `kernels.cu`.
@@ -127,6 +134,8 @@ impl Kernel {
             Kernel::Chase => "memperf_chase",
             Kernel::Spread => "memperf_spread",
             Kernel::Loaded => "memperf_loaded",
+            Kernel::Gate => "memperf_gate",
+            Kernel::SmCopy => "memperf_sm_copy",
         }
     }
 }
@@ -138,6 +147,14 @@ pub enum Arg {
     Ptr(DevicePtr),
     F64(f64),
     U64(u64),
+}
+
+/// A stream of the device in use: memperf's, and a second, beside it,
+/// for copies that run while the first's run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Main,
+    Side,
 }
 
 /// A point on the device's stream, recorded after what was queued before
@@ -157,7 +174,7 @@ pub trait Driver {
     /// (`cuMemGetAllocationGranularity`'s minimum; 2 MiB on NVIDIA's
     /// current parts).
     fn page_bytes(&self, dev: usize) -> Result<u64, GpuError>;
-    /// Makes `dev` current on this thread, with a stream of its own; until
+    /// Makes `dev` current on this thread, with two streams of its own; until
     /// [`Driver::release`], every call below is on that device.
     fn use_device(&self, dev: usize) -> Result<(), GpuError>;
     fn release(&self);
@@ -166,31 +183,57 @@ pub trait Driver {
     /// Page-locked host memory, which the copy engines read directly.
     fn alloc_pinned(&self, bytes: usize) -> Result<*mut u8, GpuError>;
     fn free_pinned(&self, p: *mut u8);
-    /// Queues `op` on the stream.
+    /// The device's address of pinned host memory at `p`, for kernels.
+    fn mapped(&self, p: *mut u8) -> Result<DevicePtr, GpuError>;
+    /// Queues `op` on stream `s`.
     ///
     /// # Safety
     /// The host memory `op` names must hold its bytes until the stream
     /// has passed it ([`Driver::elapsed_ms`] or [`Driver::synchronize`]).
-    unsafe fn copy(&self, op: CopyOp) -> Result<(), GpuError>;
-    /// Records an event on the stream.
-    fn record(&self) -> Result<Event, GpuError>;
+    unsafe fn copy_on(&self, s: Stream, op: CopyOp) -> Result<(), GpuError>;
+    /// Queues `op` on the main stream.
+    ///
+    /// # Safety
+    /// As [`Driver::copy_on`].
+    unsafe fn copy(&self, op: CopyOp) -> Result<(), GpuError> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.copy_on(Stream::Main, op) }
+    }
+    /// Records an event on stream `s`.
+    fn record_on(&self, s: Stream) -> Result<Event, GpuError>;
+    /// Records an event on the main stream.
+    fn record(&self) -> Result<Event, GpuError> {
+        self.record_on(Stream::Main)
+    }
+    /// Holds what is queued on `s` from now until the stream of `e` has
+    /// passed it.
+    fn wait_for(&self, s: Stream, e: &Event) -> Result<(), GpuError>;
     /// Milliseconds between two recorded events, once the stream has
     /// passed the second; both are released.
     fn elapsed_ms(&self, from: Event, to: Event) -> Result<f64, GpuError>;
     /// Releases an event that will not be timed.
     fn discard(&self, e: Event);
+    /// Waits until both streams have passed all queued on them.
     fn synchronize(&self) -> Result<(), GpuError>;
     /// Compiles and loads memperf's kernels on the current device, whose
     /// compute capability is `major.minor`; why not where the compiler or
     /// the device refuses.
     fn load_kernels(&self, major: u32, minor: u32) -> Result<(), GpuError>;
-    /// Queues kernel `k` on the stream: `grid` blocks of `block` threads.
+    /// Queues kernel `k` on stream `s`: `grid` blocks of `block` threads.
     ///
     /// # Safety
     /// `args` are the kernel's (`kernels.cu`): each array a device
     /// allocation of at least the `n` doubles the last argument gives, a
     /// reduction's partial sums of at least `grid`.
-    unsafe fn launch(&self, k: Kernel, grid: u32, block: u32, args: &[Arg]) -> Result<(), GpuError>;
+    unsafe fn launch_on(&self, s: Stream, k: Kernel, grid: u32, block: u32, args: &[Arg]) -> Result<(), GpuError>;
+    /// [`Driver::launch_on`] the main stream.
+    ///
+    /// # Safety
+    /// As [`Driver::launch_on`].
+    unsafe fn launch(&self, k: Kernel, grid: u32, block: u32, args: &[Arg]) -> Result<(), GpuError> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.launch_on(Stream::Main, k, grid, block, args) }
+    }
 }
 
 /// Device `dev` described: its driver's attributes, and its PCIe link

@@ -168,6 +168,7 @@ mod tests {
     /// kernels' syntax and types where no CUDA compiler is.
     const HOST_PRELUDE: &str = "#define __global__\n#define __device__\n#define __shared__ static\n\
         struct memperf_dim3 { unsigned int x, y, z; };\n\
+        typedef struct { unsigned long long x, y; } ulonglong2;\n\
         static struct memperf_dim3 blockIdx, blockDim, threadIdx, gridDim;\n\
         void __syncthreads(void);\nlong long clock64(void);\n\
         unsigned long long __ldcg(const unsigned long long *);\nvoid __threadfence(void);\n\

@@ -63,7 +63,7 @@ pub fn doubles_moved(k: Kernel) -> u32 {
         Kernel::Nstream => 4,
         Kernel::Read | Kernel::Write => 1,
         // The latency kernels chase chains, not arrays of doubles.
-        Kernel::Chain | Kernel::Chase | Kernel::Spread | Kernel::Loaded => 0,
+        Kernel::Chain | Kernel::Chase | Kernel::Spread | Kernel::Loaded | Kernel::Gate | Kernel::SmCopy => 0,
     }
 }
 
@@ -127,7 +127,7 @@ impl<'a> Arrays<'a> {
             Kernel::Read => vec![a, p, n],
             Kernel::Write => vec![a, Arg::F64(WRITTEN), n],
             // Not over these arrays: ladder.rs and loaded.rs launch them.
-            Kernel::Chain | Kernel::Chase | Kernel::Spread | Kernel::Loaded => vec![],
+            Kernel::Chain | Kernel::Chase | Kernel::Spread | Kernel::Loaded | Kernel::Gate | Kernel::SmCopy => vec![],
         }
     }
 
@@ -177,7 +177,14 @@ impl Replay {
             Kernel::Triad => *a = SCALAR.mul_add(*c, *b),
             Kernel::Nstream => *a += SCALAR.mul_add(*c, *b),
             Kernel::Write => *a = WRITTEN,
-            Kernel::Dot | Kernel::Read | Kernel::Chain | Kernel::Chase | Kernel::Spread | Kernel::Loaded => {}
+            Kernel::Dot
+            | Kernel::Read
+            | Kernel::Chain
+            | Kernel::Chase
+            | Kernel::Spread
+            | Kernel::Loaded
+            | Kernel::Gate
+            | Kernel::SmCopy => {}
         }
     }
 
