@@ -47,7 +47,7 @@ impl Measurement {
         let mut plan = command.plan(&machine)?;
         if let Command::Run(r) = command {
             plan.time_box = crate::experiments::budget::suite_box_s(r.preset.preset(Preset::Quick))
-                .map(|box_s| TimeBox { box_s, since_ns });
+                .map(|box_s| TimeBox { box_s: box_s + plan.own_s(), since_ns });
         }
         plan.notes.extend(notes.into_iter().map(|c| c.render(plan.command)));
         // The plan line, where there is something to measure, fitted to the

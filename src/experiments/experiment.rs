@@ -155,6 +155,13 @@ pub trait Experiment: 'static {
     /// Its weight in the suite's time box: a job's share is the time left
     /// split by the weights of the jobs still to come ([`super::timebox`]).
     const SHARE: f64 = 1.0;
+    /// Seconds of its own that it adds to the suite's box and runs
+    /// within, instead of a weighted share: a part of the machine that
+    /// most have none of (a GPU) costs the others nothing where it is
+    /// absent.
+    fn own_s(_p: &Self::Params) -> f64 {
+        0.0
+    }
     type Params: Serialize + DeserializeOwned + Clone + std::fmt::Debug + Send + Sync + 'static;
     type Outcome: Into<crate::model::Outcome>;
     fn run(params: &Self::Params, ctx: &Bench) -> Result<Self::Outcome>;
@@ -201,6 +208,7 @@ pub trait Planned: Send + Sync + std::fmt::Debug {
     fn measures(&self) -> bool;
     fn needs(&self) -> Result<Needs>;
     fn share(&self) -> f64;
+    fn own_s(&self) -> f64;
     fn record(&self, ctx: &Bench, strict: bool) -> Result<ExperimentRecord>;
     fn params_any(&mut self) -> &mut dyn std::any::Any;
     fn clone_box(&self) -> Box<dyn Planned>;
@@ -227,6 +235,9 @@ impl<E: Experiment> Planned for With<E> {
     }
     fn share(&self) -> f64 {
         E::SHARE
+    }
+    fn own_s(&self) -> f64 {
+        E::own_s(&self.0)
     }
     fn record(&self, ctx: &Bench, strict: bool) -> Result<ExperimentRecord> {
         record::<E>(&self.0, ctx, strict)

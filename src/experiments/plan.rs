@@ -48,6 +48,11 @@ impl Job {
         self.0.share()
     }
 
+    /// Seconds of its own in the time box (see [`super::Experiment::own_s`]).
+    pub fn own_s(&self) -> f64 {
+        self.0.own_s()
+    }
+
     /// Its parameters, when they are `P`'s.
     pub fn params_mut<P: 'static>(&mut self) -> Option<&mut P> {
         self.0.params_any().downcast_mut::<P>()
@@ -322,15 +327,22 @@ pub fn execute(
         let share_end = plan.time_box.map(|b| {
             let weights_left: f64 = plan.jobs[index..].iter().map(Job::share).sum();
             let references_left = reference.as_ref().map_or(0, |_| references_after(index, jobs));
-            // Its own clock readings count, and every later job's.
+            // Its own clock readings count, and every later job's, and the
+            // seconds of their own that jobs still to come bring.
             let measuring_left = plan.jobs[index..].iter().filter(|j| j.measures()).count();
-            let owed_s = owed.seconds(references_left, measuring_left);
+            let own_left: f64 = plan.jobs[index..].iter().map(Job::own_s).sum();
+            let owed_s = owed.seconds(references_left, measuring_left) + own_left;
             let now = clock.now_ns();
             let per = *per_weight_s.get_or_insert(if weights_left > 0.0 {
                 b.left_s(now, owed_s) / weights_left
             } else {
                 0.0
             });
+            let own_s = plan.jobs[index].own_s();
+            if own_s > 0.0 {
+                // The seconds it added to the box, not a share of the rest.
+                return (Some(now + (own_s * 1e9) as u64), own_s);
+            }
             let weight = plan.jobs[index].share();
             let slower = if pace.1 > 0.0 { (pace.0 / pace.1).clamp(1.0, 3.0) } else { 1.0 };
             // A weightless job has no part to hold; room for an overrun
@@ -479,13 +491,12 @@ impl Plan {
     /// One line for the terminal: "plan: 11 experiments in a 56 s box
     /// (bandwidth 14%, latency 25%, …)", or without a box, their names.
     pub fn summary(&self) -> String {
-        let total: f64 = self.jobs.iter().map(Job::share).sum();
         let named: Vec<String> = match self.time_box {
-            Some(_) if total > 0.0 => self
-                .jobs
-                .iter()
-                .filter(|j| j.share() > 0.0)
-                .map(|j| format!("{} {:.0}%", j.name(), 100.0 * j.share() / total))
+            Some(b) if b.box_s > 0.0 => self
+                .shares()
+                .into_iter()
+                .filter(|s| s.1 > 0.0)
+                .map(|(name, s)| format!("{name} {:.0}%", 100.0 * s / b.box_s))
                 .collect(),
             _ => self.jobs.iter().filter(|j| j.measures()).map(|j| j.name().to_string()).collect(),
         };
@@ -494,14 +505,26 @@ impl Plan {
     }
 
     /// Each job's name and its share of the box at the start (its weight,
-    /// where there is no box): what the progress bar is drawn against.
+    /// where there is no box): what the progress bar is drawn against. A
+    /// job's own seconds are its share; the rest of the box is split by
+    /// weight.
     pub fn shares(&self) -> Vec<(&'static str, f64)> {
         let total: f64 = self.jobs.iter().map(Job::share).sum();
         let scale = match self.time_box {
-            Some(b) if total > 0.0 => b.box_s / total,
+            Some(b) if total > 0.0 => (b.box_s - self.own_s()).max(0.0) / total,
             _ => 1.0,
         };
-        self.jobs.iter().map(|j| (j.name(), j.share() * scale)).collect()
+        let boxed = self.time_box.is_some();
+        self.jobs
+            .iter()
+            .map(|j| (j.name(), if boxed && j.own_s() > 0.0 { j.own_s() } else { j.share() * scale }))
+            .collect()
+    }
+
+    /// The seconds of their own the jobs add to a suite's box
+    /// ([`super::Experiment::own_s`]).
+    pub fn own_s(&self) -> f64 {
+        self.jobs.iter().map(Job::own_s).sum()
     }
 }
 
@@ -688,6 +711,55 @@ mod tests {
         assert_eq!(status, [Completed, Completed, Skipped, Completed]);
         let end_s = (clock.now_ns() - since_ns) as f64 * 1e-9;
         assert!(end_s <= 20.0, "ended at {end_s} s");
+    }
+
+    /// A job with seconds of its own, as `gpu` has where a GPU is: it
+    /// takes `ms` of them, one tick of the clock a millisecond.
+    struct Own;
+    impl Experiment for Own {
+        const NAME: &'static str = "own";
+        const MEASURES: bool = false;
+        const SHARE: f64 = 0.0;
+        type Params = u64;
+        type Outcome = crate::model::outcome::info::Outcome;
+        fn own_s(_: &u64) -> f64 {
+            5.0
+        }
+        fn preset(_: super::super::Preset, _: &Fingerprint) -> u64 {
+            0
+        }
+        fn run(ms: &u64, ctx: &Bench) -> Result<Self::Outcome> {
+            (0..*ms).for_each(|_| {
+                ctx.clock.now_ns();
+            });
+            Ok(crate::model::outcome::info::Outcome::default())
+        }
+    }
+
+    /// A box of 20 s grown by a job's own 5 s: that job's share is its 5 s
+    /// wherever it runs, the weighted jobs split the 20 s less what is
+    /// owed, and the plan line and the progress bar show it so.
+    #[test]
+    fn a_jobs_own_seconds_grow_the_box_and_are_its_share() {
+        let jobs = vec![
+            Job::of::<Sim>(SimParams { job: 0, points_ms: vec![1_000; 30] }),
+            Job::of::<Own>(2_000),
+            Job::of::<Sim>(SimParams { job: 1, points_ms: vec![1_000; 30] }),
+        ];
+        let clock = crate::timing::FakeClock::stepping(vec![1_000_000]);
+        let mut p = Plan { strict: true, reserve_hugepages: false, ..plan(jobs) };
+        let mut doc = new_document(crate::machine::collect(), &clock, &p);
+        let since_ns = clock.now_ns();
+        p.time_box = Some(TimeBox { box_s: 20.0 + p.own_s(), since_ns });
+        assert_eq!(p.shares(), [("sim", 10.0), ("own", 5.0), ("sim", 10.0)]);
+        assert!(p.summary().contains("(sim 40%, own 20%, sim 40%)"), "{}", p.summary());
+        execute(&mut p, &mut doc, &clock, &super::super::NoProgress, |_, _| Ok(())).unwrap();
+        let shares: Vec<f64> = doc.experiments.iter().map(|r| r.share_s.unwrap()).collect();
+        assert!((shares[1] - 5.0).abs() < 0.01, "its own 5 s: {shares:?}");
+        assert!(shares[0] < 10.0 && shares[0] > 9.0, "half of 20 s less what is owed: {shares:?}");
+        assert!(doc.experiments.iter().all(|r| r.status == document::Status::Completed));
+        let end_s = (clock.now_ns() - since_ns) as f64 * 1e-9;
+        assert!(end_s <= 25.0, "ended at {end_s} s");
     }
 
     fn plan(jobs: Vec<Job>) -> Plan {
