@@ -60,6 +60,7 @@ impl Params {
     }
 }
 
+
 pub struct Gpu;
 
 impl Experiment for Gpu {
@@ -74,6 +75,7 @@ impl Experiment for Gpu {
     fn preset(preset: Preset, _: &crate::machine::Fingerprint) -> Params {
         Params::preset(preset)
     }
+
 
     /// The parameters in range; and, where a GPU is required, the driver
     /// and a device, else one line saying which is missing.
@@ -126,22 +128,30 @@ fn not_measured(why: String) -> Outcome {
     Outcome { not_measured: Some(why), ..Outcome::empty() }
 }
 
-/// What memperf's kernels measured on one device.
+/// What memperf's kernels measured on one device, and what they left out.
 struct Kernels {
     stream: stream::Measured,
-    latency: Latency,
-    /// `None` where no SM clock is known to turn the readers' spins into time.
+    latency: Option<Latency>,
     loaded: Option<LoadedCurve>,
+    /// Why the curve is missing: no SM clock is known to turn the
+    /// readers' spins into time.
+    left_out: Option<String>,
 }
 
-/// memperf's kernels on device `dev` (current): compiled for it, then
+
+/// memperf's kernels compiled for device `dev` (current) and loaded.
+fn load(d: &dyn Driver, dev: usize) -> std::result::Result<(), GpuError> {
+    let attr = |a| d.attribute(dev, a);
+    d.load_kernels(attr(Attribute::CapabilityMajor)? as u32, attr(Attribute::CapabilityMinor)? as u32)
+}
+
+/// memperf's kernels on device `dev` (current, the kernels loaded):
 /// each over arrays of `p.array_bytes` (four times the L2 by default, at
 /// most an eighth of the device's memory each); then its chases, idle and
 /// under load.
 fn kernels(d: &dyn Driver, dev: usize, p: &Params) -> std::result::Result<Kernels, GpuError> {
     let attr = |a| d.attribute(dev, a);
     let (sms, l2) = (attr(Attribute::Sms)?.max(1) as u32, attr(Attribute::L2Bytes)?.max(0) as u64);
-    d.load_kernels(attr(Attribute::CapabilityMajor)? as u32, attr(Attribute::CapabilityMinor)? as u32)?;
     let memory = d.total_memory(dev)?;
     let array = p.array_bytes.map_or((4 * l2).max(64 * MIB), |b| b.0).min(memory / 8);
     let plan = stream::Plan { elements: (array / 8) as usize, rounds: p.rounds, min_sample_s: p.min_sample_s, seed: p.seed };
@@ -167,11 +177,18 @@ fn kernels(d: &dyn Driver, dev: usize, p: &Params) -> std::result::Result<Kernel
         rounds: p.rounds.max(3),
         seed: p.seed,
     };
-    let loaded = match ghz {
-        Some(ghz) => Some(crate::analysis::gpu_latency::curve(dev, loaded::measure(d, sms, ghz, &plan)?)),
-        None => None,
+    let (loaded, left_out) = match ghz {
+        Some(ghz) => (Some(crate::analysis::gpu_latency::curve(dev, loaded::measure(d, sms, ghz, &plan)?)), None),
+        None => (
+            None,
+            Some(
+                "latency under load not measured: no SM clock, from the chases or the driver, to turn its \
+                 readers' spins into time"
+                    .to_string(),
+            ),
+        ),
     };
-    Ok(Kernels { stream: measured, latency, loaded })
+    Ok(Kernels { stream: measured, latency: Some(latency), loaded, left_out })
 }
 
 /// Every device of `d`: described, then its copies measured, each device
@@ -184,28 +201,36 @@ pub fn measure(d: &dyn Driver, p: &Params, ctx: &Bench, pci_devices: &Path) -> R
     ctx.progress.start("gpu", (count * 2) as u64);
     for dev in 0..count {
         ctx.check_interrupt()?;
-        let bytes = p.bytes.0.min(d.total_memory(dev).map_err(failed)? / 4) as usize;
-        let plan = copies::Plan { bytes, copies_per_sample: p.copies_per_sample, rounds: p.rounds, seed: p.seed };
+        // Whole pages, so the SMs' copy of 16-byte words covers them.
+        let bytes = (p.bytes.0.min(d.total_memory(dev).map_err(failed)? / 4) & !4095) as usize;
+        let sms = d.attribute(dev, Attribute::Sms).map_err(failed)?.max(1) as u32;
+        let plan = copies::Plan { bytes, copies_per_sample: p.copies_per_sample, rounds: p.rounds, seed: p.seed, sms };
         d.use_device(dev).map_err(failed)?;
-        let measured = copies::measure(d, dev, &plan);
+        // Without the kernels the copies run ungated, and the SMs' are left out.
+        let loaded = load(d, dev);
+        let measured = match copies::measure(d, dev, &plan, loaded.is_ok()) {
+            // The gate or the SMs' copies refused: the copy engines' cases still stand.
+            Err(e) if loaded.is_ok() => {
+                not_run.push(format!("GPU {dev}: the SMs' copies and the gate not measured: {e}"));
+                copies::measure(d, dev, &plan, false)
+            }
+            m => m,
+        };
         ctx.progress.advance(1);
         // The copies failing is the run's error; the kernels', a line of the outcome.
-        let ran = measured.is_ok().then(|| kernels(d, dev, p));
+        let ran = measured.is_ok().then(|| loaded.and_then(|_| kernels(d, dev, p)));
         d.release();
-        o.copies.extend(measured.map_err(failed)?);
+        let measured = measured.map_err(failed)?;
+        o.copies.extend(measured.copies);
+        o.small_copies.extend(measured.small);
         match ran {
             Some(Ok(k)) => {
                 o.kernels.extend(k.stream.kernels);
                 o.configs.extend(k.stream.configs);
                 o.working_set.extend(k.stream.working_set);
-                o.latency.push(k.latency);
-                match k.loaded {
-                    Some(c) => o.loaded.push(c),
-                    None => not_run.push(format!(
-                        "GPU {dev}: latency under load not measured: no SM clock, from the chases or the driver, \
-                         to turn its readers' spins into time"
-                    )),
-                }
+                o.latency.extend(k.latency);
+                o.loaded.extend(k.loaded);
+                not_run.extend(k.left_out.map(|why| format!("GPU {dev}: {why}")));
             }
             Some(Err(e)) => not_run.push(format!("GPU {dev}: {e}")),
             None => {}
@@ -216,7 +241,9 @@ pub fn measure(d: &dyn Driver, p: &Params, ctx: &Bench, pci_devices: &Path) -> R
     }
     ctx.progress.finish();
     o.kernels_not_measured = (!not_run.is_empty()).then(|| not_run.join("; "));
-    o.valid = o.copies.iter().all(|t| t.valid) && o.kernels.iter().all(|k| k.valid) && o.latency.iter().all(chases_valid)
+    o.valid = o.copies.iter().all(|t| t.valid)
+        && o.small_copies.iter().all(|c| c.valid)
+        && o.kernels.iter().all(|k| k.valid) && o.latency.iter().all(chases_valid)
         && o.loaded.iter().all(|c| c.points.iter().all(|p| p.valid));
     o.driver_version = d.version().ok();
     Ok(o)
@@ -285,15 +312,18 @@ mod tests {
         }
     }
 
-    /// On a fake H200: one device described, its five paths measured and
-    /// valid, the copies a quarter of its memory at most, and its eight
-    /// kernels measured and checked.
+    /// On a fake H200: one device described, its eleven copy cases and
+    /// small copies measured and valid, the copies a quarter of its memory
+    /// at most, and its eight kernels measured and checked.
     #[test]
     fn a_fake_h200_is_described_and_its_copies_and_kernels_measured() {
         let (m, clock) = (crate::machine::collect(), crate::timing::MonotonicClock::new());
         let ctx = Bench::new(&m, &clock, &super::super::NoProgress);
         let o = measure(&FakeGpu::h200(), &small(), &ctx, Path::new("/nonexistent")).unwrap();
-        assert_eq!((o.driver_version, o.devices.len(), o.copies.len(), o.kernels.len()), (Some(13000), 1, 5, 8));
+        assert_eq!((o.driver_version, o.devices.len(), o.copies.len(), o.kernels.len()), (Some(13000), 1, 11, 8));
+        // Small copies of 8 B to 1 MiB, each way, behind the gate.
+        assert_eq!(o.small_copies.len(), 10);
+        assert!(o.small_copies.iter().all(|c| c.gated && c.valid), "{:?}", o.small_copies);
         assert!(o.valid && o.not_measured.is_none() && o.kernels_not_measured.is_none(), "{o:?}");
         assert!(o.copies.iter().all(|t| t.bytes == MIB && t.samples_bytes_per_s.len() == 2));
         assert!(o.kernels.iter().all(|k| k.elements == 8 * 1024 && k.samples_bytes_per_s.len() == 2), "{o:?}");
@@ -312,9 +342,28 @@ mod tests {
         let gpu = FakeGpu::h200();
         gpu.without_compiler();
         let o = measure(&gpu, &small(), &ctx, Path::new("/nonexistent")).unwrap();
-        assert_eq!((o.copies.len(), o.kernels.len()), (5, 0));
+        // No gate and no SMs' copies: the copy engine's seven cases, as issued.
+        assert_eq!((o.copies.len(), o.kernels.len()), (7, 0));
+        assert!(o.copies.iter().all(|t| !t.gated) && o.small_copies.iter().all(|c| !c.gated));
         assert!(o.valid, "{o:?}");
         assert!(o.kernels_not_measured.as_deref().is_some_and(|w| w.starts_with("GPU 0: NVRTC failed: NVRTC was not found")));
+    }
+
+    /// Where the driver will not map pinned memory for the device, the
+    /// copy engines' cases stand, ungated, and the record says why the
+    /// SMs' copies and the gate are missing.
+    #[test]
+    fn without_mapped_memory_the_copy_engines_cases_stand() {
+        let (m, clock) = (crate::machine::collect(), crate::timing::MonotonicClock::new());
+        let ctx = Bench::new(&m, &clock, &super::super::NoProgress);
+        let gpu = FakeGpu::h200();
+        gpu.without_mapping();
+        let o = measure(&gpu, &small(), &ctx, Path::new("/nonexistent")).unwrap();
+        assert_eq!((o.copies.len(), o.kernels.len()), (7, 8));
+        assert!(o.valid && o.copies.iter().all(|t| !t.gated), "{o:?}");
+        let why = o.kernels_not_measured.unwrap_or_default();
+        assert!(why.starts_with("GPU 0: the SMs' copies and the gate not measured: cuMemHostGetDevicePointer_v2"), "{why}");
+        assert_eq!(gpu.live_allocations(), 0);
     }
 
     /// Out of range, refused before anything runs; samples too small for

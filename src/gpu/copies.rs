@@ -1,15 +1,20 @@
-//! The driver's own copies, timed by its events: host to device and back
-//! from pinned and from pageable memory (the copy engines), and within
-//! the device. Each sample is `copies_per_sample` copies queued back to
-//! back between two events; after one untimed round, the paths take turns
-//! in an order shuffled anew each round, so the host's drift spreads over
-//! all of them. Then each path is checked on its own: fresh bytes through
-//! it, into a destination cleared first, read back through pinned memory.
+//! The host link and the driver's copies, timed by the device's events:
+//! host to device and back, from pinned memory by the copy engines and by
+//! the SMs (memperf's copy kernel over mapped pinned memory) and from
+//! pageable memory, both directions at once on two streams, within the
+//! device, and small copies' time each. Each sample is a few copies queued
+//! back to back between two events, behind a gate ([`super::gate`]) where
+//! the kernels are loaded and the host memory is pinned. After one untimed
+//! round, the cases take turns in an order shuffled anew each round, so
+//! the host's drift spreads over all of them. Then each is checked on its
+//! own: fresh bytes through it, into a destination cleared first, read
+//! back through pinned memory.
 
-use super::{CopyOp, DevicePtr, Driver, GpuError};
+use super::gate::Gate;
+use super::{Arg, CopyOp, DevicePtr, Driver, GpuError, Kernel, Stream};
 use crate::rng::SplitMix64;
 use crate::timing::Summary;
-use memperf_model::outcome::gpu::{Direction, HostMemory, Transfer};
+use memperf_model::outcome::gpu::{Direction, Engine, HostMemory, SmallCopy, Transfer};
 
 /// What to copy, and how often.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -18,39 +23,97 @@ pub struct Plan {
     pub copies_per_sample: usize,
     pub rounds: usize,
     pub seed: u64,
+    /// The device's SMs: the copy kernel runs two blocks on each.
+    pub sms: u32,
 }
 
 /// The least a sample moves: 64 MiB, 13 µs at 5 TB/s, far above the
 /// events' resolution of about half a microsecond.
 pub const MIN_SAMPLE_BYTES: usize = 64 << 20;
 
-/// The paths, in the order they are reported.
-pub const PATHS: [(Direction, HostMemory); 5] = [
-    (Direction::HostToDevice, HostMemory::Pinned),
-    (Direction::DeviceToHost, HostMemory::Pinned),
-    (Direction::HostToDevice, HostMemory::Pageable),
-    (Direction::DeviceToHost, HostMemory::Pageable),
-    (Direction::DeviceToDevice, HostMemory::None),
-];
+/// The small copies' sizes, and how many a sample queues: 256 of the
+/// smallest take some hundreds of microseconds.
+pub const SMALL_BYTES: [usize; 5] = [8, 512, 4096, 65536, 1 << 20];
+pub const SMALL_COPIES: usize = 256;
 
-/// The buffers of one device: two on the device, two pinned, two pageable.
+/// Threads in a block of the copy kernel.
+const SM_COPY_BLOCK: u32 = 512;
+
+/// One case the link is measured in: a path one way, or host to device
+/// and device to host at once (pinned memory, one engine).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Case {
+    One(Engine, Direction, HostMemory),
+    Both(Engine),
+}
+
+/// The cases, in the order they are reported: the SMs' only where the
+/// kernels are loaded.
+fn cases(kernels: bool) -> Vec<Case> {
+    use {Direction::*, Engine::*, HostMemory::*};
+    let mut c = vec![
+        Case::One(CopyEngine, HostToDevice, Pinned),
+        Case::One(CopyEngine, DeviceToHost, Pinned),
+        Case::One(CopyEngine, HostToDevice, Pageable),
+        Case::One(CopyEngine, DeviceToHost, Pageable),
+        Case::One(CopyEngine, DeviceToDevice, None),
+        Case::Both(CopyEngine),
+    ];
+    if kernels {
+        c.extend([Case::One(Sm, HostToDevice, Pinned), Case::One(Sm, DeviceToHost, Pinned), Case::Both(Sm)]);
+    }
+    c
+}
+
+/// What a case queues on each stream: its direction, and the device
+/// buffer it reads or writes (both ways at once use one each).
+fn lanes(case: Case) -> Vec<(Stream, Engine, Direction, HostMemory, usize)> {
+    match case {
+        Case::One(e, dir, host) => vec![(Stream::Main, e, dir, host, 0)],
+        Case::Both(e) => vec![
+            (Stream::Main, e, Direction::HostToDevice, HostMemory::Pinned, 0),
+            (Stream::Side, e, Direction::DeviceToHost, HostMemory::Pinned, 1),
+        ],
+    }
+}
+
+/// One sample: each lane's seconds, and whether the gate held throughout.
+type Sample = (Vec<f64>, bool);
+/// A case's samples, and whether the gate held throughout every one.
+type Taken = (Vec<Vec<f64>>, bool);
+
+/// The buffers of one device: two on the device, two pinned (and their
+/// device addresses, where the kernels are loaded), two pageable.
 struct Buffers<'a> {
     d: &'a dyn Driver,
     device: [DevicePtr; 2],
     pinned: [*mut u8; 2],
+    mapped: Option<[DevicePtr; 2]>,
     pageable: [Vec<u8>; 2],
     bytes: usize,
+    sms: u32,
 }
 
 impl<'a> Buffers<'a> {
-    fn new(d: &'a dyn Driver, bytes: usize) -> Result<Buffers<'a>, GpuError> {
+    fn new(d: &'a dyn Driver, bytes: usize, sms: u32, mapped: bool) -> Result<Buffers<'a>, GpuError> {
         // Each is freed by Drop, the ones made before a failure included.
-        let mut b = Buffers { d, device: [0; 2], pinned: [std::ptr::null_mut(); 2], pageable: [vec![], vec![]], bytes };
+        let mut b = Buffers {
+            d,
+            device: [0; 2],
+            pinned: [std::ptr::null_mut(); 2],
+            mapped: None,
+            pageable: [vec![], vec![]],
+            bytes,
+            sms,
+        };
         for k in 0..2 {
             b.device[k] = d.alloc(bytes)?;
             b.pinned[k] = d.alloc_pinned(bytes)?;
             // Written, so no copy pays for faulting its pages in.
             b.pageable[k] = vec![1u8; bytes];
+        }
+        if mapped {
+            b.mapped = Some([d.mapped(b.pinned[0])?, d.mapped(b.pinned[1])?]);
         }
         Ok(b)
     }
@@ -63,17 +126,54 @@ impl<'a> Buffers<'a> {
         }
     }
 
-    /// The copy of one path: from host source 0 to device 0, from device 0
-    /// to host destination 1, or from device 0 to device 1.
-    fn op(&mut self, direction: Direction, host: HostMemory) -> CopyOp {
-        let bytes = self.bytes;
+    /// Queues on stream `s` one copy of `n` bytes by `engine`: from host
+    /// source 0 to device buffer `k`, from device buffer `k` to host
+    /// destination 1, or from device 0 to device 1.
+    ///
+    /// # Safety
+    /// The buffers outlive the stream's pass (an event waited for, or a
+    /// synchronize), and `n` is at most their bytes.
+    unsafe fn queue(
+        &mut self,
+        s: Stream,
+        lane: (Engine, Direction, HostMemory),
+        k: usize,
+        n: usize,
+    ) -> Result<(), GpuError> {
+        let (engine, direction, host) = lane;
         let src = self.host(host, 0).as_ptr();
         let dst = self.host(host, 1).as_mut_ptr();
-        match direction {
-            Direction::HostToDevice => CopyOp::HostToDevice { dst: self.device[0], src, bytes },
-            Direction::DeviceToHost => CopyOp::DeviceToHost { dst, src: self.device[0], bytes },
-            Direction::DeviceToDevice => CopyOp::DeviceToDevice { dst: self.device[1], src: self.device[0], bytes },
+        let d = self.d;
+        let op = match direction {
+            Direction::HostToDevice => CopyOp::HostToDevice { dst: self.device[k], src, bytes: n },
+            Direction::DeviceToHost => CopyOp::DeviceToHost { dst, src: self.device[k], bytes: n },
+            Direction::DeviceToDevice => CopyOp::DeviceToDevice { dst: self.device[1], src: self.device[0], bytes: n },
+        };
+        let (from, to) = match (op, self.mapped) {
+            (CopyOp::HostToDevice { dst, .. }, Some(m)) => (m[0], dst),
+            (CopyOp::DeviceToHost { src, .. }, Some(m)) => (src, m[1]),
+            (CopyOp::DeviceToDevice { dst, src, .. }, _) => (src, dst),
+            _ if engine == Engine::Sm => {
+                return Err(GpuError { call: "cuLaunchKernel", code: 0, name: "the kernels are not loaded".into() })
+            }
+            _ => (0, 0),
+        };
+        // SAFETY: the caller's promise: both ends hold n bytes and outlive
+        // the stream's pass.
+        unsafe {
+            match engine {
+                Engine::CopyEngine => d.copy_on(s, op),
+                Engine::Sm => self.sm_copy(s, from, to, n),
+            }
         }
+    }
+
+    /// # Safety
+    /// As [`Buffers::queue`]; `src` and `dst` hold `n` bytes.
+    unsafe fn sm_copy(&self, s: Stream, src: DevicePtr, dst: DevicePtr, n: usize) -> Result<(), GpuError> {
+        let args = [Arg::Ptr(src), Arg::Ptr(dst), Arg::U64((n / 16) as u64)];
+        // SAFETY: memperf_sm_copy over n / 16 words both ends hold.
+        unsafe { self.d.launch_on(s, Kernel::SmCopy, 2 * self.sms, SM_COPY_BLOCK, &args) }
     }
 }
 
@@ -96,110 +196,208 @@ fn pattern(seed: u64, i: usize) -> u8 {
     ((i as u64 ^ seed).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as u8
 }
 
-/// One sample of a path: its copies between two events, in bytes per
-/// second (a copy within the device reads and writes its bytes).
-fn sample(b: &mut Buffers, plan: &Plan, path: (Direction, HostMemory)) -> Result<f64, GpuError> {
+/// One sample of a case: `copies` copies of `n` bytes on each of its
+/// lanes between two events of the lane's stream, behind the gate where
+/// there is one and no lane reads or writes pageable memory. Each lane's
+/// seconds, and whether the gate held throughout.
+fn sample(b: &mut Buffers, gate: Option<&Gate>, case: Case, copies: usize, n: usize) -> Result<Sample, GpuError> {
     let d = b.d;
-    let from = d.record()?;
-    let queued = (0..plan.copies_per_sample).try_for_each(|_| {
-        let op = b.op(path.0, path.1);
-        // SAFETY: the buffers outlive the stream's pass (elapsed_ms waits).
-        unsafe { d.copy(op) }
-    });
-    let to = match queued.and_then(|_| d.record()) {
-        Ok(to) => to,
-        Err(e) => {
-            d.discard(from);
-            return Err(e);
-        }
-    };
-    let s = d.elapsed_ms(from, to)? * 1e-3;
-    let moved =
-        (plan.bytes * plan.copies_per_sample) as f64 * if path.0 == Direction::DeviceToDevice { 2.0 } else { 1.0 };
-    if s > 0.0 {
-        Ok(moved / s)
-    } else {
-        Err(GpuError { call: "cuEventElapsedTime", code: 0, name: "no time between the events".into() })
+    let lanes = lanes(case);
+    let gate = gate.filter(|_| lanes.iter().all(|l| l.3 != HostMemory::Pageable));
+    if let Some(g) = gate {
+        g.hold()?;
     }
-}
-
-/// Whether a path moves its bytes: fresh ones (`seed`) sent through it
-/// into a destination cleared first; where the path does not end in
-/// pinned memory, read back through pinned memory.
-fn check(b: &mut Buffers, path: (Direction, HostMemory), seed: u64) -> Result<bool, GpuError> {
-    let (d, bytes, dev) = (b.d, b.bytes, b.device);
-    let fill = |to: &mut [u8], seed: Option<u64>| {
-        to.iter_mut().enumerate().for_each(|(i, x)| *x = seed.map_or(0, |s| pattern(s, i)));
-    };
-    let (host, zeros) = (if path.1 == HostMemory::None { HostMemory::Pinned } else { path.1 }, b.pinned[1]);
-    // The source holds the pattern, pinned 1 zeros; both device buffers
-    // and the path's destination are cleared through pinned 1.
-    fill(b.host(host, 0), Some(seed));
-    fill(b.host(HostMemory::Pinned, 0), Some(seed));
-    fill(b.host(HostMemory::Pinned, 1), None);
-    fill(b.host(host, 1), None);
-    let pinned_src = b.pinned[0] as *const u8;
-    let (src, dst) = (b.host(host, 0).as_ptr(), b.host(host, 1).as_mut_ptr());
-    let readback = |from: DevicePtr| CopyOp::DeviceToHost { dst: zeros, src: from, bytes };
-    let ops: Vec<CopyOp> = match path.0 {
-        Direction::HostToDevice => vec![CopyOp::HostToDevice { dst: dev[0], src, bytes }, readback(dev[0])],
-        Direction::DeviceToHost => {
-            vec![
-                CopyOp::HostToDevice { dst: dev[0], src: pinned_src, bytes },
-                CopyOp::DeviceToHost { dst, src: dev[0], bytes },
-            ]
+    let queued = (|| {
+        if lanes.len() > 1 {
+            // The side stream starts where the main one does: past the gate.
+            let e = d.record_on(Stream::Main)?;
+            let waited = d.wait_for(Stream::Side, &e);
+            d.discard(e);
+            waited?;
         }
-        Direction::DeviceToDevice => vec![
-            CopyOp::HostToDevice { dst: dev[0], src: pinned_src, bytes },
-            CopyOp::DeviceToDevice { dst: dev[1], src: dev[0], bytes },
-            readback(dev[1]),
-        ],
-    };
-    // SAFETY: every buffer holds `bytes` bytes and outlives the synchronize.
-    unsafe {
-        for dst in dev {
-            d.copy(CopyOp::HostToDevice { dst, src: zeros, bytes })?;
-        }
-        ops.into_iter().try_for_each(|op| d.copy(op))?;
-    }
-    d.synchronize()?;
-    let landed = if path.0 == Direction::DeviceToHost { host } else { HostMemory::Pinned };
-    Ok(b.host(landed, 1).iter().enumerate().all(|(i, &x)| x == pattern(seed, i)))
-}
-
-/// Every path of device `dev` (made current by the caller): one untimed
-/// round, `plan.rounds` samples each in shuffled turns, then each checked.
-pub fn measure(d: &dyn Driver, dev: usize, plan: &Plan) -> Result<Vec<Transfer>, GpuError> {
-    let mut b = Buffers::new(d, plan.bytes)?;
-    let mut rng = SplitMix64(plan.seed);
-    let mut samples = vec![Vec::new(); PATHS.len()];
-    let mut order: Vec<usize> = (0..PATHS.len()).collect();
-    for round in 0..=plan.rounds {
-        rng.shuffle(&mut order);
-        for &at in &order {
-            let s = sample(&mut b, plan, PATHS[at])?;
-            if round > 0 {
-                samples[at].push(s);
+        let from: Vec<_> = lanes.iter().map(|l| d.record_on(l.0)).collect::<Result<_, _>>()?;
+        for _ in 0..copies {
+            for &(s, engine, dir, host, k) in &lanes {
+                // SAFETY: the buffers outlive the events waited for below.
+                unsafe { b.queue(s, (engine, dir, host), k, n)? };
             }
         }
+        let to: Vec<_> = lanes.iter().map(|l| d.record_on(l.0)).collect::<Result<_, _>>()?;
+        Ok::<_, GpuError>(from.into_iter().zip(to).collect::<Vec<_>>())
+    })();
+    if let Some(g) = gate {
+        g.release();
     }
-    PATHS
-        .iter()
-        .zip(samples)
-        .enumerate()
-        .map(|(k, (&path, s))| {
-            Ok(Transfer {
+    let mut seconds = Vec::new();
+    for (from, to) in queued? {
+        let s = d.elapsed_ms(from, to)? * 1e-3;
+        if s <= 0.0 {
+            return Err(GpuError { call: "cuEventElapsedTime", code: 0, name: "no time between the events".into() });
+        }
+        seconds.push(s);
+    }
+    Ok((seconds, gate.is_some_and(|g| g.held_throughout())))
+}
+
+/// Whether `n` bytes go through a case as sent: fresh ones (from `seed`)
+/// into destinations cleared first; where a lane does not end in pinned
+/// memory, read back through pinned memory. Both ways at once send a
+/// second pattern from device buffer 1 while the first goes to buffer 0.
+fn check(b: &mut Buffers, case: Case, n: usize, seed: u64) -> Result<bool, GpuError> {
+    let d = b.d;
+    let (dev, back) = (b.device, b.pinned[1]);
+    let fill = |to: &mut [u8], seed: Option<u64>| {
+        to[..n].iter_mut().enumerate().for_each(|(i, x)| *x = seed.map_or(0, |s| pattern(s, i)));
+    };
+    let lanes = lanes(case);
+    let other = seed ^ 0x5555;
+    // Device buffer k holds the pattern a device-to-host lane of it sends
+    // (buffer 0 the first, buffer 1 the second), every other is cleared.
+    let sends =
+        |k: usize| lanes.iter().any(|l| l.4 == k && matches!(l.2, Direction::DeviceToHost | Direction::DeviceToDevice));
+    for (k, &to) in dev.iter().enumerate() {
+        fill(b.host(HostMemory::Pinned, 1), sends(k).then_some(if k == 0 { seed } else { other }));
+        // SAFETY: pinned 1 holds n bytes and outlives the synchronize.
+        unsafe { d.copy(CopyOp::HostToDevice { dst: to, src: back, bytes: n })? };
+        d.synchronize()?;
+    }
+    for l in &lanes {
+        if l.2 == Direction::HostToDevice {
+            fill(b.host(l.3, 0), Some(seed));
+        } else if l.3 != HostMemory::None {
+            fill(b.host(l.3, 1), None);
+        }
+    }
+    for &(s, engine, dir, host, k) in &lanes {
+        // SAFETY: n at most the buffers' bytes; they outlive the synchronize.
+        unsafe { b.queue(s, (engine, dir, host), k, n)? };
+    }
+    d.synchronize()?;
+    // What lands in host memory first: a read-back goes through pinned 1.
+    let mut order = lanes.clone();
+    order.sort_by_key(|l| l.2 != Direction::DeviceToHost);
+    let mut ok = true;
+    for &(_, _, dir, host, k) in &order {
+        let want = if dir == Direction::DeviceToHost && k == 1 { other } else { seed };
+        if dir != Direction::DeviceToHost {
+            // Read back what landed on the device through pinned 1.
+            fill(b.host(HostMemory::Pinned, 1), None);
+            let from = if dir == Direction::DeviceToDevice { dev[1] } else { dev[k] };
+            // SAFETY: as above.
+            unsafe { d.copy(CopyOp::DeviceToHost { dst: back, src: from, bytes: n })? };
+            d.synchronize()?;
+        }
+        let landed = if dir == Direction::DeviceToHost { host } else { HostMemory::Pinned };
+        ok &= b.host(landed, 1)[..n].iter().enumerate().all(|(i, &x)| x == pattern(want, i));
+    }
+    Ok(ok)
+}
+
+/// What the link and the copies measured on one device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    pub copies: Vec<Transfer>,
+    pub small: Vec<SmallCopy>,
+}
+
+/// Every case of device `dev` (made current by the caller), its kernels
+/// loaded or not (`kernels`: the gate and the SMs' copies need them): one
+/// untimed round, `plan.rounds` samples each in shuffled turns, then each
+/// checked; then the small copies the same way.
+pub fn measure(d: &dyn Driver, dev: usize, plan: &Plan, kernels: bool) -> Result<Measured, GpuError> {
+    let mut b = Buffers::new(d, plan.bytes, plan.sms, kernels)?;
+    let gate = if kernels { Some(Gate::new(d)?) } else { None };
+    let cases = cases(kernels);
+    let mut rng = SplitMix64(plan.seed);
+    let taken = turns(&mut rng, cases.len(), plan.rounds, |at| {
+        sample(&mut b, gate.as_ref(), cases[at], plan.copies_per_sample, plan.bytes)
+    })?;
+    let mut copies = Vec::new();
+    for (at, (&case, (samples, gated))) in cases.iter().zip(taken).enumerate() {
+        let valid = check(&mut b, case, plan.bytes, plan.seed.wrapping_add(at as u64 + 1))?;
+        for (lane, l) in lanes(case).into_iter().enumerate() {
+            let moved =
+                (plan.bytes * plan.copies_per_sample) as f64 * if l.2 == Direction::DeviceToDevice { 2.0 } else { 1.0 };
+            let s: Vec<f64> = samples.iter().map(|x| moved / x[lane]).collect();
+            copies.push(Transfer {
                 device: dev,
-                direction: path.0,
-                host: path.1,
+                direction: l.2,
+                host: l.3,
+                engine: l.1,
+                both_ways: matches!(case, Case::Both(_)),
+                gated,
                 bytes: plan.bytes as u64,
                 copies_per_sample: plan.copies_per_sample,
                 bytes_per_s: Summary::of(&s).expect("a round at least, each sample finite"),
-                valid: check(&mut b, path, plan.seed.wrapping_add(k as u64 + 1))?,
                 samples_bytes_per_s: s,
+                valid,
+            });
+        }
+    }
+    let small = small_copies(&mut b, gate.as_ref(), &mut rng, dev, plan.rounds)?;
+    Ok(Measured { copies, small })
+}
+
+/// The small copies: each size each way by the copy engine, pinned.
+fn small_copies(
+    b: &mut Buffers,
+    gate: Option<&Gate>,
+    rng: &mut SplitMix64,
+    dev: usize,
+    rounds: usize,
+) -> Result<Vec<SmallCopy>, GpuError> {
+    let sizes: Vec<(usize, Direction)> = SMALL_BYTES
+        .iter()
+        .filter(|&&n| n <= b.bytes)
+        .flat_map(|&n| [(n, Direction::HostToDevice), (n, Direction::DeviceToHost)])
+        .collect();
+    let case = |dir| Case::One(Engine::CopyEngine, dir, HostMemory::Pinned);
+    let taken = turns(rng, sizes.len(), rounds, |at| {
+        let (n, dir) = sizes[at];
+        sample(b, gate, case(dir), SMALL_COPIES, n)
+    })?;
+    sizes
+        .iter()
+        .zip(taken)
+        .enumerate()
+        .map(|(at, (&(n, dir), (samples, gated)))| {
+            let s: Vec<f64> = samples.iter().map(|x| x[0] / SMALL_COPIES as f64).collect();
+            Ok(SmallCopy {
+                device: dev,
+                direction: dir,
+                bytes: n as u64,
+                copies_per_sample: SMALL_COPIES,
+                seconds: Summary::of(&s).expect("a round at least, each sample finite"),
+                samples_s: s,
+                gated,
+                valid: check(b, case(dir), n, 0x5ead ^ at as u64)?,
             })
         })
         .collect()
+}
+
+/// `rounds` samples of each of `count` cases, after one untimed round, in
+/// turns shuffled anew each round: each case's samples (each a lane's
+/// seconds), and whether the gate held throughout every one.
+fn turns(
+    rng: &mut SplitMix64,
+    count: usize,
+    rounds: usize,
+    mut one: impl FnMut(usize) -> Result<Sample, GpuError>,
+) -> Result<Vec<Taken>, GpuError> {
+    let mut taken = vec![(Vec::new(), true); count];
+    let mut order: Vec<usize> = (0..count).collect();
+    for round in 0..=rounds {
+        rng.shuffle(&mut order);
+        for &at in &order {
+            let (seconds, gated) = one(at)?;
+            if round > 0 {
+                taken[at].0.push(seconds);
+                taken[at].1 &= gated;
+            }
+        }
+    }
+    Ok(taken)
 }
 
 #[cfg(test)]
@@ -207,52 +405,135 @@ mod tests {
     use super::*;
     use crate::gpu::fake::FakeGpu;
 
-    /// On a fake H200 whose copy engines move 50 GB/s from pinned memory,
-    /// 20 GB/s from pageable, and 2 TB/s each way within the device, each
-    /// path's figure is its rate (a device copy counting read and write),
-    /// every path's bytes arrive, and the buffers are all given back.
-    #[test]
-    fn each_path_gives_its_rate_and_its_bytes_arrive() {
+    fn plan(bytes: usize, copies_per_sample: usize, rounds: usize) -> Plan {
+        Plan { bytes, copies_per_sample, rounds, seed: 7, sms: 132 }
+    }
+
+    /// A fake H200, its kernels loaded unless `bare`.
+    fn h200(bare: bool) -> FakeGpu {
         let gpu = FakeGpu::h200();
         gpu.use_device(0).unwrap();
-        let plan = Plan { bytes: 1 << 20, copies_per_sample: 4, rounds: 3, seed: 7 };
-        let got = measure(&gpu, 0, &plan).unwrap();
-        let rate = |dir, host| got.iter().find(|t| t.direction == dir && t.host == host).unwrap().bytes_per_s.median;
-        let exact = |got: f64, want: f64| assert!((got / want - 1.0).abs() < 1e-9, "{got} against {want}");
-        exact(rate(Direction::HostToDevice, HostMemory::Pinned), 50e9);
-        exact(rate(Direction::DeviceToHost, HostMemory::Pinned), 50e9);
-        exact(rate(Direction::HostToDevice, HostMemory::Pageable), 20e9);
-        exact(rate(Direction::DeviceToHost, HostMemory::Pageable), 20e9);
-        exact(rate(Direction::DeviceToDevice, HostMemory::None), 4e12);
+        if !bare {
+            gpu.load_kernels(9, 0).unwrap();
+        }
+        gpu
+    }
+
+    fn rate(got: &[Transfer], engine: Engine, dir: Direction, host: HostMemory, both: bool) -> &Transfer {
+        got.iter()
+            .find(|t| (t.engine, t.direction, t.host, t.both_ways) == (engine, dir, host, both))
+            .unwrap_or_else(|| panic!("{engine:?} {dir:?} {host:?} {both} in {got:?}"))
+    }
+
+    fn exact(got: f64, want: f64) {
+        assert!((got / want - 1.0).abs() < 1e-9, "{got} against {want}");
+    }
+
+    /// On a fake H200 whose copy engines move 50 GB/s from pinned memory
+    /// and 20 GB/s from pageable, whose SMs move 51 GB/s over the link,
+    /// and 2 TB/s each way within the device: each case's figure is its
+    /// rate (a device copy counting read and write), both ways at once
+    /// each direction its own, since the fake's link is full duplex;
+    /// every case's bytes arrive, all but the pageable ones are gated,
+    /// and the buffers are all given back.
+    #[test]
+    fn each_case_gives_its_rate_and_its_bytes_arrive() {
+        use {Direction::*, Engine::*, HostMemory::*};
+        let gpu = h200(false);
+        let got = measure(&gpu, 0, &plan(1 << 20, 4, 3), true).unwrap().copies;
+        assert_eq!(got.len(), 11);
+        exact(rate(&got, CopyEngine, HostToDevice, Pinned, false).bytes_per_s.median, 50e9);
+        exact(rate(&got, CopyEngine, DeviceToHost, Pinned, false).bytes_per_s.median, 50e9);
+        exact(rate(&got, CopyEngine, HostToDevice, Pageable, false).bytes_per_s.median, 20e9);
+        exact(rate(&got, CopyEngine, DeviceToHost, Pageable, false).bytes_per_s.median, 20e9);
+        exact(rate(&got, CopyEngine, DeviceToDevice, None, false).bytes_per_s.median, 4e12);
+        exact(rate(&got, CopyEngine, HostToDevice, Pinned, true).bytes_per_s.median, 50e9);
+        exact(rate(&got, CopyEngine, DeviceToHost, Pinned, true).bytes_per_s.median, 50e9);
+        for both in [false, true] {
+            exact(rate(&got, Sm, HostToDevice, Pinned, both).bytes_per_s.median, 51e9);
+            exact(rate(&got, Sm, DeviceToHost, Pinned, both).bytes_per_s.median, 51e9);
+        }
         assert!(got.iter().all(|t| t.valid && t.samples_bytes_per_s.len() == 3), "{got:?}");
+        assert!(got.iter().all(|t| t.gated == (t.host != Pageable)), "{got:?}");
+        drop(got);
         assert_eq!(gpu.live_allocations(), 0, "every buffer freed");
     }
 
-    /// A copy engine that changes the bytes it reads from pageable memory
-    /// is found out on that path alone; one that writes nothing, too.
+    /// A host that takes 1 ms between calls, against copies of 21 µs:
+    /// behind the gate the samples time the copies alone; pageable copies,
+    /// never gated, and every copy where the kernels did not load (no
+    /// gate, no SMs' copies) pay the gap before each call, the closing
+    /// event's included (four copies, five gaps).
     #[test]
-    fn a_path_that_corrupts_or_drops_its_bytes_is_not_valid() {
-        let bad = |gpu: FakeGpu| {
-            gpu.use_device(0).unwrap();
-            let plan = Plan { bytes: 4096, copies_per_sample: 1, rounds: 1, seed: 7 };
-            let got = measure(&gpu, 0, &plan).unwrap();
-            got.iter().filter(|t| !t.valid).map(|t| (t.direction, t.host)).collect::<Vec<_>>()
+    fn the_gate_keeps_the_hosts_gaps_out_of_the_samples() {
+        let (bytes, gap) = (1usize << 20, 1e-3);
+        let paced = |rate: f64| 4.0 * bytes as f64 / (4.0 * bytes as f64 / rate + 5.0 * gap);
+        let pinned = |gpu: &FakeGpu, kernels| {
+            gpu.host_gap(gap);
+            let got = measure(gpu, 0, &plan(bytes, 4, 2), kernels).unwrap().copies;
+            let r = |host| rate(&got, Engine::CopyEngine, Direction::HostToDevice, host, false).bytes_per_s.median;
+            (r(HostMemory::Pinned), r(HostMemory::Pageable), got.len())
         };
-        let corrupt = FakeGpu::h200();
+        let (gated, pageable, cases) = pinned(&h200(false), true);
+        exact(gated, 50e9);
+        exact(pageable, paced(20e9));
+        assert_eq!(cases, 11);
+        let (ungated, _, cases) = pinned(&h200(true), false);
+        exact(ungated, paced(50e9));
+        assert_eq!(cases, 7, "no SMs' copies without the kernels");
+    }
+
+    /// A gate the host raises only after its limit is not gated: a host
+    /// taking 0.3 s a call holds it past its second.
+    #[test]
+    fn a_gate_that_ran_out_leaves_its_case_ungated() {
+        let gpu = h200(false);
+        gpu.host_gap(0.3);
+        let got = measure(&gpu, 0, &plan(1 << 20, 4, 1), true).unwrap();
+        assert!(got.copies.iter().all(|t| !t.gated && t.valid), "{:?}", got.copies);
+    }
+
+    /// Small copies, each 3 µs besides its bytes, behind the gate with a
+    /// host of 10 µs a call: each size's time a copy is the copy's own,
+    /// both ways, up to the buffers' size; every one arrives.
+    #[test]
+    fn small_copies_time_each_copy_alone() {
+        let gpu = h200(false);
+        gpu.host_gap(10e-6);
+        gpu.copy_latency(3e-6);
+        let got = measure(&gpu, 0, &plan(64 << 10, 1, 2), true).unwrap().small;
+        let sizes: Vec<(u64, Direction)> = got.iter().map(|c| (c.bytes, c.direction)).collect();
+        assert_eq!(sizes.len(), 8, "8 B to 64 KiB, each way: {sizes:?}");
+        for c in &got {
+            exact(c.seconds.median, 3e-6 + c.bytes as f64 / 50e9);
+            assert!(c.gated && c.valid && c.samples_s.len() == 2, "{c:?}");
+        }
+    }
+
+    /// A copy engine that changes the bytes it reads from pageable memory
+    /// is found out on that case alone; one that writes nothing within the
+    /// device, too.
+    #[test]
+    fn a_case_that_corrupts_or_drops_its_bytes_is_not_valid() {
+        let bad = |gpu: FakeGpu| {
+            let got = measure(&gpu, 0, &plan(4096, 1, 1), true).unwrap();
+            assert!(got.small.iter().all(|c| c.valid));
+            got.copies.iter().filter(|t| !t.valid).map(|t| (t.direction, t.host)).collect::<Vec<_>>()
+        };
+        let corrupt = h200(false);
         corrupt.corrupt_pageable_reads();
         assert_eq!(bad(corrupt), [(Direction::HostToDevice, HostMemory::Pageable)]);
-        let dropping = FakeGpu::h200();
+        let dropping = h200(false);
         dropping.drop_device_copies();
         assert_eq!(bad(dropping), [(Direction::DeviceToDevice, HostMemory::None)]);
-        assert!(bad(FakeGpu::h200()).is_empty());
+        assert!(bad(h200(false)).is_empty());
     }
 
     /// Memory the device refuses is the driver's error, its buffers freed.
     #[test]
     fn out_of_device_memory_is_the_drivers_error() {
-        let gpu = FakeGpu::h200();
-        gpu.use_device(0).unwrap();
-        let e = measure(&gpu, 0, &Plan { bytes: 200 << 30, copies_per_sample: 1, rounds: 1, seed: 7 }).unwrap_err();
+        let gpu = h200(false);
+        let e = measure(&gpu, 0, &plan(200 << 30, 1, 1), true).unwrap_err();
         assert_eq!((e.call, e.name.as_str()), ("cuMemAlloc_v2", "CUDA_ERROR_OUT_OF_MEMORY"));
         assert_eq!(gpu.live_allocations(), 0);
     }

@@ -78,12 +78,36 @@ pub enum HostMemory {
     None,
 }
 
+/// What moves a copy's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Engine {
+    /// The driver's copy (`cuMemcpyAsync`): a copy engine's DMA.
+    #[default]
+    CopyEngine,
+    /// memperf's copy kernel: the SMs load and store across the link
+    /// (pinned host memory the device maps).
+    Sm,
+}
+
 /// One kind of copy, measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Transfer {
     pub device: usize,
     pub direction: Direction,
     pub host: HostMemory,
+    #[serde(default)]
+    pub engine: Engine,
+    /// Measured while the same engine copied the other way at once, on a
+    /// second stream: this direction's bytes over its own time.
+    #[serde(default)]
+    pub both_ways: bool,
+    /// Every sample's copies were queued behind a kernel spinning until
+    /// the host had queued them all, so no gap of the host's between them
+    /// counts (nvbandwidth's way). Copies from pageable memory never are:
+    /// the driver may wait for the stream before it stages them.
+    #[serde(default)]
+    pub gated: bool,
     /// Bytes each copy moves (its size; a device-to-device copy reads and
     /// writes this many).
     pub bytes: u64,
@@ -96,6 +120,25 @@ pub struct Transfer {
     pub samples_bytes_per_s: Vec<f64>,
     pub bytes_per_s: Summary,
     /// … and every copy's bytes arrived as sent (checked after the last).
+    pub valid: bool,
+}
+
+/// Small copies by the copy engine, from or to pinned memory: the time
+/// each costs, queued back to back behind the gate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SmallCopy {
+    pub device: usize,
+    pub direction: Direction,
+    pub bytes: u64,
+    pub copies_per_sample: usize,
+    /// Seconds per copy of each sample …
+    #[schemars(length(min = 1))]
+    pub samples_s: Vec<f64>,
+    pub seconds: Summary,
+    /// … queued behind the gate (else each copy's time includes the
+    /// host's to queue it) …
+    pub gated: bool,
+    /// … and a copy of this size arrived as sent.
     pub valid: bool,
 }
 
@@ -263,6 +306,9 @@ pub struct Outcome {
     pub driver_version: Option<u32>,
     pub devices: Vec<Device>,
     pub copies: Vec<Transfer>,
+    /// Small copies' time each, by size and direction.
+    #[serde(default)]
+    pub small_copies: Vec<SmallCopy>,
     /// memperf's kernels over device memory, each in its best configuration …
     #[serde(default)]
     pub kernels: Vec<KernelRate>,
@@ -294,6 +340,7 @@ impl Outcome {
             driver_version: None,
             devices: vec![],
             copies: vec![],
+            small_copies: vec![],
             kernels: vec![],
             configs: vec![],
             working_set: vec![],
@@ -318,6 +365,15 @@ impl Direction {
             Direction::HostToDevice => "host-to-device",
             Direction::DeviceToHost => "device-to-host",
             Direction::DeviceToDevice => "device-to-device",
+        }
+    }
+}
+
+impl Engine {
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::CopyEngine => "copy engine",
+            Engine::Sm => "SMs",
         }
     }
 }

@@ -1,19 +1,18 @@
 //! `gpu` as text: each device in a line or two, its copies and kernels as
 //! tables, triad against its working set, or the one line saying why
 //! nothing was measured; what pinning host memory, the link's width and
-//! the kernels' launch shape are worth, as advice. The latency ladder,
-//! the TLB chase and the L2's spread: [`latency`].
+//! the kernels' launch shape are worth, as advice. The host link:
+//! [`link`]; the latency ladder, the TLB chase and the L2's spread:
+//! [`latency`].
 
 mod latency;
+mod link;
 
 use crate::model::document::Document;
-use crate::model::outcome::gpu::{l2_plateau, Device, Direction, HostMemory, Outcome, Transfer};
+use crate::model::outcome::gpu::{l2_plateau, Device, Direction, HostMemory, Outcome};
 use crate::report::headlines::{headline, Headline, Unit};
 use crate::report::table::{gbps, Table};
 use crate::units::Bytes;
-
-/// Below this share of pinned memory's rate, pageable copies are worth pinning.
-const PIN_WORTH: f64 = 0.8;
 
 /// A device in a line, and its PCIe link in a second.
 pub(super) fn device_lines(d: &Device, version: Option<u32>) -> String {
@@ -51,21 +50,7 @@ fn gpu_text(o: &Outcome) -> String {
         return format!("gpu: {why}\n");
     }
     let mut out: String = o.devices.iter().map(|d| device_lines(d, o.driver_version)).collect();
-    let mut t = Table::new(["GPU", "copy", "host memory", "size", "GB/s", "min", "max", "check"]);
-    for c in &o.copies {
-        t.row([
-            c.device.to_string(),
-            c.direction.name().into(),
-            c.host.name().into(),
-            Bytes(c.bytes).to_string(),
-            gbps(c.bytes_per_s.median),
-            gbps(c.bytes_per_s.min),
-            gbps(c.bytes_per_s.max),
-            if c.valid { "ok" } else { "FAILED" }.into(),
-        ]);
-    }
-    out += "the driver's copies, timed by its events (device-to-device: bytes read and written):\n";
-    out += &t.render();
+    out += &link::text(o);
     out += &kernels_text(o);
     out.extend(o.latency.iter().map(latency::text));
     out.extend(o.loaded.iter().map(latency::curve_text));
@@ -74,7 +59,7 @@ fn gpu_text(o: &Outcome) -> String {
 
 /// The driver's own device-to-device copy of `device`, bytes per second.
 fn device_copy(o: &Outcome, device: usize) -> Option<f64> {
-    find(o, device, Direction::DeviceToDevice, HostMemory::None).map(|c| c.bytes_per_s.median)
+    link::find(o, device, Direction::DeviceToDevice, HostMemory::None).map(|c| c.bytes_per_s.median)
 }
 
 /// The kernels' table (each beside the driver's copy and the vendor's
@@ -130,34 +115,12 @@ fn kernels_text(o: &Outcome) -> String {
     out
 }
 
-fn find(o: &Outcome, device: usize, direction: Direction, host: HostMemory) -> Option<&Transfer> {
-    o.copies.iter().find(|c| c.device == device && c.direction == direction && c.host == host)
-}
-
-/// Where pageable copies reach less than [`PIN_WORTH`] of pinned ones, by
-/// how much; where the link runs narrower than it can.
+/// The link's advice ([`link::advice`]), the kernels', and where the
+/// link runs narrower than it can.
 fn gpu_advice(o: &Outcome) -> Vec<String> {
     let mut out = Vec::new();
     for d in &o.devices {
-        for dir in [Direction::HostToDevice, Direction::DeviceToHost] {
-            let (Some(pinned), Some(pageable)) =
-                (find(o, d.index, dir, HostMemory::Pinned), find(o, d.index, dir, HostMemory::Pageable))
-            else {
-                continue;
-            };
-            let share = pageable.bytes_per_s.median / pinned.bytes_per_s.median;
-            if share < PIN_WORTH {
-                out.push(format!(
-                    "GPU {}: pageable {} copies reach {:.0}% of pinned ({} against {} GB/s): pin the host buffers \
-                     (cudaHostRegister, or allocate them with cudaMallocHost)",
-                    d.index,
-                    dir.name(),
-                    100.0 * share,
-                    gbps(pageable.bytes_per_s.median),
-                    gbps(pinned.bytes_per_s.median)
-                ));
-            }
-        }
+        out.extend(link::advice(o, d));
         out.extend(kernel_advice(o, d));
         if let Some(l) = d.link.as_ref().filter(|l| l.width.zip(l.max_width).is_some_and(|(w, m)| w < m)) {
             out.push(format!(
@@ -214,21 +177,17 @@ fn kernel_advice(o: &Outcome, d: &Device) -> Vec<String> {
     out
 }
 
-/// Each copy path's and each kernel's bytes per second, one headline each.
+/// Each copy case's and each kernel's bytes per second, one headline
+/// each, and each small copy's time.
 fn gpu_metrics(o: &Outcome) -> Vec<Headline> {
-    let copies = o.copies.iter().map(|c| {
-        let labels = [("device", c.device.to_string()), ("direction", c.direction.name().into()), ("host", c.host.name().into())];
-        let samples: Vec<f64> = c.samples_bytes_per_s.iter().map(|x| x / 1e9).collect();
-        let name = format!("gpu {} copy {}, {} host memory", c.device, c.direction.name(), c.host.name());
-        headline("gpu.copy", &labels, name, Unit::GigabytesPerSecond, samples, c.bytes_per_s.median / 1e9, true)
-    });
+    let copies = link::metrics(o);
     let kernels = o.kernels.iter().map(|k| {
         let labels = [("device", k.device.to_string()), ("kernel", k.kernel.clone())];
         let samples: Vec<f64> = k.samples_bytes_per_s.iter().map(|x| x / 1e9).collect();
         let name = format!("gpu {} kernel {}", k.device, k.kernel);
         headline("gpu.kernel", &labels, name, Unit::GigabytesPerSecond, samples, k.bytes_per_s.median / 1e9, true)
     });
-    copies.chain(kernels).chain(latency::metrics(o)).collect()
+    copies.into_iter().chain(kernels).chain(latency::metrics(o)).collect()
 }
 
 impl super::Render for Outcome {
@@ -253,6 +212,8 @@ impl super::Render for Outcome {
     fn advice_row(&self, advice: &str) -> Option<String> {
         if advice.contains("pageable") {
             Some("pageable".into())
+        } else if advice.contains("gather small host-to-device transfers") {
+            Some("µs each".into())
         } else if advice.contains("triad reaches") {
             Some("triad".into())
         } else if let Some(i) = advice.find(" pages of ").filter(|_| advice.contains("miss the GPU's TLB")) {
@@ -268,7 +229,7 @@ impl super::Render for Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::outcome::gpu::{KernelRate, Link, WorkingSetRate};
+    use crate::model::outcome::gpu::{Engine, KernelRate, Link, SmallCopy, Transfer, WorkingSetRate};
     use crate::timing::Summary;
 
     fn transfer(direction: Direction, host: HostMemory, gbs: f64) -> Transfer {
@@ -276,6 +237,9 @@ mod tests {
             device: 0,
             direction,
             host,
+            engine: Engine::CopyEngine,
+            both_ways: false,
+            gated: host != HostMemory::Pageable,
             bytes: 1 << 29,
             copies_per_sample: 4,
             samples_bytes_per_s: vec![gbs * 1e9],
@@ -397,11 +361,69 @@ mod tests {
         assert!(gpu_text(&without).contains("kernels: not measured — GPU 0: NVRTC failed: x"));
     }
 
+    fn small(bytes: u64, s: f64) -> SmallCopy {
+        SmallCopy {
+            device: 0,
+            direction: Direction::HostToDevice,
+            bytes,
+            copies_per_sample: 256,
+            samples_s: vec![s],
+            seconds: Summary::of(&[s]).unwrap(),
+            gated: true,
+            valid: true,
+        }
+    }
+
+    /// The copy engine's pinned paths, the SMs' (faster to the device),
+    /// both ways at once, and small copies of 8 B and 1 MiB.
+    fn with_link() -> Outcome {
+        use {Direction::*, HostMemory::*};
+        let mut o = outcome(45.0, 16);
+        let both = |dir, gbs| Transfer { both_ways: true, ..transfer(dir, Pinned, gbs) };
+        o.copies.extend([
+            transfer(DeviceToHost, Pinned, 52.0),
+            Transfer { engine: Engine::Sm, ..transfer(HostToDevice, Pinned, 53.0) },
+            both(HostToDevice, 48.0),
+            both(DeviceToHost, 46.0),
+        ]);
+        o.small_copies = vec![small(8, 2.1e-6), small(1 << 20, 23e-6)];
+        o
+    }
+
+    /// Each one-way path against the best of its direction, both ways at
+    /// once against one way's faster, and each small copy's time.
+    #[test]
+    fn the_link_is_set_against_its_best_path_and_both_ways() {
+        let text = gpu_text(&with_link());
+        let row = |what: &str| text.lines().find(|l| l.contains(what)).unwrap_or_else(|| panic!("{what}: {text}")).to_string();
+        assert!(row("copy engine  pinned").contains("94%"), "50 of the SMs' 53 GB/s: {text}");
+        assert!(row("  SMs  ").contains("100%") && row("  SMs  ").contains("gated"), "{text}");
+        assert!(row("pageable").contains("85%") && row("pageable").contains("as issued"), "{text}");
+        assert!(text.contains("both ways at once by the copy engine: 48.00 + 46.00 = 94.00 GB/s, ×1.81 one way's faster"), "{text}");
+        assert!(row("  1MiB  ").contains("23.00") && row("  8B  ").contains("2.10"), "{text}");
+    }
+
+    /// A copy of 8 B costing 2.1 µs against a link of 50 GB/s: copies
+    /// reach half its rate only from 105 kB (103 KiB), and the advice says so; with
+    /// no small copies, nothing.
+    #[test]
+    fn small_copies_advise_batching_below_the_half_rate_size() {
+        let advice = gpu_advice(&with_link());
+        let batching = advice.iter().find(|a| a.contains("gather small")).expect("advised");
+        assert!(batching.contains("a copy of 8B to the device costs 2.1 µs"), "{batching}");
+        assert!(batching.contains(&format!("copies of {} or more reach half the link's 50.00 GB/s", Bytes(103 << 10))), "{batching}");
+        assert!(!gpu_advice(&outcome(45.0, 16)).iter().any(|a| a.contains("gather small")));
+    }
+
     #[test]
     fn each_path_is_a_headline() {
         let m = gpu_metrics(&outcome(19.0, 16));
         assert_eq!(m.len(), 3);
         assert!(m.iter().all(|h| h.id == "gpu.copy" && h.higher_is_better));
         assert_eq!(m[1].value, 19.0);
+        let m = gpu_metrics(&with_link());
+        let small: Vec<_> = m.iter().filter(|h| h.id == "gpu.small_copy").collect();
+        assert_eq!((m.len(), small.len()), (9, 2));
+        assert!(!small[0].higher_is_better && (small[0].value - 2100.0).abs() < 1e-6, "{:?}", small[0]);
     }
 }
