@@ -36,6 +36,10 @@ pub struct Params {
     /// Whether a machine without a GPU is an error (the subcommand) or a
     /// line of the record (the suite).
     pub required: bool,
+    /// Seconds the suite's box grows by for the GPU, where one was found
+    /// as the suite was planned (none elsewhere, and for the subcommand).
+    #[serde(default)]
+    pub suite_s: f64,
     /// The order of the paths' turns, and the checks' bytes.
     pub seed: u64,
 }
@@ -55,27 +59,50 @@ impl Params {
             min_sample_s: stream::MIN_SAMPLE_S,
             chase_bytes: Bytes(chase_gib << 30),
             required: false,
+            suite_s: 0.0,
             seed: 0x6770_7531,
         }
     }
 }
 
+/// Seconds a GPU adds to the suite's box: its copies, kernels, ladder and
+/// curve at the preset's sizes (the quick suite's within about 15 s more).
+pub fn suite_seconds(preset: Preset) -> f64 {
+    match preset {
+        Preset::Quick => 15.0,
+        Preset::Default => 60.0,
+        Preset::Full => 180.0,
+    }
+}
 
 pub struct Gpu;
 
 impl Experiment for Gpu {
     const NAME: &'static str = "gpu";
-    /// Weightless, and second in the suite: without a GPU it measures
-    /// nothing, and the box has no part for a GPU's copies yet (they take
-    /// their first look).
+    /// Weightless: where a GPU is, the suite's box grows by seconds of
+    /// its own ([`suite_seconds`]); without one it measures nothing and
+    /// costs the others nothing.
     const SHARE: f64 = 0.0;
     type Params = Params;
     type Outcome = Outcome;
+
+    fn own_s(p: &Params) -> f64 {
+        p.suite_s
+    }
 
     fn preset(preset: Preset, _: &crate::machine::Fingerprint) -> Params {
         Params::preset(preset)
     }
 
+    /// The preset's, with the GPU's own seconds where the driver finds a
+    /// device.
+    fn suite(asked: &Request) -> (Params, Option<crate::model::Warning>) {
+        let mut p = Params::preset(asked.preset);
+        if crate::gpu::cuda::open_with_device().is_ok() {
+            p.suite_s = suite_seconds(asked.preset);
+        }
+        (p, None)
+    }
 
     /// The parameters in range; and, where a GPU is required, the driver
     /// and a device, else one line saying which is missing.
@@ -133,11 +160,18 @@ struct Kernels {
     stream: stream::Measured,
     latency: Option<Latency>,
     loaded: Option<LoadedCurve>,
-    /// Why the curve is missing: no SM clock is known to turn the
-    /// readers' spins into time.
+    /// Why the ladder or the curve is missing: the share ran out, or no
+    /// SM clock is known to turn the readers' spins into time.
     left_out: Option<String>,
 }
 
+/// Why a phase is left out where the job's share of the suite's box has
+/// ended; `None` where it has not (or there is no box).
+fn share_spent(ctx: &Bench, what: &str) -> Option<String> {
+    ctx.deadline_ns()
+        .is_some_and(|end| ctx.clock.now_ns() >= end)
+        .then(|| format!("{what} left out: the suite's time for the GPU ran out (memperf gpu measures it all)"))
+}
 
 /// memperf's kernels compiled for device `dev` (current) and loaded.
 fn load(d: &dyn Driver, dev: usize) -> std::result::Result<(), GpuError> {
@@ -149,13 +183,16 @@ fn load(d: &dyn Driver, dev: usize) -> std::result::Result<(), GpuError> {
 /// each over arrays of `p.array_bytes` (four times the L2 by default, at
 /// most an eighth of the device's memory each); then its chases, idle and
 /// under load.
-fn kernels(d: &dyn Driver, dev: usize, p: &Params) -> std::result::Result<Kernels, GpuError> {
+fn kernels(d: &dyn Driver, dev: usize, p: &Params, ctx: &Bench) -> std::result::Result<Kernels, GpuError> {
     let attr = |a| d.attribute(dev, a);
     let (sms, l2) = (attr(Attribute::Sms)?.max(1) as u32, attr(Attribute::L2Bytes)?.max(0) as u64);
     let memory = d.total_memory(dev)?;
     let array = p.array_bytes.map_or((4 * l2).max(64 * MIB), |b| b.0).min(memory / 8);
     let plan = stream::Plan { elements: (array / 8) as usize, rounds: p.rounds, min_sample_s: p.min_sample_s, seed: p.seed };
     let measured = stream::measure(d, dev, sms, l2, &plan)?;
+    if let Some(why) = share_spent(ctx, "the latency ladder and the curve") {
+        return Ok(Kernels { stream: measured, latency: None, loaded: None, left_out: Some(why) });
+    }
     let page_bytes = d.page_bytes(dev)?.max(ladder::LINE);
     let chase = p.chase_bytes.0.min(memory / 8);
     let plan = ladder::Plan {
@@ -177,9 +214,10 @@ fn kernels(d: &dyn Driver, dev: usize, p: &Params) -> std::result::Result<Kernel
         rounds: p.rounds.max(3),
         seed: p.seed,
     };
-    let (loaded, left_out) = match ghz {
-        Some(ghz) => (Some(crate::analysis::gpu_latency::curve(dev, loaded::measure(d, sms, ghz, &plan)?)), None),
-        None => (
+    let (loaded, left_out) = match (ghz, share_spent(ctx, "latency under load")) {
+        (_, Some(why)) => (None, Some(why)),
+        (Some(ghz), None) => (Some(crate::analysis::gpu_latency::curve(dev, loaded::measure(d, sms, ghz, &plan)?)), None),
+        (None, None) => (
             None,
             Some(
                 "latency under load not measured: no SM clock, from the chases or the driver, to turn its \
@@ -218,7 +256,7 @@ pub fn measure(d: &dyn Driver, p: &Params, ctx: &Bench, pci_devices: &Path) -> R
         };
         ctx.progress.advance(1);
         // The copies failing is the run's error; the kernels', a line of the outcome.
-        let ran = measured.is_ok().then(|| loaded.and_then(|_| kernels(d, dev, p)));
+        let ran = measured.is_ok().then(|| loaded.and_then(|_| kernels(d, dev, p, ctx)));
         d.release();
         let measured = measured.map_err(failed)?;
         o.copies.extend(measured.copies);
@@ -308,8 +346,22 @@ mod tests {
             min_sample_s: 0.0,
             chase_bytes: Bytes(MIB),
             required: true,
+            suite_s: 0.0,
             seed: 1,
         }
+    }
+
+    /// Where the suite's time for the GPU has ended, the copies and the
+    /// kernels' bandwidth stand, and the ladder and the curve are left
+    /// out with the reason.
+    #[test]
+    fn past_its_share_the_ladder_and_the_curve_are_left_out_and_said() {
+        let (m, clock) = (crate::machine::collect(), crate::timing::MonotonicClock::new());
+        let ctx = Bench::new(&m, &clock, &super::super::NoProgress).until(Some(0));
+        let o = measure(&FakeGpu::h200(), &small(), &ctx, Path::new("/nonexistent")).unwrap();
+        assert_eq!((o.copies.len(), o.kernels.len(), o.latency.len(), o.loaded.len()), (11, 8, 0, 0));
+        let why = o.kernels_not_measured.unwrap_or_default();
+        assert!(why.starts_with("GPU 0: the latency ladder and the curve left out: the suite's time"), "{why}");
     }
 
     /// On a fake H200: one device described, its eleven copy cases and
