@@ -141,8 +141,11 @@ impl<'a> Buffers<'a> {
         n: usize,
     ) -> Result<(), GpuError> {
         let (engine, direction, host) = lane;
-        let src = self.host(host, 0).as_ptr();
-        let dst = self.host(host, 1).as_mut_ptr();
+        // Pointers, not slices: earlier copies may still be writing them.
+        let (src, dst) = match host {
+            HostMemory::Pinned => (self.pinned[0] as *const u8, self.pinned[1]),
+            _ => (self.pageable[0].as_ptr(), self.pageable[1].as_mut_ptr()),
+        };
         let d = self.d;
         let op = match direction {
             Direction::HostToDevice => CopyOp::HostToDevice { dst: self.device[k], src, bytes: n },
@@ -191,9 +194,24 @@ impl Drop for Buffers<'_> {
     }
 }
 
-/// Byte `i` of the pattern `seed` gives.
-fn pattern(seed: u64, i: usize) -> u8 {
-    ((i as u64 ^ seed).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as u8
+/// Word `i` of the pattern `seed` gives: buffers are filled and checked
+/// eight bytes at a time.
+fn pattern(seed: u64, i: usize) -> u64 {
+    let x = (i as u64 ^ seed).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    x ^ (x >> 29)
+}
+
+/// `to` filled with the pattern of `seed`, or cleared.
+fn fill(to: &mut [u8], seed: Option<u64>) {
+    for (i, c) in to.chunks_mut(8).enumerate() {
+        let w = seed.map_or(0, |s| pattern(s, i)).to_ne_bytes();
+        c.copy_from_slice(&w[..c.len()]);
+    }
+}
+
+/// Whether `got` holds the pattern of `seed`.
+fn holds(got: &[u8], seed: u64) -> bool {
+    got.chunks(8).enumerate().all(|(i, c)| *c == pattern(seed, i).to_ne_bytes()[..c.len()])
 }
 
 /// One sample of a case: `copies` copies of `n` bytes on each of its
@@ -207,6 +225,8 @@ fn sample(b: &mut Buffers, gate: Option<&Gate>, case: Case, copies: usize, n: us
     if let Some(g) = gate {
         g.hold()?;
     }
+    // Every event made, so none is left behind where a call fails.
+    let mut events = Vec::new();
     let queued = (|| {
         if lanes.len() > 1 {
             // The side stream starts where the main one does: past the gate.
@@ -215,26 +235,39 @@ fn sample(b: &mut Buffers, gate: Option<&Gate>, case: Case, copies: usize, n: us
             d.discard(e);
             waited?;
         }
-        let from: Vec<_> = lanes.iter().map(|l| d.record_on(l.0)).collect::<Result<_, _>>()?;
+        for l in &lanes {
+            events.push(d.record_on(l.0)?);
+        }
         for _ in 0..copies {
             for &(s, engine, dir, host, k) in &lanes {
                 // SAFETY: the buffers outlive the events waited for below.
                 unsafe { b.queue(s, (engine, dir, host), k, n)? };
             }
         }
-        let to: Vec<_> = lanes.iter().map(|l| d.record_on(l.0)).collect::<Result<_, _>>()?;
-        Ok::<_, GpuError>(from.into_iter().zip(to).collect::<Vec<_>>())
+        for l in &lanes {
+            events.push(d.record_on(l.0)?);
+        }
+        Ok::<_, GpuError>(())
     })();
     if let Some(g) = gate {
         g.release();
     }
+    if let Err(e) = queued {
+        events.into_iter().for_each(|e| d.discard(e));
+        return Err(e);
+    }
+    let to = events.split_off(lanes.len());
+    let mut pairs = events.into_iter().zip(to);
     let mut seconds = Vec::new();
-    for (from, to) in queued? {
-        let s = d.elapsed_ms(from, to)? * 1e-3;
-        if s <= 0.0 {
-            return Err(GpuError { call: "cuEventElapsedTime", code: 0, name: "no time between the events".into() });
+    for (from, to) in pairs.by_ref() {
+        match d.elapsed_ms(from, to).map(|ms| ms * 1e-3) {
+            Ok(s) if s > 0.0 => seconds.push(s),
+            got => {
+                pairs.for_each(|(a, b)| [a, b].into_iter().for_each(|e| d.discard(e)));
+                let none = GpuError { call: "cuEventElapsedTime", code: 0, name: "no time between the events".into() };
+                return Err(got.err().unwrap_or(none));
+            }
         }
-        seconds.push(s);
     }
     Ok((seconds, gate.is_some_and(|g| g.held_throughout())))
 }
@@ -246,9 +279,6 @@ fn sample(b: &mut Buffers, gate: Option<&Gate>, case: Case, copies: usize, n: us
 fn check(b: &mut Buffers, case: Case, n: usize, seed: u64) -> Result<bool, GpuError> {
     let d = b.d;
     let (dev, back) = (b.device, b.pinned[1]);
-    let fill = |to: &mut [u8], seed: Option<u64>| {
-        to[..n].iter_mut().enumerate().for_each(|(i, x)| *x = seed.map_or(0, |s| pattern(s, i)));
-    };
     let lanes = lanes(case);
     let other = seed ^ 0x5555;
     // Device buffer k holds the pattern a device-to-host lane of it sends
@@ -256,16 +286,16 @@ fn check(b: &mut Buffers, case: Case, n: usize, seed: u64) -> Result<bool, GpuEr
     let sends =
         |k: usize| lanes.iter().any(|l| l.4 == k && matches!(l.2, Direction::DeviceToHost | Direction::DeviceToDevice));
     for (k, &to) in dev.iter().enumerate() {
-        fill(b.host(HostMemory::Pinned, 1), sends(k).then_some(if k == 0 { seed } else { other }));
+        fill(&mut b.host(HostMemory::Pinned, 1)[..n], sends(k).then_some(if k == 0 { seed } else { other }));
         // SAFETY: pinned 1 holds n bytes and outlives the synchronize.
         unsafe { d.copy(CopyOp::HostToDevice { dst: to, src: back, bytes: n })? };
         d.synchronize()?;
     }
     for l in &lanes {
         if l.2 == Direction::HostToDevice {
-            fill(b.host(l.3, 0), Some(seed));
+            fill(&mut b.host(l.3, 0)[..n], Some(seed));
         } else if l.3 != HostMemory::None {
-            fill(b.host(l.3, 1), None);
+            fill(&mut b.host(l.3, 1)[..n], None);
         }
     }
     for &(s, engine, dir, host, k) in &lanes {
@@ -281,14 +311,14 @@ fn check(b: &mut Buffers, case: Case, n: usize, seed: u64) -> Result<bool, GpuEr
         let want = if dir == Direction::DeviceToHost && k == 1 { other } else { seed };
         if dir != Direction::DeviceToHost {
             // Read back what landed on the device through pinned 1.
-            fill(b.host(HostMemory::Pinned, 1), None);
+            fill(&mut b.host(HostMemory::Pinned, 1)[..n], None);
             let from = if dir == Direction::DeviceToDevice { dev[1] } else { dev[k] };
             // SAFETY: as above.
             unsafe { d.copy(CopyOp::DeviceToHost { dst: back, src: from, bytes: n })? };
             d.synchronize()?;
         }
         let landed = if dir == Direction::DeviceToHost { host } else { HostMemory::Pinned };
-        ok &= b.host(landed, 1)[..n].iter().enumerate().all(|(i, &x)| x == pattern(want, i));
+        ok &= holds(&b.host(landed, 1)[..n], want);
     }
     Ok(ok)
 }

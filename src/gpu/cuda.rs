@@ -350,32 +350,16 @@ impl Driver for Cuda {
         unsafe { (self.api.cuMemFreeHost)(p as *mut c_void) };
     }
 
-    /// The driver's mapping of `p`; where it refuses (memory allocated
-    /// without `CU_MEMHOSTALLOC_DEVICEMAP`, as `cuMemAllocHost`'s is) on a
-    /// device with unified addressing, `p` itself, which such a device
-    /// reaches at the host's address (cuda.h, "Unified Addressing").
+    /// The driver's mapping of `p` (on a device with unified addressing,
+    /// `cuMemAllocHost`'s memory is mapped at the host's address).
     fn mapped(&self, p: *mut u8) -> Result<DevicePtr, GpuError> {
         let mut d = 0;
         // SAFETY: a valid out-pointer; p is pinned memory of this driver
         // (flags must be 0).
-        let r = self.check("cuMemHostGetDevicePointer_v2", unsafe {
+        self.check("cuMemHostGetDevicePointer_v2", unsafe {
             (self.api.cuMemHostGetDevicePointer_v2)(&mut d, p as *mut c_void, 0)
-        });
-        let dev = self.current.borrow().as_ref().map(|c| c.dev);
-        match (r, dev) {
-            (Ok(()), _) => Ok(d),
-            (Err(e), Some(dev)) => {
-                let mut unified = 0;
-                // SAFETY: a valid out-pointer; 41 is CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING.
-                let asked = unsafe { (self.api.cuDeviceGetAttribute)(&mut unified, 41, dev) };
-                if asked == 0 && unified != 0 {
-                    Ok(p as DevicePtr)
-                } else {
-                    Err(e)
-                }
-            }
-            (Err(e), None) => Err(e),
-        }
+        })?;
+        Ok(d)
     }
 
     unsafe fn copy_on(&self, s: Stream, op: CopyOp) -> Result<(), GpuError> {

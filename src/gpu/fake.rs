@@ -348,6 +348,16 @@ impl Driver for FakeGpu {
         self.pinned_at(p as u64, 1).map(|_| p as u64).map_err(|_| refused())
     }
     unsafe fn copy_on(&self, s: Stream, op: CopyOp) -> Result<(), GpuError> {
+        let host = match op {
+            CopyOp::HostToDevice { src, .. } => Some(src),
+            CopyOp::DeviceToHost { dst, .. } => Some(dst as *const u8),
+            CopyOp::DeviceToDevice { .. } => None,
+        };
+        if self.held.get()[s as usize] && host.is_some_and(|p| !self.is_pinned(p)) {
+            // The real driver may wait for the stream before staging it:
+            // for the gate, which waits for the host.
+            return Err(Self::error("cuMemcpyAsync", 0, "a pageable copy behind a gate would stall"));
+        }
         // SAFETY: the caller's promise, passed on.
         self.on(s, || unsafe { self.copy_now(op) })
     }

@@ -96,6 +96,16 @@ mod tests {
         gate.hold().unwrap();
         gpu.synchronize().unwrap();
         assert!(!gate.held_throughout(), "waited on before it was raised");
+        // The fake refuses what the real driver would stall on: a pageable
+        // copy behind a held gate.
+        let (dev, page) = (gpu.alloc(64).unwrap(), vec![0u8; 64]);
+        gate.hold().unwrap();
+        // SAFETY: 64 bytes each end, alive past the synchronize.
+        let behind = unsafe { gpu.copy(crate::gpu::CopyOp::HostToDevice { dst: dev, src: page.as_ptr(), bytes: 64 }) };
+        assert!(behind.is_err());
+        gate.release();
+        gpu.synchronize().unwrap();
+        gpu.free(dev);
         drop(gate);
         assert_eq!(gpu.live_allocations(), 0);
     }
