@@ -94,12 +94,12 @@ impl Experiment for Gpu {
         Params::preset(preset)
     }
 
-    /// The preset's, with the GPU's own seconds where the driver finds a
-    /// device.
+    /// The preset's, with the GPU's own seconds, each device's, where the
+    /// driver finds any.
     fn suite(asked: &Request) -> (Params, Option<crate::model::Warning>) {
         let mut p = Params::preset(asked.preset);
-        if crate::gpu::cuda::open_with_device().is_ok() {
-            p.suite_s = suite_seconds(asked.preset);
+        if let Ok(cuda) = crate::gpu::cuda::open_with_device() {
+            p.suite_s = suite_seconds(asked.preset) * cuda.count().unwrap_or(1) as f64;
         }
         (p, None)
     }
@@ -125,18 +125,22 @@ impl Experiment for Gpu {
     }
 }
 
+/// The most copies a sample queues: behind the gate, many more could
+/// fill the driver's queue, and the host would wait for the gate.
+const MAX_COPIES: usize = 64;
+
 /// What to do where there is no GPU.
 const FIX: &str = "run where an NVIDIA GPU and its driver are (nvidia-smi lists them)";
 
 fn check(p: &Params) -> Result<()> {
     if p.bytes.0 < MIB
-        || p.copies_per_sample == 0
+        || !(1..=MAX_COPIES).contains(&p.copies_per_sample)
         || p.rounds == 0
         || p.array_bytes.is_some_and(|b| b.0 < 64 * 1024)
         || p.chase_bytes.0 < 64 * 1024
     {
         return Err(Error::usage(
-            "gpu needs --size ≥ 1MiB, --copies ≥ 1, --rounds ≥ 1, --array-size ≥ 64KiB and --chase-size ≥ 64KiB",
+            "gpu needs --size ≥ 1MiB, --copies from 1 to 64, --rounds ≥ 1, --array-size ≥ 64KiB and --chase-size ≥ 64KiB",
         ));
     }
     let least = copies::MIN_SAMPLE_BYTES as u64;
@@ -239,6 +243,13 @@ pub fn measure(d: &dyn Driver, p: &Params, ctx: &Bench, pci_devices: &Path) -> R
     ctx.progress.start("gpu", (count * 2) as u64);
     for dev in 0..count {
         ctx.check_interrupt()?;
+        // Past the suite's time for the GPU, a further device is described, not measured.
+        if let Some(why) = share_spent(ctx, "its copies and kernels").filter(|_| dev > 0) {
+            not_run.push(format!("GPU {dev}: {why}"));
+            o.devices.push(inventory(d, dev, pci_devices).map_err(failed)?);
+            ctx.progress.advance(2);
+            continue;
+        }
         // Whole pages, so the SMs' copy of 16-byte words covers them.
         let bytes = (p.bytes.0.min(d.total_memory(dev).map_err(failed)? / 4) & !4095) as usize;
         let sms = d.attribute(dev, Attribute::Sms).map_err(failed)?.max(1) as u32;
@@ -428,5 +439,7 @@ mod tests {
         let p = Params { bytes: Bytes(16 * MIB), copies_per_sample: 2, ..Params::preset(Preset::Quick) };
         assert!(Gpu::needs(&p).unwrap_err().message.contains("is under 64MiB a sample"), "{:?}", Gpu::needs(&p));
         Gpu::needs(&Params { copies_per_sample: 4, ..p }).unwrap();
+        let many = Gpu::needs(&Params { copies_per_sample: 65, ..p }).unwrap_err();
+        assert!(many.message.contains("--copies from 1 to 64"), "{}", many.message);
     }
 }
