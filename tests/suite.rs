@@ -314,8 +314,12 @@ window.addEventListener('load', () => {
     let end = start + dom[start..].find("</pre>").unwrap();
     let json = dom[start..end].replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">");
     let check: serde_json::Value = serde_json::from_str(&json).unwrap();
+    // As many boxes as the report has plots: how many depends on what
+    // the run had time to measure, so the same report says.
+    let figures = html.matches("<figure class=\"plot\"").count();
     let plots = check["plots"].as_array().unwrap();
-    assert!(plots.len() >= 4, "{check}");
+    assert!(figures >= 1, "the quick suite's report has no plot");
+    assert_eq!(plots.len(), figures, "{check}");
     for p in plots {
         assert!(p[0].as_f64().unwrap() > 100.0 && p[1].as_f64().unwrap() > 50.0, "empty plot box: {check}");
     }
