@@ -362,14 +362,20 @@ mod tests {
         }
     }
 
+    /// What `gpu` measures of `gpu` with small()'s parameters, its share
+    /// ending at `until` (none: no time box).
+    fn measured(gpu: &FakeGpu, until: Option<u64>) -> Outcome {
+        let (m, clock) = (crate::machine::collect(), crate::timing::MonotonicClock::new());
+        let ctx = Bench::new(&m, &clock, &super::super::NoProgress).until(until);
+        measure(gpu, &small(), &ctx, Path::new("/nonexistent")).unwrap()
+    }
+
     /// Where the suite's time for the GPU has ended, the copies and the
     /// kernels' bandwidth stand, and the ladder and the curve are left
     /// out with the reason.
     #[test]
     fn past_its_share_the_ladder_and_the_curve_are_left_out_and_said() {
-        let (m, clock) = (crate::machine::collect(), crate::timing::MonotonicClock::new());
-        let ctx = Bench::new(&m, &clock, &super::super::NoProgress).until(Some(0));
-        let o = measure(&FakeGpu::h200(), &small(), &ctx, Path::new("/nonexistent")).unwrap();
+        let o = measured(&FakeGpu::h200(), Some(0));
         assert_eq!((o.copies.len(), o.kernels.len(), o.latency.len(), o.loaded.len()), (11, 8, 0, 0));
         let why = o.kernels_not_measured.unwrap_or_default();
         assert!(why.starts_with("GPU 0: the latency ladder and the curve left out: the suite's time"), "{why}");
@@ -380,9 +386,7 @@ mod tests {
     /// at most, and its eight kernels measured and checked.
     #[test]
     fn a_fake_h200_is_described_and_its_copies_and_kernels_measured() {
-        let (m, clock) = (crate::machine::collect(), crate::timing::MonotonicClock::new());
-        let ctx = Bench::new(&m, &clock, &super::super::NoProgress);
-        let o = measure(&FakeGpu::h200(), &small(), &ctx, Path::new("/nonexistent")).unwrap();
+        let o = measured(&FakeGpu::h200(), None);
         assert_eq!((o.driver_version, o.devices.len(), o.copies.len(), o.kernels.len()), (Some(13000), 1, 11, 8));
         // Small copies of 8 B to 1 MiB, each way, behind the gate.
         assert_eq!(o.small_copies.len(), 10);
@@ -400,11 +404,9 @@ mod tests {
     /// say why they are not.
     #[test]
     fn without_nvrtc_the_copies_stand_and_the_kernels_say_why() {
-        let (m, clock) = (crate::machine::collect(), crate::timing::MonotonicClock::new());
-        let ctx = Bench::new(&m, &clock, &super::super::NoProgress);
         let gpu = FakeGpu::h200();
         gpu.without_compiler();
-        let o = measure(&gpu, &small(), &ctx, Path::new("/nonexistent")).unwrap();
+        let o = measured(&gpu, None);
         // No gate and no SMs' copies: the copy engine's seven cases, as issued.
         assert_eq!((o.copies.len(), o.kernels.len()), (7, 0));
         assert!(o.copies.iter().all(|t| !t.gated) && o.small_copies.iter().all(|c| !c.gated));
@@ -417,11 +419,9 @@ mod tests {
     /// SMs' copies and the gate are missing.
     #[test]
     fn without_mapped_memory_the_copy_engines_cases_stand() {
-        let (m, clock) = (crate::machine::collect(), crate::timing::MonotonicClock::new());
-        let ctx = Bench::new(&m, &clock, &super::super::NoProgress);
         let gpu = FakeGpu::h200();
         gpu.without_mapping();
-        let o = measure(&gpu, &small(), &ctx, Path::new("/nonexistent")).unwrap();
+        let o = measured(&gpu, None);
         assert_eq!((o.copies.len(), o.kernels.len()), (7, 8));
         assert!(o.valid && o.copies.iter().all(|t| !t.gated), "{o:?}");
         let why = o.kernels_not_measured.unwrap_or_default();

@@ -65,14 +65,25 @@ fn cases(kernels: bool) -> Vec<Case> {
     c
 }
 
-/// What a case queues on each stream: its direction, and the device
-/// buffer it reads or writes (both ways at once use one each).
-fn lanes(case: Case) -> Vec<(Stream, Engine, Direction, HostMemory, usize)> {
+/// What a case queues on one stream: its copies' engine, direction and
+/// host memory, and the device buffer they read or write (both ways at
+/// once use one each).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Lane {
+    stream: Stream,
+    engine: Engine,
+    dir: Direction,
+    host: HostMemory,
+    buffer: usize,
+}
+
+fn lanes(case: Case) -> Vec<Lane> {
+    let lane = |stream, engine, dir, host, buffer| Lane { stream, engine, dir, host, buffer };
     match case {
-        Case::One(e, dir, host) => vec![(Stream::Main, e, dir, host, 0)],
+        Case::One(e, dir, host) => vec![lane(Stream::Main, e, dir, host, 0)],
         Case::Both(e) => vec![
-            (Stream::Main, e, Direction::HostToDevice, HostMemory::Pinned, 0),
-            (Stream::Side, e, Direction::DeviceToHost, HostMemory::Pinned, 1),
+            lane(Stream::Main, e, Direction::HostToDevice, HostMemory::Pinned, 0),
+            lane(Stream::Side, e, Direction::DeviceToHost, HostMemory::Pinned, 1),
         ],
     }
 }
@@ -126,49 +137,39 @@ impl<'a> Buffers<'a> {
         }
     }
 
-    /// Queues on stream `s` one copy of `n` bytes by `engine`: from host
-    /// source 0 to device buffer `k`, from device buffer `k` to host
+    /// Queues one copy of `n` bytes of `lane` on its stream: from host
+    /// source 0 to its device buffer, from its device buffer to host
     /// destination 1, or from device 0 to device 1.
     ///
     /// # Safety
     /// The buffers outlive the stream's pass (an event waited for, or a
     /// synchronize), and `n` is at most their bytes.
-    unsafe fn queue(
-        &mut self,
-        s: Stream,
-        lane: (Engine, Direction, HostMemory),
-        k: usize,
-        n: usize,
-    ) -> Result<(), GpuError> {
-        let (engine, direction, host) = lane;
+    unsafe fn queue(&mut self, lane: Lane, n: usize) -> Result<(), GpuError> {
+        let (s, k) = (lane.stream, lane.buffer);
+        if lane.engine == Engine::Sm {
+            let Some(m) = self.mapped else {
+                return Err(GpuError { call: "cuLaunchKernel", code: 0, name: "the kernels are not loaded".into() });
+            };
+            let (from, to) = match lane.dir {
+                Direction::HostToDevice => (m[0], self.device[k]),
+                Direction::DeviceToHost => (self.device[k], m[1]),
+                Direction::DeviceToDevice => (self.device[0], self.device[1]),
+            };
+            // SAFETY: the caller's promise: both ends hold n bytes.
+            return unsafe { self.sm_copy(s, from, to, n) };
+        }
         // Pointers, not slices: earlier copies may still be writing them.
-        let (src, dst) = match host {
+        let (src, dst) = match lane.host {
             HostMemory::Pinned => (self.pinned[0] as *const u8, self.pinned[1]),
             _ => (self.pageable[0].as_ptr(), self.pageable[1].as_mut_ptr()),
         };
-        let d = self.d;
-        let op = match direction {
+        let op = match lane.dir {
             Direction::HostToDevice => CopyOp::HostToDevice { dst: self.device[k], src, bytes: n },
             Direction::DeviceToHost => CopyOp::DeviceToHost { dst, src: self.device[k], bytes: n },
             Direction::DeviceToDevice => CopyOp::DeviceToDevice { dst: self.device[1], src: self.device[0], bytes: n },
         };
-        let (from, to) = match (op, self.mapped) {
-            (CopyOp::HostToDevice { dst, .. }, Some(m)) => (m[0], dst),
-            (CopyOp::DeviceToHost { src, .. }, Some(m)) => (src, m[1]),
-            (CopyOp::DeviceToDevice { dst, src, .. }, _) => (src, dst),
-            _ if engine == Engine::Sm => {
-                return Err(GpuError { call: "cuLaunchKernel", code: 0, name: "the kernels are not loaded".into() })
-            }
-            _ => (0, 0),
-        };
-        // SAFETY: the caller's promise: both ends hold n bytes and outlive
-        // the stream's pass.
-        unsafe {
-            match engine {
-                Engine::CopyEngine => d.copy_on(s, op),
-                Engine::Sm => self.sm_copy(s, from, to, n),
-            }
-        }
+        // SAFETY: the caller's promise.
+        unsafe { self.d.copy_on(s, op) }
     }
 
     /// # Safety
@@ -221,7 +222,7 @@ fn holds(got: &[u8], seed: u64) -> bool {
 fn sample(b: &mut Buffers, gate: Option<&Gate>, case: Case, copies: usize, n: usize) -> Result<Sample, GpuError> {
     let d = b.d;
     let lanes = lanes(case);
-    let gate = gate.filter(|_| lanes.iter().all(|l| l.3 != HostMemory::Pageable));
+    let gate = gate.filter(|_| lanes.iter().all(|l| l.host != HostMemory::Pageable));
     if let Some(g) = gate {
         g.hold()?;
     }
@@ -236,16 +237,16 @@ fn sample(b: &mut Buffers, gate: Option<&Gate>, case: Case, copies: usize, n: us
             waited?;
         }
         for l in &lanes {
-            events.push(d.record_on(l.0)?);
+            events.push(d.record_on(l.stream)?);
         }
         for _ in 0..copies {
-            for &(s, engine, dir, host, k) in &lanes {
+            for &l in &lanes {
                 // SAFETY: the buffers outlive the events waited for below.
-                unsafe { b.queue(s, (engine, dir, host), k, n)? };
+                unsafe { b.queue(l, n)? };
             }
         }
         for l in &lanes {
-            events.push(d.record_on(l.0)?);
+            events.push(d.record_on(l.stream)?);
         }
         Ok::<_, GpuError>(())
     })();
@@ -283,8 +284,9 @@ fn check(b: &mut Buffers, case: Case, n: usize, seed: u64) -> Result<bool, GpuEr
     let other = seed ^ 0x5555;
     // Device buffer k holds the pattern a device-to-host lane of it sends
     // (buffer 0 the first, buffer 1 the second), every other is cleared.
-    let sends =
-        |k: usize| lanes.iter().any(|l| l.4 == k && matches!(l.2, Direction::DeviceToHost | Direction::DeviceToDevice));
+    let sends = |k: usize| {
+        lanes.iter().any(|l| l.buffer == k && matches!(l.dir, Direction::DeviceToHost | Direction::DeviceToDevice))
+    };
     for (k, &to) in dev.iter().enumerate() {
         fill(&mut b.host(HostMemory::Pinned, 1)[..n], sends(k).then_some(if k == 0 { seed } else { other }));
         // SAFETY: pinned 1 holds n bytes and outlives the synchronize.
@@ -292,22 +294,22 @@ fn check(b: &mut Buffers, case: Case, n: usize, seed: u64) -> Result<bool, GpuEr
         d.synchronize()?;
     }
     for l in &lanes {
-        if l.2 == Direction::HostToDevice {
-            fill(&mut b.host(l.3, 0)[..n], Some(seed));
-        } else if l.3 != HostMemory::None {
-            fill(&mut b.host(l.3, 1)[..n], None);
+        if l.dir == Direction::HostToDevice {
+            fill(&mut b.host(l.host, 0)[..n], Some(seed));
+        } else if l.host != HostMemory::None {
+            fill(&mut b.host(l.host, 1)[..n], None);
         }
     }
-    for &(s, engine, dir, host, k) in &lanes {
+    for &l in &lanes {
         // SAFETY: n at most the buffers' bytes; they outlive the synchronize.
-        unsafe { b.queue(s, (engine, dir, host), k, n)? };
+        unsafe { b.queue(l, n)? };
     }
     d.synchronize()?;
     // What lands in host memory first: a read-back goes through pinned 1.
     let mut order = lanes.clone();
-    order.sort_by_key(|l| l.2 != Direction::DeviceToHost);
+    order.sort_by_key(|l| l.dir != Direction::DeviceToHost);
     let mut ok = true;
-    for &(_, _, dir, host, k) in &order {
+    for &Lane { dir, host, buffer: k, .. } in &order {
         let want = if dir == Direction::DeviceToHost && k == 1 { other } else { seed };
         if dir != Direction::DeviceToHost {
             // Read back what landed on the device through pinned 1.
@@ -346,14 +348,14 @@ pub fn measure(d: &dyn Driver, dev: usize, plan: &Plan, kernels: bool) -> Result
     for (at, (&case, (samples, gated))) in cases.iter().zip(taken).enumerate() {
         let valid = check(&mut b, case, plan.bytes, plan.seed.wrapping_add(at as u64 + 1))?;
         for (lane, l) in lanes(case).into_iter().enumerate() {
-            let moved =
-                (plan.bytes * plan.copies_per_sample) as f64 * if l.2 == Direction::DeviceToDevice { 2.0 } else { 1.0 };
+            let moved = (plan.bytes * plan.copies_per_sample) as f64
+                * if l.dir == Direction::DeviceToDevice { 2.0 } else { 1.0 };
             let s: Vec<f64> = samples.iter().map(|x| moved / x[lane]).collect();
             copies.push(Transfer {
                 device: dev,
-                direction: l.2,
-                host: l.3,
-                engine: l.1,
+                direction: l.dir,
+                host: l.host,
+                engine: l.engine,
                 both_ways: matches!(case, Case::Both(_)),
                 gated,
                 bytes: plan.bytes as u64,
@@ -416,17 +418,14 @@ fn turns(
     mut one: impl FnMut(usize) -> Result<Sample, GpuError>,
 ) -> Result<Vec<Taken>, GpuError> {
     let mut taken = vec![(Vec::new(), true); count];
-    let mut order: Vec<usize> = (0..count).collect();
-    for round in 0..=rounds {
-        rng.shuffle(&mut order);
-        for &at in &order {
-            let (seconds, gated) = one(at)?;
-            if round > 0 {
-                taken[at].0.push(seconds);
-                taken[at].1 &= gated;
-            }
+    super::in_turns(rng, count, rounds, true, |at, timed| {
+        let (seconds, gated) = one(at)?;
+        if timed {
+            taken[at].0.push(seconds);
+            taken[at].1 &= gated;
         }
-    }
+        Ok(())
+    })?;
     Ok(taken)
 }
 

@@ -235,18 +235,15 @@ fn chase_all(
     let mut samples = vec![Vec::new(); chains.len()];
     let mut ns = vec![Vec::new(); chains.len()];
     let mut valid = vec![true; chains.len()];
-    let mut order: Vec<usize> = (0..chains.len()).collect();
-    for _ in 0..rounds {
-        rng.shuffle(&mut order);
-        for &at in &order {
-            let c = &chains[at];
-            b.build(c)?;
-            let (cycles, n, ended) = sample(b, c, l2_only, c.bytes() <= touch_below)?;
-            samples[at].push(cycles);
-            ns[at].push(n);
-            valid[at] &= ended;
-        }
-    }
+    super::in_turns(rng, chains.len(), rounds, false, |at, _| {
+        let c = &chains[at];
+        b.build(c)?;
+        let (cycles, n, ended) = sample(b, c, l2_only, c.bytes() <= touch_below)?;
+        samples[at].push(cycles);
+        ns[at].push(n);
+        valid[at] &= ended;
+        Ok(())
+    })?;
     Ok(chains
         .iter()
         .zip(samples)

@@ -163,23 +163,20 @@ pub fn measure(d: &dyn Driver, sms: u32, ghz: f64, plan: &Plan) -> Result<Measur
     unsafe { d.launch(Kernel::Write, 4 * sms.max(1), 256, &fill)? };
     let delays: Vec<Option<u64>> = std::iter::once(None).chain(DELAYS.iter().map(|&x| Some(x))).collect();
     let mut samples: Vec<Samples> = delays.iter().map(|_| Samples { valid: true, ..Default::default() }).collect();
-    let mut order: Vec<usize> = (0..delays.len()).collect();
     // Each launch chases lines no launch before it loaded: from where the
     // last one ended.
     let mut from = 0;
-    for _ in 0..plan.rounds {
-        rng.shuffle(&mut order);
-        for &at in &order {
-            let (words, ms) = bufs.run(&chain, from, n, delays[at].map_or(0, |_| blocks), delays[at].unwrap_or(0))?;
-            from += STEPS;
-            let s = &mut samples[at];
-            let chase_s = words[4] as f64 * 1e-9;
-            s.valid &= words[1] == chain.after(from) && words[5] == 0 && chase_s > 0.0 && ms > 0.0;
-            s.ns.push(words[4] as f64 / STEPS as f64);
-            s.read.push(words[3] as f64 / (ms * 1e-3));
-            s.chased.push(if chase_s > 0.0 { (STEPS * LINE) as f64 / chase_s } else { 0.0 });
-        }
-    }
+    super::in_turns(&mut rng, delays.len(), plan.rounds, false, |at, _| {
+        let (words, ms) = bufs.run(&chain, from, n, delays[at].map_or(0, |_| blocks), delays[at].unwrap_or(0))?;
+        from += STEPS;
+        let s = &mut samples[at];
+        let chase_s = words[4] as f64 * 1e-9;
+        s.valid &= words[1] == chain.after(from) && words[5] == 0 && chase_s > 0.0 && ms > 0.0;
+        s.ns.push(words[4] as f64 / STEPS as f64);
+        s.read.push(words[3] as f64 / (ms * 1e-3));
+        s.chased.push(if chase_s > 0.0 { (STEPS * LINE) as f64 / chase_s } else { 0.0 });
+        Ok(())
+    })?;
     let points: Vec<Point> = delays.iter().zip(samples).map(|(&delay, s)| point(delay, s, ghz)).collect();
     Ok(Measured { points, chain_bytes: chain.bytes(), array_bytes: n * 8, blocks, threads: THREADS })
 }

@@ -236,6 +236,28 @@ pub trait Driver {
     }
 }
 
+/// `count` cases taken in turns, an order shuffled anew each round:
+/// `rounds` rounds, after one untimed round where `warm`; `one` gets each
+/// case's index and whether its round counts. Every measurement here
+/// takes turns so, so that the host's drift spreads over all the cases.
+pub fn in_turns<E>(
+    rng: &mut crate::rng::SplitMix64,
+    count: usize,
+    rounds: usize,
+    warm: bool,
+    mut one: impl FnMut(usize, bool) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut order: Vec<usize> = (0..count).collect();
+    let first = usize::from(warm);
+    for round in 0..rounds + first {
+        rng.shuffle(&mut order);
+        for &at in &order {
+            one(at, round >= first)?;
+        }
+    }
+    Ok(())
+}
+
 /// Device `dev` described: its driver's attributes, and its PCIe link
 /// read under `pci_devices` (`/sys/bus/pci/devices`). An attribute the
 /// driver does not report is left out, not guessed.

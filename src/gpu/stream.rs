@@ -266,19 +266,16 @@ fn sweep(
     let launches = launches_for(arr, k, first, n, plan)?;
     replay.apply(k);
     let mut samples = vec![Vec::new(); all.len()];
-    let mut order: Vec<usize> = (0..all.len()).collect();
     let mut last = all[0];
-    for round in 0..=plan.rounds {
-        rng.shuffle(&mut order);
-        for &at in &order {
-            let s = sample(arr, k, all[at], n, launches)?;
-            (0..launches).for_each(|_| replay.apply(k));
-            last = all[at];
-            if round > 0 {
-                samples[at].push(s);
-            }
+    super::in_turns(rng, all.len(), plan.rounds, true, |at, timed| {
+        let s = sample(arr, k, all[at], n, launches)?;
+        (0..launches).for_each(|_| replay.apply(k));
+        last = all[at];
+        if timed {
+            samples[at].push(s);
         }
-    }
+        Ok(())
+    })?;
     let valid = check(arr, k, &replay, last.1)?;
     let medians: Vec<f64> = samples.iter().map(|s| Summary::of(s).expect("a round at least").median).collect();
     let best = (0..all.len()).max_by(|&x, &y| medians[x].total_cmp(&medians[y])).expect("a configuration at least");
@@ -333,13 +330,10 @@ fn working_set_sweep(
     let launches: Vec<usize> =
         sets.iter().map(|&n| launches_for(arr, Kernel::Triad, cfg(n), n, plan)).collect::<Result<_, _>>()?;
     let mut samples = vec![Vec::new(); sets.len()];
-    let mut order: Vec<usize> = (0..sets.len()).collect();
-    for _ in 0..plan.rounds {
-        rng.shuffle(&mut order);
-        for &at in &order {
-            samples[at].push(sample(arr, Kernel::Triad, cfg(sets[at]), sets[at], launches[at])?);
-        }
-    }
+    super::in_turns(rng, sets.len(), plan.rounds, false, |at, _| {
+        samples[at].push(sample(arr, Kernel::Triad, cfg(sets[at]), sets[at], launches[at])?);
+        Ok(())
+    })?;
     Ok(sets
         .iter()
         .zip(samples)

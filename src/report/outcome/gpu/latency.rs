@@ -290,17 +290,22 @@ mod tests {
         }
     }
 
-    /// Latency within 10% of idle up to 2,000 GB/s, ×2.4 at 4,000: the
-    /// bend and Little's law are said, and the curve's ends are headlines.
-    #[test]
-    fn the_curves_bend_and_lines_in_flight_are_advised() {
-        let points = vec![
+    /// Latency within 10% of idle up to 2,000 GB/s, rising to ×2.4 at 4,000.
+    fn curve_points() -> Vec<crate::model::outcome::loaded_latency::Point> {
+        vec![
             loaded_point(None, 0.0, 330.0),
             loaded_point(Some(1000), 1000.0, 335.0),
             loaded_point(Some(500), 2000.0, 340.0),
             loaded_point(Some(250), 3000.0, 500.0),
             loaded_point(Some(0), 4000.0, 800.0),
-        ];
+        ]
+    }
+
+    /// Latency within 10% of idle up to 2,000 GB/s, ×2.4 at 4,000: the
+    /// bend and Little's law are said, and the curve's ends are headlines.
+    #[test]
+    fn the_curves_bend_and_lines_in_flight_are_advised() {
+        let points = curve_points();
         let c = LoadedCurve {
             device: 0,
             chain_bytes: 256 << 20,
@@ -328,14 +333,7 @@ mod tests {
     fn a_failed_point_shows_no_figure_and_bends_nothing() {
         let mut broken = loaded_point(Some(100), 9000.0, f64::MIN_POSITIVE);
         broken.valid = false;
-        let points = vec![
-            loaded_point(None, 0.0, 330.0),
-            loaded_point(Some(1000), 1000.0, 335.0),
-            loaded_point(Some(500), 2000.0, 340.0),
-            loaded_point(Some(250), 3000.0, 500.0),
-            loaded_point(Some(0), 4000.0, 800.0),
-            broken,
-        ];
+        let points: Vec<_> = curve_points().into_iter().chain([broken]).collect();
         let m = crate::gpu::loaded::Measured { points, chain_bytes: 256 << 20, array_bytes: 200 << 20, blocks: 131, threads: 1024 };
         let c = crate::analysis::gpu_latency::curve(0, m);
         assert!(matches!(c.bend, Bend::Found { bytes_per_s, .. } if (bytes_per_s - 2000.4e9).abs() < 1.0), "{:?}", c.bend);

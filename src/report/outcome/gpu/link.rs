@@ -113,7 +113,7 @@ fn small_text(small: &[SmallCopy]) -> String {
             format!("{:.2}", c.seconds.median * 1e6),
             format!("{:.2}", c.seconds.min * 1e6),
             format!("{:.2}", c.seconds.max * 1e6),
-            gbps(c.bytes as f64 / c.seconds.median),
+            small_gbps(c.bytes as f64 / c.seconds.median),
             if c.gated { "gated" } else { "as issued" }.into(),
             if c.valid { "ok" } else { "FAILED" }.into(),
         ]);
@@ -123,6 +123,16 @@ fn small_text(small: &[SmallCopy]) -> String {
         small[0].copies_per_sample,
         t.render()
     )
+}
+
+/// A small copy's rate: under 1 GB/s with three decimals, so an 8-byte
+/// copy's few MB/s do not read as nothing.
+fn small_gbps(bytes_per_s: f64) -> String {
+    if bytes_per_s < 1e9 {
+        format!("{:.3}", bytes_per_s / 1e9)
+    } else {
+        gbps(bytes_per_s)
+    }
 }
 
 /// Where pageable copies reach less than [`PIN_WORTH`] of pinned ones;
